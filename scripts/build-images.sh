@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Builds berth's test images from local files only (no registry): Debian's busybox-static and the node
+# binary that runs berth. Images land in podman's local store, which is what the dev cluster's node uses.
+#   localhost/berth/busybox:1   sh, tar, nc, httpd (root by default, /etc/passwd knows nobody=65534)
+#   localhost/berth/node:24     node as an entrypoint, user 65532 (for KRM functions written in JS)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$root/scripts/node-env.sh"
+work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
+podman_build() { podman build --runtime /usr/sbin/runc --ulimit nofile=1024:1024 --ulimit nproc=4096:4096 -q "$@" >/dev/null; }
+
+write_etc() { # $1 = rootfs
+  mkdir -p "$1/etc" "$1/tmp" "$1/root" "$1/home/nonroot"; chmod 1777 "$1/tmp"
+  printf 'root:x:0:0:root:/root:/bin/sh\nnonroot:x:65532:65532:nonroot:/home/nonroot:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n' >"$1/etc/passwd"
+  printf 'root:x:0:\nnonroot:x:65532:\nnogroup:x:65534:\n' >"$1/etc/group"
+  chown 65532:65532 "$1/home/nonroot"
+}
+
+# busybox
+bb="$work/busybox"; mkdir -p "$bb/rootfs/bin"
+cp "$root/images/busybox/Containerfile" "$bb/"
+cp /bin/busybox "$bb/rootfs/bin/busybox"
+write_etc "$bb/rootfs"
+podman_build -t localhost/berth/busybox:1 "$bb"
+echo "built localhost/berth/busybox:1" >&2
+
+# node
+nd="$work/node"; mkdir -p "$nd/rootfs/usr/local/bin" "$nd/rootfs/bin"
+cp "$root/images/node/Containerfile" "$nd/"
+nodebin="$(command -v node)"
+cp "$nodebin" "$nd/rootfs/usr/local/bin/node"
+cp /bin/busybox "$nd/rootfs/bin/busybox"; ln -s busybox "$nd/rootfs/bin/sh"; ln -s busybox "$nd/rootfs/bin/cat"
+for lib in $(ldd "$nodebin" | awk '/=>/ {print $3} /ld-linux/ {print $1}'); do
+  mkdir -p "$nd/rootfs$(dirname "$lib")"; cp -L "$lib" "$nd/rootfs$lib"
+done
+mkdir -p "$nd/rootfs/lib64"; [ -e "$nd/rootfs/lib64/ld-linux-x86-64.so.2" ] || cp -L /lib64/ld-linux-x86-64.so.2 "$nd/rootfs/lib64/"
+write_etc "$nd/rootfs"
+podman_build -t localhost/berth/node:24 "$nd"
+echo "built localhost/berth/node:24" >&2

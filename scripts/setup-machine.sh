@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the system packages berth's dev cluster and tests need (podman with runc, busybox-static for the test
+# images, openssl) and the podman settings these machines need: runc (crun fails on their hybrid cgroup setup) and
+# explicit ulimits. Idempotent; needs root (as on the project's machines).
+set -euo pipefail
+need=()
+for pair in podman:podman runc:runc busybox:busybox-static openssl:openssl; do
+  command -v "${pair%%:*}" >/dev/null 2>&1 || [ -x "/usr/sbin/${pair%%:*}" ] || need+=("${pair#*:}")
+done
+# busybox from busybox-static must be the static one (it is copied into an image with no libc)
+if command -v busybox >/dev/null 2>&1 && ldd "$(command -v busybox)" >/dev/null 2>&1; then need+=(busybox-static); fi
+if [ ${#need[@]} -gt 0 ]; then
+  echo "setup: installing ${need[*]}" >&2
+  apt-get update -qq
+  apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+conf=/etc/containers/containers.conf
+if ! grep -qs 'default_ulimits' "$conf"; then
+  mkdir -p /etc/containers
+  cat >>"$conf" <<'CONF'
+[containers]
+default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]
+[engine]
+runtime = "runc"
+CONF
+fi
