@@ -1,0 +1,127 @@
+// Benchmarks of the dev cluster, printed as ratios against a reference measured in the same run:
+//   pod create -> Running and create -> Succeeded, against `podman run` of the same image;
+//   list and watch requests per second on loopback.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as k8s from '@kubernetes/client-node';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const cli = join(root, 'dist/src/cli/main.js');
+const IMAGE = 'localhost/berth/busybox:1';
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const ms = (x: number) => `${x.toFixed(0)} ms`;
+
+function podmanRun(args: string[]): number {
+  const t = performance.now();
+  execFileSync('podman', ['run', ...args], { stdio: 'ignore' });
+  return performance.now() - t;
+}
+
+async function podPhase(kc: k8s.KubeConfig, core: k8s.CoreV1Api, ns: string, name: string, command: string[], until: (p: k8s.V1Pod) => boolean): Promise<number> {
+  const watch = new k8s.Watch(kc);
+  const list = await core.listNamespacedPod({ namespace: ns });
+  let req: { abort(): void } | undefined;
+  let t0 = 0;
+  const reached = new Promise<number>((resolve, reject) => {
+    watch
+      .watch(`/api/v1/namespaces/${ns}/pods`, { resourceVersion: list.metadata!.resourceVersion, fieldSelector: `metadata.name=${name}` }, (_t, pod: k8s.V1Pod) => {
+        if (until(pod)) resolve(performance.now() - t0);
+      }, (err) => err && reject(err))
+      .then((r) => (req = r), reject);
+  });
+  await new Promise((r) => setTimeout(r, 50)); // let the watch connect before the clock starts
+  t0 = performance.now();
+  await core.createNamespacedPod({ namespace: ns, body: { metadata: { name }, spec: { restartPolicy: 'Never', terminationGracePeriodSeconds: 0, containers: [{ name: 'main', image: IMAGE, command }] } } });
+  const elapsed = await reached;
+  req?.abort();
+  await core.deleteNamespacedPod({ namespace: ns, name, gracePeriodSeconds: 0 });
+  return elapsed;
+}
+
+async function requestsPerSecond(server: string, token: string, ca: Buffer, path: string, seconds: number, readFirstLineOnly: boolean): Promise<number> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 4, ca });
+  const deadline = performance.now() + seconds * 1000;
+  let count = 0;
+  const worker = async () => {
+    while (performance.now() < deadline) {
+      await new Promise<void>((resolve, reject) => {
+        const req = request(`${server}${path}`, { agent, headers: { Authorization: `Bearer ${token}` } }, (res) => {
+          if (res.statusCode !== 200) reject(new Error(`${path}: HTTP ${res.statusCode}`));
+          if (readFirstLineOnly) {
+            res.once('data', () => {
+              req.destroy();
+              resolve();
+            });
+          } else {
+            res.resume().on('end', resolve);
+          }
+        });
+        req.on('error', (e) => (readFirstLineOnly ? resolve() : reject(e)));
+        req.end();
+      });
+      count++;
+    }
+  };
+  await Promise.all([worker(), worker(), worker(), worker()]);
+  agent.destroy();
+  return count / seconds;
+}
+
+async function main() {
+  const stateDir = mkdtempSync(join(tmpdir(), 'berth-bench-'));
+  const up = spawnSync(process.execPath, [cli, 'dev-cluster', 'up', '--state-dir', stateDir], { stdio: 'inherit' });
+  if (up.status !== 0) throw new Error('dev cluster did not start');
+  try {
+    const kc = new k8s.KubeConfig();
+    kc.loadFromFile(join(stateDir, 'kubeconfig'));
+    const core = kc.makeApiClient(k8s.CoreV1Api);
+    const ns = 'bench';
+    await core.createNamespace({ body: { metadata: { name: ns } } });
+
+    // warm both paths once
+    podmanRun(['--rm', IMAGE, 'true']);
+    await podPhase(kc, core, ns, 'warm', ['true'], (p) => p.status?.phase === 'Succeeded');
+
+    const podmanRunning: number[] = [];
+    const podmanExited: number[] = [];
+    const berthRunning: number[] = [];
+    const berthExited: number[] = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      podmanExited.push(podmanRun(['--rm', IMAGE, 'true']));
+      const name = `bench-ref-${process.pid}-${i}`;
+      podmanRunning.push(podmanRun(['-d', '--name', name, IMAGE, 'sleep', '60']));
+      execFileSync('podman', ['rm', '-f', '-t', '0', name], { stdio: 'ignore' });
+      berthExited.push(await podPhase(kc, core, ns, `exit-${i}`, ['true'], (p) => p.status?.phase === 'Succeeded'));
+      berthRunning.push(await podPhase(kc, core, ns, `run-${i}`, ['sleep', '60'], (p) => p.status?.phase === 'Running'));
+    }
+    const server = JSON.parse(readFileSync(join(stateDir, 'state.json'), 'utf8')).server as string;
+    const token = kc.getCurrentUser()!.token!;
+    const ca = readFileSync(join(stateDir, 'ca.crt'));
+    const listRps = await requestsPerSecond(server, token, ca, `/api/v1/namespaces/${ns}/pods`, 3, false);
+    const watchRps = await requestsPerSecond(server, token, ca, `/api/v1/namespaces/${ns}/pods?watch=1`, 3, true);
+
+    const rows: [string, string, string, string, string][] = [
+      ['pod create -> Running', ms(median(berthRunning)), ms(median(podmanRunning)), `${(median(berthRunning) / median(podmanRunning)).toFixed(2)}x`, '<= 1.5x'],
+      ['pod create -> Succeeded', ms(median(berthExited)), ms(median(podmanExited)), `${(median(berthExited) / median(podmanExited)).toFixed(2)}x`, '<= 1.5x'],
+      ['list requests/s', listRps.toFixed(0), '', '', '>= 200/s'],
+      ['watch requests/s', watchRps.toFixed(0), '', '', '>= 200/s'],
+    ];
+    console.log(`\nmedians of ${ROUNDS} rounds; reference: podman run of ${IMAGE} on the same machine`);
+    console.log(['measure', 'dev cluster', 'podman run', 'ratio', 'target'].map((h, i) => h.padEnd(i === 0 ? 26 : 14)).join(''));
+    for (const r of rows) console.log(r.map((c, i) => c.padEnd(i === 0 ? 26 : 14)).join(''));
+  } finally {
+    spawnSync(process.execPath, [cli, 'dev-cluster', 'down', '--state-dir', stateDir], { stdio: 'inherit' });
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,141 @@
+// `berth dev-cluster up|down|status|kubeconfig`: a single-node Kubernetes-API-compatible cluster on podman.
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { Command, Option } from 'commander';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
+import {
+  defaultStateDir,
+  probeReady,
+  readState,
+  runForeground,
+  runningCluster,
+  startBackground,
+  stopCluster,
+} from '../devcluster/control.js';
+
+const cliPath = fileURLToPath(new URL('./main.js', import.meta.url));
+
+function fraction(value: string): number {
+  const n = Number(value);
+  if (!(n >= 0 && n <= 1)) throw new Error(`expected a fraction between 0 and 1, got "${value}"`);
+  return n;
+}
+
+function milliseconds(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`expected a whole number of milliseconds, got "${value}"`);
+  return n;
+}
+
+export function devClusterCommand(): Command {
+  const cmd = new Command('dev-cluster').description('a single-node Kubernetes-API-compatible cluster whose pods are podman containers');
+  const stateDirOption = () => new Option('--state-dir <dir>', 'where the cluster keeps its CA, kubeconfig, logs and volumes').default(defaultStateDir(), '$BERTH_DEV_CLUSTER_DIR or ~/.berth/dev-cluster');
+
+  cmd
+    .command('up')
+    .description('start the dev cluster (in the background unless --foreground) and write its kubeconfig')
+    .addOption(stateDirOption())
+    .option('--port <port>', 'HTTPS port of the API server (0 = any free port)', '0')
+    .option('--host <address>', 'address to listen on', '127.0.0.1')
+    .option('--users <file>', 'YAML file of token users and their RBAC rules (see README)')
+    .option('--podman <binary>', 'podman binary that runs the pods', 'podman')
+    .option('--foreground', 'run in this process until interrupted')
+    .option('--fault-drop-streams <fraction>', 'drop this fraction of exec/attach sessions without a status', fraction, 0)
+    .option('--fault-error500 <fraction>', 'answer 500 to this fraction of API requests', fraction, 0)
+    .option('--fault-end-watch-after <ms>', 'end every watch after this many ms', milliseconds, 0)
+    .option('--fault-delay-pod-start <ms>', 'delay every pod start by this many ms', milliseconds, 0)
+    .option('--watch-history <events>', 'watch events kept for resume; older resourceVersions get 410 Expired', (v) => milliseconds(v), 10000)
+    .action(async (o) => {
+      const existing = runningCluster(o.stateDir);
+      if (existing && !o.foreground) {
+        process.stdout.write(`dev cluster already running at ${existing.server} (pid ${existing.pid})\nkubeconfig: ${existing.kubeconfig}\n`);
+        return;
+      }
+      const port = Number(o.port);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be a port number, got "${o.port}"`);
+      if (o.foreground) {
+        await runForeground(
+          {
+            stateDir: o.stateDir,
+            port,
+            host: o.host,
+            usersFile: o.users,
+            podman: o.podman,
+            historyLimit: o.watchHistory,
+            faults: { dropStreams: o.faultDropStreams, error500: o.faultError500, endWatchAfterMs: o.faultEndWatchAfter, delayPodStartMs: o.faultDelayPodStart },
+          },
+          (state) => {
+            if (process.send) process.send({ ready: state });
+            process.stderr.write(`dev cluster ready at ${state.server}\nkubeconfig: ${state.kubeconfig}\n`);
+          },
+        ).catch((err: Error) => {
+          if (process.send) process.send({ error: err.message });
+          throw err;
+        });
+        return;
+      }
+      const passthrough = process.argv.slice(process.argv.indexOf('up') + 1);
+      if (process.stderr.isTTY) process.stderr.write('starting the dev cluster…\r');
+      const state = await startBackground(cliPath, passthrough, o.stateDir);
+      if (process.stderr.isTTY) process.stderr.write('\x1b[2K');
+      process.stdout.write(`dev cluster running at ${state.server} (pid ${state.pid})\nkubeconfig: ${state.kubeconfig}\n  export KUBECONFIG=${state.kubeconfig}\n`);
+    });
+
+  cmd
+    .command('down')
+    .description('stop the dev cluster and remove every container it ran')
+    .addOption(stateDirOption())
+    .option('--podman <binary>', 'podman binary that ran the pods', 'podman')
+    .action(async (o) => {
+      const stopped = await stopCluster(o.stateDir, o.podman);
+      process.stdout.write(stopped ? 'dev cluster stopped\n' : `no dev cluster ran from ${o.stateDir}\n`);
+    });
+
+  cmd
+    .command('status')
+    .description('whether the dev cluster runs, where, and its kubeconfig')
+    .addOption(stateDirOption())
+    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+    .action(async (o) => {
+      const state = readState(o.stateDir);
+      const running = state ? runningCluster(o.stateDir) !== undefined && (await probeReady(o.stateDir, state)) : false;
+      if (o.output === 'json') {
+        process.stdout.write(JSON.stringify({ running, ...(state ?? {}) }, null, 2) + '\n');
+      } else if (running && state) {
+        process.stdout.write(`running at ${state.server} (pid ${state.pid}, since ${state.startedAt})\nkubeconfig: ${state.kubeconfig}\n`);
+      } else {
+        process.stdout.write(`not running (start it with: berth dev-cluster up)\n`);
+      }
+      if (!running) process.exitCode = 3;
+    });
+
+  cmd
+    .command('kubeconfig')
+    .description('print the kubeconfig of the dev cluster (or its path)')
+    .addOption(stateDirOption())
+    .option('--path', 'print only the path of the kubeconfig file')
+    .option('--user <name>', 'make this user\'s context the current one')
+    .action((o) => {
+      const file = join(o.stateDir, 'kubeconfig');
+      let text: string;
+      try {
+        text = readFileSync(file, 'utf8');
+      } catch {
+        throw new Error(`no kubeconfig in ${o.stateDir}; start the cluster first: berth dev-cluster up`);
+      }
+      if (o.path) {
+        process.stdout.write(file + '\n');
+        return;
+      }
+      if (o.user) {
+        const config = parseYaml(text) as { contexts: { name: string; context: { user: string } }[]; 'current-context': string };
+        const ctx = config.contexts.find((c) => c.context.user === o.user);
+        if (!ctx) throw new Error(`no user "${o.user}" in the dev cluster's kubeconfig; users: ${config.contexts.map((c) => c.context.user).join(', ')}`);
+        config['current-context'] = ctx.name;
+        text = stringifyYaml(config);
+      }
+      process.stdout.write(text);
+    });
+  return cmd;
+}

@@ -1,0 +1,116 @@
+// Assembles one dev cluster: the object store, the node on podman, authentication, RBAC and the HTTPS API server.
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { MemoryStore } from './api/store.js';
+import { ApiServer } from './server/apiserver.js';
+import { TokenAuthenticator } from './server/auth.js';
+import { renderKubeconfig } from './server/kubeconfig.js';
+import { RbacAuthorizer } from './server/rbac.js';
+import { generateCa, issueServerCert } from './server/tls.js';
+import { loadUsersFile, type UserSpec } from './server/users-file.js';
+import { PodmanNode } from './node/podman-node.js';
+import { noFaults, type Faults } from './types.js';
+
+export interface DevClusterOptions {
+  stateDir: string;
+  /** 0 = any free port */
+  port: number;
+  host?: string;
+  usersFile?: string;
+  podman?: string;
+  podmanArgs?: string[];
+  faults?: Partial<Faults>;
+  /** watch history kept for resume; older resourceVersions get 410 Expired */
+  historyLimit?: number;
+}
+
+export interface RunningDevCluster {
+  server: string;
+  clusterId: string;
+  kubeconfigPath: string;
+  users: { name: string; token: string }[];
+  faults: Faults;
+  stop(): Promise<void>;
+}
+
+export const CLUSTER_NAME = 'berth-dev';
+
+/** The cluster's CA is kept in the state dir so kubeconfigs written earlier stay valid across restarts. */
+function loadOrCreateCa(stateDir: string): { certPem: string; keyPem: string } {
+  const cert = join(stateDir, 'ca.crt');
+  const key = join(stateDir, 'ca.key');
+  if (existsSync(cert) && existsSync(key)) return { certPem: readFileSync(cert, 'utf8'), keyPem: readFileSync(key, 'utf8') };
+  const ca = generateCa('berth-dev-cluster-ca');
+  writeFileSync(cert, ca.certPem);
+  writeFileSync(key, ca.keyPem, { mode: 0o600 });
+  return ca;
+}
+
+/** The admin token is kept too, for the same reason. */
+function loadOrCreateAdminToken(stateDir: string): string {
+  const file = join(stateDir, 'admin.token');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const token = randomBytes(24).toString('hex');
+  writeFileSync(file, token, { mode: 0o600 });
+  return token;
+}
+
+export async function startDevCluster(opts: DevClusterOptions): Promise<RunningDevCluster> {
+  mkdirSync(opts.stateDir, { recursive: true, mode: 0o700 });
+  const fileUsers: UserSpec[] = opts.usersFile ? loadUsersFile(opts.usersFile) : [];
+  const ca = loadOrCreateCa(opts.stateDir);
+  const host = opts.host ?? '127.0.0.1';
+  const tls = issueServerCert(ca, [host, 'localhost', '127.0.0.1']);
+  const clusterId = `bdc-${randomBytes(3).toString('hex')}`;
+  const faults: Faults = { ...noFaults(), ...opts.faults };
+
+  const admin = { name: 'admin', token: loadOrCreateAdminToken(opts.stateDir), groups: ['system:masters'] };
+  const users = [admin, ...fileUsers.map((u) => ({ name: u.name, token: u.token, groups: u.groups }))];
+  const store = new MemoryStore({ historyLimit: opts.historyLimit });
+  const node = new PodmanNode({
+    store,
+    clusterId,
+    stateDir: join(opts.stateDir, 'node'),
+    faults,
+    podman: opts.podman,
+    podmanArgs: opts.podmanArgs,
+  });
+  const authorizer = new RbacAuthorizer(store, new Map(fileUsers.map((u) => [u.name, u.rules])));
+  const api = new ApiServer({
+    store,
+    node,
+    authenticator: new TokenAuthenticator(users),
+    authorizer,
+    faults,
+    tls: { cert: tls.certPem, key: tls.keyPem },
+    caPem: ca.certPem,
+  });
+  await node.start();
+  let port: number;
+  try {
+    port = await api.listen(opts.port, host);
+  } catch (err) {
+    await node.stop();
+    throw err;
+  }
+  const server = `https://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const kubeconfigPath = join(opts.stateDir, 'kubeconfig');
+  writeFileSync(
+    kubeconfigPath,
+    renderKubeconfig({ clusterName: CLUSTER_NAME, server, caPem: ca.certPem, users: users.map(({ name, token }) => ({ name, token })), currentUser: 'admin' }),
+    { mode: 0o600 },
+  );
+  let stopped: Promise<void> | undefined;
+  return {
+    server,
+    clusterId,
+    kubeconfigPath,
+    users: users.map(({ name, token }) => ({ name, token })),
+    faults,
+    stop: () => (stopped ??= (async () => {
+      await api.close();
+      await node.stop();
+    })()),
+  };
+}

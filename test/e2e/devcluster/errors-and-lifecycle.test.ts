@@ -1,0 +1,174 @@
+// Error responses shaped as the real API server shapes them, and the pod failure states the kubelet reports.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { request } from 'node:https';
+import { BUSYBOX, kubeConfig, readClusterState, stateDir, waitForPod, deleteNamespace } from '../harness/cluster.js';
+
+interface Reply {
+  code: number;
+  body: any;
+}
+
+/** A raw HTTPS call, so the test sees exactly what the server sent. */
+function call(method: string, path: string, opts: { token?: string | null; body?: unknown; contentType?: string } = {}): Promise<Reply> {
+  const { server } = readClusterState();
+  const token = opts.token === undefined ? kubeConfig().getCurrentUser()!.token! : opts.token;
+  const body = opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+  return new Promise((resolve, reject) => {
+    const req = request(`${server}${path}`, {
+      method,
+      ca: readFileSync(join(stateDir(), 'ca.crt')),
+      headers: {
+        ...(token ? { Authorization: `Bearer ${token}` } : {}),
+        ...(body !== undefined ? { 'Content-Type': opts.contentType ?? 'application/json' } : {}),
+        Accept: 'application/json',
+      },
+    }, (res) => {
+      let text = '';
+      res.on('data', (d) => (text += d)).on('end', () => {
+        try {
+          resolve({ code: res.statusCode!, body: JSON.parse(text) });
+        } catch {
+          resolve({ code: res.statusCode!, body: text });
+        }
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+function assertStatus(r: Reply, code: number, reason: string, message: string | RegExp) {
+  assert.equal(r.code, code, JSON.stringify(r.body));
+  assert.equal(r.body.kind, 'Status');
+  assert.equal(r.body.apiVersion, 'v1');
+  assert.equal(r.body.status, 'Failure');
+  assert.equal(r.body.code, code);
+  assert.equal(r.body.reason, reason);
+  if (typeof message === 'string') assert.equal(r.body.message, message);
+  else assert.match(r.body.message, message);
+}
+
+describe('errors as the real API server shapes them', () => {
+  const ns = `errors-${process.pid}`;
+  before(async () => {
+    assert.equal((await call('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } })).code, 201);
+  });
+  after(async () => {
+    await deleteNamespace(ns);
+  });
+
+  test('404 NotFound with details', async () => {
+    const r = await call('GET', `/api/v1/namespaces/${ns}/pods/nope`);
+    assertStatus(r, 404, 'NotFound', 'pods "nope" not found');
+    assert.deepEqual(r.body.details, { name: 'nope', kind: 'pods' });
+  });
+
+  test('409 AlreadyExists and 409 Conflict on a stale resourceVersion', async () => {
+    const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c1' }, data: { a: '1' } };
+    const created = await call('POST', `/api/v1/namespaces/${ns}/configmaps`, { body: cm });
+    assert.equal(created.code, 201);
+    assertStatus(await call('POST', `/api/v1/namespaces/${ns}/configmaps`, { body: cm }), 409, 'AlreadyExists', 'configmaps "c1" already exists');
+    const stale = created.body;
+    assert.equal((await call('PUT', `/api/v1/namespaces/${ns}/configmaps/c1`, { body: { ...stale, data: { a: '2' } } })).code, 200);
+    assertStatus(
+      await call('PUT', `/api/v1/namespaces/${ns}/configmaps/c1`, { body: { ...stale, data: { a: '3' } } }),
+      409,
+      'Conflict',
+      'Operation cannot be fulfilled on configmaps "c1": the object has been modified; please apply your changes to the latest version and try again',
+    );
+  });
+
+  test('422 Invalid with field causes', async () => {
+    const r = await call('POST', `/api/v1/namespaces/${ns}/pods`, {
+      body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'Bad_Name' }, spec: { containers: [{ name: 'a' }, { name: 'a', image: BUSYBOX, volumeMounts: [{ name: 'missing', mountPath: '/m' }] }] } },
+    });
+    assertStatus(r, 422, 'Invalid', /^Pod "Bad_Name" is invalid: \[/);
+    const fields = r.body.details.causes.map((c: any) => `${c.field}:${c.reason}`);
+    assert.ok(fields.includes('metadata.name:FieldValueInvalid'), fields.join());
+    assert.ok(fields.includes('spec.containers[0].image:FieldValueRequired'), fields.join());
+    assert.ok(fields.includes('spec.containers[1].name:FieldValueDuplicate'), fields.join());
+    assert.ok(fields.includes('spec.containers[1].volumeMounts[0].name:FieldValueNotFound'), fields.join());
+    assert.equal(r.body.details.kind, 'Pod');
+    assert.equal(r.body.details.name, 'Bad_Name');
+    // nothing was created
+    assert.equal((await call('GET', `/api/v1/namespaces/${ns}/pods`)).body.items.length, 0);
+  });
+
+  test('403 Forbidden names the user, verb, resource and namespace', async () => {
+    const viewer = 'viewer-token-for-e2e-tests';
+    assertStatus(
+      await call('POST', `/api/v1/namespaces/${ns}/configmaps`, { token: viewer, body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } } }),
+      403,
+      'Forbidden',
+      `configmaps is forbidden: User "viewer" cannot create resource "configmaps" in API group "" in the namespace "${ns}"`,
+    );
+    assertStatus(
+      await call('GET', `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/l1`, { token: viewer }),
+      403,
+      'Forbidden',
+      `leases.coordination.k8s.io "l1" is forbidden: User "viewer" cannot get resource "leases" in API group "coordination.k8s.io" in the namespace "${ns}"`,
+    );
+  });
+
+  test('401 Unauthorized for an unknown or missing token', async () => {
+    assertStatus(await call('GET', '/api/v1/namespaces', { token: 'not-a-token' }), 401, 'Unauthorized', 'Unauthorized');
+    assertStatus(await call('GET', '/api/v1/namespaces', { token: null }), 401, 'Unauthorized', 'Unauthorized');
+  });
+
+  test('400 BadRequest for malformed JSON and unsupported selectors', async () => {
+    const r = await call('POST', `/api/v1/namespaces/${ns}/configmaps`, { body: '{"kind": "ConfigMap", ' });
+    assert.equal(r.code, 400);
+    assert.equal(r.body.reason, 'BadRequest');
+    assertStatus(await call('GET', `/api/v1/namespaces/${ns}/pods?fieldSelector=spec.bogus%3Dx`), 400, 'BadRequest', /field label not supported: spec.bogus/);
+  });
+
+  test('410 Expired for a continue token or resourceVersion too old', async () => {
+    const r = await call('GET', `/api/v1/namespaces/${ns}/configmaps?limit=1&continue=bm90LWEtdG9rZW4`);
+    assert.ok(r.code === 400 || r.code === 410, JSON.stringify(r.body));
+  });
+});
+
+describe('pod failure states as the kubelet reports them', () => {
+  const kc = kubeConfig();
+  const ns = `lifecycle-${process.pid}`;
+  const create = async (body: object) => {
+    const r = await call('POST', `/api/v1/namespaces/${ns}/pods`, { body: { apiVersion: 'v1', kind: 'Pod', ...body } });
+    assert.equal(r.code, 201, JSON.stringify(r.body));
+  };
+  before(async () => {
+    await call('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } });
+  });
+  after(async () => {
+    await deleteNamespace(ns);
+  });
+
+  test('a missing image reports ErrImagePull, then ImagePullBackOff, within 5 s', async () => {
+    const started = Date.now();
+    await create({ metadata: { name: 'noimage' }, spec: { containers: [{ name: 'main', image: 'localhost/berth/does-not-exist:1' }] } });
+    const reasons = new Set<string>();
+    await waitForPod(kc, ns, 'noimage', (p) => {
+      const r = p.status?.containerStatuses?.[0]?.state?.waiting?.reason;
+      if (r) reasons.add(r);
+      return reasons.has('ErrImagePull') && reasons.has('ImagePullBackOff');
+    }, 15_000);
+    assert.ok(Date.now() - started < 5000, `took ${Date.now() - started} ms`);
+    const pod = await kc.makeApiClient((await import('@kubernetes/client-node')).CoreV1Api).readNamespacedPod({ namespace: ns, name: 'noimage' });
+    assert.equal(pod.status?.phase, 'Pending');
+  });
+
+  test('runAsNonRoot with an image that runs as root reports CreateContainerConfigError', async () => {
+    await create({ metadata: { name: 'nonroot' }, spec: { securityContext: { runAsNonRoot: true }, containers: [{ name: 'main', image: BUSYBOX, command: ['true'] }] } });
+    const pod = await waitForPod(kc, ns, 'nonroot', (p) => p.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CreateContainerConfigError');
+    assert.match(pod.status!.containerStatuses![0].state!.waiting!.message!, /runAsNonRoot and image will run as root/);
+  });
+
+  test('activeDeadlineSeconds ends the pod as Failed with reason DeadlineExceeded', async () => {
+    await create({ metadata: { name: 'deadline' }, spec: { activeDeadlineSeconds: 2, restartPolicy: 'Never', containers: [{ name: 'main', image: BUSYBOX, command: ['sleep', '3600'] }] } });
+    const pod = await waitForPod(kc, ns, 'deadline', (p) => p.status?.phase === 'Failed', 20_000);
+    assert.equal(pod.status?.reason, 'DeadlineExceeded');
+    assert.ok(pod.status?.containerStatuses?.[0]?.state?.terminated, 'the container is terminated');
+  });
+});
