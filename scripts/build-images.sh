@@ -3,6 +3,7 @@
 # binary that runs berth. Images land in podman's local store, which is what the dev cluster's node uses.
 #   localhost/berth/busybox:1   sh, tar, nc, httpd (root by default, /etc/passwd knows nobody=65534)
 #   localhost/berth/node:24     node as an entrypoint, user 65532 (for KRM functions written in JS)
+#   localhost/berth/krm-*:1     KRM test functions from images/krm-fns (the shim's tests)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/scripts/node-env.sh"
@@ -37,3 +38,14 @@ mkdir -p "$nd/rootfs/lib64"; [ -e "$nd/rootfs/lib64/ld-linux-x86-64.so.2" ] || c
 write_etc "$nd/rootfs"
 podman_build -t localhost/berth/node:24 "$nd"
 echo "built localhost/berth/node:24" >&2
+
+# KRM test functions (shim tests): localhost/berth/krm-<fn>:1, FROM the node image, with the yaml package
+fns="$work/krm-fns"; mkdir -p "$fns/fn/node_modules"
+cp "$root/images/krm-fns/Containerfile" "$fns/"
+cp "$root"/images/krm-fns/fn/*.js "$fns/fn/"
+cp -r "$root/node_modules/yaml" "$fns/fn/node_modules/yaml"
+for fn in set-annotations generate-configmap require-label exit42 chatty echo probe sleep; do
+  # --no-cache: podman 4.3 reuses the ENV layer across different --build-arg values
+  podman_build --no-cache --build-arg "FN=$fn" -t "localhost/berth/krm-$fn:1" "$fns"
+done
+echo "built localhost/berth/krm-{set-annotations,generate-configmap,require-label,exit42,chatty,echo,probe,sleep}:1" >&2

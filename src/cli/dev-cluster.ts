@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
+import { CLUSTER_NAME } from '../devcluster/cluster.js';
 import {
   defaultStateDir,
   probeReady,
@@ -130,8 +131,9 @@ export function devClusterCommand(): Command {
       }
       if (o.user) {
         const config = parseYaml(text) as { contexts: { name: string; context: { user: string } }[]; 'current-context': string };
-        const ctx = config.contexts.find((c) => c.context.user === o.user);
-        if (!ctx) throw new Error(`no user "${o.user}" in the dev cluster's kubeconfig; users: ${config.contexts.map((c) => c.context.user).join(', ')}`);
+        const wanted = o.user === 'admin' ? CLUSTER_NAME : `${CLUSTER_NAME}-${o.user}`;
+        const ctx = config.contexts.find((c) => c.name === wanted);
+        if (!ctx) throw new Error(`no user "${o.user}" in the dev cluster's kubeconfig; contexts: ${config.contexts.map((c) => c.name).join(', ')}`);
         config['current-context'] = ctx.name;
         text = stringifyYaml(config);
       }

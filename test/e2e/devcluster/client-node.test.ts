@@ -6,7 +6,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { PassThrough, Readable } from 'node:stream';
 import * as k8s from '@kubernetes/client-node';
 import type { WebSocket } from 'ws';
-import { BUSYBOX, deleteNamespace, freshNamespace, kubeConfig, waitForPod } from '../harness/cluster.js';
+import { BUSYBOX, deleteNamespace, kubeConfig, waitForPod } from '../harness/cluster.js';
 
 const collect = (s: PassThrough) => {
   const chunks: Buffer[] = [];
@@ -69,15 +69,23 @@ describe('@kubernetes/client-node against the dev cluster', () => {
   });
 
   test('a watch from a resourceVersion older than the history gets 410 Expired', async () => {
+    const list = await core.listNamespacedConfigMap({ namespace: ns });
+    const old = list.metadata!.resourceVersion!;
+    // push `old` out of the server's watch history (the runner starts the cluster with a short one)
+    const history = Number(process.env.BERTH_E2E_WATCH_HISTORY ?? 500);
+    await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'churn' }, data: { n: '0' } } });
+    for (let i = 1; i <= history + 10; i++) {
+      await core.patchNamespacedConfigMap({ namespace: ns, name: 'churn', body: { data: { n: String(i) } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+    }
     const watch = new k8s.Watch(kc);
     const outcome = await new Promise<string>((resolve) => {
       watch
-        .watch(`/api/v1/namespaces/${ns}/configmaps`, { resourceVersion: '1' }, (type, obj: any) => {
+        .watch(`/api/v1/namespaces/${ns}/configmaps`, { resourceVersion: old }, (type, obj: any) => {
           if (type === 'ERROR') resolve(`${obj.code}:${obj.reason}:${obj.message}`);
         }, (err: any) => resolve(err ? `${err.statusCode ?? err.code}:${err.message}` : 'ended'))
         .catch((err: any) => resolve(`${err.statusCode}:${err.message}`));
     });
-    assert.match(outcome, /^410:Expired:too old resource version: 1 \(\d+\)$/);
+    assert.match(outcome, new RegExp(`^410:Expired:too old resource version: ${old} \\(\\d+\\)$`));
   });
 
   test('exec with stdin closed (v5): cat sees EOF, output and exit code arrive', async () => {

@@ -73,6 +73,7 @@ describe('kubectl against the dev cluster', () => {
 kind: Pod
 metadata: {name: reader, namespace: ${ns}}
 spec:
+  restartPolicy: Never
   containers:
   - name: main
     image: ${BUSYBOX}

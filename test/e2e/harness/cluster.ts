@@ -21,9 +21,9 @@ export const kubeconfigPath = () => join(stateDir(), 'kubeconfig');
 export function kubeConfig(user = 'admin'): k8s.KubeConfig {
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(kubeconfigPath());
-  const ctx = kc.getContexts().find((c) => c.user === user);
-  if (!ctx) throw new Error(`no context for user ${user} in ${kubeconfigPath()}`);
-  kc.setCurrentContext(ctx.name);
+  const name = user === 'admin' ? 'berth-dev' : `berth-dev-${user}`;
+  if (!kc.getContexts().some((c) => c.name === name)) throw new Error(`no context ${name} for user ${user} in ${kubeconfigPath()}`);
+  kc.setCurrentContext(name);
   return kc;
 }
 

@@ -14,21 +14,23 @@ function testFiles(dir: string): string[] {
   });
 }
 
+/** small enough that a test can push an old resourceVersion out of the history (410 Expired) */
+const WATCH_HISTORY = 500;
 const stateDir = mkdtempSync(join(tmpdir(), 'berth-e2e-'));
 const usersFile = join(repoRoot, 'test/e2e/fixtures/users.yaml');
-const env = { ...process.env, BERTH_E2E_STATE_DIR: stateDir };
+const env = { ...process.env, BERTH_E2E_STATE_DIR: stateDir, BERTH_E2E_WATCH_HISTORY: String(WATCH_HISTORY) };
 const only = process.argv.slice(2);
 const files = only.length ? only : testFiles(join(repoRoot, 'dist/test/e2e'));
 
-const up = spawnSync(process.execPath, [berthCli, 'dev-cluster', 'up', '--state-dir', stateDir, '--users', usersFile], { stdio: 'inherit', env });
+const up = spawnSync(process.execPath, [berthCli, 'dev-cluster', 'up', '--state-dir', stateDir, '--users', usersFile, '--watch-history', String(WATCH_HISTORY)], { stdio: 'inherit', env });
 if (up.status !== 0) {
   console.error('e2e: the dev cluster did not start');
   process.exit(1);
 }
 const { clusterId, pid } = JSON.parse(execFileSync('cat', [join(stateDir, 'state.json')], { encoding: 'utf8' }));
-let status = 1;
+let status: number;
 try {
-  const run = spawnSync(process.execPath, ['--test', '--test-concurrency=1', '--test-reporter=spec', ...files], { stdio: 'inherit', env });
+  const run = spawnSync(process.execPath, ['--test', '--test-concurrency=1', '--test-timeout=120000', '--test-reporter=spec', ...files], { stdio: 'inherit', env });
   status = run.status ?? 1;
 } finally {
   spawnSync(process.execPath, [berthCli, 'dev-cluster', 'down', '--state-dir', stateDir], { stdio: 'inherit', env });

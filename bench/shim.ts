@@ -1,0 +1,156 @@
+// Benchmark of berth's docker shim on a fresh dev cluster, side by side in one run:
+//   per function: berth's shim (a process, as kustomize calls it), berth's runtime in-process (no
+//   process start), the kubectl-shelling approach of the old kustomize proposal (create, kubectl wait,
+//   kubectl attach, delete) and a bare create→terminated pod cycle through the API;
+//   a kustomize build with 10 container functions, berth vs a podman-backed docker.
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import * as k8s from '@kubernetes/client-node';
+import { clusterFromConfig } from '../src/kube/cluster.js';
+import { runWorkload } from '../src/runtime/run.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const cli = join(root, 'dist/src/cli/main.js');
+const reference = join(root, 'test/e2e/shim/fixtures');
+const IMAGE = 'localhost/berth/krm-echo:1';
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const NS = 'bench-shim';
+const INPUT = 'apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n';
+const DOCKER_ARGV = ['run', '--rm', '-i', '-a', 'STDIN', '-a', 'STDOUT', '-a', 'STDERR', '--network', 'none', '--user', 'nobody', '--security-opt=no-new-privileges', IMAGE];
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const ms = (x: number) => `${x.toFixed(0)} ms`;
+
+function timed(cmd: string, args: string[], env: NodeJS.ProcessEnv, input = ''): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const t = performance.now();
+    const child = spawn(cmd, args, { env, stdio: ['pipe', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d) => (err += d));
+    child.on('close', (code) => (code === 0 ? resolve(performance.now() - t) : reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${err}`))));
+    child.stdin.end(input);
+  });
+}
+
+function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, input = ''): void {
+  const r = spawnSync(cmd, args, { env, input, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+}
+
+/** The old proposal's way: four kubectl processes around one pod. */
+async function kubectlPath(env: NodeJS.ProcessEnv, i: number): Promise<number> {
+  const name = `kubectl-path-${i}`;
+  const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name, labels: { app: 'krm-pod' } }, spec: { restartPolicy: 'Never', containers: [{ name: 'default', image: IMAGE, stdin: true, stdinOnce: true }] } };
+  const t = performance.now();
+  run('kubectl', ['-n', NS, 'create', '-f', '-'], env, JSON.stringify(pod));
+  run('kubectl', ['-n', NS, 'wait', '--for=condition=Ready', `pod/${name}`, '--timeout=60s'], env);
+  run('kubectl', ['-n', NS, 'attach', '-i', '-q', `pod/${name}`, '-c', 'default'], env, INPUT);
+  run('kubectl', ['-n', NS, 'delete', 'pod', name, '--grace-period=0', '--wait=false'], env);
+  return performance.now() - t;
+}
+
+/** create → terminated → delete through the API, no stdin, no attach: the floor any runner pays. */
+async function bareCycle(kc: k8s.KubeConfig, i: number): Promise<number> {
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const name = `bare-${i}`;
+  const t = performance.now();
+  const list = await core.listNamespacedPod({ namespace: NS });
+  let req: { abort(): void } | undefined;
+  const done = new Promise<void>((resolve, reject) => {
+    new k8s.Watch(kc)
+      .watch(`/api/v1/namespaces/${NS}/pods`, { resourceVersion: list.metadata!.resourceVersion, fieldSelector: `metadata.name=${name}` }, (_t, p: k8s.V1Pod) => {
+        if (p.status?.containerStatuses?.[0]?.state?.terminated) resolve();
+      }, (err) => err && reject(err))
+      .then((r) => (req = r), reject);
+  });
+  await core.createNamespacedPod({ namespace: NS, body: { metadata: { name }, spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: IMAGE }] } } });
+  await done;
+  req?.abort();
+  await core.deleteNamespacedPod({ namespace: NS, name, gracePeriodSeconds: 0 });
+  return performance.now() - t;
+}
+
+async function inProcess(kc: k8s.KubeConfig): Promise<number> {
+  const stdin = new PassThrough();
+  stdin.end(INPUT);
+  const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
+  const t = performance.now();
+  const { exitCode } = await runWorkload(
+    { image: IMAGE, stdin: true, network: 'none', user: { uid: 65534 }, noNewPrivileges: true },
+    { stdin, stdout: sink(), stderr: sink() },
+    { kube: clusterFromConfig(kc, NS), owner: 'bench' },
+  );
+  if (exitCode !== 0) throw new Error(`in-process run exited ${exitCode}`);
+  return performance.now() - t;
+}
+
+function kustomization(dir: string, functions: number): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'service.yaml'), 'apiVersion: v1\nkind: Service\nmetadata: {name: cart}\nspec: {ports: [{port: 80}]}\n');
+  const names: string[] = [];
+  for (let i = 0; i < functions; i++) {
+    names.push(`fn${i}.yaml`);
+    writeFileSync(
+      join(dir, `fn${i}.yaml`),
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fn${i}\n  annotations:\n    config.kubernetes.io/function: |\n      container: {image: localhost/berth/krm-set-annotations:1}\ndata: {step${i}: done}\n`,
+    );
+  }
+  writeFileSync(join(dir, 'kustomization.yaml'), `resources: [service.yaml]\ntransformers: [${names.join(', ')}]\n`);
+}
+
+async function main(): Promise<void> {
+  const stateDir = mkdtempSync(join(tmpdir(), 'berth-bench-shim-'));
+  const up = spawnSync(process.execPath, [cli, 'dev-cluster', 'up', '--state-dir', stateDir], { stdio: 'inherit' });
+  if (up.status !== 0) throw new Error('the dev cluster did not start');
+  try {
+    const kubeconfig = join(stateDir, 'kubeconfig');
+    const kc = new k8s.KubeConfig();
+    kc.loadFromFile(kubeconfig);
+    const shimDir = join(stateDir, 'shim-bin');
+    chmodSync(cli, 0o755);
+    execFileSync(process.execPath, [cli, 'shim', 'install', shimDir], { stdio: 'ignore' });
+    const base = { ...process.env, KUBECONFIG: kubeconfig, BERTH_NAMESPACE: NS, BERTH_HELPER_IMAGE: 'localhost/berth/busybox:1' };
+    const berthEnv = { ...base, PATH: `${shimDir}:${process.env.PATH}` };
+    const podmanEnv = { ...base, PATH: `${reference}:${process.env.PATH}` };
+    run('kubectl', ['create', 'namespace', NS], base);
+
+    // One warm-up of each, so image and page caches do not favour whichever runs second.
+    await timed('docker', DOCKER_ARGV, berthEnv, INPUT);
+    await bareCycle(kc, 0);
+    const r = { shim: [] as number[], inProcess: [] as number[], kubectl: [] as number[], bare: [] as number[], podman: [] as number[] };
+    for (let i = 1; i <= ROUNDS; i++) {
+      r.shim.push(await timed('docker', DOCKER_ARGV, berthEnv, INPUT));
+      r.inProcess.push(await inProcess(kc));
+      r.kubectl.push(await kubectlPath(base, i));
+      r.bare.push(await bareCycle(kc, i));
+      r.podman.push(await timed('docker', DOCKER_ARGV, podmanEnv, INPUT));
+    }
+    const m = Object.fromEntries(Object.entries(r).map(([k, v]) => [k, median(v)])) as Record<keyof typeof r, number>;
+    console.log(`\nper function (median of ${ROUNDS}):`);
+    console.log(`  berth shim (process)          ${ms(m.shim)}`);
+    console.log(`  berth runtime (in-process)    ${ms(m.inProcess)}`);
+    console.log(`  kubectl create/wait/attach/rm ${ms(m.kubectl)}`);
+    console.log(`  bare create→terminated (API)  ${ms(m.bare)}`);
+    console.log(`  podman run (reference)        ${ms(m.podman)}`);
+    console.log(`  kubectl path / berth shim     ${(m.kubectl / m.shim).toFixed(2)}x   (target ≥ 3x)`);
+    console.log(`  berth shim - bare cycle       ${ms(m.shim - m.bare)}   (target ≤ 100 ms)`);
+    console.log(`  berth in-process - bare cycle ${ms(m.inProcess - m.bare)}`);
+
+    const dir = join(stateDir, 'kustomize10');
+    kustomization(dir, 10);
+    const args = ['kustomize', '--enable-alpha-plugins', dir];
+    const kBerth = await timed('kubectl', args, berthEnv);
+    const kPodman = await timed('kubectl', args, podmanEnv);
+    console.log(`\nkustomize build, 10 container functions:`);
+    console.log(`  berth ${ms(kBerth)}   podman ${ms(kPodman)}   berth / podman ${(kBerth / kPodman).toFixed(2)}x`);
+  } finally {
+    spawnSync(process.execPath, [cli, 'dev-cluster', 'down', '--state-dir', stateDir], { stdio: 'inherit' });
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+}
+
+await main();

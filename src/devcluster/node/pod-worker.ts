@@ -1,0 +1,684 @@
+// The kubelet's work for one pod: sandbox (a podman pod), init containers in order, then the containers,
+// with restarts, image and config errors, the active deadline and graceful deletion. Its view of every
+// container becomes the pod's status through the store.
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Faults, KubeObject, ObjectStore } from '../types.js';
+import { resourceByKind } from '../api/resources.js';
+import { AttachedContainer } from './attached-container.js';
+import { ConfigError } from './config-error.js';
+import { ContainerLog } from './container-log.js';
+import { resolveEnv, expandVars } from './env.js';
+import { containerFieldPath, type EventRecorder } from './events.js';
+import { podHostname, writeHostsFile } from './hosts.js';
+import { lookupImage, pullFailureMessage, pullPolicy, type ImageInfo, type ImageLookup } from './images.js';
+import { isFullyIsolated } from './network-policy.js';
+import { CLUSTER_LABEL, containerCreateArgs, podCreateArgs, podmanPodName, type Mount } from './podman-args.js';
+import { podmanMessage, type PodmanCli } from './podman-cli.js';
+import { composePodStatus, terminatedReason, type ContainerStatus } from './pod-status.js';
+import { parseQuantity } from './quantity.js';
+import { securitySettings } from './security.js';
+import { materializeVolume, type VolumeContext } from './volumes.js';
+
+/** what the node shares with its pod workers */
+export interface NodeContext {
+  store: ObjectStore;
+  cli: PodmanCli;
+  events: EventRecorder;
+  faults: Faults;
+  clusterId: string;
+  nodeName: string;
+  hostIP: string;
+  stateDir: string;
+  /** tmpfs directory for emptyDir medium Memory */
+  memoryDir: string;
+  nodeCpu: number;
+  nodeMemory: number;
+  /** first CrashLoopBackOff delay, doubled per restart up to 5 minutes */
+  restartBackoffMs: number;
+  /** first ImagePullBackOff delay, doubled per attempt up to imageBackoffMaxMs */
+  imageBackoffMs: number;
+  imageBackoffMaxMs: number;
+  /** how long a missing image shows ErrImagePull before ImagePullBackOff */
+  errImagePullMs: number;
+  /** the hosts file content this pod should see now */
+  hostsContent(pod: KubeObject, podIP: string | undefined): string;
+  /** the pod's IP or phase changed: other pods' hosts files may need it */
+  networkChanged(): void;
+}
+
+const CRASH_BACKOFF_MAX_MS = 300_000;
+
+/** one container of the pod as the node tracks it */
+export interface ContainerSlot {
+  spec: any;
+  init: boolean;
+  status: ContainerStatus;
+  /** log files written so far: instance k logs to <k>.log */
+  instances: number;
+  /** log file of the current running or terminated instance */
+  currentIndex?: number;
+  /** log file of lastState.terminated */
+  lastIndex?: number;
+  podmanId?: string;
+  attached?: AttachedContainer;
+  log?: ContainerLog;
+}
+
+class Aborted extends Error {}
+
+export class PodWorker {
+  readonly uid: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly podmanPod: string;
+  readonly infraName: string;
+  readonly podDir: string;
+  readonly initSlots: ContainerSlot[];
+  readonly slots: ContainerSlot[];
+  pod: KubeObject;
+  podIP?: string;
+  /** pid of the infra container: its network namespace is the pod's */
+  infraPid?: number;
+  isolated = false;
+  private sandboxReady = false;
+  private startTime?: string;
+  /** startTime with milliseconds: the deadline counts from here */
+  private startMs = 0;
+  private failure?: { reason: string; message: string };
+  private readonly abort = new AbortController();
+  private deadlineTimer?: NodeJS.Timeout;
+  private statusQueued = false;
+  private gone = false;
+  private terminating?: Promise<void>;
+  private runDone: Promise<void> = Promise.resolve();
+  private wakeConfig: (() => void)[] = [];
+  private podmanPodRemoved = false;
+  private networkKnown?: Promise<void>;
+
+  constructor(
+    private readonly ctx: NodeContext,
+    pod: KubeObject,
+  ) {
+    this.pod = pod;
+    this.uid = pod.metadata.uid!;
+    this.namespace = pod.metadata.namespace ?? 'default';
+    this.name = pod.metadata.name!;
+    this.podmanPod = podmanPodName(ctx.clusterId, this.namespace, this.name, this.uid);
+    this.infraName = `${this.podmanPod}-infra`;
+    this.podDir = join(ctx.stateDir, 'pods', this.uid);
+    const hasInit = (pod.spec?.initContainers ?? []).length > 0;
+    this.initSlots = (pod.spec?.initContainers ?? []).map((c: any) => newSlot(c, true, 'PodInitializing'));
+    this.slots = (pod.spec?.containers ?? []).map((c: any) => newSlot(c, false, hasInit ? 'PodInitializing' : 'ContainerCreating'));
+  }
+
+  get hostsFile(): string {
+    return join(this.podDir, 'etc-hosts');
+  }
+
+  get terminated(): boolean {
+    return this.gone;
+  }
+
+  slot(name: string): ContainerSlot | undefined {
+    return [...this.initSlots, ...this.slots].find((s) => s.spec.name === name);
+  }
+
+  logFile(slot: ContainerSlot, index: number): string {
+    return join(this.podDir, 'logs', slot.spec.name, `${index}.log`);
+  }
+
+  start(): void {
+    this.startMs = Date.now();
+    this.startTime = isoNow();
+    this.armDeadline();
+    this.queueStatus();
+    this.runDone = this.run().catch(() => undefined);
+  }
+
+  /** a newer version of the pod arrived from the store */
+  update(pod: KubeObject): void {
+    if (pod.metadata.uid !== this.uid) return;
+    const deadlineChanged = pod.spec?.activeDeadlineSeconds !== this.pod.spec?.activeDeadlineSeconds;
+    this.pod = pod;
+    if (deadlineChanged) this.armDeadline();
+    if (pod.metadata.deletionTimestamp) void this.terminate(pod.metadata.deletionGracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30);
+  }
+
+  /** a ConfigMap or Secret changed: containers waiting on CreateContainerConfigError try again now */
+  configChanged(): void {
+    const wakers = this.wakeConfig;
+    this.wakeConfig = [];
+    for (const w of wakers) w();
+  }
+
+  /** graceful deletion: SIGTERM, SIGKILL after the grace period, then the pod leaves the store */
+  terminate(graceSeconds: number): Promise<void> {
+    if (!this.terminating) this.terminating = this.doTerminate(graceSeconds);
+    return this.terminating;
+  }
+
+  /** the pod was removed from the store: stop everything at once */
+  async kill(): Promise<void> {
+    this.gone = true;
+    this.abort.abort();
+    clearTimeout(this.deadlineTimer);
+    await this.runDone;
+    await this.removeSandbox();
+    this.removeFiles();
+  }
+
+  private async doTerminate(graceSeconds: number): Promise<void> {
+    this.abort.abort();
+    clearTimeout(this.deadlineTimer);
+    for (const s of [...this.initSlots, ...this.slots]) {
+      if (s.attached) this.ctx.events.record(this.pod, 'Normal', 'Killing', `Stopping container ${s.spec.name}`, { fieldPath: containerFieldPath(s.init, s.spec.name) });
+    }
+    await this.stopUntilDone(Math.max(0, Math.floor(graceSeconds)));
+    this.flushStatus();
+    this.gone = true;
+    // podman first: once the pod has left the API, nothing of it is left in podman either
+    await this.removeSandbox();
+    try {
+      const current = this.ctx.store.tryGet(resourceByKind('Pod'), this.namespace, this.name);
+      if (current && current.metadata.uid === this.uid) this.ctx.store.remove(resourceByKind('Pod'), this.namespace, this.name);
+    } catch {
+      // already removed by someone else
+    }
+    this.removeFiles();
+  }
+
+  private armDeadline(): void {
+    clearTimeout(this.deadlineTimer);
+    const seconds = this.pod.spec?.activeDeadlineSeconds;
+    if (typeof seconds !== 'number' || !this.startTime || this.abort.signal.aborted) return;
+    const due = this.startMs + seconds * 1000 - Date.now();
+    this.deadlineTimer = setTimeout(() => void this.deadlineExceeded(), Math.max(0, due));
+  }
+
+  private async deadlineExceeded(): Promise<void> {
+    if (this.abort.signal.aborted || this.isTerminalNow()) return;
+    this.failure = { reason: 'DeadlineExceeded', message: 'Pod was active on the node longer than the specified deadline' };
+    this.ctx.events.record(this.pod, 'Normal', 'DeadlineExceeded', 'Pod was active on the node longer than the specified deadline');
+    this.abort.abort();
+    for (const s of [...this.initSlots, ...this.slots]) {
+      if (s.attached) this.ctx.events.record(this.pod, 'Normal', 'Killing', `Stopping container ${s.spec.name}`, { fieldPath: containerFieldPath(s.init, s.spec.name) });
+    }
+    await this.stopUntilDone(0);
+    this.queueStatus();
+    this.ctx.networkChanged();
+    await this.removeSandbox();
+  }
+
+  private isTerminalNow(): boolean {
+    const status = this.composeStatus(undefined);
+    return status.phase === 'Succeeded' || status.phase === 'Failed';
+  }
+
+  // ---- the pod's life ----
+
+  private async run(): Promise<void> {
+    const prefetched = new Map<string, Promise<ImageLookup>>();
+    for (const s of [...this.initSlots, ...this.slots]) {
+      if (!prefetched.has(s.spec.image)) prefetched.set(s.spec.image, lookupImage(this.ctx.cli, s.spec.image));
+    }
+    if (this.ctx.faults.delayPodStartMs > 0) await this.sleep(this.ctx.faults.delayPodStartMs);
+    await this.createSandbox();
+    // the infra (the pod's network) starts while the first containers are being created
+    this.network().catch(() => undefined);
+    for (const s of this.initSlots) {
+      const ok = await this.runContainer(s, prefetched);
+      if (!ok) {
+        this.queueStatus();
+        await this.finishIfTerminal();
+        return;
+      }
+    }
+    for (const s of this.slots) s.status.state = { waiting: { reason: 'ContainerCreating' } };
+    this.queueStatus();
+    await Promise.all(this.slots.map((s) => this.runContainer(s, prefetched)));
+    this.queueStatus();
+    await this.finishIfTerminal();
+  }
+
+  /** a finished pod keeps its status and logs but no longer needs podman */
+  private async finishIfTerminal(): Promise<void> {
+    if (this.abort.signal.aborted) return;
+    if (!this.isTerminalNow()) return;
+    clearTimeout(this.deadlineTimer);
+    this.ctx.networkChanged();
+    await this.removeSandbox();
+  }
+
+  private async createSandbox(): Promise<void> {
+    let backoff = 1000;
+    for (;;) {
+      this.throwIfAborted();
+      const policies = this.ctx.store.list(resourceByKind('NetworkPolicy'), this.namespace).items;
+      this.isolated = isFullyIsolated(this.pod, policies);
+      mkdirSync(this.podDir, { recursive: true });
+      writeHostsFile(this.hostsFile, this.ctx.hostsContent(this.pod, undefined));
+      const labels = { [CLUSTER_LABEL]: this.ctx.clusterId, 'io.berth.namespace': this.namespace, 'io.berth.pod': this.name, 'io.berth.uid': this.uid };
+      const spec = { name: this.podmanPod, infraName: this.infraName, hostname: podHostname(this.pod), labels, isolated: this.isolated };
+      const created = await this.ctx.cli.run(podCreateArgs(spec));
+      if (created.code === 0) break;
+      const failure = podmanMessage(created);
+      this.ctx.events.record(this.pod, 'Warning', 'FailedCreatePodSandBox', `Failed to create pod sandbox: ${failure}`);
+      await this.ctx.cli.run(['pod', 'rm', '-f', '-t', '0', this.podmanPod]);
+      await this.sleep(backoff);
+      backoff = Math.min(backoff * 2, 30_000);
+    }
+  }
+
+  /** the pod's IP and network namespace: the infra container started and inspected, once */
+  private network(): Promise<void> {
+    if (!this.networkKnown) {
+      this.networkKnown = this.learnNetwork().catch((err) => {
+        this.networkKnown = undefined;
+        throw err;
+      });
+    }
+    return this.networkKnown;
+  }
+
+  private async learnNetwork(): Promise<void> {
+    const started = await this.ctx.cli.run(['start', this.infraName]);
+    if (started.code !== 0) throw new Error(podmanMessage(started));
+    const inspected = await this.ctx.cli.run(['inspect', this.infraName, '--format', '{{.State.Pid}} {{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}']);
+    if (inspected.code !== 0) throw new Error(podmanMessage(inspected));
+    const [pid, ip] = inspected.stdout.trim().split(/\s+/);
+    this.infraPid = Number(pid) || undefined;
+    this.podIP = ip || undefined;
+    this.sandboxReady = true;
+    writeHostsFile(this.hostsFile, this.ctx.hostsContent(this.pod, this.podIP));
+    this.queueStatus();
+    this.ctx.networkChanged();
+  }
+
+  /** runs one container until it is done for good; true when it ended successfully */
+  private async runContainer(slot: ContainerSlot, prefetched: Map<string, Promise<ImageLookup>>): Promise<boolean> {
+    const restartPolicy: string = this.pod.spec?.restartPolicy ?? 'Always';
+    const fieldPath = containerFieldPath(slot.init, slot.spec.name);
+    let crashes = 0;
+    let configBackoff = 500;
+    let imageBackoff = this.ctx.imageBackoffMs;
+    try {
+      for (;;) {
+        this.throwIfAborted();
+        // image first, as the kubelet does: a missing image hides config errors
+        const lookup = prefetched.get(slot.spec.image);
+        prefetched.delete(slot.spec.image);
+        const image = await this.ensureImage(slot, lookup ?? lookupImage(this.ctx.cli, slot.spec.image), imageBackoff);
+        if (!image) {
+          imageBackoff = Math.min(imageBackoff * 2, this.ctx.imageBackoffMaxMs);
+          continue;
+        }
+        imageBackoff = this.ctx.imageBackoffMs;
+        slot.status.imageID = image.imageRef;
+
+        if (needsPodIP(slot.spec)) await this.network();
+        let args: string[];
+        try {
+          args = this.containerArgs(slot, image);
+        } catch (err) {
+          if (!(err instanceof ConfigError)) throw err;
+          this.setWaiting(slot, 'CreateContainerConfigError', err.message);
+          this.ctx.events.record(this.pod, 'Warning', 'Failed', `Error: ${err.message}`, { fieldPath });
+          await this.sleep(configBackoff, true);
+          configBackoff = Math.min(configBackoff * 2, 10_000);
+          continue;
+        }
+        configBackoff = 500;
+
+        this.throwIfAborted();
+        const created = await this.ctx.cli.run(args);
+        if (created.code !== 0) {
+          const message = podmanMessage(created);
+          this.setWaiting(slot, 'CreateContainerError', message);
+          this.ctx.events.record(this.pod, 'Warning', 'Failed', `Error: ${message}`, { fieldPath });
+          await this.sleep(this.crashDelay(++crashes) || 1000);
+          continue;
+        }
+        try {
+          await this.network();
+        } catch (err) {
+          const message = (err as Error).message;
+          this.setWaiting(slot, 'CreateContainerError', message);
+          this.ctx.events.record(this.pod, 'Warning', 'FailedCreatePodSandBox', `Failed to create pod sandbox: ${message}`, {});
+          await this.sleep(this.crashDelay(++crashes) || 1000);
+          continue;
+        }
+        const previousId = slot.podmanId;
+        slot.podmanId = created.stdout.trim();
+        if (previousId) void this.ctx.cli.run(['rm', '-f', '-t', '0', previousId]);
+        if (slot.instances > 0) slot.status.restartCount++;
+        this.ctx.events.record(this.pod, 'Normal', 'Created', `Created container ${slot.spec.name}`, { fieldPath });
+        if (this.abort.signal.aborted) return false;
+
+        const index = slot.instances++;
+        mkdirSync(join(this.podDir, 'logs', slot.spec.name), { recursive: true });
+        const log = new ContainerLog(this.logFile(slot, index));
+        slot.log = log;
+        const attached = new AttachedContainer(this.ctx.cli, slot.podmanId, { stdin: slot.spec.stdin === true, stdinOnce: slot.spec.stdinOnce === true, tty: slot.spec.tty === true }, log);
+        slot.attached = attached;
+        slot.currentIndex = index;
+        const containerID = `podman://${slot.podmanId}`;
+        slot.status.containerID = containerID;
+        const spawnedAt = isoNow();
+        if (await attached.running) {
+          slot.status.state = { running: { startedAt: isoNow() } };
+          slot.status.started = !slot.init;
+          slot.status.ready = !slot.init;
+          this.ctx.events.record(this.pod, 'Normal', 'Started', `Started container ${slot.spec.name}`, { fieldPath });
+          this.queueStatus();
+        }
+
+        await attached.exited;
+        log.close();
+        slot.attached = undefined;
+        const startedAt = slot.status.state.running?.startedAt ?? spawnedAt;
+        const code = attached.exitCode;
+        // podman's inspect only adds news for podman's own failures (>= 125), kills and possible OOM kills
+        const terminated =
+          code !== null && code < 125 && slot.spec.resources?.limits?.memory === undefined
+            ? { exitCode: code, reason: terminatedReason(code, false), startedAt, finishedAt: isoNow(), containerID }
+            : await this.inspectExit(slot.podmanId, containerID, startedAt);
+        slot.status.state = { terminated };
+        slot.status.started = false;
+        slot.status.ready = slot.init && terminated.exitCode === 0;
+        this.queueStatus();
+        if (this.abort.signal.aborted) return false;
+
+        const success = terminated.exitCode === 0;
+        if (slot.init) {
+          if (success) return true;
+          if (restartPolicy === 'Never') return false;
+        } else {
+          if (restartPolicy === 'Never') return success;
+          if (restartPolicy === 'OnFailure' && success) return true;
+        }
+        // restart: the terminated instance becomes lastState
+        slot.status.lastState = { terminated };
+        slot.lastIndex = index;
+        const delay = this.crashDelay(++crashes);
+        if (delay > 0) {
+          const seconds = formatBackoff(delay);
+          slot.status.state = {
+            waiting: { reason: 'CrashLoopBackOff', message: `back-off ${seconds} restarting failed container=${slot.spec.name} pod=${this.name}_${this.namespace}(${this.uid})` },
+          };
+          this.ctx.events.record(this.pod, 'Warning', 'BackOff', `Back-off restarting failed container ${slot.spec.name} in pod ${this.name}_${this.namespace}(${this.uid})`, { fieldPath });
+          this.queueStatus();
+          await this.sleep(delay);
+        }
+      }
+    } catch (err) {
+      if (err instanceof Aborted) return false;
+      // never let one pod take the node down: report and give up on this container
+      this.setWaiting(slot, 'RunContainerError', String((err as Error)?.message ?? err));
+      return false;
+    }
+  }
+
+  /** first restart at once, then the back-off doubles from restartBackoffMs up to 5 minutes */
+  private crashDelay(crashes: number): number {
+    if (crashes <= 1) return 0;
+    return Math.min(this.ctx.restartBackoffMs * 2 ** (crashes - 2), CRASH_BACKOFF_MAX_MS);
+  }
+
+  /** the image from the local store, or undefined after showing the pull error and waiting the back-off */
+  private async ensureImage(slot: ContainerSlot, lookup: Promise<ImageLookup>, backoffMs: number): Promise<ImageInfo | undefined> {
+    const image: string = slot.spec.image;
+    const policy = pullPolicy(slot.spec);
+    const fieldPath = containerFieldPath(slot.init, slot.spec.name);
+    const found = await lookup;
+    this.throwIfAborted();
+    if (found.found) {
+      const message = policy === 'Always' ? `Successfully pulled image "${image}" in 0s (0s including waiting). Image size: 0 bytes.` : `Container image "${image}" already present on machine`;
+      this.ctx.events.record(this.pod, 'Normal', 'Pulled', message, { fieldPath });
+      return found.image;
+    }
+    if (policy === 'Never') {
+      const message = `Container image "${image}" is not present with pull policy of Never`;
+      this.setWaiting(slot, 'ErrImageNeverPull', message);
+      this.ctx.events.record(this.pod, 'Warning', 'ErrImageNeverPull', message, { fieldPath });
+      await this.sleep(backoffMs);
+      return undefined;
+    }
+    this.ctx.events.record(this.pod, 'Normal', 'Pulling', `Pulling image "${image}"`, { fieldPath });
+    const message = pullFailureMessage(image, found.message);
+    this.setWaiting(slot, 'ErrImagePull', message);
+    this.ctx.events.record(this.pod, 'Warning', 'Failed', `Failed to pull image "${image}": ${message}`, { fieldPath });
+    this.ctx.events.record(this.pod, 'Warning', 'Failed', 'Error: ErrImagePull', { fieldPath });
+    await this.sleep(this.ctx.errImagePullMs);
+    this.setWaiting(slot, 'ImagePullBackOff', `Back-off pulling image "${image}"`);
+    this.ctx.events.record(this.pod, 'Normal', 'BackOff', `Back-off pulling image "${image}"`, { fieldPath });
+    this.ctx.events.record(this.pod, 'Warning', 'Failed', 'Error: ImagePullBackOff', { fieldPath });
+    await this.sleep(backoffMs);
+    return undefined;
+  }
+
+  /** `podman create` argv for the slot; throws ConfigError for what the kubelet reports as CreateContainerConfigError */
+  private containerArgs(slot: ContainerSlot, image: ImageInfo): string[] {
+    const c = slot.spec;
+    const security = securitySettings(this.pod, c, image.user);
+    const env = resolveEnv(c, {
+      store: this.ctx.store,
+      pod: this.pod,
+      nodeName: this.ctx.nodeName,
+      hostIP: this.ctx.hostIP,
+      podIP: this.podIP,
+      nodeCpu: this.ctx.nodeCpu,
+      nodeMemory: this.ctx.nodeMemory,
+    });
+    const envMap = new Map(env);
+    const mounts: Mount[] = [{ hostPath: this.hostsFile, containerPath: '/etc/hosts', readOnly: false }];
+    const vctx: VolumeContext = {
+      store: this.ctx.store,
+      pod: this.pod,
+      nodeName: this.ctx.nodeName,
+      hostIP: this.ctx.hostIP,
+      podIP: this.podIP,
+      dirs: { podVolumes: join(this.podDir, 'volumes'), podMemoryVolumes: join(this.ctx.memoryDir, this.uid), claims: join(this.ctx.stateDir, 'claims') },
+    };
+    const volumes: any[] = this.pod.spec?.volumes ?? [];
+    const hostPaths = new Map<string, string>();
+    for (const vm of c.volumeMounts ?? []) {
+      const volume = volumes.find((v) => v.name === vm.name);
+      if (!volume) throw new ConfigError(`cannot find volume "${vm.name}" to mount into container "${c.name}"`);
+      let hostPath = hostPaths.get(vm.name);
+      if (hostPath === undefined) {
+        hostPath = materializeVolume(volume, vctx);
+        hostPaths.set(vm.name, hostPath);
+      }
+      const subPath: string | undefined = vm.subPathExpr ? expandVars(vm.subPathExpr, envMap) : vm.subPath;
+      if (subPath) {
+        if (subPath.startsWith('/') || subPath.split('/').includes('..')) throw new ConfigError(`invalid subpath "${subPath}"`);
+        hostPath = join(hostPath, subPath);
+        if (!volume.configMap && !volume.secret && !volume.projected && !volume.downwardAPI) mkdirSync(hostPath, { recursive: true });
+      }
+      const readOnly = vm.readOnly === true || Boolean(volume.configMap || volume.secret || volume.projected || volume.downwardAPI);
+      mounts.push({ hostPath, containerPath: vm.mountPath, readOnly });
+    }
+    const limits = c.resources?.limits ?? {};
+    return containerCreateArgs({
+      podName: this.podmanPod,
+      name: `${this.podmanPod}-${c.name}-${slot.instances}`,
+      labels: { [CLUSTER_LABEL]: this.ctx.clusterId, 'io.berth.uid': this.uid, 'io.berth.container': c.name },
+      image: c.image,
+      command: c.command?.map((a: string) => expandVars(a, envMap)),
+      args: c.args?.map((a: string) => expandVars(a, envMap)),
+      env,
+      workingDir: c.workingDir,
+      security,
+      stdin: c.stdin === true,
+      tty: c.tty === true,
+      memoryBytes: limits.memory !== undefined ? parseQuantity(limits.memory) : undefined,
+      cpus: limits.cpu !== undefined ? parseQuantity(limits.cpu) : undefined,
+      mounts,
+    });
+  }
+
+  /** exit code, OOM and times from podman after the attach process ended */
+  private async inspectExit(id: string, containerID: string, startedAt: string): Promise<NonNullable<ContainerStatus['state']['terminated']>> {
+    const r = await this.ctx.cli.run(['inspect', id, '--format', 'json']);
+    const finishedAt = isoNow();
+    if (r.code !== 0) return { exitCode: 137, reason: 'ContainerStatusUnknown', message: 'The container could not be located when the pod was terminated', startedAt, finishedAt, containerID };
+    try {
+      const state = JSON.parse(r.stdout)[0].State;
+      const exitCode: number = state.ExitCode ?? 0;
+      const started = podmanTime(state.StartedAt) ?? startedAt;
+      let finished = podmanTime(state.FinishedAt) ?? finishedAt;
+      if (finished < started) finished = started; // podman 4.3 can stamp a fast container's finish before its start
+      if (state.Error) return { exitCode: 128, reason: 'StartError', message: state.Error, startedAt: started, finishedAt: finished, containerID };
+      // no `signal`: containerd-based kubelets leave it unset too, the exit code says 128+n
+      return { exitCode, reason: terminatedReason(exitCode, state.OOMKilled === true), startedAt: started, finishedAt: finished, containerID };
+    } catch {
+      return { exitCode: 137, reason: 'Error', startedAt, finishedAt, containerID };
+    }
+  }
+
+  private setWaiting(slot: ContainerSlot, reason: string, message: string): void {
+    slot.status.state = { waiting: { reason, message } };
+    slot.status.ready = false;
+    slot.status.started = false;
+    this.queueStatus();
+  }
+
+  // ---- podman pod ----
+
+  /**
+   * stops the podman pod and waits for the pod's work to end. A container whose `podman start` was under way
+   * during the stop can come up after it: stop again, without grace, until everything has ended.
+   */
+  private async stopUntilDone(graceSeconds: number): Promise<void> {
+    await this.stopSandbox(graceSeconds);
+    for (;;) {
+      const finished = await Promise.race([this.runDone.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 2000).unref())]);
+      if (finished) return;
+      await this.stopSandbox(0);
+    }
+  }
+
+  private async stopSandbox(graceSeconds: number): Promise<void> {
+    await this.ctx.cli.run(['pod', 'stop', '-t', String(graceSeconds), this.podmanPod], (graceSeconds + 30) * 1000);
+  }
+
+  private async removeSandbox(): Promise<void> {
+    if (this.podmanPodRemoved) return;
+    this.podmanPodRemoved = true;
+    this.sandboxReady = false;
+    await this.ctx.cli.run(['pod', 'rm', '-f', '-t', '0', this.podmanPod], 60_000);
+    // a container whose attach process lost podman: make sure nothing of ours lingers
+    for (const s of [...this.initSlots, ...this.slots]) s.attached?.killAttachProcess();
+  }
+
+  private removeFiles(): void {
+    rmSync(this.podDir, { recursive: true, force: true });
+    rmSync(join(this.ctx.memoryDir, this.uid), { recursive: true, force: true });
+    this.ctx.events.forget(this.uid);
+  }
+
+  // ---- status ----
+
+  private composeStatus(previous: any): any {
+    return composePodStatus({
+      pod: this.pod,
+      previous,
+      hostIP: this.ctx.hostIP,
+      podIP: this.podIP,
+      startTime: this.startTime,
+      sandboxReady: this.sandboxReady,
+      initStatuses: this.initSlots.map((s) => s.status),
+      containerStatuses: this.slots.map((s) => s.status),
+      failure: this.failure,
+      now: isoNow(),
+    });
+  }
+
+  /** status writes coalesce: many changes in one turn of the event loop become one store write */
+  queueStatus(): void {
+    if (this.statusQueued || this.gone) return;
+    this.statusQueued = true;
+    setImmediate(() => this.flushStatus());
+  }
+
+  private flushStatus(): void {
+    this.statusQueued = false;
+    if (this.gone) return;
+    const uid = this.uid;
+    try {
+      this.ctx.store.mutate(
+        resourceByKind('Pod'),
+        this.namespace,
+        this.name,
+        (obj) => {
+          if (obj.metadata.uid !== uid) throw new Error('pod was replaced');
+          // a copy: the store keeps what it is given, and the slots' statuses change in place later
+          obj.status = structuredClone(this.composeStatus(obj.status));
+        },
+        { subresource: 'status' },
+      );
+    } catch {
+      // the pod is gone or replaced; its watch event will end this worker
+    }
+  }
+
+  // ---- waiting ----
+
+  private throwIfAborted(): void {
+    if (this.abort.signal.aborted) throw new Aborted();
+  }
+
+  /** an abortable sleep; wakeOnConfig: a ConfigMap/Secret change ends it early */
+  private sleep(ms: number, wakeOnConfig = false): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (this.abort.signal.aborted) return reject(new Aborted());
+      const done = () => {
+        clearTimeout(timer);
+        this.abort.signal.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(new Aborted());
+      };
+      const timer = setTimeout(done, ms);
+      this.abort.signal.addEventListener('abort', onAbort, { once: true });
+      if (wakeOnConfig) this.wakeConfig.push(done);
+    });
+  }
+}
+
+/** the container reads the pod IP from the downward API, so it must be known before the container is created */
+function needsPodIP(c: any): boolean {
+  return (c.env ?? []).some((e: any) => /^status\.podIPs?$/.test(e.valueFrom?.fieldRef?.fieldPath ?? ''));
+}
+
+function newSlot(spec: any, init: boolean, reason: string): ContainerSlot {
+  return {
+    spec,
+    init,
+    instances: 0,
+    status: { name: spec.name, image: spec.image, imageID: '', ready: false, started: false, restartCount: 0, state: { waiting: { reason } }, lastState: {} },
+  };
+}
+
+function isoNow(): string {
+  return new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+}
+
+/** podman's `2025-01-02 03:04:05.123456789 +0000 UTC` (or RFC3339) as the API's second-precision time */
+export function podmanTime(t: string | undefined): string | undefined {
+  if (!t || t.startsWith('0001-')) return undefined;
+  const m = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(\.\d+)?\s*(Z|[+-]\d{2}:?\d{2})?/.exec(t);
+  if (!m) return undefined;
+  let offset = m[4] ?? 'Z';
+  if (offset !== 'Z' && !offset.includes(':')) offset = `${offset.slice(0, 3)}:${offset.slice(3)}`;
+  const ms = Date.parse(`${m[1]}T${m[2]}${(m[3] ?? '').slice(0, 4)}${offset}`);
+  return Number.isNaN(ms) ? undefined : new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
+}
+
+function formatBackoff(ms: number): string {
+  const s = Math.round(ms / 1000);
+  return s >= 60 ? `${Math.floor(s / 60)}m${s % 60}s` : `${s}s`;
+}

@@ -1,0 +1,77 @@
+// podman argv for a pod sandbox and its containers. Pure, so the mapping from pod spec to flags is testable.
+import type { SecuritySettings } from './security.js';
+
+export const CLUSTER_LABEL = 'io.berth.dev-cluster';
+
+export interface SandboxSpec {
+  name: string;
+  infraName: string;
+  hostname: string;
+  labels: Record<string, string>;
+  /** no network at all (deny-all NetworkPolicy): loopback only */
+  isolated: boolean;
+}
+
+export function podCreateArgs(s: SandboxSpec): string[] {
+  const args = ['pod', 'create', '--name', s.name, '--infra-name', s.infraName, '--hostname', s.hostname, '--no-hosts'];
+  for (const [k, v] of Object.entries(s.labels)) args.push('--label', `${k}=${v}`);
+  args.push('--network', s.isolated ? 'none' : 'podman');
+  return args;
+}
+
+export interface Mount {
+  hostPath: string;
+  containerPath: string;
+  readOnly: boolean;
+}
+
+export interface ContainerSpec {
+  podName: string;
+  name: string;
+  labels: Record<string, string>;
+  image: string;
+  /** replaces the image's entrypoint (and drops its CMD) */
+  command?: string[];
+  args?: string[];
+  env: [string, string][];
+  workingDir?: string;
+  security: SecuritySettings;
+  stdin: boolean;
+  tty: boolean;
+  memoryBytes?: number;
+  cpus?: number;
+  mounts: Mount[];
+}
+
+export function containerCreateArgs(c: ContainerSpec): string[] {
+  // the node captures output itself through the attached pipes: podman's own log file would be a second copy
+  const args = ['create', '--pod', c.podName, '--name', c.name, '--pull', 'never', '--log-driver', 'none'];
+  for (const [k, v] of Object.entries(c.labels)) args.push('--label', `${k}=${v}`);
+  if (c.command && c.command.length > 0) args.push('--entrypoint', JSON.stringify(c.command));
+  for (const [k, v] of c.env) args.push('--env', `${k}=${v}`);
+  if (c.workingDir) args.push('--workdir', c.workingDir);
+  const s = c.security;
+  if (s.user !== undefined) args.push('--user', s.user);
+  for (const g of s.groupAdd) args.push('--group-add', g);
+  if (s.readOnlyRootFilesystem) args.push('--read-only', '--read-only-tmpfs=false');
+  if (s.noNewPrivileges) args.push('--security-opt', 'no-new-privileges');
+  if (s.privileged) args.push('--privileged');
+  for (const cap of s.capAdd) args.push('--cap-add', cap);
+  for (const cap of s.capDrop) args.push('--cap-drop', cap);
+  if (c.stdin) args.push('--interactive');
+  if (c.tty) args.push('--tty');
+  if (c.memoryBytes !== undefined) args.push('--memory', String(Math.floor(c.memoryBytes)));
+  if (c.cpus !== undefined) args.push('--cpus', String(c.cpus));
+  for (const m of c.mounts) args.push('--volume', `${m.hostPath}:${m.containerPath}${m.readOnly ? ':ro' : ''}`);
+  args.push(c.image);
+  // with a command and no args the image's CMD must not be appended: podman drops it when --entrypoint is set
+  if (c.args) args.push(...c.args);
+  return args;
+}
+
+/** `<clusterId>-<ns>-<name>` cut to a length podman and the kernel (hostname) accept, plus a uid piece so a
+ * pod re-created under the same name never meets the remains of the old one */
+export function podmanPodName(clusterId: string, namespace: string, name: string, uid: string): string {
+  const base = `${clusterId}-${namespace}-${name}`.replace(/[^a-zA-Z0-9_.-]/g, '-').slice(0, 52);
+  return `${base}-${uid.replace(/-/g, '').slice(0, 8)}`;
+}

@@ -1,0 +1,49 @@
+// Pod and container securityContext → who the container runs as, and the kubelet's runAsNonRoot check.
+import type { KubeObject } from '../types.js';
+import { ConfigError } from './config-error.js';
+
+export interface SecuritySettings {
+  /** podman --user value, undefined = the image's user */
+  user?: string;
+  groupAdd: string[];
+  readOnlyRootFilesystem: boolean;
+  noNewPrivileges: boolean;
+  privileged: boolean;
+  capAdd: string[];
+  capDrop: string[];
+}
+
+/** imageUser: the image's Config.User ('', 'root', '0', '1000:1000', 'nobody') */
+export function securitySettings(pod: KubeObject, container: any, imageUser: string): SecuritySettings {
+  const podSc = pod.spec?.securityContext ?? {};
+  const sc = container.securityContext ?? {};
+  const uid: number | undefined = sc.runAsUser ?? podSc.runAsUser;
+  const gid: number | undefined = sc.runAsGroup ?? podSc.runAsGroup;
+  const nonRoot: boolean = sc.runAsNonRoot ?? podSc.runAsNonRoot ?? false;
+  const where = `(pod: "${pod.metadata.namespace}/${pod.metadata.name}", container: ${container.name})`;
+  const imageUserName = imageUser.split(':')[0] ?? '';
+  if (nonRoot) {
+    if (uid !== undefined) {
+      if (uid === 0) throw new ConfigError(`container's runAsUser breaks non-root policy ${where}`);
+    } else if (imageUserName === '' || imageUserName === 'root' || imageUserName === '0') {
+      throw new ConfigError(`container has runAsNonRoot and image will run as root ${where}`);
+    } else if (!/^\d+$/.test(imageUserName)) {
+      throw new ConfigError(`container has runAsNonRoot and image has non-numeric user (${imageUserName}), cannot verify user is non-root ${where}`);
+    }
+  }
+  let user: string | undefined;
+  if (uid !== undefined) user = gid !== undefined ? `${uid}:${gid}` : String(uid);
+  else if (gid !== undefined) user = `${imageUserName || '0'}:${gid}`;
+  const groupAdd: string[] = [];
+  if (podSc.fsGroup !== undefined) groupAdd.push(String(podSc.fsGroup));
+  for (const g of podSc.supplementalGroups ?? []) groupAdd.push(String(g));
+  return {
+    user,
+    groupAdd,
+    readOnlyRootFilesystem: sc.readOnlyRootFilesystem === true,
+    noNewPrivileges: sc.allowPrivilegeEscalation === false,
+    privileged: sc.privileged === true,
+    capAdd: sc.capabilities?.add ?? [],
+    capDrop: sc.capabilities?.drop ?? [],
+  };
+}

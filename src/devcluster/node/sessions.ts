@@ -1,0 +1,94 @@
+// exec and attach as StreamSessions over podman child processes and the attached container's pipes.
+import { PassThrough, Writable } from 'node:stream';
+import type { ExecOptions, ExitResult, StreamSession, AttachOptions } from '../types.js';
+import type { AttachedContainer } from './attached-container.js';
+import type { PodmanCli } from './podman-cli.js';
+
+/** exit codes podman uses for its own failures (`podman exec` could not run anything) */
+const PODMAN_FAILURE = 125;
+
+/**
+ * `podman exec -i [-t] <id> cmd...` as a child process. The exit code is the process's, 126/127 when the
+ * command cannot be run (podman's and runc's convention). Resize is not supported: podman exec has no
+ * way to resize a terminal it did not open on a real tty.
+ */
+export function execSession(cli: PodmanCli, containerId: string, opts: ExecOptions): StreamSession {
+  const args = ['exec', ...(opts.stdin ? ['--interactive'] : []), ...(opts.tty ? ['--tty'] : []), containerId, ...opts.command];
+  const child = cli.spawn(args, [opts.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe']);
+  child.stdin?.on('error', () => undefined);
+  let stderrTail = '';
+  child.stderr!.on('data', (b: Buffer) => {
+    stderrTail = (stderrTail + b.toString('utf8')).slice(-4096);
+  });
+  const stdout = opts.stdout ? child.stdout! : null;
+  if (!stdout) child.stdout!.resume();
+  const stderr = opts.stderr && !opts.tty ? child.stderr! : null;
+  if (!stderr) child.stderr!.resume();
+  const done = new Promise<ExitResult>((resolve) => {
+    child.on('error', (err) => resolve({ error: `error executing command in container: ${err.message}` }));
+    child.on('close', (code, signal) => {
+      if (code === PODMAN_FAILURE) {
+        const msg = stderrTail.trim().split('\n').pop()?.replace(/^Error: /, '') ?? '';
+        resolve({ error: `error executing command in container: ${msg || 'podman exec failed'}` });
+      } else if (code === null) resolve({ error: `error executing command in container: podman exec ended by ${signal}` });
+      else resolve({ exitCode: code });
+    });
+  });
+  return {
+    stdin: opts.stdin ? child.stdin! : null,
+    stdout,
+    stderr,
+    resize: () => undefined,
+    done,
+    // stops the podman client; like the real kubelet (client-node#2532) the process in the container may live on
+    abort: () => void child.kill('SIGKILL'),
+  };
+}
+
+/** taps the live output of a running container (no replay) and feeds its stdin */
+export function attachSession(container: AttachedContainer, opts: AttachOptions, tty: boolean): StreamSession {
+  const stdout = opts.stdout ? new PassThrough() : null;
+  const stderr = opts.stderr && !tty ? new PassThrough() : null;
+  let finish!: (r: ExitResult) => void;
+  const done = new Promise<ExitResult>((resolve) => (finish = resolve));
+  let ended = false;
+  const untap = container.tap({
+    stdout: (b) => stdout?.write(b),
+    // with a tty podman merges stderr into stdout already; anything here is podman's own
+    stderr: (b) => (stderr ?? stdout)?.write(b),
+  });
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    untap();
+    stdout?.end();
+    stderr?.end();
+    finish({ exitCode: 0 });
+  };
+  void container.exited.then(end);
+  const stdin = opts.stdin
+    ? new Writable({
+        write(chunk: Buffer, _enc, cb) {
+          container.writeStdin(chunk);
+          cb();
+        },
+        final(cb) {
+          // the client closed its stdin (v5 CLOSE): with stdinOnce the container sees EOF now
+          if (container.opts.stdinOnce) container.closeStdin();
+          cb();
+        },
+      })
+    : null;
+  return {
+    stdin,
+    stdout,
+    stderr,
+    resize: () => undefined,
+    done,
+    abort: () => {
+      // the client went away: the container keeps running, but a stdinOnce container's stdin closes
+      if (opts.stdin && container.opts.stdinOnce) container.closeStdin();
+      end();
+    },
+  };
+}

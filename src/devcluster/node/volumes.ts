@@ -1,0 +1,134 @@
+// Pod volumes as host directories the containers bind-mount: emptyDir, configMap, secret, downwardAPI,
+// projected, persistentVolumeClaim (a directory per claim, shared by every pod that names it) and hostPath.
+import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, normalize } from 'node:path';
+import type { KubeObject, ObjectStore } from '../types.js';
+import { ConfigError } from './config-error.js';
+import { configMapBytes, fieldValue, secretData } from './env.js';
+
+export interface VolumeDirs {
+  /** per pod: <stateDir>/pods/<uid>/volumes */
+  podVolumes: string;
+  /** per pod, on tmpfs: for emptyDir medium Memory */
+  podMemoryVolumes: string;
+  /** persistentVolumeClaim directories: <root>/<namespace>/<claim> */
+  claims: string;
+}
+
+export interface VolumeContext {
+  store: ObjectStore;
+  pod: KubeObject;
+  nodeName: string;
+  hostIP: string;
+  podIP?: string;
+  dirs: VolumeDirs;
+}
+
+/** the host path of a volume, creating or refreshing its content; throws ConfigError when a source is missing */
+export function materializeVolume(volume: any, ctx: VolumeContext): string {
+  const ns = ctx.pod.metadata.namespace ?? 'default';
+  const dir = join(ctx.dirs.podVolumes, safeName(volume.name));
+  if (volume.persistentVolumeClaim) {
+    const claimDir = join(ctx.dirs.claims, safeName(ns), safeName(volume.persistentVolumeClaim.claimName));
+    mkdirSync(claimDir, { recursive: true, mode: 0o777 });
+    chmodSync(claimDir, 0o777);
+    return claimDir;
+  }
+  if (volume.hostPath) {
+    const p: string = volume.hostPath.path;
+    if ((volume.hostPath.type === 'DirectoryOrCreate' || !volume.hostPath.type) && !existsSync(p)) mkdirSync(p, { recursive: true, mode: 0o755 });
+    if (volume.hostPath.type === 'FileOrCreate' && !existsSync(p)) {
+      mkdirSync(dirname(p), { recursive: true });
+      writeFileSync(p, '');
+    }
+    return p;
+  }
+  if (volume.emptyDir) {
+    const d = volume.emptyDir.medium === 'Memory' ? join(ctx.dirs.podMemoryVolumes, safeName(volume.name)) : dir;
+    if (!existsSync(d)) {
+      mkdirSync(d, { recursive: true });
+      chmodSync(d, 0o777); // as the kubelet makes emptyDir: writable by any user the container runs as
+    }
+    return d;
+  }
+  const files = volumeFiles(volume, ctx, ns);
+  if (files === undefined) {
+    mkdirSync(dir, { recursive: true });
+    return dir;
+  }
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  for (const f of files) {
+    const target = join(dir, f.path);
+    mkdirSync(dirname(target), { recursive: true, mode: 0o755 });
+    writeFileSync(target, f.data);
+    chmodSync(target, f.mode);
+  }
+  return dir;
+}
+
+interface VolumeFile {
+  path: string;
+  data: Buffer;
+  mode: number;
+}
+
+/** the files of a content volume (configMap, secret, downwardAPI, projected); undefined for unknown kinds */
+function volumeFiles(volume: any, ctx: VolumeContext, ns: string): VolumeFile[] | undefined {
+  const defaultMode: number = volume.configMap?.defaultMode ?? volume.secret?.defaultMode ?? volume.downwardAPI?.defaultMode ?? volume.projected?.defaultMode ?? 0o644;
+  if (volume.configMap) return sourceFiles('configMap', volume.configMap, ctx, ns, defaultMode);
+  if (volume.secret) return sourceFiles('secret', volume.secret, ctx, ns, defaultMode);
+  if (volume.downwardAPI) return downwardFiles(volume.downwardAPI.items ?? [], ctx, defaultMode);
+  if (volume.projected) {
+    const out: VolumeFile[] = [];
+    for (const src of volume.projected.sources ?? []) {
+      if (src.configMap) out.push(...sourceFiles('configMap', src.configMap, ctx, ns, defaultMode));
+      else if (src.secret) out.push(...sourceFiles('secret', src.secret, ctx, ns, defaultMode));
+      else if (src.downwardAPI) out.push(...downwardFiles(src.downwardAPI.items ?? [], ctx, defaultMode));
+      else if (src.serviceAccountToken) {
+        // the dev cluster issues no bound tokens: a placeholder keeps programs that only read the file working
+        out.push({ path: checkPath(src.serviceAccountToken.path ?? 'token'), data: Buffer.from('berth-dev-cluster-token'), mode: defaultMode });
+      }
+    }
+    return out;
+  }
+  return undefined;
+}
+
+function sourceFiles(kind: 'configMap' | 'secret', src: any, ctx: VolumeContext, ns: string, defaultMode: number): VolumeFile[] {
+  const name: string = kind === 'configMap' ? src.name : (src.secretName ?? src.name);
+  const data = kind === 'configMap' ? configMapBytes(ctx.store, ns, name, src.optional) : secretData(ctx.store, ns, name, src.optional);
+  if (data === undefined) return [];
+  if (!src.items || src.items.length === 0) {
+    return Object.entries(data).map(([k, v]) => ({ path: checkPath(k), data: v, mode: defaultMode }));
+  }
+  const out: VolumeFile[] = [];
+  for (const item of src.items) {
+    const v = data[item.key];
+    if (v === undefined) {
+      if (src.optional) continue;
+      throw new ConfigError(`${kind === 'configMap' ? 'configmap' : 'secret'} references non-existent config key: ${item.key}`);
+    }
+    out.push({ path: checkPath(item.path), data: v, mode: item.mode ?? defaultMode });
+  }
+  return out;
+}
+
+function downwardFiles(items: any[], ctx: VolumeContext, defaultMode: number): VolumeFile[] {
+  return items.map((item) => {
+    let value = '';
+    if (item.fieldRef) value = fieldValue(item.fieldRef.fieldPath, ctx);
+    return { path: checkPath(item.path), data: Buffer.from(value), mode: item.mode ?? defaultMode };
+  });
+}
+
+/** a relative path that stays inside the volume (the API server validates this too) */
+function checkPath(p: string): string {
+  const n = normalize(String(p));
+  if (n.startsWith('/') || n === '..' || n.startsWith('../')) throw new ConfigError(`invalid path in volume item: ${p}`);
+  return n;
+}
+
+function safeName(s: string): string {
+  return String(s).replace(/[^A-Za-z0-9._-]/g, '_');
+}

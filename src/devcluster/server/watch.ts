@@ -1,0 +1,99 @@
+// A watch over HTTP: chunked NDJSON, one event per line flushed at once, optional idle bookmarks,
+// ended by timeoutSeconds (default a random 30–60 min, as the real server's min-request-timeout does),
+// by the endWatchAfterMs fault, by the client, or by the server closing.
+import type { ServerResponse, IncomingMessage } from 'node:http';
+import { ApiError } from '../api/errors.js';
+import { groupVersion } from '../api/resources.js';
+import type { ObjectStore, ResourceType, WatchEvent, WatchHandle, WatchOptions } from '../types.js';
+
+export interface WatchServeOptions {
+  store: ObjectStore;
+  rt: ResourceType;
+  namespace: string | undefined;
+  watch: WatchOptions;
+  timeoutSeconds?: number;
+  /** 0 = off */
+  endAfterMs: number;
+  bookmarkIntervalMs?: number;
+  contentType: string;
+  /** e.g. the Table conversion; applied to ADDED/MODIFIED/DELETED objects */
+  encodeObject?: (event: WatchEvent) => WatchEvent;
+  liveStreams: Set<() => void>;
+}
+
+const DEFAULT_BOOKMARK_INTERVAL_MS = 1000;
+
+function randomTimeoutSeconds(): number {
+  return 1800 + Math.floor(Math.random() * 1800);
+}
+
+/**
+ * Starts the watch. Throws (before anything is written) for a bad request such as an invalid selector;
+ * a too old resourceVersion is answered in-stream with an ERROR event carrying the 410 Status, as the
+ * real server does.
+ */
+export function serveWatch(req: IncomingMessage, res: ServerResponse, o: WatchServeOptions): void {
+  const early: WatchEvent[] = [];
+  let live = false;
+  let lastWrite = Date.now();
+  let ended = false;
+  const write = (e: WatchEvent) => {
+    if (ended) return;
+    const out = o.encodeObject && e.type !== 'BOOKMARK' && e.type !== 'ERROR' ? o.encodeObject(e) : e;
+    res.write(`${JSON.stringify(out)}\n`);
+    lastWrite = Date.now();
+  };
+  const onEvent = (e: WatchEvent) => (live ? write(e) : early.push(e));
+
+  let handle: WatchHandle | undefined;
+  let tooOld: ApiError | undefined;
+  try {
+    handle = o.store.watch(o.rt, o.namespace, o.watch, onEvent);
+  } catch (e) {
+    if (e instanceof ApiError && e.code === 410) tooOld = e;
+    else throw e;
+  }
+
+  res.writeHead(200, {
+    'Content-Type': o.contentType,
+    'Transfer-Encoding': 'chunked',
+    'Cache-Control': 'no-cache, private',
+  });
+  res.flushHeaders();
+  live = true;
+
+  const timers: NodeJS.Timeout[] = [];
+  const finish = () => {
+    if (ended) return;
+    ended = true;
+    handle?.stop();
+    for (const t of timers) clearTimeout(t);
+    o.liveStreams.delete(finish);
+    if (!res.writableEnded) res.end();
+  };
+  o.liveStreams.add(finish);
+  req.on('close', finish);
+  res.on('close', finish);
+  res.on('error', finish);
+
+  if (tooOld) {
+    write({ type: 'ERROR', object: tooOld.toStatus() as unknown as WatchEvent['object'] });
+    finish();
+    return;
+  }
+  for (const e of early) write(e);
+
+  const timeoutMs = (o.timeoutSeconds && o.timeoutSeconds > 0 ? o.timeoutSeconds : randomTimeoutSeconds()) * 1000;
+  timers.push(setTimeout(finish, timeoutMs));
+  if (o.endAfterMs > 0) timers.push(setTimeout(finish, o.endAfterMs));
+  if (o.watch.allowWatchBookmarks) {
+    const every = o.bookmarkIntervalMs ?? DEFAULT_BOOKMARK_INTERVAL_MS;
+    const tick = setInterval(() => {
+      // delivery is synchronous, so everything up to the store's newest version has been written
+      if (Date.now() - lastWrite >= every) {
+        write({ type: 'BOOKMARK', object: { apiVersion: groupVersion(o.rt), kind: o.rt.kind, metadata: { resourceVersion: o.store.resourceVersion() } } });
+      }
+    }, every);
+    timers.push(tick);
+  }
+}

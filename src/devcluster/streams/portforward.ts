@@ -1,0 +1,61 @@
+// port-forward: the upgrade request the HTTP server hands over after authentication and authorization.
+// Three ways in: the WebSocket channel protocol (client-node), SPDY tunnelled in WebSocket (kubectl >= 1.31)
+// and a raw SPDY/3.1 upgrade (older kubectl, and kubectl's fallback).
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { createWebSocketStream } from 'ws';
+import { badRequest } from '../api/errors.js';
+import { writeStatusResponse } from './http-error.js';
+import { servePortForwardOverSpdy } from './portforward-spdy.js';
+import { servePortForwardOverChannels } from './portforward-websocket.js';
+import { negotiateSpdyProtocol, switchToSpdy } from './spdy-upgrade.js';
+import { negotiateProtocol, offeredProtocols, PORT_FORWARD_PROTOCOLS, SPDY_TUNNEL_PORTFORWARD } from './subprotocols.js';
+import { isSpdyUpgrade, isWebSocketUpgrade, podNameFromPath, webSocketHandshakeProblem } from './upgrade-request.js';
+import { acceptWebSocket } from './websocket-accept.js';
+
+const PORT_FORWARD_SPDY_PROTOCOL = 'portforward.k8s.io';
+
+/**
+ * `ports` are the request's `ports` query values (the WebSocket channel protocol forwards exactly those);
+ * over SPDY every stream names its own port. connect(port) opens one TCP connection inside the pod.
+ */
+export function handlePortForwardUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, ports: number[], connect: (port: number) => Promise<Duplex>): void {
+  socket.on('error', () => socket.destroy());
+  const podName = podNameFromPath(req);
+  if (isSpdyUpgrade(req)) {
+    const protocol = negotiateSpdyProtocol(req, [PORT_FORWARD_SPDY_PROTOCOL]);
+    if (protocol === undefined) {
+      writeStatusResponse(socket, badRequest(`unable to upgrade: unable to negotiate protocol: server supports [${PORT_FORWARD_SPDY_PROTOCOL}]`));
+      return;
+    }
+    switchToSpdy(socket, head, protocol);
+    servePortForwardOverSpdy(socket, podName, connect);
+    return;
+  }
+  if (!isWebSocketUpgrade(req)) {
+    writeStatusResponse(socket, badRequest('Upgrade request required'));
+    return;
+  }
+  const problem = webSocketHandshakeProblem(req);
+  if (problem) {
+    writeStatusResponse(socket, badRequest(problem));
+    return;
+  }
+  const offered = offeredProtocols(req);
+  const protocol = negotiateProtocol(offered, PORT_FORWARD_PROTOCOLS);
+  if (protocol === undefined) {
+    writeStatusResponse(socket, badRequest(`requested protocol(s) are not supported: [${offered.join(' ')}]; supports [${PORT_FORWARD_PROTOCOLS.join(' ')}]`));
+    return;
+  }
+  if (protocol !== SPDY_TUNNEL_PORTFORWARD && ports.length === 0) {
+    writeStatusResponse(socket, badRequest('query parameter "port" is required'));
+    return;
+  }
+  acceptWebSocket(req, socket, head, protocol).then(
+    (ws) => {
+      if (protocol === SPDY_TUNNEL_PORTFORWARD) servePortForwardOverSpdy(createWebSocketStream(ws), podName, connect);
+      else servePortForwardOverChannels(ws, protocol, ports, podName, connect);
+    },
+    () => socket.destroy(),
+  );
+}

@@ -1,0 +1,51 @@
+// Reading an upgrade request: which protocol switch it asks for, whether the WebSocket handshake is
+// well-formed (checked before the node is asked for anything), and what the URL says about the session.
+import type { IncomingMessage } from 'node:http';
+
+export function isWebSocketUpgrade(req: IncomingMessage): boolean {
+  return (req.headers.upgrade ?? '').toLowerCase() === 'websocket';
+}
+
+export function isSpdyUpgrade(req: IncomingMessage): boolean {
+  return (req.headers.upgrade ?? '').toLowerCase().startsWith('spdy/3');
+}
+
+const WEBSOCKET_KEY = /^[+/0-9A-Za-z]{22}==$/;
+
+/** why the WebSocket handshake would fail (the checks the ws package makes), or undefined when it is fine */
+export function webSocketHandshakeProblem(req: IncomingMessage): string | undefined {
+  if (req.method !== 'GET') return 'websocket upgrade requires method GET';
+  const key = req.headers['sec-websocket-key'];
+  if (key === undefined || !WEBSOCKET_KEY.test(key)) return 'missing or invalid Sec-WebSocket-Key header';
+  const version = Number(req.headers['sec-websocket-version']);
+  if (version !== 13 && version !== 8) return 'missing or invalid Sec-WebSocket-Version header';
+  return undefined;
+}
+
+function requestUrl(req: IncomingMessage): URL {
+  return new URL(req.url ?? '/', 'http://devcluster.invalid');
+}
+
+/** `/api/v1/namespaces/ns/pods/NAME/exec` → NAME ('' when the path has another shape) */
+export function podNameFromPath(req: IncomingMessage): string {
+  const parts = requestUrl(req).pathname.split('/');
+  const i = parts.indexOf('pods');
+  return i >= 0 ? decodeURIComponent(parts[i + 1] ?? '') : '';
+}
+
+/** the last path segment: exec, attach or portforward */
+export function subresourceFromPath(req: IncomingMessage): string {
+  const parts = requestUrl(req).pathname.split('/').filter((p) => p.length > 0);
+  return parts[parts.length - 1] ?? '';
+}
+
+/** exec's argv, one `command=` per element */
+export function commandFromQuery(req: IncomingMessage): string[] {
+  return requestUrl(req).searchParams.getAll('command');
+}
+
+/** a boolean query flag as the API server parses it (`1`, `true`, ...) */
+export function queryFlag(req: IncomingMessage, name: string): boolean {
+  const value = requestUrl(req).searchParams.get(name);
+  return value !== null && ['1', 't', 'true', 'y', 'yes'].includes(value.toLowerCase());
+}

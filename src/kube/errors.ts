@@ -1,0 +1,133 @@
+/**
+ * Cluster failures as sentences that name the cause and the fix. client-node reports a failed call
+ * as an ApiException whose body is the server's Status JSON (a string), and a failed connection as a
+ * plain Node error; WebSocket upgrades fail as "Unexpected server response: NNN" unless streams.ts
+ * captured the Status body.
+ */
+
+export const SHIM_ROLE_PATH = 'deploy/rbac/shim-role.yaml';
+
+export interface KubeAction {
+  /** API verb as RBAC names it: create, get, list, watch, delete. */
+  verb: string;
+  /** Resource with optional subresource: `pods`, `pods/attach`. */
+  resource: string;
+  namespace?: string;
+  name?: string;
+  /** Server URL, for connection errors. */
+  server?: string;
+}
+
+export interface StatusLike {
+  code?: number;
+  reason?: string;
+  message?: string;
+  details?: { name?: string; kind?: string; group?: string; causes?: Array<{ message?: string; field?: string }> };
+}
+
+/** An error that already reads as a sentence for the user. */
+export class KubeError extends Error {
+  constructor(
+    message: string,
+    readonly code?: number,
+    readonly reason?: string,
+    override readonly cause?: unknown,
+  ) {
+    super(message);
+    this.name = 'KubeError';
+  }
+}
+
+export function statusOf(err: unknown): { code?: number; status?: StatusLike } {
+  if (!err || typeof err !== 'object') return {};
+  const e = err as { code?: unknown; statusCode?: unknown; body?: unknown; status?: StatusLike };
+  const code = typeof e.code === 'number' ? e.code : typeof e.statusCode === 'number' ? e.statusCode : undefined;
+  let status: StatusLike | undefined;
+  if (typeof e.body === 'string') {
+    try {
+      status = JSON.parse(e.body) as StatusLike;
+    } catch {
+      status = undefined;
+    }
+  } else if (e.body && typeof e.body === 'object') status = e.body as StatusLike;
+  if (!status && e.status && typeof e.status === 'object') status = e.status;
+  return { code: code ?? status?.code, status };
+}
+
+export function describeKubeError(err: unknown, action: KubeAction): string {
+  if (err instanceof KubeError) return err.message;
+  const where = action.namespace ? ` in namespace ${action.namespace}` : '';
+  const net = networkCause(err);
+  if (net) {
+    return `cannot reach the cluster at ${action.server ?? 'its server'}: ${net} (is it running? check KUBECONFIG / --context)`;
+  }
+  const { code, status } = statusOf(err);
+  const message = status?.message ?? (err instanceof Error ? err.message : String(err));
+  switch (code) {
+    case 401:
+      return `the cluster at ${action.server ?? 'its server'} rejected berth's credentials (401 Unauthorized): the token or certificate is invalid or expired (refresh the kubeconfig, or check the service account token)`;
+    case 403: {
+      const denied = parseForbidden(message) ?? { verb: action.verb, resource: action.resource, namespace: action.namespace };
+      const ns = denied.namespace ? ` in namespace ${denied.namespace}` : '';
+      return `forbidden: cannot ${denied.verb} ${denied.resource}${ns} (grant it in the Role: ${SHIM_ROLE_PATH})`;
+    }
+    case 404:
+      if (status?.details?.kind === 'namespaces' || /namespaces? ".*" not found/.test(message)) {
+        return `namespace ${action.namespace ?? ''} does not exist (create it, or pick another with BERTH_NAMESPACE)`;
+      }
+      return `${action.resource}${action.name ? ` ${action.name}` : ''} not found${where}: ${message}`;
+    case 409:
+      return `${action.resource}${action.name ? ` ${action.name}` : ''} already exists${where}: ${message}`;
+    case 410:
+      return `the watch on ${action.resource}${where} expired (410 Gone): ${message}`;
+    case 422:
+      return `the cluster refused the ${singular(action.resource)}${where}: ${message}`;
+    case 429:
+      return `the cluster is throttling berth (429 Too Many Requests) while trying to ${action.verb} ${action.resource}${where}: retry later`;
+  }
+  if (code !== undefined && code >= 500) {
+    return `the cluster failed to ${action.verb} ${action.resource}${where} (${code}${status?.reason ? ` ${status.reason}` : ''}): ${message}`;
+  }
+  if (code !== undefined) return `cannot ${action.verb} ${action.resource}${where} (${code}): ${message}`;
+  return `cannot ${action.verb} ${action.resource}${where}: ${message}`;
+}
+
+/** Wraps any failure of `action` into a KubeError carrying the sentence. */
+export function toKubeError(err: unknown, action: KubeAction): KubeError {
+  if (err instanceof KubeError) return err;
+  const { code, status } = statusOf(err);
+  return new KubeError(describeKubeError(err, action), code, status?.reason, err);
+}
+
+/**
+ * The API server's own wording: `pods "x" is forbidden: User "u" cannot create resource "pods/attach"
+ * in API group "" in the namespace "ci"`.
+ */
+export function parseForbidden(message: string): { verb: string; resource: string; namespace?: string } | undefined {
+  const m = /cannot (\S+) resource "([^"]+)"(?: in API group "([^"]*)")?(?: in the namespace "([^"]+)")?/.exec(message);
+  if (!m) return undefined;
+  const resource = m[3] ? `${m[2].split('/')[0]}.${m[3]}${m[2].includes('/') ? `/${m[2].split('/')[1]}` : ''}` : m[2];
+  return { verb: m[1], resource, namespace: m[4] };
+}
+
+function networkCause(err: unknown): string | undefined {
+  const seen = new Set<unknown>();
+  let cur: unknown = err;
+  while (cur && typeof cur === 'object' && !seen.has(cur)) {
+    seen.add(cur);
+    const e = cur as { code?: unknown; message?: unknown; cause?: unknown; errno?: unknown; syscall?: unknown; address?: unknown; port?: unknown };
+    if (typeof e.code === 'string' && /^(ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|ECONNRESET|EAI_AGAIN|CERT_|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS)/.test(e.code)) {
+      if (typeof e.message === 'string' && e.message) return e.message.replace(/^request to \S+ failed, reason: /, '');
+      return e.code;
+    }
+    if (typeof e.message === 'string' && /(ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|certificate|self[- ]signed)/i.test(e.message) && !('body' in e)) {
+      return e.message.replace(/^request to \S+ failed, reason: /, '');
+    }
+    cur = e.cause;
+  }
+  return undefined;
+}
+
+function singular(resource: string): string {
+  return resource.replace(/s$/, '').replace(/^networkpolicie$/, 'networkpolicy');
+}

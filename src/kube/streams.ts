@@ -1,0 +1,199 @@
+/**
+ * attach/exec sessions over client-node's WebSocket connection, with what client-node leaves out:
+ * the negotiated protocol is checked, stdin is throttled on the socket's real buffer, v5 ends stdin
+ * with a CLOSE frame, pings keep proxies from cutting a quiet session, the server's Status body of
+ * a refused upgrade is kept for the error sentence, and a socket that closes without a Status frame
+ * is a failure, never a silent success.
+ */
+import { PassThrough, type Readable, type Writable } from 'node:stream';
+import querystring from 'node:querystring';
+import type { KubeConfig } from '@kubernetes/client-node';
+// Not re-exported by the package index; the package has no exports map, so the file is reachable.
+import { WebSocketHandler } from '@kubernetes/client-node/dist/web-socket-handler.js';
+import WebSocket from 'ws';
+import { KubeError, toKubeError, type StatusLike } from './errors.js';
+
+export const PROTOCOL_V5 = 'v5.channel.k8s.io';
+const STDIN = 0;
+const STDOUT = 1;
+const STDERR = 2;
+const STATUS = 3;
+const CLOSE = 255;
+
+export interface StreamOptions {
+  stdin?: Readable;
+  stdout?: Writable;
+  stderr?: Writable;
+  tty?: boolean;
+  /** Refuse (and close) a session whose server cannot end stdin (no v5) instead of hanging. */
+  requireStdinClose?: boolean;
+  /** Pause stdin while more than this many bytes wait in the socket. */
+  maxBufferedBytes?: number;
+  pingIntervalMs?: number;
+  /** No pong for this long ends the session as failed (client-go: 61 s). */
+  pongTimeoutMs?: number;
+}
+
+export interface StreamResult {
+  protocol: string;
+  /** Channel-3 Status: `Success`, or `Failure` with reason NonZeroExitCode and the exit code as cause. */
+  status: StatusLike & { status?: string };
+}
+
+export interface StreamSession {
+  protocol: string;
+  supportsStdinClose: boolean;
+  /** Settles when the server closes the session; rejects when it ends without a Status. */
+  done: Promise<StreamResult>;
+  /** Ends the session from our side (abort). */
+  close(): void;
+}
+
+export function openAttach(kc: KubeConfig, namespace: string, pod: string, container: string, opts: StreamOptions): Promise<StreamSession> {
+  const query = querystring.stringify({ container, stdin: Boolean(opts.stdin), stdout: Boolean(opts.stdout), stderr: Boolean(opts.stderr), tty: Boolean(opts.tty) });
+  return openStream(kc, `/api/v1/namespaces/${namespace}/pods/${pod}/attach?${query}`, opts, { verb: 'create', resource: 'pods/attach', namespace, name: pod });
+}
+
+export function openExec(kc: KubeConfig, namespace: string, pod: string, container: string, command: string[], opts: StreamOptions): Promise<StreamSession> {
+  const query = querystring.stringify({ container, command, stdin: Boolean(opts.stdin), stdout: Boolean(opts.stdout), stderr: Boolean(opts.stderr), tty: Boolean(opts.tty) });
+  return openStream(kc, `/api/v1/namespaces/${namespace}/pods/${pod}/exec?${query}`, opts, { verb: 'create', resource: 'pods/exec', namespace, name: pod });
+}
+
+/** The exit code an exec Status carries (0 for Success); undefined when it carries none. */
+export function exitCodeOfStatus(status: StreamResult['status']): number | undefined {
+  if (status.status === 'Success') return 0;
+  if (status.reason === 'NonZeroExitCode') {
+    const cause = status.details?.causes?.find((c) => (c as { reason?: string }).reason === 'ExitCode');
+    const n = Number(cause?.message);
+    if (Number.isInteger(n)) return n;
+  }
+  return undefined;
+}
+
+async function openStream(
+  kc: KubeConfig,
+  path: string,
+  opts: StreamOptions,
+  action: { verb: string; resource: string; namespace: string; name: string },
+): Promise<StreamSession> {
+  let refusal: KubeError | undefined;
+  const server = kc.getCurrentCluster()?.server;
+  // Our own socket factory so a refused upgrade's Status body reaches the error sentence.
+  const factory = (uri: string, protocols: string[], wsOpts: WebSocket.ClientOptions): WebSocket => {
+    const ws = new WebSocket(uri, protocols, wsOpts);
+    ws.on('unexpected-response', (_req, res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        refusal = toKubeError({ code: res.statusCode, body }, { ...action, server });
+        ws.terminate();
+      });
+    });
+    return ws;
+  };
+  // Dummy streams: client-node pauses/ends its `streams` on a server CLOSE frame, which must never be process.stdout.
+  const inert = { stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough() };
+  const handler = new WebSocketHandler(kc, factory as never, inert);
+
+  let status: StreamResult['status'] | undefined;
+  let ws: WebSocket;
+  const outputs: Record<number, Writable | undefined> = { [STDOUT]: opts.stdout, [STDERR]: opts.stderr };
+  try {
+    ws = (await handler.connect(path, null, (channel: number, data: Buffer) => {
+      if (channel === STATUS) {
+        status = JSON.parse(data.toString('utf8')) as StreamResult['status'];
+        return true;
+      }
+      if (channel === CLOSE) return true;
+      const out = outputs[channel];
+      if (out && data.length > 0 && !out.write(data)) {
+        // Reading backpressure: stop reading the socket until the consumer drains.
+        ws.pause();
+        out.once('drain', () => ws.resume());
+      }
+      return true;
+    })) as unknown as WebSocket;
+  } catch (err) {
+    if (refusal) throw refusal;
+    const inner = (err as { error?: unknown }).error ?? err;
+    throw toKubeError(inner, { ...action, server });
+  }
+
+  const protocol = ws.protocol;
+  const supportsStdinClose = protocol === PROTOCOL_V5;
+  if (opts.stdin && opts.requireStdinClose && !supportsStdinClose) {
+    ws.close();
+    throw new KubeError(
+      `the cluster negotiated ${protocol || 'no channel protocol'} for ${action.resource}, which cannot end stdin (needs ${PROTOCOL_V5}, Kubernetes ≥ 1.30); set stdinMode: file in the berth config`,
+    );
+  }
+
+  let closedByUs = false;
+  let failure: Error | undefined;
+  const pingEvery = opts.pingIntervalMs ?? 5000;
+  const pongTimeout = opts.pongTimeoutMs ?? 61000;
+  let lastPong = Date.now();
+  ws.on('pong', () => (lastPong = Date.now()));
+  const pinger = setInterval(() => {
+    if (Date.now() - lastPong > pongTimeout) {
+      failure = new KubeError(`the ${action.resource} stream to ${action.name} went silent (no pong for ${Math.round(pongTimeout / 1000)} s)`);
+      ws.terminate();
+      return;
+    }
+    if (ws.readyState === WebSocket.OPEN) ws.ping();
+  }, pingEvery);
+  pinger.unref();
+
+  const done = new Promise<StreamResult>((resolve, reject) => {
+    ws.on('error', (err) => (failure ??= toKubeError(err, { ...action, server })));
+    ws.on('close', () => {
+      clearInterval(pinger);
+      if (opts.stdin) opts.stdin.unpipe?.();
+      if (status) resolve({ protocol, status });
+      else if (closedByUs) reject(new KubeError(`the ${action.resource} stream to ${action.name} was closed by berth`));
+      else reject(failure ?? new KubeError(`the ${action.resource} stream to ${action.name} closed without a status: the connection was lost`));
+    });
+  });
+  done.catch(() => undefined);
+
+  if (opts.stdin) pumpStdin(ws, opts.stdin, supportsStdinClose, opts.maxBufferedBytes ?? 1024 * 1024);
+
+  return {
+    protocol,
+    supportsStdinClose,
+    done,
+    close() {
+      closedByUs = true;
+      clearInterval(pinger);
+      if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.close();
+    },
+  };
+}
+
+/** stdin → channel 0, pausing while the socket holds more than `maxBuffered` bytes; ends with v5 CLOSE. */
+function pumpStdin(ws: WebSocket, stdin: Readable, canClose: boolean, maxBuffered: number): void {
+  let inFlight = 0;
+  const onData = (chunk: Buffer | string): void => {
+    const data = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    if (ws.readyState !== WebSocket.OPEN) return;
+    const frame = Buffer.allocUnsafe(data.length + 1);
+    frame[0] = STDIN;
+    data.copy(frame, 1);
+    inFlight += frame.length;
+    ws.send(frame, { binary: true }, () => {
+      inFlight -= frame.length;
+      if (inFlight <= maxBuffered / 2 && stdin.isPaused()) stdin.resume();
+    });
+    if (inFlight > maxBuffered) stdin.pause();
+  };
+  stdin.on('data', onData);
+  stdin.once('end', () => {
+    stdin.off('data', onData);
+    // Without v5 there is no way to end stdin but closing the socket, which ends the whole session:
+    // callers plan for that (stdin delivered as a file) and never give us stdin then.
+    if (canClose && ws.readyState === WebSocket.OPEN) ws.send(Buffer.from([CLOSE, STDIN]), { binary: true });
+  });
+  stdin.once('error', () => ws.close());
+  ws.once('close', () => stdin.off('data', onData));
+}

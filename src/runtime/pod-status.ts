@@ -1,0 +1,72 @@
+/**
+ * Reading a watched pod: is the container running, finished, or stuck for a reason the user must
+ * hear about now rather than after the start timeout.
+ */
+import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
+
+/** Waiting reasons that will not resolve by waiting longer. */
+const FATAL_WAITING = new Set([
+  'ErrImagePull',
+  'ImagePullBackOff',
+  'InvalidImageName',
+  'ErrImageNeverPull',
+  'CreateContainerConfigError',
+  'CreateContainerError',
+  'RunContainerError',
+]);
+
+export type ContainerView =
+  | { state: 'pending'; progress: string }
+  | { state: 'running' }
+  | { state: 'terminated'; exitCode: number; reason?: string; message?: string }
+  | { state: 'failed'; message: string; exitCode: number };
+
+export function viewContainer(pod: V1Pod, container: string, init = false): ContainerView {
+  const statuses = (init ? pod.status?.initContainerStatuses : pod.status?.containerStatuses) ?? [];
+  const cs: V1ContainerStatus | undefined = statuses.find((s) => s.name === container);
+  const image = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].find((c) => c.name === container)?.image ?? '';
+
+  const unschedulable = pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable');
+  if (unschedulable) return { state: 'failed', exitCode: 125, message: `pod ${pod.metadata?.name} cannot be scheduled: ${unschedulable.message ?? 'Unschedulable'} (check resources, nodeSelector and tolerations of the pod template)` };
+
+  const waiting = cs?.state?.waiting;
+  if (waiting?.reason && FATAL_WAITING.has(waiting.reason)) return { state: 'failed', exitCode: 125, message: describeWaiting(waiting.reason, waiting.message, image) };
+  if (cs?.state?.running) return { state: 'running' };
+  const term = cs?.state?.terminated;
+  if (term) {
+    const startFailure = startFailureExitCode(term.reason, term.message);
+    if (startFailure !== undefined) return { state: 'failed', exitCode: startFailure, message: `cannot start ${image}: ${term.message ?? term.reason}` };
+    return { state: 'terminated', exitCode: term.exitCode, reason: term.reason, message: term.message };
+  }
+  if (pod.status?.phase === 'Failed' || pod.status?.phase === 'Succeeded') {
+    // The pod ended without this container ever running: deadline, eviction, failed init container.
+    return { state: 'failed', exitCode: 125, message: `pod ${pod.metadata?.name} ended (${pod.status.reason ?? pod.status.phase}) before ${container} ran${pod.status.message ? `: ${pod.status.message}` : ''}` };
+  }
+  if (!pod.spec?.nodeName && !pod.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'True')) return { state: 'pending', progress: 'scheduling' };
+  if (waiting?.reason === 'ContainerCreating' || waiting?.reason === 'PodInitializing') return { state: 'pending', progress: waiting.reason === 'PodInitializing' ? 'copying files' : 'pulling image / creating container' };
+  return { state: 'pending', progress: 'starting' };
+}
+
+/** docker run's convention: 127 when the command is missing, 126 when it cannot be executed. */
+function startFailureExitCode(reason?: string, message?: string): number | undefined {
+  if (reason !== 'StartError' && reason !== 'ContainerCannotRun') return undefined;
+  const m = message ?? '';
+  if (/no such file or directory|executable file not found|not found in \$PATH/i.test(m)) return 127;
+  if (/permission denied|exec format error/i.test(m)) return 126;
+  return 125;
+}
+
+function describeWaiting(reason: string, message: string | undefined, image: string): string {
+  const detail = message ? ` (${message})` : '';
+  switch (reason) {
+    case 'ErrImageNeverPull':
+      // kpt's tests expect docker's wording for a missing image with --pull never.
+      return `No such image: ${image}${detail}`;
+    case 'InvalidImageName':
+      return `invalid image name ${image}${detail}`;
+    case 'CreateContainerConfigError':
+      return `CreateContainerConfigError for ${image}${detail} (check the pod template's env, secrets and config maps)`;
+    default:
+      return `${reason} for ${image}${detail}`;
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * The shim's settings. kustomize and kpt pass no flags to `docker`, so everything the old kustomize
+ * proposal put in flags comes from the environment (BERTH_*) or a YAML file (BERTH_CONFIG, else
+ * ~/.config/berth/config.yaml). The environment wins over the file. See docs/shim.md.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import YAML from 'yaml';
+import type { WorkloadResources } from '../runtime/workload.js';
+
+export interface ShimConfig {
+  kubeconfig?: string;
+  context?: string;
+  namespace?: string;
+  /** A PodTemplate name in the namespace, or a path to a YAML file (PodTemplate, Pod, or a template). */
+  podTemplate?: string;
+  startTimeoutSeconds: number;
+  /** Objects expire (activeDeadlineSeconds, berth gc) after this. */
+  ttlSeconds: number;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  serviceAccount?: string;
+  resources?: WorkloadResources;
+  keepFailedPods: boolean;
+  helperImage?: string;
+  stdinMode: 'auto' | 'attach' | 'file';
+  /** Upper bound on the bytes of all mounts of one run. */
+  mountLimitBytes?: number;
+  verbose: boolean;
+  /** Written to the berth.dev/owner label. */
+  owner: string;
+  /** Which file was read, if any (for verbose output). */
+  file?: string;
+}
+
+export class ShimConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ShimConfigError';
+  }
+}
+
+export function loadShimConfig(env: NodeJS.ProcessEnv, homeDir = env.HOME ?? os.homedir()): ShimConfig {
+  const file = env.BERTH_CONFIG || path.join(env.XDG_CONFIG_HOME || path.join(homeDir, '.config'), 'berth', 'config.yaml');
+  let doc: Record<string, unknown> = {};
+  let used: string | undefined;
+  if (existsSync(file)) {
+    try {
+      doc = (YAML.parse(readFileSync(file, 'utf8')) ?? {}) as Record<string, unknown>;
+    } catch (e) {
+      throw new ShimConfigError(`cannot read berth config ${file}: ${(e as Error).message}`);
+    }
+    if (typeof doc !== 'object' || Array.isArray(doc)) throw new ShimConfigError(`berth config ${file} must be a YAML mapping`);
+    used = file;
+  } else if (env.BERTH_CONFIG) {
+    throw new ShimConfigError(`BERTH_CONFIG=${env.BERTH_CONFIG} does not exist`);
+  }
+  const str = (envName: string, key: string): string | undefined => {
+    const v = env[envName];
+    if (v) return v;
+    const f = doc[key];
+    if (f === undefined || f === null) return undefined;
+    if (typeof f !== 'string' && typeof f !== 'number' && typeof f !== 'boolean') throw new ShimConfigError(`${key} in ${file} must be a string`);
+    return String(f);
+  };
+  const map = (envName: string, key: string): Record<string, string> => {
+    const out: Record<string, string> = {};
+    const f = doc[key];
+    if (f && typeof f === 'object' && !Array.isArray(f)) for (const [k, v] of Object.entries(f)) out[k] = String(v);
+    else if (f !== undefined) throw new ShimConfigError(`${key} in ${file} must be a mapping`);
+    for (const pair of (env[envName] ?? '').split(',').filter(Boolean)) {
+      const eq = pair.indexOf('=');
+      out[eq < 0 ? pair : pair.slice(0, eq)] = eq < 0 ? '' : pair.slice(eq + 1);
+    }
+    return out;
+  };
+  const bool = (envName: string, key: string): boolean => {
+    const v = str(envName, key);
+    return v !== undefined && /^(1|true|yes|on)$/i.test(v);
+  };
+
+  const resourcesDoc = (doc.resources ?? {}) as Record<string, unknown>;
+  const memory = env.BERTH_MEMORY || (resourcesDoc.memory !== undefined ? String(resourcesDoc.memory) : undefined);
+  const cpus = env.BERTH_CPUS || (resourcesDoc.cpus !== undefined ? String(resourcesDoc.cpus) : undefined);
+  const stdinMode = str('BERTH_STDIN_MODE', 'stdinMode') ?? 'auto';
+  if (stdinMode !== 'auto' && stdinMode !== 'attach' && stdinMode !== 'file') throw new ShimConfigError(`stdinMode must be auto, attach or file, not ${stdinMode}`);
+  const mountLimit = str('BERTH_MOUNT_LIMIT', 'mountLimit');
+
+  const config: ShimConfig = {
+    kubeconfig: str('BERTH_KUBECONFIG', 'kubeconfig'),
+    context: str('BERTH_CONTEXT', 'context'),
+    namespace: str('BERTH_NAMESPACE', 'namespace'),
+    podTemplate: str('BERTH_POD_TEMPLATE', 'podTemplate'),
+    startTimeoutSeconds: parseDuration(str('BERTH_START_TIMEOUT', 'startTimeout') ?? '60s', 'startTimeout'),
+    ttlSeconds: parseDuration(str('BERTH_TTL', 'ttl') ?? '1h', 'ttl'),
+    labels: map('BERTH_LABELS', 'labels'),
+    annotations: map('BERTH_ANNOTATIONS', 'annotations'),
+    serviceAccount: str('BERTH_SERVICE_ACCOUNT', 'serviceAccount'),
+    keepFailedPods: bool('BERTH_KEEP_FAILED_PODS', 'keepFailedPods'),
+    helperImage: str('BERTH_HELPER_IMAGE', 'helperImage'),
+    stdinMode,
+    verbose: bool('BERTH_VERBOSE', 'verbose'),
+    owner: str('BERTH_OWNER', 'owner') ?? `shim-${os.hostname().toLowerCase().replace(/[^a-z0-9.-]/g, '-').slice(0, 50)}`,
+    file: used,
+  };
+  if (memory || cpus) config.resources = { ...(memory ? { memory } : {}), ...(cpus ? { cpus } : {}) };
+  if (mountLimit) config.mountLimitBytes = parseSize(mountLimit);
+  return config;
+}
+
+/** `60`, `60s`, `2m`, `1h30m` (Go-style durations, as the kustomize proposal's --pod-start-timeout). */
+export function parseDuration(text: string, what: string): number {
+  if (/^\d+$/.test(text)) return Number(text);
+  const re = /(\d+(?:\.\d+)?)(h|m|s|ms)/gy;
+  let total = 0;
+  let consumed = 0;
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    const n = Number(m[1]);
+    total += m[2] === 'h' ? n * 3600 : m[2] === 'm' ? n * 60 : m[2] === 's' ? n : n / 1000;
+    consumed = re.lastIndex;
+  }
+  if (consumed !== text.length || consumed === 0 || total <= 0) throw new ShimConfigError(`${what} "${text}" is not a duration (examples: 60s, 2m, 1h)`);
+  return Math.ceil(total);
+}
+
+export function parseSize(text: string): number {
+  const m = /^(\d+)\s*(|k|ki|m|mi|g|gi)b?$/i.exec(text.trim());
+  if (!m) throw new ShimConfigError(`mountLimit "${text}" is not a size (examples: 64Mi, 1Gi)`);
+  const unit = m[2].toLowerCase()[0] ?? '';
+  return Number(m[1]) * (unit === 'k' ? 1024 : unit === 'm' ? 1024 ** 2 : unit === 'g' ? 1024 ** 3 : 1);
+}

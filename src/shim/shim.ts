@@ -1,0 +1,221 @@
+/**
+ * `berth` acting as `docker`: the argv kustomize and kpt send becomes a pod, and the answers they
+ * expect before running come back in docker's shape. Exit codes follow `docker run`: the function's
+ * own, 125 for berth or cluster failures (126/127 when the entrypoint cannot run), with the reason
+ * on stderr.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { Writable, type Readable } from 'node:stream';
+import YAML from 'yaml';
+import { clusterFromConfig, type KubeCluster } from '../kube/cluster.js';
+import { resolveKubeConfig } from '../kube/config.js';
+import { KubeError } from '../kube/errors.js';
+import { MountError } from '../runtime/mounts.js';
+import { PlanError } from '../runtime/plan.js';
+import { RunError, runWorkload } from '../runtime/run.js';
+import type { PodTemplateSource, Workload } from '../runtime/workload.js';
+import { DockerUsageError, parseDockerArgv, type DockerCommand, type RunCommand } from './argv.js';
+import { loadShimConfig, ShimConfigError, type ShimConfig } from './config.js';
+
+/** What `docker version` reports: kpt requires ≥ 20.10.0 (for `--pull`). */
+export const SHIM_DOCKER_VERSION = '28.0.0';
+
+export interface ShimIO {
+  stdin: Readable;
+  stdout: Writable;
+  stderr: Writable & { isTTY?: boolean };
+  /** Emits SIGINT/SIGTERM; defaults to `process`. */
+  signals?: NodeJS.EventEmitter;
+  cwd?: string;
+  /** Tests inject a cluster; otherwise it is resolved from the kubeconfig. */
+  cluster?: KubeCluster;
+}
+
+export async function runDockerShim(argv: string[], env: NodeJS.ProcessEnv, io: ShimIO): Promise<number> {
+  let command: DockerCommand;
+  try {
+    command = parseDockerArgv(argv, env, io.cwd ?? process.cwd());
+  } catch (err) {
+    if (err instanceof DockerUsageError) {
+      io.stderr.write(`docker: ${err.message}\n${err.command ? `See 'docker ${err.command} --help'.\n` : ''}`);
+      return err.exitCode;
+    }
+    throw err;
+  }
+  switch (command.kind) {
+    case 'version':
+      io.stdout.write(formatVersion(command.format));
+      return 0;
+    case 'image-inspect':
+      // The cluster pulls images itself; whether a node has one cannot be asked through the API.
+      // "Unknowable" answers as present, so kpt goes on to run (where --pull decides).
+      io.stdout.write(command.format ? command.images.map(() => '\n').join('') : `${JSON.stringify(command.images.map((i) => ({ Id: '', RepoTags: [i] })), null, 4)}\n`);
+      return 0;
+    case 'image-pull':
+      // Nothing to do: the kubelet pulls when the pod starts, under the pod's imagePullPolicy.
+      if (!command.quiet) io.stdout.write(`${command.image}: the cluster pulls the image when the pod starts\n`);
+      return 0;
+    case 'image-ls':
+      // No tag list exists on a cluster; an empty answer makes kpt fall back to the tag it was given.
+      return 0;
+    case 'info':
+      return info(env, io, command.format);
+    case 'run':
+      return run(command, env, io);
+  }
+}
+
+function formatVersion(format?: string): string {
+  const data = { Client: { Version: SHIM_DOCKER_VERSION, ApiVersion: '1.48', Platform: { Name: 'berth' } }, Server: { Version: SHIM_DOCKER_VERSION } };
+  if (!format) return `Client: berth (docker-compatible shim)\n Version:           ${SHIM_DOCKER_VERSION}\n API version:       1.48\n`;
+  if (/^\s*\{\{\s*json\s+\.\s*\}\}\s*$/.test(format)) return `${JSON.stringify(data)}\n`;
+  // Only field paths like {{.Client.Version}}: enough for kpt, honest about everything else.
+  return `${format.replace(/\{\{\s*\.([A-Za-z.]+)\s*\}\}/g, (_m, p: string) => {
+    let cur: unknown = data;
+    for (const k of p.split('.')) cur = cur && typeof cur === 'object' ? (cur as Record<string, unknown>)[k] : undefined;
+    return cur === undefined ? '' : String(cur);
+  })}\n`;
+}
+
+async function info(env: NodeJS.ProcessEnv, io: ShimIO, format?: string): Promise<number> {
+  try {
+    const config = loadShimConfig(env);
+    const cluster = io.cluster ?? connect(config, env);
+    const v = await cluster.serverVersion();
+    const data = { ServerVersion: SHIM_DOCKER_VERSION, Name: 'berth', KubernetesServer: cluster.server, KubernetesVersion: `${v.major}.${v.minor}`, Namespace: cluster.namespace };
+    if (format && /json/.test(format)) io.stdout.write(`${JSON.stringify(data)}\n`);
+    else io.stdout.write(`Server: berth (containers run as Kubernetes pods)\n Cluster: ${data.KubernetesServer} (Kubernetes ${data.KubernetesVersion})\n Namespace: ${data.Namespace}\n`);
+    return 0;
+  } catch (err) {
+    io.stderr.write(`${messageOf(err)}\n`);
+    return 1;
+  }
+}
+
+async function run(command: RunCommand, env: NodeJS.ProcessEnv, io: ShimIO): Promise<number> {
+  const controller = new AbortController();
+  const signals = io.signals ?? process;
+  let caught: string | undefined;
+  const onSignal = (name: string) => (): void => {
+    caught = name;
+    controller.abort();
+  };
+  const onInt = onSignal('SIGINT');
+  const onTerm = onSignal('SIGTERM');
+  signals.on('SIGINT', onInt);
+  signals.on('SIGTERM', onTerm);
+  const status = new StatusLine(io.stderr, env);
+  try {
+    const config = loadShimConfig(env);
+    const cluster = io.cluster ?? connect(config, env);
+    const workload = await applyConfig(command.workload, config, cluster);
+    status.verbose(`running ${workload.image} in namespace ${cluster.namespace} of ${cluster.server}`);
+    const { exitCode } = await runWorkload(
+      workload,
+      {
+        stdin: command.workload.stdin ? io.stdin : undefined,
+        stdout: command.attach.stdout ? io.stdout : discard(),
+        stderr: command.attach.stderr ? io.stderr : discard(),
+        signal: controller.signal,
+        onProgress: (phase) => status.show(phase),
+      },
+      {
+        kube: cluster,
+        owner: config.owner,
+        ttlSeconds: config.ttlSeconds,
+        helperImage: config.helperImage,
+        stdinMode: config.stdinMode,
+        keepFailedPods: config.keepFailedPods,
+        mountLimitBytes: config.mountLimitBytes,
+      },
+    );
+    status.clear();
+    return exitCode;
+  } catch (err) {
+    status.clear();
+    if (caught) {
+      io.stderr.write(`berth: ${caught}: the pod and its objects were deleted\n`);
+      return caught === 'SIGINT' ? 130 : 143;
+    }
+    io.stderr.write(`docker: ${messageOf(err)}\n`);
+    return err instanceof RunError ? err.exitCode : 125;
+  } finally {
+    signals.off('SIGINT', onInt);
+    signals.off('SIGTERM', onTerm);
+  }
+}
+
+function connect(config: ShimConfig, env: NodeJS.ProcessEnv): KubeCluster {
+  const target = resolveKubeConfig({ kubeconfig: config.kubeconfig, context: config.context, namespace: config.namespace, env });
+  return clusterFromConfig(target.kc, target.namespace);
+}
+
+/** Config defaults fill what the command line left open; the command line wins. */
+export async function applyConfig(w: Workload, config: ShimConfig, cluster: Pick<KubeCluster, 'readPodTemplate'>): Promise<Workload> {
+  const out: Workload = { ...w, startTimeoutSeconds: w.startTimeoutSeconds ?? config.startTimeoutSeconds };
+  out.labels = { ...config.labels, ...(w.labels ?? {}) };
+  out.annotations = { ...config.annotations, ...(w.annotations ?? {}) };
+  if (!out.serviceAccount && config.serviceAccount) out.serviceAccount = config.serviceAccount;
+  if (config.resources) out.resources = { ...config.resources, ...(w.resources ?? {}) };
+  if (config.podTemplate && !out.podTemplate) out.podTemplate = await loadPodTemplate(config.podTemplate, cluster);
+  return out;
+}
+
+export async function loadPodTemplate(ref: string, cluster: Pick<KubeCluster, 'readPodTemplate'>): Promise<PodTemplateSource> {
+  const looksLikeFile = ref.includes('/') || /\.ya?ml$|\.json$/.test(ref);
+  if (looksLikeFile) {
+    if (!existsSync(ref)) throw new ShimConfigError(`pod template file ${ref} does not exist (podTemplate / BERTH_POD_TEMPLATE)`);
+    const doc = YAML.parse(readFileSync(ref, 'utf8')) as Record<string, unknown> | null;
+    if (!doc || typeof doc !== 'object') throw new ShimConfigError(`pod template file ${ref} is empty`);
+    const template = doc.kind === 'PodTemplate' ? doc.template : doc.kind === 'Pod' ? { metadata: doc.metadata, spec: doc.spec } : doc;
+    return { template: (template ?? {}) as PodTemplateSource['template'], origin: ref };
+  }
+  const pt = await cluster.readPodTemplate(ref);
+  return { template: (pt.template ?? {}) as PodTemplateSource['template'], origin: `PodTemplate ${ref}` };
+}
+
+function messageOf(err: unknown): string {
+  if (err instanceof RunError || err instanceof KubeError || err instanceof ShimConfigError || err instanceof MountError || err instanceof PlanError) return err.message;
+  return err instanceof Error ? err.message : String(err);
+}
+
+function discard(): Writable {
+  return new Writable({ write: (_c, _e, cb) => cb() });
+}
+
+/** One line on a terminal's stderr that is rewritten and finally erased; plain lines when verbose. */
+class StatusLine {
+  private readonly tty: boolean;
+  private readonly isVerbose: boolean;
+  private shown = false;
+  private last = '';
+
+  constructor(
+    private readonly out: Writable & { isTTY?: boolean },
+    env: NodeJS.ProcessEnv,
+  ) {
+    this.tty = Boolean(out.isTTY);
+    this.isVerbose = /^(1|true|yes|on)$/i.test(env.BERTH_VERBOSE ?? '');
+  }
+
+  show(phase: string): void {
+    if (phase === this.last) return;
+    this.last = phase;
+    if (this.isVerbose && !this.tty) this.out.write(`berth: ${phase}\n`);
+    else if (this.tty) {
+      this.out.write(`\r\x1b[2Kberth: ${phase}…`);
+      this.shown = true;
+      // Once running, the function owns stderr: the line must be gone before it writes.
+      if (phase === 'running') this.clear();
+    }
+  }
+
+  verbose(line: string): void {
+    if (this.isVerbose) this.out.write(`berth: ${line}\n`);
+  }
+
+  clear(): void {
+    if (this.shown) this.out.write('\r\x1b[2K');
+    this.shown = false;
+  }
+}

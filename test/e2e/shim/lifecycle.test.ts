@@ -1,0 +1,94 @@
+// Interruptions and permissions: SIGTERM in mid-run deletes everything before the shim exits; a
+// SIGKILLed shim leaves objects that their deadline ends and `berth gc` removes once expired; a user
+// without pods/attach hears so within 2 s.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { berthCli, kubeConfig, runCommand, waitForPod } from '../harness/cluster.js';
+import { setUpShim, type ShimEnv } from './shim-env.js';
+
+const SLEEP_INPUT = 'apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: c}\n  data: {seconds: "300"}\n';
+const RUN_ARGV = ['run', '--rm', '-i', '--network', 'none', '--user', 'nobody', '--security-opt=no-new-privileges', 'localhost/berth/krm-sleep:1'];
+
+let shim: ShimEnv;
+let denied: ShimEnv;
+const children = new Set<ChildProcess>();
+
+before(async () => {
+  shim = await setUpShim('shim-life');
+  // The shipped Role without its pods/attach rule.
+  denied = await setUpShim('shim-noattach', { edit: (y) => y.replace(/\n {2}# WebSocket upgrades[^\n]*\n[^\n]*\n {2}- apiGroups: \[""\]\n {4}resources: \["pods\/attach"\]\n {4}verbs: \[[^\]]*\]/, '') });
+});
+after(async () => {
+  for (const c of children) c.kill('SIGKILL');
+  await shim?.close();
+  await denied?.close();
+});
+
+/** Starts the shim on the sleep function and resolves once the function runs (its stderr says so). */
+function startSleeping(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; exit: Promise<{ code: number | null; signal: string | null; stderr: string }> }> {
+  const child = spawn('docker', RUN_ARGV, { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  children.add(child);
+  let stderr = '';
+  const exit = new Promise<{ code: number | null; signal: string | null; stderr: string }>((resolve) =>
+    child.on('close', (code, signal) => {
+      children.delete(child);
+      resolve({ code, signal, stderr });
+    }),
+  );
+  child.stdin!.end(SLEEP_INPUT);
+  return new Promise((resolve, reject) => {
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+      if (stderr.includes('sleep: sleeping')) resolve({ child, exit });
+    });
+    void exit.then((e) => reject(new Error(`the shim ended before the function ran: ${e.code} ${e.stderr}`)));
+  });
+}
+
+test('SIGTERM in mid-run: the pod and its NetworkPolicy are deleted before the shim exits 143', async () => {
+  const { child, exit } = await startSleeping(shim.env('berth'));
+  assert.equal((await shim.leftovers()).length, 2, 'a pod and a NetworkPolicy while running');
+  child.kill('SIGTERM');
+  const ended = await exit;
+  assert.equal(ended.code, 143);
+  assert.match(ended.stderr, /SIGTERM: the pod and its objects were deleted/);
+  assert.deepEqual(await shim.leftovers(), []);
+});
+
+test('SIGKILL: the deadline ends the pod, berth gc removes the objects once expired, not before', async () => {
+  const env = shim.env('berth', { BERTH_TTL: '4s' });
+  const { child, exit } = await startSleeping(env);
+  child.kill('SIGKILL');
+  await exit;
+  const left = await shim.leftovers();
+  const pod = left.find((o) => o.startsWith('pod/'))?.slice(4);
+  assert.ok(pod && left.some((o) => o.startsWith('networkpolicy')), `expected a pod and a NetworkPolicy, got ${left}`);
+
+  const gc = (extra: string[] = []) => runCommand(process.execPath, [berthCli, 'gc', ...extra], { env });
+  const early = await gc();
+  assert.equal(early.code, 0, early.stderr);
+  assert.match(early.stdout, /nothing expired/);
+  assert.deepEqual((await shim.leftovers()).sort(), left.sort());
+
+  const ended = await waitForPod(kubeConfig(), shim.namespace, pod, (p) => p.status?.phase === 'Failed', 30_000);
+  assert.equal(ended.status?.reason, 'DeadlineExceeded');
+  const dry = await gc(['--dry-run']);
+  assert.match(dry.stdout, new RegExp(`Pod/${pod} \\(namespace ${shim.namespace}\\) would be deleted`));
+  assert.equal((await shim.leftovers()).length, left.length);
+  const late = await gc();
+  assert.equal(late.code, 0, late.stderr);
+  assert.match(late.stdout, new RegExp(`Pod/${pod} .* deleted`));
+  assert.match(late.stdout, /NetworkPolicy\/.* deleted/);
+  assert.deepEqual(await shim.leftovers(), []);
+});
+
+test('a user without pods/attach gets, within 2 s, an error naming that permission', async () => {
+  const started = Date.now();
+  const r = await denied.run('berth', 'docker', RUN_ARGV, { input: SLEEP_INPUT });
+  const elapsed = Date.now() - started;
+  assert.equal(r.code, 125);
+  assert.match(r.stderr, /forbidden: cannot create pods\/attach in namespace shim-noattach-\S+ .*deploy\/rbac\/shim-role\.yaml/);
+  assert.ok(elapsed < 2000, `took ${elapsed} ms`);
+  assert.deepEqual(await denied.leftovers(), []);
+});

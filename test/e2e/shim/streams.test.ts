@@ -1,0 +1,55 @@
+// `docker run -i` through berth's shim against podman: a 10 MiB ResourceList round-trips intact, stdout
+// and stderr stay apart, exit codes 0, 1 and 42 pass through.
+import { after, afterEach, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { bothRuntimes, setUpShim, type ShimEnv } from './shim-env.js';
+
+const KUSTOMIZE_ARGV = ['run', '--rm', '-i', '-a', 'STDIN', '-a', 'STDOUT', '-a', 'STDERR', '--network', 'none', '--user', 'nobody', '--security-opt=no-new-privileges'];
+const ECHO = 'localhost/berth/krm-echo:1';
+
+let shim: ShimEnv;
+before(async () => {
+  shim = await setUpShim('shim-streams');
+});
+after(async () => {
+  await shim?.close();
+});
+afterEach(async () => assert.deepEqual(await shim.leftovers(), [], 'berth left objects behind'));
+
+/** A ResourceList of ConfigMaps, just over `bytes` long. */
+function bigResourceList(bytes: number): string {
+  const parts = ['apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n'];
+  let size = parts[0].length;
+  for (let i = 0; size < bytes; i++) {
+    const item = `- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: cm-${i}\n  data:\n    payload: "${createHash('sha256').update(String(i)).digest('hex').repeat(16)}"\n`;
+    parts.push(item);
+    size += item.length;
+  }
+  return parts.join('');
+}
+
+test('a 10 MiB ResourceList round-trips byte for byte; stderr carries only the function\'s report', async () => {
+  const input = bigResourceList(10 * 1024 * 1024);
+  const sha = createHash('sha256').update(input).digest('hex');
+  const [ref, berth] = await bothRuntimes(shim, 'docker', [...KUSTOMIZE_ARGV, ECHO], { input });
+  assert.equal(ref.code, 0, ref.stderr);
+  assert.equal(berth.code, 0, berth.stderr);
+  assert.equal(berth.stdout.length, input.length);
+  assert.ok(berth.stdout === input, 'stdout differs from the input');
+  assert.equal(berth.stderr, `echo: bytes=${Buffer.byteLength(input)} sha256=${sha}\n`);
+  assert.equal(berth.stderr, ref.stderr);
+});
+
+for (const code of [0, 1, 42]) {
+  test(`exit code ${code} passes through, with stdout and stderr apart`, async () => {
+    const input = 'apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n';
+    const [ref, berth] = await bothRuntimes(shim, 'docker', [...KUSTOMIZE_ARGV, '-e', `EXIT_CODE=${code}`, ECHO], { input });
+    assert.equal(ref.code, code);
+    assert.equal(berth.code, code);
+    assert.equal(berth.stdout, input);
+    assert.equal(berth.stdout, ref.stdout);
+    assert.equal(berth.stderr, ref.stderr);
+    assert.match(berth.stderr, /^echo: bytes=/);
+  });
+}

@@ -1,0 +1,49 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { encodeRecord, formatNs, LineSplitter, MAX_RECORD_BYTES, parseRecords, parseTimeNs, renderRecord, selectRecords, type LogRecord } from '../../../src/devcluster/node/log-format.js';
+
+const rec = (time: string, stream: 'stdout' | 'stderr', content: string, partial = false): LogRecord => ({ time, stream, partial, content: Buffer.from(content) });
+
+test('records survive encode and parse, including spaces and partial lines', () => {
+  const records = [rec('2025-01-02T03:04:05.000000001Z', 'stdout', 'a b  c'), rec('2025-01-02T03:04:05.000000002Z', 'stderr', 'no newline', true)];
+  const parsed = parseRecords(Buffer.concat(records.map(encodeRecord)));
+  assert.deepEqual(parsed, records);
+  assert.equal(encodeRecord(records[0]!).toString(), '2025-01-02T03:04:05.000000001Z stdout F a b  c\n');
+});
+
+test('a torn last line is ignored', () => {
+  const data = Buffer.concat([encodeRecord(rec('2025-01-02T03:04:05.000000001Z', 'stdout', 'ok')), Buffer.from('2025-01-02T03:04:05.0')]);
+  assert.equal(parseRecords(data).length, 1);
+});
+
+test('the splitter holds back unfinished lines and splits over-long ones', () => {
+  const s = new LineSplitter();
+  assert.deepEqual(s.push(Buffer.from('ab')), []);
+  assert.deepEqual(s.push(Buffer.from('c\nd\n\ne')).map((p) => [p.content.toString(), p.partial]), [['abc', false], ['d', false], ['', false]]);
+  assert.deepEqual(s.flush(), { content: Buffer.from('e'), partial: true });
+  assert.equal(s.flush(), undefined);
+  const long = s.push(Buffer.alloc(MAX_RECORD_BYTES + 10, 'x'));
+  assert.equal(long.length, 1);
+  assert.equal(long[0]!.partial, true);
+});
+
+test('timestamps have nine fraction digits and parse back', () => {
+  const ns = 1735787045123456789n;
+  assert.equal(formatNs(ns), '2025-01-02T03:04:05.123456789Z');
+  assert.equal(parseTimeNs('2025-01-02T03:04:05.123456789Z'), ns);
+  assert.equal(parseTimeNs('2025-01-02T04:04:05+01:00'), 1735787045000000000n);
+});
+
+test('selection filters by stream, since and tail; rendering adds newlines and timestamps', () => {
+  const all = [
+    rec('2025-01-02T03:04:05.000000001Z', 'stdout', 'o1'),
+    rec('2025-01-02T03:04:06.000000001Z', 'stderr', 'e1'),
+    rec('2025-01-02T03:04:07.000000001Z', 'stdout', 'o2'),
+  ];
+  assert.deepEqual(selectRecords(all, { stream: 'Stderr' }).map((r) => r.content.toString()), ['e1']);
+  assert.deepEqual(selectRecords(all, { tailLines: 2 }).map((r) => r.content.toString()), ['e1', 'o2']);
+  assert.deepEqual(selectRecords(all, { tailLines: 0 }), []);
+  assert.deepEqual(selectRecords(all, { sinceNs: parseTimeNs('2025-01-02T03:04:06Z') }).map((r) => r.content.toString()), ['e1', 'o2']);
+  assert.equal(renderRecord(all[0]!, true).toString(), '2025-01-02T03:04:05.000000001Z o1\n');
+  assert.equal(renderRecord(rec('t', 'stdout', 'p', true), false).toString(), 'p');
+});
