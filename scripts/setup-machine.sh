@@ -4,7 +4,7 @@
 # explicit ulimits. Idempotent; needs root (as on the project's machines).
 set -euo pipefail
 need=()
-for pair in podman:podman runc:runc busybox:busybox-static openssl:openssl; do
+for pair in podman:podman runc:runc busybox:busybox-static openssl:openssl docker-registry:docker-registry; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || [ -x "/usr/sbin/${pair%%:*}" ] || need+=("${pair#*:}")
 done
 # busybox from busybox-static must be the static one (it is copied into an image with no libc)

@@ -1,5 +1,5 @@
 // `berth docker ...` and berth invoked as `docker` (a symlink made by `berth shim install DIR`).
-import { lstatSync, mkdirSync, readlinkSync, symlinkSync, unlinkSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readlinkSync, statSync, symlinkSync, unlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
@@ -41,6 +41,8 @@ export function shimCommand(): Command {
         if (current !== target && !o.force) throw new Error(`${link} already exists (${current ? `a link to ${current}` : 'not a link'}); use --force to replace it`);
         unlinkSync(link);
       }
+      // the link runs berth directly (kustomize execs `docker`), so the target must be executable
+      chmodSync(target, statSync(target).mode | 0o111);
       symlinkSync(target, link);
       process.stdout.write(`${link} -> ${target}\nput it first on PATH:  export PATH=${resolve(dir)}:$PATH\n`);
     });

@@ -18,6 +18,7 @@ import { openAttach } from '../kube/streams.js';
 import { snapshotMounts, DEFAULT_MAX_MOUNT_BYTES } from './mounts.js';
 import { MAIN_CONTAINER, planWorkload, type TarEntry, type WorkloadPlan } from './plan.js';
 import { viewContainer, type ContainerView } from './pod-status.js';
+import { RunError } from './run-error.js';
 import type { Workload } from './workload.js';
 
 export interface RunIO {
@@ -43,15 +44,7 @@ export interface RunCluster {
 }
 
 /** A failure of berth or the cluster (not of the workload): docker run exits 125 (126/127 for start errors). */
-export class RunError extends Error {
-  constructor(
-    message: string,
-    readonly exitCode = 125,
-  ) {
-    super(message);
-    this.name = 'RunError';
-  }
-}
+export { RunError };
 
 const DEFAULT_START_TIMEOUT = 60;
 

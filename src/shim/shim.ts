@@ -7,12 +7,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { Writable, type Readable } from 'node:stream';
 import YAML from 'yaml';
-import { clusterFromConfig, type KubeCluster } from '../kube/cluster.js';
-import { resolveKubeConfig } from '../kube/config.js';
+import type { KubeCluster } from '../kube/cluster.js';
 import { KubeError } from '../kube/errors.js';
 import { MountError } from '../runtime/mounts.js';
 import { PlanError } from '../runtime/plan.js';
-import { RunError, runWorkload } from '../runtime/run.js';
+import { RunError } from '../runtime/run-error.js';
 import type { PodTemplateSource, Workload } from '../runtime/workload.js';
 import { DockerUsageError, parseDockerArgv, type DockerCommand, type RunCommand } from './argv.js';
 import { loadShimConfig, ShimConfigError, type ShimConfig } from './config.js';
@@ -80,7 +79,7 @@ function formatVersion(format?: string): string {
 async function info(env: NodeJS.ProcessEnv, io: ShimIO, format?: string): Promise<number> {
   try {
     const config = loadShimConfig(env);
-    const cluster = io.cluster ?? connect(config, env);
+    const cluster = io.cluster ?? (await connect(config, env));
     const v = await cluster.serverVersion();
     const data = { ServerVersion: SHIM_DOCKER_VERSION, Name: 'berth', KubernetesServer: cluster.server, KubernetesVersion: `${v.major}.${v.minor}`, Namespace: cluster.namespace };
     if (format && /json/.test(format)) io.stdout.write(`${JSON.stringify(data)}\n`);
@@ -107,7 +106,8 @@ async function run(command: RunCommand, env: NodeJS.ProcessEnv, io: ShimIO): Pro
   const status = new StatusLine(io.stderr, env);
   try {
     const config = loadShimConfig(env);
-    const cluster = io.cluster ?? connect(config, env);
+    const cluster = io.cluster ?? (await connect(config, env));
+    const { runWorkload } = await import('../runtime/run.js');
     const workload = await applyConfig(command.workload, config, cluster);
     status.verbose(`running ${workload.image} in namespace ${cluster.namespace} of ${cluster.server}`);
     const { exitCode } = await runWorkload(
@@ -145,7 +145,9 @@ async function run(command: RunCommand, env: NodeJS.ProcessEnv, io: ShimIO): Pro
   }
 }
 
-function connect(config: ShimConfig, env: NodeJS.ProcessEnv): KubeCluster {
+/** client-node is loaded only here: `docker version` and `image inspect`, which kpt asks first, stay fast */
+async function connect(config: ShimConfig, env: NodeJS.ProcessEnv): Promise<KubeCluster> {
+  const [{ resolveKubeConfig }, { clusterFromConfig }] = await Promise.all([import('../kube/config.js'), import('../kube/cluster.js')]);
   const target = resolveKubeConfig({ kubeconfig: config.kubeconfig, context: config.context, namespace: config.namespace, env });
   return clusterFromConfig(target.kc, target.namespace);
 }

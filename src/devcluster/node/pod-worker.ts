@@ -1,7 +1,7 @@
 // The kubelet's work for one pod: sandbox (a podman pod), init containers in order, then the containers,
 // with restarts, image and config errors, the active deadline and graceful deletion. Its view of every
 // container becomes the pod's status through the store.
-import { mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Faults, KubeObject, ObjectStore } from '../types.js';
 import { resourceByKind } from '../api/resources.js';
@@ -259,7 +259,7 @@ export class PodWorker {
       mkdirSync(this.podDir, { recursive: true });
       writeHostsFile(this.hostsFile, this.ctx.hostsContent(this.pod, undefined));
       const labels = { [CLUSTER_LABEL]: this.ctx.clusterId, 'io.berth.namespace': this.namespace, 'io.berth.pod': this.name, 'io.berth.uid': this.uid };
-      const spec = { name: this.podmanPod, infraName: this.infraName, hostname: podHostname(this.pod), labels, isolated: this.isolated };
+      const spec = { name: this.podmanPod, infraName: this.infraName, hostname: podHostname(this.pod), labels, isolated: this.isolated, hostNetwork: this.pod.spec?.hostNetwork === true };
       const created = await this.ctx.cli.run(podCreateArgs(spec));
       if (created.code === 0) break;
       const failure = podmanMessage(created);
@@ -288,7 +288,8 @@ export class PodWorker {
     if (inspected.code !== 0) throw new Error(podmanMessage(inspected));
     const [pid, ip] = inspected.stdout.trim().split(/\s+/);
     this.infraPid = Number(pid) || undefined;
-    this.podIP = ip || undefined;
+    // a hostNetwork pod has the node's address, as on a real node
+    this.podIP = this.pod.spec?.hostNetwork === true ? this.ctx.hostIP : ip || undefined;
     this.sandboxReady = true;
     writeHostsFile(this.hostsFile, this.ctx.hostsContent(this.pod, this.podIP));
     this.queueStatus();
@@ -494,7 +495,8 @@ export class PodWorker {
       if (subPath) {
         if (subPath.startsWith('/') || subPath.split('/').includes('..')) throw new ConfigError(`invalid subpath "${subPath}"`);
         hostPath = join(hostPath, subPath);
-        if (!volume.configMap && !volume.secret && !volume.projected && !volume.downwardAPI) mkdirSync(hostPath, { recursive: true });
+        // as the kubelet: a missing subPath becomes a directory; an existing file or directory is mounted as it is
+        if (!volume.configMap && !volume.secret && !volume.projected && !volume.downwardAPI && !existsSync(hostPath)) mkdirSync(hostPath, { recursive: true });
       }
       const readOnly = vm.readOnly === true || Boolean(volume.configMap || volume.secret || volume.projected || volume.downwardAPI);
       mounts.push({ hostPath, containerPath: vm.mountPath, readOnly });

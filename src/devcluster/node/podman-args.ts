@@ -10,12 +10,14 @@ export interface SandboxSpec {
   labels: Record<string, string>;
   /** no network at all (deny-all NetworkPolicy): loopback only */
   isolated: boolean;
+  /** spec.hostNetwork: the node's network namespace */
+  hostNetwork?: boolean;
 }
 
 export function podCreateArgs(s: SandboxSpec): string[] {
   const args = ['pod', 'create', '--name', s.name, '--infra-name', s.infraName, '--hostname', s.hostname, '--no-hosts'];
   for (const [k, v] of Object.entries(s.labels)) args.push('--label', `${k}=${v}`);
-  args.push('--network', s.isolated ? 'none' : 'podman');
+  args.push('--network', s.isolated ? 'none' : s.hostNetwork ? 'host' : 'podman');
   return args;
 }
 

@@ -230,6 +230,38 @@ describe('PodmanNode', () => {
     assert.equal(await readAll(await node.logs(p, {})), 'hello world|s3cret|env-cm||nested file|600|a|env-cm-x\n');
   });
 
+  test('a subPath naming an existing file mounts that file; a missing subPath becomes a directory', async (t) => {
+    t.after(() => remove('subpath'));
+    pod('subpath', {
+      volumes: [{ name: 'work', emptyDir: {} }],
+      initContainers: [{ name: 'seed', image: BUSYBOX, command: ['sh', '-c', 'echo seeded > /w/file.txt'], volumeMounts: [{ name: 'work', mountPath: '/w' }] }],
+      containers: [
+        {
+          name: 'main',
+          image: BUSYBOX,
+          command: ['sh', '-c', 'cat /etc/one.txt; test -d /made && echo dir'],
+          volumeMounts: [
+            { name: 'work', mountPath: '/etc/one.txt', subPath: 'file.txt' },
+            { name: 'work', mountPath: '/made', subPath: 'new/dir' },
+          ],
+        },
+      ],
+    });
+    const p = await waitForPod('subpath', phaseIs('Failed', 'Succeeded'));
+    assert.equal(p.status.phase, 'Succeeded', JSON.stringify(p.status));
+    assert.equal(await readAll(await node.logs(p, {})), 'seeded\ndir\n');
+  });
+
+  test('a hostNetwork pod shares the node\'s network and reports the node\'s address as its IP', async (t) => {
+    t.after(() => remove('hostnet'));
+    pod('hostnet', { hostNetwork: true, containers: [{ name: 'main', image: BUSYBOX, command: ['sh', '-c', 'ip -o addr show 2>/dev/null || ifconfig'] }] });
+    const p = await waitForPod('hostnet', phaseIs('Failed', 'Succeeded'));
+    assert.equal(p.status.phase, 'Succeeded', JSON.stringify(p.status));
+    assert.equal(p.status.podIP, p.status.hostIP);
+    // the node's own bridge address is one of the pod's interfaces: it is in the host's namespace
+    assert.match(await readAll(await node.logs(p, {})), new RegExp(p.status.hostIP.replace(/\./g, '\\.')));
+  });
+
   test('a missing ConfigMap is CreateContainerConfigError until it appears', async (t) => {
     t.after(() => {
       remove('cm-late');

@@ -37,8 +37,6 @@ export async function setUpShim(prefix: string, opts: { edit?: (yaml: string) =>
   const shimDir = mkdtempSync(join(tmpdir(), 'berth-shim-'));
   try {
     await bindShimRole(namespace, opts.edit);
-    // tsc emits main.js without the executable bit; a link named docker must be executable.
-    chmodSync(berthCli, 0o755);
     const install = await runCommand(process.execPath, [berthCli, 'shim', 'install', shimDir]);
     if (install.code !== 0) throw new Error(`berth shim install failed: ${install.stderr}`);
   } catch (err) {

@@ -1,0 +1,95 @@
+/**
+ * Whole-body HTTP(S) requests for catalogs, executables and OCI registries. A body that ends before
+ * its Content-Length is an error (a download cut midway must never pass for a short file).
+ */
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import { rootCertificates } from 'node:tls';
+
+export class FetchError extends Error {
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = 'FetchError';
+  }
+}
+
+export interface FetchOptions {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: Buffer | string;
+  /** Extra CA certificates (PEM file), added to the system roots. Defaults to $BERTH_CA_FILE. */
+  caFile?: string;
+  /** Statuses accepted besides 2xx. */
+  accept?: number[];
+}
+
+export interface FetchResult {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+}
+
+const MAX_REDIRECTS = 5;
+
+export async function fetchUrl(url: string, opts: FetchOptions = {}): Promise<FetchResult> {
+  let target = new URL(url);
+  for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+    const res = await request(target, opts);
+    if ([301, 302, 303, 307, 308].includes(res.status) && res.headers.location && !opts.accept?.includes(res.status)) {
+      target = new URL(res.headers.location, target);
+      continue;
+    }
+    if ((res.status < 200 || res.status > 299) && !opts.accept?.includes(res.status)) {
+      const detail = res.body.toString('utf8').slice(0, 300).trim();
+      throw new FetchError(`${opts.method ?? 'GET'} ${redact(target)} answered ${res.status}${detail ? `: ${detail}` : ''}`, res.status);
+    }
+    return res;
+  }
+  throw new FetchError(`${redact(new URL(url))}: more than ${MAX_REDIRECTS} redirects`);
+}
+
+function request(url: URL, opts: FetchOptions): Promise<FetchResult> {
+  const caFile = opts.caFile ?? process.env.BERTH_CA_FILE;
+  let ca: string[] | undefined;
+  if (url.protocol === 'https:' && caFile) {
+    try {
+      ca = [...rootCertificates, readFileSync(caFile, 'utf8')];
+    } catch (err) {
+      throw new FetchError(`cannot read the CA file ${caFile}: ${(err as Error).message}`);
+    }
+  }
+  const lib = url.protocol === 'https:' ? https : url.protocol === 'http:' ? http : undefined;
+  if (!lib) throw new FetchError(`${url.href}: only https (and http to a loopback registry) can be fetched`);
+  return new Promise((resolve, reject) => {
+    const req = lib.request(url, { method: opts.method ?? 'GET', headers: opts.headers, ...(ca ? { ca } : {}) }, (res) => {
+      const chunks: Buffer[] = [];
+      let received = 0;
+      const expected = res.headers['content-length'] !== undefined ? Number(res.headers['content-length']) : undefined;
+      const cut = (why: string): void => reject(new FetchError(`download of ${redact(url)} failed midway (${received}${expected !== undefined ? ` of ${expected}` : ''} bytes): ${why}`));
+      res.on('data', (c: Buffer) => {
+        chunks.push(c);
+        received += c.length;
+      });
+      res.on('aborted', () => cut('the connection was closed'));
+      res.on('error', (err) => cut(err.message));
+      res.on('end', () => {
+        if (!res.complete) return cut('the connection was closed');
+        if (expected !== undefined && received !== expected && opts.method !== 'HEAD') return cut('the body is shorter than its Content-Length');
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) });
+      });
+    });
+    req.on('error', (err) => reject(new FetchError(`${opts.method ?? 'GET'} ${redact(url)}: ${err.message}${/certificate/i.test(err.message) ? ' (trust its CA with --ca-file or BERTH_CA_FILE)' : ''}`)));
+    req.end(opts.body);
+  });
+}
+
+function redact(url: URL): string {
+  const u = new URL(url.href);
+  u.password = '';
+  u.username = '';
+  return u.href;
+}

@@ -1,0 +1,286 @@
+/**
+ * The HTTP side of the Docker API: one Call per request, whether it came as a plain request or as a
+ * hijack (`Connection: Upgrade`, `Upgrade: tcp`, which node hands to the 'upgrade' event with the
+ * raw socket). Errors are Docker's `{"message": ...}` bodies.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { PassThrough, type Readable, type Writable } from 'node:stream';
+
+export const API_VERSION = '1.44';
+export const MIN_API_VERSION = '1.24';
+export const MAX_JSON_BYTES = 2 * 1024 * 1024;
+
+export class DockerError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'DockerError';
+  }
+}
+
+export const notFound = (what: string): DockerError => new DockerError(404, what);
+export const badRequest = (what: string): DockerError => new DockerError(400, what);
+export const conflict = (what: string): DockerError => new DockerError(409, what);
+
+/** `/v1.41/containers/json` → `{ version: '1.41', path: '/containers/json' }`. */
+export function splitVersion(pathname: string): { version?: string; path: string } {
+  const m = /^\/v(\d+\.\d+)(\/.*)$/.exec(pathname);
+  if (!m) return { path: pathname };
+  return { version: m[1], path: m[2] };
+}
+
+export function compareVersions(a: string, b: string): number {
+  const [am, an] = a.split('.').map(Number);
+  const [bm, bn] = b.split('.').map(Number);
+  return am - bm || an - bn;
+}
+
+/** What a handler writes a stream to: the hijacked socket or a chunked 200 response. */
+export interface OpenedStream {
+  out: Writable;
+  /** Bytes the client sends after the request (stdin); ends at the client's half-close. */
+  input: Readable;
+  end(): void;
+  /** Settles when the client goes away. */
+  closed: Promise<void>;
+}
+
+export class Call {
+  readonly method: string;
+  readonly path: string;
+  readonly version: string;
+  readonly query: URLSearchParams;
+  private responded = false;
+  /** Body bytes already read off the socket (hijack) that belong to the request. */
+  private readonly bodyStream: Readable;
+
+  constructor(
+    readonly req: IncomingMessage,
+    private readonly res: ServerResponse | undefined,
+    private readonly socket: Duplex | undefined,
+    head: Buffer | undefined,
+  ) {
+    const url = new URL(req.url ?? '/', 'http://docker');
+    const { version, path } = splitVersion(url.pathname);
+    this.method = req.method ?? 'GET';
+    this.path = path;
+    this.version = version ?? API_VERSION;
+    this.query = url.searchParams;
+    if (socket) {
+      const pass = new PassThrough();
+      if (head?.length) pass.write(head);
+      socket.pipe(pass);
+      this.bodyStream = pass;
+    } else {
+      this.bodyStream = req;
+    }
+  }
+
+  get hijacked(): boolean {
+    return this.socket !== undefined;
+  }
+
+  get isResponded(): boolean {
+    return this.responded;
+  }
+
+  flag(name: string, fallback = false): boolean {
+    const v = this.query.get(name);
+    if (v === null) return fallback;
+    return v === '1' || v.toLowerCase() === 'true';
+  }
+
+  /** The body as JSON, read eagerly: some clients never end the request (exec start). */
+  async json<T>(optional = true): Promise<T | undefined> {
+    const length = Number(this.req.headers['content-length'] ?? NaN);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const text = await new Promise<string>((resolve, reject) => {
+      const stream = this.bodyStream;
+      const finish = (value: string): void => {
+        stream.off('data', onData);
+        stream.off('end', onEnd);
+        stream.pause();
+        resolve(value);
+      };
+      const onData = (c: Buffer): void => {
+        size += c.length;
+        if (size > MAX_JSON_BYTES) {
+          stream.off('data', onData);
+          reject(new DockerError(413, `request body larger than ${MAX_JSON_BYTES} bytes`));
+          return;
+        }
+        chunks.push(c);
+        const all = Buffer.concat(chunks);
+        if (Number.isFinite(length)) {
+          if (all.length >= length) {
+            // Anything after the body is stdin on a hijacked connection.
+            if (all.length > length) stream.unshift(all.subarray(length));
+            finish(all.subarray(0, length).toString('utf8'));
+          }
+          return;
+        }
+        try {
+          JSON.parse(all.toString('utf8'));
+          finish(all.toString('utf8'));
+        } catch {
+          /* not complete yet */
+        }
+      };
+      const onEnd = (): void => finish(Buffer.concat(chunks).toString('utf8'));
+      if (length === 0) return resolve('');
+      stream.on('data', onData);
+      stream.on('end', onEnd);
+    });
+    if (text.trim() === '') {
+      if (optional) return undefined;
+      throw badRequest('request body is empty, JSON expected');
+    }
+    try {
+      const parsed = JSON.parse(text) as unknown;
+      if (parsed === null || typeof parsed !== 'object') throw new Error('not an object');
+      return parsed as T;
+    } catch (err) {
+      throw badRequest(`invalid JSON in the request body: ${(err as Error).message}`);
+    }
+  }
+
+  /** The raw body stream (archives). */
+  body(): Readable {
+    return this.bodyStream;
+  }
+
+  send(status: number, body?: unknown, headers: Record<string, string> = {}): void {
+    if (this.responded) return;
+    this.responded = true;
+    const payload = body === undefined ? undefined : typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
+    const h: Record<string, string | number> = { ...commonHeaders(), ...headers };
+    if (payload !== undefined && !h['Content-Type']) h['Content-Type'] = typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json';
+    if (payload !== undefined) h['Content-Length'] = Buffer.byteLength(payload);
+    if (this.res) {
+      this.res.writeHead(status, h);
+      this.res.end(this.method === 'HEAD' ? undefined : payload);
+      return;
+    }
+    const socket = this.socket as Duplex;
+    const lines = [`HTTP/1.1 ${status} ${statusText(status)}`, ...Object.entries(h).map(([k, v]) => `${k}: ${v}`), 'Connection: close', '', ''];
+    socket.write(lines.join('\r\n'));
+    socket.end(payload);
+  }
+
+  fail(err: unknown): void {
+    const status = err instanceof DockerError ? err.status : typeof (err as { status?: unknown }).status === 'number' ? (err as { status: number }).status : 500;
+    const message = (err as Error).message ?? String(err);
+    if (this.responded) {
+      this.res?.destroy();
+      this.socket?.destroy();
+      return;
+    }
+    this.send(status, { message });
+  }
+
+  /** A streamed response whose headers leave at once (wait, logs, events, pulls). */
+  startChunked(contentType: string, status = 200): ServerResponse | Writable {
+    this.responded = true;
+    if (this.res) {
+      this.res.writeHead(status, { ...commonHeaders(), 'Content-Type': contentType });
+      this.res.flushHeaders();
+      return this.res;
+    }
+    const socket = this.socket as Duplex;
+    socket.write(`HTTP/1.1 ${status} ${statusText(status)}\r\nContent-Type: ${contentType}\r\nConnection: close\r\n\r\n`);
+    return socket;
+  }
+
+  /** attach / exec start: 101 on a hijack, else a 200 whose body is the stream. */
+  openStream(contentType: string): OpenedStream {
+    this.responded = true;
+    if (this.socket) {
+      const socket = this.socket;
+      socket.write(`HTTP/1.1 101 UPGRADED\r\nContent-Type: ${contentType}\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n${apiHeaderLines()}\r\n`);
+      const input = this.bodyStream;
+      const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      return { out: socket, input, end: () => socket.end(), closed };
+    }
+    const res = this.res as ServerResponse;
+    res.writeHead(200, { ...commonHeaders(), 'Content-Type': contentType });
+    res.flushHeaders();
+    const closed = new Promise<void>((resolve) => res.once('close', () => resolve()));
+    return { out: res, input: this.bodyStream, end: () => res.end(), closed };
+  }
+}
+
+export function commonHeaders(): Record<string, string> {
+  return { 'Api-Version': API_VERSION, 'Docker-Experimental': 'false', Ostype: 'linux', Server: `Docker/${API_VERSION} (berth)` };
+}
+
+function apiHeaderLines(): string {
+  return Object.entries(commonHeaders())
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
+}
+
+function statusText(status: number): string {
+  const texts: Record<number, string> = {
+    200: 'OK',
+    201: 'Created',
+    204: 'No Content',
+    304: 'Not Modified',
+    400: 'Bad Request',
+    401: 'Unauthorized',
+    403: 'Forbidden',
+    404: 'Not Found',
+    409: 'Conflict',
+    413: 'Payload Too Large',
+    500: 'Internal Server Error',
+    501: 'Not Implemented',
+  };
+  return texts[status] ?? 'Status';
+}
+
+export type Handler = (call: Call, params: string[]) => Promise<void> | void;
+
+export interface Route {
+  method: string;
+  pattern: RegExp;
+  handler: Handler;
+}
+
+export class Router {
+  private readonly routes: Route[] = [];
+
+  add(method: string, pattern: string | RegExp, handler: Handler): this {
+    const re = typeof pattern === 'string' ? new RegExp(`^${pattern.replace(/\{[a-z]+\}/g, '([^/]+)')}$`) : pattern;
+    this.routes.push({ method, pattern: re, handler });
+    return this;
+  }
+
+  async dispatch(call: Call): Promise<void> {
+    let pathMatched = false;
+    for (const r of this.routes) {
+      const m = r.pattern.exec(call.path);
+      if (!m) continue;
+      pathMatched = true;
+      if (r.method !== call.method && !(r.method === 'GET' && call.method === 'HEAD' && !this.routes.some((x) => x.method === 'HEAD' && x.pattern.test(call.path)))) continue;
+      await r.handler(
+        call,
+        m.slice(1).map((p) => decodeURIComponent(p)),
+      );
+      return;
+    }
+    if (pathMatched) throw new DockerError(405, `method ${call.method} not allowed on ${call.path}`);
+    throw new DockerError(404, `page not found: ${call.method} ${call.path}`);
+  }
+}
+
+export function readAllText(stream: Readable): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    stream.on('data', (c: Buffer) => chunks.push(c));
+    stream.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    stream.on('error', reject);
+  });
+}

@@ -1,0 +1,157 @@
+/**
+ * A Docker-API container → the pod that runs it. Pure, so every translation is unit-tested.
+ *
+ * Files copied before start: when the container has archives waiting, its entrypoint is wrapped in
+ * `sh -c` that waits for berth's marker file; berth unpacks the archives with exec into the running
+ * container, then writes the marker, and only then the real process starts (`exec "$@"`). So the
+ * files are in place when the process starts, at any path, with the image's own content around them.
+ * The wrap needs /bin/sh in the image and the entrypoint given (or none in the image).
+ */
+import type { V1Container, V1Pod, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
+import { ANNOTATION_EXPIRES_AT, LABEL_MANAGED_BY, LABEL_OWNER, rfc3339, splitLabels } from './plan.js';
+
+export const SANDBOX_CONTAINER = 'main';
+export const LABEL_CONTAINER_ID = 'berth.dev/container';
+export const ANNOTATION_CONTAINER = 'berth.dev/docker-container';
+export const READY_DIR = '/.berth';
+export const READY_FILE = `${READY_DIR}/ready`;
+
+export interface SandboxVolume {
+  /** PersistentVolumeClaim name, or undefined for an emptyDir (tmpfs). */
+  claim?: string;
+  target: string;
+  readOnly: boolean;
+  memory?: boolean;
+}
+
+export interface SandboxSpec {
+  podName: string;
+  /** 12-hex short id: the Service selector. */
+  shortId: string;
+  image: string;
+  entrypoint?: string[];
+  cmd?: string[];
+  env?: string[];
+  workingDir?: string;
+  /** Numeric `uid[:gid]`; '' or undefined = the image's user. */
+  user?: string;
+  hostname?: string;
+  tty?: boolean;
+  openStdin?: boolean;
+  stdinOnce?: boolean;
+  labels?: Record<string, string>;
+  ports?: number[];
+  volumes?: SandboxVolume[];
+  /** bytes */
+  memory?: number;
+  nanoCpus?: number;
+  hostAliases?: Array<{ ip: string; hostnames: string[] }>;
+  /** Hold the process until berth has unpacked the queued archives. */
+  waitForFiles?: boolean;
+  pullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
+  /** Serialised container record kept on the pod, so a restarted berth can recover it. */
+  record?: string;
+}
+
+export interface SandboxContext {
+  namespace: string;
+  owner: string;
+  now: Date;
+  ttlSeconds: number;
+}
+
+export class SandboxPlanError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SandboxPlanError';
+  }
+}
+
+export function ownerLabels(owner: string): Record<string, string> {
+  return { [LABEL_MANAGED_BY]: 'berth', [LABEL_OWNER]: owner };
+}
+
+export function planSandboxPod(s: SandboxSpec, ctx: SandboxContext): V1Pod {
+  const expiresAt = rfc3339(new Date(ctx.now.getTime() + ctx.ttlSeconds * 1000));
+  const { labels: userLabels, annotations: overflow } = splitLabels(s.labels ?? {});
+  const labels = { ...userLabels, ...ownerLabels(ctx.owner), [LABEL_CONTAINER_ID]: s.shortId };
+  const annotations: Record<string, string> = { ...overflow, [ANNOTATION_EXPIRES_AT]: expiresAt };
+  if (s.record) annotations[ANNOTATION_CONTAINER] = s.record;
+
+  const user = parseUser(s.user);
+  const volumes: V1Volume[] = [];
+  const mounts: V1VolumeMount[] = [];
+  (s.volumes ?? []).forEach((v, i) => {
+    const name = `v${i}`;
+    volumes.push(v.claim ? { name, persistentVolumeClaim: { claimName: v.claim } } : { name, emptyDir: v.memory ? { medium: 'Memory' } : {} });
+    mounts.push({ name, mountPath: v.target, readOnly: v.readOnly });
+  });
+
+  const main: V1Container = {
+    name: SANDBOX_CONTAINER,
+    image: s.image,
+    imagePullPolicy: s.pullPolicy ?? 'IfNotPresent',
+    stdin: Boolean(s.openStdin),
+    stdinOnce: Boolean(s.openStdin && s.stdinOnce),
+    tty: Boolean(s.tty),
+    securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+  };
+  if (s.waitForFiles) {
+    const argv = [...(s.entrypoint ?? []), ...(s.cmd ?? [])];
+    if (argv.length === 0) throw new SandboxPlanError(`files were copied into a container of ${s.image} before start, which needs its command: give Cmd or Entrypoint`);
+    volumes.push({ name: 'berth-ready', emptyDir: {} });
+    mounts.push({ name: 'berth-ready', mountPath: READY_DIR });
+    main.command = ['/bin/sh', '-c', `while [ ! -e ${READY_FILE} ]; do sleep 0.05; done; exec "$@"`, 'berth-wait', ...argv];
+  } else {
+    if (s.entrypoint && s.entrypoint.length > 0) main.command = s.entrypoint;
+    if (s.cmd && s.cmd.length > 0) main.args = s.cmd;
+  }
+  if (s.env?.length) {
+    main.env = s.env.map((kv) => {
+      const eq = kv.indexOf('=');
+      return eq < 0 ? { name: kv, value: '' } : { name: kv.slice(0, eq), value: kv.slice(eq + 1) };
+    });
+  }
+  if (s.workingDir) main.workingDir = s.workingDir;
+  if (s.ports?.length) main.ports = [...new Set(s.ports)].map((p) => ({ containerPort: p, protocol: 'TCP' }));
+  if (mounts.length) main.volumeMounts = mounts;
+  const limits: Record<string, string> = {};
+  if (s.memory) limits.memory = String(s.memory);
+  if (s.nanoCpus) limits.cpu = `${Math.max(1, Math.round(s.nanoCpus / 1e6))}m`;
+  if (Object.keys(limits).length) main.resources = { limits };
+
+  const pod: V1Pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: s.podName, namespace: ctx.namespace, labels, annotations },
+    spec: {
+      restartPolicy: 'Never',
+      automountServiceAccountToken: false,
+      activeDeadlineSeconds: ctx.ttlSeconds,
+      terminationGracePeriodSeconds: 10,
+      securityContext: {
+        seccompProfile: { type: 'RuntimeDefault' },
+        ...(user ? { runAsUser: user.uid } : {}),
+        ...(user?.gid !== undefined ? { runAsGroup: user.gid } : {}),
+      },
+      containers: [main],
+    },
+  };
+  if (volumes.length) pod.spec!.volumes = volumes;
+  if (s.hostAliases?.length) pod.spec!.hostAliases = s.hostAliases;
+  if (s.hostname && /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(s.hostname)) pod.spec!.hostname = s.hostname;
+  return pod;
+}
+
+function parseUser(user: string | undefined): { uid: number; gid?: number } | undefined {
+  if (!user) return undefined;
+  const m = /^(\d+)(?::(\d+))?$/.exec(user);
+  if (!m) throw new SandboxPlanError(`user "${user}" must be numeric (uid or uid:gid): a pod cannot look names up in the image's /etc/passwd`);
+  return { uid: Number(m[1]), ...(m[2] !== undefined ? { gid: Number(m[2]) } : {}) };
+}
+
+/** A valid pod name from a Docker name and the short id. */
+export function sandboxPodName(name: string, shortId: string): string {
+  const base = name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40).replace(/-+$/, '');
+  return `${base || 'c'}-${shortId}`;
+}
