@@ -38,7 +38,7 @@ export async function pullCatalogs(refs: string[], outDir: string, opts: SourceO
       const executables: string[] = [];
       for (const doc of docs) {
         for (const platform of platformsOf(doc)) {
-          const p = platform.toJS() as ExecPlatform;
+          const p = platform.toJSON() as ExecPlatform;
           const cached = await ensureExecutable(p, catalog, opts);
           const rel = path.posix.join('bin', normalizeSha(p.sha256).replace(':', '-'), path.basename(p.bin));
           mkdirSync(path.join(stage, path.dirname(rel)), { recursive: true });

@@ -23,7 +23,10 @@ if (basename(process.argv[1] ?? '') === 'docker') {
     .addCommand((await import('./docker.js')).dockerCommand())
     .addCommand((await import('./docker.js')).shimCommand())
     .addCommand((await import('./gc.js')).gcCommand())
-    .addCommand((await import('./dev-cluster.js')).devClusterCommand());
+    .addCommand((await import('./dev-cluster.js')).devClusterCommand())
+    .addCommand((await import('./catalog.js')).catalogCommand())
+    .addCommand((await import('./fn.js')).fnCommand())
+    .addCommand((await import('./serve.js')).serveCommand());
   program.parseAsync(process.argv).catch((err: Error) => {
     process.stderr.write(`berth: ${err.message}\n`);
     process.exit(1);

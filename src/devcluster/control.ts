@@ -122,9 +122,13 @@ export async function stopCluster(stateDir: string, podman = 'podman', timeoutMs
 }
 
 export async function sweepPodman(podman: string, clusterId: string): Promise<void> {
+  // podman 4.3's `pod rm` takes no --filter, and infra containers carry no pod labels: list first, then remove
   const filter = `label=io.berth.dev-cluster=${clusterId}`;
-  await run(podman, ['pod', 'rm', '-f', '-t', '0', '--filter', filter]).catch(() => undefined);
-  await run(podman, ['rm', '-f', '-t', '0', '--filter', filter]).catch(() => undefined);
+  const ids = async (args: string[]) => (await run(podman, args).catch(() => ({ stdout: '' }))).stdout.split('\n').filter(Boolean);
+  const pods = await ids(['pod', 'ps', '-q', '--filter', filter]);
+  if (pods.length) await run(podman, ['pod', 'rm', '-f', '-t', '0', ...pods]).catch(() => undefined);
+  const containers = await ids(['ps', '-a', '-q', '--filter', filter]);
+  if (containers.length) await run(podman, ['rm', '-f', '-t', '0', ...containers]).catch(() => undefined);
 }
 
 /** Asks the API whether it is ready, trusting the cluster's own CA. */

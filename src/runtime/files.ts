@@ -7,7 +7,7 @@
 import { gunzipSync } from 'node:zlib';
 import { posix } from 'node:path';
 import type { Readable } from 'node:stream';
-import { extract, pack, type Headers } from 'tar-stream';
+import { extract, pack, type Header } from 'tar-stream';
 
 export class ArchiveError extends Error {
   constructor(
@@ -63,13 +63,15 @@ export async function sanitizeArchive(raw: Buffer): Promise<{ tar: Buffer; entri
   const links = new Set<string>();
   let count = 0;
   const packed: Buffer[] = [];
-  out.on('data', (c: Buffer) => packed.push(c));
+  out.on('data', (c: unknown) => {
+    packed.push(c as Buffer);
+  });
   const finished = new Promise<void>((resolve, reject) => {
     out.on('end', resolve);
     out.on('error', reject);
   });
   const done = new Promise<void>((resolve, reject) => {
-    ex.on('entry', (header: Headers, stream, next) => {
+    ex.on('entry', (header: Header, stream, next) => {
       try {
         const name = safeEntryName(header.name);
         for (const l of links) if (name.startsWith(`${l}/`)) throw new ArchiveError(`archive entry "${header.name}" is written through the link "${l}"`);

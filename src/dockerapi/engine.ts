@@ -1,0 +1,696 @@
+/**
+ * The Docker engine berth pretends to be: containers are pods of one berth instance, watched through
+ * one pod watch; networks are records whose aliases become Services (named per instance, so two
+ * berths in one namespace never collide) and pod hostAliases; volumes are PersistentVolumeClaims;
+ * images are records of pulls (the kubelet pulls for real).
+ */
+import { EventEmitter } from 'node:events';
+import net from 'node:net';
+import { PassThrough, type Readable, type Writable } from 'node:stream';
+import type { V1Pod } from '@kubernetes/client-node';
+import { LABEL_OWNER, ANNOTATION_EXPIRES_AT, rfc3339 } from '../runtime/plan.js';
+import { ArchiveError, padRecords } from '../runtime/files.js';
+import { LABEL_CONTAINER_ID, READY_FILE, SANDBOX_CONTAINER, SandboxPlanError, ownerLabels, planSandboxPod, sandboxPodName, type SandboxVolume } from '../runtime/sandbox-plan.js';
+import type { LogQuery, SandboxCluster } from '../runtime/sandbox.js';
+import type { StreamSession } from '../kube/streams.js';
+import type { IncomingMessage } from 'node:http';
+import { DockerError, badRequest, conflict, notFound } from './http.js';
+import { asArgv, newId, normalizeImage, podState, shortHash, type ContainerRecord, type CreateBody, type ImageRecord, type NetworkRecord, type VolumeRecord } from './model.js';
+
+export interface EngineOptions {
+  cluster: SandboxCluster;
+  owner: string;
+  ttlSeconds: number;
+  /** Address published ports listen on when the client names none. */
+  publishAddress: string;
+  startTimeoutMs: number;
+  allowPrivileged: boolean;
+}
+
+const NAME_RE = /^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/;
+const ALIAS_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+export class Engine {
+  readonly containers = new Map<string, ContainerRecord>();
+  readonly networks = new Map<string, NetworkRecord>();
+  readonly volumes = new Map<string, VolumeRecord>();
+  readonly images = new Map<string, ImageRecord>();
+  readonly events = new EventEmitter();
+  private readonly changes = new EventEmitter();
+  private readonly servers = new Map<string, net.Server[]>();
+  private stopWatch?: () => void;
+  private readonly cluster: SandboxCluster;
+
+  constructor(private readonly opts: EngineOptions) {
+    this.cluster = opts.cluster;
+    this.changes.setMaxListeners(0);
+    this.events.setMaxListeners(0);
+    for (const name of ['bridge', 'host', 'none']) {
+      const id = shortHash(`${opts.owner}/${name}`, 64);
+      this.networks.set(id, { id, name, driver: name === 'bridge' ? 'bridge' : name === 'host' ? 'host' : 'null', created: new Date(), labels: {}, internal: false, builtin: true });
+    }
+  }
+
+  get owner(): string {
+    return this.opts.owner;
+  }
+
+  startWatch(): void {
+    this.stopWatch = this.cluster.watchPods(
+      `${LABEL_OWNER}=${this.opts.owner}`,
+      (type, pod) => this.onPod(type, pod),
+      (err) => process.stderr.write(`berth serve: pod watch: ${err.message}\n`),
+    );
+  }
+
+  private onPod(type: string, pod: V1Pod): void {
+    const shortId = pod.metadata?.labels?.[LABEL_CONTAINER_ID];
+    const c = [...this.containers.values()].find((x) => x.id.startsWith(shortId ?? '-') && x.podName === pod.metadata?.name);
+    if (!c) return;
+    if (type === 'DELETED') {
+      if (c.status === 'running' || c.status === 'created') this.setExited(c, { exitCode: 137 });
+      return;
+    }
+    c.podIP = pod.status?.podIP ?? c.podIP;
+    const s = podState(pod);
+    if (s.status === 'running' && c.status !== 'running') {
+      c.status = 'running';
+      c.startedAt = s.startedAt ?? new Date().toISOString();
+      this.emit('container', 'start', c);
+      this.changed(c);
+    } else if (s.status === 'exited' && (c.status === 'running' || c.status === 'created')) {
+      this.setExited(c, s);
+    } else {
+      this.changed(c);
+    }
+  }
+
+  private setExited(c: ContainerRecord, s: { exitCode?: number; error?: string; oomKilled?: boolean; startedAt?: string; finishedAt?: string }): void {
+    c.status = 'exited';
+    c.exitCode = s.exitCode ?? 0;
+    c.error = s.error ?? '';
+    c.oomKilled = Boolean(s.oomKilled);
+    c.startedAt ??= s.startedAt;
+    c.finishedAt = s.finishedAt ?? new Date().toISOString();
+    this.closePorts(c);
+    this.emit('container', 'die', c, { exitCode: String(c.exitCode) });
+    this.changed(c);
+    if (c.body.HostConfig?.AutoRemove) void this.autoRemove(c);
+  }
+
+  private async autoRemove(c: ContainerRecord): Promise<void> {
+    // Attached clients read the output from the pod log: let them finish before the pod goes.
+    const until = Date.now() + 10_000;
+    while (c.readers > 0 && Date.now() < until) await this.nextChange(c, until - Date.now());
+    await this.remove(c.id, true).catch((err: Error) => process.stderr.write(`berth serve: auto-remove of ${c.name}: ${err.message}\n`));
+  }
+
+  /** A reader of the container's output is done (AutoRemove may be waiting for it). */
+  releaseReader(c: ContainerRecord): void {
+    c.readers--;
+    this.changed(c);
+  }
+
+  private changed(c: ContainerRecord): void {
+    this.changes.emit(c.id);
+  }
+
+  /** Resolves at the next change of `c` (or after `ms`). */
+  nextChange(c: ContainerRecord, ms = 1000): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.changes.off(c.id, done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(1, ms));
+      this.changes.on(c.id, done);
+    });
+  }
+
+  emit(type: string, action: string, c: { id: string; name: string; image?: string; body?: CreateBody }, extra: Record<string, string> = {}): void {
+    const now = Date.now();
+    const attributes: Record<string, string> = { name: c.name, ...(c.image ? { image: c.image } : {}), ...(c.body?.Labels ?? {}), ...extra };
+    this.events.emit('event', { Type: type, Action: action, Actor: { ID: c.id, Attributes: attributes }, scope: 'local', time: Math.floor(now / 1000), timeNano: now * 1e6, status: action, id: c.id, from: c.image });
+  }
+
+  // ---- lookups ----
+
+  container(ref: string): ContainerRecord {
+    const name = ref.replace(/^\//, '');
+    const byId = this.containers.get(ref);
+    if (byId) return byId;
+    for (const c of this.containers.values()) if (c.name === name) return c;
+    const matches = [...this.containers.values()].filter((c) => ref.length >= 1 && c.id.startsWith(ref));
+    if (matches.length === 1) return matches[0];
+    if (matches.length > 1) throw badRequest(`multiple containers match the id prefix ${ref}`);
+    throw notFound(`No such container: ${ref}`);
+  }
+
+  network(ref: string): NetworkRecord {
+    if (ref === 'default') ref = 'bridge';
+    const byId = this.networks.get(ref);
+    if (byId) return byId;
+    for (const n of this.networks.values()) if (n.name === ref) return n;
+    const matches = [...this.networks.values()].filter((n) => n.id.startsWith(ref));
+    if (matches.length === 1) return matches[0];
+    throw notFound(`network ${ref} not found`);
+  }
+
+  image(ref: string): ImageRecord {
+    const norm = normalizeImage(ref);
+    for (const img of this.images.values()) if (img.tags.has(norm) || img.id === ref || img.id === `sha256:${ref}` || (ref.length >= 12 && img.id.startsWith(`sha256:${ref}`))) return img;
+    throw notFound(`No such image: ${ref}`);
+  }
+
+  // ---- images ----
+
+  pull(ref: string): ImageRecord {
+    const norm = normalizeImage(ref);
+    const existing = [...this.images.values()].find((i) => i.tags.has(norm));
+    if (existing) return existing;
+    const id = `sha256:${shortHash(norm, 64)}`;
+    const img: ImageRecord = { id, ref: norm, tags: new Set([norm]), created: new Date() };
+    this.images.set(id, img);
+    this.emit('image', 'pull', { id: norm, name: norm });
+    return img;
+  }
+
+  // ---- containers ----
+
+  create(name: string | null, body: CreateBody): ContainerRecord {
+    if (!body.Image || typeof body.Image !== 'string') throw badRequest('config is missing the Image');
+    if (name !== null && name !== '' && !NAME_RE.test(name.replace(/^\//, ''))) throw badRequest(`Invalid container name (${name}), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed`);
+    this.image(body.Image);
+    const hc = body.HostConfig ?? {};
+    if (hc.Privileged && !this.opts.allowPrivileged) throw new DockerError(403, 'privileged containers are refused by this berth serve (start it with --allow-privileged)');
+    if (body.Env && !Array.isArray(body.Env)) throw badRequest('Env must be a list of "KEY=VALUE"');
+    if (body.User && !/^\d+(:\d+)?$/.test(body.User)) throw badRequest(`user "${body.User}" must be numeric (uid or uid:gid): pods cannot resolve user names`);
+    const volumes = this.resolveMounts(body);
+    const id = newId();
+    const clean = name ? name.replace(/^\//, '') : generatedName(id);
+    for (const c of this.containers.values()) {
+      if (c.name === clean) throw conflict(`Conflict. The container name "/${clean}" is already in use by container "${c.id}". You have to remove (or rename) that container to be able to reuse that name.`);
+    }
+    const networks = new Map<string, string[]>();
+    const mode = hc.NetworkMode && hc.NetworkMode !== 'default' ? hc.NetworkMode : 'bridge';
+    const modeNet = this.network(mode);
+    networks.set(modeNet.id, []);
+    for (const [netName, ep] of Object.entries(body.NetworkingConfig?.EndpointsConfig ?? {})) {
+      const n = this.network(netName);
+      const aliases = ep?.Aliases ?? [];
+      for (const a of aliases) if (!ALIAS_RE.test(a)) throw badRequest(`network alias "${a}" must be a DNS label (lower-case letters, digits and '-')`);
+      networks.set(n.id, [...(networks.get(n.id) ?? []), ...aliases]);
+    }
+    void volumes;
+    const c: ContainerRecord = {
+      id,
+      name: clean,
+      created: new Date(),
+      image: body.Image,
+      body,
+      cmd: asArgv(body.Cmd),
+      entrypoint: asArgv(body.Entrypoint),
+      generation: 0,
+      status: 'created',
+      exitCode: 0,
+      error: '',
+      oomKilled: false,
+      restartCount: 0,
+      pendingArchives: [],
+      ports: [],
+      networks,
+      readers: 0,
+    };
+    this.containers.set(id, c);
+    this.emit('container', 'create', c);
+    return c;
+  }
+
+  /** Named volumes → claims; host paths are refused (a pod cannot see the caller's disk). */
+  private resolveMounts(body: CreateBody): SandboxVolume[] {
+    const hc = body.HostConfig ?? {};
+    const out: SandboxVolume[] = [];
+    for (const bind of hc.Binds ?? []) {
+      const [source, target, mode] = bind.split(':');
+      if (!source || !target) throw badRequest(`invalid bind "${bind}": expected source:target[:ro]`);
+      if (source.startsWith('/') || source.startsWith('.')) {
+        throw badRequest(`bind mount of host path ${source} is not supported: a pod cannot see this machine's disk; use a named volume or copy files with docker cp / PUT archive`);
+      }
+      out.push({ claim: source, target, readOnly: (mode ?? '').split(',').includes('ro') });
+    }
+    for (const m of hc.Mounts ?? []) {
+      if (m.Type === 'volume' && m.Source && m.Target) out.push({ claim: m.Source, target: m.Target, readOnly: Boolean(m.ReadOnly) });
+      else if (m.Type === 'tmpfs' && m.Target) out.push({ target: m.Target, readOnly: false, memory: true });
+      else throw badRequest(`mount type ${m.Type ?? '?'} of ${m.Source ?? ''} is not supported (named volumes and tmpfs are)`);
+    }
+    for (const target of Object.keys(hc.Tmpfs ?? {})) out.push({ target, readOnly: false, memory: true });
+    return out;
+  }
+
+  async start(ref: string): Promise<'started' | 'already'> {
+    const c = this.container(ref);
+    if (c.status === 'running') return 'already';
+    if (c.status === 'removing') throw conflict(`container ${c.name} is being removed`);
+    if (c.podName) {
+      // A stopped container starts again as a new pod: the old one keeps nothing a restart needs.
+      await this.cluster.deletePod(c.podName).catch(() => undefined);
+      c.restartCount += c.status === 'exited' ? 1 : 0;
+    }
+    const volumes = this.resolveMounts(c.body);
+    for (const v of volumes) if (v.claim) v.claim = (await this.ensureVolume(v.claim)).claim;
+    c.generation++;
+    const shortId = c.id.slice(0, 12);
+    const podName = sandboxPodName(c.name, `${shortId}-${c.generation}`);
+    const pod = planSandboxPod(
+      {
+        podName,
+        shortId,
+        image: c.image,
+        entrypoint: c.entrypoint,
+        cmd: c.cmd,
+        env: c.body.Env ?? [],
+        workingDir: c.body.WorkingDir,
+        user: c.body.User,
+        tty: c.body.Tty,
+        openStdin: c.body.OpenStdin,
+        stdinOnce: c.body.StdinOnce,
+        labels: c.body.Labels ?? {},
+        ports: this.containerPorts(c),
+        volumes,
+        memory: c.body.HostConfig?.Memory,
+        nanoCpus: c.body.HostConfig?.NanoCpus,
+        hostAliases: this.hostAliasesFor(c),
+        waitForFiles: c.pendingArchives.length > 0,
+        record: JSON.stringify({ id: c.id, name: c.name, created: c.created.toISOString() }),
+      },
+      { namespace: this.cluster.namespace, owner: this.opts.owner, now: new Date(), ttlSeconds: this.opts.ttlSeconds },
+    );
+    c.podName = podName;
+    c.status = 'created';
+    c.startedAt = undefined;
+    c.finishedAt = undefined;
+    c.exitCode = 0;
+    c.error = '';
+    c.podIP = undefined;
+    await this.ensureAliasServices(c);
+    await this.cluster.createPod(pod);
+    await this.openPorts(c);
+    const deadline = Date.now() + this.opts.startTimeoutMs;
+    const status = (): string => c.status;
+    while (status() === 'created' && c.podName === podName) {
+      if (Date.now() > deadline) throw new DockerError(500, `container ${c.name} did not start within ${this.opts.startTimeoutMs / 1000} s (pod ${podName})`);
+      await this.nextChange(c, deadline - Date.now());
+    }
+    if (status() === 'exited' && c.error) throw new DockerError(500, `failed to start container ${c.name}: ${c.error}`);
+    if (c.pendingArchives.length > 0 && status() === 'running') {
+      const archives = c.pendingArchives;
+      c.pendingArchives = [];
+      for (const a of archives) await this.extract(c, a.path, a.tar);
+      const r = await this.execCollect(c, ['/bin/sh', '-c', `: > ${READY_FILE}`]);
+      if (r.exitCode !== 0) throw new DockerError(500, `could not release container ${c.name} after copying files: ${r.stderr}`);
+    }
+    if (c.body.Healthcheck?.Test?.length && c.body.Healthcheck.Test[0] !== 'NONE') this.runHealthcheck(c, c.generation);
+    return 'started';
+  }
+
+  /** HEALTHCHECK run by berth through exec, as dockerd does: interval, timeout, retries, start period. */
+  private runHealthcheck(c: ContainerRecord, generation: number): void {
+    const hc = c.body.Healthcheck!;
+    const test = hc.Test!;
+    const argv = test[0] === 'CMD-SHELL' ? ['/bin/sh', '-c', test.slice(1).join(' ')] : test[0] === 'CMD' ? test.slice(1) : test;
+    const interval = Math.max(100, (hc.Interval ?? 30e9) / 1e6);
+    const timeout = Math.max(100, (hc.Timeout ?? 30e9) / 1e6);
+    const retries = hc.Retries || 3;
+    const startPeriod = (hc.StartPeriod ?? 0) / 1e6;
+    const began = Date.now();
+    c.health = { status: 'starting', failingStreak: 0, log: [] };
+    const tick = async (): Promise<void> => {
+      if (c.status !== 'running' || c.generation !== generation || !c.health) return;
+      const start = new Date();
+      let exitCode = 1;
+      let output = '';
+      try {
+        const r = await Promise.race([this.execCollect(c, argv), new Promise<never>((_r, rej) => setTimeout(() => rej(new Error('timed out')), timeout).unref())]);
+        exitCode = r.exitCode;
+        output = r.stdout + r.stderr;
+      } catch (err) {
+        output = (err as Error).message;
+      }
+      if (c.generation !== generation || !c.health) return;
+      c.health.log = [...c.health.log, { Start: start.toISOString(), End: new Date().toISOString(), ExitCode: exitCode, Output: output }].slice(-5);
+      if (exitCode === 0) {
+        c.health.status = 'healthy';
+        c.health.failingStreak = 0;
+      } else if (Date.now() - began >= startPeriod) {
+        c.health.failingStreak++;
+        if (c.health.failingStreak >= retries) c.health.status = 'unhealthy';
+      }
+      this.changed(c);
+      setTimeout(() => void tick(), interval).unref();
+    };
+    setTimeout(() => void tick(), Math.min(interval, 1000)).unref();
+  }
+
+  containerPorts(c: ContainerRecord): number[] {
+    const keys = new Set([...Object.keys(c.body.ExposedPorts ?? {}), ...Object.keys(c.body.HostConfig?.PortBindings ?? {})]);
+    return [...keys].map((k) => parseInt(k, 10)).filter((p) => Number.isInteger(p) && p > 0);
+  }
+
+  /** Every published port listens on this machine; each connection is its own port-forward. */
+  private async openPorts(c: ContainerRecord): Promise<void> {
+    this.closePorts(c);
+    const hc = c.body.HostConfig ?? {};
+    const wanted: Array<{ key: string; hostIp: string; hostPort: number }> = [];
+    for (const [key, bindings] of Object.entries(hc.PortBindings ?? {})) {
+      if (!key.endsWith('/tcp') && key.includes('/')) continue;
+      for (const b of bindings ?? [{}]) wanted.push({ key: key.includes('/') ? key : `${key}/tcp`, hostIp: b.HostIp ?? '', hostPort: Number(b.HostPort || 0) });
+    }
+    if (hc.PublishAllPorts) {
+      for (const key of Object.keys(c.body.ExposedPorts ?? {})) if (!wanted.some((w) => w.key === key) && key.endsWith('/tcp')) wanted.push({ key, hostIp: '', hostPort: 0 });
+    }
+    const servers: net.Server[] = [];
+    this.servers.set(c.id, servers);
+    for (const w of wanted) {
+      const containerPort = parseInt(w.key, 10);
+      const listenIp = w.hostIp && w.hostIp !== '0.0.0.0' ? w.hostIp : this.opts.publishAddress;
+      const server = net.createServer((socket) => void this.forwardConnection(c, containerPort, socket));
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', (err) => reject(new DockerError(500, `cannot publish port ${w.key} on ${listenIp}:${w.hostPort}: ${err.message}`)));
+        server.listen(w.hostPort, listenIp, () => resolve());
+      });
+      servers.push(server);
+      const port = (server.address() as net.AddressInfo).port;
+      c.ports.push({ key: w.key, containerPort, hostIp: listenIp, reportedIp: w.hostIp || '0.0.0.0', hostPort: port });
+    }
+  }
+
+  private closePorts(c: ContainerRecord): void {
+    for (const s of this.servers.get(c.id) ?? []) s.close();
+    this.servers.delete(c.id);
+    c.ports = [];
+  }
+
+  private async forwardConnection(c: ContainerRecord, port: number, socket: net.Socket): Promise<void> {
+    socket.on('error', () => undefined);
+    const deadline = Date.now() + this.opts.startTimeoutMs;
+    while (c.status === 'created' && Date.now() < deadline) await this.nextChange(c, deadline - Date.now());
+    if (c.status !== 'running' || !c.podName) return void socket.destroy();
+    try {
+      const session = await this.cluster.forward(c.podName, port, socket, socket);
+      socket.once('close', () => session.close());
+    } catch {
+      socket.destroy();
+    }
+  }
+
+  hostAliasesFor(c: ContainerRecord): Array<{ ip: string; hostnames: string[] }> {
+    const byIp = new Map<string, Set<string>>();
+    for (const [netId] of c.networks) {
+      const n = this.networks.get(netId);
+      if (!n || n.builtin) continue;
+      for (const other of this.containers.values()) {
+        if (other === c || other.status !== 'running' || !other.podIP) continue;
+        const aliases = other.networks.get(netId);
+        if (!aliases) continue;
+        const names = byIp.get(other.podIP) ?? new Set<string>();
+        for (const a of [...aliases, other.name.toLowerCase()]) if (ALIAS_RE.test(a)) names.add(a);
+        byIp.set(other.podIP, names);
+      }
+    }
+    return [...byIp].map(([ip, names]) => ({ ip, hostnames: [...names] }));
+  }
+
+  /** One Service per alias and network, named uniquely for this berth instance. */
+  serviceName(netId: string, alias: string): string {
+    const suffix = shortHash(`${this.opts.owner}/${netId}`, 8);
+    return `${alias.slice(0, 50).replace(/-+$/, '')}-${suffix}`;
+  }
+
+  private async ensureAliasServices(c: ContainerRecord): Promise<void> {
+    const expires = rfc3339(new Date(Date.now() + this.opts.ttlSeconds * 1000));
+    for (const [netId, aliases] of c.networks) {
+      const n = this.networks.get(netId);
+      if (!n || n.builtin) continue;
+      for (const alias of aliases) {
+        const name = this.serviceName(netId, alias);
+        await this.cluster.deleteService(name);
+        await this.cluster.createService({
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: {
+            name,
+            labels: { ...ownerLabels(this.opts.owner), [LABEL_CONTAINER_ID]: c.id.slice(0, 12) },
+            annotations: { [ANNOTATION_EXPIRES_AT]: expires, 'berth.dev/alias': alias, 'berth.dev/network': n.name },
+          },
+          spec: { clusterIP: 'None', selector: { [LABEL_CONTAINER_ID]: c.id.slice(0, 12), [LABEL_OWNER]: this.opts.owner } },
+        });
+      }
+    }
+  }
+
+  private async deleteAliasServices(c: ContainerRecord): Promise<void> {
+    for (const [netId, aliases] of c.networks) for (const alias of aliases) await this.cluster.deleteService(this.serviceName(netId, alias)).catch(() => undefined);
+  }
+
+  async stop(ref: string, timeoutSeconds: number | undefined, signal?: string): Promise<'stopped' | 'already'> {
+    const c = this.container(ref);
+    if (c.status !== 'running' || !c.podName) return 'already';
+    const t = timeoutSeconds ?? 10;
+    if (t > 0) {
+      await this.execCollect(c, ['kill', `-${(signal ?? 'TERM').replace(/^SIG/, '')}`, '1']).catch(() => undefined);
+      const until = Date.now() + t * 1000;
+      while (c.status === 'running' && Date.now() < until) await this.nextChange(c, until - Date.now());
+    }
+    if (c.status === 'running') await this.killPod(c);
+    this.emit('container', 'stop', c);
+    return 'stopped';
+  }
+
+  /** Ends the pod through its deadline: the kubelet stops it and the object stays (logs, state). */
+  private async killPod(c: ContainerRecord): Promise<void> {
+    const podName = c.podName as string;
+    const pod = await this.cluster.readPod(podName);
+    const started = pod.status?.startTime ? new Date(pod.status.startTime).getTime() : Date.now();
+    await this.cluster.expirePod(podName, Math.ceil((Date.now() - started) / 1000));
+    const until = Date.now() + 30_000;
+    while (c.status === 'running' && c.podName === podName && Date.now() < until) await this.nextChange(c, until - Date.now());
+    if (c.status === 'running') this.setExited(c, { exitCode: 137 });
+  }
+
+  async kill(ref: string, signal: string): Promise<void> {
+    const c = this.container(ref);
+    if (c.status !== 'running') throw conflict(`Cannot kill container: ${ref}: Container ${c.id} is not running`);
+    const sig = signal.replace(/^SIG/, '').toUpperCase() || 'KILL';
+    this.emit('container', 'kill', c, { signal: sig });
+    if (sig === 'KILL' || sig === '9') await this.killPod(c);
+    else {
+      const r = await this.execCollect(c, ['kill', `-${sig}`, '1']);
+      if (r.exitCode !== 0) throw new DockerError(500, `cannot send ${sig} to container ${c.name}: ${r.stderr.trim() || `kill exited ${r.exitCode}`} (the image needs a kill command)`);
+    }
+  }
+
+  async restart(ref: string, timeoutSeconds?: number): Promise<void> {
+    await this.stop(ref, timeoutSeconds);
+    await this.start(ref);
+    this.emit('container', 'restart', this.container(ref));
+  }
+
+  async remove(ref: string, force: boolean): Promise<void> {
+    const c = this.container(ref);
+    if (c.status === 'running' && !force) throw conflict(`You cannot remove a running container ${c.id}. Stop the container before attempting removal or force remove`);
+    if (c.status === 'removing') return;
+    c.status = 'removing';
+    this.closePorts(c);
+    if (c.podName) await this.cluster.deletePod(c.podName);
+    await this.deleteAliasServices(c);
+    this.containers.delete(c.id);
+    c.health = undefined;
+    this.emit('container', 'destroy', c);
+    this.changed(c);
+  }
+
+  rename(ref: string, name: string): void {
+    const c = this.container(ref);
+    const clean = name.replace(/^\//, '');
+    if (!NAME_RE.test(clean)) throw badRequest(`Invalid container name (${name}), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed`);
+    for (const o of this.containers.values()) if (o !== c && o.name === clean) throw conflict(`Conflict. The container name "/${clean}" is already in use by container "${o.id}". You have to remove (or rename) that container to be able to reuse that name.`);
+    c.name = clean;
+    this.emit('container', 'rename', c);
+  }
+
+  /** Waits per Docker's conditions; resolves with the exit state. */
+  async wait(c: ContainerRecord, condition: string, signal: AbortSignal): Promise<{ StatusCode: number; Error: { Message: string } | null }> {
+    const result = (): { StatusCode: number; Error: { Message: string } | null } => ({ StatusCode: c.exitCode, Error: c.error ? { Message: c.error } : null });
+    if (condition === 'removed') {
+      while (this.containers.get(c.id) === c && !signal.aborted) await this.nextChange(c, 60_000);
+      return result();
+    }
+    if (condition === 'next-exit') {
+      const startGen = c.generation;
+      const wasExited = c.status === 'exited';
+      while (!signal.aborted && this.containers.get(c.id) === c && (c.status !== 'exited' || (wasExited && c.generation === startGen))) await this.nextChange(c, 60_000);
+      return result();
+    }
+    while (!signal.aborted && (c.status === 'running' || (c.status === 'created' && c.podName))) await this.nextChange(c, 60_000);
+    return result();
+  }
+
+  // ---- exec into the running container ----
+
+  async execCollect(c: ContainerRecord, argv: string[], stdin?: Buffer): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+    if (!c.podName) throw conflict(`container ${c.name} is not running`);
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    const stdout = new PassThrough().on('data', (b: Buffer) => out.push(b));
+    const stderr = new PassThrough().on('data', (b: Buffer) => err.push(b));
+    let input: Readable | undefined;
+    if (stdin) {
+      const s = new PassThrough();
+      s.end(stdin);
+      input = s;
+    }
+    const { done } = await this.cluster.exec(c.podName, SANDBOX_CONTAINER, argv, { stdin: input, stdout, stderr });
+    const r = await done;
+    return { exitCode: r.exitCode, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') };
+  }
+
+  async execStream(c: ContainerRecord, argv: string[], io: { stdin?: Readable; stdout: Writable; stderr: Writable; tty?: boolean }): Promise<number> {
+    if (!c.podName || c.status !== 'running') throw conflict(`Container ${c.id} is not running`);
+    const { done, session } = await this.cluster.exec(c.podName, SANDBOX_CONTAINER, argv, io);
+    void session;
+    return (await done).exitCode;
+  }
+
+  openLog(pod: string, q: LogQuery): Promise<IncomingMessage> {
+    return this.cluster.openLog(pod, SANDBOX_CONTAINER, q);
+  }
+
+  attachStdin(pod: string, input: Readable, tty: boolean): Promise<StreamSession> {
+    return this.cluster.attachStdin(pod, SANDBOX_CONTAINER, input, tty);
+  }
+
+  // ---- archives ----
+
+  async extract(c: ContainerRecord, path: string, tar: Buffer): Promise<void> {
+    if (tar.length === 0) return;
+    const r = await this.execCollect(c, ['tar', '-x', '-o', '-f', '-', '-C', path], padRecords(tar));
+    if (r.exitCode !== 0) throw new ArchiveError(`extracting into ${path} failed (tar exit ${r.exitCode}): ${r.stderr.trim()}`, /No such file|can't cd|cannot change/i.test(r.stderr) ? 404 : 500);
+  }
+
+  async putArchive(ref: string, path: string, tar: Buffer): Promise<void> {
+    const c = this.container(ref);
+    if (c.status === 'created' && !c.podName) {
+      c.pendingArchives.push({ path, tar });
+      return;
+    }
+    if (c.status !== 'running') throw conflict(`container ${c.name} is ${c.status}: berth copies files into a running container or one not yet started`);
+    await this.extract(c, path, tar);
+  }
+
+  async statPath(c: ContainerRecord, path: string): Promise<{ name: string; size: number; mode: number; mtime: string; linkTarget: string }> {
+    if (c.status !== 'running') throw conflict(`container ${c.name} is ${c.status}: berth reads files from a running container only`);
+    const r = await this.execCollect(c, ['/bin/sh', '-c', 'stat -c "%s %f %Y" -- "$1" && { [ -L "$1" ] && readlink -- "$1" || echo; }', 'berth-stat', path]);
+    if (r.exitCode !== 0) throw notFound(`Could not find the file ${path} in container ${c.name}`);
+    const [line, link] = r.stdout.split('\n');
+    const [size, hexMode, mtime] = line.trim().split(' ');
+    const base = path.replace(/\/+$/, '').split('/').pop() || '/';
+    return { name: base, size: Number(size), mode: parseInt(hexMode, 16), mtime: new Date(Number(mtime) * 1000).toISOString(), linkTarget: link ?? '' };
+  }
+
+  // ---- networks ----
+
+  createNetwork(body: { Name?: string; Driver?: string; Labels?: Record<string, string> | null; Internal?: boolean; CheckDuplicate?: boolean }): NetworkRecord {
+    const name = body.Name;
+    if (!name || !NAME_RE.test(name)) throw badRequest(`invalid network name "${name ?? ''}"`);
+    for (const n of this.networks.values()) if (n.name === name) throw conflict(`network with name ${name} already exists`);
+    const id = newId();
+    const rec: NetworkRecord = { id, name, driver: body.Driver || 'bridge', created: new Date(), labels: body.Labels ?? {}, internal: Boolean(body.Internal), builtin: false };
+    this.networks.set(id, rec);
+    this.emit('network', 'create', { id, name });
+    return rec;
+  }
+
+  async connect(netRef: string, containerRef: string, aliases: string[]): Promise<void> {
+    const n = this.network(netRef);
+    const c = this.container(containerRef);
+    for (const a of aliases) if (!ALIAS_RE.test(a)) throw badRequest(`network alias "${a}" must be a DNS label (lower-case letters, digits and '-')`);
+    c.networks.set(n.id, [...new Set([...(c.networks.get(n.id) ?? []), ...aliases])]);
+    if (c.status === 'running') await this.ensureAliasServices(c);
+    this.emit('network', 'connect', { id: n.id, name: n.name }, { container: c.id });
+  }
+
+  async disconnect(netRef: string, containerRef: string): Promise<void> {
+    const n = this.network(netRef);
+    const c = this.container(containerRef);
+    for (const a of c.networks.get(n.id) ?? []) await this.cluster.deleteService(this.serviceName(n.id, a)).catch(() => undefined);
+    c.networks.delete(n.id);
+    this.emit('network', 'disconnect', { id: n.id, name: n.name }, { container: c.id });
+  }
+
+  removeNetwork(ref: string): void {
+    const n = this.network(ref);
+    if (n.builtin) throw new DockerError(403, `${n.name} is a pre-defined network and cannot be removed`);
+    const users = [...this.containers.values()].filter((c) => c.networks.has(n.id) && c.status === 'running');
+    if (users.length) throw new DockerError(403, `error while removing network: network ${n.name} id ${n.id} has active endpoints`);
+    for (const c of this.containers.values()) c.networks.delete(n.id);
+    this.networks.delete(n.id);
+    this.emit('network', 'destroy', { id: n.id, name: n.name });
+  }
+
+  // ---- volumes ----
+
+  async ensureVolume(name: string, labels: Record<string, string> = {}): Promise<VolumeRecord> {
+    const existing = this.volumes.get(name);
+    if (existing) return existing;
+    if (!NAME_RE.test(name)) throw badRequest(`invalid volume name "${name}"`);
+    const claim = `${name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'vol'}-${shortHash(`${this.opts.owner}/${name}`, 8)}`;
+    await this.cluster.createClaim({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: {
+        name: claim,
+        labels: ownerLabels(this.opts.owner),
+        annotations: { [ANNOTATION_EXPIRES_AT]: rfc3339(new Date(Date.now() + this.opts.ttlSeconds * 1000)), 'berth.dev/volume': name },
+      },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+    });
+    const rec: VolumeRecord = { name, claim, created: new Date(), labels };
+    this.volumes.set(name, rec);
+    this.emit('volume', 'create', { id: name, name });
+    return rec;
+  }
+
+  async removeVolume(name: string, force: boolean): Promise<void> {
+    const v = this.volumes.get(name);
+    if (!v) throw notFound(`get ${name}: no such volume`);
+    const users = [...this.containers.values()].filter((c) => (c.body.HostConfig?.Binds ?? []).some((b) => b.split(':')[0] === name) || (c.body.HostConfig?.Mounts ?? []).some((m) => m.Source === name));
+    if (users.length && !force) throw conflict(`remove ${name}: volume is in use - [${users.map((u) => u.id).join(', ')}]`);
+    await this.cluster.deleteClaim(v.claim);
+    this.volumes.delete(name);
+    this.emit('volume', 'destroy', { id: name, name });
+  }
+
+  // ---- shutdown ----
+
+  async shutdown(): Promise<void> {
+    this.stopWatch?.();
+    for (const c of this.containers.values()) this.closePorts(c);
+    const selector = `${LABEL_OWNER}=${this.opts.owner}`;
+    const pods = await this.cluster.listPods(selector).catch(() => []);
+    await Promise.all(pods.map((p) => this.cluster.deletePod(p.metadata!.name!).catch(() => undefined)));
+    const services = await this.cluster.listServices(selector).catch(() => []);
+    await Promise.all(services.map((s) => this.cluster.deleteService(s.metadata!.name!).catch(() => undefined)));
+    const claims = await this.cluster.listClaims(selector).catch(() => []);
+    await Promise.all(claims.map((s) => this.cluster.deleteClaim(s.metadata!.name!).catch(() => undefined)));
+  }
+}
+
+function generatedName(id: string): string {
+  const adjectives = ['brave', 'calm', 'eager', 'keen', 'quiet', 'swift', 'bold', 'fond'];
+  const nouns = ['turing', 'hopper', 'lovelace', 'curie', 'noether', 'ritchie', 'knuth', 'liskov'];
+  const n = parseInt(id.slice(0, 8), 16);
+  return `${adjectives[n % 8]}_${nouns[(n >> 3) % 8]}_${id.slice(0, 6)}`;
+}
+
+export { SandboxPlanError };

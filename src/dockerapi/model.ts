@@ -1,0 +1,256 @@
+/**
+ * What berth remembers of Docker objects, and the JSON shapes clients read (inspect, list items).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { V1Pod } from '@kubernetes/client-node';
+
+export interface CreateBody {
+  Image?: string;
+  Cmd?: string[] | string | null;
+  Entrypoint?: string[] | string | null;
+  Env?: string[] | null;
+  Labels?: Record<string, string> | null;
+  ExposedPorts?: Record<string, unknown> | null;
+  WorkingDir?: string;
+  User?: string;
+  Hostname?: string;
+  Tty?: boolean;
+  OpenStdin?: boolean;
+  StdinOnce?: boolean;
+  AttachStdin?: boolean;
+  AttachStdout?: boolean;
+  AttachStderr?: boolean;
+  Healthcheck?: { Test?: string[]; Interval?: number; Timeout?: number; Retries?: number; StartPeriod?: number } | null;
+  HostConfig?: HostConfig | null;
+  NetworkingConfig?: { EndpointsConfig?: Record<string, { Aliases?: string[] | null } | null> | null } | null;
+}
+
+export interface HostConfig {
+  PortBindings?: Record<string, Array<{ HostIp?: string; HostPort?: string }> | null> | null;
+  PublishAllPorts?: boolean;
+  Binds?: string[] | null;
+  Mounts?: Array<{ Type?: string; Source?: string; Target?: string; ReadOnly?: boolean }> | null;
+  Tmpfs?: Record<string, string> | null;
+  AutoRemove?: boolean;
+  NetworkMode?: string;
+  Privileged?: boolean;
+  Memory?: number;
+  NanoCpus?: number;
+}
+
+export type ContainerStatus = 'created' | 'running' | 'exited' | 'removing' | 'dead';
+
+export interface PublishedPort {
+  key: string;
+  containerPort: number;
+  hostIp: string;
+  reportedIp: string;
+  hostPort: number;
+}
+
+export interface ContainerRecord {
+  id: string;
+  name: string;
+  created: Date;
+  image: string;
+  body: CreateBody;
+  cmd: string[];
+  entrypoint: string[];
+  podName?: string;
+  generation: number;
+  status: ContainerStatus;
+  exitCode: number;
+  error: string;
+  oomKilled: boolean;
+  startedAt?: string;
+  finishedAt?: string;
+  restartCount: number;
+  pendingArchives: Array<{ path: string; tar: Buffer }>;
+  ports: PublishedPort[];
+  /** network id → aliases */
+  networks: Map<string, string[]>;
+  podIP?: string;
+  health?: { status: 'starting' | 'healthy' | 'unhealthy'; failingStreak: number; log: Array<{ Start: string; End: string; ExitCode: number; Output: string }> };
+  /** Streams still reading this container's output: AutoRemove waits for them. */
+  readers: number;
+}
+
+export interface NetworkRecord {
+  id: string;
+  name: string;
+  driver: string;
+  created: Date;
+  labels: Record<string, string>;
+  internal: boolean;
+  builtin: boolean;
+}
+
+export interface VolumeRecord {
+  name: string;
+  claim: string;
+  created: Date;
+  labels: Record<string, string>;
+}
+
+export interface ImageRecord {
+  id: string;
+  ref: string;
+  tags: Set<string>;
+  created: Date;
+}
+
+export const ZERO_TIME = '0001-01-01T00:00:00Z';
+
+export function newId(): string {
+  return randomBytes(32).toString('hex');
+}
+
+export function shortHash(text: string, length = 6): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, length);
+}
+
+export function asArgv(v: string[] | string | null | undefined): string[] {
+  if (v === null || v === undefined) return [];
+  return Array.isArray(v) ? v : [v];
+}
+
+/** `busybox` → `busybox:latest`; digests and tags kept. */
+export function normalizeImage(ref: string): string {
+  if (ref.includes('@')) return ref;
+  const lastSlash = ref.lastIndexOf('/');
+  return ref.slice(lastSlash + 1).includes(':') ? ref : `${ref}:latest`;
+}
+
+export function humanStatus(c: ContainerRecord, now = Date.now()): string {
+  if (c.status === 'running' && c.startedAt) return `Up ${humanDuration(now - Date.parse(c.startedAt))}`;
+  if (c.status === 'exited' && c.finishedAt) return `Exited (${c.exitCode}) ${humanDuration(now - Date.parse(c.finishedAt))} ago`;
+  if (c.status === 'created') return 'Created';
+  return c.status;
+}
+
+function humanDuration(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 1) return 'Less than a second';
+  if (s < 60) return `${s} seconds`;
+  if (s < 3600) return `${Math.round(s / 60)} minutes`;
+  return `${Math.round(s / 3600)} hours`;
+}
+
+export function portsObject(c: ContainerRecord): Record<string, Array<{ HostIp: string; HostPort: string }> | null> {
+  const out: Record<string, Array<{ HostIp: string; HostPort: string }> | null> = {};
+  for (const key of Object.keys(c.body.ExposedPorts ?? {})) out[key] = null;
+  if (c.status === 'running') {
+    for (const p of c.ports) (out[p.key] ??= [])!.push({ HostIp: p.reportedIp, HostPort: String(p.hostPort) });
+  }
+  return out;
+}
+
+export function networkSettings(c: ContainerRecord, networks: Map<string, NetworkRecord>): Record<string, unknown> {
+  const nets: Record<string, unknown> = {};
+  const ip = c.status === 'running' ? (c.podIP ?? '') : '';
+  for (const [netId, aliases] of c.networks) {
+    const n = networks.get(netId);
+    if (!n) continue;
+    nets[n.name] = { NetworkID: n.id, EndpointID: c.status === 'running' ? c.id.slice(0, 24) : '', IPAddress: ip, IPPrefixLen: ip ? 32 : 0, Gateway: '', MacAddress: '', Aliases: aliases, Links: null, IPAMConfig: null, DriverOpts: null };
+  }
+  return { IPAddress: ip, IPPrefixLen: ip ? 32 : 0, Gateway: '', MacAddress: '', Bridge: '', SandboxID: '', Ports: portsObject(c), Networks: nets };
+}
+
+export function inspectContainer(c: ContainerRecord, networks: Map<string, NetworkRecord>): Record<string, unknown> {
+  const hc = c.body.HostConfig ?? {};
+  const running = c.status === 'running';
+  return {
+    Id: c.id,
+    Created: c.created.toISOString(),
+    Path: [...c.entrypoint, ...c.cmd][0] ?? '',
+    Args: [...c.entrypoint, ...c.cmd].slice(1),
+    State: {
+      Status: c.status,
+      Running: running,
+      Paused: false,
+      Restarting: false,
+      OOMKilled: c.oomKilled,
+      Dead: c.status === 'dead',
+      Pid: running ? 1 : 0,
+      ExitCode: c.exitCode,
+      Error: c.error,
+      StartedAt: c.startedAt ?? ZERO_TIME,
+      FinishedAt: c.finishedAt ?? ZERO_TIME,
+      ...(c.health ? { Health: { Status: c.health.status, FailingStreak: c.health.failingStreak, Log: c.health.log } } : {}),
+    },
+    Image: `sha256:${shortHash(normalizeImage(c.image), 64)}`,
+    Name: `/${c.name}`,
+    RestartCount: c.restartCount,
+    Driver: 'kubernetes',
+    Platform: 'linux',
+    Config: {
+      Hostname: c.body.Hostname || c.id.slice(0, 12),
+      Domainname: '',
+      User: c.body.User ?? '',
+      AttachStdin: Boolean(c.body.AttachStdin),
+      AttachStdout: Boolean(c.body.AttachStdout),
+      AttachStderr: Boolean(c.body.AttachStderr),
+      ExposedPorts: c.body.ExposedPorts ?? null,
+      Tty: Boolean(c.body.Tty),
+      OpenStdin: Boolean(c.body.OpenStdin),
+      StdinOnce: Boolean(c.body.StdinOnce),
+      Env: c.body.Env ?? [],
+      Cmd: c.cmd.length ? c.cmd : null,
+      Entrypoint: c.entrypoint.length ? c.entrypoint : null,
+      Image: c.image,
+      WorkingDir: c.body.WorkingDir ?? '',
+      Labels: c.body.Labels ?? {},
+      ...(c.body.Healthcheck ? { Healthcheck: c.body.Healthcheck } : {}),
+    },
+    HostConfig: {
+      PortBindings: hc.PortBindings ?? {},
+      NetworkMode: hc.NetworkMode ?? 'bridge',
+      AutoRemove: Boolean(hc.AutoRemove),
+      Binds: hc.Binds ?? null,
+      Memory: hc.Memory ?? 0,
+      NanoCpus: hc.NanoCpus ?? 0,
+      Privileged: false,
+    },
+    Mounts: [],
+    NetworkSettings: networkSettings(c, networks),
+  };
+}
+
+export function listItem(c: ContainerRecord, networks: Map<string, NetworkRecord>): Record<string, unknown> {
+  const ports = c.status === 'running' ? c.ports.map((p) => ({ IP: p.reportedIp, PrivatePort: p.containerPort, PublicPort: p.hostPort, Type: 'tcp' })) : [];
+  return {
+    Id: c.id,
+    Names: [`/${c.name}`],
+    Image: c.image,
+    ImageID: `sha256:${shortHash(normalizeImage(c.image), 64)}`,
+    Command: [...c.entrypoint, ...c.cmd].join(' '),
+    Created: Math.floor(c.created.getTime() / 1000),
+    Ports: ports,
+    Labels: c.body.Labels ?? {},
+    State: c.status,
+    Status: humanStatus(c),
+    HostConfig: { NetworkMode: c.body.HostConfig?.NetworkMode ?? 'bridge' },
+    NetworkSettings: { Networks: (networkSettings(c, networks) as { Networks: unknown }).Networks },
+    Mounts: [],
+  };
+}
+
+/** Reads the main container's state from the pod. */
+export function podState(pod: V1Pod): { status: ContainerStatus; exitCode?: number; error?: string; oomKilled?: boolean; startedAt?: string; finishedAt?: string } {
+  const cs = pod.status?.containerStatuses?.find((s) => s.name === 'main');
+  const st = cs?.state;
+  const iso = (d: Date | string | undefined): string | undefined => (d === undefined ? undefined : new Date(d).toISOString());
+  if (st?.running) return { status: 'running', startedAt: iso(st.running.startedAt) };
+  if (st?.terminated) {
+    const t = st.terminated;
+    const error = t.reason === 'StartError' || t.reason === 'ContainerCannotRun' ? (t.message ?? t.reason) : '';
+    return { status: 'exited', exitCode: t.exitCode, error, oomKilled: t.reason === 'OOMKilled', startedAt: iso(t.startedAt), finishedAt: iso(t.finishedAt ?? new Date()) };
+  }
+  const waiting = st?.waiting;
+  const fatal = ['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'ErrImageNeverPull', 'CreateContainerConfigError', 'CreateContainerError', 'RunContainerError'];
+  if (waiting?.reason && fatal.includes(waiting.reason)) return { status: 'exited', exitCode: 125, error: `${waiting.reason}: ${waiting.message ?? ''}`.trim() };
+  if (pod.status?.phase === 'Failed' || pod.status?.phase === 'Succeeded') {
+    return { status: 'exited', exitCode: 137, error: pod.status.reason === 'DeadlineExceeded' ? '' : (pod.status.message ?? pod.status.reason ?? ''), finishedAt: new Date().toISOString() };
+  }
+  return { status: 'created' };
+}

@@ -1,0 +1,676 @@
+/**
+ * Docker Engine API endpoints → Engine calls, with the wire details clients depend on (headers sent
+ * at once on wait/logs/events/pulls, multiplexed frames, hijacked attach and exec, empty PUT body).
+ */
+import os from 'node:os';
+import type { IncomingMessage } from 'node:http';
+import { PassThrough, type Writable } from 'node:stream';
+import { ArchiveError, readLimited, sanitizeArchive, goFileMode, DEFAULT_MAX_ARCHIVE_BYTES } from '../runtime/files.js';
+import { SandboxPlanError } from '../runtime/sandbox-plan.js';
+import type { LogQuery } from '../runtime/sandbox.js';
+import { KubeError } from '../kube/errors.js';
+import type { Engine } from './engine.js';
+import { FilterError, anyMatches, checkKeys, labelsMatch, parseFilters } from './filters.js';
+import { STDERR, STDOUT, framedWriter } from './framing.js';
+import { API_VERSION, MIN_API_VERSION, DockerError, Router, badRequest, compareVersions, conflict, notFound, type Call, type OpenedStream } from './http.js';
+import { inspectContainer, listItem, newId, type ContainerRecord, type CreateBody } from './model.js';
+import { BERTH_VERSION } from '../cli/version.js';
+
+interface ExecRecord {
+  id: string;
+  containerId: string;
+  cmd: string[];
+  env: string[];
+  workingDir: string;
+  user: string;
+  tty: boolean;
+  attachStdin: boolean;
+  attachStdout: boolean;
+  attachStderr: boolean;
+  running: boolean;
+  exitCode: number | null;
+}
+
+export function dockerRoutes(engine: Engine): Router {
+  const r = new Router();
+  const execs = new Map<string, ExecRecord>();
+
+  // ---- system ----
+  const ping = (call: Call): void => call.send(200, 'OK', { 'Cache-Control': 'no-cache, no-store, must-revalidate', Pragma: 'no-cache', 'Content-Type': 'text/plain; charset=utf-8' });
+  r.add('GET', '/_ping', ping).add('HEAD', '/_ping', ping);
+  r.add('GET', '/version', (call) =>
+    call.send(200, {
+      Platform: { Name: 'berth' },
+      Components: [{ Name: 'Engine', Version: BERTH_VERSION, Details: { ApiVersion: API_VERSION, MinAPIVersion: MIN_API_VERSION, Os: 'linux', Arch: goArch() } }],
+      Version: BERTH_VERSION,
+      ApiVersion: API_VERSION,
+      MinAPIVersion: MIN_API_VERSION,
+      GitCommit: 'berth',
+      GoVersion: `node${process.versions.node}`,
+      Os: 'linux',
+      Arch: goArch(),
+      KernelVersion: os.release(),
+      BuildTime: '',
+    }),
+  );
+  r.add('GET', '/info', (call) => {
+    const all = [...engine.containers.values()];
+    call.send(200, {
+      ID: engine.owner,
+      Name: `berth-${engine.owner}`,
+      ServerVersion: BERTH_VERSION,
+      OperatingSystem: 'Kubernetes (berth)',
+      OSType: 'linux',
+      OSVersion: '',
+      Architecture: os.arch() === 'x64' ? 'x86_64' : os.arch(),
+      KernelVersion: os.release(),
+      NCPU: os.cpus().length,
+      MemTotal: os.totalmem(),
+      IndexServerAddress: 'https://index.docker.io/v1/',
+      Runtimes: { kubernetes: { path: 'kubernetes' } },
+      DefaultRuntime: 'kubernetes',
+      Driver: 'kubernetes',
+      Labels: [],
+      Containers: all.length,
+      ContainersRunning: all.filter((c) => c.status === 'running').length,
+      ContainersPaused: 0,
+      ContainersStopped: all.filter((c) => c.status !== 'running').length,
+      Images: engine.images.size,
+      SecurityOptions: ['name=seccomp,profile=default'],
+      Swarm: { LocalNodeState: 'inactive' },
+      Plugins: { Volume: ['local'], Network: ['bridge', 'host', 'null'] },
+    });
+  });
+  r.add('GET', '/events', async (call) => {
+    const filters = parseFilters(call.query.get('filters'));
+    const until = call.query.get('until');
+    const out = call.startChunked('application/json');
+    const onEvent = (e: { Type: string; Action: string; Actor: { ID: string; Attributes: Record<string, string> } }): void => {
+      if (!anyMatches(filters.get('type'), (t) => t === e.Type)) return;
+      if (!anyMatches(filters.get('event'), (t) => t === e.Action)) return;
+      if (!anyMatches(filters.get('container'), (t) => e.Type === 'container' && (e.Actor.ID.startsWith(t) || e.Actor.Attributes.name === t))) return;
+      out.write(`${JSON.stringify(e)}\n`);
+    };
+    engine.events.on('event', onEvent);
+    const closed = new Promise<void>((resolve) => call.req.socket.once('close', () => resolve()));
+    const timer = until ? new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, Number(until) * 1000 - Date.now())).unref()) : new Promise<void>(() => undefined);
+    await Promise.race([closed, timer]);
+    engine.events.off('event', onEvent);
+    out.end();
+  });
+
+  // ---- images ----
+  r.add('POST', '/images/create', async (call) => {
+    const from = call.query.get('fromImage');
+    if (!from) throw badRequest('fromImage is required (berth cannot import images)');
+    const tag = call.query.get('tag');
+    const ref = tag && !from.includes('@') && !/:[^/]*$/.test(from) ? `${from}${tag.startsWith('sha256:') ? '@' : ':'}${tag}` : from;
+    if (!/^[a-z0-9][a-z0-9._\-/:@]*$/i.test(ref)) throw badRequest(`invalid reference format: ${ref}`);
+    const out = call.startChunked('application/json');
+    out.write(`${JSON.stringify({ status: `Pulling from ${ref.replace(/:[^/:]*$/, '')}`, id: ref.split(':').pop() })}\n`);
+    engine.pull(ref);
+    out.write(`${JSON.stringify({ status: `Status: recorded ${ref}; the cluster's kubelet pulls it when a container starts` })}\n`);
+    out.end();
+  });
+  r.add('GET', '/images/json', (call) => {
+    const filters = parseFilters(call.query.get('filters'));
+    const list = [...engine.images.values()]
+      .filter((i) => anyMatches(filters.get('reference'), (ref) => [...i.tags].some((t) => t === ref || t.startsWith(`${ref}:`))))
+      .map((i) => ({ Id: i.id, ParentId: '', RepoTags: [...i.tags], RepoDigests: [], Created: Math.floor(i.created.getTime() / 1000), Size: 0, SharedSize: -1, VirtualSize: 0, Labels: {}, Containers: -1 }));
+    call.send(200, list);
+  });
+  r.add('GET', /^\/images\/(.+)\/json$/, (call, [name]) => {
+    const i = engine.image(name);
+    call.send(200, {
+      Id: i.id,
+      RepoTags: [...i.tags],
+      RepoDigests: [],
+      Parent: '',
+      Created: i.created.toISOString(),
+      Architecture: goArch(),
+      Os: 'linux',
+      Size: 0,
+      Config: { ExposedPorts: null, Env: [], Cmd: null, Entrypoint: null, User: '', WorkingDir: '', Labels: {} },
+      RootFS: { Type: 'layers', Layers: [] },
+    });
+  });
+  r.add('POST', /^\/images\/(.+)\/tag$/, (call, [name]) => {
+    const i = engine.image(name);
+    const repo = call.query.get('repo');
+    if (!repo) throw badRequest('repo is required');
+    const tag = call.query.get('tag') || 'latest';
+    i.tags.add(`${repo}:${tag}`);
+    call.send(201);
+  });
+  r.add('DELETE', /^\/images\/(.+)$/, (call, [name]) => {
+    const i = engine.image(name);
+    const norm = [...i.tags].find((t) => t === name || t === `${name}:latest`);
+    const out: Array<Record<string, string>> = [];
+    if (norm && i.tags.size > 1) {
+      i.tags.delete(norm);
+      out.push({ Untagged: norm });
+    } else {
+      for (const t of i.tags) out.push({ Untagged: t });
+      out.push({ Deleted: i.id });
+      engine.images.delete(i.id);
+    }
+    call.send(200, out);
+  });
+  r.add('POST', '/images/prune', (call) => call.send(200, { ImagesDeleted: [], SpaceReclaimed: 0 }));
+
+  // ---- containers ----
+  r.add('POST', '/containers/create', async (call) => {
+    const body = (await call.json<CreateBody>(false)) as CreateBody;
+    const c = engine.create(call.query.get('name'), body);
+    call.send(201, { Id: c.id, Warnings: [] });
+  });
+  r.add('GET', '/containers/json', (call) => {
+    const filters = parseFilters(call.query.get('filters'));
+    checkKeys(filters, ['label', 'name', 'id', 'status', 'ancestor', 'network', 'before', 'since', 'exited', 'health', 'volume', 'publish', 'expose', 'is-task']);
+    const all = call.flag('all') || filters.has('status') || filters.has('exited');
+    let list = [...engine.containers.values()].sort((a, b) => b.created.getTime() - a.created.getTime());
+    const created = (ref: string): number => engine.container(ref).created.getTime();
+    list = list.filter(
+      (c) =>
+        (all || c.status === 'running') &&
+        labelsMatch(filters.get('label'), c.body.Labels ?? {}) &&
+        anyMatches(filters.get('name'), (n) => new RegExp(n).test(`/${c.name}`)) &&
+        anyMatches(filters.get('id'), (id) => c.id.startsWith(id)) &&
+        anyMatches(filters.get('status'), (s) => s === c.status) &&
+        anyMatches(filters.get('exited'), (e) => c.status === 'exited' && Number(e) === c.exitCode) &&
+        anyMatches(filters.get('ancestor'), (a) => c.image === a || c.image === `${a}:latest` || c.image.replace(/:latest$/, '') === a) &&
+        anyMatches(filters.get('network'), (n) => [...c.networks.keys()].some((id) => id.startsWith(n) || engine.networks.get(id)?.name === n)) &&
+        anyMatches(filters.get('health'), (h) => (c.health?.status ?? 'none') === h) &&
+        anyMatches(filters.get('before'), (b) => c.created.getTime() < created(b)) &&
+        anyMatches(filters.get('since'), (s) => c.created.getTime() > created(s)),
+    );
+    const limit = Number(call.query.get('limit') ?? -1);
+    if (limit > 0) list = list.slice(0, limit);
+    call.send(200, list.map((c) => listItem(c, engine.networks)));
+  });
+  r.add('POST', '/containers/prune', async (call) => {
+    const filters = parseFilters(call.query.get('filters'));
+    const deleted: string[] = [];
+    for (const c of [...engine.containers.values()]) {
+      if (c.status === 'running' || !labelsMatch(filters.get('label'), c.body.Labels ?? {})) continue;
+      await engine.remove(c.id, true);
+      deleted.push(c.id);
+    }
+    call.send(200, { ContainersDeleted: deleted, SpaceReclaimed: 0 });
+  });
+  r.add('GET', '/containers/{id}/json', (call, [id]) => call.send(200, inspectContainer(engine.container(id), engine.networks)));
+  r.add('POST', '/containers/{id}/start', async (call, [id]) => {
+    const res = await engine.start(id);
+    call.send(res === 'already' ? 304 : 204);
+  });
+  r.add('POST', '/containers/{id}/stop', async (call, [id]) => {
+    const t = call.query.get('t') ?? call.query.get('timeout');
+    const res = await engine.stop(id, t === null ? undefined : Number(t), call.query.get('signal') ?? undefined);
+    call.send(res === 'already' ? 304 : 204);
+  });
+  r.add('POST', '/containers/{id}/restart', async (call, [id]) => {
+    const t = call.query.get('t');
+    await engine.restart(id, t === null ? undefined : Number(t));
+    call.send(204);
+  });
+  r.add('POST', '/containers/{id}/kill', async (call, [id]) => {
+    await engine.kill(id, call.query.get('signal') ?? 'KILL');
+    call.send(204);
+  });
+  r.add('DELETE', '/containers/{id}', async (call, [id]) => {
+    await engine.remove(id, call.flag('force'));
+    call.send(204);
+  });
+  r.add('POST', '/containers/{id}/rename', (call, [id]) => {
+    const name = call.query.get('name');
+    if (!name) throw badRequest('name is required');
+    engine.rename(id, name);
+    call.send(204);
+  });
+  r.add('POST', '/containers/{id}/resize', (call, [id]) => {
+    engine.container(id);
+    call.send(200);
+  });
+  r.add('GET', '/containers/{id}/top', async (call, [id]) => {
+    const c = engine.container(id);
+    if (c.status !== 'running') throw conflict(`Container ${c.id} is not running`);
+    const res = await engine.execCollect(c, ['ps', ...(call.query.get('ps_args') ? [call.query.get('ps_args') as string] : [])]);
+    if (res.exitCode !== 0) throw new DockerError(500, `ps in container ${c.name} failed: ${res.stderr.trim()} (the image needs ps)`);
+    const lines = res.stdout.trim().split('\n');
+    const titles = lines[0].trim().split(/\s+/);
+    const processes = lines.slice(1).map((l) => {
+      const parts = l.trim().split(/\s+/);
+      return [...parts.slice(0, titles.length - 1), parts.slice(titles.length - 1).join(' ')];
+    });
+    call.send(200, { Titles: titles, Processes: processes });
+  });
+  r.add('POST', '/containers/{id}/wait', async (call, [id]) => {
+    const c = engine.container(id);
+    const condition = call.query.get('condition') ?? 'not-running';
+    if (!['not-running', 'next-exit', 'removed'].includes(condition)) throw badRequest(`invalid condition: "${condition}"`);
+    const out = call.startChunked('application/json');
+    const abort = new AbortController();
+    call.req.socket.once('close', () => abort.abort());
+    const result = await engine.wait(c, condition, abort.signal);
+    out.end(`${JSON.stringify(result)}\n`);
+  });
+  r.add('GET', '/containers/{id}/logs', async (call, [id]) => {
+    const c = engine.container(id);
+    const stdout = call.flag('stdout');
+    const stderr = call.flag('stderr');
+    if (!stdout && !stderr) throw badRequest('you must choose at least one stream');
+    const tty = Boolean(c.body.Tty);
+    const out = call.startChunked(tty || compareVersions(call.version, '1.42') < 0 ? 'application/vnd.docker.raw-stream' : 'application/vnd.docker.multiplexed-stream');
+    await streamLogs(engine, c, out, {
+      stdout,
+      stderr,
+      follow: call.flag('follow'),
+      tail: call.query.get('tail'),
+      since: call.query.get('since'),
+      timestamps: call.flag('timestamps'),
+      closed: new Promise<void>((resolve) => call.req.socket.once('close', () => resolve())),
+    });
+    out.end();
+  });
+  r.add('POST', '/containers/{id}/attach', async (call, [id]) => {
+    const c = engine.container(id);
+    const tty = Boolean(c.body.Tty);
+    const stream = call.openStream(tty ? 'application/vnd.docker.raw-stream' : compareVersions(call.version, '1.42') >= 0 ? 'application/vnd.docker.multiplexed-stream' : 'application/vnd.docker.raw-stream');
+    await attach(engine, c, stream, {
+      stdin: call.flag('stdin') && Boolean(c.body.OpenStdin),
+      stdout: call.flag('stdout'),
+      stderr: call.flag('stderr'),
+      logs: call.flag('logs'),
+      live: call.flag('stream'),
+    });
+  });
+
+  // ---- archives ----
+  r.add('HEAD', '/containers/{id}/archive', async (call, [id]) => {
+    const c = engine.container(id);
+    const st = await engine.statPath(c, requirePath(call));
+    call.send(200, undefined, { 'X-Docker-Container-Path-Stat': statHeader(st) });
+  });
+  r.add('GET', '/containers/{id}/archive', async (call, [id]) => {
+    const c = engine.container(id);
+    const path = requirePath(call);
+    const st = await engine.statPath(c, path);
+    const trimmed = path.replace(/\/+$/, '') || '/';
+    const slash = trimmed.lastIndexOf('/');
+    const dir = slash <= 0 ? '/' : trimmed.slice(0, slash);
+    const base = trimmed.slice(slash + 1) || '.';
+    const out = call.startChunked('application/x-tar');
+    (out as { setHeader?: unknown }).setHeader;
+    const errors: Buffer[] = [];
+    const stderr = new PassThrough().on('data', (b: Buffer) => errors.push(b));
+    const code = await engine.execStream(c, ['tar', '-c', '-f', '-', '-C', dir, base], { stdout: passTo(out), stderr });
+    if (code !== 0) process.stderr.write(`berth serve: tar of ${path} in ${c.name} exited ${code}: ${Buffer.concat(errors).toString('utf8')}\n`);
+    void st;
+    out.end();
+  });
+  r.add('PUT', '/containers/{id}/archive', async (call, [id]) => {
+    engine.container(id);
+    const path = requirePath(call);
+    const raw = await readLimited(call.body(), DEFAULT_MAX_ARCHIVE_BYTES);
+    const { tar } = await sanitizeArchive(raw);
+    await engine.putArchive(id, path, tar);
+    // An empty body: testcontainers-node feeds the response to Readable.from.
+    call.send(200);
+  });
+
+  // ---- exec ----
+  r.add('POST', '/containers/{id}/exec', async (call, [id]) => {
+    const c = engine.container(id);
+    const body = (await call.json<{ Cmd?: string[] | string; Env?: string[]; WorkingDir?: string; User?: string; Tty?: boolean; AttachStdin?: boolean; AttachStdout?: boolean; AttachStderr?: boolean }>(false))!;
+    const cmd = Array.isArray(body.Cmd) ? body.Cmd : body.Cmd ? [body.Cmd] : [];
+    if (cmd.length === 0) throw badRequest('No exec command specified');
+    if (c.status !== 'running') throw conflict(`Container ${c.id} is not running`);
+    const rec: ExecRecord = {
+      id: newId(),
+      containerId: c.id,
+      cmd,
+      env: body.Env ?? [],
+      workingDir: body.WorkingDir ?? '',
+      user: body.User ?? '',
+      tty: Boolean(body.Tty),
+      attachStdin: Boolean(body.AttachStdin),
+      attachStdout: Boolean(body.AttachStdout) || !body.AttachStderr,
+      attachStderr: Boolean(body.AttachStderr),
+      running: false,
+      exitCode: null,
+    };
+    execs.set(rec.id, rec);
+    call.send(201, { Id: rec.id });
+  });
+  r.add('POST', '/exec/{id}/start', async (call, [id]) => {
+    const rec = execs.get(id);
+    if (!rec) throw notFound(`No such exec instance: ${id}`);
+    const body = (await call.json<{ Detach?: boolean; Tty?: boolean }>()) ?? {};
+    const c = engine.container(rec.containerId);
+    if (c.status !== 'running') throw conflict(`Container ${c.id} is not running`);
+    if (rec.running || rec.exitCode !== null) throw conflict(`exec ${id} has already been started`);
+    const argv = execArgv(rec);
+    rec.running = true;
+    if (body.Detach) {
+      call.send(200);
+      void engine
+        .execStream(c, argv, { stdout: new PassThrough().resume(), stderr: new PassThrough().resume(), tty: rec.tty })
+        .then((code) => (rec.exitCode = code), () => (rec.exitCode = 126))
+        .finally(() => (rec.running = false));
+      return;
+    }
+    const tty = rec.tty || Boolean(body.Tty);
+    const stream = call.openStream(tty ? 'application/vnd.docker.raw-stream' : compareVersions(call.version, '1.42') >= 0 ? 'application/vnd.docker.multiplexed-stream' : 'application/vnd.docker.raw-stream');
+    const stdout = rec.attachStdout ? framedWriter(stream.out, STDOUT, tty) : new PassThrough().resume();
+    const stderr = rec.attachStderr ? framedWriter(stream.out, tty ? STDOUT : STDERR, tty) : new PassThrough().resume();
+    try {
+      rec.exitCode = await engine.execStream(c, argv, { stdin: rec.attachStdin ? stream.input : undefined, stdout, stderr, tty });
+    } catch (err) {
+      rec.exitCode = 126;
+      stderr.write(Buffer.from(`berth: exec failed: ${(err as Error).message}\n`));
+    } finally {
+      rec.running = false;
+      await new Promise<void>((resolve) => stdout.end(() => stderr.end(() => resolve())));
+      stream.end();
+    }
+  });
+  r.add('GET', '/exec/{id}/json', (call, [id]) => {
+    const rec = execs.get(id);
+    if (!rec) throw notFound(`No such exec instance: ${id}`);
+    call.send(200, {
+      ID: rec.id,
+      ContainerID: rec.containerId,
+      Running: rec.running,
+      ExitCode: rec.exitCode,
+      Pid: 0,
+      OpenStdin: rec.attachStdin,
+      OpenStdout: rec.attachStdout,
+      OpenStderr: rec.attachStderr,
+      CanRemove: false,
+      DetachKeys: '',
+      ProcessConfig: { entrypoint: rec.cmd[0], arguments: rec.cmd.slice(1), tty: rec.tty, user: rec.user, privileged: false },
+    });
+  });
+  r.add('POST', '/exec/{id}/resize', (call, [id]) => {
+    if (!execs.has(id)) throw notFound(`No such exec instance: ${id}`);
+    call.send(200);
+  });
+
+  // ---- networks ----
+  const networkJson = (id: string): Record<string, unknown> => {
+    const n = engine.network(id);
+    const containers: Record<string, unknown> = {};
+    for (const c of engine.containers.values()) {
+      if (c.networks.has(n.id)) containers[c.id] = { Name: c.name, EndpointID: c.id.slice(0, 24), MacAddress: '', IPv4Address: c.podIP ? `${c.podIP}/32` : '', IPv6Address: '' };
+    }
+    return {
+      Name: n.name,
+      Id: n.id,
+      Created: n.created.toISOString(),
+      Scope: 'local',
+      Driver: n.driver,
+      EnableIPv6: false,
+      IPAM: { Driver: 'default', Options: null, Config: n.name === 'bridge' ? [{ Subnet: '10.88.0.0/16', Gateway: '10.88.0.1' }] : [] },
+      Internal: n.internal,
+      Attachable: true,
+      Ingress: false,
+      ConfigFrom: { Network: '' },
+      ConfigOnly: false,
+      Containers: containers,
+      Options: {},
+      Labels: n.labels,
+    };
+  };
+  r.add('GET', '/networks', (call) => {
+    const filters = parseFilters(call.query.get('filters'));
+    const list = [...engine.networks.values()].filter(
+      (n) =>
+        anyMatches(filters.get('name'), (x) => n.name === x || n.name.includes(x)) &&
+        anyMatches(filters.get('id'), (x) => n.id.startsWith(x)) &&
+        anyMatches(filters.get('driver'), (x) => n.driver === x) &&
+        labelsMatch(filters.get('label'), n.labels),
+    );
+    call.send(200, list.map((n) => networkJson(n.id)));
+  });
+  r.add('GET', '/networks/{id}', (call, [id]) => call.send(200, networkJson(id)));
+  r.add('POST', '/networks/create', async (call) => {
+    const body = (await call.json<{ Name?: string; Driver?: string; Labels?: Record<string, string>; Internal?: boolean }>(false))!;
+    const n = engine.createNetwork(body);
+    call.send(201, { Id: n.id, Warning: '' });
+  });
+  r.add('POST', '/networks/{id}/connect', async (call, [id]) => {
+    const body = (await call.json<{ Container?: string; EndpointConfig?: { Aliases?: string[] | null } | null }>(false))!;
+    if (!body.Container) throw badRequest('Container is required');
+    await engine.connect(id, body.Container, body.EndpointConfig?.Aliases ?? []);
+    call.send(200);
+  });
+  r.add('POST', '/networks/{id}/disconnect', async (call, [id]) => {
+    const body = (await call.json<{ Container?: string }>(false))!;
+    if (!body.Container) throw badRequest('Container is required');
+    await engine.disconnect(id, body.Container);
+    call.send(200);
+  });
+  r.add('DELETE', '/networks/{id}', (call, [id]) => {
+    engine.removeNetwork(id);
+    call.send(204);
+  });
+  r.add('POST', '/networks/prune', (call) => {
+    const filters = parseFilters(call.query.get('filters'));
+    const deleted: string[] = [];
+    for (const n of [...engine.networks.values()]) {
+      if (n.builtin || !labelsMatch(filters.get('label'), n.labels)) continue;
+      try {
+        engine.removeNetwork(n.id);
+        deleted.push(n.name);
+      } catch {
+        /* in use: kept, as docker does */
+      }
+    }
+    call.send(200, { NetworksDeleted: deleted });
+  });
+
+  // ---- volumes ----
+  const volumeJson = (name: string): Record<string, unknown> => {
+    const v = engine.volumes.get(name);
+    if (!v) throw notFound(`get ${name}: no such volume`);
+    return { Name: v.name, Driver: 'local', Mountpoint: `pvc://${v.claim}`, CreatedAt: v.created.toISOString(), Labels: v.labels, Scope: 'local', Options: {} };
+  };
+  r.add('GET', '/volumes', (call) => {
+    const filters = parseFilters(call.query.get('filters'));
+    const list = [...engine.volumes.values()].filter((v) => labelsMatch(filters.get('label'), v.labels) && anyMatches(filters.get('name'), (n) => v.name.includes(n)));
+    call.send(200, { Volumes: list.map((v) => volumeJson(v.name)), Warnings: [] });
+  });
+  r.add('POST', '/volumes/create', async (call) => {
+    const body = (await call.json<{ Name?: string; Labels?: Record<string, string> }>()) ?? {};
+    const name = body.Name || newId();
+    if (engine.volumes.has(name)) return call.send(201, volumeJson(name));
+    await engine.ensureVolume(name, body.Labels ?? {});
+    call.send(201, volumeJson(name));
+  });
+  r.add('GET', '/volumes/{name}', (call, [name]) => call.send(200, volumeJson(name)));
+  r.add('DELETE', '/volumes/{name}', async (call, [name]) => {
+    await engine.removeVolume(name, call.flag('force'));
+    call.send(204);
+  });
+  r.add('POST', '/volumes/prune', async (call) => {
+    const deleted: string[] = [];
+    for (const v of [...engine.volumes.values()]) {
+      try {
+        await engine.removeVolume(v.name, false);
+        deleted.push(v.name);
+      } catch {
+        /* in use */
+      }
+    }
+    call.send(200, { VolumesDeleted: deleted, SpaceReclaimed: 0 });
+  });
+
+  // ---- not served ----
+  for (const [method, pattern] of [
+    ['POST', '/build'],
+    ['POST', '/commit'],
+    ['POST', '/images/load'],
+    ['GET', '/images/get'],
+    ['POST', /^\/images\/(.+)\/push$/],
+    ['GET', '/containers/{id}/stats'],
+    ['GET', '/containers/{id}/export'],
+    ['GET', '/containers/{id}/changes'],
+    ['POST', '/containers/{id}/update'],
+    ['POST', '/containers/{id}/pause'],
+    ['POST', '/containers/{id}/unpause'],
+  ] as Array<[string, string | RegExp]>) {
+    r.add(method, pattern, (call) => call.send(501, { message: `${call.method} ${call.path} is not implemented by berth serve: containers are Kubernetes pods` }));
+  }
+  return r;
+}
+
+/** Turns known error kinds into Docker statuses. */
+export function toDockerError(err: unknown): DockerError {
+  if (err instanceof DockerError) return err;
+  if (err instanceof FilterError) return badRequest(err.message);
+  if (err instanceof ArchiveError) return new DockerError(err.status, err.message);
+  if (err instanceof SandboxPlanError) return badRequest(err.message);
+  if (err instanceof KubeError) return new DockerError(500, err.message);
+  return new DockerError(500, (err as Error)?.message ?? String(err));
+}
+
+function requirePath(call: Call): string {
+  const path = call.query.get('path');
+  if (!path) throw badRequest('path is required');
+  if (!path.startsWith('/')) throw badRequest(`path ${path} must be absolute`);
+  return path;
+}
+
+function statHeader(st: { name: string; size: number; mode: number; mtime: string; linkTarget: string }): string {
+  return Buffer.from(JSON.stringify({ name: st.name, size: st.size, mode: goFileMode(st.mode), mtime: st.mtime, linkTarget: st.linkTarget })).toString('base64');
+}
+
+function execArgv(rec: ExecRecord): string[] {
+  let argv = rec.cmd;
+  if (rec.env.length) argv = ['env', ...rec.env, ...argv];
+  if (rec.workingDir) argv = ['/bin/sh', '-c', 'cd "$0" && exec "$@"', rec.workingDir, ...argv];
+  return argv;
+}
+
+function passTo(out: Writable): Writable {
+  const p = new PassThrough();
+  p.on('data', (b: Buffer) => {
+    if (!out.write(b)) {
+      p.pause();
+      out.once('drain', () => p.resume());
+    }
+  });
+  return p;
+}
+
+function goArch(): string {
+  const a = os.arch();
+  return a === 'x64' ? 'amd64' : a;
+}
+
+interface LogOptions {
+  stdout: boolean;
+  stderr: boolean;
+  follow: boolean;
+  tail: string | null;
+  since: string | null;
+  timestamps: boolean;
+  closed: Promise<void>;
+  sinceTime?: string;
+}
+
+/** Pod log(s) → Docker frames. stdout and stderr apart through KEP-3288's `stream` parameter. */
+async function streamLogs(engine: Engine, c: ContainerRecord, out: Writable, o: LogOptions): Promise<void> {
+  // A created container has no pod yet: when following, its output starts with the start.
+  if (o.follow) {
+    let gone = false;
+    void o.closed.then(() => (gone = true));
+    while (c.status === 'created' && engine.containers.get(c.id) === c && !gone) await Promise.race([engine.nextChange(c, 60_000), o.closed]);
+  }
+  if (!c.podName) return;
+  const tty = Boolean(c.body.Tty);
+  const tailLines = o.tail === null || o.tail === 'all' || Number(o.tail) < 0 ? undefined : Number(o.tail);
+  const since = o.since && Number(o.since) > 0 ? new Date(Number(o.since) * 1000).toISOString().replace(/\.\d+Z$/, 'Z') : o.sinceTime;
+  const wanted: Array<['Stdout' | 'Stderr' | 'All', number]> = tty ? [['All', STDOUT]] : [];
+  if (!tty) {
+    if (o.stdout) wanted.push(['Stdout', STDOUT]);
+    if (o.stderr) wanted.push(['Stderr', STDERR]);
+  }
+  const streams: IncomingMessage[] = [];
+  c.readers++;
+  try {
+    await Promise.all(
+      wanted.map(async ([stream, id]) => {
+        let res: IncomingMessage;
+        try {
+          res = await engine_openLog(engine, c, { follow: o.follow && c.status === 'running', stream, tailLines, timestamps: o.timestamps, sinceTime: since });
+        } catch (err) {
+          if (stream === 'All') throw err;
+          // Clusters without the split-stream log gate: everything arrives as stdout.
+          if (id === STDERR) return;
+          res = await engine_openLog(engine, c, { follow: o.follow && c.status === 'running', tailLines, timestamps: o.timestamps, sinceTime: since });
+        }
+        streams.push(res);
+        const writer = framedWriter(out, id, tty);
+        await new Promise<void>((resolve) => {
+          res.on('data', (b: Buffer) => writer.write(b));
+          res.on('end', resolve);
+          res.on('error', () => resolve());
+          res.on('close', resolve);
+          void o.closed.then(() => res.destroy());
+        });
+      }),
+    ).catch(() => undefined);
+  } finally {
+    engine.releaseReader(c);
+    for (const s of streams) s.destroy();
+  }
+}
+
+function engine_openLog(engine: Engine, c: ContainerRecord, q: LogQuery): Promise<IncomingMessage> {
+  return engine.openLog(c.podName as string, q);
+}
+
+/** attach: stdin into the pod's main container, output from its log (which also holds what came before). */
+async function attach(engine: Engine, c: ContainerRecord, stream: OpenedStream, o: { stdin: boolean; stdout: boolean; stderr: boolean; logs: boolean; live: boolean }): Promise<void> {
+  c.readers++;
+  try {
+    const closed = stream.closed;
+    let gone = false;
+    void closed.then(() => (gone = true));
+    while (c.status === 'created' && engine.containers.get(c.id) === c) {
+      await Promise.race([engine.nextChange(c, 60_000), closed]);
+      if (gone) return;
+    }
+    if (!c.podName) return stream.end();
+    const attachedAt = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    const tasks: Array<Promise<unknown>> = [];
+    if (o.stdin && c.status === 'running') {
+      tasks.push(
+        engine
+          .attachStdin(c.podName, stream.input, Boolean(c.body.Tty))
+          .then((s) => s.done)
+          .catch(() => undefined),
+      );
+    }
+    if (o.live || o.logs) {
+      // Before start (docker run) the whole log is this attach's output; later attaches see new output only.
+      const fromStart = c.generation > 0 && (o.logs || Date.now() - Date.parse(c.startedAt ?? new Date().toISOString()) < 2000);
+      await streamLogs(engine, c, stream.out, {
+        stdout: o.stdout,
+        stderr: o.stderr,
+        follow: o.live,
+        tail: null,
+        since: null,
+        timestamps: false,
+        closed,
+        sinceTime: fromStart ? undefined : attachedAt,
+      });
+    }
+    stream.end();
+    void tasks;
+  } finally {
+    engine.releaseReader(c);
+  }
+}
+

@@ -1,0 +1,75 @@
+/**
+ * `berth fn eval`: one function over a package folder (written back in place, or printed) or over a
+ * ResourceList on stdin (printed), as `kpt fn eval` does. The function config is a file
+ * (`--fn-config`), or a ConfigMap from `key=value` arguments; without --image/--exec the config's
+ * apiVersion/kind is resolved through the trusted catalogs.
+ */
+import { readFileSync } from 'node:fs';
+import type { Readable, Writable } from 'node:stream';
+import YAML from 'yaml';
+import { invokeFunction } from './invoke.js';
+import { applyWrite, PackageError, planWrite, readPackage, type KrmObject } from './package.js';
+import { providerForConfig, type ProviderOptions } from './providers.js';
+import { configMapFrom, parseResourceList, serializeResourceList } from './resource-list.js';
+import type { FunctionProvider, RunnerOptions } from './runner.js';
+
+export interface EvalOptions extends ProviderOptions {
+  image?: string;
+  exec?: string;
+  execArgs?: string[];
+  fnConfigFile?: string;
+  keyValues?: string[];
+  /** `stdout` prints a ResourceList instead of writing the folder. */
+  output?: 'stdout';
+  report: Writable;
+  stdin: Readable;
+  stdout: Writable;
+  runner?: RunnerOptions;
+}
+
+export function configFromArgs(keyValues: string[]): KrmObject {
+  const data: Record<string, string> = {};
+  for (const kv of keyValues) {
+    const eq = kv.indexOf('=');
+    if (eq <= 0) throw new PackageError(`function argument ${kv} is not key=value`);
+    data[kv.slice(0, eq)] = kv.slice(eq + 1);
+  }
+  return configMapFrom(data);
+}
+
+function loadConfigFile(file: string): KrmObject {
+  let doc: unknown;
+  try {
+    doc = YAML.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new PackageError(`cannot read function config ${file}: ${(err as Error).message}`);
+  }
+  if (!doc || typeof doc !== 'object' || typeof (doc as KrmObject).kind !== 'string') throw new PackageError(`function config ${file} has no kind`);
+  return doc as KrmObject;
+}
+
+export async function evalFunction(target: string, opts: EvalOptions): Promise<void> {
+  if (opts.fnConfigFile && opts.keyValues?.length) throw new PackageError('give the function config either with --fn-config or as key=value arguments, not both');
+  const config = opts.fnConfigFile ? loadConfigFile(opts.fnConfigFile) : opts.keyValues?.length ? configFromArgs(opts.keyValues) : undefined;
+  let provider: FunctionProvider;
+  if (opts.image) provider = { kind: 'container', image: opts.image, network: Boolean(opts.allowNetwork), mounts: opts.mounts };
+  else if (opts.exec) provider = { kind: 'exec', path: opts.exec, args: opts.execArgs };
+  else if (config) provider = (await providerForConfig(config, { ...opts, warn: (l) => opts.report.write(`${l}\n`) })).provider;
+  else throw new PackageError('name the function: --image IMAGE, --exec PATH, or --fn-config FILE whose kind a trusted catalog provides');
+
+  if (target === '-') {
+    const chunks: Buffer[] = [];
+    for await (const c of opts.stdin) chunks.push(typeof c === 'string' ? Buffer.from(c) : (c as Buffer));
+    const input = parseResourceList(Buffer.concat(chunks).toString('utf8'));
+    const out = await invokeFunction(provider, input.items, config ?? input.functionConfig, opts.report, opts.runner);
+    opts.stdout.write(serializeResourceList(out.items));
+    return;
+  }
+  const pkg = readPackage(target);
+  const out = await invokeFunction(provider, pkg.items, config, opts.report, opts.runner);
+  if (opts.output === 'stdout') {
+    opts.stdout.write(serializeResourceList(out.items));
+    return;
+  }
+  applyWrite(target, planWrite(pkg, out.items));
+}

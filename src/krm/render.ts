@@ -1,0 +1,102 @@
+/**
+ * `berth fn render`: the Kptfile pipelines of a package and its nested packages, deepest first (as kpt
+ * does), each seeing its own resources and those of the packages below it. Mutators change resources,
+ * validators only report. A pipeline entry names an `image` or `exec`, or, new, only a config
+ * (`configPath`) whose apiVersion/kind a trusted catalog resolves. The package is written once, at
+ * the end, and only if every step passed.
+ */
+import path from 'node:path';
+import type { Writable } from 'node:stream';
+import { invokeFunction } from './invoke.js';
+import { applyWrite, defaultPath, itemPath, PackageError, planWrite, readPackage, ANN_PATH, ANN_LEGACY_PATH, type KrmObject } from './package.js';
+import { providerForConfig, type ProviderOptions } from './providers.js';
+import { configMapFrom, type KrmResult } from './resource-list.js';
+import type { FunctionProvider, RunnerOptions } from './runner.js';
+
+export interface PipelineEntry {
+  image?: string;
+  exec?: string;
+  configPath?: string;
+  configMap?: Record<string, string>;
+  name?: string;
+}
+
+export interface RenderOptions extends Omit<ProviderOptions, 'explain'> {
+  report: Writable;
+  explain?: NodeJS.WritableStream;
+  runner?: RunnerOptions;
+  /** Only compute; do not write (used by `-o stdout`). */
+  dryRun?: boolean;
+}
+
+export interface RenderOutcome {
+  items: KrmObject[];
+  results: KrmResult[];
+  changed: string[];
+}
+
+export async function renderPackage(root: string, opts: RenderOptions): Promise<RenderOutcome> {
+  const pkg = readPackage(root);
+  if (!pkg.packages.includes('')) throw new PackageError(`${root} has no Kptfile`);
+  let items = pkg.items;
+  const results: KrmResult[] = [];
+  const order = [...pkg.packages].sort((a, b) => depth(b) - depth(a));
+  for (const dir of order) {
+    const kptfilePath = dir ? `${dir}/Kptfile` : 'Kptfile';
+    const kptfile = items.find((i) => i.kind === 'Kptfile' && itemPath(i) === kptfilePath);
+    const pipeline = (kptfile?.pipeline ?? {}) as { mutators?: PipelineEntry[]; validators?: PipelineEntry[] };
+    let scope = items.filter((i) => inside(dir, itemPath(i)));
+    const rest = items.filter((i) => !scope.includes(i));
+    for (const [phase, entries] of [['mutators', pipeline.mutators ?? []], ['validators', pipeline.validators ?? []]] as const) {
+      for (const entry of entries) {
+        const config = functionConfig(entry, dir, scope, kptfilePath);
+        const provider = await providerFor(entry, config, opts, kptfilePath);
+        const out = await invokeFunction(provider, scope, config, opts.report, opts.runner);
+        results.push(...out.results);
+        if (phase === 'mutators') scope = out.items.map((i) => placeNew(i, dir));
+      }
+    }
+    items = [...rest, ...scope];
+  }
+  const changes = planWrite(pkg, items);
+  if (!opts.dryRun) applyWrite(root, changes);
+  return { items, results, changed: [...changes.keys()] };
+}
+
+function depth(rel: string): number {
+  return rel ? rel.split('/').length : 0;
+}
+
+function inside(dir: string, rel: string | undefined): boolean {
+  if (rel === undefined) return dir === '';
+  return dir === '' || rel.startsWith(`${dir}/`);
+}
+
+function placeNew(item: KrmObject, dir: string): KrmObject {
+  if (itemPath(item) !== undefined) return item;
+  const rel = defaultPath(item, dir);
+  const meta = (item.metadata ??= {});
+  const ann = (meta.annotations ??= {});
+  ann[ANN_PATH] = rel;
+  ann[ANN_LEGACY_PATH] = rel;
+  return item;
+}
+
+function functionConfig(entry: PipelineEntry, dir: string, scope: KrmObject[], where: string): KrmObject | undefined {
+  if (entry.configPath) {
+    const rel = path.posix.normalize(dir ? `${dir}/${entry.configPath}` : entry.configPath);
+    const config = scope.find((i) => itemPath(i) === rel);
+    if (!config) throw new PackageError(`${where}: configPath ${entry.configPath} names no resource file of the package`);
+    return config;
+  }
+  if (entry.configMap) return configMapFrom(Object.fromEntries(Object.entries(entry.configMap).map(([k, v]) => [k, String(v)])));
+  return undefined;
+}
+
+async function providerFor(entry: PipelineEntry, config: KrmObject | undefined, opts: RenderOptions, where: string): Promise<FunctionProvider> {
+  if (entry.image) return { kind: 'container', image: entry.image, network: Boolean(opts.allowNetwork) };
+  if (entry.exec) return { kind: 'exec', path: entry.exec };
+  if (!config) throw new PackageError(`${where}: a pipeline entry needs an image, an exec, or a configPath whose kind a trusted catalog provides`);
+  const resolved = await providerForConfig(config, { ...opts, explain: opts.explain, warn: (l) => opts.report.write(`${l}\n`) });
+  return resolved.provider;
+}
