@@ -9,8 +9,8 @@ import { writeStatusResponse } from './http-error.js';
 import { servePortForwardOverSpdy } from './portforward-spdy.js';
 import { servePortForwardOverChannels } from './portforward-websocket.js';
 import { negotiateSpdyProtocol, switchToSpdy } from './spdy-upgrade.js';
-import { negotiateProtocol, offeredProtocols, PORT_FORWARD_PROTOCOLS, SPDY_TUNNEL_PORTFORWARD } from './subprotocols.js';
-import { isSpdyUpgrade, isWebSocketUpgrade, podNameFromPath, webSocketHandshakeProblem } from './upgrade-request.js';
+import { PORT_FORWARD_PROTOCOLS, SPDY_TUNNEL_PORTFORWARD } from './subprotocols.js';
+import { isSpdyUpgrade, negotiateWebSocketUpgrade, podNameFromPath } from './upgrade-request.js';
 import { acceptWebSocket } from './websocket-accept.js';
 
 const PORT_FORWARD_SPDY_PROTOCOL = 'portforward.k8s.io';
@@ -32,21 +32,8 @@ export function handlePortForwardUpgrade(req: IncomingMessage, socket: Duplex, h
     servePortForwardOverSpdy(socket, podName, connect);
     return;
   }
-  if (!isWebSocketUpgrade(req)) {
-    writeStatusResponse(socket, badRequest('Upgrade request required'));
-    return;
-  }
-  const problem = webSocketHandshakeProblem(req);
-  if (problem) {
-    writeStatusResponse(socket, badRequest(problem));
-    return;
-  }
-  const offered = offeredProtocols(req);
-  const protocol = negotiateProtocol(offered, PORT_FORWARD_PROTOCOLS);
-  if (protocol === undefined) {
-    writeStatusResponse(socket, badRequest(`requested protocol(s) are not supported: [${offered.join(' ')}]; supports [${PORT_FORWARD_PROTOCOLS.join(' ')}]`));
-    return;
-  }
+  const protocol = negotiateWebSocketUpgrade(req, socket, PORT_FORWARD_PROTOCOLS);
+  if (protocol === undefined) return;
   if (protocol !== SPDY_TUNNEL_PORTFORWARD && ports.length === 0) {
     writeStatusResponse(socket, badRequest('query parameter "port" is required'));
     return;

@@ -1,14 +1,12 @@
 // exec and attach: the upgrade request the HTTP server hands over after authentication and authorization.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { badRequest } from '../api/errors.js';
 import type { Faults, StreamSession } from '../types.js';
-import { writeStatusResponse } from './http-error.js';
 import { bridgeRemoteCommand } from './remotecommand-bridge.js';
 import { openSession } from './remotecommand-session.js';
 import { handleSpdyRemoteCommand } from './remotecommand-spdy.js';
-import { negotiateProtocol, offeredProtocols, REMOTE_COMMAND_PROTOCOLS } from './subprotocols.js';
-import { commandFromQuery, isSpdyUpgrade, isWebSocketUpgrade, subresourceFromPath, webSocketHandshakeProblem } from './upgrade-request.js';
+import { REMOTE_COMMAND_PROTOCOLS } from './subprotocols.js';
+import { commandFromQuery, isSpdyUpgrade, negotiateWebSocketUpgrade, subresourceFromPath } from './upgrade-request.js';
 import { acceptWebSocket } from './websocket-accept.js';
 
 /**
@@ -22,21 +20,8 @@ export function handleRemoteCommandUpgrade(req: IncomingMessage, socket: Duplex,
     handleSpdyRemoteCommand(req, socket, head, open);
     return;
   }
-  if (!isWebSocketUpgrade(req)) {
-    writeStatusResponse(socket, badRequest('Upgrade request required'));
-    return;
-  }
-  const problem = webSocketHandshakeProblem(req);
-  if (problem) {
-    writeStatusResponse(socket, badRequest(problem));
-    return;
-  }
-  const offered = offeredProtocols(req);
-  const protocol = negotiateProtocol(offered, REMOTE_COMMAND_PROTOCOLS);
-  if (protocol === undefined) {
-    writeStatusResponse(socket, badRequest(`requested protocol(s) are not supported: [${offered.join(' ')}]; supports [${REMOTE_COMMAND_PROTOCOLS.join(' ')}]`));
-    return;
-  }
+  const protocol = negotiateWebSocketUpgrade(req, socket, REMOTE_COMMAND_PROTOCOLS);
+  if (protocol === undefined) return;
   const drop = Math.random() < faults.dropStreams;
   void serve(req, socket, head, open, protocol, drop);
 }

@@ -1,6 +1,10 @@
 // Reading an upgrade request: which protocol switch it asks for, whether the WebSocket handshake is
 // well-formed (checked before the node is asked for anything), and what the URL says about the session.
 import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { badRequest } from '../api/errors.js';
+import { writeStatusResponse } from './http-error.js';
+import { negotiateProtocol, offeredProtocols } from './subprotocols.js';
 
 export function isWebSocketUpgrade(req: IncomingMessage): boolean {
   return (req.headers.upgrade ?? '').toLowerCase() === 'websocket';
@@ -48,4 +52,25 @@ export function commandFromQuery(req: IncomingMessage): string[] {
 export function queryFlag(req: IncomingMessage, name: string): boolean {
   const value = requestUrl(req).searchParams.get(name);
   return value !== null && ['1', 't', 'true', 'y', 'yes'].includes(value.toLowerCase());
+}
+
+/**
+ * The checks every WebSocket stream upgrade makes before anything is opened: a WebSocket upgrade at all, a sound
+ * handshake, and a channel protocol both sides speak. On failure the client gets the 400 Status and undefined comes
+ * back; otherwise the negotiated protocol.
+ */
+export function negotiateWebSocketUpgrade(req: IncomingMessage, socket: Duplex, served: readonly string[]): string | undefined {
+  if (!isWebSocketUpgrade(req)) {
+    writeStatusResponse(socket, badRequest('Upgrade request required'));
+    return undefined;
+  }
+  const problem = webSocketHandshakeProblem(req);
+  if (problem) {
+    writeStatusResponse(socket, badRequest(problem));
+    return undefined;
+  }
+  const offered = offeredProtocols(req);
+  const protocol = negotiateProtocol(offered, served);
+  if (protocol === undefined) writeStatusResponse(socket, badRequest(`requested protocol(s) are not supported: [${offered.join(' ')}]; supports [${served.join(' ')}]`));
+  return protocol;
 }
