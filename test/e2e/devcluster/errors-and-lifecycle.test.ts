@@ -1,44 +1,7 @@
 // Error responses shaped as the real API server shapes them, and the pod failure states the kubelet reports.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { request } from 'node:https';
-import { BUSYBOX, kubeConfig, readClusterState, stateDir, waitForPod, deleteNamespace } from '../harness/cluster.js';
-
-interface Reply {
-  code: number;
-  body: any;
-}
-
-/** A raw HTTPS call, so the test sees exactly what the server sent. */
-function call(method: string, path: string, opts: { token?: string | null; body?: unknown; contentType?: string } = {}): Promise<Reply> {
-  const { server } = readClusterState();
-  const token = opts.token === undefined ? kubeConfig().getCurrentUser()!.token! : opts.token;
-  const body = opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
-  return new Promise((resolve, reject) => {
-    const req = request(`${server}${path}`, {
-      method,
-      ca: readFileSync(join(stateDir(), 'ca.crt')),
-      headers: {
-        ...(token ? { Authorization: `Bearer ${token}` } : {}),
-        ...(body !== undefined ? { 'Content-Type': opts.contentType ?? 'application/json' } : {}),
-        Accept: 'application/json',
-      },
-    }, (res) => {
-      let text = '';
-      res.on('data', (d) => (text += d)).on('end', () => {
-        try {
-          resolve({ code: res.statusCode!, body: JSON.parse(text) });
-        } catch {
-          resolve({ code: res.statusCode!, body: text });
-        }
-      });
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+import { apiRequest as call, BUSYBOX, kubeConfig, waitForPod, deleteNamespace, type ApiReply as Reply } from '../harness/cluster.js';
 
 function assertStatus(r: Reply, code: number, reason: string, message: string | RegExp) {
   assert.equal(r.code, code, JSON.stringify(r.body));

@@ -1,6 +1,7 @@
 // What every end-to-end test needs: the dev cluster the runner started, its kubeconfig, and the real clients.
 import { execFile, spawn, type SpawnOptions } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { request } from 'node:https';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as k8s from '@kubernetes/client-node';
@@ -128,3 +129,38 @@ export async function waitForPod(
       .then((r) => (req = r), reject);
   });
 }
+
+export interface ApiReply {
+  code: number;
+  body: any;
+}
+
+/** A raw HTTPS call to the dev cluster (admin unless `token` says otherwise), so a test sees exactly what the server sent. */
+export function apiRequest(method: string, path: string, opts: { token?: string | null; body?: unknown; contentType?: string } = {}): Promise<ApiReply> {
+  const { server } = readClusterState();
+  const token = opts.token === undefined ? kubeConfig().getCurrentUser()!.token! : opts.token;
+  const body = opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+  return new Promise((resolve, reject) => {
+    const req = request(`${server}${path}`, {
+      method,
+      ca: readFileSync(join(stateDir(), 'ca.crt')),
+      headers: {
+        ...(token ? { Authorization: `Bearer ${token}` } : {}),
+        ...(body !== undefined ? { 'Content-Type': opts.contentType ?? 'application/json' } : {}),
+        Accept: 'application/json',
+      },
+    }, (res) => {
+      let text = '';
+      res.on('data', (d) => (text += d)).on('end', () => {
+        try {
+          resolve({ code: res.statusCode!, body: JSON.parse(text) });
+        } catch {
+          resolve({ code: res.statusCode!, body: text });
+        }
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
