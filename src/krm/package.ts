@@ -163,10 +163,18 @@ export function planWrite(pkg: LoadedPackage, items: KrmObject[]): Map<string, s
       return new Document(value);
     });
     if (file && sameAsOnDisk(file, list)) continue;
-    const text = joinDocuments(docs.map((d) => d.toString()));
+    const style = file ? styleOf(file.text) : {};
+    const text = joinDocuments(docs.map((d) => d.toString(style)));
     if (!file || file.text !== text) out.set(rel, text);
   }
   return out;
+}
+
+/** The file's own printing style, so changed documents look like their neighbours (kyaml's seqindent). */
+function styleOf(text: string): { indentSeq?: boolean; flowCollectionPadding: boolean } {
+  const compact = /^( *)[^\s#][^\n]*:[ \t]*\n\1- /m.test(text);
+  const wide = /^( *)[^\s#][^\n]*:[ \t]*\n\1 {2}- /m.test(text);
+  return { ...(compact && !wide ? { indentSeq: false } : {}), flowCollectionPadding: /[{[] \S/.test(text) };
 }
 
 /** Unchanged data keeps its file byte for byte (the yaml printer would normalize indentation). */

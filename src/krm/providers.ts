@@ -67,5 +67,5 @@ export async function providerForConfig(config: KrmObject, opts: ProviderOptions
   const platform = selectPlatform(exec.platforms, want);
   if (!platform) throw new ResolveError(`${what} has no executable for ${want.os}/${want.arch} (it has ${exec.platforms.map((p) => `${p.os}/${p.arch}`).join(', ')})`);
   const file = await ensureExecutable(platform, catalog, { cacheDir: opts.cacheDir, caFile: opts.caFile });
-  return { provider: { kind: 'exec', path: file, verify: () => verifyExecutable(file, platform.sha256, catalog.name) }, origin: `catalog ${catalog.name}`, resolution };
+  return { provider: { kind: 'exec', path: file, label: `${platform.bin} (${kind} ${apiVersion}, catalog ${catalog.name})`, verify: () => verifyExecutable(file, platform.sha256, catalog.name) }, origin: `catalog ${catalog.name}`, resolution };
 }

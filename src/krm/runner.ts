@@ -14,7 +14,7 @@ import { applyConfig } from '../shim/shim.js';
 
 export type FunctionProvider =
   | { kind: 'container'; image: string; network?: boolean; mounts?: WorkloadMount[]; env?: Array<{ name: string; value: string }> }
-  | { kind: 'exec'; path: string; args?: string[]; env?: Array<{ name: string; value: string }>; verify?: () => void };
+  | { kind: 'exec'; path: string; label?: string; args?: string[]; env?: Array<{ name: string; value: string }>; verify?: () => void };
 
 export interface FunctionOutput {
   exitCode: number;
@@ -31,7 +31,7 @@ export interface RunnerOptions {
 }
 
 export function describeProvider(p: FunctionProvider): string {
-  return p.kind === 'container' ? p.image : p.path;
+  return p.kind === 'container' ? p.image : (p.label ?? p.path);
 }
 
 export async function runFunction(provider: FunctionProvider, input: string, opts: RunnerOptions = {}): Promise<FunctionOutput> {

@@ -130,7 +130,7 @@ test('render: nested packages, catalog-resolved exec functions, comments and key
     // The sub package's pipeline ran first, then the root's over both.
     assert.deepEqual(YAML.parse(cm).metadata.annotations, { tier: 'backend', owner: 'team-a' });
     assert.match(readFileSync(path.join(dir, 'Kptfile'), 'utf8'), /^# the root package\n/);
-    assert.match(log, /\[PASS\] ".*require-label.*"/);
+    assert.match(log, /\[PASS\] "requirelabel \(RequireLabel/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
     rmSync(s.fnDir, { recursive: true, force: true });
@@ -145,7 +145,7 @@ test('render: a failing validator fails the render and the package on disk is un
     const report = new PassThrough();
     let log = '';
     report.on('data', (c: Buffer) => (log += c.toString()));
-    await assert.rejects(renderPackage(dir, { catalogs: { trusted: [s.catalog], untrusted: [], unreadable: [] }, cacheDir: s.cacheDir, report }), /require-label.* failed/);
+    await assert.rejects(renderPackage(dir, { catalogs: { trusted: [s.catalog], untrusted: [], unreadable: [] }, cacheDir: s.cacheDir, report }), /requirelabel \(RequireLabel fn.example.org\/v1, catalog local\) failed/);
     assert.match(log, /\[error\] v1\/Service\/cart: Service cart has no label team/);
     assert.equal(readFileSync(path.join(dir, 'service.yaml'), 'utf8'), before);
     assert.doesNotMatch(readFileSync(path.join(dir, 'sub/deploy.yaml'), 'utf8'), /tier/);
