@@ -53,3 +53,13 @@ for (const code of [0, 1, 42]) {
     assert.match(berth.stderr, /^echo: bytes=/);
   });
 }
+
+test('stdinMode file (for servers without v5 stdin close): stdin arrives whole and ends, the exit code passes through', async () => {
+  const input = bigResourceList(2 * 1024 * 1024);
+  const argv = [...KUSTOMIZE_ARGV, '-e', 'EXIT_CODE=42', '--entrypoint', '/usr/local/bin/node', ECHO, '/fn/main.js'];
+  const [ref, berth] = await bothRuntimes(shim, 'docker', argv, { input, extraEnv: { BERTH_STDIN_MODE: 'file' } });
+  assert.equal(ref.code, 42, ref.stderr);
+  assert.equal(berth.code, 42, berth.stderr);
+  assert.ok(berth.stdout === input, 'stdout differs from the input');
+  assert.equal(berth.stderr, ref.stderr);
+});
