@@ -1,7 +1,10 @@
-// A running container driven through `podman start --attach`: this process holds the container's stdin,
+// A container run through `podman run` (attached, not detached): this process holds the container's stdin,
 // stdout and stderr as pipes. Output goes to the log and to any attach sessions tapping it; stdin stays
-// open (no EOF for the container) until an attach session with stdinOnce closes it.
+// open (no EOF for the container) until an attach session with stdinOnce closes it. One podman process
+// creates and starts the container; whether it was created and whether it runs is read from the files
+// podman and runc write (--cidfile, --pidfile) and from /proc, not from more podman processes.
 import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import type { ContainerLog } from './container-log.js';
 import type { PodmanCli } from './podman-cli.js';
 
@@ -10,28 +13,43 @@ export interface OutputTap {
   stderr(chunk: Buffer): void;
 }
 
+export interface RunFiles {
+  /** podman writes the container's id here once it created the container */
+  cidFile: string;
+  /** the OCI runtime writes the container process's pid here */
+  pidFile: string;
+}
+
+const POLL_MS = 10;
+const STDERR_TAIL = 4096;
+
 export class AttachedContainer {
   private readonly child: ChildProcess;
   private readonly taps = new Set<OutputTap>();
   private stdinClosed: boolean;
-  /** resolves when the attach process ended: the container exited or was killed */
+  private stderrTail = '';
+  /** resolves when the podman process ended: the container exited or was killed, or was never made */
   readonly exited: Promise<void>;
+  /** the container's id once podman created it; undefined when podman ended without creating it */
+  readonly created: Promise<string | undefined>;
   /**
-   * true once podman reports the container running (`podman start --attach` itself says nothing when it has
-   * started the container), false when it ended first. Status, exec and attach must wait for this.
+   * true once the container's own process runs (the runtime's init has exec'd the command), false when
+   * the container ended, or was never made, before that was seen. Status, exec and attach wait for this.
    */
   readonly running: Promise<boolean>;
-  /** the exit code of `podman start --attach` (the container's, or 125+ for podman's own failures) */
+  /** the exit code of `podman run` (the container's, or 125+ for podman's own failures) */
   exitCode: number | null = null;
 
+  /** runArgs: a complete `podman run` argv (without -d) that writes files.cidFile and files.pidFile */
   constructor(
     cli: PodmanCli,
-    readonly containerId: string,
+    runArgs: string[],
+    private readonly files: RunFiles,
     readonly opts: { stdin: boolean; stdinOnce: boolean; tty: boolean },
     log: ContainerLog,
   ) {
-    const args = ['start', '--attach', ...(opts.stdin ? ['--interactive'] : []), containerId];
-    this.child = cli.spawn(args, [opts.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe']);
+    // warnings (e.g. --tty without a terminal) would otherwise land in the container's stderr log
+    this.child = cli.spawn(['--log-level', 'error', ...runArgs], [opts.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe']);
     this.stdinClosed = !opts.stdin;
     this.child.stdin?.on('error', () => {
       this.stdinClosed = true; // the container is gone; nothing more to write
@@ -42,25 +60,52 @@ export class AttachedContainer {
     });
     this.child.stderr!.on('data', (b: Buffer) => {
       log.write('stderr', b);
+      this.stderrTail = (this.stderrTail + b.toString('utf8')).slice(-STDERR_TAIL);
       for (const t of this.taps) t.stderr(b);
     });
+    let ended = false;
     this.exited = new Promise((resolve) => {
-      this.child.on('error', () => resolve());
+      this.child.on('error', () => {
+        ended = true;
+        resolve();
+      });
       this.child.on('close', (code) => {
+        ended = true;
         this.exitCode = code;
         resolve();
       });
     });
-    const waiter = cli.spawn(['wait', '--condition', 'running', '--interval', '50ms', containerId], ['ignore', 'ignore', 'ignore']);
-    this.running = new Promise((resolve) => {
-      waiter.on('error', () => resolve(false));
-      waiter.on('close', (code) => resolve(code === 0));
-      // a container that ends before podman saw it running never meets the condition
-      void this.exited.then(() => {
-        resolve(false);
-        waiter.kill('SIGKILL');
-      });
+    let resolveCreated!: (id: string | undefined) => void;
+    let resolveRunning!: (running: boolean) => void;
+    this.created = new Promise((r) => (resolveCreated = r));
+    this.running = new Promise((r) => (resolveRunning = r));
+    let id: string | undefined;
+    const poll = () => {
+      id ??= this.containerId();
+      if (id) resolveCreated(id);
+      if (ended) {
+        resolveCreated(id);
+        resolveRunning(false);
+        return;
+      }
+      if (id && this.processRuns()) {
+        resolveRunning(true);
+        return;
+      }
+      setTimeout(poll, POLL_MS);
+    };
+    poll();
+    // the last look after the end: a container can be created and gone between two polls
+    void this.exited.then(() => {
+      id ??= this.containerId();
+      resolveCreated(id);
+      resolveRunning(false);
     });
+  }
+
+  /** what podman said on stderr last: the reason when it could not create the container */
+  get podmanError(): string {
+    return this.stderrTail;
   }
 
   tap(t: OutputTap): () => void {
@@ -86,5 +131,34 @@ export class AttachedContainer {
   /** only when podman itself no longer answers: the container is stopped through `podman stop` normally */
   killAttachProcess(): void {
     this.child.kill('SIGKILL');
+  }
+
+  private containerId(): string | undefined {
+    const id = readText(this.files.cidFile)?.trim();
+    return id ? id : undefined;
+  }
+
+  /** the pid file exists once the runtime created the container; the command runs once its init exec'd it */
+  private processRuns(): boolean {
+    const pid = Number(readText(this.files.pidFile)?.trim());
+    if (!pid) return false;
+    const argv = readText(`/proc/${pid}/cmdline`)?.split('\0') ?? [];
+    // a zombie (already exited) has an empty cmdline
+    if (argv.length === 0 || argv[0] === '') return false;
+    return !isRuntimeInit(argv);
+  }
+}
+
+/** runc (and crun) wait in `<runtime> init` for `start`; the container runs once that process exec'd */
+export function isRuntimeInit(argv: string[]): boolean {
+  const bin = (argv[0] ?? '').split('/').pop() ?? '';
+  return argv[1] === 'init' && (bin === 'runc' || bin === 'crun' || argv[0] === '/proc/self/exe');
+}
+
+function readText(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
   }
 }

@@ -1,5 +1,6 @@
 // Images come from podman's local store only: the dev cluster has no registry to pull from, so "pulling"
 // is looking the image up, and a missing image is a pull failure the user fixes with `podman build`/`load`.
+import { statSync } from 'node:fs';
 import type { PodmanCli } from './podman-cli.js';
 import { podmanMessage } from './podman-cli.js';
 
@@ -37,4 +38,49 @@ export function pullPolicy(container: any): string {
 
 export function pullFailureMessage(image: string, detail: string): string {
   return `failed to pull and unpack image "${image}": failed to resolve reference "${image}": ${image}: not found (berth dev-cluster pulls from no registry; build or load the image into podman's local store: ${detail})`;
+}
+
+/**
+ * Lookups of images found, kept until podman's image store changes. containers/storage rewrites its
+ * images.json on every build, tag, load and removal, so a changed stat of that file is a precise and cheap
+ * invalidation; missing images are never kept, so a `podman build` during a back-off is seen on the next try.
+ */
+export class ImageCache {
+  private readonly found = new Map<string, ImageInfo>();
+  private storeStamp?: string;
+
+  /** storeFile: `<graphRoot>/<driver>-images/images.json`; undefined turns caching off */
+  constructor(
+    private readonly cli: PodmanCli,
+    private readonly storeFile: string | undefined,
+  ) {}
+
+  async lookup(image: string): Promise<ImageLookup> {
+    const before = this.stamp();
+    if (before === undefined || before !== this.storeStamp) {
+      this.found.clear();
+      this.storeStamp = before;
+    }
+    const cached = this.found.get(image);
+    if (cached) return { found: true, image: cached };
+    const result = await lookupImage(this.cli, image);
+    // kept only when the store did not change while podman was reading it
+    if (result.found && before !== undefined && this.stamp() === before && this.storeStamp === before) this.found.set(image, result.image);
+    return result;
+  }
+
+  /** what was read about `image` may be stale (podman could not use it) */
+  forget(image: string): void {
+    this.found.delete(image);
+  }
+
+  private stamp(): string | undefined {
+    if (!this.storeFile) return undefined;
+    try {
+      const s = statSync(this.storeFile);
+      return `${s.ino}:${s.size}:${s.mtimeMs}`;
+    } catch {
+      return undefined;
+    }
+  }
 }

@@ -11,12 +11,13 @@ import { ContainerLog } from './container-log.js';
 import { resolveEnv, expandVars } from './env.js';
 import { containerFieldPath, type EventRecorder } from './events.js';
 import { podHostname, writeHostsFile } from './hosts.js';
-import { lookupImage, pullFailureMessage, pullPolicy, type ImageInfo, type ImageLookup } from './images.js';
+import { pullFailureMessage, pullPolicy, type ImageCache, type ImageInfo, type ImageLookup } from './images.js';
 import { isFullyIsolated } from './network-policy.js';
-import { CLUSTER_LABEL, containerCreateArgs, podCreateArgs, podmanPodName, type Mount } from './podman-args.js';
+import { CLUSTER_LABEL, containerRunArgs, podCreateArgs, podmanPodName, type ContainerSpec, type Mount } from './podman-args.js';
 import { podmanMessage, type PodmanCli } from './podman-cli.js';
 import { composePodStatus, terminatedReason, type ContainerStatus } from './pod-status.js';
 import { parseQuantity } from './quantity.js';
+import type { Sandbox } from './sandbox-pool.js';
 import { securitySettings } from './security.js';
 import { materializeVolume, type VolumeContext } from './volumes.js';
 
@@ -45,6 +46,14 @@ export interface NodeContext {
   hostsContent(pod: KubeObject, podIP: string | undefined): string;
   /** the pod's IP or phase changed: other pods' hosts files may need it */
   networkChanged(): void;
+  /** image lookups, kept while podman's image store is unchanged */
+  images: Pick<ImageCache, 'lookup' | 'forget'>;
+  /** a ready sandbox (infra running, IP known) for an ordinary pod, if one is at hand */
+  takeSandbox(): Sandbox | undefined;
+  /** this pod is starting: housekeeping waits; the returned function says it has started (or given up) */
+  beginStartup(): () => void;
+  /** resolves when housekeeping may run (no pod starting, or waited long enough) */
+  idle(): Promise<void>;
 }
 
 const CRASH_BACKOFF_MAX_MS = 300_000;
@@ -71,8 +80,13 @@ export class PodWorker {
   readonly uid: string;
   readonly namespace: string;
   readonly name: string;
-  readonly podmanPod: string;
-  readonly infraName: string;
+  /** the podman pod: the pod's own, or a pooled one it took over */
+  podmanPod: string;
+  infraName: string;
+  /** the pod's part of its containers' names: unique per pod uid whichever sandbox it runs in */
+  private readonly containerBase: string;
+  /** the sandbox's UTS namespace carries the pod's hostname (own sandbox); a pooled one does not */
+  private sharedUts = true;
   readonly podDir: string;
   readonly initSlots: ContainerSlot[];
   readonly slots: ContainerSlot[];
@@ -95,6 +109,9 @@ export class PodWorker {
   private wakeConfig: (() => void)[] = [];
   private podmanPodRemoved = false;
   private networkKnown?: Promise<void>;
+  private endStartup: () => void = () => undefined;
+  /** regular containers whose first instance has run (or ended) */
+  private readonly startedSlots = new Set<ContainerSlot>();
 
   constructor(
     private readonly ctx: NodeContext,
@@ -105,6 +122,7 @@ export class PodWorker {
     this.namespace = pod.metadata.namespace ?? 'default';
     this.name = pod.metadata.name!;
     this.podmanPod = podmanPodName(ctx.clusterId, this.namespace, this.name, this.uid);
+    this.containerBase = this.podmanPod;
     this.infraName = `${this.podmanPod}-infra`;
     this.podDir = join(ctx.stateDir, 'pods', this.uid);
     const hasInit = (pod.spec?.initContainers ?? []).length > 0;
@@ -131,9 +149,12 @@ export class PodWorker {
   start(): void {
     this.startMs = Date.now();
     this.startTime = isoNow();
+    this.endStartup = this.ctx.beginStartup();
     this.armDeadline();
     this.queueStatus();
-    this.runDone = this.run().catch(() => undefined);
+    this.runDone = this.run()
+      .catch(() => undefined)
+      .finally(() => this.endStartup());
   }
 
   /** a newer version of the pod arrived from the store */
@@ -162,14 +183,19 @@ export class PodWorker {
   async kill(): Promise<void> {
     this.gone = true;
     this.abort.abort();
+    this.endStartup();
     clearTimeout(this.deadlineTimer);
+    // the containers go first: waiting for the pod's work before would wait for them to end by themselves
+    await this.removeSandbox();
     await this.runDone;
+    // a sandbox whose creation was under way during the removal
     await this.removeSandbox();
     this.removeFiles();
   }
 
   private async doTerminate(graceSeconds: number): Promise<void> {
     this.abort.abort();
+    this.endStartup();
     clearTimeout(this.deadlineTimer);
     for (const s of [...this.initSlots, ...this.slots]) {
       if (s.attached) this.ctx.events.record(this.pod, 'Normal', 'Killing', `Stopping container ${s.spec.name}`, { fieldPath: containerFieldPath(s.init, s.spec.name) });
@@ -220,7 +246,7 @@ export class PodWorker {
   private async run(): Promise<void> {
     const prefetched = new Map<string, Promise<ImageLookup>>();
     for (const s of [...this.initSlots, ...this.slots]) {
-      if (!prefetched.has(s.spec.image)) prefetched.set(s.spec.image, lookupImage(this.ctx.cli, s.spec.image));
+      if (!prefetched.has(s.spec.image)) prefetched.set(s.spec.image, this.ctx.images.lookup(s.spec.image));
     }
     if (this.ctx.faults.delayPodStartMs > 0) await this.sleep(this.ctx.faults.delayPodStartMs);
     await this.createSandbox();
@@ -247,10 +273,14 @@ export class PodWorker {
     if (!this.isTerminalNow()) return;
     clearTimeout(this.deadlineTimer);
     this.ctx.networkChanged();
+    // housekeeping: pods still starting go first; a deletion meanwhile removes the sandbox at once
+    const aborted = new Promise<void>((resolve) => this.abort.signal.addEventListener('abort', () => resolve(), { once: true }));
+    await Promise.race([this.ctx.idle(), aborted]);
     await this.removeSandbox();
   }
 
   private async createSandbox(): Promise<void> {
+    if (this.takePooledSandbox()) return;
     let backoff = 1000;
     for (;;) {
       this.throwIfAborted();
@@ -261,13 +291,38 @@ export class PodWorker {
       const labels = { [CLUSTER_LABEL]: this.ctx.clusterId, 'io.berth.namespace': this.namespace, 'io.berth.pod': this.name, 'io.berth.uid': this.uid };
       const spec = { name: this.podmanPod, infraName: this.infraName, hostname: podHostname(this.pod), labels, isolated: this.isolated, hostNetwork: this.pod.spec?.hostNetwork === true };
       const created = await this.ctx.cli.run(podCreateArgs(spec));
-      if (created.code === 0) break;
+      if (created.code === 0) {
+        this.podmanPodRemoved = false;
+        break;
+      }
       const failure = podmanMessage(created);
       this.ctx.events.record(this.pod, 'Warning', 'FailedCreatePodSandBox', `Failed to create pod sandbox: ${failure}`);
       await this.ctx.cli.run(['pod', 'rm', '-f', '-t', '0', this.podmanPod]);
       await this.sleep(backoff);
       backoff = Math.min(backoff * 2, 30_000);
     }
+  }
+
+  /** an ordinary pod (pod network, not isolated) takes a ready sandbox: its IP is known at once */
+  private takePooledSandbox(): boolean {
+    this.throwIfAborted();
+    const policies = this.ctx.store.list(resourceByKind('NetworkPolicy'), this.namespace).items;
+    this.isolated = isFullyIsolated(this.pod, policies);
+    if (this.isolated || this.pod.spec?.hostNetwork === true) return false;
+    const sandbox = this.ctx.takeSandbox();
+    if (!sandbox) return false;
+    this.podmanPod = sandbox.name;
+    this.infraName = sandbox.infraName;
+    this.sharedUts = false;
+    this.infraPid = sandbox.infraPid;
+    this.podIP = sandbox.ip;
+    this.sandboxReady = true;
+    this.networkKnown = Promise.resolve();
+    mkdirSync(this.podDir, { recursive: true });
+    writeHostsFile(this.hostsFile, this.ctx.hostsContent(this.pod, this.podIP));
+    this.queueStatus();
+    this.ctx.networkChanged();
+    return true;
   }
 
   /** the pod's IP and network namespace: the infra container started and inspected, once */
@@ -309,7 +364,7 @@ export class PodWorker {
         // image first, as the kubelet does: a missing image hides config errors
         const lookup = prefetched.get(slot.spec.image);
         prefetched.delete(slot.spec.image);
-        const image = await this.ensureImage(slot, lookup ?? lookupImage(this.ctx.cli, slot.spec.image), imageBackoff);
+        const image = await this.ensureImage(slot, lookup ?? this.ctx.images.lookup(slot.spec.image), imageBackoff);
         if (!image) {
           imageBackoff = Math.min(imageBackoff * 2, this.ctx.imageBackoffMaxMs);
           continue;
@@ -317,10 +372,20 @@ export class PodWorker {
         imageBackoff = this.ctx.imageBackoffMs;
         slot.status.imageID = image.imageRef;
 
-        if (needsPodIP(slot.spec)) await this.network();
-        let args: string[];
+        // the container joins the pod's network, which must be up first (a pooled sandbox's is)
         try {
-          args = this.containerArgs(slot, image);
+          await this.network();
+        } catch (err) {
+          this.throwIfAborted();
+          const message = (err as Error).message;
+          this.setWaiting(slot, 'CreateContainerError', message);
+          this.ctx.events.record(this.pod, 'Warning', 'FailedCreatePodSandBox', `Failed to create pod sandbox: ${message}`, {});
+          await this.sleep(this.crashDelay(++crashes) || 1000);
+          continue;
+        }
+        let spec: ContainerSpec;
+        try {
+          spec = this.containerSpec(slot, image);
         } catch (err) {
           if (!(err instanceof ConfigError)) throw err;
           this.setWaiting(slot, 'CreateContainerConfigError', err.message);
@@ -332,41 +397,45 @@ export class PodWorker {
         configBackoff = 500;
 
         this.throwIfAborted();
-        const created = await this.ctx.cli.run(args);
-        if (created.code !== 0) {
-          const message = podmanMessage(created);
+        // one `podman run` creates and starts the instance; it is the slot's only once podman created it
+        const index = slot.instances;
+        const runDir = join(this.podDir, 'run');
+        const files = { cidFile: join(runDir, `${slot.spec.name}-${index}.cid`), pidFile: join(runDir, `${slot.spec.name}-${index}.pid`) };
+        mkdirSync(runDir, { recursive: true });
+        rmSync(files.cidFile, { force: true });
+        rmSync(files.pidFile, { force: true });
+        mkdirSync(join(this.podDir, 'logs', slot.spec.name), { recursive: true });
+        const log = new ContainerLog(this.logFile(slot, index));
+        const attached = new AttachedContainer(this.ctx.cli, containerRunArgs(spec, files), files, { stdin: slot.spec.stdin === true, stdinOnce: slot.spec.stdinOnce === true, tty: slot.spec.tty === true }, log);
+        const createdId = await attached.created;
+        if (!createdId) {
+          await attached.exited;
+          log.close();
+          rmSync(this.logFile(slot, index), { force: true });
+          this.throwIfAborted();
+          // the image may have gone since it was looked up
+          this.ctx.images.forget(slot.spec.image);
+          const message = podmanMessage({ code: attached.exitCode ?? -1, stdout: '', stderr: attached.podmanError }) || `podman run exited with ${attached.exitCode}`;
           this.setWaiting(slot, 'CreateContainerError', message);
           this.ctx.events.record(this.pod, 'Warning', 'Failed', `Error: ${message}`, { fieldPath });
           await this.sleep(this.crashDelay(++crashes) || 1000);
           continue;
         }
-        try {
-          await this.network();
-        } catch (err) {
-          const message = (err as Error).message;
-          this.setWaiting(slot, 'CreateContainerError', message);
-          this.ctx.events.record(this.pod, 'Warning', 'FailedCreatePodSandBox', `Failed to create pod sandbox: ${message}`, {});
-          await this.sleep(this.crashDelay(++crashes) || 1000);
-          continue;
-        }
         const previousId = slot.podmanId;
-        slot.podmanId = created.stdout.trim();
+        slot.podmanId = createdId;
         if (previousId) void this.ctx.cli.run(['rm', '-f', '-t', '0', previousId]);
         if (slot.instances > 0) slot.status.restartCount++;
+        slot.instances++;
         this.ctx.events.record(this.pod, 'Normal', 'Created', `Created container ${slot.spec.name}`, { fieldPath });
-        if (this.abort.signal.aborted) return false;
-
-        const index = slot.instances++;
-        mkdirSync(join(this.podDir, 'logs', slot.spec.name), { recursive: true });
-        const log = new ContainerLog(this.logFile(slot, index));
         slot.log = log;
-        const attached = new AttachedContainer(this.ctx.cli, slot.podmanId, { stdin: slot.spec.stdin === true, stdinOnce: slot.spec.stdinOnce === true, tty: slot.spec.tty === true }, log);
         slot.attached = attached;
         slot.currentIndex = index;
         const containerID = `podman://${slot.podmanId}`;
         slot.status.containerID = containerID;
         const spawnedAt = isoNow();
-        if (await attached.running) {
+        const runs = await attached.running;
+        this.slotStarted(slot);
+        if (runs) {
           slot.status.state = { running: { startedAt: isoNow() } };
           slot.status.started = !slot.init;
           slot.status.ready = !slot.init;
@@ -420,6 +489,13 @@ export class PodWorker {
     }
   }
 
+  /** the pod has started once every regular container has run (or ended) once */
+  private slotStarted(slot: ContainerSlot): void {
+    if (slot.init) return;
+    this.startedSlots.add(slot);
+    if (this.startedSlots.size === this.slots.length) this.endStartup();
+  }
+
   /** first restart at once, then the back-off doubles from restartBackoffMs up to 5 minutes */
   private crashDelay(crashes: number): number {
     if (crashes <= 1) return 0;
@@ -458,8 +534,8 @@ export class PodWorker {
     return undefined;
   }
 
-  /** `podman create` argv for the slot; throws ConfigError for what the kubelet reports as CreateContainerConfigError */
-  private containerArgs(slot: ContainerSlot, image: ImageInfo): string[] {
+  /** the podman container for the slot; throws ConfigError for what the kubelet reports as CreateContainerConfigError */
+  private containerSpec(slot: ContainerSlot, image: ImageInfo): ContainerSpec {
     const c = slot.spec;
     const security = securitySettings(this.pod, c, image.user);
     const env = resolveEnv(c, {
@@ -502,9 +578,9 @@ export class PodWorker {
       mounts.push({ hostPath, containerPath: vm.mountPath, readOnly });
     }
     const limits = c.resources?.limits ?? {};
-    return containerCreateArgs({
+    return {
       podName: this.podmanPod,
-      name: `${this.podmanPod}-${c.name}-${slot.instances}`,
+      name: `${this.containerBase}-${c.name}-${slot.instances}`,
       labels: { [CLUSTER_LABEL]: this.ctx.clusterId, 'io.berth.uid': this.uid, 'io.berth.container': c.name },
       image: c.image,
       command: c.command?.map((a: string) => expandVars(a, envMap)),
@@ -517,7 +593,8 @@ export class PodWorker {
       memoryBytes: limits.memory !== undefined ? parseQuantity(limits.memory) : undefined,
       cpus: limits.cpu !== undefined ? parseQuantity(limits.cpu) : undefined,
       mounts,
-    });
+      hostname: this.sharedUts ? undefined : podHostname(this.pod),
+    };
   }
 
   /** exit code, OOM and times from podman after the attach process ended */
@@ -649,11 +726,6 @@ export class PodWorker {
       if (wakeOnConfig) this.wakeConfig.push(done);
     });
   }
-}
-
-/** the container reads the pod IP from the downward API, so it must be known before the container is created */
-function needsPodIP(c: any): boolean {
-  return (c.env ?? []).some((e: any) => /^status\.podIPs?$/.test(e.valueFrom?.fieldRef?.fieldPath ?? ''));
 }
 
 function newSlot(spec: any, init: boolean, reason: string): ContainerSlot {

@@ -43,6 +43,8 @@ export interface ContainerSpec {
   memoryBytes?: number;
   cpus?: number;
   mounts: Mount[];
+  /** the pod's hostname, for a container in a sandbox that does not share its UTS namespace (a pooled one) */
+  hostname?: string;
 }
 
 export function containerCreateArgs(c: ContainerSpec): string[] {
@@ -52,6 +54,7 @@ export function containerCreateArgs(c: ContainerSpec): string[] {
   if (c.command && c.command.length > 0) args.push('--entrypoint', JSON.stringify(c.command));
   for (const [k, v] of c.env) args.push('--env', `${k}=${v}`);
   if (c.workingDir) args.push('--workdir', c.workingDir);
+  if (c.hostname) args.push('--hostname', c.hostname);
   const s = c.security;
   if (s.user !== undefined) args.push('--user', s.user);
   for (const g of s.groupAdd) args.push('--group-add', g);
@@ -69,6 +72,14 @@ export function containerCreateArgs(c: ContainerSpec): string[] {
   // with a command and no args the image's CMD must not be appended: podman drops it when --entrypoint is set
   if (c.args) args.push(...c.args);
   return args;
+}
+
+/**
+ * `podman run` (attached) of the same container: one podman process creates and starts it, and leaves its
+ * id in cidFile and its process's pid in pidFile (neither may exist yet) for the node to watch.
+ */
+export function containerRunArgs(c: ContainerSpec, files: { cidFile: string; pidFile: string }): string[] {
+  return ['run', '--cidfile', files.cidFile, '--pidfile', files.pidFile, ...containerCreateArgs(c).slice(1)];
 }
 
 /** `<clusterId>-<ns>-<name>` cut to a length podman and the kernel (hostname) accept, plus a uid piece so a

@@ -11,12 +11,15 @@ import { badRequest } from '../api/errors.js';
 import { serveLog } from './container-log.js';
 import { EventRecorder } from './events.js';
 import { hostsFileContent, writeHostsFile } from './hosts.js';
+import { ImageCache } from './images.js';
 import { nowNs, parseTimeNs } from './log-format.js';
 import { isFullyIsolated } from './network-policy.js';
 import { nodeObject, nodeStatus, type NodeFacts } from './node-object.js';
 import { CLUSTER_LABEL } from './podman-args.js';
 import { PodmanCli } from './podman-cli.js';
 import { PodWorker, type NodeContext } from './pod-worker.js';
+import { SandboxPool } from './sandbox-pool.js';
+import { StartupGate } from './startup-gate.js';
 import { checkFit } from './scheduler.js';
 import { parseQuantity } from './quantity.js';
 import { attachSession, execSession } from './sessions.js';
@@ -41,6 +44,8 @@ export interface PodmanNodeOptions {
   imageBackoffMaxMs?: number;
   /** how long ErrImagePull shows before ImagePullBackOff (default 1 s) */
   errImagePullMs?: number;
+  /** pod sandboxes kept ready for ordinary pods (default 2; 0: every pod makes its own) */
+  sandboxPoolSize?: number;
 }
 
 const POD = resourceByKind('Pod');
@@ -60,6 +65,8 @@ export class PodmanNode implements NodeRuntime {
   private watches: WatchHandle[] = [];
   private hostsQueued = false;
   private stopped = false;
+  private pool?: SandboxPool;
+  private readonly startup = new StartupGate();
 
   constructor(opts: PodmanNodeOptions) {
     this.opts = opts;
@@ -71,7 +78,7 @@ export class PodmanNode implements NodeRuntime {
   }
 
   async start(): Promise<void> {
-    const [, hostIP, podmanVersion] = await Promise.all([this.removeLeftovers(), this.bridgeGateway(), this.podmanVersion()]);
+    const [, hostIP, podmanVersion, imageStore] = await Promise.all([this.removeLeftovers(), this.bridgeGateway(), this.podmanVersion(), this.imageStoreFile()]);
     rmSync(join(this.stateDir, 'pods'), { recursive: true, force: true });
     mkdirSync(join(this.stateDir, 'pods'), { recursive: true });
     const memoryDir = existsSync('/dev/shm') ? `/dev/shm/berth-${this.clusterId}` : join(this.stateDir, 'memory');
@@ -97,7 +104,15 @@ export class PodmanNode implements NodeRuntime {
       errImagePullMs: this.opts.errImagePullMs ?? 1_000,
       hostsContent: (pod, podIP) => this.hostsFor(pod, podIP),
       networkChanged: () => this.queueHostsRefresh(),
+      images: new ImageCache(this.cli, imageStore),
+      takeSandbox: () => this.pool?.take(),
+      beginStartup: () => this.startup.begin(),
+      idle: () => this.startup.idle(),
     };
+    // refills run at a lower priority than the pods being started, which they would otherwise slow down
+    const niceCli = new PodmanCli({ binary: 'nice', globalArgs: ['-n', '10', this.cli.binary, ...this.cli.globalArgs] });
+    this.pool = new SandboxPool(niceCli, this.clusterId, this.opts.sandboxPoolSize ?? 2, () => this.startup.idle());
+    this.pool.fill();
     // store callbacks may run inside the store's own write: defer the work so the node never re-enters it
     const defer = (fn: (e: WatchEvent) => void) => (e: WatchEvent) => setImmediate(() => this.guard(() => fn(e)));
     this.watches = [
@@ -115,6 +130,7 @@ export class PodmanNode implements NodeRuntime {
     this.watches = [];
     const workers = [...this.workers.values()];
     this.workers.clear();
+    await this.pool?.stop();
     await this.removeLeftovers();
     await Promise.all(workers.map((w) => w.kill()));
     // anything a worker created while being stopped
@@ -400,6 +416,13 @@ export class PodmanNode implements NodeRuntime {
     } catch {
       return '10.88.0.1';
     }
+  }
+
+  /** the file containers/storage rewrites whenever an image is added, tagged or removed */
+  private async imageStoreFile(): Promise<string | undefined> {
+    const r = await this.cli.run(['info', '--format', '{{.Store.GraphRoot}} {{.Store.GraphDriverName}}']);
+    const [root, driver] = r.stdout.trim().split(/\s+/);
+    return r.code === 0 && root && driver ? join(root, `${driver}-images`, 'images.json') : undefined;
   }
 
   private async podmanVersion(): Promise<string> {

@@ -56,13 +56,15 @@ describe('fault switches', () => {
   });
 
   test('delayPodStartMs holds a pod\'s containers back by that long', async () => {
-    await setFaults({ delayPodStartMs: 1500 });
+    await setFaults({ delayPodStartMs: 2500 });
     try {
       const created = Date.now();
       await kubectlOk(['run', 'slow', '-n', ns, '--restart=Never', `--image=${BUSYBOX}`, '--', 'true']);
       const pod = await waitForPod(kubeConfig(), ns, 'slow', (p) => p.status?.phase === 'Succeeded');
       const started = Date.parse(pod.status!.containerStatuses![0].state!.terminated!.startedAt as unknown as string);
-      assert.ok(started - created >= 1000, `the container started ${started - created} ms after the pod was created`);
+      // API timestamps have whole seconds: compare against the creation time rounded down the same way
+      const createdSecond = Math.floor(created / 1000) * 1000;
+      assert.ok(started - createdSecond >= 1000, `the container started ${started - created} ms after the pod was created`);
     } finally {
       await setFaults({ delayPodStartMs: 0 });
     }

@@ -500,6 +500,58 @@ describe('PodmanNode', () => {
     assert.equal(p.spec.nodeName, undefined);
   });
 
+  test('an ordinary pod takes a ready sandbox and still has its own hostname', async (t) => {
+    t.after(() => remove('pooled'));
+    // the node keeps sandboxes ready once it is idle: wait until it has some
+    let ready: string[] = [];
+    for (let i = 0; i < 100 && ready.length === 0; i++) {
+      ready = podmanPodsOfTest().filter((n) => n.includes('-sandbox-'));
+      if (ready.length === 0) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(ready.length > 0, 'no sandbox was made ready');
+    const p = pod('pooled', { containers: [{ name: 'c', image: BUSYBOX, command: ['sh', '-c', 'hostname; echo "$(cat /etc/hostname)"; echo "$HOSTNAME"; sleep 600'] }] });
+    const up = await waitForPod('pooled', running);
+    assert.ok(up.status.podIP?.startsWith('10.88.'), up.status.podIP);
+    const id = up.status.containerStatuses[0].containerID.replace('podman://', '');
+    const podmanPod = execFileSync('podman', ['ps', '-a', '--pod', '--filter', `id=${id}`, '--format', '{{.PodName}}'], { encoding: 'utf8' }).trim();
+    assert.ok(ready.includes(podmanPod), `${podmanPod} is not one of ${ready}`);
+    // Running means the command runs: exec works at once
+    const s = await node.exec(up, { container: 'c', command: ['cat', '/proc/1/cmdline'], stdin: false, stdout: true, stderr: true, tty: false });
+    // sh has exec'd its last command: the container is well past its start
+    assert.equal(await readAll(s.stdout), 'sleep\u0000600\u0000');
+    await s.done;
+    assert.equal(await readAll(await node.logs(up, {})), 'pooled\npooled\npooled\n');
+    // removed from the store at once: the node removes the sandbox right after
+    remove('pooled');
+    for (let i = 0; i < 100 && podmanPodsOfTest().includes(podmanPod); i++) await new Promise((r) => setTimeout(r, 100));
+    assert.ok(!podmanPodsOfTest().includes(podmanPod), 'the taken sandbox went with its pod');
+    assert.ok(p.metadata.uid);
+  });
+
+  test('images are looked up again after podman\'s image store changed', async (t) => {
+    const image = `localhost/berth/node-cache-test-${process.pid}:1`;
+    // only this name: `podman untag IMAGE` without names would strip busybox's own name too
+    const untag = () => execFileSync('podman', ['untag', image, image], { stdio: 'ignore' });
+    t.after(() => {
+      remove('cached-a');
+      remove('cached-b');
+      try {
+        untag();
+      } catch {
+        // not tagged
+      }
+    });
+    execFileSync('podman', ['tag', BUSYBOX, image]);
+    pod('cached-a', { containers: [{ name: 'c', image, command: ['true'] }] });
+    assert.equal((await waitForPod('cached-a', phaseIs('Succeeded', 'Failed'))).status.phase, 'Succeeded');
+    untag();
+    pod('cached-b', { containers: [{ name: 'c', image, command: ['true'] }] });
+    await waitForPod('cached-b', (x) => x.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'ErrImagePull', 10_000);
+    // a build (here a tag) while the pod backs off unblocks it
+    execFileSync('podman', ['tag', BUSYBOX, image]);
+    assert.equal((await waitForPod('cached-b', phaseIs('Succeeded', 'Failed'), 20_000)).status.phase, 'Succeeded');
+  });
+
   test('follow streams new lines and ends with the container', async (t) => {
     t.after(() => remove('follow'));
     pod('follow', { containers: [{ name: 'c', image: BUSYBOX, command: ['sh', '-c', 'for i in 1 2 3; do echo line$i; sleep 0.2; done'] }] });
