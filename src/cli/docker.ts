@@ -3,14 +3,30 @@ import { chmodSync, lstatSync, mkdirSync, readlinkSync, statSync, symlinkSync, u
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
+import { agentEnabled, defaultAgentSocket } from '../shim/agent-frames.js';
+import { parseDockerArgv } from '../shim/argv.js';
 import { runDockerShim } from '../shim/shim.js';
 
 /** Runs the shim with docker's own argv; docker's flag grammar is the shim's, so commander stays out of it. */
 export async function runAsDocker(argv: string[]): Promise<never> {
-  const code = await runDockerShim(argv, process.env, { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr });
+  const code = (await throughAgent(argv)) ?? (await runDockerShim(argv, process.env, { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr }));
   // stdout may still hold the function's output: exit once it is flushed, not before.
   process.stdout.write('', () => process.exit(code));
   return new Promise<never>(() => undefined);
+}
+
+/** `docker run` goes to the shim agent when it is enabled; everything else is answered here */
+async function throughAgent(argv: string[]): Promise<number | undefined> {
+  if (argv[0] !== 'run' || !agentEnabled()) return undefined;
+  let command;
+  try {
+    command = parseDockerArgv(argv, process.env, process.cwd());
+  } catch {
+    return undefined; // the in-process shim reports the usage error
+  }
+  if (command.kind !== 'run') return undefined;
+  const { runThroughAgent } = await import('./shim-agent-client.js');
+  return runThroughAgent(argv, defaultAgentSocket(), command.workload.stdin === true);
 }
 
 export function shimCommand(): Command {
@@ -45,6 +61,24 @@ export function shimCommand(): Command {
       chmodSync(target, statSync(target).mode | 0o111);
       symlinkSync(target, link);
       process.stdout.write(`${link} -> ${target}\nput it first on PATH:  export PATH=${resolve(dir)}:$PATH\n`);
+    });
+  cmd
+    .command('agent')
+    .description('serve `docker run` for short-lived docker processes (BERTH_SHIM_AGENT=1 starts it on first use)')
+    .option('--socket <path>', 'unix socket (mode 0600)', defaultAgentSocket())
+    .option('--idle <seconds>', 'exit after this long without requests', '300')
+    .action(async (o: { socket: string; idle: string }) => {
+      const idle = Number(o.idle);
+      if (!(idle > 0)) throw new Error(`--idle must be a positive number of seconds, got "${o.idle}"`);
+      const { startAgent } = await import('../shim/agent.js');
+      const { connect } = await import('node:net');
+      // another agent already serving this socket: it answers, and this one is not needed
+      const live = await new Promise<boolean>((resolve) => connect(o.socket).once('connect', function (this: import('node:net').Socket) {
+        this.destroy();
+        resolve(true);
+      }).once('error', () => resolve(false)));
+      if (!live) await startAgent(o.socket, idle);
+      process.stdout.write(`ready ${o.socket}\n`);
     });
   return cmd;
 }

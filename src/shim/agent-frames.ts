@@ -1,0 +1,75 @@
+// The shim agent's wire format over its unix socket: frames of a 1-byte type, a 4-byte big-endian length and the
+// payload. The client sends the request header, stdin and signals; the agent sends stdout, stderr and the exit code.
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { Transform, type TransformCallback } from 'node:stream';
+
+export const FRAME = {
+  /** client → agent: JSON AgentRequest, first and once */
+  header: 0x48,
+  stdin: 0x49,
+  stdinEnd: 0x45,
+  /** a signal name the client received (SIGINT, SIGTERM) */
+  signal: 0x53,
+  /** agent → client */
+  stdout: 0x4f,
+  stderr: 0x52,
+  /** 4-byte exit code; the last frame */
+  exit: 0x58,
+} as const;
+
+export interface AgentRequest {
+  argv: string[];
+  env: Record<string, string | undefined>;
+  cwd: string;
+  stderrIsTTY: boolean;
+}
+
+export interface Frame {
+  type: number;
+  payload: Buffer;
+}
+
+export function encodeFrame(type: number, payload: Buffer | string = Buffer.alloc(0)): Buffer {
+  const body = typeof payload === 'string' ? Buffer.from(payload) : payload;
+  const head = Buffer.alloc(5);
+  head.writeUInt8(type, 0);
+  head.writeUInt32BE(body.length, 1);
+  return Buffer.concat([head, body]);
+}
+
+export function exitFrame(code: number): Buffer {
+  const b = Buffer.alloc(4);
+  b.writeInt32BE(code, 0);
+  return encodeFrame(FRAME.exit, b);
+}
+
+/** bytes in, whole frames out (object mode) */
+export class FrameDecoder extends Transform {
+  private pending: Buffer = Buffer.alloc(0);
+
+  constructor() {
+    super({ readableObjectMode: true });
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    this.pending = this.pending.length ? Buffer.concat([this.pending, chunk]) : chunk;
+    while (this.pending.length >= 5) {
+      const length = this.pending.readUInt32BE(1);
+      if (this.pending.length < 5 + length) break;
+      this.push({ type: this.pending.readUInt8(0), payload: this.pending.subarray(5, 5 + length) } satisfies Frame);
+      this.pending = this.pending.subarray(5 + length);
+    }
+    done();
+  }
+}
+
+export function defaultAgentSocket(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.BERTH_SHIM_AGENT_SOCKET) return env.BERTH_SHIM_AGENT_SOCKET;
+  return join(env.XDG_RUNTIME_DIR || tmpdir(), `berth-${userInfo().uid}`, 'shim-agent.sock');
+}
+
+/** BERTH_SHIM_AGENT=1|true|on sends `docker run` to the agent */
+export function agentEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
+  return /^(1|true|on|yes)$/i.test(env.BERTH_SHIM_AGENT ?? '');
+}
