@@ -4,7 +4,7 @@
 //   kubectl attach, delete) and a bare create→terminated pod cycle through the API;
 //   a kustomize build with 10 container functions, berth vs a podman-backed docker.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
@@ -116,14 +116,18 @@ async function main(): Promise<void> {
     const base = { ...process.env, KUBECONFIG: kubeconfig, BERTH_NAMESPACE: NS, BERTH_HELPER_IMAGE: 'localhost/berth/busybox:1' };
     const berthEnv = { ...base, PATH: `${shimDir}:${process.env.PATH}` };
     const podmanEnv = { ...base, PATH: `${reference}:${process.env.PATH}` };
+    const agentSocket = join(stateDir, 'agent', 'agent.sock');
+    const agentEnv = { ...berthEnv, BERTH_SHIM_AGENT: '1', BERTH_SHIM_AGENT_SOCKET: agentSocket };
     run('kubectl', ['create', 'namespace', NS], base);
 
     // One warm-up of each, so image and page caches do not favour whichever runs second.
     await timed('docker', DOCKER_ARGV, berthEnv, INPUT);
+    await timed('docker', DOCKER_ARGV, agentEnv, INPUT); // also starts the agent
     await bareCycle(kc, 0);
-    const r = { shim: [] as number[], inProcess: [] as number[], kubectl: [] as number[], bare: [] as number[], podman: [] as number[] };
+    const r = { shim: [] as number[], agent: [] as number[], inProcess: [] as number[], kubectl: [] as number[], bare: [] as number[], podman: [] as number[] };
     for (let i = 1; i <= ROUNDS; i++) {
       r.shim.push(await timed('docker', DOCKER_ARGV, berthEnv, INPUT));
+      r.agent.push(await timed('docker', DOCKER_ARGV, agentEnv, INPUT));
       r.inProcess.push(await inProcess(kc));
       r.kubectl.push(await kubectlPath(base, i));
       r.bare.push(await bareCycle(kc, i));
@@ -132,22 +136,32 @@ async function main(): Promise<void> {
     const m = Object.fromEntries(Object.entries(r).map(([k, v]) => [k, median(v)])) as Record<keyof typeof r, number>;
     console.log(`\nper function (median of ${ROUNDS}):`);
     console.log(`  berth shim (process)          ${ms(m.shim)}`);
+    console.log(`  berth shim via the agent      ${ms(m.agent)}`);
     console.log(`  berth runtime (in-process)    ${ms(m.inProcess)}`);
     console.log(`  kubectl create/wait/attach/rm ${ms(m.kubectl)}`);
     console.log(`  bare create→terminated (API)  ${ms(m.bare)}`);
     console.log(`  podman run (reference)        ${ms(m.podman)}`);
     console.log(`  kubectl path / berth shim     ${(m.kubectl / m.shim).toFixed(2)}x   (target ≥ 3x)`);
     console.log(`  berth shim - bare cycle       ${ms(m.shim - m.bare)}   (target ≤ 100 ms)`);
+    console.log(`  berth agent - bare cycle      ${ms(m.agent - m.bare)}   (target ≤ 100 ms)`);
+    console.log(`  kubectl path / berth agent    ${(m.kubectl / m.agent).toFixed(2)}x   (target ≥ 3x)`);
     console.log(`  berth in-process - bare cycle ${ms(m.inProcess - m.bare)}`);
 
     const dir = join(stateDir, 'kustomize10');
     kustomization(dir, 10);
     const args = ['kustomize', '--enable-alpha-plugins', dir];
     const kBerth = await timed('kubectl', args, berthEnv);
+    const kAgent = await timed('kubectl', args, agentEnv);
     const kPodman = await timed('kubectl', args, podmanEnv);
     console.log(`\nkustomize build, 10 container functions:`);
-    console.log(`  berth ${ms(kBerth)}   podman ${ms(kPodman)}   berth / podman ${(kBerth / kPodman).toFixed(2)}x`);
+    console.log(`  berth ${ms(kBerth)}   berth via the agent ${ms(kAgent)}   podman ${ms(kPodman)}`);
+    console.log(`  berth / podman ${(kBerth / kPodman).toFixed(2)}x   agent / podman ${(kAgent / kPodman).toFixed(2)}x`);
   } finally {
+    try {
+      process.kill(Number(readFileSync(`${join(stateDir, 'agent', 'agent.sock')}.pid`, 'utf8')), 'SIGTERM');
+    } catch {
+      // no agent was started
+    }
     spawnSync(process.execPath, [cli, 'dev-cluster', 'down', '--state-dir', stateDir], { stdio: 'inherit' });
     rmSync(stateDir, { recursive: true, force: true });
   }
