@@ -1,6 +1,6 @@
 // Runs the end-to-end suite: starts one dev cluster (through berth's CLI, as a user would), runs every e2e test
 // file against it, stops it, and fails if anything of the cluster is left in podman or as a process.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,8 +30,15 @@ if (up.status !== 0) {
 const { clusterId, pid } = JSON.parse(execFileSync('cat', [join(stateDir, 'state.json')], { encoding: 'utf8' }));
 let status: number;
 try {
-  const run = spawnSync(process.execPath, ['--test', '--test-concurrency=1', '--test-timeout=120000', '--test-reporter=spec', ...files], { stdio: 'inherit', env });
-  status = run.status ?? 1;
+  const runner = spawn(process.execPath, ['--test', '--test-concurrency=1', '--test-timeout=120000', '--test-reporter=spec', ...files], { stdio: 'inherit', env });
+  // interrupted (Ctrl-C, a CI timeout): the tests stop, and the cluster is still taken down below
+  const interrupt = (signal: NodeJS.Signals) => () => {
+    console.error(`e2e: ${signal}, stopping the tests and the dev cluster`);
+    runner.kill(signal);
+  };
+  process.on('SIGINT', interrupt('SIGINT'));
+  process.on('SIGTERM', interrupt('SIGTERM'));
+  status = await new Promise<number>((resolve) => runner.on('close', (code) => resolve(code ?? 1)));
 } finally {
   spawnSync(process.execPath, [berthCli, 'dev-cluster', 'down', '--state-dir', stateDir], { stdio: 'inherit', env });
 }
