@@ -181,10 +181,14 @@ export class PodWorker {
 
   /** the pod was removed from the store: stop everything at once */
   async kill(): Promise<void> {
+    const finished = this.isTerminalNow();
     this.gone = true;
     this.abort.abort();
     this.endStartup();
     clearTimeout(this.deadlineTimer);
+    // nothing runs in a finished pod's sandbox: its removal is housekeeping, which lets starting pods go first
+    // (a tool that runs pods back to back deletes each one as the next starts; both contend for podman's locks)
+    if (finished) await this.ctx.idle();
     // the containers go first: waiting for the pod's work before would wait for them to end by themselves
     await this.removeSandbox();
     await this.runDone;
@@ -273,9 +277,8 @@ export class PodWorker {
     if (!this.isTerminalNow()) return;
     clearTimeout(this.deadlineTimer);
     this.ctx.networkChanged();
-    // housekeeping: pods still starting go first; a deletion meanwhile removes the sandbox at once
-    const aborted = new Promise<void>((resolve) => this.abort.signal.addEventListener('abort', () => resolve(), { once: true }));
-    await Promise.race([this.ctx.idle(), aborted]);
+    // housekeeping: pods still starting go first
+    await this.ctx.idle();
     await this.removeSandbox();
   }
 
