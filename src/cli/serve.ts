@@ -20,6 +20,7 @@ export function serveCommand(): Command {
     .option('--start-timeout <seconds>', 'how long a container may take to start', '120')
     .option('--publish-address <ip>', 'address published ports listen on', '127.0.0.1')
     .option('--allow-privileged', 'accept Privileged containers (refused by default)')
+    .option('--prune-start', 'first delete what an earlier berth serve with the same --instance left behind')
     .action(async (o) => {
       const hosts: string[] = o.host.length ? o.host : ['unix:///var/run/berth.sock', 'tcp://127.0.0.1:2475'];
       const listeners = hosts.map(parseListener);
@@ -33,6 +34,11 @@ export function serveCommand(): Command {
         startTimeoutMs: Number(o.startTimeout) * 1000,
         allowPrivileged: Boolean(o.allowPrivileged),
       });
+      if (o.pruneStart) await engine.pruneCluster();
+      else {
+        const recovered = await engine.recover();
+        if (recovered) process.stderr.write(`berth serve: took over ${recovered} container(s) of instance ${owner}\n`);
+      }
       engine.startWatch();
       const server = await serveDockerApi({ listeners, router: dockerRoutes(engine), token: o.token, log: (l) => process.stderr.write(`berth serve: ${l}\n`) });
       process.stderr.write(`berth serve: instance ${owner}, namespace ${namespace}, listening on ${server.addresses.join(', ')}\n`);

@@ -10,11 +10,13 @@ import { PassThrough, type Readable, type Writable } from 'node:stream';
 import type { V1Pod } from '@kubernetes/client-node';
 import { LABEL_OWNER, ANNOTATION_EXPIRES_AT, rfc3339 } from '../runtime/plan.js';
 import { ArchiveError, padRecords } from '../runtime/files.js';
-import { LABEL_CONTAINER_ID, READY_FILE, SANDBOX_CONTAINER, SandboxPlanError, ownerLabels, planSandboxPod, sandboxPodName, type SandboxVolume } from '../runtime/sandbox-plan.js';
+import { ANNOTATION_CONTAINER, DOCKER_IMAGE_CAPABILITIES, LABEL_CONTAINER_ID, READY_FILE, SANDBOX_CONTAINER, SandboxPlanError, ownerLabels, planSandboxPod, sandboxPodName, type SandboxVolume } from '../runtime/sandbox-plan.js';
 import type { LogQuery, SandboxCluster } from '../runtime/sandbox.js';
 import type { StreamSession } from '../kube/streams.js';
 import type { IncomingMessage } from 'node:http';
 import { DockerError, badRequest, conflict, notFound } from './http.js';
+import { labelsMatch } from './filters.js';
+import { Reaper, isReaperImage, parseGoDuration } from './reaper.js';
 import { asArgv, newId, normalizeImage, podState, shortHash, type ContainerRecord, type CreateBody, type ImageRecord, type NetworkRecord, type VolumeRecord } from './model.js';
 
 export interface EngineOptions {
@@ -25,10 +27,22 @@ export interface EngineOptions {
   publishAddress: string;
   startTimeoutMs: number;
   allowPrivileged: boolean;
+  /** Given back after dropping ALL; default DOCKER_IMAGE_CAPABILITIES. */
+  capabilities?: string[];
 }
 
 const NAME_RE = /^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/;
 const ALIAS_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+interface SavedContainer {
+  id: string;
+  name: string;
+  created: string;
+  image: string;
+  body: CreateBody;
+  networks: Array<{ id: string; name: string; labels: Record<string, string>; builtin: boolean; aliases: string[] }>;
+  restartCount: number;
+}
 
 export class Engine {
   readonly containers = new Map<string, ContainerRecord>();
@@ -51,8 +65,83 @@ export class Engine {
     }
   }
 
+  get publishAddress(): string {
+    return this.opts.publishAddress;
+  }
+
   get owner(): string {
     return this.opts.owner;
+  }
+
+  /** What a restarted berth needs to take the container over again (kept as a pod annotation). */
+  private recordOf(c: ContainerRecord): SavedContainer {
+    const networks = [...c.networks].map(([id, aliases]) => {
+      const n = this.networks.get(id);
+      return { id, name: n?.name ?? id, labels: n?.labels ?? {}, builtin: n?.builtin ?? false, aliases };
+    });
+    return { id: c.id, name: c.name, created: c.created.toISOString(), image: c.image, body: c.body, networks, restartCount: c.restartCount };
+  }
+
+  /**
+   * Takes over what an earlier berth with the same instance left running: containers from their pods'
+   * annotation, their networks with them, volumes from their claims' annotation.
+   */
+  async recover(): Promise<number> {
+    const selector = `${LABEL_OWNER}=${this.opts.owner}`;
+    for (const pvc of await this.cluster.listClaims(selector)) {
+      const name = pvc.metadata?.annotations?.['berth.dev/volume'];
+      if (name && pvc.metadata?.name) this.volumes.set(name, { name, claim: pvc.metadata.name, created: new Date(pvc.metadata.creationTimestamp ?? Date.now()), labels: {} });
+    }
+    let count = 0;
+    for (const pod of await this.cluster.listPods(selector)) {
+      const raw = pod.metadata?.annotations?.[ANNOTATION_CONTAINER];
+      if (!raw || pod.metadata?.deletionTimestamp) continue;
+      let saved: SavedContainer;
+      try {
+        saved = JSON.parse(raw) as SavedContainer;
+      } catch {
+        continue;
+      }
+      const networks = new Map<string, string[]>();
+      for (const n of saved.networks ?? []) {
+        const existing = [...this.networks.values()].find((x) => x.name === n.name);
+        const id = existing?.id ?? n.id;
+        if (!existing) this.networks.set(id, { id, name: n.name, driver: 'bridge', created: new Date(), labels: n.labels, internal: false, builtin: false });
+        networks.set(id, n.aliases);
+      }
+      const generation = Number(/-(\d+)$/.exec(pod.metadata?.name ?? '')?.[1] ?? 1);
+      const c: ContainerRecord = {
+        id: saved.id,
+        name: saved.name,
+        created: new Date(saved.created),
+        image: saved.image,
+        body: saved.body,
+        cmd: asArgv(saved.body.Cmd),
+        entrypoint: asArgv(saved.body.Entrypoint),
+        podName: pod.metadata?.name,
+        generation,
+        status: 'created',
+        exitCode: 0,
+        error: '',
+        oomKilled: false,
+        restartCount: saved.restartCount ?? 0,
+        pendingArchives: [],
+        copiedArchives: [],
+        ports: [],
+        networks,
+        podIP: pod.status?.podIP,
+        readers: 0,
+      };
+      const s = podState(pod);
+      c.status = s.status === 'created' ? 'created' : s.status;
+      c.startedAt = s.startedAt;
+      if (s.status === 'exited') Object.assign(c, { exitCode: s.exitCode ?? 0, error: s.error ?? '', oomKilled: Boolean(s.oomKilled), finishedAt: s.finishedAt });
+      this.containers.set(c.id, c);
+      this.pull(c.image);
+      if (c.status === 'running') await this.openPorts(c).catch(() => undefined);
+      count++;
+    }
+    return count;
   }
 
   startWatch(): void {
@@ -186,7 +275,7 @@ export class Engine {
     if (hc.Privileged && !this.opts.allowPrivileged) throw new DockerError(403, 'privileged containers are refused by this berth serve (start it with --allow-privileged)');
     if (body.Env && !Array.isArray(body.Env)) throw badRequest('Env must be a list of "KEY=VALUE"');
     if (body.User && !/^\d+(:\d+)?$/.test(body.User)) throw badRequest(`user "${body.User}" must be numeric (uid or uid:gid): pods cannot resolve user names`);
-    const volumes = this.resolveMounts(body);
+    if (!isReaperImage(body.Image)) this.resolveMounts(body);
     const id = newId();
     const clean = name ? name.replace(/^\//, '') : generatedName(id);
     for (const c of this.containers.values()) {
@@ -202,7 +291,6 @@ export class Engine {
       for (const a of aliases) if (!ALIAS_RE.test(a)) throw badRequest(`network alias "${a}" must be a DNS label (lower-case letters, digits and '-')`);
       networks.set(n.id, [...(networks.get(n.id) ?? []), ...aliases]);
     }
-    void volumes;
     const c: ContainerRecord = {
       id,
       name: clean,
@@ -218,6 +306,7 @@ export class Engine {
       oomKilled: false,
       restartCount: 0,
       pendingArchives: [],
+      copiedArchives: [],
       ports: [],
       networks,
       readers: 0,
@@ -252,6 +341,7 @@ export class Engine {
     const c = this.container(ref);
     if (c.status === 'running') return 'already';
     if (c.status === 'removing') throw conflict(`container ${c.name} is being removed`);
+    if (isReaperImage(c.image)) return this.startReaper(c);
     if (c.podName) {
       // A stopped container starts again as a new pod: the old one keeps nothing a restart needs.
       await this.cluster.deletePod(c.podName).catch(() => undefined);
@@ -272,6 +362,8 @@ export class Engine {
         env: c.body.Env ?? [],
         workingDir: c.body.WorkingDir,
         user: c.body.User,
+        // Docker's hostname is the short id unless one was given (clients such as the Kafka module read it).
+        hostname: (c.body.Hostname || shortId).toLowerCase(),
         tty: c.body.Tty,
         openStdin: c.body.OpenStdin,
         stdinOnce: c.body.StdinOnce,
@@ -281,8 +373,9 @@ export class Engine {
         memory: c.body.HostConfig?.Memory,
         nanoCpus: c.body.HostConfig?.NanoCpus,
         hostAliases: this.hostAliasesFor(c),
-        waitForFiles: c.pendingArchives.length > 0,
-        record: JSON.stringify({ id: c.id, name: c.name, created: c.created.toISOString() }),
+        waitForFiles: c.pendingArchives.length + c.copiedArchives.length > 0,
+        capabilities: this.opts.capabilities ?? DOCKER_IMAGE_CAPABILITIES,
+        record: JSON.stringify(this.recordOf(c)),
       },
       { namespace: this.cluster.namespace, owner: this.opts.owner, now: new Date(), ttlSeconds: this.opts.ttlSeconds },
     );
@@ -303,8 +396,10 @@ export class Engine {
       await this.nextChange(c, deadline - Date.now());
     }
     if (status() === 'exited' && c.error) throw new DockerError(500, `failed to start container ${c.name}: ${c.error}`);
-    if (c.pendingArchives.length > 0 && status() === 'running') {
-      const archives = c.pendingArchives;
+    if (c.pendingArchives.length + c.copiedArchives.length > 0 && status() === 'running') {
+      // A restart is a new pod: what was copied into the old one is copied again, as docker keeps it.
+      const archives = [...c.copiedArchives, ...c.pendingArchives];
+      c.copiedArchives = archives;
       c.pendingArchives = [];
       for (const a of archives) await this.extract(c, a.path, a.tar);
       const r = await this.execCollect(c, ['/bin/sh', '-c', `: > ${READY_FILE}`]);
@@ -312,6 +407,51 @@ export class Engine {
     }
     if (c.body.Healthcheck?.Test?.length && c.body.Healthcheck.Test[0] !== 'NONE') this.runHealthcheck(c, c.generation);
     return 'started';
+  }
+
+  private readonly reapers = new Map<string, Reaper>();
+
+  private async startReaper(c: ContainerRecord): Promise<'started'> {
+    const env = new Map((c.body.Env ?? []).map((kv) => [kv.split('=')[0], kv.slice(kv.indexOf('=') + 1)] as [string, string]));
+    const binding = c.body.HostConfig?.PortBindings?.['8080/tcp']?.[0];
+    const reaper = new Reaper({
+      host: this.opts.publishAddress,
+      port: Number(binding?.HostPort || 0),
+      connectionTimeoutMs: parseGoDuration(env.get('RYUK_CONNECTION_TIMEOUT'), 60_000),
+      reconnectionTimeoutMs: parseGoDuration(env.get('RYUK_RECONNECTION_TIMEOUT'), 10_000),
+      reap: (filters) => this.reap(filters, c.id),
+      onDone: () => {
+        this.reapers.delete(c.id);
+        if (c.status === 'running') this.setExited(c, { exitCode: 0 });
+      },
+    });
+    const port = await reaper.start();
+    this.reapers.set(c.id, reaper);
+    c.generation++;
+    c.status = 'running';
+    c.startedAt = new Date().toISOString();
+    c.finishedAt = undefined;
+    c.ports = [{ key: '8080/tcp', containerPort: 8080, hostIp: this.opts.publishAddress, reportedIp: binding?.HostIp || '0.0.0.0', hostPort: port }];
+    this.emit('container', 'start', c);
+    this.changed(c);
+    return 'started';
+  }
+
+  isReaper(c: ContainerRecord): boolean {
+    return this.reapers.has(c.id) || isReaperImage(c.image);
+  }
+
+  private async reap(filters: string[][], self: string): Promise<void> {
+    const matches = (labels: Record<string, string>): boolean => filters.some((f) => labelsMatch(f, labels));
+    for (const c of [...this.containers.values()]) if (c.id !== self && matches(c.body.Labels ?? {})) await this.remove(c.id, true).catch(() => undefined);
+    for (const n of [...this.networks.values()]) if (!n.builtin && matches(n.labels)) {
+      try {
+        this.removeNetwork(n.id);
+      } catch {
+        /* still in use */
+      }
+    }
+    for (const v of [...this.volumes.values()]) if (matches(v.labels)) await this.removeVolume(v.name, true).catch(() => undefined);
   }
 
   /** HEALTHCHECK run by berth through exec, as dockerd does: interval, timeout, retries, start period. */
@@ -329,7 +469,7 @@ export class Engine {
       if (c.status !== 'running' || c.generation !== generation || !c.health) return;
       const start = new Date();
       let exitCode = 1;
-      let output = '';
+      let output: string;
       try {
         const r = await Promise.race([this.execCollect(c, argv), new Promise<never>((_r, rej) => setTimeout(() => rej(new Error('timed out')), timeout).unref())]);
         exitCode = r.exitCode;
@@ -381,6 +521,15 @@ export class Engine {
       });
       servers.push(server);
       const port = (server.address() as net.AddressInfo).port;
+      if (!w.hostIp && listenIp === '127.0.0.1') {
+        // Clients connect to `localhost`, which may resolve to ::1 first: the same port there too.
+        const v6 = net.createServer((socket) => void this.forwardConnection(c, containerPort, socket));
+        await new Promise<void>((resolve) => {
+          v6.once('error', () => resolve());
+          v6.listen(port, '::1', () => resolve());
+        });
+        if (v6.listening) servers.push(v6);
+      }
       c.ports.push({ key: w.key, containerPort, hostIp: listenIp, reportedIp: w.hostIp || '0.0.0.0', hostPort: port });
     }
   }
@@ -455,6 +604,10 @@ export class Engine {
 
   async stop(ref: string, timeoutSeconds: number | undefined, signal?: string): Promise<'stopped' | 'already'> {
     const c = this.container(ref);
+    if (c.status === 'running' && this.reapers.has(c.id)) {
+      await this.reapers.get(c.id)!.finish(false);
+      return 'stopped';
+    }
     if (c.status !== 'running' || !c.podName) return 'already';
     const t = timeoutSeconds ?? 10;
     if (t > 0) {
@@ -481,6 +634,7 @@ export class Engine {
   async kill(ref: string, signal: string): Promise<void> {
     const c = this.container(ref);
     if (c.status !== 'running') throw conflict(`Cannot kill container: ${ref}: Container ${c.id} is not running`);
+    if (this.reapers.has(c.id)) return void (await this.reapers.get(c.id)!.finish(false));
     const sig = signal.replace(/^SIG/, '').toUpperCase() || 'KILL';
     this.emit('container', 'kill', c, { signal: sig });
     if (sig === 'KILL' || sig === '9') await this.killPod(c);
@@ -500,6 +654,7 @@ export class Engine {
     const c = this.container(ref);
     if (c.status === 'running' && !force) throw conflict(`You cannot remove a running container ${c.id}. Stop the container before attempting removal or force remove`);
     if (c.status === 'removing') return;
+    await this.reapers.get(c.id)?.finish(false);
     c.status = 'removing';
     this.closePorts(c);
     if (c.podName) await this.cluster.deletePod(c.podName);
@@ -574,7 +729,8 @@ export class Engine {
 
   async extract(c: ContainerRecord, path: string, tar: Buffer): Promise<void> {
     if (tar.length === 0) return;
-    const r = await this.execCollect(c, ['tar', '-x', '-o', '-f', '-', '-C', path], padRecords(tar));
+    // Queued before start, the destination may not exist in the image yet: made like docker cp would.
+    const r = await this.execCollect(c, ['/bin/sh', '-c', 'mkdir -p -- "$1" && exec tar -x -o -f - -C "$1"', 'berth-put', path], padRecords(tar));
     if (r.exitCode !== 0) throw new ArchiveError(`extracting into ${path} failed (tar exit ${r.exitCode}): ${r.stderr.trim()}`, /No such file|can't cd|cannot change/i.test(r.stderr) ? 404 : 500);
   }
 
@@ -586,9 +742,11 @@ export class Engine {
     }
     if (c.status !== 'running') throw conflict(`container ${c.name} is ${c.status}: berth copies files into a running container or one not yet started`);
     await this.extract(c, path, tar);
+    c.copiedArchives.push({ path, tar });
   }
 
   async statPath(c: ContainerRecord, path: string): Promise<{ name: string; size: number; mode: number; mtime: string; linkTarget: string }> {
+    if (c.status === 'created') throw notFound(`Could not find the file ${path} in container ${c.name} (not started: berth only knows the files copied into it)`);
     if (c.status !== 'running') throw conflict(`container ${c.name} is ${c.status}: berth reads files from a running container only`);
     const r = await this.execCollect(c, ['/bin/sh', '-c', 'stat -c "%s %f %Y" -- "$1" && { [ -L "$1" ] && readlink -- "$1" || echo; }', 'berth-stat', path]);
     if (r.exitCode !== 0) throw notFound(`Could not find the file ${path} in container ${c.name}`);
@@ -675,7 +833,13 @@ export class Engine {
 
   async shutdown(): Promise<void> {
     this.stopWatch?.();
+    for (const r of this.reapers.values()) await r.finish(false);
     for (const c of this.containers.values()) this.closePorts(c);
+    await this.pruneCluster();
+  }
+
+  /** Deletes every pod, Service and claim of this instance (shutdown, and `--prune-start` for a crashed predecessor). */
+  async pruneCluster(): Promise<void> {
     const selector = `${LABEL_OWNER}=${this.opts.owner}`;
     const pods = await this.cluster.listPods(selector).catch(() => []);
     await Promise.all(pods.map((p) => this.cluster.deletePod(p.metadata!.name!).catch(() => undefined)));

@@ -183,15 +183,16 @@ export class Call {
   }
 
   /** A streamed response whose headers leave at once (wait, logs, events, pulls). */
-  startChunked(contentType: string, status = 200): ServerResponse | Writable {
+  startChunked(contentType: string, status = 200, headers: Record<string, string> = {}): ServerResponse | Writable {
     this.responded = true;
     if (this.res) {
-      this.res.writeHead(status, { ...commonHeaders(), 'Content-Type': contentType });
+      this.res.writeHead(status, { ...commonHeaders(), ...headers, 'Content-Type': contentType });
       this.res.flushHeaders();
       return this.res;
     }
     const socket = this.socket as Duplex;
-    socket.write(`HTTP/1.1 ${status} ${statusText(status)}\r\nContent-Type: ${contentType}\r\nConnection: close\r\n\r\n`);
+    const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+    socket.write(`HTTP/1.1 ${status} ${statusText(status)}\r\nContent-Type: ${contentType}\r\n${extra}Connection: close\r\n\r\n`);
     return socket;
   }
 
@@ -201,7 +202,8 @@ export class Call {
     if (this.socket) {
       const socket = this.socket;
       socket.write(`HTTP/1.1 101 UPGRADED\r\nContent-Type: ${contentType}\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n${apiHeaderLines()}\r\n`);
-      const input = this.bodyStream;
+      // pipe() resumes the body stream, which json() left paused after the request's JSON.
+      const input = this.bodyStream.pipe(new PassThrough());
       const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
       return { out: socket, input, end: () => socket.end(), closed };
     }
@@ -209,7 +211,7 @@ export class Call {
     res.writeHead(200, { ...commonHeaders(), 'Content-Type': contentType });
     res.flushHeaders();
     const closed = new Promise<void>((resolve) => res.once('close', () => resolve()));
-    return { out: res, input: this.bodyStream, end: () => res.end(), closed };
+    return { out: res, input: this.bodyStream.pipe(new PassThrough()), end: () => res.end(), closed };
   }
 }
 

@@ -66,6 +66,8 @@ export interface ContainerRecord {
   finishedAt?: string;
   restartCount: number;
   pendingArchives: Array<{ path: string; tar: Buffer }>;
+  /** Delivered archives, copied again into the new pod of a restart. */
+  copiedArchives: Array<{ path: string; tar: Buffer }>;
   ports: PublishedPort[];
   /** network id → aliases */
   networks: Map<string, string[]>;

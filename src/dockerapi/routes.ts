@@ -11,7 +11,7 @@ import type { LogQuery } from '../runtime/sandbox.js';
 import { KubeError } from '../kube/errors.js';
 import type { Engine } from './engine.js';
 import { FilterError, anyMatches, checkKeys, labelsMatch, parseFilters } from './filters.js';
-import { STDERR, STDOUT, framedWriter } from './framing.js';
+import { STDERR, STDOUT, frame, framedWriter } from './framing.js';
 import { API_VERSION, MIN_API_VERSION, DockerError, Router, badRequest, compareVersions, conflict, notFound, type Call, type OpenedStream } from './http.js';
 import { inspectContainer, listItem, newId, type ContainerRecord, type CreateBody } from './model.js';
 import { BERTH_VERSION } from '../cli/version.js';
@@ -299,13 +299,11 @@ export function dockerRoutes(engine: Engine): Router {
     const slash = trimmed.lastIndexOf('/');
     const dir = slash <= 0 ? '/' : trimmed.slice(0, slash);
     const base = trimmed.slice(slash + 1) || '.';
-    const out = call.startChunked('application/x-tar');
-    (out as { setHeader?: unknown }).setHeader;
+    const out = call.startChunked('application/x-tar', 200, { 'X-Docker-Container-Path-Stat': statHeader(st) });
     const errors: Buffer[] = [];
     const stderr = new PassThrough().on('data', (b: Buffer) => errors.push(b));
     const code = await engine.execStream(c, ['tar', '-c', '-f', '-', '-C', dir, base], { stdout: passTo(out), stderr });
     if (code !== 0) process.stderr.write(`berth serve: tar of ${path} in ${c.name} exited ${code}: ${Buffer.concat(errors).toString('utf8')}\n`);
-    void st;
     out.end();
   });
   r.add('PUT', '/containers/{id}/archive', async (call, [id]) => {
@@ -410,7 +408,8 @@ export function dockerRoutes(engine: Engine): Router {
       Scope: 'local',
       Driver: n.driver,
       EnableIPv6: false,
-      IPAM: { Driver: 'default', Options: null, Config: n.name === 'bridge' ? [{ Subnet: '10.88.0.0/16', Gateway: '10.88.0.1' }] : [] },
+      // Clients in a container (testcontainers) take the bridge gateway as the host of published ports.
+      IPAM: { Driver: 'default', Options: null, Config: n.name === 'bridge' ? [{ Subnet: `${engine.publishAddress}/32`, Gateway: engine.publishAddress }] : [] },
       Internal: n.internal,
       Attachable: true,
       Ingress: false,
@@ -581,6 +580,7 @@ interface LogOptions {
 
 /** Pod log(s) → Docker frames. stdout and stderr apart through KEP-3288's `stream` parameter. */
 async function streamLogs(engine: Engine, c: ContainerRecord, out: Writable, o: LogOptions): Promise<void> {
+  if (engine.isReaper(c)) return reaperLogs(engine, c, out, o);
   // A created container has no pod yet: when following, its output starts with the start.
   if (o.follow) {
     let gone = false;
@@ -674,3 +674,13 @@ async function attach(engine: Engine, c: ContainerRecord, stream: OpenedStream, 
   }
 }
 
+
+/** berth's own reaper has no pod: its log is the line testcontainers waits for. */
+async function reaperLogs(engine: Engine, c: ContainerRecord, out: Writable, o: LogOptions): Promise<void> {
+  if (c.status === 'created' && o.follow) await Promise.race([engine.nextChange(c, 60_000), o.closed]);
+  if (o.stdout && c.status !== 'created') out.write(frame(STDOUT, Buffer.from('Started! (berth serves the Ryuk protocol itself)\n')));
+  if (!o.follow) return;
+  let gone = false;
+  void o.closed.then(() => (gone = true));
+  while (c.status === 'running' && !gone) await Promise.race([engine.nextChange(c, 60_000), o.closed]);
+}

@@ -35,9 +35,9 @@ export async function readLimited(input: Readable, limit: number): Promise<Buffe
 
 /** A name inside the archive, relative and normalised; throws when it leaves the destination. */
 export function safeEntryName(name: string): string {
-  const rel = posix.normalize(name.replace(/^\/+/, ''));
+  const rel = posix.normalize(name.replace(/^\/+/, '')).replace(/\/+$/, '');
   if (rel === '..' || rel.startsWith('../')) throw new ArchiveError(`archive entry "${name}" points outside the destination`);
-  return rel === '.' ? '' : rel.replace(/\/+$/, '');
+  return rel === '.' ? '' : rel;
 }
 
 /** Whether a relative link at `entry` pointing to `target` stays inside the destination. */

@@ -49,6 +49,8 @@ export interface SandboxSpec {
   /** Hold the process until berth has unpacked the queued archives. */
   waitForFiles?: boolean;
   pullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
+  /** Capabilities given back after dropping ALL (Docker images expect some of dockerd's defaults). */
+  capabilities?: string[];
   /** Serialised container record kept on the pod, so a restarted berth can recover it. */
   record?: string;
 }
@@ -66,6 +68,9 @@ export class SandboxPlanError extends Error {
     this.name = 'SandboxPlanError';
   }
 }
+
+/** dockerd's default capabilities minus those that reach the network or the kernel (NET_RAW, MKNOD, AUDIT_WRITE, SYS_CHROOT, SETPCAP, SETFCAP). */
+export const DOCKER_IMAGE_CAPABILITIES = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'SETGID', 'SETUID', 'NET_BIND_SERVICE'];
 
 export function ownerLabels(owner: string): Record<string, string> {
   return { [LABEL_MANAGED_BY]: 'berth', [LABEL_OWNER]: owner };
@@ -94,7 +99,7 @@ export function planSandboxPod(s: SandboxSpec, ctx: SandboxContext): V1Pod {
     stdin: Boolean(s.openStdin),
     stdinOnce: Boolean(s.openStdin && s.stdinOnce),
     tty: Boolean(s.tty),
-    securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+    securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'], ...(s.capabilities?.length ? { add: s.capabilities } : {}) } },
   };
   if (s.waitForFiles) {
     const argv = [...(s.entrypoint ?? []), ...(s.cmd ?? [])];

@@ -7,7 +7,7 @@
 import https from 'node:https';
 import http from 'node:http';
 import type { IncomingMessage } from 'node:http';
-import type { Readable, Writable } from 'node:stream';
+import { PassThrough, type Readable, type Writable } from 'node:stream';
 import { CoreV1Api, PortForward, Watch, type KubeConfig, type V1PersistentVolumeClaim, type V1Pod, type V1Service } from '@kubernetes/client-node';
 import { KubeError, statusOf, toKubeError } from '../kube/errors.js';
 import { exitCodeOfStatus, openAttach, openExec, type StreamSession } from '../kube/streams.js';
@@ -112,7 +112,10 @@ export class SandboxCluster {
 
   /** Feeds stdin only: output is read from the log, which also holds what was written before attaching. */
   attachStdin(pod: string, container: string, stdin: Readable, tty: boolean): Promise<StreamSession> {
-    return openAttach(this.kc, this.namespace, pod, container, { stdin, tty, requireStdinClose: true });
+    // stdout is asked for and dropped: with stdin alone the kubelet announces the session with an empty
+    // frame on the status channel, which openAttach would try to parse as the final Status.
+    const discard = new PassThrough().resume();
+    return openAttach(this.kc, this.namespace, pod, container, { stdin, stdout: discard, tty, requireStdinClose: true });
   }
 
   /** The pod log as a byte stream (chunked, kept open while following). */

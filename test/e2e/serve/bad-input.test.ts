@@ -1,0 +1,162 @@
+// Bad input gets a clear 4xx with Docker's {"message"} body, creates nothing, and berth serve keeps serving;
+// two berth serve instances in one namespace keep their network aliases apart.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { pack } from 'tar-stream';
+import { BUSYBOX, freshNamespace, kubectlOk } from '../harness/cluster.js';
+import { berthLeftovers, type DockerEngine, dropNamespace, startBerth } from './serve-env.js';
+
+function tarOf(entries: Array<{ name: string; type?: 'file' | 'symlink'; content?: string; linkname?: string }>): Promise<Buffer> {
+  const p = pack();
+  for (const e of entries) {
+    if (e.type === 'symlink') p.entry({ name: e.name, type: 'symlink', linkname: e.linkname });
+    else p.entry({ name: e.name, mode: 0o644 }, e.content ?? '');
+  }
+  p.finalize();
+  const chunks: Buffer[] = [];
+  return new Promise((resolve, reject) => {
+    p.on('data', (c: unknown) => {
+      chunks.push(c as Buffer);
+    });
+    p.on('end', () => resolve(Buffer.concat(chunks)));
+    p.on('error', reject);
+  });
+}
+
+const message = (body: string): string => (JSON.parse(body) as { message: string }).message;
+
+describe('berth serve: bad input', () => {
+  let engine: DockerEngine;
+  let namespace = '';
+  const instance = `bad${process.pid}`;
+  let running = '';
+
+  before(async () => {
+    namespace = await freshNamespace('serve-bad');
+    engine = await startBerth(namespace, instance);
+    assert.equal((await engine.request('POST', `/images/create?fromImage=${encodeURIComponent(BUSYBOX)}`)).status, 200);
+    const created = await engine.request('POST', '/containers/create?name=target', JSON.stringify({ Image: BUSYBOX, Cmd: ['sleep', '600'] }));
+    assert.equal(created.status, 201, created.body);
+    running = (JSON.parse(created.body) as { Id: string }).Id;
+    assert.equal((await engine.request('POST', `/containers/${running}/start`)).status, 204);
+  });
+
+  after(async () => {
+    try {
+      await engine.stop();
+      assert.deepEqual(await berthLeftovers(namespace, instance), []);
+    } finally {
+      await dropNamespace(namespace);
+    }
+  });
+
+  const count = async (): Promise<number> => (JSON.parse((await engine.request('GET', '/containers/json?all=1')).body) as unknown[]).length;
+
+  test('malformed JSON, oversize bodies and invalid names are 4xx and create nothing', async () => {
+    const before = await count();
+    const bad = await engine.request('POST', '/containers/create', '{"Image": "x",');
+    assert.equal(bad.status, 400);
+    assert.match(message(bad.body), /invalid JSON/);
+    const big = await engine.request('POST', '/containers/create', JSON.stringify({ Image: BUSYBOX, Env: [`A=${'x'.repeat(3 * 1024 * 1024)}`] }));
+    assert.equal(big.status, 413);
+    const name = await engine.request('POST', '/containers/create?name=bad%2Fname', JSON.stringify({ Image: BUSYBOX }));
+    assert.equal(name.status, 400);
+    assert.match(message(name.body), /Invalid container name/);
+    const clash = await engine.request('POST', '/containers/create?name=target', JSON.stringify({ Image: BUSYBOX }));
+    assert.equal(clash.status, 409);
+    assert.match(message(clash.body), /The container name "\/target" is already in use/);
+    const noImage = await engine.request('POST', '/containers/create', JSON.stringify({ Image: 'never/pulled:1' }));
+    assert.equal(noImage.status, 404);
+    assert.equal(message(noImage.body), 'No such image: never/pulled:1');
+    const hostBind = await engine.request('POST', '/containers/create', JSON.stringify({ Image: BUSYBOX, HostConfig: { Binds: ['/etc:/host-etc'] } }));
+    assert.equal(hostBind.status, 400);
+    assert.match(message(hostBind.body), /host path \/etc is not supported/);
+    const filters = await engine.request('GET', '/containers/json?filters=%7Bnope');
+    assert.equal(filters.status, 400);
+    assert.equal(await count(), before);
+  });
+
+  test('unknown ids are 404 with Docker\'s texts', async () => {
+    const c = await engine.request('GET', '/containers/doesnotexist/json');
+    assert.equal(c.status, 404);
+    assert.equal(message(c.body), 'No such container: doesnotexist');
+    const e = await engine.request('GET', '/exec/nope/json');
+    assert.equal(e.status, 404);
+    assert.equal(message(e.body), 'No such exec instance: nope');
+    const i = await engine.request('GET', '/images/never/pulled:2/json');
+    assert.equal(i.status, 404);
+    assert.equal(message(i.body), 'No such image: never/pulled:2');
+    assert.equal((await engine.request('DELETE', '/containers/doesnotexist')).status, 404);
+  });
+
+  test('tar archives with ../ entries or escaping links are refused before anything is written', async () => {
+    const dotdot = await tarOf([{ name: 'ok.txt', content: 'fine' }, { name: '../../escaped.txt', content: 'bad' }]);
+    const r1 = await engine.request('PUT', `/containers/${running}/archive?path=/tmp`, dotdot, { 'Content-Type': 'application/x-tar' });
+    assert.equal(r1.status, 400);
+    assert.match(message(r1.body), /outside the destination/);
+    const link = await tarOf([{ name: 'l', type: 'symlink', linkname: '../../../etc' }]);
+    const r2 = await engine.request('PUT', `/containers/${running}/archive?path=/tmp`, link, { 'Content-Type': 'application/x-tar' });
+    assert.equal(r2.status, 400);
+    const through = await tarOf([{ name: 'l', type: 'symlink', linkname: '/etc' }, { name: 'l/passwd', content: 'pwned' }]);
+    const r3 = await engine.request('PUT', `/containers/${running}/archive?path=/tmp`, through, { 'Content-Type': 'application/x-tar' });
+    assert.equal(r3.status, 400);
+    assert.match(message(r3.body), /through the link/);
+    const garbage = await engine.request('PUT', `/containers/${running}/archive?path=/tmp`, Buffer.from('not a tar at all'.repeat(64)), { 'Content-Type': 'application/x-tar' });
+    assert.equal(garbage.status, 400);
+    // nothing half-written: the good entry of the first archive is not there either
+    const check = await engine.request('HEAD', `/containers/${running}/archive?path=/tmp/ok.txt`);
+    assert.equal(check.status, 404);
+    const good = await engine.request('PUT', `/containers/${running}/archive?path=/tmp`, await tarOf([{ name: 'ok.txt', content: 'fine' }]), { 'Content-Type': 'application/x-tar' });
+    assert.equal(good.status, 200);
+    assert.equal(good.body, '', 'PUT archive answers with an empty body');
+    const stat = await engine.request('HEAD', `/containers/${running}/archive?path=/tmp/ok.txt`);
+    assert.equal(stat.status, 200);
+    const header = JSON.parse(Buffer.from(String(stat.headers['x-docker-container-path-stat']), 'base64').toString('utf8')) as { name: string; size: number };
+    assert.deepEqual([header.name, header.size], ['ok.txt', 4]);
+  });
+
+  test('the server keeps serving after all of that', async () => {
+    const ping = await engine.request('GET', '/_ping');
+    assert.equal(ping.status, 200);
+    assert.equal(ping.body, 'OK');
+    assert.equal(ping.headers['api-version'], '1.44');
+    const old = await engine.request('GET', '/v1.12/version');
+    assert.equal(old.status, 400);
+    assert.equal((await engine.request('GET', '/v1.41/containers/json')).status, 200);
+  });
+});
+
+describe('two berth serve instances in one namespace', () => {
+  test('the same network and alias in both: Services named per instance, no collision', async () => {
+    const namespace = await freshNamespace('serve-two');
+    const engines: DockerEngine[] = [];
+    try {
+      engines.push(await startBerth(namespace, `one${process.pid}`), await startBerth(namespace, `two${process.pid}`));
+      await Promise.all(
+        engines.map(async (e) => {
+          const run = async (args: string[]): Promise<string> => {
+            const r = await e.docker(args);
+            assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+            return r.stdout;
+          };
+          await run(['pull', BUSYBOX]);
+          await run(['network', 'create', 'shared-net']);
+          await run(['run', '-d', '--name', 'db', '--network', 'shared-net', '--network-alias', 'db', BUSYBOX, 'sleep', '600']);
+        }),
+      );
+      const services = (await kubectlOk(['-n', namespace, 'get', 'services', '-o', 'jsonpath={range .items[*]}{.metadata.name} {.metadata.labels.berth\\.dev/owner} {.metadata.annotations.berth\\.dev/alias}{"\\n"}{end}']))
+        .trim()
+        .split('\n')
+        .map((l) => l.split(' '));
+      assert.equal(services.length, 2);
+      assert.notEqual(services[0][0], services[1][0]);
+      assert.deepEqual(services.map((s) => s[1]).sort(), [`one${process.pid}`, `two${process.pid}`].sort());
+      assert.deepEqual(services.map((s) => s[2]), ['db', 'db']);
+    } finally {
+      for (const e of engines) await e.stop();
+      const left = await kubectlOk(['-n', namespace, 'get', 'pods,services', '-l', 'app.kubernetes.io/managed-by=berth', '-o', 'name']);
+      await dropNamespace(namespace);
+      assert.equal(left.trim(), '', 'SIGTERM cleans up everything of both instances');
+    }
+  });
+});

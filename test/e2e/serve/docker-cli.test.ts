@@ -1,0 +1,178 @@
+// The installed docker CLI against `berth serve` on the dev cluster and, as the reference, against podman's
+// Docker-compatible service: the same cases, the same expectations (Docker's behaviour).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BUSYBOX, freshNamespace } from '../harness/cluster.js';
+import { berthLeftovers, bindServeRole, type DockerEngine, dropNamespace, startBerth, startPodman } from './serve-env.js';
+
+const prefix = `bs${process.pid}`;
+
+for (const kind of ['podman', 'berth'] as const) {
+  describe(`docker CLI against ${kind}`, () => {
+    let engine: DockerEngine;
+    let namespace = '';
+    const instance = `${prefix}-cli`;
+    const names: string[] = [];
+    const networks: string[] = [];
+    const volumes: string[] = [];
+    const work = mkdtempSync(join(tmpdir(), 'berth-serve-cli-'));
+    const name = (n: string): string => {
+      const full = `${prefix}-${n}`;
+      names.push(full);
+      return full;
+    };
+    const ok = async (args: string[], input?: string): Promise<string> => {
+      const r = await engine.docker(args, { input });
+      assert.equal(r.code, 0, `docker ${args.join(' ')} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+      return r.stdout;
+    };
+
+    before(async () => {
+      if (kind === 'berth') {
+        namespace = await freshNamespace('serve-cli');
+        // As user `shim`, whose only rights are the shipped Role: the Role is tested as users apply it.
+        await bindServeRole(namespace, 'shim');
+        engine = await startBerth(namespace, instance, { user: 'shim' });
+        // berth knows an image once pulled (the kubelet pulls for real).
+        await ok(['pull', BUSYBOX]);
+      } else {
+        engine = await startPodman();
+      }
+    });
+
+    after(async () => {
+      try {
+        for (const n of names) await engine.docker(['rm', '-f', n]);
+        for (const n of networks) await engine.docker(['network', 'rm', n]);
+        for (const v of volumes) await engine.docker(['volume', 'rm', '-f', v]);
+      } finally {
+        await engine.stop();
+        rmSync(work, { recursive: true, force: true });
+        if (kind === 'berth') {
+          const left = await berthLeftovers(namespace, instance);
+          await dropNamespace(namespace);
+          assert.deepEqual(left, [], 'berth serve left objects behind after SIGTERM');
+        }
+      }
+    });
+
+    test('run --rm gives the exit code and stdout and stderr apart', async () => {
+      const r = await engine.docker(['run', '--rm', '--name', name('rm'), BUSYBOX, 'sh', '-c', 'echo out; echo err >&2; exit 7']);
+      assert.equal(r.stdout, 'out\n');
+      assert.match(r.stderr, /err\n/);
+      // podman 4.3 answers `wait?condition=removed` without the status (a known deviation of the reference).
+      if (kind === 'berth') assert.equal(r.code, 7);
+    });
+
+    test('run -d, logs -f until the end, wait with the real exit code', async () => {
+      const id = (await ok(['run', '-d', '--name', name('bg'), BUSYBOX, 'sh', '-c', 'for i in 1 2 3; do echo line$i; sleep 0.2; done; echo oops >&2; exit 4'])).trim();
+      assert.match(id, /^[0-9a-f]{64}$/);
+      const logs = await engine.docker(['logs', '-f', id]);
+      assert.equal(logs.stdout, 'line1\nline2\nline3\n');
+      assert.equal(logs.stderr, 'oops\n');
+      assert.equal((await ok(['wait', id])).trim(), '4');
+      const state = await ok(['inspect', '-f', '{{.State.Status}} {{.State.Running}} {{.State.ExitCode}}', id]);
+      assert.equal(state.trim(), 'exited false 4');
+    });
+
+    test('run -i feeds stdin to the process', async () => {
+      const r = await engine.docker(['run', '-i', '--rm', '--name', name('stdin'), BUSYBOX, 'sh', '-c', 'tr a-z A-Z; echo end'], { input: 'hello stdin\n' });
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, 'HELLO STDIN\nend\n');
+    });
+
+    test('exec -i with stdin, stdout, stderr and the exit code; inspect, ps filters, stop, kill, rm -f', async () => {
+      const svc = name('svc');
+      await ok(['run', '-d', '--name', svc, '-l', `${prefix}=yes`, '-l', 'tier=web', BUSYBOX, 'sleep', '600']);
+      const other = name('other');
+      await ok(['run', '-d', '--name', other, '-l', `${prefix}=yes`, BUSYBOX, 'sleep', '600']);
+      const r = await engine.docker(['exec', '-i', svc, 'sh', '-c', 'cat; echo to-err >&2; exit 5'], { input: 'via exec\n' });
+      assert.equal(r.code, 5);
+      assert.equal(r.stdout, 'via exec\n');
+      assert.match(r.stderr, /to-err/);
+
+      const both = await ok(['ps', '--filter', `label=${prefix}=yes`, '--filter', 'label=tier=web', '--format', '{{.Names}}']);
+      assert.equal(both.trim(), svc, 'labels AND together');
+      const any = await ok(['ps', '--filter', `label=${prefix}=yes`, '--format', '{{.Names}}']);
+      assert.deepEqual(any.trim().split('\n').sort(), [other, svc].sort());
+      const byName = await ok(['ps', '--filter', `name=${other}`, '--format', '{{.Names}}']);
+      assert.equal(byName.trim(), other);
+
+      const inspect = JSON.parse(await ok(['inspect', svc])) as Array<{ Name: string; State: { Running: boolean; Status: string }; Config: { Labels: Record<string, string> } }>;
+      assert.equal(inspect[0].Name, `/${svc}`);
+      assert.equal(inspect[0].State.Status, 'running');
+      assert.equal(inspect[0].Config.Labels.tier, 'web');
+
+      await ok(['stop', '-t', '1', svc]);
+      assert.equal((await ok(['inspect', '-f', '{{.State.Status}}', svc])).trim(), 'exited');
+      const stopped = await ok(['ps', '-a', '--filter', 'status=exited', '--filter', `label=${prefix}=yes`, '--format', '{{.Names}}']);
+      assert.equal(stopped.trim(), svc);
+      await ok(['kill', other]);
+      assert.equal((await ok(['inspect', '-f', '{{.State.Status}} {{.State.ExitCode}}', other])).trim(), 'exited 137');
+      const running = name('running');
+      await ok(['run', '-d', '--name', running, BUSYBOX, 'sleep', '600']);
+      const rm = await engine.docker(['rm', running]);
+      assert.notEqual(rm.code, 0, 'rm of a running container without -f is refused');
+      await ok(['rm', '-f', running]);
+      const gone = await engine.docker(['inspect', running]);
+      assert.notEqual(gone.code, 0);
+      assert.match(gone.stderr, /no such (container|object)/i);
+    });
+
+    test('cp into a created container (files there when it starts), into and out of a running one', async () => {
+      writeFileSync(join(work, 'one.txt'), 'first file\n');
+      mkdirSync(join(work, 'tree/sub'), { recursive: true });
+      writeFileSync(join(work, 'tree/sub/two.txt'), 'second file\n');
+      const c = name('cp');
+      await ok(['create', '--name', c, BUSYBOX, 'sh', '-c', 'cat /data/one.txt /tree/sub/two.txt; sleep 600']);
+      await ok(['cp', join(work, 'one.txt'), `${c}:/data/one.txt`]);
+      await ok(['cp', `${join(work, 'tree')}/.`, `${c}:/tree`]);
+      await ok(['start', c]);
+      const logs = await ok(['logs', c]);
+      assert.equal(logs, 'first file\nsecond file\n');
+      await ok(['cp', join(work, 'one.txt'), `${c}:/tmp/late.txt`]);
+      assert.equal(await ok(['exec', c, 'cat', '/tmp/late.txt']), 'first file\n');
+      await ok(['exec', c, 'sh', '-c', 'mkdir -p /out && echo result > /out/r.txt']);
+      await ok(['cp', `${c}:/out/r.txt`, join(work, 'r.txt')]);
+      assert.equal(readFileSync(join(work, 'r.txt'), 'utf8'), 'result\n');
+      await ok(['cp', `${c}:/out`, join(work, 'outdir')]);
+      assert.equal(readFileSync(join(work, 'outdir/r.txt'), 'utf8'), 'result\n');
+    });
+
+    test('volume create: two containers see the same files', async () => {
+      const v = `${prefix}-vol`;
+      volumes.push(v);
+      await ok(['volume', 'create', v]);
+      await ok(['run', '--rm', '--name', name('vw'), '-v', `${v}:/data`, BUSYBOX, 'sh', '-c', 'echo shared > /data/x']);
+      assert.equal(await ok(['run', '--rm', '--name', name('vr'), '-v', `${v}:/data`, BUSYBOX, 'cat', '/data/x']), 'shared\n');
+      const list = await ok(['volume', 'ls', '-q']);
+      assert.ok(list.split('\n').includes(v));
+    });
+
+    test('published port reachable on this machine at the HostPort inspect reports', async () => {
+      const c = name('port');
+      await ok(['run', '-d', '--name', c, '-p', '127.0.0.1::8080', BUSYBOX, 'sh', '-c', 'echo served > /tmp/index.html; exec httpd -f -p 8080 -h /tmp']);
+      const port = (await ok(['inspect', '-f', '{{(index (index .NetworkSettings.Ports "8080/tcp") 0).HostPort}}', c])).trim();
+      assert.match(port, /^\d+$/);
+      let body = '';
+      for (let i = 0; i < 50 && body !== 'served\n'; i++) {
+        body = await fetch(`http://127.0.0.1:${port}/index.html`).then((r) => r.text(), () => '');
+        if (body !== 'served\n') await new Promise((r) => setTimeout(r, 100)); // httpd may not listen yet
+      }
+      assert.equal(body, 'served\n');
+    });
+
+    test('network create: two containers talk by alias', { todo: kind === 'berth' ? 'dev cluster ignores pod spec.hostAliases (reported)' : undefined }, async () => {
+      const net = `${prefix}-net`;
+      networks.push(net);
+      await ok(['network', 'create', net]);
+      await ok(['run', '-d', '--name', name('web'), '--network', net, '--network-alias', 'webalias', BUSYBOX, 'sh', '-c', 'echo by-alias > /tmp/index.html; exec httpd -f -p 8080 -h /tmp']);
+      const r = await engine.docker(['run', '--rm', '--name', name('client'), '--network', net, BUSYBOX, 'sh', '-c', 'for i in 1 2 3 4 5 6 7 8 9 10; do wget -q -O - http://webalias:8080/index.html && exit 0; sleep 0.3; done; exit 1']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, 'by-alias\n');
+    });
+  });
+}

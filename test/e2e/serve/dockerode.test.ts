@@ -1,0 +1,108 @@
+// dockerode against berth serve and podman's service: pull, create, copy before start, start, attach-free
+// logs (demuxed), exec with the exit code, restart, stop, wait, remove.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
+import Docker from 'dockerode';
+import { pack } from 'tar-stream';
+import { demux } from '../../../src/dockerapi/framing.js';
+import { BUSYBOX, freshNamespace } from '../harness/cluster.js';
+import { berthLeftovers, type DockerEngine, dropNamespace, startBerth, startPodman } from './serve-env.js';
+
+function tarOf(name: string, content: string): Promise<Buffer> {
+  const p = pack();
+  p.entry({ name, mode: 0o644 }, content);
+  p.finalize();
+  const chunks: Buffer[] = [];
+  return new Promise((resolve) => {
+    p.on('data', (c: unknown) => {
+      chunks.push(c as Buffer);
+    });
+    p.on('end', () => resolve(Buffer.concat(chunks)));
+  });
+}
+
+async function demuxed(docker: Docker, stream: NodeJS.ReadableStream): Promise<{ stdout: string; stderr: string }> {
+  const out = new PassThrough();
+  const err = new PassThrough();
+  let stdout = '';
+  let stderr = '';
+  out.on('data', (d: Buffer) => (stdout += d.toString()));
+  err.on('data', (d: Buffer) => (stderr += d.toString()));
+  docker.modem.demuxStream(stream, out, err);
+  await new Promise<void>((resolve) => stream.on('end', () => resolve()));
+  return { stdout, stderr };
+}
+
+const text = (frames: Array<{ stream: number; payload: Buffer }>, id: number): string => Buffer.concat(frames.filter((f) => f.stream === id).map((f) => f.payload)).toString('utf8');
+
+for (const kind of ['podman', 'berth'] as const) {
+  describe(`dockerode against ${kind}`, () => {
+    let engine: DockerEngine;
+    let namespace = '';
+    const instance = `dr${process.pid}`;
+    let docker: Docker;
+    const ids: string[] = [];
+
+    before(async () => {
+      if (kind === 'berth') {
+        namespace = await freshNamespace('serve-dockerode');
+        engine = await startBerth(namespace, instance);
+      } else engine = await startPodman();
+      docker = new Docker({ socketPath: engine.socket });
+    });
+
+    after(async () => {
+      try {
+        for (const id of ids) await docker.getContainer(id).remove({ force: true }).catch(() => undefined);
+        await engine.stop();
+        if (kind === 'berth') assert.deepEqual(await berthLeftovers(namespace, instance), []);
+      } finally {
+        if (kind === 'berth') await dropNamespace(namespace);
+      }
+    });
+
+    test('pull, create, copy before start, start, logs, exec, restart, stop, wait, remove', async () => {
+      const pull = await docker.pull(BUSYBOX);
+      await new Promise<void>((resolve, reject) => docker.modem.followProgress(pull, (err: Error | null) => (err ? reject(err) : resolve())));
+      const image = await docker.getImage(BUSYBOX).inspect();
+      assert.ok(image.Id);
+      const c = await docker.createContainer({ Image: BUSYBOX, Cmd: ['sh', '-c', 'cat /conf/app.txt; echo warn >&2; exec sleep 600'], Labels: { suite: 'dockerode' } });
+      ids.push(c.id);
+      await c.putArchive(await tarOf('conf/app.txt', 'configured\n'), { path: '/' });
+      await c.start();
+      const listed = await docker.listContainers({ filters: { label: ['suite=dockerode'] } });
+      assert.deepEqual(listed.map((x) => x.Id), [c.id]);
+      assert.equal(listed[0].State, 'running');
+      assert.equal(typeof listed[0].Labels, 'object');
+
+      let logs = { stdout: '', stderr: '' };
+      for (let i = 0; i < 50 && logs.stderr === ''; i++) {
+        const frames = demux((await c.logs({ stdout: true, stderr: true, follow: false })) as unknown as Buffer);
+        logs = { stdout: text(frames, 1), stderr: text(frames, 2) };
+        if (logs.stderr === '') await new Promise((r) => setTimeout(r, 100)); // output may not be written yet
+      }
+      assert.deepEqual(logs, { stdout: 'configured\n', stderr: 'warn\n' });
+
+      const exec = await c.exec({ Cmd: ['sh', '-c', 'echo in-exec; exit 9'], AttachStdout: true, AttachStderr: true });
+      const stream = await exec.start({ hijack: true, stdin: false });
+      const out = await demuxed(docker, stream);
+      assert.equal(out.stdout, 'in-exec\n');
+      assert.equal((await exec.inspect()).ExitCode, 9);
+
+      await c.restart({ t: 0 });
+      assert.equal((await c.inspect()).State.Running, true);
+      const afterRestart = await c.exec({ Cmd: ['cat', '/conf/app.txt'], AttachStdout: true });
+      assert.equal((await demuxed(docker, await afterRestart.start({ hijack: true, stdin: false }))).stdout, 'configured\n');
+
+      await c.stop({ t: 1 });
+      const state = (await c.inspect()).State;
+      assert.equal(state.Running, false);
+      assert.equal(state.Status, 'exited');
+      const waited = (await c.wait()) as { StatusCode: number };
+      assert.equal(typeof waited.StatusCode, 'number');
+      await c.remove();
+      await assert.rejects(c.inspect(), (err: { statusCode?: number }) => err.statusCode === 404);
+    });
+  });
+}

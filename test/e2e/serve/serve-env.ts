@@ -1,0 +1,129 @@
+// What the serve tests share: a `berth serve` (or podman's Docker-compatible service, the reference)
+// started and stopped by the test, and the installed docker CLI pointed at it with DOCKER_HOST.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { berthCli, contextFor, kubeconfigPath, kubectlOk, repoRoot, runCommand, type Result } from '../harness/cluster.js';
+
+export type EngineKind = 'berth' | 'podman';
+
+export interface DockerEngine {
+  kind: EngineKind;
+  socket: string;
+  dockerHost: string;
+  /** The docker CLI against this engine. */
+  docker(args: string[], opts?: { input?: string | Buffer; timeoutMs?: number }): Promise<Result>;
+  /** One HTTP request to the engine's socket. */
+  request(method: string, path: string, body?: string | Buffer, headers?: Record<string, string>): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }>;
+  stop(): Promise<void>;
+  /** SIGKILL: berth gets no chance to clean up (a crash). */
+  crash(): Promise<void>;
+}
+
+function waitForPing(socket: string, child: ChildProcess, output: () => string, timeoutMs = 30_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const attempt = (): void => {
+      if (child.exitCode !== null) return reject(new Error(`the engine exited (${child.exitCode}): ${output()}`));
+      const req = http.request({ socketPath: socket, path: '/_ping', method: 'GET' }, (res) => {
+        res.resume();
+        if (res.statusCode === 200) resolve();
+        else retry();
+      });
+      req.on('error', retry);
+      req.end();
+    };
+    const retry = (): void => {
+      if (Date.now() > until) reject(new Error(`the engine did not answer /_ping within ${timeoutMs} ms: ${output()}`));
+      else setTimeout(attempt, 100);
+    };
+    attempt();
+  });
+}
+
+function makeEngine(kind: EngineKind, socket: string, child: ChildProcess, dir: string): DockerEngine {
+  const dockerHost = `unix://${socket}`;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    kind,
+    socket,
+    dockerHost,
+    docker: (args, opts = {}) => runCommand('docker', args, { input: opts.input, timeoutMs: opts.timeoutMs ?? 90_000, env: { ...process.env, DOCKER_HOST: dockerHost, DOCKER_CONFIG: dir } }),
+    request: (method, path, body, headers = {}) =>
+      new Promise((resolve, reject) => {
+        const req = http.request({ socketPath: socket, path, method, headers: { 'Content-Type': 'application/json', ...headers } }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), headers: res.headers }));
+        });
+        req.on('error', reject);
+        req.end(body);
+      }),
+    async crash() {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await exited;
+      rmSync(dir, { recursive: true, force: true });
+    },
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 30_000))]);
+      if (child.exitCode === null) child.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Starts `berth serve`; with `user`, as that dev-cluster user (bind deploy/rbac/serve-role.yaml first). */
+export async function startBerth(namespace: string, instance: string, opts: { user?: string; extra?: string[] } = {}): Promise<DockerEngine> {
+  const dir = mkdtempSync(join(tmpdir(), 'berth-serve-'));
+  const socket = join(dir, 'docker.sock');
+  const context = opts.user ? ['--context', contextFor(opts.user)] : [];
+  const args = [berthCli, 'serve', '--kubeconfig', kubeconfigPath(), ...context, '-n', namespace, '--instance', instance, '-H', `unix://${socket}`, ...(opts.extra ?? [])];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  const engine = makeEngine('berth', socket, child, dir);
+  try {
+    await waitForPing(socket, child, () => output);
+  } catch (err) {
+    await engine.stop();
+    throw err;
+  }
+  return engine;
+}
+
+export async function startPodman(): Promise<DockerEngine> {
+  const dir = mkdtempSync(join(tmpdir(), 'podman-serve-'));
+  const socket = join(dir, 'podman.sock');
+  const child = spawn('podman', ['system', 'service', '--time=0', `unix://${socket}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  const engine = makeEngine('podman', socket, child, dir);
+  try {
+    await waitForPing(socket, child, () => output);
+  } catch (err) {
+    await engine.stop();
+    throw err;
+  }
+  return engine;
+}
+
+/** berth's objects of `instance` left in the namespace (as kind/name). */
+export async function berthLeftovers(namespace: string, instance: string): Promise<string[]> {
+  const out = await kubectlOk(['-n', namespace, 'get', 'pods,services,persistentvolumeclaims', '-l', `berth.dev/owner=${instance}`, '-o', 'name']);
+  return out.split('\n').filter(Boolean);
+}
+
+/** Applies deploy/rbac/serve-role.yaml with kubectl and binds it to `user`, as a user would. */
+export async function bindServeRole(namespace: string, user: string): Promise<void> {
+  await kubectlOk(['-n', namespace, 'apply', '-f', '-'], { input: readFileSync(join(repoRoot, 'deploy/rbac/serve-role.yaml'), 'utf8') });
+  await kubectlOk(['-n', namespace, 'create', 'rolebinding', 'berth-serve', '--role', 'berth-serve', '--user', user]);
+}
+
+/** Berth has already deleted its objects (each test checks): the namespace goes without waiting for it. */
+export async function dropNamespace(namespace: string): Promise<void> {
+  await kubectlOk(['delete', 'namespace', namespace, '--wait=false']);
+}

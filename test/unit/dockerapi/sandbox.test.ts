@@ -1,0 +1,102 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { extract, pack } from 'tar-stream';
+import { ArchiveError, goFileMode, linkStaysInside, safeEntryName, sanitizeArchive } from '../../../src/runtime/files.js';
+import { planSandboxPod, sandboxPodName, SandboxPlanError, READY_FILE } from '../../../src/runtime/sandbox-plan.js';
+
+const ctx = { namespace: 'ns', owner: 'inst1', now: new Date('2024-01-01T00:00:00Z'), ttlSeconds: 600 };
+
+function tarOf(entries: Array<{ name: string; type?: 'file' | 'symlink' | 'directory'; content?: string; linkname?: string }>): Promise<Buffer> {
+  const p = pack();
+  for (const e of entries) {
+    if (e.type === 'symlink') p.entry({ name: e.name, type: 'symlink', linkname: e.linkname });
+    else if (e.type === 'directory') p.entry({ name: e.name, type: 'directory' });
+    else p.entry({ name: e.name, mode: 0o640 }, e.content ?? '');
+  }
+  p.finalize();
+  const chunks: Buffer[] = [];
+  return new Promise((resolve) => {
+    p.on('data', (c: unknown) => {
+      chunks.push(c as Buffer);
+    });
+    p.on('end', () => resolve(Buffer.concat(chunks)));
+  });
+}
+
+async function names(tar: Buffer): Promise<string[]> {
+  const ex = extract();
+  const out: string[] = [];
+  ex.on('entry', (h, s, next) => {
+    out.push(h.name);
+    s.resume();
+    s.on('end', next);
+  });
+  const done = new Promise<void>((r) => ex.on('finish', () => r()));
+  ex.end(tar);
+  await done;
+  return out;
+}
+
+test('entry names are made relative; ../ that leaves the destination is refused', () => {
+  assert.equal(safeEntryName('/a/b'), 'a/b');
+  assert.equal(safeEntryName('./a/../b/'), 'b');
+  assert.equal(safeEntryName('./'), '');
+  assert.throws(() => safeEntryName('../x'), ArchiveError);
+  assert.throws(() => safeEntryName('a/../../x'), ArchiveError);
+  assert.equal(linkStaysInside('a/l', '../b'), true);
+  assert.equal(linkStaysInside('a/l', '../../b'), false);
+  assert.equal(linkStaysInside('l', '/etc'), true, 'absolute targets resolve inside the container');
+});
+
+test('sanitizeArchive re-packs good archives and refuses bad ones whole', async () => {
+  const good = await sanitizeArchive(await tarOf([{ name: './', type: 'directory' }, { name: './d/f.txt', content: 'x' }, { name: 'l', type: 'symlink', linkname: 'd/f.txt' }]));
+  assert.deepEqual(await names(good.tar), ['d/f.txt', 'l']);
+  await assert.rejects(sanitizeArchive(await tarOf([{ name: 'ok' }, { name: '../../bad' }])), /outside the destination/);
+  await assert.rejects(sanitizeArchive(await tarOf([{ name: 'l', type: 'symlink', linkname: '/etc' }, { name: 'l/passwd' }])), /through the link/);
+  await assert.rejects(sanitizeArchive(Buffer.from('x'.repeat(1024))), ArchiveError);
+  assert.equal((await sanitizeArchive(Buffer.alloc(0))).entries, 0, 'an empty body is an empty archive');
+});
+
+test('Go FileMode bits for the archive stat header', () => {
+  assert.equal(goFileMode(0o040755), (0x80000000 | 0o755) >>> 0);
+  assert.equal(goFileMode(0o100644), 0o644);
+  assert.equal(goFileMode(0o120777), (0x08000000 | 0o777) >>> 0);
+});
+
+test('the pod: labels, expiry, deadline, security, command and args', () => {
+  const pod = planSandboxPod({ podName: 'p', shortId: 'abc', image: 'img', entrypoint: ['/e'], cmd: ['a', 'b'], env: ['A=1', 'B'], labels: { 'org.testcontainers': 'true', 'bad key!': 'v' }, ports: [80, 80], user: '1000:2000' }, ctx);
+  assert.equal(pod.metadata?.labels?.['app.kubernetes.io/managed-by'], 'berth');
+  assert.equal(pod.metadata?.labels?.['berth.dev/owner'], 'inst1');
+  assert.equal(pod.metadata?.labels?.['berth.dev/container'], 'abc');
+  assert.equal(pod.metadata?.annotations?.['bad key!'], 'v', 'labels Kubernetes refuses are kept as annotations');
+  assert.equal(pod.metadata?.annotations?.['berth.dev/expires-at'], '2024-01-01T00:10:00Z');
+  assert.equal(pod.spec?.activeDeadlineSeconds, 600);
+  assert.equal(pod.spec?.automountServiceAccountToken, false);
+  assert.equal(pod.spec?.securityContext?.runAsUser, 1000);
+  assert.equal(pod.spec?.securityContext?.runAsGroup, 2000);
+  const main = pod.spec!.containers[0];
+  assert.deepEqual(main.command, ['/e']);
+  assert.deepEqual(main.args, ['a', 'b']);
+  assert.deepEqual(main.env, [{ name: 'A', value: '1' }, { name: 'B', value: '' }]);
+  assert.deepEqual(main.ports, [{ containerPort: 80, protocol: 'TCP' }]);
+  assert.equal(main.securityContext?.allowPrivilegeEscalation, false);
+  assert.deepEqual(main.securityContext?.capabilities?.drop, ['ALL']);
+  assert.throws(() => planSandboxPod({ podName: 'p', shortId: 'a', image: 'i', user: 'postgres' }, ctx), SandboxPlanError);
+});
+
+test('files copied before start: the entrypoint waits for berth\'s marker', () => {
+  const pod = planSandboxPod({ podName: 'p', shortId: 'a', image: 'i', cmd: ['cat', '/x'], waitForFiles: true }, ctx);
+  const main = pod.spec!.containers[0];
+  assert.equal(main.command?.[0], '/bin/sh');
+  assert.match(main.command?.[2] ?? '', new RegExp(READY_FILE.replace(/\//g, '\\/')));
+  assert.deepEqual(main.command?.slice(3), ['berth-wait', 'cat', '/x']);
+  assert.throws(() => planSandboxPod({ podName: 'p', shortId: 'a', image: 'i', waitForFiles: true }, ctx), /needs its command/);
+});
+
+test('volumes, tmpfs, limits and pod names', () => {
+  const pod = planSandboxPod({ podName: 'p', shortId: 'a', image: 'i', volumes: [{ claim: 'c1', target: '/d', readOnly: true }, { target: '/t', readOnly: false, memory: true }], memory: 64 * 1024 * 1024, nanoCpus: 1.5e9 }, ctx);
+  assert.deepEqual(pod.spec?.volumes, [{ name: 'v0', persistentVolumeClaim: { claimName: 'c1' } }, { name: 'v1', emptyDir: { medium: 'Memory' } }]);
+  assert.deepEqual(pod.spec!.containers[0].resources?.limits, { memory: String(64 * 1024 * 1024), cpu: '1500m' });
+  assert.equal(sandboxPodName('My_Container.1', 'abc'), 'my-container-1-abc');
+  assert.match(sandboxPodName('x'.repeat(100), 'abc-1'), /^x{40}-abc-1$/);
+});

@@ -1,0 +1,78 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
+import { demux, frame, framedWriter, STDERR, STDOUT } from '../../../src/dockerapi/framing.js';
+import { anyMatches, FilterError, labelsMatch, parseFilters } from '../../../src/dockerapi/filters.js';
+import { compareVersions, splitVersion } from '../../../src/dockerapi/http.js';
+import { parseListener, isLoopback } from '../../../src/dockerapi/server.js';
+import { normalizeImage, podState } from '../../../src/dockerapi/model.js';
+
+test('frames carry the stream type and a big-endian length', () => {
+  const f = frame(STDERR, Buffer.from('hello'));
+  assert.deepEqual([...f.subarray(0, 8)], [2, 0, 0, 0, 0, 0, 0, 5]);
+  assert.equal(f.subarray(8).toString(), 'hello');
+  const both = Buffer.concat([frame(STDOUT, Buffer.from('a')), frame(STDERR, Buffer.from('bc'))]);
+  assert.deepEqual(demux(both).map((x) => [x.stream, x.payload.toString()]), [[1, 'a'], [2, 'bc']]);
+});
+
+test('framedWriter frames unless tty, and drops empty chunks', async () => {
+  const sink = new PassThrough();
+  const chunks: Buffer[] = [];
+  sink.on('data', (c: Buffer) => chunks.push(c));
+  const w = framedWriter(sink, STDOUT, false);
+  w.write(Buffer.alloc(0));
+  w.write(Buffer.from('x'));
+  const raw = framedWriter(sink, STDOUT, true);
+  raw.write(Buffer.from('y'));
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(Buffer.concat(chunks), Buffer.concat([frame(1, Buffer.from('x')), Buffer.from('y')]));
+});
+
+test('filters: map and list forms; labels AND, other keys OR', () => {
+  const m = parseFilters('{"label":{"a=b":true,"c":true},"status":{"running":true,"exited":false}}');
+  assert.deepEqual(m.get('label'), ['a=b', 'c']);
+  assert.deepEqual(m.get('status'), ['running']);
+  const l = parseFilters('{"label":["a=b"],"name":["x","y"]}');
+  assert.deepEqual(l.get('name'), ['x', 'y']);
+  assert.equal(labelsMatch(['a=b', 'c'], { a: 'b', c: '' }), true);
+  assert.equal(labelsMatch(['a=b', 'c'], { a: 'b' }), false, 'every label value must match');
+  assert.equal(labelsMatch(['a=b'], { a: 'bb' }), false);
+  assert.equal(anyMatches(['x', 'y'], (v) => v === 'y'), true);
+  assert.equal(anyMatches(undefined, () => false), true);
+  assert.throws(() => parseFilters('{nope'), FilterError);
+  assert.throws(() => parseFilters('[1]'), FilterError);
+});
+
+test('version prefixes are stripped and compared numerically', () => {
+  assert.deepEqual(splitVersion('/v1.41/containers/json'), { version: '1.41', path: '/containers/json' });
+  assert.deepEqual(splitVersion('/_ping'), { path: '/_ping' });
+  assert.ok(compareVersions('1.9', '1.24') < 0);
+  assert.ok(compareVersions('1.44', '1.44') === 0);
+});
+
+test('listeners as dockerd takes them', () => {
+  assert.deepEqual(parseListener('unix:///run/b.sock'), { kind: 'unix', path: '/run/b.sock', spec: 'unix:///run/b.sock' });
+  const t = parseListener('tcp://127.0.0.1:2475');
+  assert.equal(t.port, 2475);
+  assert.equal(t.host, '127.0.0.1');
+  assert.throws(() => parseListener('unix://relative.sock'));
+  assert.throws(() => parseListener('http://x'));
+  assert.equal(isLoopback('127.0.0.1'), true);
+  assert.equal(isLoopback('0.0.0.0'), false);
+});
+
+test('image names get :latest; pod states map to Docker states with the real exit code', () => {
+  assert.equal(normalizeImage('busybox'), 'busybox:latest');
+  assert.equal(normalizeImage('localhost:5000/a/b'), 'localhost:5000/a/b:latest');
+  assert.equal(normalizeImage('a/b:1'), 'a/b:1');
+  const term = podState({ status: { containerStatuses: [{ name: 'main', image: '', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 7, reason: 'Error', finishedAt: new Date('2024-01-01T00:00:00Z') } } }] } });
+  assert.equal(term.status, 'exited');
+  assert.equal(term.exitCode, 7);
+  assert.equal(term.finishedAt, '2024-01-01T00:00:00.000Z');
+  const oom = podState({ status: { containerStatuses: [{ name: 'main', image: '', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 137, reason: 'OOMKilled' } } }] } });
+  assert.equal(oom.oomKilled, true);
+  const pull = podState({ status: { containerStatuses: [{ name: 'main', image: '', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'ImagePullBackOff', message: 'nope' } } }] } });
+  assert.equal(pull.status, 'exited');
+  assert.match(pull.error ?? '', /ImagePullBackOff/);
+  assert.equal(podState({ status: { phase: 'Pending' } }).status, 'created');
+});
