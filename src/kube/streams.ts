@@ -102,7 +102,14 @@ async function openStream(
   try {
     ws = (await handler.connect(path, null, (channel: number, data: Buffer) => {
       if (channel === STATUS) {
-        status = JSON.parse(data.toString('utf8')) as StreamResult['status'];
+        // servers open each channel with an empty frame; a status is the one frame with content
+        if (data.length === 0) return true;
+        try {
+          status = JSON.parse(data.toString('utf8')) as StreamResult['status'];
+        } catch {
+          // pre-v4 servers send the error as plain text
+          status = { status: 'Failure', message: data.toString('utf8') } as StreamResult['status'];
+        }
         return true;
       }
       if (channel === CLOSE) return true;

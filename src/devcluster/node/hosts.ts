@@ -29,6 +29,10 @@ export function hostsFileContent(pod: KubeObject, podIP: string | undefined, ser
   const own = [hostname];
   if (pod.spec?.subdomain) own.unshift(`${hostname}.${pod.spec.subdomain}.${ns}.svc.${CLUSTER_DOMAIN}`);
   lines.push(`${podIP ?? '127.0.1.1'}\t${own.join(' ')}`);
+  // as the kubelet writes them: after the pod's own entry, under the same comment
+  const aliases: { ip?: string; hostnames?: string[] }[] = pod.spec?.hostAliases ?? [];
+  if (aliases.length) lines.push('', '# Entries added by HostAliases.');
+  for (const a of aliases) if (a.ip && a.hostnames?.length) lines.push(`${a.ip}\t${a.hostnames.join('\t')}`);
   for (const svc of services) {
     if (svc.spec?.type === 'ExternalName') continue;
     const target = serviceTarget(svc, pods);

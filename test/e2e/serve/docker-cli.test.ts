@@ -165,7 +165,7 @@ for (const kind of ['podman', 'berth'] as const) {
       assert.equal(body, 'served\n');
     });
 
-    test('network create: two containers talk by alias', { todo: kind === 'berth' ? 'dev cluster ignores pod spec.hostAliases (reported)' : undefined }, async () => {
+    test('network create: two containers talk by alias', async () => {
       const net = `${prefix}-net`;
       networks.push(net);
       await ok(['network', 'create', net]);

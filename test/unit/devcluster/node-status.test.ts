@@ -78,3 +78,12 @@ test('hosts file: own name, Service names to a running selected pod, short names
   assert.ok(lines.includes('10.88.0.6\tdb.b.svc.cluster.local db.b.svc db.b'));
   assert.ok(!content.includes('idle'));
 });
+
+test('hosts file: spec.hostAliases follow the pod\'s own entry, as the kubelet writes them', () => {
+  const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'client', namespace: 'a', uid: 'u' }, spec: { hostAliases: [{ ip: '10.88.0.7', hostnames: ['db', 'db.local'] }, { ip: '1.2.3.4', hostnames: [] }] } };
+  const lines = hostsFileContent(pod, '10.88.0.9', [], []).split('\n');
+  const own = lines.indexOf('10.88.0.9\tclient');
+  assert.ok(own >= 0);
+  assert.deepEqual(lines.slice(own + 1, own + 4), ['', '# Entries added by HostAliases.', '10.88.0.7\tdb\tdb.local']);
+  assert.ok(!lines.some((l) => l.startsWith('1.2.3.4')), 'an alias without hostnames adds nothing');
+});
