@@ -127,13 +127,14 @@ describe('berth serve: bad input', () => {
 });
 
 describe('two berth serve instances in one namespace', () => {
-  test('the same network and alias in both: Services named per instance, no collision', async () => {
+  test('the network-alias test in both at once: each reaches its own alias, Services named per instance', async () => {
     const namespace = await freshNamespace('serve-two');
     const engines: DockerEngine[] = [];
     try {
-      engines.push(await startBerth(namespace, `one${process.pid}`), await startBerth(namespace, `two${process.pid}`));
+      const instances = [`one${process.pid}`, `two${process.pid}`];
+      for (const instance of instances) engines.push(await startBerth(namespace, instance));
       await Promise.all(
-        engines.map(async (e) => {
+        engines.map(async (e, i) => {
           const run = async (args: string[]): Promise<string> => {
             const r = await e.docker(args);
             assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
@@ -141,7 +142,10 @@ describe('two berth serve instances in one namespace', () => {
           };
           await run(['pull', BUSYBOX]);
           await run(['network', 'create', 'shared-net']);
-          await run(['run', '-d', '--name', 'db', '--network', 'shared-net', '--network-alias', 'db', BUSYBOX, 'sleep', '600']);
+          // each instance's "db" answers with its own instance name
+          await run(['run', '-d', '--name', 'db', '--network', 'shared-net', '--network-alias', 'db', BUSYBOX, 'sh', '-c', `echo ${instances[i]} > /tmp/index.html; exec httpd -f -p 8080 -h /tmp`]);
+          const reply = await run(['run', '--rm', '--network', 'shared-net', BUSYBOX, 'sh', '-c', 'for i in 1 2 3 4 5 6 7 8 9 10; do wget -q -O - http://db:8080/index.html && exit 0; sleep 0.3; done; exit 1']);
+          assert.equal(reply, `${instances[i]}\n`);
         }),
       );
       const services = (await kubectlOk(['-n', namespace, 'get', 'services', '-o', 'jsonpath={range .items[*]}{.metadata.name} {.metadata.labels.berth\\.dev/owner} {.metadata.annotations.berth\\.dev/alias}{"\\n"}{end}']))
