@@ -35,6 +35,19 @@ function fnOptions(cmd: Command): Command {
     .option('--prefer-exec', 'use a catalog\'s exec provider when it also has a container');
 }
 
+/** what eval and render pass alike to the function runner */
+function runnerOptions(o: FnFlags) {
+  return {
+    allowNetwork: o.allowNetwork,
+    mounts: o.mount?.map(parseMount),
+    preferExec: o.preferExec,
+    cacheDir: o.cacheDir,
+    caFile: o.caFile,
+    explain: o.explain ? process.stderr : undefined,
+    report: process.stderr,
+  };
+}
+
 async function guarded(work: () => Promise<void>): Promise<void> {
   try {
     await work();
@@ -62,19 +75,13 @@ export function fnCommand(): Command {
       if (o.output && o.output !== 'stdout') throw new Error('--output takes only "stdout"');
       const catalogs = await catalogSetFrom(o, dir === '-' ? undefined : dir);
       await evalFunction(dir, {
+        ...runnerOptions(o),
         catalogs,
         image: o.image,
         exec: o.exec,
         fnConfigFile: o.fnConfig,
         keyValues,
         output: o.output as 'stdout' | undefined,
-        allowNetwork: o.allowNetwork,
-        mounts: o.mount?.map(parseMount),
-        preferExec: o.preferExec,
-        cacheDir: o.cacheDir,
-        caFile: o.caFile,
-        explain: o.explain ? process.stderr : undefined,
-        report: process.stderr,
         stdin: process.stdin,
         stdout: process.stdout,
       });
@@ -92,14 +99,8 @@ export function fnCommand(): Command {
       if (o.output && o.output !== 'stdout') throw new Error('--output takes only "stdout"');
       const catalogs = await catalogSetFrom(o, dir);
       const out = await renderPackage(dir, {
+        ...runnerOptions(o),
         catalogs,
-        allowNetwork: o.allowNetwork,
-        mounts: o.mount?.map(parseMount),
-        preferExec: o.preferExec,
-        cacheDir: o.cacheDir,
-        caFile: o.caFile,
-        explain: o.explain ? process.stderr : undefined,
-        report: process.stderr,
         dryRun: o.output === 'stdout',
       });
       if (o.output === 'stdout') process.stdout.write(serializeResourceList(out.items));
