@@ -7,10 +7,11 @@ bash scripts/setup-machine.sh
 source scripts/node-env.sh
 [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error
 npm run --silent build
-podman image exists localhost/berth/busybox:1 || bash scripts/build-images.sh
+podman image exists localhost/berth/krm-set-annotations:1 || bash scripts/build-images.sh
 berth() { node "$root/dist/src/cli/main.js" "$@"; }
 state="$(mktemp -d)"
-trap 'berth dev-cluster down --state-dir "$state" >/dev/null; rm -rf "$state"' EXIT
+serve_pid=
+trap '[ -n "$serve_pid" ] && kill $serve_pid; berth dev-cluster down --state-dir "$state" >/dev/null; rm -rf "$state"' EXIT
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 step "berth dev-cluster up"
@@ -31,5 +32,36 @@ kubectl port-forward pod/web 18080:8080 >/dev/null & pf=$!
 for _ in $(seq 50); do busybox wget -qO- http://127.0.0.1:18080/index.html 2>/dev/null && break; sleep 0.1; done
 kill $pf
 kubectl delete pod web
+
+step "kubectl kustomize: a KRM function run as a pod by berth's docker shim"
+berth shim install "$state/bin" >/dev/null
+mkdir -p "$state/site"
+cat >"$state/site/service.yaml" <<'YAML'
+apiVersion: v1
+kind: Service
+metadata: {name: cart, labels: {team: shop}}
+spec: {ports: [{port: 80}]}
+YAML
+cat >"$state/site/annotate.yaml" <<'YAML'
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: annotate
+  annotations:
+    config.kubernetes.io/function: |
+      container:
+        image: localhost/berth/krm-set-annotations:1
+data: {owner: berth-demo}
+YAML
+printf 'resources: [service.yaml]\ntransformers: [annotate.yaml]\n' >"$state/site/kustomization.yaml"
+PATH="$state/bin:$PATH" BERTH_NAMESPACE=default BERTH_HELPER_IMAGE=localhost/berth/busybox:1 \
+  kubectl kustomize --enable-alpha-plugins "$state/site"
+
+step "berth serve: the docker CLI, its containers as pods"
+berth serve -H "unix://$state/docker.sock" -n default >"$state/serve.log" 2>&1 & serve_pid=$!
+for _ in $(seq 100); do [ -S "$state/docker.sock" ] && break; sleep 0.1; done
+set +e; DOCKER_HOST="unix://$state/docker.sock" docker run --rm localhost/berth/busybox:1 sh -c 'echo "hello from $(hostname), a pod"; exit 3'
+echo "exit code: $?"; set -e
+kill $serve_pid; wait $serve_pid 2>/dev/null || true; serve_pid=
 
 step "berth dev-cluster down"
