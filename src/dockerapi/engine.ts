@@ -17,6 +17,7 @@ import type { IncomingMessage } from 'node:http';
 import { DockerError, badRequest, conflict, notFound } from './http.js';
 import { labelsMatch } from './filters.js';
 import { Reaper, isReaperImage, parseGoDuration } from './reaper.js';
+import { podSettingsFrom } from '../runtime/sandbox-settings.js';
 import { asArgv, newId, normalizeImage, podState, shortHash, type ContainerRecord, type CreateBody, type ImageRecord, type NetworkRecord, type VolumeRecord } from './model.js';
 
 export interface EngineOptions {
@@ -29,7 +30,14 @@ export interface EngineOptions {
   allowPrivileged: boolean;
   /** Given back after dropping ALL; default DOCKER_IMAGE_CAPABILITIES. */
   capabilities?: string[];
+  /** Operator's `berth.dev/…` settings (from flags); a container's labels of the same key win. */
+  podDefaults?: Record<string, string>;
+  /** A failed container's pod outlives `rm`, the reaper and shutdown this long (0: deleted at once). */
+  keepFailedSeconds?: number;
 }
+
+/** On a pod kept for debugging after its container was removed: the time it was kept until. */
+export const ANNOTATION_KEPT_FAILED = 'berth.dev/kept-failed-until';
 
 const NAME_RE = /^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/;
 const ALIAS_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -95,7 +103,7 @@ export class Engine {
     let count = 0;
     for (const pod of await this.cluster.listPods(selector)) {
       const raw = pod.metadata?.annotations?.[ANNOTATION_CONTAINER];
-      if (!raw || pod.metadata?.deletionTimestamp) continue;
+      if (!raw || pod.metadata?.deletionTimestamp || pod.metadata?.annotations?.[ANNOTATION_KEPT_FAILED]) continue;
       let saved: SavedContainer;
       try {
         saved = JSON.parse(raw) as SavedContainer;
@@ -275,7 +283,10 @@ export class Engine {
     if (hc.Privileged && !this.opts.allowPrivileged) throw new DockerError(403, 'privileged containers are refused by this berth serve (start it with --allow-privileged)');
     if (body.Env && !Array.isArray(body.Env)) throw badRequest('Env must be a list of "KEY=VALUE"');
     if (body.User && !/^\d+(:\d+)?$/.test(body.User)) throw badRequest(`user "${body.User}" must be numeric (uid or uid:gid): pods cannot resolve user names`);
-    if (!isReaperImage(body.Image)) this.resolveMounts(body);
+    if (!isReaperImage(body.Image)) {
+      this.resolveMounts(body);
+      podSettingsFrom(this.opts.podDefaults, body.Labels);
+    }
     const id = newId();
     const clean = name ? name.replace(/^\//, '') : generatedName(id);
     for (const c of this.containers.values()) {
@@ -351,7 +362,8 @@ export class Engine {
     for (const v of volumes) if (v.claim) v.claim = (await this.ensureVolume(v.claim)).claim;
     c.generation++;
     const shortId = c.id.slice(0, 12);
-    const podName = sandboxPodName(c.name, `${shortId}-${c.generation}`);
+    const settings = podSettingsFrom(this.opts.podDefaults, c.body.Labels);
+    const podName = sandboxPodName(c.name, `${shortId}-${c.generation}`, settings.namePrefix);
     const pod = planSandboxPod(
       {
         podName,
@@ -376,6 +388,7 @@ export class Engine {
         waitForFiles: c.pendingArchives.length + c.copiedArchives.length > 0,
         capabilities: this.opts.capabilities ?? DOCKER_IMAGE_CAPABILITIES,
         record: JSON.stringify(this.recordOf(c)),
+        settings,
       },
       { namespace: this.cluster.namespace, owner: this.opts.owner, now: new Date(), ttlSeconds: this.opts.ttlSeconds },
     );
@@ -657,7 +670,7 @@ export class Engine {
     await this.reapers.get(c.id)?.finish(false);
     c.status = 'removing';
     this.closePorts(c);
-    if (c.podName) await this.cluster.deletePod(c.podName);
+    if (c.podName && !(await this.keepIfFailed(c))) await this.cluster.deletePod(c.podName);
     await this.deleteAliasServices(c);
     this.containers.delete(c.id);
     c.health = undefined;
@@ -834,14 +847,30 @@ export class Engine {
   async shutdown(): Promise<void> {
     this.stopWatch?.();
     for (const r of this.reapers.values()) await r.finish(false);
-    for (const c of this.containers.values()) this.closePorts(c);
+    for (const c of this.containers.values()) {
+      this.closePorts(c);
+      await this.keepIfFailed(c).catch(() => false);
+    }
     await this.pruneCluster();
+  }
+
+  /**
+   * `--keep-failed`: a container that exited non-zero (or never started) leaves its pod for debugging,
+   * marked so that shutdown, `--prune-start` and recovery pass it by, and expiring when the keep ends.
+   */
+  private async keepIfFailed(c: ContainerRecord): Promise<boolean> {
+    const keep = this.opts.keepFailedSeconds ?? 0;
+    if (keep <= 0 || !c.podName || c.status !== 'exited' && c.status !== 'removing') return false;
+    if (c.exitCode === 0 && !c.error) return false;
+    const until = rfc3339(new Date(Date.now() + keep * 1000));
+    await this.cluster.annotatePod(c.podName, { [ANNOTATION_EXPIRES_AT]: until, [ANNOTATION_KEPT_FAILED]: until });
+    return true;
   }
 
   /** Deletes every pod, Service and claim of this instance (shutdown, and `--prune-start` for a crashed predecessor). */
   async pruneCluster(): Promise<void> {
     const selector = `${LABEL_OWNER}=${this.opts.owner}`;
-    const pods = await this.cluster.listPods(selector).catch(() => []);
+    const pods = (await this.cluster.listPods(selector).catch(() => [])).filter((p) => !p.metadata?.annotations?.[ANNOTATION_KEPT_FAILED]);
     await Promise.all(pods.map((p) => this.cluster.deletePod(p.metadata!.name!).catch(() => undefined)));
     const services = await this.cluster.listServices(selector).catch(() => []);
     await Promise.all(services.map((s) => this.cluster.deleteService(s.metadata!.name!).catch(() => undefined)));

@@ -9,6 +9,7 @@
  */
 import type { V1Container, V1Pod, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import { ANNOTATION_EXPIRES_AT, LABEL_MANAGED_BY, LABEL_OWNER, rfc3339, splitLabels } from './plan.js';
+import type { PodSettings } from './sandbox-settings.js';
 
 export const SANDBOX_CONTAINER = 'main';
 export const LABEL_CONTAINER_ID = 'berth.dev/container';
@@ -53,6 +54,8 @@ export interface SandboxSpec {
   capabilities?: string[];
   /** Serialised container record kept on the pod, so a restarted berth can recover it. */
   record?: string;
+  /** Operator's and container's `berth.dev/…` settings; `memory`/`nanoCpus` (HostConfig) still set the limits they name. */
+  settings?: PodSettings;
 }
 
 export interface SandboxContext {
@@ -78,9 +81,11 @@ export function ownerLabels(owner: string): Record<string, string> {
 
 export function planSandboxPod(s: SandboxSpec, ctx: SandboxContext): V1Pod {
   const expiresAt = rfc3339(new Date(ctx.now.getTime() + ctx.ttlSeconds * 1000));
-  const { labels: userLabels, annotations: overflow } = splitLabels(s.labels ?? {});
+  const settings = s.settings ?? {};
+  const { labels: userLabels, annotations: overflow } = splitLabels({ ...(s.labels ?? {}), ...(settings.labels ?? {}) });
+  // berth's own labels and annotations come last: settings cannot take a pod away from its owner.
   const labels = { ...userLabels, ...ownerLabels(ctx.owner), [LABEL_CONTAINER_ID]: s.shortId };
-  const annotations: Record<string, string> = { ...overflow, [ANNOTATION_EXPIRES_AT]: expiresAt };
+  const annotations: Record<string, string> = { ...overflow, ...(settings.annotations ?? {}), [ANNOTATION_EXPIRES_AT]: expiresAt };
   if (s.record) annotations[ANNOTATION_CONTAINER] = s.record;
 
   const user = parseUser(s.user);
@@ -95,7 +100,7 @@ export function planSandboxPod(s: SandboxSpec, ctx: SandboxContext): V1Pod {
   const main: V1Container = {
     name: SANDBOX_CONTAINER,
     image: s.image,
-    imagePullPolicy: s.pullPolicy ?? 'IfNotPresent',
+    imagePullPolicy: settings.pullPolicy ?? s.pullPolicy ?? 'IfNotPresent',
     stdin: Boolean(s.openStdin),
     stdinOnce: Boolean(s.openStdin && s.stdinOnce),
     tty: Boolean(s.tty),
@@ -120,10 +125,13 @@ export function planSandboxPod(s: SandboxSpec, ctx: SandboxContext): V1Pod {
   if (s.workingDir) main.workingDir = s.workingDir;
   if (s.ports?.length) main.ports = [...new Set(s.ports)].map((p) => ({ containerPort: p, protocol: 'TCP' }));
   if (mounts.length) main.volumeMounts = mounts;
-  const limits: Record<string, string> = {};
+  const limits: Record<string, string> = { ...(settings.limits ?? {}) };
   if (s.memory) limits.memory = String(s.memory);
   if (s.nanoCpus) limits.cpu = `${Math.max(1, Math.round(s.nanoCpus / 1e6))}m`;
-  if (Object.keys(limits).length) main.resources = { limits };
+  const requests: Record<string, string> = { ...(settings.requests ?? {}) };
+  if (Object.keys(limits).length || Object.keys(requests).length) {
+    main.resources = { ...(Object.keys(requests).length ? { requests } : {}), ...(Object.keys(limits).length ? { limits } : {}) };
+  }
 
   const pod: V1Pod = {
     apiVersion: 'v1',
@@ -144,6 +152,9 @@ export function planSandboxPod(s: SandboxSpec, ctx: SandboxContext): V1Pod {
   };
   if (volumes.length) pod.spec!.volumes = volumes;
   if (s.hostAliases?.length) pod.spec!.hostAliases = s.hostAliases;
+  if (settings.nodeSelector && Object.keys(settings.nodeSelector).length) pod.spec!.nodeSelector = settings.nodeSelector;
+  // The pod takes the account's identity (image pull secrets, workload identity); its API token stays unmounted.
+  if (settings.serviceAccount) pod.spec!.serviceAccountName = settings.serviceAccount;
   if (s.hostname && /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(s.hostname)) pod.spec!.hostname = s.hostname;
   return pod;
 }
@@ -155,8 +166,9 @@ function parseUser(user: string | undefined): { uid: number; gid?: number } | un
   return { uid: Number(m[1]), ...(m[2] !== undefined ? { gid: Number(m[2]) } : {}) };
 }
 
-/** A valid pod name from a Docker name and the short id. */
-export function sandboxPodName(name: string, shortId: string): string {
-  const base = name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40).replace(/-+$/, '');
-  return `${base || 'c'}-${shortId}`;
+/** A valid pod name from a Docker name and the short id, after the operator's or container's prefix (at most 20 characters). */
+export function sandboxPodName(name: string, shortId: string, prefix = ''): string {
+  const head = prefix ? `${prefix.replace(/-+$/, '')}-` : '';
+  const base = name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40 - Math.min(head.length, 20)).replace(/-+$/, '');
+  return `${head}${base || 'c'}-${shortId}`;
 }

@@ -66,6 +66,12 @@ export class SandboxCluster {
     );
   }
 
+  /** Sets (adds or replaces) annotations on a pod. */
+  async annotatePod(name: string, annotations: Record<string, string>): Promise<void> {
+    const ops = Object.entries(annotations).map(([k, value]) => ({ op: 'add', path: `/metadata/annotations/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, value }));
+    await this.guard(this.core.patchNamespacedPod({ namespace: this.namespace, name, body: ops }), 'patch', 'pods', name);
+  }
+
   async deletePod(name: string, graceSeconds = 0): Promise<void> {
     await this.ignore404(this.core.deleteNamespacedPod({ namespace: this.namespace, name, gracePeriodSeconds: graceSeconds }), 'delete', 'pods', name);
   }

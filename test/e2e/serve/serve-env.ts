@@ -68,7 +68,10 @@ function makeEngine(kind: EngineKind, socket: string, child: ChildProcess, dir: 
     },
     async stop() {
       if (child.exitCode === null) child.kill('SIGTERM');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 30_000))]);
+      // The grace timer is cleared, or it alone keeps the test process alive for 30 s after a clean exit.
+      let grace: NodeJS.Timeout | undefined;
+      await Promise.race([exited, new Promise((r) => (grace = setTimeout(r, 30_000)))]);
+      clearTimeout(grace);
       if (child.exitCode === null) child.kill('SIGKILL');
       rmSync(dir, { recursive: true, force: true });
     },

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { extract, pack } from 'tar-stream';
 import { ArchiveError, goFileMode, linkStaysInside, safeEntryName, sanitizeArchive } from '../../../src/runtime/files.js';
 import { planSandboxPod, sandboxPodName, SandboxPlanError, READY_FILE } from '../../../src/runtime/sandbox-plan.js';
+import { podSettingsFrom } from '../../../src/runtime/sandbox-settings.js';
 
 const ctx = { namespace: 'ns', owner: 'inst1', now: new Date('2024-01-01T00:00:00Z'), ttlSeconds: 600 };
 
@@ -99,4 +100,60 @@ test('volumes, tmpfs, limits and pod names', () => {
   assert.deepEqual(pod.spec!.containers[0].resources?.limits, { memory: String(64 * 1024 * 1024), cpu: '1500m' });
   assert.equal(sandboxPodName('My_Container.1', 'abc'), 'my-container-1-abc');
   assert.match(sandboxPodName('x'.repeat(100), 'abc-1'), /^x{40}-abc-1$/);
+});
+
+test('pod settings: a container label replaces the operator flag of the same key', () => {
+  const flags = { 'berth.dev/request-cpu': '100m', 'berth.dev/limit-memory': '1Gi', 'berth.dev/pull-policy': 'always', 'berth.dev/node-selector': 'pool=ci, zone=a' };
+  const settings = podSettingsFrom(flags, { 'berth.dev/limit-memory': '64Mi', 'berth.dev/request-ephemeral-storage': '2Gi', other: 'ignored' });
+  assert.deepEqual(settings, {
+    requests: { cpu: '100m', 'ephemeral-storage': '2Gi' },
+    limits: { memory: '64Mi' },
+    nodeSelector: { pool: 'ci', zone: 'a' },
+    pullPolicy: 'Always',
+  });
+  assert.deepEqual(podSettingsFrom(undefined, null), {});
+});
+
+test('pod settings: bad values are refused with the key named', () => {
+  assert.throws(() => podSettingsFrom({ 'berth.dev/request-cpu': 'lots' }), (e: Error) => e instanceof SandboxPlanError && /request-cpu="lots"/.test(e.message));
+  assert.throws(() => podSettingsFrom({ 'berth.dev/pull-policy': 'Sometimes' }), SandboxPlanError);
+  assert.throws(() => podSettingsFrom({ 'berth.dev/node-selector': 'pool' }), /not k=v/);
+  assert.throws(() => podSettingsFrom({ 'berth.dev/service-account': 'Bad_Name' }), SandboxPlanError);
+  assert.throws(() => podSettingsFrom({ 'berth.dev/name-prefix': 'UPPER' }), SandboxPlanError);
+});
+
+test('pod settings in the pod: resources, selector, account, pull policy, labels; HostConfig limits win', () => {
+  const settings = podSettingsFrom({
+    'berth.dev/request-cpu': '50m',
+    'berth.dev/request-memory': '32Mi',
+    'berth.dev/limit-cpu': '2',
+    'berth.dev/limit-ephemeral-storage': '1Gi',
+    'berth.dev/node-selector': 'pool=ci',
+    'berth.dev/service-account': 'puller',
+    'berth.dev/pull-policy': 'Never',
+    'berth.dev/pod-labels': 'team=qa,berth.dev/owner=thief',
+    'berth.dev/pod-annotations': 'note=x',
+  });
+  const pod = planSandboxPod({ podName: 'p', shortId: 'abc', image: 'img', memory: 64 * 1024 * 1024, settings }, ctx);
+  const main = pod.spec!.containers[0];
+  assert.deepEqual(main.resources, { requests: { cpu: '50m', memory: '32Mi' }, limits: { cpu: '2', 'ephemeral-storage': '1Gi', memory: String(64 * 1024 * 1024) } });
+  assert.equal(main.imagePullPolicy, 'Never');
+  assert.deepEqual(pod.spec!.nodeSelector, { pool: 'ci' });
+  assert.equal(pod.spec!.serviceAccountName, 'puller');
+  assert.equal(pod.spec!.automountServiceAccountToken, false);
+  assert.equal(pod.metadata!.labels!.team, 'qa');
+  assert.equal(pod.metadata!.labels!['berth.dev/owner'], 'inst1', 'settings cannot change the owner label');
+  assert.equal(pod.metadata!.annotations!.note, 'x');
+  const nano = planSandboxPod({ podName: 'p', shortId: 'abc', image: 'img', nanoCpus: 5e8, settings }, ctx);
+  assert.equal(nano.spec!.containers[0].resources!.limits!.cpu, '500m');
+  const bare = planSandboxPod({ podName: 'p', shortId: 'abc', image: 'img' }, ctx);
+  assert.equal(bare.spec!.containers[0].resources, undefined);
+  assert.equal(bare.spec!.nodeSelector, undefined);
+});
+
+test('pod name prefix keeps names valid DNS labels', () => {
+  assert.equal(sandboxPodName('web', 'abc123-1', 'ci'), 'ci-web-abc123-1');
+  const long = sandboxPodName('x'.repeat(80), 'abcdef123456-12', 'p'.repeat(20));
+  assert.ok(long.length <= 63, long);
+  assert.match(long, /^p{20}-x+-abcdef123456-12$/);
 });
