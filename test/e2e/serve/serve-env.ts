@@ -78,17 +78,16 @@ function makeEngine(kind: EngineKind, socket: string, child: ChildProcess, dir: 
   };
 }
 
-/** Starts `berth serve`; with `user`, as that dev-cluster user (bind deploy/rbac/serve-role.yaml first). */
-export async function startBerth(namespace: string, instance: string, opts: { user?: string; extra?: string[] } = {}): Promise<DockerEngine> {
-  const dir = mkdtempSync(join(tmpdir(), 'berth-serve-'));
-  const socket = join(dir, 'docker.sock');
-  const context = opts.user ? ['--context', contextFor(opts.user)] : [];
-  const args = [berthCli, 'serve', '--kubeconfig', kubeconfigPath(), ...context, '-n', namespace, '--instance', instance, '-H', `unix://${socket}`, ...(opts.extra ?? [])];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+/** Spawns an engine on a unix socket in a fresh folder and resolves once it answers /_ping (stopped if it never does). */
+async function startEngine(kind: 'berth' | 'podman', prefix: string, command: (socket: string) => [string, string[]]): Promise<DockerEngine> {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const socket = join(dir, `${kind === 'berth' ? 'docker' : 'podman'}.sock`);
+  const [cmd, args] = command(socket);
+  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  const engine = makeEngine('berth', socket, child, dir);
+  const engine = makeEngine(kind, socket, child, dir);
   try {
     await waitForPing(socket, child, () => output);
   } catch (err) {
@@ -98,20 +97,17 @@ export async function startBerth(namespace: string, instance: string, opts: { us
   return engine;
 }
 
-export async function startPodman(): Promise<DockerEngine> {
-  const dir = mkdtempSync(join(tmpdir(), 'podman-serve-'));
-  const socket = join(dir, 'podman.sock');
-  const child = spawn('podman', ['system', 'service', '--time=0', `unix://${socket}`], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  const engine = makeEngine('podman', socket, child, dir);
-  try {
-    await waitForPing(socket, child, () => output);
-  } catch (err) {
-    await engine.stop();
-    throw err;
-  }
-  return engine;
+/** Starts `berth serve`; with `user`, as that dev-cluster user (bind deploy/rbac/serve-role.yaml first). */
+export function startBerth(namespace: string, instance: string, opts: { user?: string; extra?: string[] } = {}): Promise<DockerEngine> {
+  const context = opts.user ? ['--context', contextFor(opts.user)] : [];
+  return startEngine('berth', 'berth-serve-', (socket) => [
+    process.execPath,
+    [berthCli, 'serve', '--kubeconfig', kubeconfigPath(), ...context, '-n', namespace, '--instance', instance, '-H', `unix://${socket}`, ...(opts.extra ?? [])],
+  ]);
+}
+
+export function startPodman(): Promise<DockerEngine> {
+  return startEngine('podman', 'podman-serve-', (socket) => ['podman', ['system', 'service', '--time=0', `unix://${socket}`]]);
 }
 
 /** berth's objects of `instance` left in the namespace (as kind/name). */
