@@ -278,9 +278,8 @@ export class PodmanNode implements NodeRuntime {
       if (obj.metadata.uid !== uid) throw new Error('pod was replaced');
     };
     const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-    if (!fit.fits) {
-      if (this.unschedulable.get(uid) === fit.message) return;
-      this.unschedulable.set(uid, fit.message);
+    /** the scheduler's verdict as the PodScheduled condition of a still Pending pod */
+    const setScheduledCondition = (condition: { status: 'True' | 'False'; reason?: string; message?: string }, phase?: string) =>
       this.store.mutate(
         POD,
         ns,
@@ -288,15 +287,19 @@ export class PodmanNode implements NodeRuntime {
         (obj) => {
           sameUid(obj);
           const status = obj.status ?? {};
-          status.phase = 'Pending';
+          status.phase = phase ?? status.phase ?? 'Pending';
           status.conditions = [
             ...(status.conditions ?? []).filter((c: any) => c.type !== 'PodScheduled'),
-            { type: 'PodScheduled', status: 'False', lastProbeTime: null, lastTransitionTime: now, reason: 'Unschedulable', message: fit.message },
+            { type: 'PodScheduled', lastProbeTime: null, lastTransitionTime: now, ...condition },
           ];
           obj.status = status;
         },
         { subresource: 'status' },
       );
+    if (!fit.fits) {
+      if (this.unschedulable.get(uid) === fit.message) return;
+      this.unschedulable.set(uid, fit.message);
+      setScheduledCondition({ status: 'False', reason: 'Unschedulable', message: fit.message }, 'Pending');
       this.ctx.events.record(pod, 'Warning', 'FailedScheduling', fit.message, { component: 'default-scheduler' });
       return;
     }
@@ -305,22 +308,7 @@ export class PodmanNode implements NodeRuntime {
       sameUid(obj);
       obj.spec.nodeName = this.nodeName;
     });
-    this.store.mutate(
-      POD,
-      ns,
-      name,
-      (obj) => {
-        sameUid(obj);
-        const status = obj.status ?? {};
-        status.phase = status.phase ?? 'Pending';
-        status.conditions = [
-          ...(status.conditions ?? []).filter((c: any) => c.type !== 'PodScheduled'),
-          { type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: now },
-        ];
-        obj.status = status;
-      },
-      { subresource: 'status' },
-    );
+    setScheduledCondition({ status: 'True' });
     this.ctx.events.record(pod, 'Normal', 'Scheduled', `Successfully assigned ${ns}/${name} to ${this.nodeName}`, { component: 'default-scheduler' });
   }
 
