@@ -1,6 +1,7 @@
 // Benchmark of `berth serve` on the dev cluster against podman's Docker-compatible API on the same machine,
-// both through dockerode, in one run; prints medians and the berth/podman ratios:
-//   create -> running, exec round trip, log throughput, archive copy throughput, N concurrent starts.
+// in one run; prints medians and the berth/podman ratios: create -> running, exec round trip, log
+// throughput, archive copy throughput (dockerode), N concurrent testcontainers-node starts (bench/tc-starts.ts,
+// a child process per engine).
 // Run: npm run build && node dist/bench/serve.js   (BENCH_ROUNDS, BENCH_CONCURRENT to change the sizes)
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -46,7 +47,24 @@ async function drain(stream: NodeJS.ReadableStream): Promise<number> {
   return n;
 }
 
-async function measure(docker: Docker): Promise<Record<string, number>> {
+/** N concurrent testcontainers GenericContainer starts, in a child process pointed at `socket`. */
+function testcontainersStarts(socket: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(root, 'dist/bench/tc-starts.js')], {
+      env: { ...process.env, DOCKER_HOST: `unix://${socket}`, TESTCONTAINERS_RYUK_DISABLED: 'true', BENCH_CONCURRENT: String(CONCURRENT) },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`the testcontainers starts against ${socket} failed (exit ${code})`));
+      resolve((JSON.parse(out.trim().split('\n').pop() as string) as { seconds: number }).seconds);
+    });
+  });
+}
+
+async function measure(docker: Docker, socket: string): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   await new Promise<void>((resolve, reject) => docker.pull(IMAGE, (err: Error | null, s: NodeJS.ReadableStream) => (err ? reject(err) : docker.modem.followProgress(s, (e: Error | null) => (e ? reject(e) : resolve())))));
 
@@ -90,16 +108,7 @@ async function measure(docker: Docker): Promise<Record<string, number>> {
   out['archive GET (MiB/s)'] = got / 1048576 / ((performance.now() - t4) / 1000);
   await box.remove({ force: true });
 
-  const t5 = performance.now();
-  const many = await Promise.all(
-    Array.from({ length: CONCURRENT }, async () => {
-      const c = await docker.createContainer({ Image: IMAGE, Cmd: ['sleep', '600'] });
-      await c.start();
-      return c;
-    }),
-  );
-  out[`${CONCURRENT} concurrent starts (s)`] = (performance.now() - t5) / 1000;
-  await Promise.all(many.map((c) => c.remove({ force: true })));
+  out[`${CONCURRENT} concurrent testcontainers starts (s)`] = await testcontainersStarts(socket);
   return out;
 }
 
@@ -118,9 +127,9 @@ async function main(): Promise<void> {
     children.push(spawn('podman', ['system', 'service', '--time=0', `unix://${podmanSock}`], { stdio: 'ignore' }));
     await Promise.all([waitForPing(berthSock), waitForPing(podmanSock)]);
     progress('measuring podman');
-    const reference = await measure(new Docker({ socketPath: podmanSock }));
+    const reference = await measure(new Docker({ socketPath: podmanSock }), podmanSock);
     progress('measuring berth');
-    const berth = await measure(new Docker({ socketPath: berthSock }));
+    const berth = await measure(new Docker({ socketPath: berthSock }), berthSock);
     const rows = Object.keys(reference).map((k) => ({ metric: k, podman: reference[k].toFixed(1), berth: berth[k].toFixed(1), 'berth/podman': (berth[k] / reference[k]).toFixed(2) }));
     console.table(rows);
   } finally {

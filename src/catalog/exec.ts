@@ -5,7 +5,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { fetchUrl } from './http.js';
+import { fetchUrl } from '../registry/http.js';
 import type { Catalog, ExecPlatform } from './model.js';
 import { sha256Digest } from './oci.js';
 import { normalizeSha } from './resolve.js';

@@ -3,8 +3,10 @@
  * one (blob uploads + manifest PUT). Registries on a loopback address are spoken to over plain http,
  * as docker and oras do for localhost; all others over https. Anonymous access only.
  */
-import { createHash } from 'node:crypto';
-import { fetchUrl, FetchError, type FetchOptions } from './http.js';
+import { fetchUrl, FetchError, type FetchOptions } from '../registry/http.js';
+import { registryBaseUrl, sha256Digest } from '../registry/distribution.js';
+
+export { sha256Digest };
 
 export const CATALOG_MEDIA_TYPE = 'application/vnd.cncf.kubernetes.krm-func-catalog.layer.v1+yaml';
 export const DEFINITION_MEDIA_TYPE = 'application/vnd.cncf.kubernetes.krm-func-definition.layer.v1+yaml';
@@ -25,16 +27,6 @@ export function parseOciRef(ref: string): OciRef {
   return { registry: m[1], repository: m[2], tag: m[3], digest: m[4] };
 }
 
-function baseUrl(registry: string): string {
-  const host = registry.replace(/:\d+$/, '');
-  const loopback = host === 'localhost' || /^127\./.test(host) || host === '[::1]';
-  return `${loopback ? 'http' : 'https'}://${registry}/v2`;
-}
-
-export function sha256Digest(data: Buffer | string): string {
-  return `sha256:${createHash('sha256').update(data).digest('hex')}`;
-}
-
 interface Manifest {
   mediaType?: string;
   artifactType?: string;
@@ -43,7 +35,7 @@ interface Manifest {
 
 /** Fetches the catalog layer of an artifact; both the manifest and the layer are checked against their digests. */
 export async function pullCatalogArtifact(ref: OciRef, opts: FetchOptions = {}): Promise<{ manifestDigest: string; layer: Buffer }> {
-  const base = baseUrl(ref.registry);
+  const base = registryBaseUrl(ref.registry);
   const reference = ref.digest ?? ref.tag ?? 'latest';
   const res = await fetchUrl(`${base}/${ref.repository}/manifests/${reference}`, { ...opts, headers: { Accept: MANIFEST_MEDIA_TYPE } });
   const manifestDigest = sha256Digest(res.body);
@@ -63,7 +55,7 @@ export async function pullCatalogArtifact(ref: OciRef, opts: FetchOptions = {}):
 
 /** Pushes `content` as a catalog artifact and returns the manifest digest to pin. */
 export async function pushCatalogArtifact(ref: OciRef, content: Buffer, opts: FetchOptions = {}): Promise<string> {
-  const base = baseUrl(ref.registry);
+  const base = registryBaseUrl(ref.registry);
   const config = Buffer.from('{}');
   await pushBlob(base, ref.repository, config, opts);
   await pushBlob(base, ref.repository, content, opts);

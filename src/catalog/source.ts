@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { fetchUrl, FetchError } from './http.js';
+import { fetchUrl, FetchError } from '../registry/http.js';
 import type { Catalog } from './model.js';
 import { pullCatalogArtifact, parseOciRef, sha256Digest } from './oci.js';
 import { parseCatalog } from './parse.js';

@@ -5,7 +5,7 @@ import { collectGarbage } from '../runtime/gc.js';
 
 export function gcCommand(): Command {
   return new Command('gc')
-    .description('delete expired pods, ConfigMaps and NetworkPolicies that berth created')
+    .description('delete expired pods, ConfigMaps, NetworkPolicies, Services, PersistentVolumeClaims and Leases that berth created')
     .option('--kubeconfig <file>', 'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)')
     .option('--context <name>', 'kubeconfig context')
     .option('-n, --namespace <ns>', 'namespace (default: the context\'s)')
@@ -14,7 +14,9 @@ export function gcCommand(): Command {
     .option('--dry-run', 'list what would be deleted, delete nothing')
     .action(async (o) => {
       const { kc, namespace } = resolveKubeConfig({ kubeconfig: o.kubeconfig, context: o.context, namespace: o.namespace });
-      const removed = await collectGarbage({ kc, namespace, allNamespaces: Boolean(o.allNamespaces), includeUnexpired: Boolean(o.all), dryRun: Boolean(o.dryRun) });
+      const removed = await collectGarbage({ kc, namespace, allNamespaces: Boolean(o.allNamespaces), includeUnexpired: Boolean(o.all), dryRun: Boolean(o.dryRun),
+        onSkip: (resource, reason) => process.stderr.write(`berth gc: ${resource} passed by: ${reason}\n`),
+      });
       for (const r of removed) process.stdout.write(`${r.kind}/${r.name} (namespace ${r.namespace}) ${o.dryRun ? 'would be deleted' : 'deleted'}\n`);
       if (removed.length === 0) process.stdout.write('nothing expired\n');
     });

@@ -1,12 +1,20 @@
 // `berth serve`: a Docker Engine API whose containers are pods (see docs/serve.md).
 import { randomBytes } from 'node:crypto';
 import { Command } from 'commander';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { resolveKubeConfig } from '../kube/config.js';
 import { SandboxCluster } from '../runtime/sandbox.js';
 import { Engine } from '../dockerapi/engine.js';
+import { ImageConfigSource } from '../dockerapi/image-config.js';
+import { resolvePortMode } from '../dockerapi/port-proxy.js';
 import { dockerRoutes } from '../dockerapi/routes.js';
-import { parseListener, serveDockerApi } from '../dockerapi/server.js';
+import { checkListenerSecurity, parseListener, serveDockerApi } from '../dockerapi/server.js';
+import { loadListenerTls } from '../dockerapi/tls-options.js';
 import { SETTINGS_PREFIX, podSettingsFrom } from '../runtime/sandbox-settings.js';
+import { layPodTemplate, loadPodTemplate } from '../runtime/pod-template.js';
+import { LeaseLock } from '../kube/lease-lock.js';
+import { ANNOTATION_EXPIRES_AT } from '../runtime/plan.js';
+import { ownerLabels } from '../runtime/sandbox-plan.js';
 
 // Flags that set a pod setting for every container: each is the default of the label `berth.dev/<flag>`.
 const SETTING_FLAGS: Array<[flag: string, key: string, help: string]> = [
@@ -24,6 +32,15 @@ const SETTING_FLAGS: Array<[flag: string, key: string, help: string]> = [
   ['pod-annotations', 'pod-annotations', 'extra annotations of every pod, k=v,k=v'],
 ];
 
+async function takeLock(kc: KubeConfig, namespace: string, owner: string, lease: string | true, timeoutSeconds: number): Promise<LeaseLock> {
+  if (!Number.isFinite(timeoutSeconds) || timeoutSeconds < 0) throw new Error(`--lock-timeout ${timeoutSeconds}: give seconds (0 or more)`);
+  const name = lease === true ? `berth-serve-${owner.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '')}`.slice(0, 63).replace(/-+$/, '') : lease;
+  const lock = new LeaseLock(kc, namespace, { name, durationSeconds: 15, labels: ownerLabels(owner), expiryAnnotation: ANNOTATION_EXPIRES_AT });
+  await lock.acquire(timeoutSeconds * 1000, (h) => process.stderr.write(`berth serve: waiting for the Lease ${name}, held by ${h.holder} (lapses ${h.expiresAt?.toISOString() ?? '?'} unless renewed)\n`));
+  process.stderr.write(`berth serve: holding the Lease ${name} as ${lock.identity}\n`);
+  return lock;
+}
+
 function camel(flag: string): string {
   return flag.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
 }
@@ -37,10 +54,21 @@ export function serveCommand(): Command {
     .option('-n, --namespace <ns>', "namespace (default: the context's)")
     .option('--instance <id>', 'owner label of everything this berth creates (default: random)')
     .option('--token <token>', 'require `Authorization: Bearer <token>` (needed for non-loopback TCP)')
+    .option('--tls', 'tcp listeners speak TLS (--tlscert, --tlskey); clients are not verified')
+    .option('--tlsverify', 'TLS and require client certificates signed by --tlscacert (implies --tls)')
+    .option('--tlscacert <file>', 'CA that signs client certificates (default: ca.pem in $DOCKER_CERT_PATH or ~/.docker)')
+    .option('--tlscert <file>', 'server certificate (default: cert.pem in $DOCKER_CERT_PATH or ~/.docker)')
+    .option('--tlskey <file>', 'server private key (default: key.pem in $DOCKER_CERT_PATH or ~/.docker)')
     .option('--ttl <seconds>', 'expiry and activeDeadlineSeconds of created objects', '3600')
     .option('--start-timeout <seconds>', 'how long a container may take to start', '120')
     .option('--publish-address <ip>', 'address published ports listen on', '127.0.0.1')
+    .option('--port-mode <mode>', 'how published ports reach pods: forward (port-forward), direct (pod IP) or auto (direct when berth runs in a pod)', 'auto')
+    .option('--pod-template <file|name>', 'lay every pod on this template: a Pod or PodTemplate YAML file, or a PodTemplate object in the namespace (a container\'s label berth.dev/pod-template names its own)')
     .option('--allow-privileged', 'accept Privileged containers (refused by default)')
+    .option('--insecure-registry <host:port...>', 'read image configs from this registry over plain http (repeatable; loopback registries always are)', [])
+    .option('--no-image-config', 'do not read image configs (ExposedPorts, Healthcheck, User, …) from registries')
+    .option('--lock [lease]', 'hold a Lease (default name berth-serve-<instance>) while serving; wait while another berth holds it')
+    .option('--lock-timeout <seconds>', 'how long --lock waits for the Lease before giving up', '300')
     .option('--prune-start', 'first delete what an earlier berth serve with the same --instance left behind')
     .option('--keep-failed <minutes>', 'keep the pod of a container that failed this long after rm, the reaper or shutdown', '0');
   for (const [flag, key, help] of SETTING_FLAGS) cmd.option(`--${flag} <value>`, `${help} (a container's label ${SETTINGS_PREFIX}${key} wins)`);
@@ -54,27 +82,38 @@ export function serveCommand(): Command {
       const keepFailedMinutes = Number(o.keepFailed);
       if (!Number.isFinite(keepFailedMinutes) || keepFailedMinutes < 0) throw new Error(`--keep-failed ${o.keepFailed}: give minutes (0 or more)`);
       const hosts: string[] = o.host.length ? o.host : ['unix:///var/run/berth.sock', 'tcp://127.0.0.1:2475'];
-      const listeners = hosts.map(parseListener);
-      const { kc, namespace } = resolveKubeConfig({ kubeconfig: o.kubeconfig, context: o.context, namespace: o.namespace });
+      const tls = loadListenerTls(o);
+      const listeners = hosts.map((h) => parseListener(h, { tls: Boolean(tls) }));
+      checkListenerSecurity(listeners, { tls, token: o.token });
+      const { kc, namespace, source } = resolveKubeConfig({ kubeconfig: o.kubeconfig, context: o.context, namespace: o.namespace });
+      const portMode = resolvePortMode(o.portMode as string, source);
       const owner = (o.instance as string | undefined) ?? `serve-${randomBytes(4).toString('hex')}`;
+      const cluster = new SandboxCluster(kc, namespace);
+      const podTemplate = o.podTemplate ? await loadPodTemplate(o.podTemplate as string, (n) => cluster.readPodTemplate(n), '--pod-template') : undefined;
+      if (podTemplate) layPodTemplate({ spec: { containers: [{ name: 'check' }] } }, podTemplate); // unfit templates stop here
       const engine = new Engine({
-        cluster: new SandboxCluster(kc, namespace),
+        cluster,
+        podTemplate,
         owner,
         ttlSeconds: Number(o.ttl),
         publishAddress: o.publishAddress,
         startTimeoutMs: Number(o.startTimeout) * 1000,
+        portMode,
         allowPrivileged: Boolean(o.allowPrivileged),
         podDefaults,
         keepFailedSeconds: keepFailedMinutes * 60,
+        imageConfigs: o.imageConfig ? new ImageConfigSource({ insecure: o.insecureRegistry as string[], log: (l) => process.stderr.write(`berth serve: ${l}\n`) }) : undefined,
       });
+      const lock = o.lock ? await takeLock(kc, namespace, owner, o.lock, Number(o.lockTimeout)) : undefined;
       if (o.pruneStart) await engine.pruneCluster();
       else {
         const recovered = await engine.recover();
         if (recovered) process.stderr.write(`berth serve: took over ${recovered} container(s) of instance ${owner}\n`);
       }
       engine.startWatch();
-      const server = await serveDockerApi({ listeners, router: dockerRoutes(engine), token: o.token, log: (l) => process.stderr.write(`berth serve: ${l}\n`) });
-      process.stderr.write(`berth serve: instance ${owner}, namespace ${namespace}, listening on ${server.addresses.join(', ')}\n`);
+      const tlsNote = tls ? (tls.verifyClients ? ' (tcp: TLS, client certificates required)' : ' (tcp: TLS)') : '';
+      const server = await serveDockerApi({ listeners, router: dockerRoutes(engine), token: o.token, tls, log: (l) => process.stderr.write(`berth serve: ${l}\n`) });
+      process.stderr.write(`berth serve: instance ${owner}, namespace ${namespace}, listening on ${server.addresses.join(', ')}${tlsNote}\n`);
       let stopping = false;
       const stop = async (): Promise<void> => {
         if (stopping) return;
@@ -82,8 +121,15 @@ export function serveCommand(): Command {
         process.stderr.write('berth serve: stopping, deleting what this instance created\n');
         await server.close();
         await engine.shutdown();
+        await lock?.release();
         process.exit(0);
       };
+      // Another berth now manages this instance's objects: leave them to it, delete nothing.
+      lock?.keepRenewing((reason) => {
+        process.stderr.write(`berth serve: ${reason}; stopping without deleting anything (the new holder manages instance ${owner})\n`);
+        stopping = true;
+        void server.close().then(() => process.exit(1));
+      });
       process.on('SIGTERM', () => void stop());
       process.on('SIGINT', () => void stop());
     });

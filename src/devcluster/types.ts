@@ -105,7 +105,7 @@ export interface RequestAttributes {
 
 /** Fault switches for reliability tests; changed at run time through the admin endpoint. */
 export interface Faults {
-  /** drop exec/attach sockets without a status frame, this fraction of sessions (0..1) */
+  /** drop exec/attach sockets without a status frame, and WebSocket port-forwards once connected, this fraction of sessions (0..1) */
   dropStreams: number;
   /** answer 500 InternalError to this fraction of API requests (0..1); streams and /healthz excluded */
   error500: number;
@@ -113,9 +113,11 @@ export interface Faults {
   endWatchAfterMs: number;
   /** delay the start of every pod's containers by this many ms */
   delayPodStartMs: number;
+  /** refuse the next N port-forward upgrades with 500 InternalError; each refusal counts it down */
+  failPortForwards: number;
 }
 
-export const noFaults = (): Faults => ({ dropStreams: 0, error500: 0, endWatchAfterMs: 0, delayPodStartMs: 0 });
+export const noFaults = (): Faults => ({ dropStreams: 0, error500: 0, endWatchAfterMs: 0, delayPodStartMs: 0, failPortForwards: 0 });
 
 // ---- node <-> server ----
 

@@ -2,14 +2,14 @@
  * The Docker engine berth pretends to be: containers are pods of one berth instance, watched through
  * one pod watch; networks are records whose aliases become Services (named per instance, so two
  * berths in one namespace never collide) and pod hostAliases; volumes are PersistentVolumeClaims;
- * images are records of pulls (the kubelet pulls for real).
+ * images are records of pulls (the kubelet pulls for real), with their config when the registry gives it.
  */
 import { EventEmitter } from 'node:events';
 import net from 'node:net';
-import { PassThrough, type Readable, type Writable } from 'node:stream';
+import { PassThrough, Writable, type Readable } from 'node:stream';
 import type { V1Pod } from '@kubernetes/client-node';
 import { LABEL_OWNER, ANNOTATION_EXPIRES_AT, rfc3339 } from '../runtime/plan.js';
-import { ArchiveError, padRecords } from '../runtime/files.js';
+import { ArchiveError, recordPadding } from '../runtime/files.js';
 import { ANNOTATION_CONTAINER, DOCKER_IMAGE_CAPABILITIES, LABEL_CONTAINER_ID, READY_FILE, SANDBOX_CONTAINER, SandboxPlanError, ownerLabels, planSandboxPod, sandboxPodName, type SandboxVolume } from '../runtime/sandbox-plan.js';
 import type { LogQuery, SandboxCluster } from '../runtime/sandbox.js';
 import type { StreamSession } from '../kube/streams.js';
@@ -17,7 +17,15 @@ import type { IncomingMessage } from 'node:http';
 import { DockerError, badRequest, conflict, notFound } from './http.js';
 import { labelsMatch } from './filters.js';
 import { Reaper, isReaperImage, parseGoDuration } from './reaper.js';
-import { podSettingsFrom } from '../runtime/sandbox-settings.js';
+import { LABEL_PEEK, PeekFailed, PeekPods, type PeekSource } from './peek.js';
+import { parseStatLines, statArgv, tarArgv, type PathStat } from './archive-exec.js';
+import { PortProxy, PortTargetGone, type PortMode, type PortTarget } from './port-proxy.js';
+import { podSettingsFrom, SETTINGS_PREFIX } from '../runtime/sandbox-settings.js';
+import { loadPodTemplate } from '../runtime/pod-template.js';
+import type { PodTemplateSource } from '../runtime/workload.js';
+import { statusOf } from '../kube/errors.js';
+import type { ImageConfigSource, ImageLookup } from './image-config.js';
+import { mergeImageConfig, podUser } from './image-merge.js';
 import { asArgv, newId, normalizeImage, podState, shortHash, type ContainerRecord, type CreateBody, type ImageRecord, type NetworkRecord, type VolumeRecord } from './model.js';
 
 export interface EngineOptions {
@@ -27,6 +35,8 @@ export interface EngineOptions {
   /** Address published ports listen on when the client names none. */
   publishAddress: string;
   startTimeoutMs: number;
+  /** How published ports reach pods: port-forward through the API server (default) or straight to the pod IP. */
+  portMode?: PortMode;
   allowPrivileged: boolean;
   /** Given back after dropping ALL; default DOCKER_IMAGE_CAPABILITIES. */
   capabilities?: string[];
@@ -34,10 +44,20 @@ export interface EngineOptions {
   podDefaults?: Record<string, string>;
   /** A failed container's pod outlives `rm`, the reaper and shutdown this long (0: deleted at once). */
   keepFailedSeconds?: number;
+  /** Reads image configs from registries; undefined: images stay records (--no-image-config). */
+  imageConfigs?: ImageConfigSource;
+  /** `--pod-template`: laid under every pod; a container's `berth.dev/pod-template` label wins. */
+  podTemplate?: PodTemplateSource;
 }
+
+/** A container label naming the PodTemplate object its pod is laid on. */
+export const LABEL_POD_TEMPLATE = `${SETTINGS_PREFIX}pod-template`;
 
 /** On a pod kept for debugging after its container was removed: the time it was kept until. */
 export const ANNOTATION_KEPT_FAILED = 'berth.dev/kept-failed-until';
+
+/** An unused peek pod waits this long for the next read (`docker cp` makes a HEAD and a GET). */
+const PEEK_IDLE_MS = 5000;
 
 const NAME_RE = /^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/;
 const ALIAS_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -62,9 +82,17 @@ export class Engine {
   private readonly servers = new Map<string, net.Server[]>();
   private stopWatch?: () => void;
   private readonly cluster: SandboxCluster;
+  private readonly peeks: PeekPods;
+  private readonly portProxy: PortProxy;
 
   constructor(private readonly opts: EngineOptions) {
     this.cluster = opts.cluster;
+    this.peeks = new PeekPods({ cluster: opts.cluster, idleMs: PEEK_IDLE_MS, startTimeoutMs: opts.startTimeoutMs });
+    this.portProxy = new PortProxy({
+      mode: opts.portMode ?? 'forward',
+      forward: (pod, port) => opts.cluster.forward(pod, port),
+      log: (line) => process.stderr.write(`berth serve: ${line}\n`),
+    });
     this.changes.setMaxListeners(0);
     this.events.setMaxListeners(0);
     for (const name of ['bridge', 'host', 'none']) {
@@ -102,6 +130,11 @@ export class Engine {
     }
     let count = 0;
     for (const pod of await this.cluster.listPods(selector)) {
+      // A peek pod of a berth that died: nobody reads through it any more.
+      if (pod.metadata?.labels?.[LABEL_PEEK]) {
+        await this.cluster.deletePod(pod.metadata.name!).catch(() => undefined);
+        continue;
+      }
       const raw = pod.metadata?.annotations?.[ANNOTATION_CONTAINER];
       if (!raw || pod.metadata?.deletionTimestamp || pod.metadata?.annotations?.[ANNOTATION_KEPT_FAILED]) continue;
       let saved: SavedContainer;
@@ -161,6 +194,7 @@ export class Engine {
   }
 
   private onPod(type: string, pod: V1Pod): void {
+    if (this.peeks.onPod(type, pod)) return;
     const shortId = pod.metadata?.labels?.[LABEL_CONTAINER_ID];
     const c = [...this.containers.values()].find((x) => x.id.startsWith(shortId ?? '-') && x.podName === pod.metadata?.name);
     if (!c) return;
@@ -273,16 +307,56 @@ export class Engine {
     return img;
   }
 
+  /** Reads the image's config from its registry: again on every pull, once before a create. */
+  async readImageConfig(img: ImageRecord, fresh: boolean): Promise<ImageLookup | undefined> {
+    if (!this.opts.imageConfigs || isReaperImage(img.ref)) return undefined;
+    const found = await this.opts.imageConfigs.lookUp(img.ref, fresh);
+    if ('info' in found) img.info = found.info;
+    return found;
+  }
+
+  /** Before create: the config of a pulled image not yet looked up (an unknown image is create's 404). */
+  async prepareImage(ref: unknown): Promise<void> {
+    if (typeof ref !== 'string') return;
+    let img: ImageRecord;
+    try {
+      img = this.image(ref);
+    } catch {
+      return;
+    }
+    if (!img.info) await this.readImageConfig(img, false);
+  }
+
   // ---- containers ----
+
+  /**
+   * The template of a container's pod: its label `berth.dev/pod-template` names a PodTemplate object in
+   * the namespace (read at every start, so edits apply), else the operator's `--pod-template`. Never a
+   * file: API clients must not read files on berth's machine.
+   */
+  async podTemplateFor(labels: Record<string, string> | null | undefined): Promise<PodTemplateSource | undefined> {
+    const name = labels?.[LABEL_POD_TEMPLATE]?.trim();
+    if (!name) return this.opts.podTemplate;
+    if (!/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(name)) throw badRequest(`${LABEL_POD_TEMPLATE}="${name}" must name a PodTemplate object in namespace ${this.cluster.namespace} (files are for the operator's --pod-template)`);
+    try {
+      return await loadPodTemplate(name, (n) => this.cluster.readPodTemplate(n), `label ${LABEL_POD_TEMPLATE}`);
+    } catch (err) {
+      if (statusOf(err).code === 404 || /not found/i.test((err as Error).message)) {
+        throw badRequest(`${LABEL_POD_TEMPLATE}: PodTemplate ${name} not found in namespace ${this.cluster.namespace} (create it with kubectl apply, or drop the label)`);
+      }
+      throw err;
+    }
+  }
 
   create(name: string | null, body: CreateBody): ContainerRecord {
     if (!body.Image || typeof body.Image !== 'string') throw badRequest('config is missing the Image');
     if (name !== null && name !== '' && !NAME_RE.test(name.replace(/^\//, ''))) throw badRequest(`Invalid container name (${name}), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed`);
-    this.image(body.Image);
+    const img = this.image(body.Image);
     const hc = body.HostConfig ?? {};
     if (hc.Privileged && !this.opts.allowPrivileged) throw new DockerError(403, 'privileged containers are refused by this berth serve (start it with --allow-privileged)');
     if (body.Env && !Array.isArray(body.Env)) throw badRequest('Env must be a list of "KEY=VALUE"');
     if (body.User && !/^\d+(:\d+)?$/.test(body.User)) throw badRequest(`user "${body.User}" must be numeric (uid or uid:gid): pods cannot resolve user names`);
+    Object.assign(body, mergeImageConfig(body, img.info?.config)); // the request's own object: what follows sees the merged config
     if (!isReaperImage(body.Image)) {
       this.resolveMounts(body);
       podSettingsFrom(this.opts.podDefaults, body.Labels);
@@ -353,6 +427,7 @@ export class Engine {
     if (c.status === 'running') return 'already';
     if (c.status === 'removing') throw conflict(`container ${c.name} is being removed`);
     if (isReaperImage(c.image)) return this.startReaper(c);
+    await this.peeks.retire(c.id);
     if (c.podName) {
       // A stopped container starts again as a new pod: the old one keeps nothing a restart needs.
       await this.cluster.deletePod(c.podName).catch(() => undefined);
@@ -363,6 +438,7 @@ export class Engine {
     c.generation++;
     const shortId = c.id.slice(0, 12);
     const settings = podSettingsFrom(this.opts.podDefaults, c.body.Labels);
+    const template = await this.podTemplateFor(c.body.Labels);
     const podName = sandboxPodName(c.name, `${shortId}-${c.generation}`, settings.namePrefix);
     const pod = planSandboxPod(
       {
@@ -373,7 +449,7 @@ export class Engine {
         cmd: c.cmd,
         env: c.body.Env ?? [],
         workingDir: c.body.WorkingDir,
-        user: c.body.User,
+        user: podUser(c.body.User),
         // Docker's hostname is the short id unless one was given (clients such as the Kafka module read it).
         hostname: (c.body.Hostname || shortId).toLowerCase(),
         tty: c.body.Tty,
@@ -389,6 +465,7 @@ export class Engine {
         capabilities: this.opts.capabilities ?? DOCKER_IMAGE_CAPABILITIES,
         record: JSON.stringify(this.recordOf(c)),
         settings,
+        template,
       },
       { namespace: this.cluster.namespace, owner: this.opts.owner, now: new Date(), ttlSeconds: this.opts.ttlSeconds },
     );
@@ -472,8 +549,9 @@ export class Engine {
     const hc = c.body.Healthcheck!;
     const test = hc.Test!;
     const argv = test[0] === 'CMD-SHELL' ? ['/bin/sh', '-c', test.slice(1).join(' ')] : test[0] === 'CMD' ? test.slice(1) : test;
-    const interval = Math.max(100, (hc.Interval ?? 30e9) / 1e6);
-    const timeout = Math.max(100, (hc.Timeout ?? 30e9) / 1e6);
+    // 0 means the default, as on dockerd (image configs carry zeros for flags HEALTHCHECK was not given).
+    const interval = Math.max(100, (hc.Interval || 30e9) / 1e6);
+    const timeout = Math.max(100, (hc.Timeout || 30e9) / 1e6);
     const retries = hc.Retries || 3;
     const startPeriod = (hc.StartPeriod ?? 0) / 1e6;
     const began = Date.now();
@@ -510,7 +588,7 @@ export class Engine {
     return [...keys].map((k) => parseInt(k, 10)).filter((p) => Number.isInteger(p) && p > 0);
   }
 
-  /** Every published port listens on this machine; each connection is its own port-forward. */
+  /** Every published port listens on this machine; each connection is its own way into the pod (port-proxy.ts). */
   private async openPorts(c: ContainerRecord): Promise<void> {
     this.closePorts(c);
     const hc = c.body.HostConfig ?? {};
@@ -527,7 +605,8 @@ export class Engine {
     for (const w of wanted) {
       const containerPort = parseInt(w.key, 10);
       const listenIp = w.hostIp && w.hostIp !== '0.0.0.0' ? w.hostIp : this.opts.publishAddress;
-      const server = net.createServer((socket) => void this.forwardConnection(c, containerPort, socket));
+      // Half-open: a client that ends its side still gets the pod's answer.
+      const server = net.createServer({ allowHalfOpen: true }, (socket) => void this.forwardConnection(c, containerPort, socket));
       await new Promise<void>((resolve, reject) => {
         server.once('error', (err) => reject(new DockerError(500, `cannot publish port ${w.key} on ${listenIp}:${w.hostPort}: ${err.message}`)));
         server.listen(w.hostPort, listenIp, () => resolve());
@@ -536,7 +615,7 @@ export class Engine {
       const port = (server.address() as net.AddressInfo).port;
       if (!w.hostIp && listenIp === '127.0.0.1') {
         // Clients connect to `localhost`, which may resolve to ::1 first: the same port there too.
-        const v6 = net.createServer((socket) => void this.forwardConnection(c, containerPort, socket));
+        const v6 = net.createServer({ allowHalfOpen: true }, (socket) => void this.forwardConnection(c, containerPort, socket));
         await new Promise<void>((resolve) => {
           v6.once('error', () => resolve());
           v6.listen(port, '::1', () => resolve());
@@ -553,17 +632,15 @@ export class Engine {
     c.ports = [];
   }
 
-  private async forwardConnection(c: ContainerRecord, port: number, socket: net.Socket): Promise<void> {
-    socket.on('error', () => undefined);
-    const deadline = Date.now() + this.opts.startTimeoutMs;
-    while (c.status === 'created' && Date.now() < deadline) await this.nextChange(c, deadline - Date.now());
-    if (c.status !== 'running' || !c.podName) return void socket.destroy();
-    try {
-      const session = await this.cluster.forward(c.podName, port, socket, socket);
-      socket.once('close', () => session.close());
-    } catch {
-      socket.destroy();
-    }
+  private forwardConnection(c: ContainerRecord, port: number, socket: net.Socket): Promise<void> {
+    // Asked on every attempt: a connection made while the container starts (or restarts) waits for its pod.
+    const target = async (): Promise<PortTarget> => {
+      const deadline = Date.now() + this.opts.startTimeoutMs;
+      while (c.status === 'created' && Date.now() < deadline) await this.nextChange(c, deadline - Date.now());
+      if (c.status !== 'running' || !c.podName) throw new PortTargetGone(`container ${c.name} is ${c.status}`);
+      return { podName: c.podName, podIP: c.podIP };
+    };
+    return this.portProxy.handle(socket, port, `container ${c.name}`, target);
   }
 
   hostAliasesFor(c: ContainerRecord): Array<{ ip: string; hostnames: string[] }> {
@@ -670,6 +747,7 @@ export class Engine {
     await this.reapers.get(c.id)?.finish(false);
     c.status = 'removing';
     this.closePorts(c);
+    await this.peeks.retire(c.id);
     if (c.podName && !(await this.keepIfFailed(c))) await this.cluster.deletePod(c.podName);
     await this.deleteAliasServices(c);
     this.containers.delete(c.id);
@@ -706,8 +784,13 @@ export class Engine {
 
   // ---- exec into the running container ----
 
-  async execCollect(c: ContainerRecord, argv: string[], stdin?: Buffer): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+  async execCollect(c: ContainerRecord, argv: string[], stdin?: Buffer[]): Promise<{ exitCode: number; stdout: string; stderr: string }> {
     if (!c.podName) throw conflict(`container ${c.name} is not running`);
+    return this.execInPod(c.podName, argv, stdin);
+  }
+
+  /** `stdin`: the pieces in order (written without joining them: archives are large). */
+  private async execInPod(pod: string, argv: string[], stdin?: Buffer[]): Promise<{ exitCode: number; stdout: string; stderr: string }> {
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     const stdout = new PassThrough().on('data', (b: Buffer) => out.push(b));
@@ -715,10 +798,11 @@ export class Engine {
     let input: Readable | undefined;
     if (stdin) {
       const s = new PassThrough();
-      s.end(stdin);
+      for (const piece of stdin) s.write(piece);
+      s.end();
       input = s;
     }
-    const { done } = await this.cluster.exec(c.podName, SANDBOX_CONTAINER, argv, { stdin: input, stdout, stderr });
+    const { done } = await this.cluster.exec(pod, SANDBOX_CONTAINER, argv, { stdin: input, stdout, stderr });
     const r = await done;
     return { exitCode: r.exitCode, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') };
   }
@@ -741,9 +825,14 @@ export class Engine {
   // ---- archives ----
 
   async extract(c: ContainerRecord, path: string, tar: Buffer): Promise<void> {
+    if (!c.podName) throw conflict(`container ${c.name} is not running`);
+    await this.extractInPod(c.podName, path, tar);
+  }
+
+  private async extractInPod(pod: string, path: string, tar: Buffer): Promise<void> {
     if (tar.length === 0) return;
     // Queued before start, the destination may not exist in the image yet: made like docker cp would.
-    const r = await this.execCollect(c, ['/bin/sh', '-c', 'mkdir -p -- "$1" && exec tar -x -o -f - -C "$1"', 'berth-put', path], padRecords(tar));
+    const r = await this.execInPod(pod, ['/bin/sh', '-c', 'mkdir -p -- "$1" && exec tar -x -o -f - -C "$1"', 'berth-put', path], [tar, recordPadding(tar.length)]);
     if (r.exitCode !== 0) throw new ArchiveError(`extracting into ${path} failed (tar exit ${r.exitCode}): ${r.stderr.trim()}`, /No such file|can't cd|cannot change/i.test(r.stderr) ? 404 : 500);
   }
 
@@ -751,6 +840,7 @@ export class Engine {
     const c = this.container(ref);
     if (c.status === 'created' && !c.podName) {
       c.pendingArchives.push({ path, tar });
+      await this.peeks.update(c.id, (pod) => this.extractInPod(pod, path, tar));
       return;
     }
     if (c.status !== 'running') throw conflict(`container ${c.name} is ${c.status}: berth copies files into a running container or one not yet started`);
@@ -758,15 +848,121 @@ export class Engine {
     c.copiedArchives.push({ path, tar });
   }
 
-  async statPath(c: ContainerRecord, path: string): Promise<{ name: string; size: number; mode: number; mtime: string; linkTarget: string }> {
-    if (c.status === 'created') throw notFound(`Could not find the file ${path} in container ${c.name} (not started: berth only knows the files copied into it)`);
-    if (c.status !== 'running') throw conflict(`container ${c.name} is ${c.status}: berth reads files from a running container only`);
-    const r = await this.execCollect(c, ['/bin/sh', '-c', 'stat -c "%s %f %Y" -- "$1" && { [ -L "$1" ] && readlink -- "$1" || echo; }', 'berth-stat', path]);
-    if (r.exitCode !== 0) throw notFound(`Could not find the file ${path} in container ${c.name}`);
-    const [line, link] = r.stdout.split('\n');
-    const [size, hexMode, mtime] = line.trim().split(' ');
-    const base = path.replace(/\/+$/, '').split('/').pop() || '/';
-    return { name: base, size: Number(size), mode: parseInt(hexMode, 16), mtime: new Date(Number(mtime) * 1000).toISOString(), linkTarget: link ?? '' };
+  /**
+   * Runs `read` against the pod holding the container's files: its own pod while it runs, a peek pod
+   * (see peek.ts) while it was created and never started. An exited container has nothing to read:
+   * in Kubernetes its filesystem went with its process.
+   */
+  private async withFiles<T>(c: ContainerRecord, read: (pod: string) => Promise<T>): Promise<T> {
+    if (c.status === 'running' && c.podName && !this.isReaper(c)) return read(c.podName);
+    if (c.status === 'created' && !c.podName && !this.isReaper(c)) {
+      const lease = await this.peeks.acquire(c.id, this.peekSource(c));
+      try {
+        return await read(lease.pod);
+      } finally {
+        lease.release();
+      }
+    }
+    if (c.status === 'exited') {
+      throw conflict(`container ${c.name} has exited: berth cannot read its files, as a pod's filesystem is gone with its process (read them while it runs, or keep them in a named volume)`);
+    }
+    throw conflict(`container ${c.name} is ${c.status === 'created' ? 'starting' : c.status}: berth reads files of a running container or of one not yet started`);
+  }
+
+  private peekSource(c: ContainerRecord): PeekSource {
+    return {
+      name: c.name,
+      image: c.image,
+      podName: (n) => sandboxPodName(c.name, `${c.id.slice(0, 12)}-peek${n}`, podSettingsFrom(this.opts.podDefaults, c.body.Labels).namePrefix),
+      plan: async (podName) => {
+        const shortId = c.id.slice(0, 12);
+        const pod = planSandboxPod(
+          {
+            podName,
+            shortId,
+            image: c.image,
+            entrypoint: ['sleep'],
+            cmd: [String(this.opts.ttlSeconds)],
+            env: c.body.Env ?? [],
+            workingDir: c.body.WorkingDir,
+            user: podUser(c.body.User),
+            capabilities: this.opts.capabilities ?? DOCKER_IMAGE_CAPABILITIES,
+            settings: podSettingsFrom(this.opts.podDefaults, c.body.Labels),
+            template: await this.podTemplateFor(c.body.Labels),
+          },
+          { namespace: this.cluster.namespace, owner: this.opts.owner, now: new Date(), ttlSeconds: this.opts.ttlSeconds },
+        );
+        // Not the container's pod: its Services must not select it, and recovery must not take it for one.
+        const labels = pod.metadata!.labels!;
+        delete labels[LABEL_CONTAINER_ID];
+        labels[LABEL_PEEK] = shortId;
+        return pod;
+      },
+      fill: async (podName) => {
+        for (const a of [...c.copiedArchives, ...c.pendingArchives]) await this.extractInPod(podName, a.path, a.tar);
+      },
+    };
+  }
+
+  async statPath(c: ContainerRecord, path: string): Promise<PathStat> {
+    const notThere = (): DockerError => notFound(`Could not find the file ${path} in container ${c.name}`);
+    try {
+      return await this.withFiles(c, async (pod) => {
+        const r = await this.execInPod(pod, statArgv(path));
+        const st = r.exitCode === 0 ? parseStatLines(r.stdout, path) : undefined;
+        if (!st) throw notThere();
+        return st;
+      });
+    } catch (err) {
+      // `docker cp file c:/dst` asks HEAD first and copies on 404: copying into a created container of an
+      // image without sleep must keep working, so a peek pod that cannot run answers as before.
+      if (err instanceof PeekFailed) throw notThere();
+      throw err;
+    }
+  }
+
+  /**
+   * GET archive in one exec: `open(stat)` is called once the stat is known and returns where the tar goes;
+   * 404 (before anything is written) when the path does not exist.
+   */
+  async readArchive(c: ContainerRecord, path: string, open: (st: PathStat) => Writable): Promise<void> {
+    await this.withFiles(c, async (pod) => {
+      let errText = '';
+      let out: Writable | undefined;
+      let held: Buffer[] = [];
+      const stderr = new Writable({
+        write(chunk: Buffer, _enc, cb) {
+          errText = (errText + chunk.toString('utf8')).slice(-65536);
+          if (!out) {
+            const st = parseStatLines(errText, path);
+            if (st) {
+              out = open(st);
+              for (const b of held) out.write(b);
+              held = [];
+            }
+          }
+          cb();
+        },
+      });
+      // The stat lines were written before tar started; should stdout still overtake them, it waits here.
+      const stdout = new Writable({
+        write(chunk: Buffer, _enc, cb) {
+          if (!out) {
+            held.push(chunk);
+            return cb();
+          }
+          if (out.write(chunk)) cb();
+          else out.once('drain', () => cb());
+        },
+      });
+      const { done } = await this.cluster.exec(pod, SANDBOX_CONTAINER, tarArgv(path), { stdout, stderr });
+      const { exitCode } = await done;
+      if (!out) {
+        if (exitCode !== 0) throw notFound(`Could not find the file ${path} in container ${c.name}`);
+        throw new DockerError(500, `reading ${path} in container ${c.name} failed: ${errText.trim() || 'no stat from the container'}`);
+      }
+      if (exitCode !== 0) process.stderr.write(`berth serve: tar of ${path} in ${c.name} exited ${exitCode}: ${errText.replace(/^berth-(stat|link) .*\n/gm, '').trim()}\n`);
+    });
   }
 
   // ---- networks ----
@@ -846,6 +1042,7 @@ export class Engine {
 
   async shutdown(): Promise<void> {
     this.stopWatch?.();
+    await this.peeks.retireAll();
     for (const r of this.reapers.values()) await r.finish(false);
     for (const c of this.containers.values()) {
       this.closePorts(c);

@@ -3,6 +3,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { V1Pod } from '@kubernetes/client-node';
+import type { ImageInfo } from './image-config.js';
 
 export interface CreateBody {
   Image?: string;
@@ -99,6 +100,8 @@ export interface ImageRecord {
   ref: string;
   tags: Set<string>;
   created: Date;
+  /** The image's config from its registry; undefined while unknown (not read, unreachable, --no-image-config). */
+  info?: ImageInfo;
 }
 
 export const ZERO_TIME = '0001-01-01T00:00:00Z';

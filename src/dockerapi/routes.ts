@@ -7,9 +7,11 @@ import type { IncomingMessage } from 'node:http';
 import { PassThrough, type Writable } from 'node:stream';
 import { ArchiveError, readLimited, sanitizeArchive, goFileMode, DEFAULT_MAX_ARCHIVE_BYTES } from '../runtime/files.js';
 import { SandboxPlanError } from '../runtime/sandbox-plan.js';
+import { layPodTemplate, PodTemplateError } from '../runtime/pod-template.js';
 import type { LogQuery } from '../runtime/sandbox.js';
 import { KubeError } from '../kube/errors.js';
 import type { Engine } from './engine.js';
+import { imageListItem, inspectImage } from './image-view.js';
 import { FilterError, anyMatches, checkKeys, labelsMatch, parseFilters } from './filters.js';
 import { STDERR, STDOUT, frame, framedWriter } from './framing.js';
 import { API_VERSION, MIN_API_VERSION, DockerError, Router, badRequest, compareVersions, conflict, notFound, type Call, type OpenedStream } from './http.js';
@@ -108,31 +110,21 @@ export function dockerRoutes(engine: Engine): Router {
     if (!/^[a-z0-9][a-z0-9._\-/:@]*$/i.test(ref)) throw badRequest(`invalid reference format: ${ref}`);
     const out = call.startChunked('application/json');
     out.write(`${JSON.stringify({ status: `Pulling from ${ref.replace(/:[^/:]*$/, '')}`, id: ref.split(':').pop() })}\n`);
-    engine.pull(ref);
-    out.write(`${JSON.stringify({ status: `Status: recorded ${ref}; the cluster's kubelet pulls it when a container starts` })}\n`);
+    const found = await engine.readImageConfig(engine.pull(ref), true);
+    if (found && 'info' in found) out.write(`${JSON.stringify({ status: `Digest: ${found.info.repoDigest.split('@')[1]}` })}\n`);
+    const config = !found ? '' : 'info' in found ? ' with its config from the registry' : ` (its config was not read: ${found.reason})`;
+    out.write(`${JSON.stringify({ status: `Status: recorded ${ref}${config}; the cluster's kubelet pulls it when a container starts` })}\n`);
     out.end();
   });
   r.add('GET', '/images/json', (call) => {
     const filters = parseFilters(call.query.get('filters'));
     const list = [...engine.images.values()]
       .filter((i) => anyMatches(filters.get('reference'), (ref) => [...i.tags].some((t) => t === ref || t.startsWith(`${ref}:`))))
-      .map((i) => ({ Id: i.id, ParentId: '', RepoTags: [...i.tags], RepoDigests: [], Created: Math.floor(i.created.getTime() / 1000), Size: 0, SharedSize: -1, VirtualSize: 0, Labels: {}, Containers: -1 }));
+      .map(imageListItem);
     call.send(200, list);
   });
   r.add('GET', /^\/images\/(.+)\/json$/, (call, [name]) => {
-    const i = engine.image(name);
-    call.send(200, {
-      Id: i.id,
-      RepoTags: [...i.tags],
-      RepoDigests: [],
-      Parent: '',
-      Created: i.created.toISOString(),
-      Architecture: goArch(),
-      Os: 'linux',
-      Size: 0,
-      Config: { ExposedPorts: null, Env: [], Cmd: null, Entrypoint: null, User: '', WorkingDir: '', Labels: {} },
-      RootFS: { Type: 'layers', Layers: [] },
-    });
+    call.send(200, inspectImage(engine.image(name), goArch()));
   });
   r.add('POST', /^\/images\/(.+)\/tag$/, (call, [name]) => {
     const i = engine.image(name);
@@ -161,6 +153,10 @@ export function dockerRoutes(engine: Engine): Router {
   // ---- containers ----
   r.add('POST', '/containers/create', async (call) => {
     const body = (await call.json<CreateBody>(false)) as CreateBody;
+    // Checked before anything is recorded: a missing or unfit template is a 400 at create, not at start.
+    const template = body && typeof body === 'object' ? await engine.podTemplateFor(body.Labels) : undefined;
+    if (template) layPodTemplate({ spec: { containers: [{ name: 'check' }] } }, template);
+    await engine.prepareImage(body?.Image);
     const c = engine.create(call.query.get('name'), body);
     call.send(201, { Id: c.id, Warnings: [] });
   });
@@ -293,18 +289,9 @@ export function dockerRoutes(engine: Engine): Router {
   });
   r.add('GET', '/containers/{id}/archive', async (call, [id]) => {
     const c = engine.container(id);
-    const path = requirePath(call);
-    const st = await engine.statPath(c, path);
-    const trimmed = path.replace(/\/+$/, '') || '/';
-    const slash = trimmed.lastIndexOf('/');
-    const dir = slash <= 0 ? '/' : trimmed.slice(0, slash);
-    const base = trimmed.slice(slash + 1) || '.';
-    const out = call.startChunked('application/x-tar', 200, { 'X-Docker-Container-Path-Stat': statHeader(st) });
-    const errors: Buffer[] = [];
-    const stderr = new PassThrough().on('data', (b: Buffer) => errors.push(b));
-    const code = await engine.execStream(c, ['tar', '-c', '-f', '-', '-C', dir, base], { stdout: passTo(out), stderr });
-    if (code !== 0) process.stderr.write(`berth serve: tar of ${path} in ${c.name} exited ${code}: ${Buffer.concat(errors).toString('utf8')}\n`);
-    out.end();
+    let out: Writable | undefined;
+    await engine.readArchive(c, requirePath(call), (st) => (out = call.startChunked('application/x-tar', 200, { 'X-Docker-Container-Path-Stat': statHeader(st) })));
+    out?.end();
   });
   r.add('PUT', '/containers/{id}/archive', async (call, [id]) => {
     engine.container(id);
@@ -528,7 +515,7 @@ export function toDockerError(err: unknown): DockerError {
   if (err instanceof DockerError) return err;
   if (err instanceof FilterError) return badRequest(err.message);
   if (err instanceof ArchiveError) return new DockerError(err.status, err.message);
-  if (err instanceof SandboxPlanError) return badRequest(err.message);
+  if (err instanceof SandboxPlanError || err instanceof PodTemplateError) return badRequest(err.message);
   if (err instanceof KubeError) return new DockerError(500, err.message);
   return new DockerError(500, (err as Error)?.message ?? String(err));
 }
@@ -549,17 +536,6 @@ function execArgv(rec: ExecRecord): string[] {
   if (rec.env.length) argv = ['env', ...rec.env, ...argv];
   if (rec.workingDir) argv = ['/bin/sh', '-c', 'cd "$0" && exec "$@"', rec.workingDir, ...argv];
   return argv;
-}
-
-function passTo(out: Writable): Writable {
-  const p = new PassThrough();
-  p.on('data', (b: Buffer) => {
-    if (!out.write(b)) {
-      p.pause();
-      out.once('drain', () => p.resume());
-    }
-  });
-  return p;
 }
 
 function goArch(): string {

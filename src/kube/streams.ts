@@ -178,12 +178,17 @@ async function openStream(
   };
 }
 
+/**
+ * Largest stdin payload per WebSocket message. The kubelet's and API server's stream code (x/net/websocket)
+ * refuses messages over 32 MiB, and the receiver holds a whole message before writing any of it to the
+ * process: a big chunk (a whole archive) is cut so the process starts reading while the rest travels.
+ */
+export const MAX_STDIN_FRAME = 1024 * 1024;
+
 /** stdin → channel 0, pausing while the socket holds more than `maxBuffered` bytes; ends with v5 CLOSE. */
 function pumpStdin(ws: WebSocket, stdin: Readable, canClose: boolean, maxBuffered: number): void {
   let inFlight = 0;
-  const onData = (chunk: Buffer | string): void => {
-    const data = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-    if (ws.readyState !== WebSocket.OPEN) return;
+  const sendFrame = (data: Buffer): void => {
     const frame = Buffer.allocUnsafe(data.length + 1);
     frame[0] = STDIN;
     data.copy(frame, 1);
@@ -192,6 +197,11 @@ function pumpStdin(ws: WebSocket, stdin: Readable, canClose: boolean, maxBuffere
       inFlight -= frame.length;
       if (inFlight <= maxBuffered / 2 && stdin.isPaused()) stdin.resume();
     });
+  };
+  const onData = (chunk: Buffer | string): void => {
+    const data = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    if (ws.readyState !== WebSocket.OPEN) return;
+    for (let at = 0; at < data.length; at += MAX_STDIN_FRAME) sendFrame(data.subarray(at, at + MAX_STDIN_FRAME));
     if (inFlight > maxBuffered) stdin.pause();
   };
   stdin.on('data', onData);

@@ -107,8 +107,13 @@ export async function sanitizeArchive(raw: Buffer): Promise<{ tar: Buffer; entri
 
 /** GNU and busybox tar read whole records: pad so the reader reaches the end marker without EOF. */
 export function padRecords(tar: Buffer): Buffer {
-  const pad = (10240 - (tar.length % 10240)) % 10240;
-  return pad ? Buffer.concat([tar, Buffer.alloc(pad)]) : tar;
+  const pad = recordPadding(tar.length);
+  return pad.length ? Buffer.concat([tar, pad]) : tar;
+}
+
+/** The zeros that complete the last 10240-byte record of a tar of `length` bytes (sent after it, not joined). */
+export function recordPadding(length: number): Buffer {
+  return Buffer.alloc((10240 - (length % 10240)) % 10240);
 }
 
 /** Go's os.FileMode bits from a POSIX st_mode (what the archive stat header carries). */

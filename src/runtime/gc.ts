@@ -3,7 +3,7 @@
  * label and an expiry annotation; once the expiry has passed nobody can still be using the object
  * (the pod's activeDeadlineSeconds ended it at the same moment), so it is deleted.
  */
-import { CoreV1Api, NetworkingV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api, NetworkingV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { statusOf, toKubeError } from '../kube/errors.js';
 import { ANNOTATION_EXPIRES_AT, LABEL_MANAGED_BY } from './plan.js';
 
@@ -15,6 +15,8 @@ export interface GarbageOptions {
   includeUnexpired: boolean;
   dryRun: boolean;
   now?: Date;
+  /** A kind this identity may not list (403) is passed by and named here; the others are still collected. */
+  onSkip?: (resource: string, reason: string) => void;
 }
 
 export interface CollectedObject {
@@ -32,6 +34,7 @@ const SELECTOR = `${LABEL_MANAGED_BY}=berth`;
 export async function collectGarbage(opts: GarbageOptions): Promise<CollectedObject[]> {
   const core = opts.kc.makeApiClient(CoreV1Api);
   const net = opts.kc.makeApiClient(NetworkingV1Api);
+  const coordination = opts.kc.makeApiClient(CoordinationV1Api);
   const now = (opts.now ?? new Date()).getTime();
   const server = opts.kc.getCurrentCluster()?.server;
   const ns = opts.allNamespaces ? undefined : opts.namespace;
@@ -40,6 +43,11 @@ export async function collectGarbage(opts: GarbageOptions): Promise<CollectedObj
     try {
       return (await fn()).items;
     } catch (err) {
+      // The shim's Role lists only what the shim creates; serve's kinds need serve's Role.
+      if (statusOf(err).code === 403 && opts.onSkip) {
+        opts.onSkip(resource, toKubeError(err, { verb: 'list', resource, namespace: ns, server }).message);
+        return [];
+      }
       throw toKubeError(err, { verb: 'list', resource, namespace: ns, server });
     }
   };
@@ -63,6 +71,25 @@ export async function collectGarbage(opts: GarbageOptions): Promise<CollectedObj
       resource: 'networkpolicies.networking.k8s.io',
       items: () => list('networkpolicies.networking.k8s.io', () => (ns ? net.listNamespacedNetworkPolicy({ namespace: ns, ...byLabel }) : net.listNetworkPolicyForAllNamespaces(byLabel))),
       remove: (namespace, name) => net.deleteNamespacedNetworkPolicy({ namespace, name }),
+    },
+    // berth serve's network aliases, named volumes and its optional lock.
+    {
+      kind: 'Service',
+      resource: 'services',
+      items: () => list('services', () => (ns ? core.listNamespacedService({ namespace: ns, ...byLabel }) : core.listServiceForAllNamespaces(byLabel))),
+      remove: (namespace, name) => core.deleteNamespacedService({ namespace, name }),
+    },
+    {
+      kind: 'PersistentVolumeClaim',
+      resource: 'persistentvolumeclaims',
+      items: () => list('persistentvolumeclaims', () => (ns ? core.listNamespacedPersistentVolumeClaim({ namespace: ns, ...byLabel }) : core.listPersistentVolumeClaimForAllNamespaces(byLabel))),
+      remove: (namespace, name) => core.deleteNamespacedPersistentVolumeClaim({ namespace, name }),
+    },
+    {
+      kind: 'Lease',
+      resource: 'leases.coordination.k8s.io',
+      items: () => list('leases.coordination.k8s.io', () => (ns ? coordination.listNamespacedLease({ namespace: ns, ...byLabel }) : coordination.listLeaseForAllNamespaces(byLabel))),
+      remove: (namespace, name) => coordination.deleteNamespacedLease({ namespace, name }),
     },
   ];
 

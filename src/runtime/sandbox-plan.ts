@@ -9,7 +9,9 @@
  */
 import type { V1Container, V1Pod, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import { ANNOTATION_EXPIRES_AT, LABEL_MANAGED_BY, LABEL_OWNER, rfc3339, splitLabels } from './plan.js';
+import { layPodTemplate } from './pod-template.js';
 import type { PodSettings } from './sandbox-settings.js';
+import type { PodTemplateSource } from './workload.js';
 
 export const SANDBOX_CONTAINER = 'main';
 export const LABEL_CONTAINER_ID = 'berth.dev/container';
@@ -56,6 +58,8 @@ export interface SandboxSpec {
   record?: string;
   /** Operator's and container's `berth.dev/…` settings; `memory`/`nanoCpus` (HostConfig) still set the limits they name. */
   settings?: PodSettings;
+  /** The operator's (`--pod-template`) or the container's (`berth.dev/pod-template`) template, laid under the pod. */
+  template?: PodTemplateSource;
 }
 
 export interface SandboxContext {
@@ -100,7 +104,7 @@ export function planSandboxPod(s: SandboxSpec, ctx: SandboxContext): V1Pod {
   const main: V1Container = {
     name: SANDBOX_CONTAINER,
     image: s.image,
-    imagePullPolicy: settings.pullPolicy ?? s.pullPolicy ?? 'IfNotPresent',
+    imagePullPolicy: settings.pullPolicy ?? s.pullPolicy ?? templateMain(s.template)?.imagePullPolicy ?? 'IfNotPresent',
     stdin: Boolean(s.openStdin),
     stdinOnce: Boolean(s.openStdin && s.stdinOnce),
     tty: Boolean(s.tty),
@@ -156,7 +160,11 @@ export function planSandboxPod(s: SandboxSpec, ctx: SandboxContext): V1Pod {
   // The pod takes the account's identity (image pull secrets, workload identity); its API token stays unmounted.
   if (settings.serviceAccount) pod.spec!.serviceAccountName = settings.serviceAccount;
   if (s.hostname && /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(s.hostname)) pod.spec!.hostname = s.hostname;
-  return pod;
+  return s.template ? layPodTemplate(pod, s.template) : pod;
+}
+
+function templateMain(t: PodTemplateSource | undefined): V1Container | undefined {
+  return (t?.template.spec as { containers?: V1Container[] } | undefined)?.containers?.[0];
 }
 
 function parseUser(user: string | undefined): { uid: number; gid?: number } | undefined {

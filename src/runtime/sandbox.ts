@@ -7,10 +7,11 @@
 import https from 'node:https';
 import http from 'node:http';
 import type { IncomingMessage } from 'node:http';
-import { PassThrough, type Readable, type Writable } from 'node:stream';
-import { CoreV1Api, PortForward, Watch, type KubeConfig, type V1PersistentVolumeClaim, type V1Pod, type V1Service } from '@kubernetes/client-node';
+import { PassThrough, type Duplex, type Readable, type Writable } from 'node:stream';
+import { CoreV1Api, Watch, type KubeConfig, type V1PersistentVolumeClaim, type V1Pod, type V1PodTemplate, type V1Service } from '@kubernetes/client-node';
 import { KubeError, statusOf, toKubeError } from '../kube/errors.js';
 import { exitCodeOfStatus, openAttach, openExec, type StreamSession } from '../kube/streams.js';
+import { openPortForward } from '../kube/port-forward.js';
 
 export interface ExecOutcome {
   exitCode: number;
@@ -100,6 +101,10 @@ export class SandboxCluster {
     return this.guard(this.core.listNamespacedPersistentVolumeClaim({ namespace: this.namespace, labelSelector }), 'list', 'persistentvolumeclaims').then((l) => l.items);
   }
 
+  readPodTemplate(name: string): Promise<V1PodTemplate> {
+    return this.guard(this.core.readNamespacedPodTemplate({ namespace: this.namespace, name }), 'get', 'podtemplates', name);
+  }
+
   private async ignore404(p: Promise<unknown>, verb: string, resource: string, name: string): Promise<void> {
     try {
       await p;
@@ -161,12 +166,9 @@ export class SandboxCluster {
     });
   }
 
-  /** One port-forward session for one TCP connection: a dropped session only ends that connection. */
-  async forward(pod: string, port: number, input: Readable, output: Writable): Promise<{ close(): void }> {
-    const pf = new PortForward(this.kc, true);
-    const res = await pf.portForward(this.namespace, pod, [port], output, null, input);
-    const ws = typeof res === 'function' ? res() : res;
-    return { close: () => ws?.close() };
+  /** One port-forward for one TCP connection, as a Duplex: the connection inside the pod. */
+  forward(pod: string, port: number): Promise<Duplex> {
+    return openPortForward(this.kc, this.namespace, pod, port);
   }
 
   /**

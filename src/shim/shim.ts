@@ -4,15 +4,14 @@
  * own, 125 for berth or cluster failures (126/127 when the entrypoint cannot run), with the reason
  * on stderr.
  */
-import { existsSync, readFileSync } from 'node:fs';
 import { Writable, type Readable } from 'node:stream';
-import YAML from 'yaml';
 import type { KubeCluster } from '../kube/cluster.js';
 import { KubeError } from '../kube/errors.js';
 import { MountError } from '../runtime/mounts.js';
 import { PlanError } from '../runtime/plan.js';
 import { RunError } from '../runtime/run-error.js';
-import type { PodTemplateSource, Workload } from '../runtime/workload.js';
+import type { Workload } from '../runtime/workload.js';
+import { loadPodTemplate, PodTemplateError } from '../runtime/pod-template.js';
 import { DockerUsageError, parseDockerArgv, type DockerCommand, type RunCommand } from './argv.js';
 import { loadShimConfig, ShimConfigError, type ShimConfig } from './config.js';
 
@@ -159,25 +158,12 @@ export async function applyConfig(w: Workload, config: ShimConfig, cluster: Pick
   out.annotations = { ...config.annotations, ...(w.annotations ?? {}) };
   if (!out.serviceAccount && config.serviceAccount) out.serviceAccount = config.serviceAccount;
   if (config.resources) out.resources = { ...config.resources, ...(w.resources ?? {}) };
-  if (config.podTemplate && !out.podTemplate) out.podTemplate = await loadPodTemplate(config.podTemplate, cluster);
+  if (config.podTemplate && !out.podTemplate) out.podTemplate = await loadPodTemplate(config.podTemplate, (name) => cluster.readPodTemplate(name), 'podTemplate / BERTH_POD_TEMPLATE');
   return out;
 }
 
-export async function loadPodTemplate(ref: string, cluster: Pick<KubeCluster, 'readPodTemplate'>): Promise<PodTemplateSource> {
-  const looksLikeFile = ref.includes('/') || /\.ya?ml$|\.json$/.test(ref);
-  if (looksLikeFile) {
-    if (!existsSync(ref)) throw new ShimConfigError(`pod template file ${ref} does not exist (podTemplate / BERTH_POD_TEMPLATE)`);
-    const doc = YAML.parse(readFileSync(ref, 'utf8')) as Record<string, unknown> | null;
-    if (!doc || typeof doc !== 'object') throw new ShimConfigError(`pod template file ${ref} is empty`);
-    const template = doc.kind === 'PodTemplate' ? doc.template : doc.kind === 'Pod' ? { metadata: doc.metadata, spec: doc.spec } : doc;
-    return { template: (template ?? {}) as PodTemplateSource['template'], origin: ref };
-  }
-  const pt = await cluster.readPodTemplate(ref);
-  return { template: (pt.template ?? {}) as PodTemplateSource['template'], origin: `PodTemplate ${ref}` };
-}
-
 function messageOf(err: unknown): string {
-  if (err instanceof RunError || err instanceof KubeError || err instanceof ShimConfigError || err instanceof MountError || err instanceof PlanError) return err.message;
+  if (err instanceof RunError || err instanceof KubeError || err instanceof ShimConfigError || err instanceof MountError || err instanceof PlanError || err instanceof PodTemplateError) return err.message;
   return err instanceof Error ? err.message : String(err);
 }
 

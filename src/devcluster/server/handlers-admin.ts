@@ -43,6 +43,7 @@ export async function handleSelfSubjectAccessReview(ctx: ServerContext, r: Resou
 
 const FRACTIONS: (keyof Faults)[] = ['dropStreams', 'error500'];
 const DURATIONS: (keyof Faults)[] = ['endWatchAfterMs', 'delayPodStartMs'];
+const COUNTS: (keyof Faults)[] = ['failPortForwards'];
 
 /** GET/PUT /berth-dev/v1/faults, for system:masters only; PUT changes the shared Faults in place */
 export async function handleFaults(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, user: UserInfo): Promise<void> {
@@ -56,9 +57,11 @@ export async function handleFaults(ctx: ServerContext, req: IncomingMessage, res
     for (const [k, v] of Object.entries(body)) {
       if (k === 'kind' || k === 'apiVersion') continue;
       const key = k as keyof Faults;
-      if (!FRACTIONS.includes(key) && !DURATIONS.includes(key)) throw badRequest(`unknown fault ${JSON.stringify(k)}; known: ${[...FRACTIONS, ...DURATIONS].join(', ')}`);
-      if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || (FRACTIONS.includes(key) && v > 1)) {
-        throw badRequest(`fault ${k} must be a number ${FRACTIONS.includes(key) ? 'between 0 and 1' : '>= 0'}`);
+      if (!FRACTIONS.includes(key) && !DURATIONS.includes(key) && !COUNTS.includes(key)) {
+        throw badRequest(`unknown fault ${JSON.stringify(k)}; known: ${[...FRACTIONS, ...DURATIONS, ...COUNTS].join(', ')}`);
+      }
+      if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || (FRACTIONS.includes(key) && v > 1) || (COUNTS.includes(key) && !Number.isInteger(v))) {
+        throw badRequest(`fault ${k} must be ${FRACTIONS.includes(key) ? 'a number between 0 and 1' : COUNTS.includes(key) ? 'a whole number >= 0' : 'a number >= 0'}`);
       }
       next[key] = v;
     }

@@ -86,7 +86,7 @@ export function handlePodUpgrade(ctx: ServerContext, r: { req: IncomingMessage; 
       return n;
     });
     if (phase && TERMINAL_PHASES.has(phase)) throw badRequest(`cannot port forward to a completed pod; current phase is ${phase}`);
-    handlePortForwardUpgrade(r.req, socket, head, ports, (port) => ctx.node.portForward(pod, port));
+    handlePortForwardUpgrade(r.req, socket, head, ports, (port) => ctx.node.portForward(pod, port), ctx.faults);
     return;
   }
   const container = chooseContainer(pod, q.get('container'));

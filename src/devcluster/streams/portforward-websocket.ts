@@ -10,6 +10,8 @@ import { isBase64Protocol } from './subprotocols.js';
 
 const HIGH_WATER = 1024 * 1024;
 const LOW_WATER = 256 * 1024;
+/** a dropped forward is cut at the pod's first output or this long after connecting, whichever is first */
+const DROP_AFTER_MS = 100;
 
 interface ForwardedPort {
   port: number;
@@ -19,7 +21,8 @@ interface ForwardedPort {
   over: boolean;
 }
 
-export function servePortForwardOverChannels(ws: WebSocket, protocol: string, ports: readonly number[], podName: string, connect: (port: number) => Promise<Duplex>): void {
+/** `drop`: the dropStreams fault; the socket is cut without a close frame once the pod side is connected. */
+export function servePortForwardOverChannels(ws: WebSocket, protocol: string, ports: readonly number[], podName: string, connect: (port: number) => Promise<Duplex>, drop = false): void {
   const codec = new ChannelCodec(isBase64Protocol(protocol));
   const forwards: ForwardedPort[] = ports.map((port) => ({ port, pending: [], over: false }));
   let socketPaused = false;
@@ -64,6 +67,11 @@ export function servePortForwardOverChannels(ws: WebSocket, protocol: string, po
       return;
     }
     f.tcp = tcp;
+    if (drop) {
+      const cut = () => ws.terminate();
+      setTimeout(cut, DROP_AFTER_MS).unref();
+      tcp.once('data', cut);
+    }
     tcp.on('data', (chunk: Buffer) => {
       send(2 * index, chunk, () => {
         if (tcp.isPaused() && ws.bufferedAmount <= LOW_WATER) tcp.resume();

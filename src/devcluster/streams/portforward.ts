@@ -4,7 +4,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { createWebSocketStream } from 'ws';
-import { badRequest } from '../api/errors.js';
+import { badRequest, internalError } from '../api/errors.js';
+import type { Faults } from '../types.js';
 import { writeStatusResponse } from './http-error.js';
 import { servePortForwardOverSpdy } from './portforward-spdy.js';
 import { servePortForwardOverChannels } from './portforward-websocket.js';
@@ -18,9 +19,15 @@ const PORT_FORWARD_SPDY_PROTOCOL = 'portforward.k8s.io';
 /**
  * `ports` are the request's `ports` query values (the WebSocket channel protocol forwards exactly those);
  * over SPDY every stream names its own port. connect(port) opens one TCP connection inside the pod.
+ * Faults: failPortForwards refuses the upgrade (and counts down); dropStreams cuts a channel-protocol forward.
  */
-export function handlePortForwardUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, ports: number[], connect: (port: number) => Promise<Duplex>): void {
+export function handlePortForwardUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, ports: number[], connect: (port: number) => Promise<Duplex>, faults?: Faults): void {
   socket.on('error', () => socket.destroy());
+  if (faults && faults.failPortForwards > 0) {
+    faults.failPortForwards--;
+    writeStatusResponse(socket, internalError('port-forward refused by the dev cluster failPortForwards fault'));
+    return;
+  }
   const podName = podNameFromPath(req);
   if (isSpdyUpgrade(req)) {
     const protocol = negotiateSpdyProtocol(req, [PORT_FORWARD_SPDY_PROTOCOL]);
@@ -41,7 +48,7 @@ export function handlePortForwardUpgrade(req: IncomingMessage, socket: Duplex, h
   acceptWebSocket(req, socket, head, protocol).then(
     (ws) => {
       if (protocol === SPDY_TUNNEL_PORTFORWARD) servePortForwardOverSpdy(createWebSocketStream(ws), podName, connect);
-      else servePortForwardOverChannels(ws, protocol, ports, podName, connect);
+      else servePortForwardOverChannels(ws, protocol, ports, podName, connect, Math.random() < (faults?.dropStreams ?? 0));
     },
     () => socket.destroy(),
   );

@@ -10,7 +10,7 @@ const setFaults = async (faults: Record<string, number>) => {
   assert.equal(r.code, 200, JSON.stringify(r.body));
   return r.body;
 };
-const NONE = { dropStreams: 0, error500: 0, endWatchAfterMs: 0, delayPodStartMs: 0 };
+const NONE = { dropStreams: 0, error500: 0, endWatchAfterMs: 0, delayPodStartMs: 0, failPortForwards: 0 };
 
 describe('fault switches', () => {
   let ns: string;

@@ -2,11 +2,11 @@
 // Docker-compatible service: the same cases, the same expectations (Docker's behaviour).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BUSYBOX, freshNamespace } from '../harness/cluster.js';
-import { berthLeftovers, bindServeRole, type DockerEngine, dropNamespace, startBerth, startPodman } from './serve-env.js';
+import { bindServeRole, type DockerEngine, startBerth, startPodman, stopAndCheckLeftovers } from './serve-env.js';
 
 const prefix = `bs${process.pid}`;
 
@@ -49,13 +49,7 @@ for (const kind of ['podman', 'berth'] as const) {
         for (const n of networks) await engine.docker(['network', 'rm', n]);
         for (const v of volumes) await engine.docker(['volume', 'rm', '-f', v]);
       } finally {
-        await engine.stop();
-        rmSync(work, { recursive: true, force: true });
-        if (kind === 'berth') {
-          const left = await berthLeftovers(namespace, instance);
-          await dropNamespace(namespace);
-          assert.deepEqual(left, [], 'berth serve left objects behind after SIGTERM');
-        }
+        await stopAndCheckLeftovers(engine, work, namespace, instance);
       }
     });
 

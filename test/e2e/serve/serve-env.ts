@@ -1,5 +1,6 @@
 // What the serve tests share: a `berth serve` (or podman's Docker-compatible service, the reference)
 // started and stopped by the test, and the installed docker CLI pointed at it with DOCKER_HOST.
+import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -20,6 +21,8 @@ export interface DockerEngine {
   stop(): Promise<void>;
   /** SIGKILL: berth gets no chance to clean up (a crash). */
   crash(): Promise<void>;
+  /** The first match of `pattern` in the engine's stdout+stderr, once it has been written (e.g. berth's "listening on" line). */
+  waitForOutput(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
 }
 
 function waitForPing(socket: string, child: ChildProcess, output: () => string, timeoutMs = 30_000): Promise<void> {
@@ -43,7 +46,7 @@ function waitForPing(socket: string, child: ChildProcess, output: () => string, 
   });
 }
 
-function makeEngine(kind: EngineKind, socket: string, child: ChildProcess, dir: string): DockerEngine {
+function makeEngine(kind: EngineKind, socket: string, child: ChildProcess, dir: string, output: () => string): DockerEngine {
   const dockerHost = `unix://${socket}`;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
@@ -60,6 +63,28 @@ function makeEngine(kind: EngineKind, socket: string, child: ChildProcess, dir: 
         });
         req.on('error', reject);
         req.end(body);
+      }),
+    waitForOutput: (pattern, timeoutMs = 10_000) =>
+      new Promise((resolve, reject) => {
+        const check = (): boolean => {
+          const m = pattern.exec(output());
+          if (!m) return false;
+          clearTimeout(timer);
+          child.stdout!.off('data', check);
+          child.stderr!.off('data', check);
+          resolve(m);
+          return true;
+        };
+        const timer = setTimeout(() => {
+          child.stdout!.off('data', check);
+          child.stderr!.off('data', check);
+          reject(new Error(`no ${pattern} in the engine's output within ${timeoutMs} ms: ${output()}`));
+        }, timeoutMs);
+        if (!check()) {
+          // after startEngine's own 'data' listeners, so output() already holds the new chunk
+          child.stdout!.on('data', check);
+          child.stderr!.on('data', check);
+        }
       }),
     async crash() {
       if (child.exitCode === null) child.kill('SIGKILL');
@@ -79,15 +104,19 @@ function makeEngine(kind: EngineKind, socket: string, child: ChildProcess, dir: 
 }
 
 /** Spawns an engine on a unix socket in a fresh folder and resolves once it answers /_ping (stopped if it never does). */
-async function startEngine(kind: 'berth' | 'podman', prefix: string, command: (socket: string) => [string, string[]]): Promise<DockerEngine> {
+async function startEngine(kind: 'berth' | 'podman', prefix: string, command: (socket: string) => [string, string[]], onOutput?: (all: string) => void): Promise<DockerEngine> {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   const socket = join(dir, `${kind === 'berth' ? 'docker' : 'podman'}.sock`);
   const [cmd, args] = command(socket);
   const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  const engine = makeEngine(kind, socket, child, dir);
+  const collect = (d: Buffer): void => {
+    output += d.toString();
+    onOutput?.(output);
+  };
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+  const engine = makeEngine(kind, socket, child, dir, () => output);
   try {
     await waitForPing(socket, child, () => output);
   } catch (err) {
@@ -98,12 +127,13 @@ async function startEngine(kind: 'berth' | 'podman', prefix: string, command: (s
 }
 
 /** Starts `berth serve`; with `user`, as that dev-cluster user (bind deploy/rbac/serve-role.yaml first). */
-export function startBerth(namespace: string, instance: string, opts: { user?: string; extra?: string[] } = {}): Promise<DockerEngine> {
+/** `onOutput` sees berth's whole output so far each time it grows, also before berth answers /_ping. */
+export function startBerth(namespace: string, instance: string, opts: { user?: string; extra?: string[]; onOutput?: (all: string) => void } = {}): Promise<DockerEngine> {
   const context = opts.user ? ['--context', contextFor(opts.user)] : [];
   return startEngine('berth', 'berth-serve-', (socket) => [
     process.execPath,
     [berthCli, 'serve', '--kubeconfig', kubeconfigPath(), ...context, '-n', namespace, '--instance', instance, '-H', `unix://${socket}`, ...(opts.extra ?? [])],
-  ]);
+  ], opts.onOutput);
 }
 
 export function startPodman(): Promise<DockerEngine> {
@@ -120,6 +150,16 @@ export async function berthLeftovers(namespace: string, instance: string): Promi
 export async function bindServeRole(namespace: string, user: string): Promise<void> {
   await kubectlOk(['-n', namespace, 'apply', '-f', '-'], { input: readFileSync(join(repoRoot, 'deploy/rbac/serve-role.yaml'), 'utf8') });
   await kubectlOk(['-n', namespace, 'create', 'rolebinding', 'berth-serve', '--role', 'berth-serve', '--user', user]);
+}
+
+/** Stops the engine and removes the test's folder; for berth, checks nothing of the instance is left, then drops the namespace. */
+export async function stopAndCheckLeftovers(engine: DockerEngine, work: string, namespace: string, instance: string): Promise<void> {
+  await engine.stop();
+  rmSync(work, { recursive: true, force: true });
+  if (engine.kind !== 'berth') return;
+  const left = await berthLeftovers(namespace, instance);
+  await dropNamespace(namespace);
+  assert.deepEqual(left, [], 'berth serve left objects behind after SIGTERM');
 }
 
 /** Berth has already deleted its objects (each test checks): the namespace goes without waiting for it. */

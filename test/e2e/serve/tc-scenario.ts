@@ -47,7 +47,10 @@ if (!skipHealth) {
 
 await step('execCopyRestartStop', async () => {
   const c = await new GenericContainer(BUSYBOX)
-    .withCommand(['sh', '-c', 'cat /data/x.txt; exec sleep 600'])
+    // The file is read at once (it must be there when the process starts) and printed a second later:
+    // the log wait asks for lines since its own start time, and a line printed before that (a busy
+    // machine) is filtered out by podman, the reference.
+    .withCommand(['sh', '-c', 'x=$(cat /data/x.txt); sleep 1; echo "$x"; exec sleep 600'])
     .withCopyContentToContainer([{ content: 'copied before start\n', target: '/data/x.txt' }])
     .withWaitStrategy(Wait.forLogMessage('copied before start'))
     .start();

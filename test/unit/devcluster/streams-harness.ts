@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer, type Socket } from 'node:net';
 import { PassThrough, Writable, type Duplex } from 'node:stream';
 import WebSocket from 'ws';
+import { KubeConfig } from '@kubernetes/client-node';
 import type { ExitResult, StreamSession } from '../../../src/devcluster/types.js';
 
 export type UpgradeRoute = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
@@ -75,6 +76,18 @@ export async function startStubServer(route: UpgradeRoute): Promise<StubServer> 
 }
 
 /** a TCP server that echoes, prefixing nothing; closes its side when the client does */
+/** A kubeconfig for client-node pointing at a stub server, with no credentials. */
+export function stubKubeConfig(url: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'stub', server: url, skipTLSVerify: true }],
+    users: [{ name: 'nobody' }],
+    contexts: [{ name: 'stub', cluster: 'stub', user: 'nobody' }],
+    currentContext: 'stub',
+  });
+  return kc;
+}
+
 export async function startEchoServer(): Promise<{ port: number; close(): Promise<void> }> {
   const sockets = new Set<Socket>();
   const server: TcpServer = createTcpServer({ allowHalfOpen: true }, (s) => {

@@ -7,7 +7,7 @@ import { PassThrough, Writable, type Duplex } from 'node:stream';
 import { KubeConfig, PortForward } from '@kubernetes/client-node';
 import transport, { type SpdyConnection, type SpdyStream } from 'spdy-transport';
 import { handlePortForwardUpgrade } from '../../../src/devcluster/streams/portforward.js';
-import { closedPort, connectChannels, startEchoServer, startStubServer, type StubServer } from './streams-harness.js';
+import { closedPort, connectChannels, startEchoServer, startStubServer, type StubServer, stubKubeConfig } from './streams-harness.js';
 
 let server: StubServer;
 let echo: { port: number; close(): Promise<void> };
@@ -40,14 +40,7 @@ after(async () => {
 });
 
 function kubeConfig(): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'stub', server: server.url, skipTLSVerify: true }],
-    users: [{ name: 'nobody' }],
-    contexts: [{ name: 'stub', cluster: 'stub', user: 'nobody' }],
-    currentContext: 'stub',
-  });
-  return kc;
+  return stubKubeConfig(server.url);
 }
 
 function collector(): { stream: Writable; text(): string; wait(n: number): Promise<void> } {

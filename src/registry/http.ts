@@ -1,6 +1,8 @@
 /**
  * Whole-body HTTP(S) requests for catalogs, executables and OCI registries. A body that ends before
  * its Content-Length is an error (a download cut midway must never pass for a short file).
+ * Credentials never follow a redirect to another origin (registries send blobs to a CDN with a
+ * signed URL, which must not see the registry's token).
  */
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -25,6 +27,8 @@ export interface FetchOptions {
   caFile?: string;
   /** Statuses accepted besides 2xx. */
   accept?: number[];
+  /** Gives up on a request (each redirect hop) that has not finished within this time. */
+  timeoutMs?: number;
 }
 
 export interface FetchResult {
@@ -37,10 +41,13 @@ const MAX_REDIRECTS = 5;
 
 export async function fetchUrl(url: string, opts: FetchOptions = {}): Promise<FetchResult> {
   let target = new URL(url);
+  let hopOpts = opts;
   for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
-    const res = await request(target, opts);
+    const res = await request(target, hopOpts);
     if ([301, 302, 303, 307, 308].includes(res.status) && res.headers.location && !opts.accept?.includes(res.status)) {
-      target = new URL(res.headers.location, target);
+      const next = new URL(res.headers.location, target);
+      if (next.origin !== target.origin) hopOpts = { ...hopOpts, headers: withoutAuthorization(hopOpts.headers) };
+      target = next;
       continue;
     }
     if ((res.status < 200 || res.status > 299) && !opts.accept?.includes(res.status)) {
@@ -82,9 +89,18 @@ function request(url: URL, opts: FetchOptions): Promise<FetchResult> {
         resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) });
       });
     });
+    if (opts.timeoutMs) {
+      const timer = setTimeout(() => req.destroy(new Error(`not done within ${opts.timeoutMs} ms`)), opts.timeoutMs);
+      req.on('close', () => clearTimeout(timer));
+    }
     req.on('error', (err) => reject(new FetchError(`${opts.method ?? 'GET'} ${redact(url)}: ${err.message}${/certificate/i.test(err.message) ? ' (trust its CA with --ca-file or BERTH_CA_FILE)' : ''}`)));
     req.end(opts.body);
   });
+}
+
+function withoutAuthorization(headers: Record<string, string> | undefined): Record<string, string> | undefined {
+  if (!headers) return headers;
+  return Object.fromEntries(Object.entries(headers).filter(([k]) => k.toLowerCase() !== 'authorization'));
 }
 
 function redact(url: URL): string {

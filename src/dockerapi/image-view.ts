@@ -1,0 +1,48 @@
+/**
+ * The JSON clients read for images (inspect, list items): the record, completed by the image's
+ * config when berth could read it from the registry.
+ */
+import type { ImageRecord } from './model.js';
+
+export function inspectImage(i: ImageRecord, architecture: string): Record<string, unknown> {
+  const info = i.info;
+  const c = info?.config ?? {};
+  return {
+    Id: i.id,
+    RepoTags: [...i.tags],
+    RepoDigests: info ? [info.repoDigest] : [],
+    Parent: '',
+    Created: info?.created ?? i.created.toISOString(),
+    Architecture: info?.architecture ?? architecture,
+    Os: info?.os ?? 'linux',
+    Size: 0,
+    Config: {
+      User: c.User ?? '',
+      ExposedPorts: c.ExposedPorts ?? null,
+      Env: c.Env ?? [],
+      Cmd: c.Cmd ?? null,
+      Entrypoint: c.Entrypoint ?? null,
+      WorkingDir: c.WorkingDir ?? '',
+      Labels: c.Labels ?? {},
+      ...(c.Healthcheck ? { Healthcheck: c.Healthcheck } : {}),
+      ...(c.StopSignal ? { StopSignal: c.StopSignal } : {}),
+    },
+    RootFS: { Type: 'layers', Layers: [] },
+  };
+}
+
+export function imageListItem(i: ImageRecord): Record<string, unknown> {
+  const created = i.info?.created ? Date.parse(i.info.created) : i.created.getTime();
+  return {
+    Id: i.id,
+    ParentId: '',
+    RepoTags: [...i.tags],
+    RepoDigests: i.info ? [i.info.repoDigest] : [],
+    Created: Math.floor((Number.isFinite(created) ? created : i.created.getTime()) / 1000),
+    Size: 0,
+    SharedSize: -1,
+    VirtualSize: 0,
+    Labels: i.info?.config.Labels ?? {},
+    Containers: -1,
+  };
+}

@@ -1,0 +1,144 @@
+/**
+ * One port-forward WebSocket (`v4.channel.k8s.io`) as a Duplex: the TCP connection inside the pod.
+ * berth's own because client-node's PortForward never ends its output when the socket closes (a
+ * dropped forward leaves the client hanging), drops the error channel, ignores backpressure both ways
+ * and hides the Status of a refused upgrade. The socket is opened first and only then does anything
+ * read the caller's bytes, so a refused attempt consumes nothing and the caller may retry.
+ */
+import { Duplex } from 'node:stream';
+import type { KubeConfig } from '@kubernetes/client-node';
+// Not re-exported by the package index; it applies the kubeconfig's TLS and credentials to the socket.
+import { WebSocketHandler } from '@kubernetes/client-node/dist/web-socket-handler.js';
+import WebSocket from 'ws';
+import { KubeError, toKubeError } from './errors.js';
+
+export const PORT_FORWARD_PROTOCOL = 'v4.channel.k8s.io';
+/** Each channel's first bytes from the server are the port, 2 bytes little-endian. */
+const PORT_PREFIX_BYTES = 2;
+const DATA = 0;
+const ERROR = 1;
+
+export interface PortForwardOptions {
+  pingIntervalMs?: number;
+  /** No pong for this long ends the forward as dropped (client-go: 61 s). */
+  pongTimeoutMs?: number;
+}
+
+/** Opens the forward; rejects (with the server's Status in the sentence) when the upgrade fails. */
+export async function openPortForward(kc: KubeConfig, namespace: string, pod: string, port: number, opts: PortForwardOptions = {}): Promise<Duplex> {
+  const action = { verb: 'create', resource: 'pods/portforward', namespace, name: pod, server: kc.getCurrentCluster()?.server };
+  let refusal: KubeError | undefined;
+  const factory = (uri: string, _offered: string[], wsOpts: WebSocket.ClientOptions): WebSocket => {
+    // Only v4 carries port-forward over channels; the server must not pick an exec-only protocol.
+    const ws = new WebSocket(uri, [PORT_FORWARD_PROTOCOL], wsOpts);
+    ws.on('unexpected-response', (_req, res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        refusal = toKubeError({ code: res.statusCode, body: Buffer.concat(chunks).toString('utf8') }, action);
+        ws.terminate();
+      });
+    });
+    return ws;
+  };
+  const handler = new WebSocketHandler(kc, factory as never);
+  const frames: Buffer[] = [];
+  let ws: WebSocket;
+  try {
+    // Frames that arrive between `open` and our listener are kept by this handler until the Duplex takes over.
+    ws = (await handler.connect(`/api/v1/namespaces/${namespace}/pods/${pod}/portforward?ports=${port}`, null, (channel: number, data: Buffer) => {
+      frames.push(Buffer.concat([Buffer.from([channel]), data]));
+      return true;
+    })) as unknown as WebSocket;
+  } catch (err) {
+    if (refusal) throw refusal;
+    throw toKubeError((err as { error?: unknown }).error ?? err, action);
+  }
+  if (ws.protocol !== PORT_FORWARD_PROTOCOL) {
+    ws.close();
+    throw new KubeError(`the cluster negotiated ${ws.protocol || 'no protocol'} for pods/portforward of ${pod}; berth speaks ${PORT_FORWARD_PROTOCOL}`);
+  }
+  return new PortForwardStream(ws, frames, pod, port, opts);
+}
+
+class PortForwardStream extends Duplex {
+  private readonly prefixLeft = [PORT_PREFIX_BYTES, PORT_PREFIX_BYTES];
+  private readonly pinger: NodeJS.Timeout;
+  private lastPong = Date.now();
+  private failure?: Error;
+
+  constructor(
+    private readonly ws: WebSocket,
+    early: Buffer[],
+    private readonly pod: string,
+    private readonly port: number,
+    opts: PortForwardOptions,
+  ) {
+    super({ allowHalfOpen: true });
+    // client-node's onmessage hands us channel + payload; from now on we read the socket ourselves.
+    ws.onmessage = null as never;
+    ws.on('message', (raw: Buffer, isBinary: boolean) => {
+      if (isBinary && raw.length > 0) this.onFrame(raw);
+    });
+    ws.on('pong', () => (this.lastPong = Date.now()));
+    ws.on('error', (err) => (this.failure ??= err));
+    ws.on('close', (code) => this.onClose(code));
+    const pongTimeout = opts.pongTimeoutMs ?? 61_000;
+    this.pinger = setInterval(() => {
+      if (Date.now() - this.lastPong > pongTimeout) {
+        this.failure ??= new KubeError(`the port-forward to ${pod}:${port} went silent (no pong for ${Math.round(pongTimeout / 1000)} s)`);
+        ws.terminate();
+      } else if (ws.readyState === WebSocket.OPEN) ws.ping();
+    }, opts.pingIntervalMs ?? 5000);
+    this.pinger.unref();
+    for (const f of early) this.onFrame(f);
+  }
+
+  private onFrame(frame: Buffer): void {
+    const channel = frame[0];
+    let payload = frame.subarray(1);
+    if (channel !== DATA && channel !== ERROR) return;
+    const skip = Math.min(this.prefixLeft[channel], payload.length);
+    this.prefixLeft[channel] -= skip;
+    payload = payload.subarray(skip);
+    if (payload.length === 0) return;
+    if (channel === ERROR) {
+      // The kubelet could not reach the port in the pod (nothing listens, the pod is going away).
+      this.failure = new KubeError(payload.toString('utf8').trim());
+      this.ws.close();
+      return;
+    }
+    if (!this.push(payload)) this.ws.pause();
+  }
+
+  private onClose(code: number): void {
+    clearInterval(this.pinger);
+    if (this.failure) this.destroy(this.failure);
+    else if (code !== 1000 && code !== 1005) this.destroy(new KubeError(`the port-forward to ${this.pod}:${this.port} was dropped (WebSocket closed with ${code})`));
+    else this.push(null);
+  }
+
+  override _read(): void {
+    if (this.ws.isPaused) this.ws.resume();
+  }
+
+  override _write(chunk: Buffer, _enc: BufferEncoding, done: (err?: Error | null) => void): void {
+    if (this.ws.readyState !== WebSocket.OPEN) return done(this.failure ?? new KubeError(`the port-forward to ${this.pod}:${this.port} is closed`));
+    const frame = Buffer.allocUnsafe(chunk.length + 1);
+    frame[0] = DATA;
+    chunk.copy(frame, 1);
+    // Completing the write only once the frame left keeps a fast client from filling memory.
+    this.ws.send(frame, { binary: true }, (err) => done(err ?? null));
+  }
+
+  /** v4 cannot half-close: the pod's side ends the connection (documented in docs/serve.md). */
+  override _final(done: (err?: Error | null) => void): void {
+    done();
+  }
+
+  override _destroy(err: Error | null, done: (err?: Error | null) => void): void {
+    clearInterval(this.pinger);
+    if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.close();
+    done(err);
+  }
+}

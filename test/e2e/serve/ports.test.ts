@@ -1,0 +1,137 @@
+// Published ports of `berth serve` when the way into the pod fails: refused port-forwards are retried,
+// a dropped forward ends only its connection, a restarted container is reachable again, and
+// `--port-mode direct` reaches the pod IP without any port-forward. Faults come from the dev cluster.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { BUSYBOX, apiRequest, freshNamespace } from '../harness/cluster.js';
+import { berthLeftovers, bindServeRole, type DockerEngine, dropNamespace, startBerth } from './serve-env.js';
+
+const prefix = `bp${process.pid}`;
+const FAULTS = '/berth-dev/v1/faults';
+// The page is a random id written at start: a restart (a new pod) serves a different one.
+const HTTPD = ['sh', '-c', 'cat /proc/sys/kernel/random/uuid > /tmp/index.html; exec httpd -f -p 8080 -h /tmp'];
+
+async function setFaults(faults: Record<string, number>): Promise<Record<string, number>> {
+  const r = await apiRequest('PUT', FAULTS, { body: faults });
+  assert.equal(r.code, 200, JSON.stringify(r.body));
+  return r.body as Record<string, number>;
+}
+
+/** One GET on a fresh connection (no pooled socket may hide a new forward): the body, or the error. */
+function get(port: number): Promise<{ body?: string; error?: string }> {
+  return new Promise((resolve) => {
+    const req = http.get({ host: '127.0.0.1', port, path: '/index.html', agent: false, timeout: 30_000 }, (res) => {
+      let body = '';
+      res.on('data', (d: Buffer) => (body += d.toString()));
+      res.on('end', () => resolve(res.statusCode === 200 ? { body } : { error: `HTTP ${res.statusCode}` }));
+      res.on('error', (e) => resolve({ error: e.message }));
+    });
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', (e) => resolve({ error: e.message }));
+  });
+}
+
+/** httpd starts listening a moment after its container runs: ask until it answers (or 20 s pass). */
+async function getWhenServing(port: number): Promise<string> {
+  const until = Date.now() + 20_000;
+  for (;;) {
+    const r = await get(port);
+    if (r.body !== undefined) return r.body;
+    if (Date.now() > until) assert.fail(`port ${port} never answered: ${r.error}`);
+    await new Promise((res) => setTimeout(res, 200));
+  }
+}
+
+for (const mode of ['forward', 'direct'] as const) {
+  describe(`published ports, --port-mode ${mode}`, () => {
+    let engine: DockerEngine;
+    let namespace = '';
+    const instance = `${prefix}-${mode}`;
+    const names: string[] = [];
+    const ok = async (args: string[]): Promise<string> => {
+      const r = await engine.docker(args);
+      assert.equal(r.code, 0, `docker ${args.join(' ')} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+      return r.stdout;
+    };
+    const hostPort = async (c: string): Promise<number> => {
+      const out = (await ok(['inspect', '-f', '{{(index (index .NetworkSettings.Ports "8080/tcp") 0).HostIp}} {{(index (index .NetworkSettings.Ports "8080/tcp") 0).HostPort}}', c])).trim();
+      const [ip, port] = out.split(' ');
+      assert.equal(ip, '127.0.0.1');
+      assert.match(port ?? '', /^\d+$/);
+      return Number(port);
+    };
+    const runHttpd = async (n: string): Promise<number> => {
+      const c = `${prefix}-${mode}-${n}`;
+      names.push(c);
+      await ok(['run', '-d', '--name', c, '-p', '127.0.0.1::8080', BUSYBOX, ...HTTPD]);
+      return hostPort(c);
+    };
+
+    before(async () => {
+      namespace = await freshNamespace(`serve-ports-${mode}`);
+      // As the user holding only the shipped Role: port-forward must be in it.
+      await bindServeRole(namespace, 'shim');
+      engine = await startBerth(namespace, instance, { user: 'shim', extra: ['--port-mode', mode] });
+      await ok(['pull', BUSYBOX]);
+    });
+
+    after(async () => {
+      try {
+        await setFaults({ failPortForwards: 0, dropStreams: 0 });
+        for (const n of names) await engine.docker(['rm', '-f', n]);
+      } finally {
+        await engine.stop();
+        const left = await berthLeftovers(namespace, instance);
+        await dropNamespace(namespace);
+        assert.deepEqual(left, [], 'berth serve left objects behind after SIGTERM');
+      }
+    });
+
+    if (mode === 'forward') {
+      test('three refused port-forwards: the connection still gets its answer (the retries used up the fault)', async () => {
+        const port = await runHttpd('retry');
+        const page = await getWhenServing(port);
+        assert.equal((await setFaults({ failPortForwards: 3 })).failPortForwards, 3);
+        assert.deepEqual(await get(port), { body: page });
+        const left = await apiRequest('GET', FAULTS);
+        assert.equal(left.body.failPortForwards, 0);
+      });
+
+      test('a forward dropped mid-connection ends that connection; the next connection works', async () => {
+        const port = await runHttpd('drop');
+        const page = await getWhenServing(port);
+        await setFaults({ dropStreams: 1 });
+        let dropped;
+        try {
+          dropped = await get(port);
+        } finally {
+          await setFaults({ dropStreams: 0 });
+        }
+        assert.equal(dropped.body, undefined, 'the dropped connection still delivered a page');
+        assert.match(dropped.error ?? '', /socket hang up|ECONNRESET/);
+        assert.deepEqual(await get(port), { body: page });
+      });
+
+      test('after docker restart the HostPort inspect reports reaches the new pod', async () => {
+        const c = `${prefix}-${mode}-restart`;
+        const before = await getWhenServing(await runHttpd('restart'));
+        await ok(['restart', '-t', '1', c]);
+        const after = await getWhenServing(await hostPort(c));
+        assert.notEqual(after, before, 'the page came from the old pod');
+      });
+    } else {
+      test('direct: the pod IP answers while every port-forward would be refused', async () => {
+        assert.equal((await setFaults({ failPortForwards: 100 })).failPortForwards, 100);
+        try {
+          const port = await runHttpd('direct');
+          assert.ok((await getWhenServing(port)).trim().length > 0);
+          const faults = await apiRequest('GET', FAULTS);
+          assert.equal(faults.body.failPortForwards, 100, 'a port-forward was attempted in direct mode');
+        } finally {
+          await setFaults({ failPortForwards: 0 });
+        }
+      });
+    }
+  });
+}

@@ -1,0 +1,100 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isPodTemplateFile, layPodTemplate, loadPodTemplate, PodTemplateError } from '../../../src/runtime/pod-template.js';
+import { planSandboxPod } from '../../../src/runtime/sandbox-plan.js';
+import type { PodTemplateSource } from '../../../src/runtime/workload.js';
+
+const ctx = { namespace: 'ns', owner: 'inst1', now: new Date('2024-01-01T00:00:00Z'), ttlSeconds: 600 };
+const noObjects = (name: string): Promise<never> => Promise.reject(new Error(`no object ${name}`));
+
+const template: PodTemplateSource = {
+  origin: 'test',
+  template: {
+    metadata: { labels: { team: 'qa', 'berth.dev/owner': 'someone-else' }, annotations: { note: 'from-template' } },
+    spec: {
+      tolerations: [{ key: 'ci', operator: 'Exists', effect: 'NoSchedule' }],
+      priorityClassName: 'low',
+      terminationGracePeriodSeconds: 3,
+      activeDeadlineSeconds: 99999,
+      restartPolicy: 'Always',
+      securityContext: { runAsNonRoot: false, runAsUser: 1000, fsGroup: 2000 },
+      volumes: [{ name: 'cache', emptyDir: {} }],
+      containers: [
+        {
+          name: 'base',
+          image: 'ignored',
+          imagePullPolicy: 'Always',
+          env: [{ name: 'PROXY', value: 'http://proxy' }, { name: 'MODE', value: 'template' }],
+          volumeMounts: [{ name: 'cache', mountPath: '/cache' }],
+          resources: { requests: { cpu: '10m' }, limits: { cpu: '1' } },
+          securityContext: { capabilities: { add: ['NET_ADMIN'] } },
+        },
+      ],
+    },
+  },
+};
+
+test('a template fills what berth leaves open; berth keeps ownership, command, restart policy and deadline', () => {
+  const pod = planSandboxPod({ podName: 'p', shortId: 'abc', image: 'img', cmd: ['sleep', '1'], env: ['MODE=docker'], user: '42', template }, ctx);
+  assert.equal(pod.metadata!.labels!.team, 'qa');
+  assert.equal(pod.metadata!.labels!['berth.dev/owner'], 'inst1');
+  assert.equal(pod.metadata!.annotations!.note, 'from-template');
+  const spec = pod.spec!;
+  assert.deepEqual(spec.tolerations, [{ key: 'ci', operator: 'Exists', effect: 'NoSchedule' }]);
+  assert.equal(spec.priorityClassName, 'low');
+  assert.equal(spec.restartPolicy, 'Never');
+  assert.equal(spec.activeDeadlineSeconds, 600, 'a template may only shorten the deadline');
+  assert.equal(spec.terminationGracePeriodSeconds, 3);
+  // The template loosens the pod's security context, but the client's --user stays.
+  assert.equal(spec.securityContext!.runAsUser, 42);
+  assert.equal(spec.securityContext!.fsGroup, 2000);
+  assert.deepEqual(spec.securityContext!.seccompProfile, { type: 'RuntimeDefault' });
+  const [main] = spec.containers;
+  assert.equal(spec.containers.length, 1);
+  assert.equal(main.name, 'main');
+  assert.equal(main.image, 'img');
+  assert.deepEqual(main.args, ['sleep', '1']);
+  assert.equal(main.imagePullPolicy, 'Always', 'the template\'s pull policy when no flag or label sets one');
+  assert.deepEqual(main.env, [{ name: 'PROXY', value: 'http://proxy' }, { name: 'MODE', value: 'docker' }]);
+  assert.deepEqual(main.volumeMounts, [{ name: 'cache', mountPath: '/cache' }]);
+  assert.deepEqual(main.resources, { requests: { cpu: '10m' }, limits: { cpu: '1' } });
+  assert.deepEqual(main.securityContext!.capabilities, { add: ['NET_ADMIN'] });
+  assert.deepEqual(spec.volumes, [{ name: 'cache', emptyDir: {} }]);
+});
+
+test('settings and HostConfig win over the template', () => {
+  const pod = planSandboxPod(
+    { podName: 'p', shortId: 'abc', image: 'img', memory: 64 * 1024 * 1024, template, settings: { pullPolicy: 'Never', requests: { cpu: '50m' } } },
+    ctx,
+  );
+  const [main] = pod.spec!.containers;
+  assert.equal(main.imagePullPolicy, 'Never');
+  assert.deepEqual(main.resources, { requests: { cpu: '50m' }, limits: { cpu: '1', memory: String(64 * 1024 * 1024) } });
+});
+
+test('a template with a second container is refused, naming where it came from', () => {
+  const two: PodTemplateSource = { origin: 'PodTemplate two', template: { spec: { containers: [{ name: 'a' }, { name: 'b' }] } } };
+  assert.throws(() => layPodTemplate({ spec: { containers: [{ name: 'main' }] } }, two), (e: Error) => e instanceof PodTemplateError && /PodTemplate two has 2 containers/.test(e.message));
+});
+
+test('templates load from a Pod, a PodTemplate or a bare template file, or by object name', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'berth-tpl-'));
+  const pod = join(dir, 'pod.yaml');
+  writeFileSync(pod, 'apiVersion: v1\nkind: Pod\nmetadata: {labels: {a: "1"}}\nspec: {priorityClassName: x, containers: [{name: c}]}\n');
+  const pt = join(dir, 'pt.yaml');
+  writeFileSync(pt, 'apiVersion: v1\nkind: PodTemplate\nmetadata: {name: t}\ntemplate: {metadata: {labels: {b: "2"}}, spec: {containers: [{name: c}]}}\n');
+  const bad = join(dir, 'bad.yaml');
+  writeFileSync(bad, 'a: [\n');
+  assert.equal((await loadPodTemplate(pod, noObjects, 'flag')).template.metadata?.labels?.a, '1');
+  assert.equal((await loadPodTemplate(pt, noObjects, 'flag')).template.metadata?.labels?.b, '2');
+  await assert.rejects(loadPodTemplate(bad, noObjects, '--pod-template'), /not valid YAML.*--pod-template/s);
+  await assert.rejects(loadPodTemplate(join(dir, 'none.yaml'), noObjects, '--pod-template'), /does not exist \(--pod-template\)/);
+  const byName = await loadPodTemplate('ci-pods', async (name) => ({ metadata: { name }, template: { metadata: { labels: { c: '3' } } } }), 'flag');
+  assert.equal(byName.origin, 'PodTemplate ci-pods');
+  assert.equal(byName.template.metadata?.labels?.c, '3');
+  assert.equal(isPodTemplateFile('ci-pods'), false);
+  assert.equal(isPodTemplateFile('./t.yaml'), true);
+});
