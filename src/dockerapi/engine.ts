@@ -5,11 +5,9 @@
  * images are records of pulls (the kubelet pulls for real), with their config when the registry gives it.
  */
 import { EventEmitter } from 'node:events';
-import net from 'node:net';
-import { PassThrough, Writable, type Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import type { V1Pod } from '@kubernetes/client-node';
 import { LABEL_OWNER, ANNOTATION_EXPIRES_AT, rfc3339 } from '../runtime/plan.js';
-import { ArchiveError, recordPadding } from '../runtime/files.js';
 import { ANNOTATION_CONTAINER, DOCKER_IMAGE_CAPABILITIES, LABEL_CONTAINER_ID, READY_FILE, SANDBOX_CONTAINER, SandboxPlanError, ownerLabels, planSandboxPod, sandboxPodName, type SandboxVolume } from '../runtime/sandbox-plan.js';
 import type { LogQuery, SandboxCluster } from '../runtime/sandbox.js';
 import type { StreamSession } from '../kube/streams.js';
@@ -17,9 +15,10 @@ import type { IncomingMessage } from 'node:http';
 import { DockerError, badRequest, conflict, notFound } from './http.js';
 import { labelsMatch } from './filters.js';
 import { Reaper, isReaperImage, parseGoDuration } from './reaper.js';
-import { LABEL_PEEK, PeekFailed, PeekPods, type PeekSource } from './peek.js';
-import { parseStatLines, statArgv, tarArgv, type PathStat } from './archive-exec.js';
+import { LABEL_PEEK, PeekPods, type PeekSource } from './peek.js';
+import { ContainerFiles } from './container-files.js';
 import { PortProxy, PortTargetGone, type PortMode, type PortTarget } from './port-proxy.js';
+import { PortPublisher } from './published-ports.js';
 import { podSettingsFrom, SETTINGS_PREFIX } from '../runtime/sandbox-settings.js';
 import { loadPodTemplate } from '../runtime/pod-template.js';
 import type { PodTemplateSource } from '../runtime/workload.js';
@@ -79,19 +78,24 @@ export class Engine {
   readonly images = new Map<string, ImageRecord>();
   readonly events = new EventEmitter();
   private readonly changes = new EventEmitter();
-  private readonly servers = new Map<string, net.Server[]>();
   private stopWatch?: () => void;
   private readonly cluster: SandboxCluster;
   private readonly peeks: PeekPods;
-  private readonly portProxy: PortProxy;
+  private readonly ports: PortPublisher;
+  readonly files: ContainerFiles;
 
   constructor(private readonly opts: EngineOptions) {
     this.cluster = opts.cluster;
     this.peeks = new PeekPods({ cluster: opts.cluster, idleMs: PEEK_IDLE_MS, startTimeoutMs: opts.startTimeoutMs });
-    this.portProxy = new PortProxy({
-      mode: opts.portMode ?? 'forward',
-      forward: (pod, port) => opts.cluster.forward(pod, port),
-      log: (line) => process.stderr.write(`berth serve: ${line}\n`),
+    this.files = new ContainerFiles({ cluster: opts.cluster, peeks: this.peeks, isReaper: (c) => this.isReaper(c), peekSource: (c) => this.peekSource(c) });
+    this.ports = new PortPublisher({
+      publishAddress: opts.publishAddress,
+      proxy: new PortProxy({
+        mode: opts.portMode ?? 'forward',
+        forward: (pod, port) => opts.cluster.forward(pod, port),
+        log: (line) => process.stderr.write(`berth serve: ${line}\n`),
+      }),
+      target: (c) => this.portTarget(c),
     });
     this.changes.setMaxListeners(0);
     this.events.setMaxListeners(0);
@@ -179,7 +183,7 @@ export class Engine {
       if (s.status === 'exited') Object.assign(c, { exitCode: s.exitCode ?? 0, error: s.error ?? '', oomKilled: Boolean(s.oomKilled), finishedAt: s.finishedAt });
       this.containers.set(c.id, c);
       this.pull(c.image);
-      if (c.status === 'running') await this.openPorts(c).catch(() => undefined);
+      if (c.status === 'running') await this.ports.open(c).catch(() => undefined);
       count++;
     }
     return count;
@@ -223,7 +227,7 @@ export class Engine {
     c.oomKilled = Boolean(s.oomKilled);
     c.startedAt ??= s.startedAt;
     c.finishedAt = s.finishedAt ?? new Date().toISOString();
-    this.closePorts(c);
+    this.ports.close(c);
     this.emit('container', 'die', c, { exitCode: String(c.exitCode) });
     this.changed(c);
     if (c.body.HostConfig?.AutoRemove) void this.autoRemove(c);
@@ -478,7 +482,7 @@ export class Engine {
     c.podIP = undefined;
     await this.ensureAliasServices(c);
     await this.cluster.createPod(pod);
-    await this.openPorts(c);
+    await this.ports.open(c);
     const deadline = Date.now() + this.opts.startTimeoutMs;
     const status = (): string => c.status;
     while (status() === 'created' && c.podName === podName) {
@@ -491,7 +495,7 @@ export class Engine {
       const archives = [...c.copiedArchives, ...c.pendingArchives];
       c.copiedArchives = archives;
       c.pendingArchives = [];
-      for (const a of archives) await this.extract(c, a.path, a.tar);
+      for (const a of archives) await this.files.extractInPod(podName, a.path, a.tar);
       const r = await this.execCollect(c, ['/bin/sh', '-c', `: > ${READY_FILE}`]);
       if (r.exitCode !== 0) throw new DockerError(500, `could not release container ${c.name} after copying files: ${r.stderr}`);
     }
@@ -588,59 +592,12 @@ export class Engine {
     return [...keys].map((k) => parseInt(k, 10)).filter((p) => Number.isInteger(p) && p > 0);
   }
 
-  /** Every published port listens on this machine; each connection is its own way into the pod (port-proxy.ts). */
-  private async openPorts(c: ContainerRecord): Promise<void> {
-    this.closePorts(c);
-    const hc = c.body.HostConfig ?? {};
-    const wanted: Array<{ key: string; hostIp: string; hostPort: number }> = [];
-    for (const [key, bindings] of Object.entries(hc.PortBindings ?? {})) {
-      if (!key.endsWith('/tcp') && key.includes('/')) continue;
-      for (const b of bindings ?? [{}]) wanted.push({ key: key.includes('/') ? key : `${key}/tcp`, hostIp: b.HostIp ?? '', hostPort: Number(b.HostPort || 0) });
-    }
-    if (hc.PublishAllPorts) {
-      for (const key of Object.keys(c.body.ExposedPorts ?? {})) if (!wanted.some((w) => w.key === key) && key.endsWith('/tcp')) wanted.push({ key, hostIp: '', hostPort: 0 });
-    }
-    const servers: net.Server[] = [];
-    this.servers.set(c.id, servers);
-    for (const w of wanted) {
-      const containerPort = parseInt(w.key, 10);
-      const listenIp = w.hostIp && w.hostIp !== '0.0.0.0' ? w.hostIp : this.opts.publishAddress;
-      // Half-open: a client that ends its side still gets the pod's answer.
-      const server = net.createServer({ allowHalfOpen: true }, (socket) => void this.forwardConnection(c, containerPort, socket));
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', (err) => reject(new DockerError(500, `cannot publish port ${w.key} on ${listenIp}:${w.hostPort}: ${err.message}`)));
-        server.listen(w.hostPort, listenIp, () => resolve());
-      });
-      servers.push(server);
-      const port = (server.address() as net.AddressInfo).port;
-      if (!w.hostIp && listenIp === '127.0.0.1') {
-        // Clients connect to `localhost`, which may resolve to ::1 first: the same port there too.
-        const v6 = net.createServer({ allowHalfOpen: true }, (socket) => void this.forwardConnection(c, containerPort, socket));
-        await new Promise<void>((resolve) => {
-          v6.once('error', () => resolve());
-          v6.listen(port, '::1', () => resolve());
-        });
-        if (v6.listening) servers.push(v6);
-      }
-      c.ports.push({ key: w.key, containerPort, hostIp: listenIp, reportedIp: w.hostIp || '0.0.0.0', hostPort: port });
-    }
-  }
-
-  private closePorts(c: ContainerRecord): void {
-    for (const s of this.servers.get(c.id) ?? []) s.close();
-    this.servers.delete(c.id);
-    c.ports = [];
-  }
-
-  private forwardConnection(c: ContainerRecord, port: number, socket: net.Socket): Promise<void> {
-    // Asked on every attempt: a connection made while the container starts (or restarts) waits for its pod.
-    const target = async (): Promise<PortTarget> => {
-      const deadline = Date.now() + this.opts.startTimeoutMs;
-      while (c.status === 'created' && Date.now() < deadline) await this.nextChange(c, deadline - Date.now());
-      if (c.status !== 'running' || !c.podName) throw new PortTargetGone(`container ${c.name} is ${c.status}`);
-      return { podName: c.podName, podIP: c.podIP };
-    };
-    return this.portProxy.handle(socket, port, `container ${c.name}`, target);
+  /** Asked on every connection attempt: a connection made while the container starts (or restarts) waits for its pod. */
+  private async portTarget(c: ContainerRecord): Promise<PortTarget> {
+    const deadline = Date.now() + this.opts.startTimeoutMs;
+    while (c.status === 'created' && Date.now() < deadline) await this.nextChange(c, deadline - Date.now());
+    if (c.status !== 'running' || !c.podName) throw new PortTargetGone(`container ${c.name} is ${c.status}`);
+    return { podName: c.podName, podIP: c.podIP };
   }
 
   hostAliasesFor(c: ContainerRecord): Array<{ ip: string; hostnames: string[] }> {
@@ -746,7 +703,7 @@ export class Engine {
     if (c.status === 'removing') return;
     await this.reapers.get(c.id)?.finish(false);
     c.status = 'removing';
-    this.closePorts(c);
+    this.ports.close(c);
     await this.peeks.retire(c.id);
     if (c.podName && !(await this.keepIfFailed(c))) await this.cluster.deletePod(c.podName);
     await this.deleteAliasServices(c);
@@ -786,25 +743,7 @@ export class Engine {
 
   async execCollect(c: ContainerRecord, argv: string[], stdin?: Buffer[]): Promise<{ exitCode: number; stdout: string; stderr: string }> {
     if (!c.podName) throw conflict(`container ${c.name} is not running`);
-    return this.execInPod(c.podName, argv, stdin);
-  }
-
-  /** `stdin`: the pieces in order (written without joining them: archives are large). */
-  private async execInPod(pod: string, argv: string[], stdin?: Buffer[]): Promise<{ exitCode: number; stdout: string; stderr: string }> {
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    const stdout = new PassThrough().on('data', (b: Buffer) => out.push(b));
-    const stderr = new PassThrough().on('data', (b: Buffer) => err.push(b));
-    let input: Readable | undefined;
-    if (stdin) {
-      const s = new PassThrough();
-      for (const piece of stdin) s.write(piece);
-      s.end();
-      input = s;
-    }
-    const { done } = await this.cluster.exec(pod, SANDBOX_CONTAINER, argv, { stdin: input, stdout, stderr });
-    const r = await done;
-    return { exitCode: r.exitCode, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') };
+    return this.files.execInPod(c.podName, argv, stdin);
   }
 
   async execStream(c: ContainerRecord, argv: string[], io: { stdin?: Readable; stdout: Writable; stderr: Writable; tty?: boolean }): Promise<number> {
@@ -822,51 +761,10 @@ export class Engine {
     return this.cluster.attachStdin(pod, SANDBOX_CONTAINER, input, tty);
   }
 
-  // ---- archives ----
-
-  async extract(c: ContainerRecord, path: string, tar: Buffer): Promise<void> {
-    if (!c.podName) throw conflict(`container ${c.name} is not running`);
-    await this.extractInPod(c.podName, path, tar);
-  }
-
-  private async extractInPod(pod: string, path: string, tar: Buffer): Promise<void> {
-    if (tar.length === 0) return;
-    // Queued before start, the destination may not exist in the image yet: made like docker cp would.
-    const r = await this.execInPod(pod, ['/bin/sh', '-c', 'mkdir -p -- "$1" && exec tar -x -o -f - -C "$1"', 'berth-put', path], [tar, recordPadding(tar.length)]);
-    if (r.exitCode !== 0) throw new ArchiveError(`extracting into ${path} failed (tar exit ${r.exitCode}): ${r.stderr.trim()}`, /No such file|can't cd|cannot change/i.test(r.stderr) ? 404 : 500);
-  }
+  // ---- archives (container-files.ts) ----
 
   async putArchive(ref: string, path: string, tar: Buffer): Promise<void> {
-    const c = this.container(ref);
-    if (c.status === 'created' && !c.podName) {
-      c.pendingArchives.push({ path, tar });
-      await this.peeks.update(c.id, (pod) => this.extractInPod(pod, path, tar));
-      return;
-    }
-    if (c.status !== 'running') throw conflict(`container ${c.name} is ${c.status}: berth copies files into a running container or one not yet started`);
-    await this.extract(c, path, tar);
-    c.copiedArchives.push({ path, tar });
-  }
-
-  /**
-   * Runs `read` against the pod holding the container's files: its own pod while it runs, a peek pod
-   * (see peek.ts) while it was created and never started. An exited container has nothing to read:
-   * in Kubernetes its filesystem went with its process.
-   */
-  private async withFiles<T>(c: ContainerRecord, read: (pod: string) => Promise<T>): Promise<T> {
-    if (c.status === 'running' && c.podName && !this.isReaper(c)) return read(c.podName);
-    if (c.status === 'created' && !c.podName && !this.isReaper(c)) {
-      const lease = await this.peeks.acquire(c.id, this.peekSource(c));
-      try {
-        return await read(lease.pod);
-      } finally {
-        lease.release();
-      }
-    }
-    if (c.status === 'exited') {
-      throw conflict(`container ${c.name} has exited: berth cannot read its files, as a pod's filesystem is gone with its process (read them while it runs, or keep them in a named volume)`);
-    }
-    throw conflict(`container ${c.name} is ${c.status === 'created' ? 'starting' : c.status}: berth reads files of a running container or of one not yet started`);
+    await this.files.put(this.container(ref), path, tar);
   }
 
   private peekSource(c: ContainerRecord): PeekSource {
@@ -899,70 +797,9 @@ export class Engine {
         return pod;
       },
       fill: async (podName) => {
-        for (const a of [...c.copiedArchives, ...c.pendingArchives]) await this.extractInPod(podName, a.path, a.tar);
+        for (const a of [...c.copiedArchives, ...c.pendingArchives]) await this.files.extractInPod(podName, a.path, a.tar);
       },
     };
-  }
-
-  async statPath(c: ContainerRecord, path: string): Promise<PathStat> {
-    const notThere = (): DockerError => notFound(`Could not find the file ${path} in container ${c.name}`);
-    try {
-      return await this.withFiles(c, async (pod) => {
-        const r = await this.execInPod(pod, statArgv(path));
-        const st = r.exitCode === 0 ? parseStatLines(r.stdout, path) : undefined;
-        if (!st) throw notThere();
-        return st;
-      });
-    } catch (err) {
-      // `docker cp file c:/dst` asks HEAD first and copies on 404: copying into a created container of an
-      // image without sleep must keep working, so a peek pod that cannot run answers as before.
-      if (err instanceof PeekFailed) throw notThere();
-      throw err;
-    }
-  }
-
-  /**
-   * GET archive in one exec: `open(stat)` is called once the stat is known and returns where the tar goes;
-   * 404 (before anything is written) when the path does not exist.
-   */
-  async readArchive(c: ContainerRecord, path: string, open: (st: PathStat) => Writable): Promise<void> {
-    await this.withFiles(c, async (pod) => {
-      let errText = '';
-      let out: Writable | undefined;
-      let held: Buffer[] = [];
-      const stderr = new Writable({
-        write(chunk: Buffer, _enc, cb) {
-          errText = (errText + chunk.toString('utf8')).slice(-65536);
-          if (!out) {
-            const st = parseStatLines(errText, path);
-            if (st) {
-              out = open(st);
-              for (const b of held) out.write(b);
-              held = [];
-            }
-          }
-          cb();
-        },
-      });
-      // The stat lines were written before tar started; should stdout still overtake them, it waits here.
-      const stdout = new Writable({
-        write(chunk: Buffer, _enc, cb) {
-          if (!out) {
-            held.push(chunk);
-            return cb();
-          }
-          if (out.write(chunk)) cb();
-          else out.once('drain', () => cb());
-        },
-      });
-      const { done } = await this.cluster.exec(pod, SANDBOX_CONTAINER, tarArgv(path), { stdout, stderr });
-      const { exitCode } = await done;
-      if (!out) {
-        if (exitCode !== 0) throw notFound(`Could not find the file ${path} in container ${c.name}`);
-        throw new DockerError(500, `reading ${path} in container ${c.name} failed: ${errText.trim() || 'no stat from the container'}`);
-      }
-      if (exitCode !== 0) process.stderr.write(`berth serve: tar of ${path} in ${c.name} exited ${exitCode}: ${errText.replace(/^berth-(stat|link) .*\n/gm, '').trim()}\n`);
-    });
   }
 
   // ---- networks ----
@@ -1045,7 +882,7 @@ export class Engine {
     await this.peeks.retireAll();
     for (const r of this.reapers.values()) await r.finish(false);
     for (const c of this.containers.values()) {
-      this.closePorts(c);
+      this.ports.close(c);
       await this.keepIfFailed(c).catch(() => false);
     }
     await this.pruneCluster();

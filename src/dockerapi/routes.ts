@@ -284,13 +284,13 @@ export function dockerRoutes(engine: Engine): Router {
   // ---- archives ----
   r.add('HEAD', '/containers/{id}/archive', async (call, [id]) => {
     const c = engine.container(id);
-    const st = await engine.statPath(c, requirePath(call));
+    const st = await engine.files.stat(c, requirePath(call));
     call.send(200, undefined, { 'X-Docker-Container-Path-Stat': statHeader(st) });
   });
   r.add('GET', '/containers/{id}/archive', async (call, [id]) => {
     const c = engine.container(id);
     let out: Writable | undefined;
-    await engine.readArchive(c, requirePath(call), (st) => (out = call.startChunked('application/x-tar', 200, { 'X-Docker-Container-Path-Stat': statHeader(st) })));
+    await engine.files.read(c, requirePath(call), (st) => (out = call.startChunked('application/x-tar', 200, { 'X-Docker-Container-Path-Stat': statHeader(st) })));
     out?.end();
   });
   r.add('PUT', '/containers/{id}/archive', async (call, [id]) => {

@@ -1,0 +1,145 @@
+/**
+ * A Docker container's files, moved through exec in its pod: tar in (PUT archive, also queued for a
+ * container not yet started), tar out and stat (GET/HEAD archive, in one exec). A container that was
+ * created and never started is read through a peek pod of its image (peek.ts).
+ */
+import { PassThrough, Writable, type Readable } from 'node:stream';
+import { ArchiveError, recordPadding } from '../runtime/files.js';
+import { SANDBOX_CONTAINER } from '../runtime/sandbox-plan.js';
+import type { SandboxCluster } from '../runtime/sandbox.js';
+import { parseStatLines, statArgv, tarArgv, type PathStat } from './archive-exec.js';
+import { DockerError, conflict, notFound } from './http.js';
+import type { ContainerRecord } from './model.js';
+import { PeekFailed, type PeekPods, type PeekSource } from './peek.js';
+
+export interface ContainerFilesDeps {
+  cluster: SandboxCluster;
+  peeks: PeekPods;
+  isReaper(c: ContainerRecord): boolean;
+  peekSource(c: ContainerRecord): PeekSource;
+}
+
+export class ContainerFiles {
+  constructor(private readonly deps: ContainerFilesDeps) {}
+
+  /** `stdin`: the pieces in order (written without joining them: archives are large). */
+  async execInPod(pod: string, argv: string[], stdin?: Buffer[]): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    const stdout = new PassThrough().on('data', (b: Buffer) => out.push(b));
+    const stderr = new PassThrough().on('data', (b: Buffer) => err.push(b));
+    let input: Readable | undefined;
+    if (stdin) {
+      const s = new PassThrough();
+      for (const piece of stdin) s.write(piece);
+      s.end();
+      input = s;
+    }
+    const { done } = await this.deps.cluster.exec(pod, SANDBOX_CONTAINER, argv, { stdin: input, stdout, stderr });
+    const r = await done;
+    return { exitCode: r.exitCode, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') };
+  }
+
+  /** Unpacks `tar` at `path` in the pod, making the folder first (copies queued before start may name one the image lacks). */
+  async extractInPod(pod: string, path: string, tar: Buffer): Promise<void> {
+    if (tar.length === 0) return;
+    // Queued before start, the destination may not exist in the image yet: made like docker cp would.
+    const r = await this.execInPod(pod, ['/bin/sh', '-c', 'mkdir -p -- "$1" && exec tar -x -o -f - -C "$1"', 'berth-put', path], [tar, recordPadding(tar.length)]);
+    if (r.exitCode !== 0) throw new ArchiveError(`extracting into ${path} failed (tar exit ${r.exitCode}): ${r.stderr.trim()}`, /No such file|can't cd|cannot change/i.test(r.stderr) ? 404 : 500);
+  }
+
+  /** PUT archive: into the running container, or queued for the start of one never started (and into its peek pod). */
+  async put(c: ContainerRecord, path: string, tar: Buffer): Promise<void> {
+    if (c.status === 'created' && !c.podName) {
+      c.pendingArchives.push({ path, tar });
+      await this.deps.peeks.update(c.id, (pod) => this.extractInPod(pod, path, tar));
+      return;
+    }
+    if (c.status !== 'running') throw conflict(`container ${c.name} is ${c.status}: berth copies files into a running container or one not yet started`);
+    await this.extractInPod(c.podName!, path, tar);
+    c.copiedArchives.push({ path, tar });
+  }
+
+  /**
+   * Runs `read` against the pod holding the container's files: its own pod while it runs, a peek pod
+   * (see peek.ts) while it was created and never started. An exited container has nothing to read:
+   * in Kubernetes its filesystem went with its process.
+   */
+  private async withFiles<T>(c: ContainerRecord, read: (pod: string) => Promise<T>): Promise<T> {
+    if (c.status === 'running' && c.podName && !this.deps.isReaper(c)) return read(c.podName);
+    if (c.status === 'created' && !c.podName && !this.deps.isReaper(c)) {
+      const lease = await this.deps.peeks.acquire(c.id, this.deps.peekSource(c));
+      try {
+        return await read(lease.pod);
+      } finally {
+        lease.release();
+      }
+    }
+    if (c.status === 'exited') {
+      throw conflict(`container ${c.name} has exited: berth cannot read its files, as a pod's filesystem is gone with its process (read them while it runs, or keep them in a named volume)`);
+    }
+    throw conflict(`container ${c.name} is ${c.status === 'created' ? 'starting' : c.status}: berth reads files of a running container or of one not yet started`);
+  }
+
+  /** HEAD archive. */
+  async stat(c: ContainerRecord, path: string): Promise<PathStat> {
+    const notThere = (): DockerError => notFound(`Could not find the file ${path} in container ${c.name}`);
+    try {
+      return await this.withFiles(c, async (pod) => {
+        const r = await this.execInPod(pod, statArgv(path));
+        const st = r.exitCode === 0 ? parseStatLines(r.stdout, path) : undefined;
+        if (!st) throw notThere();
+        return st;
+      });
+    } catch (err) {
+      // `docker cp file c:/dst` asks HEAD first and copies on 404: copying into a created container of an
+      // image without sleep must keep working, so a peek pod that cannot run answers as before.
+      if (err instanceof PeekFailed) throw notThere();
+      throw err;
+    }
+  }
+
+  /**
+   * GET archive in one exec: `open(stat)` is called once the stat is known and returns where the tar goes;
+   * 404 (before anything is written) when the path does not exist.
+   */
+  async read(c: ContainerRecord, path: string, open: (st: PathStat) => Writable): Promise<void> {
+    await this.withFiles(c, async (pod) => {
+      let errText = '';
+      let out: Writable | undefined;
+      let held: Buffer[] = [];
+      const stderr = new Writable({
+        write(chunk: Buffer, _enc, cb) {
+          errText = (errText + chunk.toString('utf8')).slice(-65536);
+          if (!out) {
+            const st = parseStatLines(errText, path);
+            if (st) {
+              out = open(st);
+              for (const b of held) out.write(b);
+              held = [];
+            }
+          }
+          cb();
+        },
+      });
+      // The stat lines were written before tar started; should stdout still overtake them, it waits here.
+      const stdout = new Writable({
+        write(chunk: Buffer, _enc, cb) {
+          if (!out) {
+            held.push(chunk);
+            return cb();
+          }
+          if (out.write(chunk)) cb();
+          else out.once('drain', () => cb());
+        },
+      });
+      const { done } = await this.deps.cluster.exec(pod, SANDBOX_CONTAINER, tarArgv(path), { stdout, stderr });
+      const { exitCode } = await done;
+      if (!out) {
+        if (exitCode !== 0) throw notFound(`Could not find the file ${path} in container ${c.name}`);
+        throw new DockerError(500, `reading ${path} in container ${c.name} failed: ${errText.trim() || 'no stat from the container'}`);
+      }
+      if (exitCode !== 0) process.stderr.write(`berth serve: tar of ${path} in ${c.name} exited ${exitCode}: ${errText.replace(/^berth-(stat|link) .*\n/gm, '').trim()}\n`);
+    });
+  }
+}
