@@ -1,8 +1,8 @@
 // berth serve restarted with the same --instance takes its containers over from the pods' annotations;
-// --prune-start instead deletes what a crashed predecessor left.
+// --prune-start instead deletes what a crashed predecessor left, and so does `berth gc`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BUSYBOX, freshNamespace } from '../harness/cluster.js';
+import { berthCli, BUSYBOX, freshNamespace, kubeconfigPath, kubectlOk, runCommand } from '../harness/cluster.js';
 import { berthLeftovers, type DockerEngine, dropNamespace, startBerth } from './serve-env.js';
 
 test('a crashed berth serve is taken over by the next one, or pruned with --prune-start', async () => {
@@ -38,5 +38,39 @@ test('a crashed berth serve is taken over by the next one, or pruned with --prun
     const left = await berthLeftovers(namespace, instance);
     await dropNamespace(namespace);
     assert.deepEqual(left, []);
+  }
+});
+
+test('berth gc removes what a killed berth serve left: pods, alias Services, volume claims and its Lease', async () => {
+  const namespace = await freshNamespace('serve-gc');
+  const instance = `gc${process.pid}`;
+  const engine = await startBerth(namespace, instance, { extra: ['--lock'] });
+  try {
+    for (const args of [
+      ['pull', BUSYBOX],
+      ['network', 'create', 'gcnet'],
+      ['volume', 'create', 'gcvol'],
+      ['run', '-d', '--network', 'gcnet', '--network-alias', 'gcdb', '-v', 'gcvol:/data', BUSYBOX, 'sleep', '600'],
+    ]) {
+      const r = await engine.docker(args);
+      assert.equal(r.code, 0, `docker ${args.join(' ')}: ${r.stderr}`);
+    }
+  } finally {
+    await engine.crash();
+  }
+  const kinds = async (): Promise<string[]> =>
+    (await kubectlOk(['-n', namespace, 'get', 'pods,services,persistentvolumeclaims,leases', '-l', `berth.dev/owner=${instance}`, '-o', 'name'])).split('\n').filter(Boolean).map((n) => n.split('/')[0]).sort();
+  try {
+    assert.deepEqual([...new Set(await kinds())], ['lease.coordination.k8s.io', 'persistentvolumeclaim', 'pod', 'service']);
+    const gc = (extra: string[]) => runCommand(process.execPath, [berthCli, 'gc', '--kubeconfig', kubeconfigPath(), '-n', namespace, ...extra]);
+    const early = await gc([]);
+    assert.equal(early.code, 0, early.stderr);
+    assert.match(early.stdout, /nothing expired/, 'nothing of a fresh crash has expired yet');
+    const all = await gc(['--all']);
+    assert.equal(all.code, 0, all.stderr);
+    for (const kind of ['Pod/', 'Service/', 'PersistentVolumeClaim/', 'Lease/']) assert.ok(all.stdout.includes(kind), `gc --all deleted a ${kind}: ${all.stdout}`);
+    assert.deepEqual(await kinds(), []);
+  } finally {
+    await dropNamespace(namespace);
   }
 });
