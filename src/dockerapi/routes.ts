@@ -5,6 +5,7 @@
 import os from 'node:os';
 import type { IncomingMessage } from 'node:http';
 import { PassThrough, type Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { ArchiveError, readLimited, sanitizeArchive, goFileMode, DEFAULT_MAX_ARCHIVE_BYTES } from '../runtime/files.js';
 import { SandboxPlanError } from '../runtime/sandbox-plan.js';
 import { layPodTemplate, PodTemplateError } from '../runtime/pod-template.js';
@@ -587,14 +588,10 @@ async function streamLogs(engine: Engine, c: ContainerRecord, out: Writable, o: 
           res = await engine_openLog(engine, c, { follow: o.follow && c.status === 'running', tailLines, timestamps: o.timestamps, sinceTime: since });
         }
         streams.push(res);
-        const writer = framedWriter(out, id, tty);
-        await new Promise<void>((resolve) => {
-          res.on('data', (b: Buffer) => writer.write(b));
-          res.on('end', resolve);
-          res.on('error', () => resolve());
-          res.on('close', resolve);
-          void o.closed.then(() => res.destroy());
-        });
+        void o.closed.then(() => res.destroy());
+        // Done when the last frame is written, not when the cluster's stream ends: a slow client still
+        // holds frames in the writer then, and the response must not end before them.
+        await pipeline(res, framedWriter(out, id, tty)).catch(() => undefined);
       }),
     ).catch(() => undefined);
   } finally {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BUSYBOX, freshNamespace } from '../harness/cluster.js';
+import { BUSYBOX, freshNamespace, runCommand } from '../harness/cluster.js';
 import { bindServeRole, type DockerEngine, startBerth, startPodman, stopAndCheckLeftovers } from './serve-env.js';
 
 const prefix = `bs${process.pid}`;
@@ -70,6 +70,14 @@ for (const kind of ['podman', 'berth'] as const) {
       assert.equal((await ok(['wait', id])).trim(), '4');
       const state = await ok(['inspect', '-f', '{{.State.Status}} {{.State.Running}} {{.State.ExitCode}}', id]);
       assert.equal(state.trim(), 'exited false 4');
+    });
+
+    test('logs of 4 MiB arrive whole to a reader slower than the engine', async () => {
+      const id = (await ok(['run', '-d', '--name', name('big'), BUSYBOX, 'sh', '-c', "head -c 4194304 /dev/zero | tr '\\0' x; echo; echo done >&2"])).trim();
+      assert.equal((await ok(['wait', id])).trim(), '0');
+      // The reader starts a second late, so the engine meets a full pipe (backpressure) the whole way.
+      const r = await runCommand('sh', ['-c', `docker logs ${id} 2>/dev/null | (sleep 1; wc -c)`], { env: { ...process.env, DOCKER_HOST: engine.dockerHost } });
+      assert.equal(r.stdout.trim(), String(4194304 + 1));
     });
 
     test('run -i feeds stdin to the process', async () => {
