@@ -48,12 +48,12 @@ function camel(flag: string): string {
 export function serveCommand(): Command {
   const cmd = new Command('serve')
     .description('serve a Docker Engine API (docker CLI, testcontainers, dockerode) whose containers run as pods')
-    .option('-H, --host <listener...>', 'listen on unix:///path or tcp://host:port (repeatable)', [])
+    .option('-H, --host <listener...>', 'listen on unix:///path or tcp://host:port, repeatable (default: unix:///var/run/berth.sock and tcp://127.0.0.1:2475)')
     .option('--kubeconfig <file>', 'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)')
     .option('--context <name>', 'kubeconfig context')
     .option('-n, --namespace <ns>', "namespace (default: the context's)")
     .option('--instance <id>', 'owner label of everything this berth creates (default: random)')
-    .option('--token <token>', 'require `Authorization: Bearer <token>` (needed for non-loopback TCP)')
+    .option('--token <token>', 'require `Authorization: Bearer <token>` (a non-loopback tcp listener needs this or --tlsverify)')
     .option('--tls', 'tcp listeners speak TLS (--tlscert, --tlskey); clients are not verified')
     .option('--tlsverify', 'TLS and require client certificates signed by --tlscacert (implies --tls)')
     .option('--tlscacert <file>', 'CA that signs client certificates (default: ca.pem in $DOCKER_CERT_PATH or ~/.docker)')
@@ -81,7 +81,7 @@ export function serveCommand(): Command {
       podSettingsFrom(podDefaults); // a bad flag stops here, not at the first container
       const keepFailedMinutes = Number(o.keepFailed);
       if (!Number.isFinite(keepFailedMinutes) || keepFailedMinutes < 0) throw new Error(`--keep-failed ${o.keepFailed}: give minutes (0 or more)`);
-      const hosts: string[] = o.host.length ? o.host : ['unix:///var/run/berth.sock', 'tcp://127.0.0.1:2475'];
+      const hosts: string[] = o.host?.length ? o.host : ['unix:///var/run/berth.sock', 'tcp://127.0.0.1:2475'];
       const tls = loadListenerTls(o);
       const listeners = hosts.map((h) => parseListener(h, { tls: Boolean(tls) }));
       checkListenerSecurity(listeners, { tls, token: o.token });
