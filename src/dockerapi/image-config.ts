@@ -160,6 +160,7 @@ export class ImageConfigSource {
   lookUp(ref: string, fresh = false): Promise<ImageLookup> {
     const cached = this.cache.get(ref);
     if (cached && !fresh) return cached;
+    if (isLocalImage(ref)) return Promise.resolve({ reason: 'localhost/ without a port names an image built on the node (podman); no registry holds it' });
     const lookup = readImageInfo(ref, this.opts).then(
       (info): ImageLookup => {
         this.reported.delete(ref);
@@ -175,5 +176,14 @@ export class ImageConfigSource {
     );
     this.cache.set(ref, lookup);
     return lookup;
+  }
+}
+
+/** podman names images it built `localhost/...`; a real registry on localhost always has a port here. */
+export function isLocalImage(ref: string): boolean {
+  try {
+    return parseImageReference(ref).domain === 'localhost';
+  } catch {
+    return false;
   }
 }

@@ -2,7 +2,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DOCKER_MANIFEST, OCI_INDEX, OCI_MANIFEST, ImageConfigSource, parseManifest, readImageInfo, selectPlatformManifest } from '../../../src/dockerapi/image-config.js';
+import { DOCKER_MANIFEST, OCI_INDEX, OCI_MANIFEST, ImageConfigSource, isLocalImage, parseManifest, readImageInfo, selectPlatformManifest } from '../../../src/dockerapi/image-config.js';
 import { mergeImageConfig, podUser } from '../../../src/dockerapi/image-merge.js';
 import { inspectImage } from '../../../src/dockerapi/image-view.js';
 import { parseBearerChallenge, registryBaseUrl, sha256Digest } from '../../../src/registry/distribution.js';
@@ -219,4 +219,15 @@ test('an unreachable registry fails fast with the cause', async () => {
   const t0 = Date.now();
   await assert.rejects(readImageInfo(`127.0.0.1:${port}/x/y:1`), /ECONNREFUSED/);
   assert.ok(Date.now() - t0 < 2000);
+});
+
+test("podman's local images (localhost/ without a port) are not looked up, and say so without a log line", async () => {
+  const lines: string[] = [];
+  const source = new ImageConfigSource({ log: (l) => lines.push(l), platform: { os: 'linux', architecture: 'amd64' } });
+  const found = await source.lookUp('localhost/berth/busybox:1');
+  assert.ok('reason' in found && /built on the node/.test(found.reason));
+  assert.deepEqual(lines, []);
+  assert.equal(isLocalImage('localhost/berth/busybox:1'), true);
+  assert.equal(isLocalImage('localhost:5000/berth/busybox:1'), false);
+  assert.equal(isLocalImage('busybox'), false);
 });
