@@ -6,6 +6,7 @@ import { evalFunction } from '../krm/eval.js';
 import { FunctionFailure } from '../krm/invoke.js';
 import { renderPackage } from '../krm/render.js';
 import { serializeResourceList } from '../krm/resource-list.js';
+import { parseKeyValueFlags, type ResourceSelector, type Selection } from '../krm/selection.js';
 import { addCatalogOptions, catalogSetFrom, type CatalogFlags } from './catalog.js';
 
 interface FnFlags extends CatalogFlags {
@@ -14,7 +15,13 @@ interface FnFlags extends CatalogFlags {
   explain?: boolean;
   output?: string;
   preferExec?: boolean;
+  resultsDir?: string;
 }
+
+/** kpt's eval selection flags: --match-X and --exclude-X for each selector field. */
+type SelectionFlags = { [K in `${'match' | 'exclude'}${'ApiVersion' | 'Kind' | 'Name' | 'Namespace'}`]?: string } & {
+  [K in `${'match' | 'exclude'}${'Labels' | 'Annotations'}`]?: string[];
+};
 
 const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
 
@@ -32,7 +39,38 @@ function fnOptions(cmd: Command): Command {
     .option('--allow-network', 'let functions that require network have it')
     .option('--mount <spec>', 'type=bind,src=DIR,dst=PATH: storage for functions that require it; repeatable', collect)
     .option('--explain', 'print every catalog match for each function config, in resolution order')
-    .option('--prefer-exec', 'use a catalog\'s exec provider when it also has a container');
+    .option('--prefer-exec', 'use a catalog\'s exec provider when it also has a container')
+    .option('--results-dir <dir>', 'write the structured results of every function run to DIR/results.yaml (kpt\'s FunctionResultList)');
+}
+
+function selectionOptions(cmd: Command): Command {
+  for (const [verb, what] of [['match', 'select'], ['exclude', 'exclude']] as const) {
+    cmd
+      .option(`--${verb}-api-version <apiVersion>`, `${what} resources with this apiVersion`)
+      .option(`--${verb}-kind <kind>`, `${what} resources of this kind`)
+      .option(`--${verb}-name <name>`, `${what} resources with this name`)
+      .option(`--${verb}-namespace <namespace>`, `${what} resources in this namespace`)
+      .option(`--${verb}-labels <key=value>`, `${what} resources with this label; repeatable`, collect)
+      .option(`--${verb}-annotations <key=value>`, `${what} resources with this annotation; repeatable`, collect);
+  }
+  return cmd;
+}
+
+/** The flags as one selector and one exclusion: within each, every given flag must match. */
+export function selectionFromFlags(o: SelectionFlags): Selection {
+  const one = (verb: 'match' | 'exclude'): ResourceSelector[] => {
+    const s: ResourceSelector = {
+      apiVersion: o[`${verb}ApiVersion`],
+      kind: o[`${verb}Kind`],
+      name: o[`${verb}Name`],
+      namespace: o[`${verb}Namespace`],
+      labels: parseKeyValueFlags(`--${verb}-labels`, o[`${verb}Labels`]),
+      annotations: parseKeyValueFlags(`--${verb}-annotations`, o[`${verb}Annotations`]),
+    };
+    const given = Object.fromEntries(Object.entries(s).filter(([, v]) => v !== undefined && v !== '')) as ResourceSelector;
+    return Object.keys(given).length ? [given] : [];
+  };
+  return { selectors: one('match'), exclusions: one('exclude') };
 }
 
 /** what eval and render pass alike to the function runner */
@@ -45,6 +83,7 @@ function runnerOptions(o: FnFlags) {
     caFile: o.caFile,
     explain: o.explain ? process.stderr : undefined,
     report: process.stderr,
+    resultsDir: o.resultsDir,
   };
 }
 
@@ -60,7 +99,7 @@ async function guarded(work: () => Promise<void>): Promise<void> {
 export function fnCommand(): Command {
   const cmd = new Command('fn').description('run KRM functions: containers as pods, catalog executables after sha256 verification');
 
-  fnOptions(
+  selectionOptions(fnOptions(
     cmd
       .command('eval')
       .description('run one function over a package folder (written back) or a ResourceList on stdin (-)')
@@ -70,7 +109,7 @@ export function fnCommand(): Command {
       .option('--exec <path>', 'local executable of the function')
       .option('--fn-config <file>', 'function config; without --image/--exec its kind is resolved through trusted catalogs')
       .option('-o, --output <where>', '"stdout" prints a ResourceList instead of writing the folder'),
-  ).action((dir: string, keyValues: string[], o: FnFlags & { image?: string; exec?: string; fnConfig?: string }) =>
+  )).action((dir: string, keyValues: string[], o: FnFlags & SelectionFlags & { image?: string; exec?: string; fnConfig?: string }) =>
     guarded(async () => {
       if (o.output && o.output !== 'stdout') throw new Error('--output takes only "stdout"');
       const catalogs = await catalogSetFrom(o, dir === '-' ? undefined : dir);
@@ -82,6 +121,7 @@ export function fnCommand(): Command {
         fnConfigFile: o.fnConfig,
         keyValues,
         output: o.output as 'stdout' | undefined,
+        selection: selectionFromFlags(o),
         stdin: process.stdin,
         stdout: process.stdout,
       });

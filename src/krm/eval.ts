@@ -2,7 +2,8 @@
  * `berth fn eval`: one function over a package folder (written back in place, or printed) or over a
  * ResourceList on stdin (printed), as `kpt fn eval` does. The function config is a file
  * (`--fn-config`), or a ConfigMap from `key=value` arguments; without --image/--exec the config's
- * apiVersion/kind is resolved through the trusted catalogs.
+ * apiVersion/kind is resolved through the trusted catalogs. `selection` (the --match-* / --exclude-*
+ * flags) narrows what the function sees; `resultsDir` writes kpt's results.yaml.
  */
 import { readFileSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
@@ -11,6 +12,8 @@ import { invokeFunction } from './invoke.js';
 import { applyWrite, PackageError, planWrite, readPackage, type KrmObject } from './package.js';
 import { providerForConfig, type ProviderOptions } from './providers.js';
 import { configMapFrom, parseResourceList, serializeResourceList } from './resource-list.js';
+import { withResultsDir, type FunctionRunRecord } from './results.js';
+import { mergeSelectionOutput, selectionActive, selectResources, tagSelected, type Selection } from './selection.js';
 import type { FunctionProvider, RunnerOptions } from './runner.js';
 
 export interface EvalOptions extends ProviderOptions {
@@ -25,6 +28,9 @@ export interface EvalOptions extends ProviderOptions {
   stdin: Readable;
   stdout: Writable;
   runner?: RunnerOptions;
+  /** One selector and one exclusion, as the flags give them; absent or empty: every resource. */
+  selection?: Selection;
+  resultsDir?: string;
 }
 
 export function configFromArgs(keyValues: string[]): KrmObject {
@@ -49,6 +55,18 @@ function loadConfigFile(file: string): KrmObject {
 }
 
 export async function evalFunction(target: string, opts: EvalOptions): Promise<void> {
+  return withResultsDir(opts.resultsDir, opts.report, (records) => evalWith(target, opts, records));
+}
+
+/** The function over the selected items (all when nothing is selected), merged back into all of them. */
+async function runSelected(provider: FunctionProvider, items: KrmObject[], config: KrmObject | undefined, opts: EvalOptions, records: FunctionRunRecord[]): Promise<KrmObject[]> {
+  const selection = opts.selection;
+  const selected = selectionActive(selection) ? selectResources(items, selection) : undefined;
+  const out = await invokeFunction(provider, selected ? tagSelected(items, selected) : items, config, opts.report, opts.runner, { records, selectedCount: selected?.length });
+  return selected ? mergeSelectionOutput(items, selected, out.items) : out.items;
+}
+
+async function evalWith(target: string, opts: EvalOptions, records: FunctionRunRecord[]): Promise<void> {
   if (opts.fnConfigFile && opts.keyValues?.length) throw new PackageError('give the function config either with --fn-config or as key=value arguments, not both');
   const config = opts.fnConfigFile ? loadConfigFile(opts.fnConfigFile) : opts.keyValues?.length ? configFromArgs(opts.keyValues) : undefined;
   let provider: FunctionProvider;
@@ -61,15 +79,14 @@ export async function evalFunction(target: string, opts: EvalOptions): Promise<v
     const chunks: Buffer[] = [];
     for await (const c of opts.stdin) chunks.push(typeof c === 'string' ? Buffer.from(c) : (c as Buffer));
     const input = parseResourceList(Buffer.concat(chunks).toString('utf8'));
-    const out = await invokeFunction(provider, input.items, config ?? input.functionConfig, opts.report, opts.runner);
-    opts.stdout.write(serializeResourceList(out.items));
+    opts.stdout.write(serializeResourceList(await runSelected(provider, input.items, config ?? input.functionConfig, opts, records)));
     return;
   }
   const pkg = readPackage(target);
-  const out = await invokeFunction(provider, pkg.items, config, opts.report, opts.runner);
+  const items = await runSelected(provider, pkg.items, config, opts, records);
   if (opts.output === 'stdout') {
-    opts.stdout.write(serializeResourceList(out.items));
+    opts.stdout.write(serializeResourceList(items));
     return;
   }
-  applyWrite(target, planWrite(pkg, out.items));
+  applyWrite(target, planWrite(pkg, items));
 }

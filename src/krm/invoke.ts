@@ -5,6 +5,7 @@
 import type { Writable } from 'node:stream';
 import type { KrmObject } from './package.js';
 import { formatResult, parseResourceList, serializeResourceList, type KrmResult } from './resource-list.js';
+import type { FunctionRunRecord } from './results.js';
 import { describeProvider, runFunction, type FunctionProvider, type RunnerOptions } from './runner.js';
 
 export class FunctionFailure extends Error {
@@ -22,9 +23,16 @@ export interface StepOutput {
   results: KrmResult[];
 }
 
-export async function invokeFunction(provider: FunctionProvider, items: KrmObject[], functionConfig: KrmObject | undefined, report: Writable, opts: RunnerOptions = {}): Promise<StepOutput> {
+export interface StepOptions {
+  /** Set when the function got a selection: the report then says on how many resources it ran, as kpt does. */
+  selectedCount?: number;
+  /** Every run is recorded here, passed or failed, for --results-dir. */
+  records?: FunctionRunRecord[];
+}
+
+export async function invokeFunction(provider: FunctionProvider, items: KrmObject[], functionConfig: KrmObject | undefined, report: Writable, opts: RunnerOptions = {}, step: StepOptions = {}): Promise<StepOutput> {
   const name = describeProvider(provider);
-  report.write(`[RUNNING] "${name}"\n`);
+  report.write(`[RUNNING] "${name}"${step.selectedCount !== undefined ? ` on ${step.selectedCount} resource(s)` : ''}\n`);
   const started = Date.now();
   const out = await runFunction(provider, serializeResourceList(items, functionConfig), { ...opts, stderr: undefined });
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
@@ -33,13 +41,15 @@ export async function invokeFunction(provider: FunctionProvider, items: KrmObjec
     list = parseResourceList(out.stdout);
   } catch (err) {
     if (out.exitCode === 0) {
+      step.records?.push({ ...recordedName(provider), stderr: out.stderr || undefined, exitCode: 1 });
       report.write(`[FAIL] "${name}" in ${seconds}s\n`);
       throw new FunctionFailure(`function ${name}: ${(err as Error).message}`, 1);
     }
     list = { items: [], results: [] };
   }
   const results = list.results ?? [];
-  const failed = out.exitCode !== 0 || results.some((r) => r.severity === 'error');
+  const failed = out.exitCode !== 0 || results.some((r) => (r.severity ?? 'error') === 'error');
+  step.records?.push({ ...recordedName(provider), stderr: out.stderr || undefined, exitCode: out.exitCode, results });
   report.write(`[${failed ? 'FAIL' : 'PASS'}] "${name}" in ${seconds}s\n`);
   for (const r of results) report.write(`  ${formatResult(r)}\n`);
   if (out.stderr.trim()) report.write(`  Stderr:\n${out.stderr.trimEnd().split('\n').map((l) => `    "${l}"`).join('\n')}\n`);
@@ -48,4 +58,9 @@ export async function invokeFunction(provider: FunctionProvider, items: KrmObjec
     throw new FunctionFailure(`function ${name} failed${out.exitCode !== 0 ? ` with exit code ${out.exitCode}` : ' (error results)'}`, out.exitCode || 1);
   }
   return { items: list.items, results };
+}
+
+/** How kpt names the function in results.yaml: the image, or the exec command line as given. */
+function recordedName(p: FunctionProvider): { image: string } | { exec: string } {
+  return p.kind === 'container' ? { image: p.image } : { exec: [p.path, ...(p.args ?? [])].join(' ') };
 }

@@ -3,7 +3,8 @@
  * does), each seeing its own resources and those of the packages below it. Mutators change resources,
  * validators only report. A pipeline entry names an `image` or `exec`, or, new, only a config
  * (`configPath`) whose apiVersion/kind a trusted catalog resolves. The package is written once, at
- * the end, and only if every step passed.
+ * the end, and only if every step passed. An entry's `selectors`/`exclude` narrow what its function
+ * sees (see selection.ts); `resultsDir` writes kpt's results.yaml, passed or failed.
  */
 import path from 'node:path';
 import type { Writable } from 'node:stream';
@@ -11,6 +12,8 @@ import { invokeFunction } from './invoke.js';
 import { applyWrite, defaultPath, itemPath, PackageError, planWrite, readPackage, ANN_PATH, ANN_LEGACY_PATH, type KrmObject } from './package.js';
 import { providerForConfig, type ProviderOptions } from './providers.js';
 import { configMapFrom, type KrmResult } from './resource-list.js';
+import { withResultsDir, type FunctionRunRecord } from './results.js';
+import { mergeSelectionOutput, parseSelectorList, selectionActive, selectResources, tagSelected, type ResourceSelector, type Selection } from './selection.js';
 import type { FunctionProvider, RunnerOptions } from './runner.js';
 
 export interface PipelineEntry {
@@ -19,6 +22,8 @@ export interface PipelineEntry {
   configPath?: string;
   configMap?: Record<string, string>;
   name?: string;
+  selectors?: ResourceSelector[];
+  exclude?: ResourceSelector[];
 }
 
 export interface RenderOptions extends Omit<ProviderOptions, 'explain'> {
@@ -27,6 +32,8 @@ export interface RenderOptions extends Omit<ProviderOptions, 'explain'> {
   runner?: RunnerOptions;
   /** Only compute; do not write (used by `-o stdout`). */
   dryRun?: boolean;
+  /** Write DIR/results.yaml (kpt's FunctionResultList), also when the render fails. */
+  resultsDir?: string;
 }
 
 export interface RenderOutcome {
@@ -36,6 +43,10 @@ export interface RenderOutcome {
 }
 
 export async function renderPackage(root: string, opts: RenderOptions): Promise<RenderOutcome> {
+  return withResultsDir(opts.resultsDir, opts.report, (records) => renderWith(root, opts, records));
+}
+
+async function renderWith(root: string, opts: RenderOptions, records: FunctionRunRecord[]): Promise<RenderOutcome> {
   const pkg = readPackage(root);
   if (!pkg.packages.includes('')) throw new PackageError(`${root} has no Kptfile`);
   let items = pkg.items;
@@ -48,12 +59,15 @@ export async function renderPackage(root: string, opts: RenderOptions): Promise<
     let scope = items.filter((i) => inside(dir, itemPath(i)));
     const rest = items.filter((i) => !scope.includes(i));
     for (const [phase, entries] of [['mutators', pipeline.mutators ?? []], ['validators', pipeline.validators ?? []]] as const) {
-      for (const entry of entries) {
+      for (const [index, entry] of entries.entries()) {
+        const selection = selectionOf(entry, `${kptfilePath}: pipeline.${phase}[${index}]`);
         const config = functionConfig(entry, dir, scope, kptfilePath);
         const provider = await providerFor(entry, config, opts, kptfilePath);
-        const out = await invokeFunction(provider, scope, config, opts.report, opts.runner);
+        const selected = selectionActive(selection) ? selectResources(scope, selection) : undefined;
+        const input = selected ? tagSelected(scope, selected) : scope;
+        const out = await invokeFunction(provider, input, config, opts.report, opts.runner, { records, selectedCount: selected?.length });
         results.push(...out.results);
-        if (phase === 'mutators') scope = out.items.map((i) => placeNew(i, dir));
+        if (phase === 'mutators') scope = (selected ? mergeSelectionOutput(scope, selected, out.items) : out.items).map((i) => placeNew(i, dir));
       }
     }
     items = [...rest, ...scope];
@@ -80,6 +94,10 @@ function placeNew(item: KrmObject, dir: string): KrmObject {
   ann[ANN_PATH] = rel;
   ann[ANN_LEGACY_PATH] = rel;
   return item;
+}
+
+function selectionOf(entry: PipelineEntry, where: string): Selection {
+  return { selectors: parseSelectorList(entry.selectors, `${where}.selectors`), exclusions: parseSelectorList(entry.exclude, `${where}.exclude`) };
 }
 
 function functionConfig(entry: PipelineEntry, dir: string, scope: KrmObject[], where: string): KrmObject | undefined {

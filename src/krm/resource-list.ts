@@ -63,8 +63,9 @@ function normalizeResults(raw: unknown): KrmResult[] {
     .filter((r): r is Record<string, unknown> => !!r && typeof r === 'object')
     .map((r) => {
       const out: KrmResult = { message: String(r.message ?? '') };
+      // Kept as given (results.yaml records it so); a result without one counts as an error.
       const sev = r.severity;
-      out.severity = sev === 'warning' || sev === 'info' ? sev : 'error';
+      if (sev === 'warning' || sev === 'info' || sev === 'error') out.severity = sev;
       const ref = r.resourceRef as Record<string, unknown> | undefined;
       if (ref) {
         const meta = (ref.metadata ?? {}) as Record<string, string>;
