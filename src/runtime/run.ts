@@ -3,6 +3,10 @@
  * attach (stdin streamed then closed with v5; stdout and stderr kept apart, forwarded as they come),
  * exit code from the watched terminated state, then delete everything, on abort too.
  *
+ * Nothing waits that need not: the attach check, the server version and the side objects go out
+ * together; only the pod waits, for all of them. Deletions run together once the container has
+ * ended (pod first while it may still run) and can be left to a caller that outlives the run.
+ *
  * Output missed by attach: attach does not replay what a container wrote before the session opened.
  * berth attaches as soon as the watch reports `running`; a function that reads stdin first (every
  * KRM function) cannot write before that. If the container has already terminated when berth would
@@ -16,9 +20,10 @@ import type { KubeCluster } from '../kube/cluster.js';
 import { KubeError, SHIM_ROLE_PATH } from '../kube/errors.js';
 import { openAttach } from '../kube/streams.js';
 import { snapshotMounts, DEFAULT_MAX_MOUNT_BYTES } from './mounts.js';
-import { MAIN_CONTAINER, planWorkload, type TarEntry, type WorkloadPlan } from './plan.js';
+import { MAIN_CONTAINER, planWorkload, type PlanContext, type TarEntry, type WorkloadPlan } from './plan.js';
 import { viewContainer, type ContainerView } from './pod-status.js';
 import { RunError } from './run-error.js';
+import { noTrace, type Trace } from './trace.js';
 import type { Workload } from './workload.js';
 
 export interface RunIO {
@@ -27,6 +32,8 @@ export interface RunIO {
   stderr: Writable;
   signal?: AbortSignal;
   onProgress?(phase: string): void;
+  /** BERTH_TRACE: told each phase as it ends. */
+  trace?: Trace;
 }
 
 export interface RunCluster {
@@ -41,6 +48,12 @@ export interface RunCluster {
   keepFailedPods?: boolean;
   mountLimitBytes?: number;
   now?: () => Date;
+  /**
+   * Given, a run whose container has ended returns its exit code without waiting for the deletions:
+   * they are handed over here and the caller keeps its process alive until they settle (the shim
+   * agent outlives its clients). Interrupted and failed runs still delete before they return.
+   */
+  background?: (deletions: Promise<void>) => void;
 }
 
 /** A failure of berth or the cluster (not of the workload): docker run exits 125 (126/127 for start errors). */
@@ -52,15 +65,22 @@ export async function runWorkload(w: Workload, io: RunIO, cluster: RunCluster): 
   const kube = cluster.kube;
   const signal = io.signal;
   const progress = io.onProgress ?? (() => undefined);
+  const trace = io.trace ?? noTrace;
   throwIfAborted(signal);
+  trace('run begins');
+
+  // Questions that depend on nothing go out at once and overlap the local work below. Neither rejects.
+  // The attach check must still be answered before a pod exists: a denied attach fails before the pod
+  // starts, not after (the WebSocket upgrade is a GET before Kubernetes 1.35, a create from then on).
+  const attachAllowed = canAttach(kube);
+  const stdinAsFileAnswer = w.stdin ? chooseStdinAsFile(cluster) : Promise.resolve(false);
 
   const mounts = w.mounts?.length ? await snapshotMounts(w.mounts, cluster.mountLimitBytes ?? DEFAULT_MAX_MOUNT_BYTES) : [];
   for (const m of w.mounts ?? []) {
     // docker would write changes back to the host; a pod only has a copy. Said once, never silently.
     if (!m.readOnly) io.stderr.write(`berth: ${m.target} is a writable copy of ${m.source}: changes made in the pod are not written back to the host\n`);
   }
-  const stdinAsFile = Boolean(w.stdin) && (await chooseStdinAsFile(cluster));
-  const plan = planWorkload(w, {
+  const context: PlanContext = {
     namespace: kube.namespace,
     owner: cluster.owner,
     now: (cluster.now ?? (() => new Date()))(),
@@ -68,40 +88,50 @@ export async function runWorkload(w: Workload, io: RunIO, cluster: RunCluster): 
     runId: randomBytes(5).toString('hex').slice(0, 8),
     mounts,
     helperImage: cluster.helperImage,
-    stdinAsFile,
-  });
-  const podName = plan.pod.metadata?.name as string;
+  };
+  // How stdin travels changes only the pod (planning is pure: same run id, same side objects), so
+  // the side objects need not wait for the server's version.
+  const sidePlan = planWorkload(w, { ...context, stdinAsFile: false });
+  const podName = sidePlan.pod.metadata?.name as string;
 
-  const created: Array<['pods' | 'configmaps' | 'networkpolicies', string]> = [];
+  const created: Created[] = [];
+  /** Creations in flight: cleanup waits for them, or one that lands after the deletes would leak. */
+  const inFlight: Array<Promise<unknown>> = [];
   let exitCode = 125;
+  let podEnded = false;
   const stopWatch = new AbortController();
   const onAbort = (): void => stopWatch.abort();
   signal?.addEventListener('abort', onAbort);
-  // Asked while the side objects are created: a denied attach must fail before a pod exists, not
-  // after it started (the WebSocket upgrade is a GET before Kubernetes 1.35, a create from then on).
-  const attachAllowed = canAttach(kube);
   try {
-    // Side objects first: the pod must never run a moment without its NetworkPolicy or files.
-    if (plan.networkPolicy) {
-      await kube.createNetworkPolicy(plan.networkPolicy);
-      created.push(['networkpolicies', plan.networkPolicy.metadata?.name as string]);
-    }
-    for (const cm of plan.configMaps) {
-      await kube.createConfigMap(cm);
-      created.push(['configmaps', cm.metadata?.name as string]);
-    }
+    const sideObjects = createSideObjects(kube, sidePlan, created, trace);
+    inFlight.push(sideObjects);
+    // Its failure is read below, after the stdin mode; until then it must not count as unhandled.
+    sideObjects.catch(() => undefined);
+    const stdinAsFile = await stdinAsFileAnswer;
+    trace(`stdin mode known (${stdinAsFile ? 'file' : 'attach'})`);
+    const plan = stdinAsFile ? planWorkload(w, { ...context, stdinAsFile }) : sidePlan;
+    if (plan !== sidePlan && sideObjectsOf(plan) !== sideObjectsOf(sidePlan)) throw new Error('berth bug: the side objects depend on the stdin mode');
+
+    // The pod waits for all of its side objects: it must never run a moment without its
+    // NetworkPolicy (a policy applies from when it exists), nor start without its files.
+    await sideObjects;
     throwIfAborted(signal);
     if ((await attachAllowed) === false) {
       throw new RunError(`forbidden: cannot create pods/attach in namespace ${kube.namespace} (berth attaches to the function's container; grant it in the Role: ${SHIM_ROLE_PATH})`);
     }
-    const tracker = new PodTracker(kube, podName, stopWatch.signal);
-    await kube.createPod(plan.pod);
+    trace('attach allowed');
+    const tracker = new PodTracker(kube, podName, stopWatch.signal, trace);
+    const podCreated = kube.createPod(plan.pod);
+    inFlight.push(podCreated);
+    await podCreated;
     created.push(['pods', podName]);
+    trace('pod created');
     progress('scheduling');
 
     const deadline = Date.now() + (w.startTimeoutSeconds ?? DEFAULT_START_TIMEOUT) * 1000;
     if (plan.mountData.initContainer) {
       await feedInitContainer(plan, io, kube, tracker, deadline, stdinAsFile, progress);
+      trace('files copied');
     }
 
     const started = await tracker.until((pod) => settledOrRunning(viewContainer(pod, MAIN_CONTAINER), progress), deadline, `${w.image} did not start`);
@@ -118,20 +148,25 @@ export async function runWorkload(w: Workload, io: RunIO, cluster: RunCluster): 
         tty: w.tty,
         requireStdinClose: true,
       });
+      trace('attached');
       // The session ends when the container does; its Status says nothing about the exit code.
       const closeOnAbort = (): void => session.close();
       signal?.addEventListener('abort', closeOnAbort);
       // A lost stream is not the verdict: the watch below reports how the container ended.
       await session.done.catch(() => undefined);
       signal?.removeEventListener('abort', closeOnAbort);
+      trace('attach ended');
       throwIfAborted(signal);
     } else {
       // Finished before we could attach: its output only survives in the log.
       io.stdout.write(await kube.readPodLog(podName, MAIN_CONTAINER));
+      trace('log read');
     }
 
     const ended = await tracker.until((pod) => isTerminal(viewContainer(pod, MAIN_CONTAINER)), Infinity, `${w.image} did not finish`);
+    podEnded = true;
     const final = viewContainer(ended, MAIN_CONTAINER);
+    trace(`container ${final.state}`);
     if (final.state === 'failed') throw new RunError(final.message, final.exitCode);
     if (final.state !== 'terminated') throw new RunError(`pod ${podName} ended without an exit code`);
     exitCode = final.exitCode;
@@ -145,8 +180,50 @@ export async function runWorkload(w: Workload, io: RunIO, cluster: RunCluster): 
     signal?.removeEventListener('abort', onAbort);
     stopWatch.abort();
     const keep = cluster.keepFailedPods && exitCode !== 0;
-    if (!keep) await cleanup(kube, created);
+    if (!keep) {
+      const deleted = (async () => {
+        await Promise.allSettled(inFlight);
+        await cleanup(kube, created, podEnded && !signal?.aborted);
+        trace('cleaned up');
+      })();
+      // Only a run whose container has ended may leave its deletions to the caller: an interrupted
+      // one deletes before it returns (SIGTERM must not leave a pod running behind the shim).
+      if (cluster.background && podEnded && !signal?.aborted) cluster.background(deleted);
+      else await deleted;
+    }
   }
+}
+
+type Created = ['pods' | 'configmaps' | 'networkpolicies', string];
+
+/** NetworkPolicy and ConfigMaps at once; each is recorded for cleanup as soon as it exists. */
+async function createSideObjects(kube: KubeCluster, plan: WorkloadPlan, created: Created[], trace: Trace): Promise<void> {
+  const creations: Array<Promise<void>> = [];
+  if (plan.networkPolicy) {
+    const np = plan.networkPolicy;
+    creations.push(
+      kube.createNetworkPolicy(np).then(() => {
+        created.push(['networkpolicies', np.metadata?.name as string]);
+        trace('networkpolicy created');
+      }),
+    );
+  }
+  for (const cm of plan.configMaps) {
+    creations.push(
+      kube.createConfigMap(cm).then(() => {
+        created.push(['configmaps', cm.metadata?.name as string]);
+        trace('configmap created');
+      }),
+    );
+  }
+  // All settle before the verdict: a failure must not leave a sibling landing after cleanup ran.
+  const results = await Promise.allSettled(creations);
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
+function sideObjectsOf(plan: WorkloadPlan): string {
+  return JSON.stringify([plan.networkPolicy, plan.configMaps]);
 }
 
 async function canAttach(kube: KubeCluster): Promise<boolean | undefined> {
@@ -247,12 +324,18 @@ function emptyStream(): Readable {
   return s;
 }
 
-async function cleanup(kube: KubeCluster, created: Array<['pods' | 'configmaps' | 'networkpolicies', string]>): Promise<void> {
-  // Pod first: the NetworkPolicy must outlive the pod it isolates.
-  const order = [...created].sort((a, b) => (a[0] === 'pods' ? -1 : b[0] === 'pods' ? 1 : 0));
-  for (const [kind, name] of order) {
-    await kube.deleteQuietly(kind, name).catch(() => undefined);
+/**
+ * Deletes what the run created, all at once when the container has ended. While it may still run
+ * (interrupted, failed start) the pod goes first: its NetworkPolicy must outlive the pod it isolates.
+ */
+async function cleanup(kube: KubeCluster, created: Created[], podEnded: boolean): Promise<void> {
+  const remove = (items: Created[]) => Promise.all(items.map(([kind, name]) => kube.deleteQuietly(kind, name).catch(() => undefined)));
+  if (podEnded) {
+    await remove(created);
+    return;
   }
+  await remove(created.filter(([kind]) => kind === 'pods'));
+  await remove(created.filter(([kind]) => kind !== 'pods'));
 }
 
 function throwIfAborted(signal?: AbortSignal): void {
@@ -273,7 +356,8 @@ class PodTracker {
   private failure: Error | undefined;
   private failWaiters: Array<(e: Error) => void> = [];
 
-  constructor(kube: KubeCluster, name: string, signal: AbortSignal) {
+  constructor(kube: KubeCluster, name: string, signal: AbortSignal, trace: Trace) {
+    let seen = '';
     kube
       .watchPod(
         name,
@@ -283,6 +367,9 @@ class PodTracker {
             return true;
           }
           this.latest = pod;
+          const cs = pod.status?.containerStatuses?.find((c) => c.name === MAIN_CONTAINER)?.state;
+          const state = `${describeLatest(pod)}${cs?.running ? ', running' : cs?.terminated ? ', terminated' : ''}`;
+          if (state !== seen) trace(`watch: pod ${(seen = state)}`);
           this.waiters = this.waiters.filter((w) => (w.test(pod) ? (w.resolve(pod), false) : true));
           return false;
         },

@@ -23,7 +23,7 @@ function frameWriter(socket: Socket, type: number, isTTY: boolean): Writable & {
   return w;
 }
 
-function serveConnection(socket: Socket, onDone: () => void): void {
+function serveConnection(socket: Socket, onDone: () => void, background: (deletions: Promise<void>) => void): void {
   const decoder = new FrameDecoder();
   const stdin = new PassThrough();
   const signals = new EventEmitter();
@@ -44,7 +44,7 @@ function serveConnection(socket: Socket, onDone: () => void): void {
         }
         const stdout = frameWriter(socket, FRAME.stdout, false);
         const stderr = frameWriter(socket, FRAME.stderr, request.stderrIsTTY);
-        runDockerShim(request.argv, request.env as NodeJS.ProcessEnv, { stdin, stdout, stderr, signals, cwd: request.cwd })
+        runDockerShim(request.argv, request.env as NodeJS.ProcessEnv, { stdin, stdout, stderr, signals, cwd: request.cwd, traceOrigin: performance.now(), background })
           .catch((err: Error) => {
             stderr.write(`docker: ${err.message}\n`);
             return 125;
@@ -89,10 +89,24 @@ export function startAgent(socketPath: string, idleSeconds: number): Promise<Ser
   const server = createServer((socket) => {
     active++;
     if (idle) clearTimeout(idle);
-    serveConnection(socket, () => {
-      active--;
-      armIdle();
-    });
+    serveConnection(
+      socket,
+      () => {
+        active--;
+        armIdle();
+      },
+      // the client has its exit code while its pod is deleted: an idle agent still waits for that
+      (deletions) => {
+        active++;
+        if (idle) clearTimeout(idle);
+        void deletions
+          .catch(() => undefined)
+          .finally(() => {
+            active--;
+            armIdle();
+          });
+      },
+    );
   });
   const armIdle = () => {
     if (active > 0) return;

@@ -10,6 +10,7 @@ import { KubeError } from '../kube/errors.js';
 import { MountError } from '../runtime/mounts.js';
 import { PlanError } from '../runtime/plan.js';
 import { RunError } from '../runtime/run-error.js';
+import { noTrace, traceEnabled, traceTo } from '../runtime/trace.js';
 import type { Workload } from '../runtime/workload.js';
 import { loadPodTemplate, PodTemplateError } from '../runtime/pod-template.js';
 import { DockerUsageError, parseDockerArgv, type DockerCommand, type RunCommand } from './argv.js';
@@ -27,6 +28,14 @@ export interface ShimIO {
   cwd?: string;
   /** Tests inject a cluster; otherwise it is resolved from the kubeconfig. */
   cluster?: KubeCluster;
+  /** performance.now() that BERTH_TRACE counts from: 0, the process start, unless a long-lived agent runs this. */
+  traceOrigin?: number;
+  /**
+   * A long-lived caller (the agent) takes a finished run's deletions and keeps its process alive
+   * until they settle; the exit code goes back without waiting for them. A shim process exits when
+   * runDockerShim returns, so it has none and waits.
+   */
+  background?: (deletions: Promise<void>) => void;
 }
 
 export async function runDockerShim(argv: string[], env: NodeJS.ProcessEnv, io: ShimIO): Promise<number> {
@@ -103,11 +112,14 @@ async function run(command: RunCommand, env: NodeJS.ProcessEnv, io: ShimIO): Pro
   signals.on('SIGINT', onInt);
   signals.on('SIGTERM', onTerm);
   const status = new StatusLine(io.stderr, env);
+  const trace = traceEnabled(env) ? traceTo(io.stderr, io.traceOrigin ?? 0) : noTrace;
+  trace('shim begins');
   try {
     const config = loadShimConfig(env);
-    const cluster = io.cluster ?? (await connect(config, env));
-    const { runWorkload } = await import('../runtime/run.js');
+    // Loading the runtime overlaps reading the kubeconfig: both are start-up cost of a shim process.
+    const [cluster, { runWorkload }] = await Promise.all([io.cluster ?? connect(config, env), import('../runtime/run.js')]);
     const workload = await applyConfig(command.workload, config, cluster);
+    trace('connected and configured');
     status.verbose(`running ${workload.image} in namespace ${cluster.namespace} of ${cluster.server}`);
     const { exitCode } = await runWorkload(
       workload,
@@ -117,6 +129,7 @@ async function run(command: RunCommand, env: NodeJS.ProcessEnv, io: ShimIO): Pro
         stderr: command.attach.stderr ? io.stderr : discard(),
         signal: controller.signal,
         onProgress: (phase) => status.show(phase),
+        trace,
       },
       {
         kube: cluster,
@@ -126,6 +139,7 @@ async function run(command: RunCommand, env: NodeJS.ProcessEnv, io: ShimIO): Pro
         stdinMode: config.stdinMode,
         keepFailedPods: config.keepFailedPods,
         mountLimitBytes: config.mountLimitBytes,
+        background: io.background,
       },
     );
     status.clear();

@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { kubectlOk } from '../harness/cluster.js';
-import { bothRuntimes, setUpShim, tempTree, type ShimEnv } from './shim-env.js';
+import { BERTH_LABEL, bothRuntimes, setUpShim, tempTree, type ShimEnv } from './shim-env.js';
 
 const fn = (image: string) => `config.kubernetes.io/function: |\n      container:\n        image: localhost/berth/krm-${image}:1`;
 const PIPELINE = {
@@ -37,7 +37,12 @@ after(async () => {
   rmSync(socketDir, { recursive: true, force: true });
   await shim?.close();
 });
-afterEach(async () => assert.deepEqual(await shim.leftovers(), [], 'berth left objects behind'));
+afterEach(async () => {
+  // The agent answers the client first and deletes the finished pod right after: wait for the
+  // deletions (a watch, no fixed delay), then nothing may be left.
+  await kubectlOk(['-n', shim.namespace, 'wait', '--for=delete', 'pods,configmaps,networkpolicies', '-l', BERTH_LABEL, '--timeout=30s']);
+  assert.deepEqual(await shim.leftovers(), [], 'berth left objects behind');
+});
 
 test('kustomize through the agent prints what podman prints, byte for byte, and the agent was used', async () => {
   const tree = tempTree(PIPELINE);
