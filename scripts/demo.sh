@@ -58,7 +58,8 @@ PATH="$state/bin:$PATH" BERTH_NAMESPACE=default BERTH_HELPER_IMAGE=localhost/ber
   kubectl kustomize --enable-alpha-plugins "$state/site"
 
 step "berth serve: the docker CLI, its containers as pods"
-berth serve -H "unix://$state/docker.sock" -n default >"$state/serve.log" 2>&1 & serve_pid=$!
+# node itself in the background (not the berth function): $! must be the process that gets the SIGTERM.
+node "$root/dist/src/cli/main.js" serve -H "unix://$state/docker.sock" -n default >"$state/serve.log" 2>&1 & serve_pid=$!
 for _ in $(seq 100); do [ -S "$state/docker.sock" ] && break; sleep 0.1; done
 set +e; DOCKER_HOST="unix://$state/docker.sock" docker run --rm localhost/berth/busybox:1 sh -c 'echo "hello from $(hostname), a pod"; exit 3'
 echo "exit code: $?"; set -e
