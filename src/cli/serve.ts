@@ -11,7 +11,7 @@ import { dockerRoutes } from '../dockerapi/routes.js';
 import { checkListenerSecurity, parseListener, serveDockerApi } from '../dockerapi/server.js';
 import { loadListenerTls } from '../dockerapi/tls-options.js';
 import { SETTINGS_PREFIX, podSettingsFrom } from '../runtime/sandbox-settings.js';
-import { layPodTemplate, loadPodTemplate } from '../runtime/pod-template.js';
+import { checkOneContainer, loadPodTemplate } from '../runtime/pod-template.js';
 import { LeaseLock } from '../kube/lease-lock.js';
 import { ANNOTATION_EXPIRES_AT } from '../runtime/plan.js';
 import { ownerLabels } from '../runtime/sandbox-plan.js';
@@ -90,7 +90,7 @@ export function serveCommand(): Command {
       const owner = (o.instance as string | undefined) ?? `serve-${randomBytes(4).toString('hex')}`;
       const cluster = new SandboxCluster(kc, namespace);
       const podTemplate = o.podTemplate ? await loadPodTemplate(o.podTemplate as string, (n) => cluster.readPodTemplate(n), '--pod-template') : undefined;
-      if (podTemplate) layPodTemplate({ spec: { containers: [{ name: 'check' }] } }, podTemplate); // unfit templates stop here
+      if (podTemplate) checkOneContainer(podTemplate); // unfit templates stop here, not at the first container
       const engine = new Engine({
         cluster,
         podTemplate,

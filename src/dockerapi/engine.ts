@@ -20,7 +20,7 @@ import { ContainerFiles } from './container-files.js';
 import { PortProxy, PortTargetGone, type PortMode, type PortTarget } from './port-proxy.js';
 import { PortPublisher } from './published-ports.js';
 import { podSettingsFrom, SETTINGS_PREFIX } from '../runtime/sandbox-settings.js';
-import { loadPodTemplate } from '../runtime/pod-template.js';
+import { checkOneContainer, loadPodTemplate } from '../runtime/pod-template.js';
 import type { PodTemplateSource } from '../runtime/workload.js';
 import { statusOf } from '../kube/errors.js';
 import type { ImageConfigSource, ImageLookup } from './image-config.js';
@@ -343,7 +343,9 @@ export class Engine {
     if (!name) return this.opts.podTemplate;
     if (!/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(name)) throw badRequest(`${LABEL_POD_TEMPLATE}="${name}" must name a PodTemplate object in namespace ${this.cluster.namespace} (files are for the operator's --pod-template)`);
     try {
-      return await loadPodTemplate(name, (n) => this.cluster.readPodTemplate(n), `label ${LABEL_POD_TEMPLATE}`);
+      const template = await loadPodTemplate(name, (n) => this.cluster.readPodTemplate(n), `label ${LABEL_POD_TEMPLATE}`);
+      checkOneContainer(template);
+      return template;
     } catch (err) {
       if (statusOf(err).code === 404 || /not found/i.test((err as Error).message)) {
         throw badRequest(`${LABEL_POD_TEMPLATE}: PodTemplate ${name} not found in namespace ${this.cluster.namespace} (create it with kubectl apply, or drop the label)`);

@@ -8,7 +8,7 @@ import { PassThrough, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ArchiveError, readLimited, sanitizeArchive, goFileMode, DEFAULT_MAX_ARCHIVE_BYTES } from '../runtime/files.js';
 import { SandboxPlanError } from '../runtime/sandbox-plan.js';
-import { layPodTemplate, PodTemplateError } from '../runtime/pod-template.js';
+import { PodTemplateError } from '../runtime/pod-template.js';
 import type { LogQuery } from '../runtime/sandbox.js';
 import { KubeError } from '../kube/errors.js';
 import type { Engine } from './engine.js';
@@ -155,8 +155,7 @@ export function dockerRoutes(engine: Engine): Router {
   r.add('POST', '/containers/create', async (call) => {
     const body = (await call.json<CreateBody>(false)) as CreateBody;
     // Checked before anything is recorded: a missing or unfit template is a 400 at create, not at start.
-    const template = body && typeof body === 'object' ? await engine.podTemplateFor(body.Labels) : undefined;
-    if (template) layPodTemplate({ spec: { containers: [{ name: 'check' }] } }, template);
+    if (body && typeof body === 'object') await engine.podTemplateFor(body.Labels);
     await engine.prepareImage(body?.Image);
     const c = engine.create(call.query.get('name'), body);
     call.send(201, { Id: c.id, Warnings: [] });

@@ -58,13 +58,16 @@ export class LeaseLock {
     const deadline = Date.now() + timeoutMs;
     let announced: string | undefined;
     for (;;) {
-      const current = await this.read();
-      if (leaseIsFree(current, this.identity, new Date()) && (await this.write(current))) {
-        this.held = true;
-        return;
+      let current = await this.read();
+      if (leaseIsFree(current, this.identity, new Date())) {
+        if (await this.write(current)) {
+          this.held = true;
+          return;
+        }
+        // Another writer got there first: the holder to report is the one it wrote.
+        current = (await this.read()) ?? current;
       }
-      const latest = (await this.read()) ?? current;
-      const holder = holderOf(latest);
+      const holder = holderOf(current);
       if (holder.holder && holder.holder !== announced) {
         announced = holder.holder;
         onWait?.(holder);

@@ -45,11 +45,9 @@ export async function loadPodTemplate(ref: string, readObject: (name: string) =>
  * with more than one container is refused: the pod's life is the one Docker container's life.
  */
 export function layPodTemplate(pod: V1Pod, source: PodTemplateSource): V1Pod {
+  checkOneContainer(source);
   const template = source.template;
   const tspec = (template.spec ?? {}) as Partial<V1PodSpec>;
-  if ((tspec.containers?.length ?? 0) > 1) {
-    throw new PodTemplateError(`${source.origin} has ${tspec.containers!.length} containers: berth uses the first as the base of every container and cannot run others beside it (use initContainers, or one container)`);
-  }
   const spec = pod.spec!;
   const [main, ...rest] = spec.containers;
   const merged: V1PodSpec = {
@@ -79,6 +77,14 @@ export function layPodTemplate(pod: V1Pod, source: PodTemplateSource): V1Pod {
     },
     spec: merged,
   };
+}
+
+/** Refuses a template with more than one container (berth serve checks this when it loads a template). */
+export function checkOneContainer(source: PodTemplateSource): void {
+  const containers = (source.template.spec as Partial<V1PodSpec> | undefined)?.containers ?? [];
+  if (containers.length > 1) {
+    throw new PodTemplateError(`${source.origin} has ${containers.length} containers: berth uses the first as the base of every container and cannot run others beside it (use initContainers, or one container)`);
+  }
 }
 
 function layContainer(main: V1Container, base: V1Container | undefined): V1Container {

@@ -27,11 +27,7 @@ for (const kind of ['podman', 'berth'] as const) {
       names.push(full);
       return full;
     };
-    const ok = async (args: string[]): Promise<string> => {
-      const r = await engine.docker(args);
-      assert.equal(r.code, 0, `docker ${args.join(' ')} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
-      return r.stdout;
-    };
+    const ok = (args: string[]): Promise<string> => engine.dockerOk(args);
     /** `docker cp <src> -` (a tar on stdout), unpacked to stdout by tar. */
     const cpOut = async (src: string): Promise<string> => {
       const r = await runCommand('sh', ['-c', 'docker cp "$0" - | tar -x -O -f -', src], { env: { ...process.env, DOCKER_HOST: engine.dockerHost, DOCKER_CONFIG: work } });
@@ -54,7 +50,7 @@ for (const kind of ['podman', 'berth'] as const) {
       try {
         for (const n of names) await engine.docker(['rm', '-f', n]);
       } finally {
-        await stopAndCheckLeftovers(engine, work, namespace, instance);
+        await stopAndCheckLeftovers(engine, namespace, instance, work);
       }
     });
 

@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pack } from 'tar-stream';
 import { BUSYBOX, freshNamespace, kubectlOk } from '../harness/cluster.js';
-import { berthLeftovers, type DockerEngine, dropNamespace, startBerth } from './serve-env.js';
+import { type DockerEngine, dropNamespace, startBerth, stopAndCheckLeftovers } from './serve-env.js';
 
 function tarOf(entries: Array<{ name: string; type?: 'file' | 'symlink'; content?: string; linkname?: string }>): Promise<Buffer> {
   const p = pack();
@@ -41,14 +41,7 @@ describe('berth serve: bad input', () => {
     assert.equal((await engine.request('POST', `/containers/${running}/start`)).status, 204);
   });
 
-  after(async () => {
-    try {
-      await engine.stop();
-      assert.deepEqual(await berthLeftovers(namespace, instance), []);
-    } finally {
-      await dropNamespace(namespace);
-    }
-  });
+  after(() => stopAndCheckLeftovers(engine, namespace, instance));
 
   const count = async (): Promise<number> => (JSON.parse((await engine.request('GET', '/containers/json?all=1')).body) as unknown[]).length;
 

@@ -24,11 +24,7 @@ for (const kind of ['podman', 'berth'] as const) {
       names.push(full);
       return full;
     };
-    const ok = async (args: string[], input?: string): Promise<string> => {
-      const r = await engine.docker(args, { input });
-      assert.equal(r.code, 0, `docker ${args.join(' ')} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
-      return r.stdout;
-    };
+    const ok = (args: string[], input?: string): Promise<string> => engine.dockerOk(args, { input });
 
     before(async () => {
       if (kind === 'berth') {
@@ -49,7 +45,7 @@ for (const kind of ['podman', 'berth'] as const) {
         for (const n of networks) await engine.docker(['network', 'rm', n]);
         for (const v of volumes) await engine.docker(['volume', 'rm', '-f', v]);
       } finally {
-        await stopAndCheckLeftovers(engine, work, namespace, instance);
+        await stopAndCheckLeftovers(engine, namespace, instance, work);
       }
     });
 

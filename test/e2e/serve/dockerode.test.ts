@@ -7,7 +7,7 @@ import Docker from 'dockerode';
 import { pack } from 'tar-stream';
 import { demux } from '../../../src/dockerapi/framing.js';
 import { BUSYBOX, freshNamespace } from '../harness/cluster.js';
-import { berthLeftovers, type DockerEngine, dropNamespace, startBerth, startPodman } from './serve-env.js';
+import { type DockerEngine, startBerth, startPodman, stopAndCheckLeftovers } from './serve-env.js';
 
 function tarOf(name: string, content: string): Promise<Buffer> {
   const p = pack();
@@ -53,13 +53,8 @@ for (const kind of ['podman', 'berth'] as const) {
     });
 
     after(async () => {
-      try {
-        for (const id of ids) await docker.getContainer(id).remove({ force: true }).catch(() => undefined);
-        await engine.stop();
-        if (kind === 'berth') assert.deepEqual(await berthLeftovers(namespace, instance), []);
-      } finally {
-        if (kind === 'berth') await dropNamespace(namespace);
-      }
+      for (const id of ids) await docker.getContainer(id).remove({ force: true }).catch(() => undefined);
+      await stopAndCheckLeftovers(engine, namespace, instance);
     });
 
     test('pull, create, copy before start, start, logs, exec, restart, stop, wait, remove', async () => {

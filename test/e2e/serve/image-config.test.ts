@@ -29,9 +29,7 @@ async function ok(cmd: string, args: string[], timeoutMs = 120_000): Promise<str
 }
 
 async function docker(args: string[]): Promise<string> {
-  const r = await engine!.docker(args);
-  assert.equal(r.code, 0, `docker ${args.join(' ')} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
-  return r.stdout.trim();
+  return (await engine!.dockerOk(args)).trim();
 }
 
 async function inspect<T>(kind: 'container' | 'image', ref: string, format: string): Promise<T> {

@@ -11,9 +11,7 @@ let namespace = '';
 const names: string[] = [];
 
 async function docker(args: string[]): Promise<string> {
-  const r = await engine.docker(args);
-  assert.equal(r.code, 0, `docker ${args.join(' ')} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
-  return r.stdout.trim();
+  return (await engine.dockerOk(args)).trim();
 }
 
 async function podsOf(containerId: string): Promise<V1Pod[]> {

@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { BUSYBOX, apiRequest, freshNamespace } from '../harness/cluster.js';
-import { berthLeftovers, bindServeRole, type DockerEngine, dropNamespace, startBerth } from './serve-env.js';
+import { bindServeRole, type DockerEngine, startBerth, stopAndCheckLeftovers } from './serve-env.js';
 
 const prefix = `bp${process.pid}`;
 const FAULTS = '/berth-dev/v1/faults';
@@ -49,11 +49,7 @@ for (const mode of ['forward', 'direct'] as const) {
     let namespace = '';
     const instance = `${prefix}-${mode}`;
     const names: string[] = [];
-    const ok = async (args: string[]): Promise<string> => {
-      const r = await engine.docker(args);
-      assert.equal(r.code, 0, `docker ${args.join(' ')} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
-      return r.stdout;
-    };
+    const ok = (args: string[]): Promise<string> => engine.dockerOk(args);
     const hostPort = async (c: string): Promise<number> => {
       const out = (await ok(['inspect', '-f', '{{(index (index .NetworkSettings.Ports "8080/tcp") 0).HostIp}} {{(index (index .NetworkSettings.Ports "8080/tcp") 0).HostPort}}', c])).trim();
       const [ip, port] = out.split(' ');
@@ -81,10 +77,7 @@ for (const mode of ['forward', 'direct'] as const) {
         await setFaults({ failPortForwards: 0, dropStreams: 0 });
         for (const n of names) await engine.docker(['rm', '-f', n]);
       } finally {
-        await engine.stop();
-        const left = await berthLeftovers(namespace, instance);
-        await dropNamespace(namespace);
-        assert.deepEqual(left, [], 'berth serve left objects behind after SIGTERM');
+        await stopAndCheckLeftovers(engine, namespace, instance);
       }
     });
 

@@ -9,30 +9,25 @@ test('a crashed berth serve is taken over by the next one, or pruned with --prun
   const namespace = await freshNamespace('serve-recover');
   const instance = `rec${process.pid}`;
   let engine: DockerEngine | undefined;
-  const ok = async (e: DockerEngine, args: string[]): Promise<string> => {
-    const r = await e.docker(args);
-    assert.equal(r.code, 0, `docker ${args.join(' ')}: ${r.stderr}`);
-    return r.stdout;
-  };
   try {
     engine = await startBerth(namespace, instance);
-    await ok(engine, ['pull', BUSYBOX]);
-    await ok(engine, ['run', '-d', '--name', 'keep', '-l', 'suite=recover', BUSYBOX, 'sh', '-c', 'echo kept; exec sleep 600']);
+    await engine.dockerOk(['pull', BUSYBOX]);
+    await engine.dockerOk(['run', '-d', '--name', 'keep', '-l', 'suite=recover', BUSYBOX, 'sh', '-c', 'echo kept; exec sleep 600']);
     assert.equal((await engine.docker(['run', '--name', 'done', BUSYBOX, 'sh', '-c', 'exit 3'])).code, 3);
     await engine.crash();
 
     engine = await startBerth(namespace, instance);
-    assert.equal((await ok(engine, ['ps', '--filter', 'label=suite=recover', '--format', '{{.Names}} {{.State}}'])).trim(), 'keep running');
-    assert.equal((await ok(engine, ['inspect', '-f', '{{.State.Status}} {{.State.ExitCode}}', 'done'])).trim(), 'exited 3');
-    assert.equal(await ok(engine, ['logs', 'keep']), 'kept\n');
-    assert.equal(await ok(engine, ['exec', 'keep', 'echo', 'still here']), 'still here\n');
-    await ok(engine, ['run', '-d', '--name', 'orphan', BUSYBOX, 'sleep', '600']);
+    assert.equal((await engine.dockerOk(['ps', '--filter', 'label=suite=recover', '--format', '{{.Names}} {{.State}}'])).trim(), 'keep running');
+    assert.equal((await engine.dockerOk(['inspect', '-f', '{{.State.Status}} {{.State.ExitCode}}', 'done'])).trim(), 'exited 3');
+    assert.equal(await engine.dockerOk(['logs', 'keep']), 'kept\n');
+    assert.equal(await engine.dockerOk(['exec', 'keep', 'echo', 'still here']), 'still here\n');
+    await engine.dockerOk(['run', '-d', '--name', 'orphan', BUSYBOX, 'sleep', '600']);
     await engine.crash();
     assert.ok((await berthLeftovers(namespace, instance)).length >= 3, 'a crash leaves the pods behind');
 
     engine = await startBerth(namespace, instance, { extra: ['--prune-start'] });
     assert.deepEqual(await berthLeftovers(namespace, instance), []);
-    assert.equal((await ok(engine, ['ps', '-a', '-q'])).trim(), '');
+    assert.equal((await engine.dockerOk(['ps', '-a', '-q'])).trim(), '');
   } finally {
     await engine?.stop();
     const left = await berthLeftovers(namespace, instance);
@@ -52,8 +47,7 @@ test('berth gc removes what a killed berth serve left: pods, alias Services, vol
       ['volume', 'create', 'gcvol'],
       ['run', '-d', '--network', 'gcnet', '--network-alias', 'gcdb', '-v', 'gcvol:/data', BUSYBOX, 'sleep', '600'],
     ]) {
-      const r = await engine.docker(args);
-      assert.equal(r.code, 0, `docker ${args.join(' ')}: ${r.stderr}`);
+      await engine.dockerOk(args);
     }
   } finally {
     await engine.crash();

@@ -16,6 +16,8 @@ export interface DockerEngine {
   dockerHost: string;
   /** The docker CLI against this engine. */
   docker(args: string[], opts?: { input?: string | Buffer; timeoutMs?: number }): Promise<Result>;
+  /** The docker CLI, which must exit 0 (the assertion shows its output otherwise); its stdout. */
+  dockerOk(args: string[], opts?: { input?: string | Buffer; timeoutMs?: number }): Promise<string>;
   /** One HTTP request to the engine's socket. */
   request(method: string, path: string, body?: string | Buffer, headers?: Record<string, string>): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }>;
   stop(): Promise<void>;
@@ -48,12 +50,19 @@ function waitForPing(socket: string, child: ChildProcess, output: () => string, 
 
 function makeEngine(kind: EngineKind, socket: string, child: ChildProcess, dir: string, output: () => string): DockerEngine {
   const dockerHost = `unix://${socket}`;
+  const docker = (args: string[], opts: { input?: string | Buffer; timeoutMs?: number } = {}): Promise<Result> =>
+    runCommand('docker', args, { input: opts.input, timeoutMs: opts.timeoutMs ?? 90_000, env: { ...process.env, DOCKER_HOST: dockerHost, DOCKER_CONFIG: dir } });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
     kind,
     socket,
     dockerHost,
-    docker: (args, opts = {}) => runCommand('docker', args, { input: opts.input, timeoutMs: opts.timeoutMs ?? 90_000, env: { ...process.env, DOCKER_HOST: dockerHost, DOCKER_CONFIG: dir } }),
+    docker,
+    async dockerOk(args, opts) {
+      const r = await docker(args, opts);
+      assert.equal(r.code, 0, `docker ${args.join(' ')} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+      return r.stdout;
+    },
     request: (method, path, body, headers = {}) =>
       new Promise((resolve, reject) => {
         const req = http.request({ socketPath: socket, path, method, headers: { 'Content-Type': 'application/json', ...headers } }, (res) => {
@@ -152,14 +161,21 @@ export async function bindServeRole(namespace: string, user: string): Promise<vo
   await kubectlOk(['-n', namespace, 'create', 'rolebinding', 'berth-serve', '--role', 'berth-serve', '--user', user]);
 }
 
-/** Stops the engine and removes the test's folder; for berth, checks nothing of the instance is left, then drops the namespace. */
-export async function stopAndCheckLeftovers(engine: DockerEngine, work: string, namespace: string, instance: string): Promise<void> {
-  await engine.stop();
-  rmSync(work, { recursive: true, force: true });
-  if (engine.kind !== 'berth') return;
-  const left = await berthLeftovers(namespace, instance);
-  await dropNamespace(namespace);
-  assert.deepEqual(left, [], 'berth serve left objects behind after SIGTERM');
+/**
+ * Stops the engine and removes the test's folder (if any); for berth, checks nothing of the instance is
+ * left, then drops the namespace.
+ */
+export async function stopAndCheckLeftovers(engine: DockerEngine, namespace: string, instance: string, work?: string): Promise<void> {
+  try {
+    await engine.stop();
+  } finally {
+    if (work) rmSync(work, { recursive: true, force: true });
+    if (engine.kind === 'berth') {
+      const left = await berthLeftovers(namespace, instance);
+      await dropNamespace(namespace);
+      assert.deepEqual(left, [], 'berth serve left objects behind after SIGTERM');
+    }
+  }
 }
 
 /** Berth has already deleted its objects (each test checks): the namespace goes without waiting for it. */

@@ -18,9 +18,7 @@ let dir = '';
 const extraEngines: DockerEngine[] = [];
 
 async function docker(args: string[], input?: string): Promise<string> {
-  const r = await engine.docker(args, { input });
-  assert.equal(r.code, 0, `docker ${args.join(' ')} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
-  return r.stdout.trim();
+  return (await engine.dockerOk(args, { input })).trim();
 }
 
 async function podOf(containerId: string): Promise<V1Pod> {

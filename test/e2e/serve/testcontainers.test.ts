@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { freshNamespace, repoRoot, runCommand } from '../harness/cluster.js';
-import { berthLeftovers, type DockerEngine, dropNamespace, startBerth, startPodman } from './serve-env.js';
+import { type DockerEngine, startBerth, startPodman, stopAndCheckLeftovers } from './serve-env.js';
 
 const scenario = join(repoRoot, 'dist/test/e2e/serve/tc-scenario.js');
 
@@ -47,14 +47,7 @@ describe('testcontainers-node against berth serve', () => {
     namespace = await freshNamespace('serve-tc');
     engine = await startBerth(namespace, instance);
   });
-  after(async () => {
-    try {
-      await engine.stop();
-      assert.deepEqual(await berthLeftovers(namespace, instance), []);
-    } finally {
-      await dropNamespace(namespace);
-    }
-  });
+  after(() => stopAndCheckLeftovers(engine, namespace, instance));
 
   test('GenericContainer lifecycle, Ryuk disabled (healthcheck run by berth)', async () => {
     assertSteps(await runScenario(engine, { TESTCONTAINERS_RYUK_DISABLED: 'true' }), false);
