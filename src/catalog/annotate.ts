@@ -4,8 +4,9 @@
  * kustomization function configs (plain kustomize + berth's docker shim), `image:` on Kptfile pipeline
  * entries (kpt). Everything is resolved first; files are written only when all resolved.
  */
-import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { writeFilesAtomically } from '../krm/atomic-write.js';
 import { ensureExecutable, selectPlatform, currentPlatform } from './exec.js';
 import { normalizeSha, resolveFunction, ResolveError } from './resolve.js';
 import type { CatalogSet } from './trust.js';
@@ -65,9 +66,9 @@ export async function annotatePackage(dir: string, opts: AnnotateOptions): Promi
     mkdirSync(path.dirname(to), { recursive: true });
     copyFileSync(from, to);
   }
-  for (const rel of touched) {
-    const f = files.get(rel)!;
-    writeFileSync(path.join(dir, rel), f.docs.map((d, i) => (i === 0 || d.toString().startsWith('---') ? d.toString() : `---\n${d.toString()}`)).join(''));
-  }
+  // The package's own files all or none (the copied executables above are new files only).
+  const texts = new Map<string, string>();
+  for (const rel of touched) texts.set(rel, files.get(rel)!.docs.map((d, i) => (i === 0 || d.toString().startsWith('---') ? d.toString() : `---\n${d.toString()}`)).join(''));
+  writeFilesAtomically(dir, texts);
   return done;
 }

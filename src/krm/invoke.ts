@@ -1,9 +1,11 @@
 /**
  * One function step: ResourceList out, ResourceList back, results reported kpt-style on stderr. A
- * non-zero exit or an error result fails the step; the caller then writes nothing.
+ * non-zero exit, an error result, or output that is not one whole ResourceList (function-output.ts)
+ * fails the step; the caller then writes nothing.
  */
 import type { Writable } from 'node:stream';
 import type { KrmObject } from './package.js';
+import { checkFunctionOutput } from './function-output.js';
 import { formatResult, parseResourceList, serializeResourceList, type KrmResult } from './resource-list.js';
 import type { FunctionRunRecord } from './results.js';
 import { describeProvider, runFunction, type FunctionProvider, type RunnerOptions } from './runner.js';
@@ -36,28 +38,39 @@ export async function invokeFunction(provider: FunctionProvider, items: KrmObjec
   const started = Date.now();
   const out = await runFunction(provider, serializeResourceList(items, functionConfig), { ...opts, stderr: undefined });
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  let list;
-  try {
-    list = parseResourceList(out.stdout);
-  } catch (err) {
-    if (out.exitCode === 0) {
+  let list: { items: KrmObject[]; results?: KrmResult[] };
+  if (out.exitCode === 0) {
+    try {
+      list = checkFunctionOutput(out.stdout, name);
+    } catch (err) {
       step.records?.push({ ...recordedName(provider), stderr: out.stderr || undefined, exitCode: 1 });
       report.write(`[FAIL] "${name}" in ${seconds}s\n`);
-      throw new FunctionFailure(`function ${name}: ${(err as Error).message}`, 1);
+      if (out.stderr.trim()) report.write(`  Stderr:\n${indented(out.stderr)}\n`);
+      throw new FunctionFailure((err as Error).message, 1);
     }
-    list = { items: [], results: [] };
+  } else {
+    // A failed function's output is read only for its results; its items are never used.
+    try {
+      list = parseResourceList(out.stdout);
+    } catch {
+      list = { items: [], results: [] };
+    }
   }
   const results = list.results ?? [];
   const failed = out.exitCode !== 0 || results.some((r) => (r.severity ?? 'error') === 'error');
   step.records?.push({ ...recordedName(provider), stderr: out.stderr || undefined, exitCode: out.exitCode, results });
   report.write(`[${failed ? 'FAIL' : 'PASS'}] "${name}" in ${seconds}s\n`);
   for (const r of results) report.write(`  ${formatResult(r)}\n`);
-  if (out.stderr.trim()) report.write(`  Stderr:\n${out.stderr.trimEnd().split('\n').map((l) => `    "${l}"`).join('\n')}\n`);
+  if (out.stderr.trim()) report.write(`  Stderr:\n${indented(out.stderr)}\n`);
   if (failed) {
     if (out.exitCode !== 0) report.write(`  Exit code: ${out.exitCode}\n`);
     throw new FunctionFailure(`function ${name} failed${out.exitCode !== 0 ? ` with exit code ${out.exitCode}` : ' (error results)'}`, out.exitCode || 1);
   }
   return { items: list.items, results };
+}
+
+function indented(stderr: string): string {
+  return stderr.trimEnd().split('\n').map((l) => `    "${l}"`).join('\n');
 }
 
 /** How kpt names the function in results.yaml: the image, or the exec command line as given. */

@@ -2,11 +2,12 @@
  * A package on disk as KRM items and back. Items carry kyaml's bookkeeping annotations (path, index,
  * id) while functions run; writing back merges each returned item into the YAML document it came from
  * (found by id), so comments, key order and the file layout stay. Nothing is written until the caller
- * has a complete result, and only files whose text changed are touched.
+ * has a complete result, and only files whose text changed are touched, all or none (atomic-write.ts).
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { Document, parseAllDocuments } from 'yaml';
+import { writeFilesAtomically } from './atomic-write.js';
 import { mergeValue } from './merge.js';
 
 export type KrmObject = Record<string, unknown> & { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string; annotations?: Record<string, string> } };
@@ -187,13 +188,7 @@ export function joinDocuments(texts: string[]): string {
   return texts.map((t, i) => (i === 0 || t.startsWith('---') ? t : `---\n${t}`)).join('');
 }
 
+/** Writes the planned changes all or none (see atomic-write.ts); deletions last. */
 export function applyWrite(root: string, changes: Map<string, string | null>): void {
-  for (const [rel, text] of changes) {
-    const full = path.join(root, rel);
-    if (text === null) rmSync(full, { force: true });
-    else {
-      mkdirSync(path.dirname(full), { recursive: true });
-      writeFileSync(full, text);
-    }
-  }
+  writeFilesAtomically(root, changes);
 }

@@ -1,7 +1,8 @@
 /**
- * The KRM function wire format (functions spec v1): one ResourceList in, one out. Reading is as lenient
- * as kyaml's reader: any ResourceList/List with items, or a bare multi-document stream; results also in
- * the legacy `results: {items: [...]}` shape that kpt still reads.
+ * The KRM function wire format (functions spec v1): one ResourceList in, one out. `parseResourceList`
+ * reads berth's own input (`fn eval -`) as leniently as kyaml's reader: any ResourceList/List with
+ * items, or a bare multi-document stream; results also in the legacy `results: {items: [...]}` shape
+ * that kpt still reads. What a function prints is checked strictly instead (function-output.ts).
  */
 import YAML, { parseAllDocuments } from 'yaml';
 import type { KrmObject } from './package.js';
@@ -57,7 +58,7 @@ export function parseResourceList(text: string): ResourceList {
   return { apiVersion: 'config.kubernetes.io/v1', kind: 'ResourceList', items };
 }
 
-function normalizeResults(raw: unknown): KrmResult[] {
+export function normalizeResults(raw: unknown): KrmResult[] {
   const list = Array.isArray(raw) ? raw : raw && typeof raw === 'object' && Array.isArray((raw as { items?: unknown }).items) ? (raw as { items: unknown[] }).items : [];
   return list
     .filter((r): r is Record<string, unknown> => !!r && typeof r === 'object')
