@@ -36,7 +36,7 @@ export function resolveUri(uri: string, catalog: Pick<Catalog, 'base'>): URL {
 async function download(url: URL, caFile?: string): Promise<Buffer> {
   if (url.protocol === 'file:') return readFileSync(fileURLToPath(url));
   if (url.protocol !== 'https:') throw new ExecProviderError(`${url.href}: executables are fetched over https or from files`);
-  return (await fetchUrl(url.href, { caFile })).body;
+  return (await fetchUrl(url.href, { caFile, label: 'executable' })).body;
 }
 
 export interface ExecFetchOptions {

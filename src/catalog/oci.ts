@@ -37,7 +37,7 @@ interface Manifest {
 export async function pullCatalogArtifact(ref: OciRef, opts: FetchOptions = {}): Promise<{ manifestDigest: string; layer: Buffer }> {
   const base = registryBaseUrl(ref.registry);
   const reference = ref.digest ?? ref.tag ?? 'latest';
-  const res = await fetchUrl(`${base}/${ref.repository}/manifests/${reference}`, { ...opts, headers: { Accept: MANIFEST_MEDIA_TYPE } });
+  const res = await fetchUrl(`${base}/${ref.repository}/manifests/${reference}`, { ...opts, label: `catalog source ${describe(ref)}: manifest`, headers: { Accept: MANIFEST_MEDIA_TYPE } });
   const manifestDigest = sha256Digest(res.body);
   if (ref.digest && manifestDigest !== ref.digest) throw new FetchError(`manifest of ${describe(ref)} has digest ${manifestDigest}, not the pinned ${ref.digest}: refusing it`);
   let manifest: Manifest;
@@ -48,7 +48,7 @@ export async function pullCatalogArtifact(ref: OciRef, opts: FetchOptions = {}):
   }
   const layer = manifest.layers?.find((l) => l.mediaType === CATALOG_MEDIA_TYPE || l.mediaType === DEFINITION_MEDIA_TYPE);
   if (!layer) throw new FetchError(`${describe(ref)} holds no layer of media type ${CATALOG_MEDIA_TYPE} or ${DEFINITION_MEDIA_TYPE}`);
-  const blob = await fetchUrl(`${base}/${ref.repository}/blobs/${layer.digest}`, opts);
+  const blob = await fetchUrl(`${base}/${ref.repository}/blobs/${layer.digest}`, { ...opts, label: `catalog source ${describe(ref)}: layer` });
   if (sha256Digest(blob.body) !== layer.digest) throw new FetchError(`catalog layer of ${describe(ref)} does not match its digest ${layer.digest}`);
   return { manifestDigest, layer: blob.body };
 }

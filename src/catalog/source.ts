@@ -67,7 +67,7 @@ export async function readCatalogBytes(ref: string, opts: SourceOptions = {}): P
   }
   if (parsed.kind === 'https') {
     const cached = parsed.pin ? readCached(cacheDir, parsed.pin) : undefined;
-    const text = cached ?? checkPin(ref, parsed.pin, (await fetchUrl(parsed.location, { caFile: opts.caFile })).body);
+    const text = cached ?? checkPin(ref, parsed.pin, (await fetchUrl(parsed.location, { caFile: opts.caFile, label: 'catalog source' })).body);
     if (parsed.pin && !cached) writeCached(cacheDir, text);
     return { text, base: parsed.location, digest: sha256Digest(text) };
   }

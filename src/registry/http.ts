@@ -3,6 +3,11 @@
  * its Content-Length is an error (a download cut midway must never pass for a short file).
  * Credentials never follow a redirect to another origin (registries send blobs to a CDN with a
  * signed URL, which must not see the registry's token).
+ *
+ * No request can hang: a connection not made within the fetch timeout, or one that goes that long
+ * without a byte (before the headers, or midway through the body), fails naming the URL. The timeout
+ * is BERTH_FETCH_TIMEOUT_SECONDS (default 30; fractions allowed, so tests can lower it). Callers cache
+ * only whole, verified bodies, so a stalled download leaves nothing behind.
  */
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -29,6 +34,22 @@ export interface FetchOptions {
   accept?: number[];
   /** Gives up on a request (each redirect hop) that has not finished within this time. */
   timeoutMs?: number;
+  /** Connect and idle timeout (no bytes for this long); default from BERTH_FETCH_TIMEOUT_SECONDS. */
+  idleMs?: number;
+  /** What is fetched, for messages: `catalog source https://…` (default: the method). */
+  label?: string;
+}
+
+export const FETCH_TIMEOUT_ENV = 'BERTH_FETCH_TIMEOUT_SECONDS';
+const DEFAULT_FETCH_TIMEOUT_SECONDS = 30;
+
+/** The connect/idle timeout in ms, from BERTH_FETCH_TIMEOUT_SECONDS (a positive number of seconds). */
+export function fetchTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env[FETCH_TIMEOUT_ENV];
+  if (raw === undefined || raw === '') return DEFAULT_FETCH_TIMEOUT_SECONDS * 1000;
+  const seconds = Number(raw);
+  if (!Number.isFinite(seconds) || seconds <= 0) throw new FetchError(`${FETCH_TIMEOUT_ENV}=${raw} is not a positive number of seconds`);
+  return seconds * 1000;
 }
 
 export interface FetchResult {
@@ -71,29 +92,59 @@ function request(url: URL, opts: FetchOptions): Promise<FetchResult> {
   }
   const lib = url.protocol === 'https:' ? https : url.protocol === 'http:' ? http : undefined;
   if (!lib) throw new FetchError(`${url.href}: only https (and http to a loopback registry) can be fetched`);
+  const idleMs = opts.idleMs ?? fetchTimeoutMs();
+  const what = `${opts.label ?? opts.method ?? 'GET'} ${redact(url)}`;
   return new Promise((resolve, reject) => {
+    // One clock for "no progress": re-armed when the connection is made and on every byte received.
+    let connected = false;
+    let idle: NodeJS.Timeout | undefined;
+    const arm = (): void => {
+      clearTimeout(idle);
+      idle = setTimeout(() => {
+        const seconds = `${idleMs / 1000} s`;
+        const err = new FetchError(connected ? `${what} stalled: no data for ${seconds}` : `${what}: no connection within ${seconds}`);
+        // Settled here, first: destroying the request then reports the stall as an abort as well.
+        reject(err);
+        req.destroy(err);
+      }, idleMs);
+    };
     const req = lib.request(url, { method: opts.method ?? 'GET', headers: opts.headers, ...(ca ? { ca } : {}) }, (res) => {
+      arm();
       const chunks: Buffer[] = [];
       let received = 0;
       const expected = res.headers['content-length'] !== undefined ? Number(res.headers['content-length']) : undefined;
       const cut = (why: string): void => reject(new FetchError(`download of ${redact(url)} failed midway (${received}${expected !== undefined ? ` of ${expected}` : ''} bytes): ${why}`));
       res.on('data', (c: Buffer) => {
+        arm();
         chunks.push(c);
         received += c.length;
       });
       res.on('aborted', () => cut('the connection was closed'));
       res.on('error', (err) => cut(err.message));
       res.on('end', () => {
+        clearTimeout(idle);
         if (!res.complete) return cut('the connection was closed');
         if (expected !== undefined && received !== expected && opts.method !== 'HEAD') return cut('the body is shorter than its Content-Length');
         resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) });
       });
     });
+    arm();
+    req.on('socket', (socket) => {
+      const onConnect = (): void => {
+        connected = true;
+        arm();
+      };
+      if (!socket.connecting) onConnect();
+      else socket.once('connect', onConnect);
+    });
+    // A request body sent in full is progress too (the answer may take a while to come).
+    req.on('finish', () => arm());
+    req.on('close', () => clearTimeout(idle));
     if (opts.timeoutMs) {
       const timer = setTimeout(() => req.destroy(new Error(`not done within ${opts.timeoutMs} ms`)), opts.timeoutMs);
       req.on('close', () => clearTimeout(timer));
     }
-    req.on('error', (err) => reject(new FetchError(`${opts.method ?? 'GET'} ${redact(url)}: ${err.message}${/certificate/i.test(err.message) ? ' (trust its CA with --ca-file or BERTH_CA_FILE)' : ''}`)));
+    req.on('error', (err) => reject(new FetchError(`${what}: ${err.message}${/certificate/i.test(err.message) ? ' (trust its CA with --ca-file or BERTH_CA_FILE)' : ''}`)));
     req.end(opts.body);
   });
 }
