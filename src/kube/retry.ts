@@ -37,11 +37,15 @@ export function isTransient(err: unknown): boolean {
 
 /** Seconds the server asked for in Retry-After (429/503), when it said. */
 export function retryAfterMs(err: unknown): number | undefined {
-  const e = err as { headers?: Record<string, string | string[] | undefined>; cause?: unknown } | undefined;
-  const raw = e?.headers?.['retry-after'] ?? e?.headers?.['Retry-After'];
-  const value = Array.isArray(raw) ? raw[0] : raw;
-  const seconds = value === undefined ? NaN : Number(value);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const seen = new Set<unknown>();
+  for (let cur = err; cur && typeof cur === 'object' && !seen.has(cur); cur = (cur as { cause?: unknown }).cause) {
+    seen.add(cur);
+    const headers = (cur as { headers?: Record<string, string | string[] | undefined> }).headers;
+    const raw = headers?.['retry-after'] ?? headers?.['Retry-After'];
+    const value = Array.isArray(raw) ? raw[0] : raw;
+    const seconds = value === undefined ? NaN : Number(value);
+    if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  }
   const details = statusOf(err).status?.details as { retryAfterSeconds?: number } | undefined;
   return typeof details?.retryAfterSeconds === 'number' ? details.retryAfterSeconds * 1000 : undefined;
 }

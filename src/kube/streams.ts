@@ -32,6 +32,8 @@ export interface StreamOptions {
   pingIntervalMs?: number;
   /** No pong for this long ends the session as failed (client-go: 61 s). */
   pongTimeoutMs?: number;
+  /** Told every output chunk before it is written (what the session delivered, for checks against the log). */
+  tap?(channel: 'stdout' | 'stderr', data: Buffer): void;
 }
 
 export interface StreamResult {
@@ -114,6 +116,7 @@ async function openStream(
       }
       if (channel === CLOSE) return true;
       const out = outputs[channel];
+      if (out && data.length > 0) opts.tap?.(channel === STDOUT ? 'stdout' : 'stderr', data);
       if (out && data.length > 0 && !out.write(data)) {
         // Reading backpressure: stop reading the socket until the consumer drains.
         ws.pause();

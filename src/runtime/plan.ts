@@ -27,6 +27,8 @@ export const MAIN_CONTAINER = 'main';
 export const FILES_CONTAINER = 'berth-files';
 const FILES_VOLUME = 'berth-files';
 const FILES_ROOT = '/berth';
+/** The last entry of every file-copy archive; outside every subPath the main container mounts. */
+export const FILES_COMPLETE_MARKER = '.berth-complete';
 /**
  * Where the no-v5 fallback puts the caller's stdin: a file in a folder of the files volume, and that
  * folder is what the main container mounts (a subPath naming a folder works on every kubelet).
@@ -276,7 +278,9 @@ function planFiles(w: Workload, ctx: PlanContext, podName: string, sideMeta: (na
     image: ctx.helperImage ?? DEFAULT_HELPER_IMAGE,
     imagePullPolicy: 'IfNotPresent',
     // -o: do not restore the caller's uid/gid (capabilities are dropped); files belong to the run's user.
-    command: ['tar', '-x', '-o', '-f', '-', '-C', FILES_ROOT],
+    // The archive ends with a marker entry: a stream cut between two entries still looks like a whole
+    // archive to tar, and the container must never start with part of its files.
+    command: ['sh', '-c', `tar -x -o -f - -C ${FILES_ROOT} && test -e ${FILES_ROOT}/${FILES_COMPLETE_MARKER} || { echo 'berth: the file copy stream was cut before its end' >&2; exit 1; }`],
     stdin: true,
     stdinOnce: true,
     securityContext: {

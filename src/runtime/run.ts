@@ -7,10 +7,8 @@
  * together; only the pod waits, for all of them. Deletions run together once the container has
  * ended (pod first while it may still run) and can be left to a caller that outlives the run.
  *
- * Output missed by attach: attach does not replay what a container wrote before the session opened.
- * berth attaches as soon as the watch reports `running`; a function that reads stdin first (every
- * KRM function) cannot write before that. If the container has already terminated when berth would
- * attach, its output is read from pods/log and written to stdout (the log merges both streams).
+ * Output is delivered exactly once or the run fails (run-output.ts): from the log where the cluster
+ * serves stdout and stderr apart, else from attach checked against the log once the container ended.
  */
 import { randomBytes } from 'node:crypto';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
@@ -19,8 +17,9 @@ import { pack } from 'tar-stream';
 import type { KubeCluster } from '../kube/cluster.js';
 import { KubeError, SHIM_ROLE_PATH } from '../kube/errors.js';
 import { openAttach } from '../kube/streams.js';
+import { deliverFromAttach, deliverFromLogs } from './run-output.js';
 import { snapshotMounts, DEFAULT_MAX_MOUNT_BYTES } from './mounts.js';
-import { MAIN_CONTAINER, planWorkload, type PlanContext, type TarEntry, type WorkloadPlan } from './plan.js';
+import { FILES_COMPLETE_MARKER, MAIN_CONTAINER, planWorkload, type PlanContext, type TarEntry, type WorkloadPlan } from './plan.js';
 import { viewContainer, type ContainerView } from './pod-status.js';
 import { RunError } from './run-error.js';
 import { noTrace, type Trace } from './trace.js';
@@ -72,7 +71,8 @@ export async function runWorkload(w: Workload, io: RunIO, cluster: RunCluster): 
   // Questions that depend on nothing go out at once and overlap the local work below. Neither rejects.
   // The attach check must still be answered before a pod exists: a denied attach fails before the pod
   // starts, not after (the WebSocket upgrade is a GET before Kubernetes 1.35, a create from then on).
-  const attachAllowed = canAttach(kube);
+  const rightMissing = missingRight(kube);
+  const splitLogs = kube.servesSplitLogs();
   const stdinAsFileAnswer = w.stdin ? chooseStdinAsFile(cluster) : Promise.resolve(false);
 
   const mounts = w.mounts?.length ? await snapshotMounts(w.mounts, cluster.mountLimitBytes ?? DEFAULT_MAX_MOUNT_BYTES) : [];
@@ -116,10 +116,9 @@ export async function runWorkload(w: Workload, io: RunIO, cluster: RunCluster): 
     // NetworkPolicy (a policy applies from when it exists), nor start without its files.
     await sideObjects;
     throwIfAborted(signal);
-    if ((await attachAllowed) === false) {
-      throw new RunError(`forbidden: cannot create pods/attach in namespace ${kube.namespace} (berth attaches to the function's container; grant it in the Role: ${SHIM_ROLE_PATH})`);
-    }
-    trace('attach allowed');
+    const missing = await rightMissing;
+    if (missing) throw new RunError(missing);
+    trace('attach and delete allowed');
     const tracker = new PodTracker(kube, podName, stopWatch.signal, trace);
     const podCreated = kube.createPod(plan.pod);
     inFlight.push(podCreated);
@@ -137,38 +136,22 @@ export async function runWorkload(w: Workload, io: RunIO, cluster: RunCluster): 
     const started = await tracker.until((pod) => settledOrRunning(viewContainer(pod, MAIN_CONTAINER), progress), deadline, `${w.image} did not start`);
     const view = viewContainer(started, MAIN_CONTAINER);
     if (view.state === 'failed') throw new RunError(view.message, view.exitCode);
+    if (view.state === 'running') progress('running');
 
-    if (view.state === 'running') {
-      progress('running');
-      const attachStdin = w.stdin && !stdinAsFile ? (io.stdin ?? emptyStream()) : undefined;
-      const session = await openAttach(kube.kc, kube.namespace, podName, MAIN_CONTAINER, {
-        stdin: attachStdin,
-        stdout: io.stdout,
-        stderr: io.stderr,
-        tty: w.tty,
-        requireStdinClose: true,
-      });
-      trace('attached');
-      // The session ends when the container does; its Status says nothing about the exit code.
-      const closeOnAbort = (): void => session.close();
-      signal?.addEventListener('abort', closeOnAbort);
-      // A lost stream is not the verdict: the watch below reports how the container ended.
-      await session.done.catch(() => undefined);
-      signal?.removeEventListener('abort', closeOnAbort);
-      trace('attach ended');
-      throwIfAborted(signal);
-    } else {
-      // Finished before we could attach: its output only survives in the log.
-      io.stdout.write(await kube.readPodLog(podName, MAIN_CONTAINER));
-      trace('log read');
-    }
+    const endedPod = tracker.until((pod) => isTerminal(viewContainer(pod, MAIN_CONTAINER)), Infinity, `${w.image} did not finish`);
+    endedPod.catch(() => undefined);
+    const streams = { kube, podName, workload: w, io, stdinAsFile, running: view.state === 'running', ended: endedPod, signal: stopWatch.signal, trace };
+    const output = !w.tty && (await splitLogs) ? await deliverFromLogs(streams) : await deliverFromAttach(streams);
+    throwIfAborted(signal);
 
-    const ended = await tracker.until((pod) => isTerminal(viewContainer(pod, MAIN_CONTAINER)), Infinity, `${w.image} did not finish`);
+    const ended = await endedPod;
     podEnded = true;
     const final = viewContainer(ended, MAIN_CONTAINER);
     trace(`container ${final.state}`);
     if (final.state === 'failed') throw new RunError(final.message, final.exitCode);
     if (final.state !== 'terminated') throw new RunError(`pod ${podName} ended without an exit code`);
+    await output.settle(final.exitCode);
+    trace('output complete');
     exitCode = final.exitCode;
     return { exitCode };
   } catch (err) {
@@ -183,7 +166,9 @@ export async function runWorkload(w: Workload, io: RunIO, cluster: RunCluster): 
     if (!keep) {
       const deleted = (async () => {
         await Promise.allSettled(inFlight);
-        await cleanup(kube, created, podEnded && !signal?.aborted);
+        await cleanup(kube, created, podEnded && !signal?.aborted, (line) => {
+          if (io.stderr.writable) io.stderr.write(line);
+        });
         trace('cleaned up');
       })();
       // Only a run whose container has ended may leave its deletions to the caller: an interrupted
@@ -226,10 +211,20 @@ function sideObjectsOf(plan: WorkloadPlan): string {
   return JSON.stringify([plan.networkPolicy, plan.configMaps]);
 }
 
-async function canAttach(kube: KubeCluster): Promise<boolean | undefined> {
-  const [create, get] = await Promise.all([kube.canI('create', 'pods', 'attach'), kube.canI('get', 'pods', 'attach')]);
-  if (create === undefined || get === undefined) return undefined;
-  return create || get;
+/**
+ * The rights a run needs beyond creating its objects, asked before anything exists: attach (a create
+ * from Kubernetes 1.35, a GET before) and delete (without it every run would leave its pod behind).
+ * Returns the missing one's sentence, or undefined when all are granted or the server cannot say.
+ */
+async function missingRight(kube: KubeCluster): Promise<string | undefined> {
+  const [create, get, del] = await Promise.all([kube.canI('create', 'pods', 'attach'), kube.canI('get', 'pods', 'attach'), kube.canI('delete', 'pods')]);
+  if (create === false && get === false) {
+    return `forbidden: cannot create pods/attach in namespace ${kube.namespace} (berth attaches to the function's container; grant it in the Role: ${SHIM_ROLE_PATH})`;
+  }
+  if (del === false) {
+    return `forbidden: cannot delete pods in namespace ${kube.namespace} (berth deletes every pod it creates; grant it in the Role: ${SHIM_ROLE_PATH})`;
+  }
+  return undefined;
 }
 
 async function chooseStdinAsFile(cluster: RunCluster): Promise<boolean> {
@@ -272,6 +267,7 @@ async function feedInitContainer(
   if (stdinAsFile && plan.mountData.stdinEntry) {
     entries.push({ name: plan.mountData.stdinEntry, type: 'file', mode: 0o444, data: io.stdin ? await readAll(io.stdin) : Buffer.alloc(0) });
   }
+  entries.push({ name: FILES_COMPLETE_MARKER, type: 'file', mode: 0o444, data: Buffer.alloc(0) });
   const tar = tarStream(entries);
   const errors = new PassThrough();
   const errText: Buffer[] = [];
@@ -318,18 +314,20 @@ async function readAll(stream: Readable): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-function emptyStream(): Readable {
-  const s = new PassThrough();
-  s.end();
-  return s;
-}
 
 /**
  * Deletes what the run created, all at once when the container has ended. While it may still run
  * (interrupted, failed start) the pod goes first: its NetworkPolicy must outlive the pod it isolates.
  */
-async function cleanup(kube: KubeCluster, created: Created[], podEnded: boolean): Promise<void> {
-  const remove = (items: Created[]) => Promise.all(items.map(([kind, name]) => kube.deleteQuietly(kind, name).catch(() => undefined)));
+async function cleanup(kube: KubeCluster, created: Created[], podEnded: boolean, report: (line: string) => void): Promise<void> {
+  // Retried inside deleteQuietly; what still fails is said, never swallowed: the object's expiry and
+  // `berth gc` are what remove it then.
+  const remove = (items: Created[]) =>
+    Promise.all(
+      items.map(([kind, name]) =>
+        kube.deleteQuietly(kind, name).catch((err: unknown) => report(`berth: could not delete ${kind}/${name} in namespace ${kube.namespace}: ${(err as Error).message}; it expires by its deadline and \`berth gc\` removes it\n`)),
+      ),
+    );
   if (podEnded) {
     await remove(created);
     return;

@@ -2,7 +2,7 @@
 // portforward, whose protocols the streams/ modules speak.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { badRequest } from '../api/errors.js';
+import { ApiError, badRequest } from '../api/errors.js';
 import { handlePortForwardUpgrade } from '../streams/portforward.js';
 import { handleRemoteCommandUpgrade } from '../streams/remotecommand.js';
 import type { KubeObject, LogOptions } from '../types.js';
@@ -48,8 +48,24 @@ function logOptions(q: URLSearchParams, container: string): LogOptions {
   return opts;
 }
 
+/**
+ * KEP-3288's `stream`, validated as a 1.32 server with PodLogsQuerySplitStreams does: before the pod is
+ * looked up, so an unsupported value is 422 even for a pod that does not exist.
+ */
+function validateLogStream(q: URLSearchParams, podName: string): void {
+  const stream = q.get('stream');
+  if (stream === null || ['All', 'Stdout', 'Stderr'].includes(stream)) return;
+  const message = `Unsupported value: "${stream}": supported values: "All", "Stderr", "Stdout"`;
+  throw new ApiError(422, 'Invalid', `PodLogOptions "${podName}" is invalid: stream: ${message}`, {
+    name: podName,
+    kind: 'PodLogOptions',
+    causes: [{ reason: 'FieldValueNotSupported', message, field: 'stream' }],
+  });
+}
+
 export async function handleLog(ctx: ServerContext, r: ResourceRequest): Promise<void> {
   const { rt, namespace, name } = r.route;
+  validateLogStream(r.url.searchParams, name!);
   const pod = ctx.store.get(rt, namespace, name!);
   const opts = logOptions(r.url.searchParams, chooseContainer(pod, r.url.searchParams.get('container')));
   const stream = await ctx.node.logs(pod, opts);

@@ -141,7 +141,8 @@ test('small read-only mounts become one ConfigMap with nested items; rw or large
   assert.equal(init.image, 'localhost/berth/busybox:1');
   assert.equal(init.stdin, true);
   assert.equal(init.securityContext?.runAsUser, 65534);
-  assert.deepEqual(init.command?.slice(0, 2), ['tar', '-x']);
+  // tar extracts, and the copy only counts when the archive's final marker arrived
+  assert.match(init.command?.[2] ?? '', /^tar -x -o -f - -C \/berth && test -e \/berth\/\.berth-complete \|\|/);
 });
 
 test('mount size limit and missing sources give clear errors', async (t) => {

@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PassThrough, Writable } from 'node:stream';
+import type { IncomingMessage } from 'node:http';
+import { PassThrough, Readable, Writable } from 'node:stream';
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import type { KubeCluster } from '../../../src/kube/cluster.js';
 import { KubeError } from '../../../src/kube/errors.js';
@@ -69,7 +70,10 @@ function fakeCluster(opts: { attachAllowed?: boolean; container?: 'terminated' |
       await gate(`delete ${kind}`).pass();
       deleted.push(kind);
     },
-    readPodLog: () => Promise.resolve('the log\n'),
+    // a cluster that serves stdout and stderr apart: the container wrote one line to stdout
+    servesSplitLogs: () => Promise.resolve(true),
+    readPodLog: (_name, _container, q) => Promise.resolve(Buffer.from(q?.stream === 'Stderr' ? '' : 'the log\n')),
+    openPodLog: (_name, _container, q) => Promise.resolve(Readable.from([Buffer.from(q?.stream === 'Stderr' ? '' : 'the log\n')]) as unknown as IncomingMessage),
     readPodTemplate: () => Promise.reject(new Error('not used')),
     watchPod(_name, cb, signal) {
       onPod = cb;

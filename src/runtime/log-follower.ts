@@ -1,0 +1,91 @@
+/**
+ * A container's output stream from its log, exactly once: followed live from the container's first
+ * byte (attach only sees what is written after it connects), resumed when the follow breaks (the
+ * bytes already delivered are read again, checked against what was delivered, and skipped), and
+ * completed after the container has ended from the whole log, so nothing is lost at the end either.
+ */
+import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import type { Writable } from 'node:stream';
+import type { KubeCluster } from '../kube/cluster.js';
+import { RunError } from './run-error.js';
+import { StreamDigest } from './stream-digest.js';
+import type { Trace } from './trace.js';
+
+export interface FollowTarget {
+  kube: KubeCluster;
+  pod: string;
+  container: string;
+  stream: 'Stdout' | 'Stderr';
+  out: Writable;
+  /** Resolves once the container has ended (its log is then complete). */
+  ended: Promise<unknown>;
+  signal: AbortSignal;
+  trace: Trace;
+}
+
+/** Breaks of the follow tolerated before the run fails. */
+const MAX_RESUMES = 20;
+/** After a follow ends, how long to wait for the container's end before resuming the follow. */
+const END_GRACE_MS = 1000;
+
+export async function followLog(t: FollowTarget): Promise<StreamDigest> {
+  const delivered = new StreamDigest();
+  let ended = false;
+  void t.ended.then(
+    () => (ended = true),
+    () => undefined,
+  );
+  for (let resumes = 0; !ended; resumes++) {
+    if (t.signal.aborted) return delivered;
+    if (resumes > MAX_RESUMES) throw new RunError(`the ${t.stream.toLowerCase()} log of pod ${t.pod} broke ${MAX_RESUMES} times while berth followed it`);
+    await followOnce(t, delivered).catch((err: unknown) => {
+      if (err instanceof RunError) throw err;
+      t.trace(`log ${t.stream}: follow broke (${(err as Error).message})`);
+    });
+    if (!ended) await Promise.race([t.ended.catch(() => undefined), delay(END_GRACE_MS)]);
+  }
+  if (t.signal.aborted) return delivered;
+  const whole = await t.kube.readPodLog(t.pod, t.container, { stream: t.stream });
+  if (!delivered.isPrefixOf(whole)) {
+    throw new RunError(`the ${t.stream.toLowerCase()} of pod ${t.pod} does not match what berth delivered (${delivered.bytes} bytes delivered, the log holds ${whole.length}): its output cannot be trusted`);
+  }
+  await write(t.out, whole.subarray(delivered.bytes), delivered);
+  return delivered;
+}
+
+/** One follow request: skips (and checks) what was already delivered, delivers the rest. */
+async function followOnce(t: FollowTarget, delivered: StreamDigest): Promise<void> {
+  const res = await t.kube.openPodLog(t.pod, t.container, { follow: true, stream: t.stream });
+  const stop = (): void => void res.destroy();
+  t.signal.addEventListener('abort', stop);
+  let skip = delivered.bytes;
+  const skipped = createHash('sha256');
+  try {
+    for await (const piece of res) {
+      let chunk = piece as Buffer;
+      if (skip > 0) {
+        const head = chunk.subarray(0, skip);
+        skipped.update(head);
+        skip -= head.length;
+        chunk = chunk.subarray(head.length);
+        if (skip === 0 && skipped.digest('hex') !== delivered.digest()) {
+          throw new RunError(`the ${t.stream.toLowerCase()} log of pod ${t.pod} changed under berth: it no longer begins with what was delivered`);
+        }
+      }
+      if (chunk.length > 0) await write(t.out, chunk, delivered);
+    }
+  } finally {
+    t.signal.removeEventListener('abort', stop);
+  }
+}
+
+async function write(out: Writable, chunk: Buffer, delivered: StreamDigest): Promise<void> {
+  if (chunk.length === 0) return;
+  delivered.add(chunk);
+  if (!out.write(chunk)) await once(out, 'drain');
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
