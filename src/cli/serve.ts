@@ -10,6 +10,8 @@ import { resolvePortMode } from '../dockerapi/port-proxy.js';
 import { dockerRoutes } from '../dockerapi/routes.js';
 import { checkListenerSecurity, parseListener, serveDockerApi } from '../dockerapi/server.js';
 import { loadListenerTls } from '../dockerapi/tls-options.js';
+import { MIN_TOKEN_LENGTH, TOKEN_ENV, resolveToken } from '../dockerapi/token.js';
+import { DEFAULT_BODY_TIMEOUT_MS } from '../dockerapi/body-timeout.js';
 import { SETTINGS_PREFIX, podSettingsFrom } from '../runtime/sandbox-settings.js';
 import { checkOneContainer, loadPodTemplate } from '../runtime/pod-template.js';
 import { LeaseLock } from '../kube/lease-lock.js';
@@ -53,7 +55,9 @@ export function serveCommand(): Command {
     .option('--context <name>', 'kubeconfig context')
     .option('-n, --namespace <ns>', "namespace (default: the context's)")
     .option('--instance <id>', 'owner label of everything this berth creates (default: random)')
-    .option('--token <token>', 'require `Authorization: Bearer <token>` (a non-loopback tcp listener needs this or --tlsverify)')
+    .option('--token <token>', `require \`Authorization: Bearer <token>\` (a non-loopback tcp listener needs this or --tlsverify); at least ${MIN_TOKEN_LENGTH} characters; visible in ps: prefer --token-file or $${TOKEN_ENV}`)
+    .option('--token-file <file>', `read the token from this file (one line), instead of --token or $${TOKEN_ENV}`)
+    .option('--body-timeout <seconds>', 'a request body that stalls this long (JSON: is not whole by then) is answered 408', String(DEFAULT_BODY_TIMEOUT_MS / 1000))
     .option('--tls', 'tcp listeners speak TLS (--tlscert, --tlskey); clients are not verified')
     .option('--tlsverify', 'TLS and require client certificates signed by --tlscacert (implies --tls)')
     .option('--tlscacert <file>', 'CA that signs client certificates (default: ca.pem in $DOCKER_CERT_PATH or ~/.docker)')
@@ -84,7 +88,10 @@ export function serveCommand(): Command {
       const hosts: string[] = o.host?.length ? o.host : ['unix:///var/run/berth.sock', 'tcp://127.0.0.1:2475'];
       const tls = loadListenerTls(o);
       const listeners = hosts.map((h) => parseListener(h, { tls: Boolean(tls) }));
-      checkListenerSecurity(listeners, { tls, token: o.token });
+      const token = resolveToken({ token: o.token as string | undefined, tokenFile: o.tokenFile as string | undefined });
+      const bodyTimeoutSeconds = Number(o.bodyTimeout);
+      if (!Number.isFinite(bodyTimeoutSeconds) || bodyTimeoutSeconds <= 0) throw new Error(`--body-timeout ${o.bodyTimeout}: give seconds (more than 0)`);
+      await checkListenerSecurity(listeners, { tls, token });
       const { kc, namespace, source } = resolveKubeConfig({ kubeconfig: o.kubeconfig, context: o.context, namespace: o.namespace });
       const portMode = resolvePortMode(o.portMode as string, source);
       const owner = (o.instance as string | undefined) ?? `serve-${randomBytes(4).toString('hex')}`;
@@ -112,7 +119,7 @@ export function serveCommand(): Command {
       }
       engine.startWatch();
       const tlsNote = tls ? (tls.verifyClients ? ' (tcp: TLS, client certificates required)' : ' (tcp: TLS)') : '';
-      const server = await serveDockerApi({ listeners, router: dockerRoutes(engine), token: o.token, tls, log: (l) => process.stderr.write(`berth serve: ${l}\n`) });
+      const server = await serveDockerApi({ listeners, router: dockerRoutes(engine), token, tls, bodyTimeoutMs: bodyTimeoutSeconds * 1000, log: (l) => process.stderr.write(`berth serve: ${l}\n`) });
       process.stderr.write(`berth serve: instance ${owner}, namespace ${namespace}, listening on ${server.addresses.join(', ')}${tlsNote}\n`);
       let stopping = false;
       const stop = async (): Promise<void> => {

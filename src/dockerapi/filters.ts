@@ -3,6 +3,13 @@
  * a list `{"label":["a=b"]}` (dockerode). moby semantics: keys AND together; every `label` value must
  * match; several values of any other key match when one does.
  */
+import { setFlagsFromString } from 'node:v8';
+
+// V8's linear-time regexp engine (the `l` flag): patterns a client sends run in time linear in the name,
+// never in a backtracking engine (`^/(a+)+$` would take seconds per character). Like Go's RE2, which
+// dockerd matches name filters with, it has no backreferences or lookarounds.
+setFlagsFromString('--enable-experimental-regexp-engine');
+const LINEAR_TIME = 'l';
 
 export type Filters = Map<string, string[]>;
 
@@ -19,12 +26,38 @@ export function parseFilters(raw: string | null | undefined): Filters {
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new FilterError(`invalid filters: ${raw}`);
   for (const [key, value] of Object.entries(parsed as Record<string, unknown>)) {
-    if (Array.isArray(value)) out.set(key, value.map(String));
-    else if (value && typeof value === 'object') out.set(key, Object.entries(value as Record<string, unknown>).filter(([, v]) => v === true || v === 'true').map(([k]) => k));
+    if (Array.isArray(value)) {
+      if (!value.every((v) => typeof v === 'string')) throw new FilterError(`invalid filter ${key}: the values must be strings`);
+      out.set(key, value);
+    } else if (value && typeof value === 'object') out.set(key, Object.entries(value as Record<string, unknown>).filter(([, v]) => v === true || v === 'true').map(([k]) => k));
     else if (typeof value === 'string') out.set(key, [value]);
     else throw new FilterError(`invalid filter ${key}`);
   }
   return out;
+}
+
+export const MAX_PATTERN_LENGTH = 1024;
+
+/**
+ * A client's pattern (the `name` filter: Go regexp syntax, unanchored) as a matcher that runs in linear
+ * time. A pattern the linear engine cannot run (backreferences, lookarounds: not RE2 syntax either) or
+ * that is not a valid pattern at all is the client's error.
+ */
+export function patternMatcher(key: string, pattern: string): (text: string) => boolean {
+  if (pattern.length > MAX_PATTERN_LENGTH) throw new FilterError(`invalid filter '${key}=${pattern.slice(0, 40)}…': patterns are at most ${MAX_PATTERN_LENGTH} characters`);
+  let re: RegExp;
+  try {
+    re = new RegExp(pattern, LINEAR_TIME);
+  } catch (err) {
+    const why = (err as Error).message.replace(/^Invalid regular expression: /, '');
+    throw new FilterError(`invalid filter '${key}=${pattern}': ${why} (filters take RE2 syntax: no backreferences or lookarounds)`);
+  }
+  return (text) => re.test(text);
+}
+
+/** `values` as matchers, compiled once per request (not once per container). */
+export function patternMatchers(key: string, values: string[] | undefined): Array<(text: string) => boolean> | undefined {
+  return values?.map((v) => patternMatcher(key, v));
 }
 
 /** `key` = the label exists, `key=value` = equal. All must hold. */
@@ -38,7 +71,7 @@ export function labelsMatch(wanted: string[] | undefined, labels: Record<string,
 }
 
 /** Any of `wanted` accepts `test`; no values = no constraint. */
-export function anyMatches(wanted: string[] | undefined, test: (w: string) => boolean): boolean {
+export function anyMatches<T>(wanted: T[] | undefined, test: (w: T) => boolean): boolean {
   if (!wanted || wanted.length === 0) return true;
   return wanted.some(test);
 }

@@ -3,9 +3,10 @@
  * hijack (`Connection: Upgrade`, `Upgrade: tcp`, which node hands to the 'upgrade' event with the
  * raw socket). Errors are Docker's `{"message": ...}` bodies.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
+import { DEFAULT_BODY_TIMEOUT_MS, bodyTimeoutError, idleTimeout } from './body-timeout.js';
 
 export const API_VERSION = '1.44';
 export const MIN_API_VERSION = '1.24';
@@ -53,6 +54,8 @@ export class Call {
   readonly path: string;
   readonly version: string;
   readonly query: URLSearchParams;
+  /** Set when the request line's URL cannot be parsed: the server answers 400 without routing. */
+  readonly badUrl?: string;
   private responded = false;
   /** Body bytes already read off the socket (hijack) that belong to the request. */
   private readonly bodyStream: Readable;
@@ -62,8 +65,15 @@ export class Call {
     private readonly res: ServerResponse | undefined,
     private readonly socket: Duplex | undefined,
     head: Buffer | undefined,
+    private readonly bodyTimeoutMs = DEFAULT_BODY_TIMEOUT_MS,
   ) {
-    const url = new URL(req.url ?? '/', 'http://docker');
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://docker');
+    } catch {
+      url = new URL('/', 'http://docker');
+      this.badUrl = `invalid request URL ${JSON.stringify(req.url)}`;
+    }
     const { version, path } = splitVersion(url.pathname);
     this.method = req.method ?? 'GET';
     this.path = path;
@@ -93,6 +103,14 @@ export class Call {
     return v === '1' || v.toLowerCase() === 'true';
   }
 
+  /** An integer query parameter (undefined when absent); anything else is a 400 naming it. */
+  int(name: string): number | undefined {
+    const v = this.query.get(name);
+    if (v === null || v === '') return undefined;
+    if (!/^-?\d+$/.test(v.trim())) throw badRequest(`invalid value for ${name}: "${v}" is not an integer`);
+    return Number(v);
+  }
+
   /** The body as JSON, read eagerly: some clients never end the request (exec start). */
   async json<T>(optional = true): Promise<T | undefined> {
     const length = Number(this.req.headers['content-length'] ?? NaN);
@@ -100,17 +118,27 @@ export class Call {
     let size = 0;
     const text = await new Promise<string>((resolve, reject) => {
       const stream = this.bodyStream;
-      const finish = (value: string): void => {
+      const stop = (): void => {
+        clearTimeout(timer);
         stream.off('data', onData);
         stream.off('end', onEnd);
         stream.pause();
+      };
+      const finish = (value: string): void => {
+        stop();
         resolve(value);
       };
+      const refuse = (err: DockerError): void => {
+        stop();
+        reject(err);
+      };
+      // The whole JSON must be here within the timeout: a client that stalls mid-body gets a 408.
+      const timer = setTimeout(() => refuse(bodyTimeoutError(this.bodyTimeoutMs, 'the request body')), this.bodyTimeoutMs);
+      timer.unref();
       const onData = (c: Buffer): void => {
         size += c.length;
         if (size > MAX_JSON_BYTES) {
-          stream.off('data', onData);
-          reject(new DockerError(413, `request body larger than ${MAX_JSON_BYTES} bytes`));
+          refuse(new DockerError(413, `request body larger than ${MAX_JSON_BYTES} bytes`));
           return;
         }
         chunks.push(c);
@@ -131,7 +159,10 @@ export class Call {
         }
       };
       const onEnd = (): void => finish(Buffer.concat(chunks).toString('utf8'));
-      if (length === 0) return resolve('');
+      if (length === 0) {
+        clearTimeout(timer);
+        return resolve('');
+      }
       stream.on('data', onData);
       stream.on('end', onEnd);
     });
@@ -148,9 +179,15 @@ export class Call {
     }
   }
 
-  /** The raw body stream (archives). */
+  /** The raw body stream (archives), failing with a 408 when it pauses longer than the body timeout. */
   body(): Readable {
-    return this.bodyStream;
+    // Piped, not handed over: whoever reads may destroy what it got without tearing down the socket.
+    return this.bodyStream.pipe(idleTimeout(this.bodyTimeoutMs, 'the request body'));
+  }
+
+  /** Whether the request's body has not all arrived (plain requests only): the connection then closes after the answer. */
+  private get bodyPending(): boolean {
+    return !this.socket && !this.req.complete;
   }
 
   send(status: number, body?: unknown, headers: Record<string, string> = {}): void {
@@ -158,6 +195,8 @@ export class Call {
     this.responded = true;
     const payload = body === undefined ? undefined : typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
     const h: Record<string, string | number> = { ...commonHeaders(), ...headers };
+    // An answer before the whole body (a refusal, a 408): the rest is not waited for on this connection.
+    if (this.bodyPending) h.Connection = 'close';
     if (payload !== undefined && !h['Content-Type']) h['Content-Type'] = typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json';
     if (payload !== undefined) h['Content-Length'] = Buffer.byteLength(payload);
     if (this.res) {
@@ -169,6 +208,8 @@ export class Call {
     const lines = [`HTTP/1.1 ${status} ${statusText(status)}`, ...Object.entries(h).map(([k, v]) => `${k}: ${v}`), 'Connection: close', '', ''];
     socket.write(lines.join('\r\n'));
     socket.end(payload);
+    // A hijacked client that stalled gets the answer, then the connection goes (it may never half-close).
+    if (status === 408) socket.once('finish', () => socket.destroy());
   }
 
   fail(err: unknown): void {
@@ -226,21 +267,7 @@ function apiHeaderLines(): string {
 }
 
 function statusText(status: number): string {
-  const texts: Record<number, string> = {
-    200: 'OK',
-    201: 'Created',
-    204: 'No Content',
-    304: 'Not Modified',
-    400: 'Bad Request',
-    401: 'Unauthorized',
-    403: 'Forbidden',
-    404: 'Not Found',
-    409: 'Conflict',
-    413: 'Payload Too Large',
-    500: 'Internal Server Error',
-    501: 'Not Implemented',
-  };
-  return texts[status] ?? 'Status';
+  return STATUS_CODES[status] ?? 'Status';
 }
 
 export type Handler = (call: Call, params: string[]) => Promise<void> | void;
@@ -267,14 +294,20 @@ export class Router {
       if (!m) continue;
       pathMatched = true;
       if (r.method !== call.method && !(r.method === 'GET' && call.method === 'HEAD' && !this.routes.some((x) => x.method === 'HEAD' && x.pattern.test(call.path)))) continue;
-      await r.handler(
-        call,
-        m.slice(1).map((p) => decodeURIComponent(p)),
-      );
+      await r.handler(call, m.slice(1).map(decodePathPart));
       return;
     }
     if (pathMatched) throw new DockerError(405, `method ${call.method} not allowed on ${call.path}`);
     throw new DockerError(404, `page not found: ${call.method} ${call.path}`);
+  }
+}
+
+/** A %-escaped part of the path; a malformed escape (`%zz`, a lone `%`, invalid UTF-8) is the client's error. */
+export function decodePathPart(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    throw badRequest(`invalid %-escape in the request path: "${part}" (escape '%' as %25)`);
   }
 }
 

@@ -6,14 +6,17 @@ import os from 'node:os';
 import type { IncomingMessage } from 'node:http';
 import { PassThrough, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { ArchiveError, readLimited, sanitizeArchive, goFileMode, DEFAULT_MAX_ARCHIVE_BYTES } from '../runtime/files.js';
+import { ArchiveError, sanitizeArchive, goFileMode, DEFAULT_MAX_ARCHIVE_BYTES } from '../runtime/files.js';
 import { SandboxPlanError } from '../runtime/sandbox-plan.js';
 import { PodTemplateError } from '../runtime/pod-template.js';
 import type { LogQuery } from '../runtime/sandbox.js';
 import { KubeError } from '../kube/errors.js';
 import type { Engine } from './engine.js';
 import { imageListItem, inspectImage } from './image-view.js';
-import { FilterError, anyMatches, checkKeys, labelsMatch, parseFilters } from './filters.js';
+import { FilterError, anyMatches, checkKeys, labelsMatch, parseFilters, patternMatchers } from './filters.js';
+import { checkBody } from './request-bodies.js';
+import { checkCreateValues } from './create-checks.js';
+import { parseSignal } from './signals.js';
 import { STDERR, STDOUT, frame, framedWriter } from './framing.js';
 import { API_VERSION, MIN_API_VERSION, DockerError, Router, badRequest, compareVersions, conflict, notFound, type Call, type OpenedStream } from './http.js';
 import { inspectContainer, listItem, newId, type ContainerRecord, type CreateBody } from './model.js';
@@ -87,6 +90,7 @@ export function dockerRoutes(engine: Engine): Router {
   r.add('GET', '/events', async (call) => {
     const filters = parseFilters(call.query.get('filters'));
     const until = call.query.get('until');
+    if (until && !Number.isFinite(Number(until))) throw badRequest(`invalid value for until: "${until}" (give a unix timestamp in seconds)`);
     const out = call.startChunked('application/json');
     const onEvent = (e: { Type: string; Action: string; Actor: { ID: string; Attributes: Record<string, string> } }): void => {
       if (!anyMatches(filters.get('type'), (t) => t === e.Type)) return;
@@ -153,7 +157,8 @@ export function dockerRoutes(engine: Engine): Router {
 
   // ---- containers ----
   r.add('POST', '/containers/create', async (call) => {
-    const body = (await call.json<CreateBody>(false)) as CreateBody;
+    const body = checkBody<CreateBody>('create', await call.json(false));
+    checkCreateValues(body);
     // Checked before anything is recorded: a missing or unfit template is a 400 at create, not at start.
     if (body && typeof body === 'object') await engine.podTemplateFor(body.Labels);
     await engine.prepareImage(body?.Image);
@@ -166,11 +171,12 @@ export function dockerRoutes(engine: Engine): Router {
     const all = call.flag('all') || filters.has('status') || filters.has('exited');
     let list = [...engine.containers.values()].sort((a, b) => b.created.getTime() - a.created.getTime());
     const created = (ref: string): number => engine.container(ref).created.getTime();
+    const names = patternMatchers('name', filters.get('name'));
     list = list.filter(
       (c) =>
         (all || c.status === 'running') &&
         labelsMatch(filters.get('label'), c.body.Labels ?? {}) &&
-        anyMatches(filters.get('name'), (n) => new RegExp(n).test(`/${c.name}`)) &&
+        anyMatches(names, (matches) => matches(`/${c.name}`)) &&
         anyMatches(filters.get('id'), (id) => c.id.startsWith(id)) &&
         anyMatches(filters.get('status'), (s) => s === c.status) &&
         anyMatches(filters.get('exited'), (e) => c.status === 'exited' && Number(e) === c.exitCode) &&
@@ -180,7 +186,7 @@ export function dockerRoutes(engine: Engine): Router {
         anyMatches(filters.get('before'), (b) => c.created.getTime() < created(b)) &&
         anyMatches(filters.get('since'), (s) => c.created.getTime() > created(s)),
     );
-    const limit = Number(call.query.get('limit') ?? -1);
+    const limit = call.int('limit') ?? -1;
     if (limit > 0) list = list.slice(0, limit);
     call.send(200, list.map((c) => listItem(c, engine.networks)));
   });
@@ -200,17 +206,17 @@ export function dockerRoutes(engine: Engine): Router {
     call.send(res === 'already' ? 304 : 204);
   });
   r.add('POST', '/containers/{id}/stop', async (call, [id]) => {
-    const t = call.query.get('t') ?? call.query.get('timeout');
-    const res = await engine.stop(id, t === null ? undefined : Number(t), call.query.get('signal') ?? undefined);
+    const t = call.int('t') ?? call.int('timeout');
+    const signal = call.query.get('signal');
+    const res = await engine.stop(id, t, signal ? parseSignal(signal) : undefined);
     call.send(res === 'already' ? 304 : 204);
   });
   r.add('POST', '/containers/{id}/restart', async (call, [id]) => {
-    const t = call.query.get('t');
-    await engine.restart(id, t === null ? undefined : Number(t));
+    await engine.restart(id, call.int('t'));
     call.send(204);
   });
   r.add('POST', '/containers/{id}/kill', async (call, [id]) => {
-    await engine.kill(id, call.query.get('signal') ?? 'KILL');
+    await engine.kill(id, parseSignal(call.query.get('signal') || 'KILL'));
     call.send(204);
   });
   r.add('DELETE', '/containers/{id}', async (call, [id]) => {
@@ -296,8 +302,8 @@ export function dockerRoutes(engine: Engine): Router {
   r.add('PUT', '/containers/{id}/archive', async (call, [id]) => {
     engine.container(id);
     const path = requirePath(call);
-    const raw = await readLimited(call.body(), DEFAULT_MAX_ARCHIVE_BYTES);
-    const { tar } = await sanitizeArchive(raw);
+    // Bounded before and after gzip inflation, and in time (a stalled upload is a 408).
+    const { tar } = await sanitizeArchive(call.body(), DEFAULT_MAX_ARCHIVE_BYTES);
     await engine.putArchive(id, path, tar);
     // An empty body: testcontainers-node feeds the response to Readable.from.
     call.send(200);
@@ -306,7 +312,7 @@ export function dockerRoutes(engine: Engine): Router {
   // ---- exec ----
   r.add('POST', '/containers/{id}/exec', async (call, [id]) => {
     const c = engine.container(id);
-    const body = (await call.json<{ Cmd?: string[] | string; Env?: string[]; WorkingDir?: string; User?: string; Tty?: boolean; AttachStdin?: boolean; AttachStdout?: boolean; AttachStderr?: boolean }>(false))!;
+    const body = checkBody<{ Cmd?: string[] | string | null; Env?: string[] | null; WorkingDir?: string; User?: string; Tty?: boolean; AttachStdin?: boolean; AttachStdout?: boolean; AttachStderr?: boolean }>('exec', await call.json(false));
     const cmd = Array.isArray(body.Cmd) ? body.Cmd : body.Cmd ? [body.Cmd] : [];
     if (cmd.length === 0) throw badRequest('No exec command specified');
     if (c.status !== 'running') throw conflict(`Container ${c.id} is not running`);
@@ -330,7 +336,7 @@ export function dockerRoutes(engine: Engine): Router {
   r.add('POST', '/exec/{id}/start', async (call, [id]) => {
     const rec = execs.get(id);
     if (!rec) throw notFound(`No such exec instance: ${id}`);
-    const body = (await call.json<{ Detach?: boolean; Tty?: boolean }>()) ?? {};
+    const body = checkBody<{ Detach?: boolean; Tty?: boolean }>('execStart', (await call.json()) ?? {});
     const c = engine.container(rec.containerId);
     if (c.status !== 'running') throw conflict(`Container ${c.id} is not running`);
     if (rec.running || rec.exitCode !== null) throw conflict(`exec ${id} has already been started`);
@@ -420,18 +426,18 @@ export function dockerRoutes(engine: Engine): Router {
   });
   r.add('GET', '/networks/{id}', (call, [id]) => call.send(200, networkJson(id)));
   r.add('POST', '/networks/create', async (call) => {
-    const body = (await call.json<{ Name?: string; Driver?: string; Labels?: Record<string, string>; Internal?: boolean }>(false))!;
+    const body = checkBody<{ Name?: string; Driver?: string; Labels?: Record<string, string>; Internal?: boolean }>('networkCreate', await call.json(false));
     const n = engine.createNetwork(body);
     call.send(201, { Id: n.id, Warning: '' });
   });
   r.add('POST', '/networks/{id}/connect', async (call, [id]) => {
-    const body = (await call.json<{ Container?: string; EndpointConfig?: { Aliases?: string[] | null } | null }>(false))!;
+    const body = checkBody<{ Container?: string; EndpointConfig?: { Aliases?: string[] | null } | null }>('networkConnect', await call.json(false));
     if (!body.Container) throw badRequest('Container is required');
     await engine.connect(id, body.Container, body.EndpointConfig?.Aliases ?? []);
     call.send(200);
   });
   r.add('POST', '/networks/{id}/disconnect', async (call, [id]) => {
-    const body = (await call.json<{ Container?: string }>(false))!;
+    const body = checkBody<{ Container?: string }>('networkDisconnect', await call.json(false));
     if (!body.Container) throw badRequest('Container is required');
     await engine.disconnect(id, body.Container);
     call.send(200);
@@ -467,7 +473,7 @@ export function dockerRoutes(engine: Engine): Router {
     call.send(200, { Volumes: list.map((v) => volumeJson(v.name)), Warnings: [] });
   });
   r.add('POST', '/volumes/create', async (call) => {
-    const body = (await call.json<{ Name?: string; Labels?: Record<string, string> }>()) ?? {};
+    const body = checkBody<{ Name?: string; Labels?: Record<string, string> | null }>('volumeCreate', (await call.json()) ?? {});
     const name = body.Name || newId();
     if (engine.volumes.has(name)) return call.send(201, volumeJson(name));
     await engine.ensureVolume(name, body.Labels ?? {});

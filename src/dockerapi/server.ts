@@ -1,17 +1,22 @@
 /**
  * The listeners of `berth serve`, given as dockerd takes them (`unix:///path`, `tcp://host:port`):
- * unix sockets are made mode 0600; tcp listeners speak TLS when it is configured; a TCP listener off
- * loopback needs client certificates (`--tlsverify`) or a bearer token. Plain requests and hijacks
- * (`Upgrade: tcp`) reach the same router, over TLS or not.
+ * unix sockets are made mode 0600, and only a stale socket at their path is replaced; tcp listeners speak
+ * TLS when it is configured; a TCP listener whose host resolves off loopback needs client certificates
+ * (`--tlsverify`) or a bearer token. Plain requests and hijacks (`Upgrade: tcp`) reach the same router,
+ * over TLS or not; a request body that stalls is answered 408 (see body-timeout.ts).
  */
-import { chmodSync, existsSync, unlinkSync } from 'node:fs';
+import { chmodSync, lstatSync, unlinkSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import { Call, DockerError, compareVersions, MIN_API_VERSION, API_VERSION, type Router } from './http.js';
+import { DEFAULT_BODY_TIMEOUT_MS } from './body-timeout.js';
+import { resolveLoopback, type Resolve } from './loopback.js';
 import { toDockerError } from './routes.js';
 import type { ListenerTls } from './tls-options.js';
+import { checkToken } from './token.js';
+import { claimSocketPath } from './unix-socket.js';
 
 export interface Listener {
   kind: 'unix' | 'tcp';
@@ -48,21 +53,21 @@ export function parseListener(spec: string, opts: { tls?: boolean } = {}): Liste
   throw new Error(`${spec}: listeners are unix:///path or tcp://host:port`);
 }
 
-export function isLoopback(host: string): boolean {
-  const h = host.toLowerCase();
-  return h === 'localhost' || h === '::1' || /^127\./.test(h) || /^::ffff:127\./.test(h);
-}
-
 /**
- * The listeners' security rule, checked before anything listens: off loopback only with client
- * certificates or a token (`--tls` alone encrypts but lets anyone in); TLS flags need a tcp listener.
+ * The listeners' security rule, checked before anything listens: off loopback (every address the host
+ * resolves to must be loopback) only with client certificates or a token (`--tls` alone encrypts but
+ * lets anyone in); TLS flags need a tcp listener; a token must be long enough to be a secret.
  */
-export function checkListenerSecurity(listeners: Listener[], opts: { tls?: ListenerTls; token?: string }): void {
+export async function checkListenerSecurity(listeners: Listener[], opts: { tls?: ListenerTls; token?: string; resolve?: Resolve }): Promise<void> {
+  if (opts.token !== undefined) checkToken(opts.token, '--token');
   for (const l of listeners) {
-    if (l.kind === 'tcp' && !isLoopback(l.host ?? '') && !opts.tls?.verifyClients && !opts.token) {
+    if (l.kind !== 'tcp' || opts.tls?.verifyClients || opts.token) continue;
+    const { loopback, addresses } = await resolveLoopback(l.host ?? '', opts.resolve);
+    if (!loopback) {
       const tlsOnly = opts.tls ? ' (--tls alone encrypts but accepts any client)' : '';
+      const resolved = addresses.length === 0 ? ' (it does not resolve)' : addresses.length === 1 && addresses[0] === l.host ? '' : ` (it resolves to ${addresses.join(', ')})`;
       throw new Error(
-        `${l.spec} is not a loopback address${tlsOnly}: give --tlsverify with --tlscacert (clients need a certificate that CA signed) or --token (clients send it as a bearer token) to listen there`,
+        `${l.spec} is not a loopback address${resolved}${tlsOnly}: give --tlsverify with --tlscacert (clients need a certificate that CA signed) or --token (clients send it as a bearer token) to listen there`,
       );
     }
   }
@@ -79,6 +84,8 @@ export interface ServeOptions {
   /** The tcp listeners speak HTTPS with this (see loadListenerTls). */
   tls?: ListenerTls;
   log?: (line: string) => void;
+  /** How long a request body may stall (JSON: arrive whole) before a 408. */
+  bodyTimeoutMs?: number;
 }
 
 export interface RunningServer {
@@ -136,11 +143,19 @@ function plainTextGuard(server: https.Server, track: (s: net.Socket) => void): n
 }
 
 export async function serveDockerApi(opts: ServeOptions): Promise<RunningServer> {
-  checkListenerSecurity(opts.listeners, opts);
+  await checkListenerSecurity(opts.listeners, opts);
+  const bodyTimeoutMs = opts.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS;
   const servers: net.Server[] = [];
   const addresses: string[] = [];
   const sockets = new Set<Duplex>();
+  /** unix socket path → inode of the socket this server made (close removes only that one). */
+  const ownSockets = new Map<string, number>();
+  for (const l of opts.listeners) if (l.kind === 'unix') await claimSocketPath(l.path!);
   const handle = (call: Call): void => {
+    if (call.badUrl) {
+      call.send(400, { message: call.badUrl });
+      return;
+    }
     if (opts.token && call.req.headers.authorization !== `Bearer ${opts.token}`) {
       call.send(401, { message: 'unauthorized: this berth serve needs a bearer token' });
       return;
@@ -161,34 +176,48 @@ export async function serveDockerApi(opts: ServeOptions): Promise<RunningServer>
   };
   for (const l of opts.listeners) {
     const server = l.kind === 'tcp' && opts.tls ? httpsServer(opts.tls, opts.log) : http.createServer(HTTP_OPTIONS);
-    server.on('request', (req, res) => handle(new Call(req, res, undefined, undefined)));
+    server.on('request', (req, res) => handle(new Call(req, res, undefined, undefined, bodyTimeoutMs)));
     server.on('upgrade', (req, socket, head) => {
       socket.on('error', () => undefined);
-      handle(new Call(req, undefined, socket, head));
+      handle(new Call(req, undefined, socket, head, bodyTimeoutMs));
     });
     const track = (s: Duplex): void => {
       sockets.add(s);
       s.once('close', () => sockets.delete(s));
     };
-    server.on('connection', track);
+    server.on('connection', (s: net.Socket) => {
+      track(s);
+      // A client's reset or a stream error on one connection ends that connection, never the server.
+      s.on('error', () => s.destroy());
+    });
     server.on('clientError', (err, socket) => {
-      if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{"message":"malformed HTTP request"}');
+      if (!socket.writable) return socket.destroy();
+      // node's own timeouts (headers that never end) are 408, anything else a malformed request.
+      const timedOut = (err as { code?: string }).code === 'ERR_HTTP_REQUEST_TIMEOUT';
+      const [status, message] = timedOut ? ['408 Request Timeout', 'the request headers stopped arriving'] : ['400 Bad Request', 'malformed HTTP request'];
+      socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${JSON.stringify({ message })}`);
     });
     const listening: net.Server = server instanceof https.Server ? plainTextGuard(server, track) : server;
     await new Promise<void>((resolve, reject) => {
-      listening.once('error', reject);
       if (l.kind === 'unix') {
-        if (existsSync(l.path!)) unlinkSync(l.path!);
         // umask for the socket file: created already private, then made exactly 0600.
         const old = process.umask(0o177);
+        listening.once('error', (err) => {
+          process.umask(old);
+          reject(err);
+        });
         server.listen(l.path, () => {
           process.umask(old);
           chmodSync(l.path!, 0o600);
           resolve();
         });
-      } else listening.listen(l.port, l.host, () => resolve());
+      } else {
+        listening.once('error', reject);
+        listening.listen(l.port, l.host, () => resolve());
+      }
     });
     servers.push(listening);
+    if (l.kind === 'unix') ownSockets.set(l.path!, lstatSync(l.path!).ino);
     const addr = listening.address();
     addresses.push(typeof addr === 'string' ? `unix://${addr}` : `tcp://${l.host}:${addr?.port}`);
   }
@@ -197,7 +226,13 @@ export async function serveDockerApi(opts: ServeOptions): Promise<RunningServer>
     async close() {
       for (const s of sockets) s.destroy();
       await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-      for (const l of opts.listeners) if (l.kind === 'unix' && existsSync(l.path!)) unlinkSync(l.path!);
+      for (const [path, ino] of ownSockets) {
+        try {
+          if (lstatSync(path).ino === ino) unlinkSync(path);
+        } catch {
+          /* already gone */
+        }
+      }
     },
   };
 }

@@ -2,11 +2,13 @@
  * Tar archives going into a container, checked before a single byte lands: no entry may leave the
  * destination folder (`../`, absolute names are made relative), no relative link may point outside it,
  * and no entry may be written through a link of the same archive. The archive is read whole (up to a
- * limit) and re-packed, so a bad entry refuses the copy with nothing half-written.
+ * limit, before and after gzip inflation) and re-packed, so a bad entry refuses the copy with nothing
+ * half-written.
  */
-import { gunzipSync } from 'node:zlib';
+import { createGunzip } from 'node:zlib';
 import { posix } from 'node:path';
-import type { Readable } from 'node:stream';
+import { Readable, Transform, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { extract, pack, type Header } from 'tar-stream';
 
 export class ArchiveError extends Error {
@@ -21,6 +23,18 @@ export class ArchiveError extends Error {
 
 export const DEFAULT_MAX_ARCHIVE_BYTES = 256 * 1024 * 1024;
 
+/** Passes bytes on until more than `limit` went through, then fails with a 413 naming `what`. */
+export function byteLimit(limit: number, what: string): Transform {
+  let size = 0;
+  return new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      size += chunk.length;
+      if (size > limit) cb(new ArchiveError(`${what} is larger than ${limit} bytes`, 413));
+      else cb(null, chunk);
+    },
+  });
+}
+
 export async function readLimited(input: Readable, limit: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -31,6 +45,35 @@ export async function readLimited(input: Readable, limit: number): Promise<Buffe
     chunks.push(b);
   }
   return Buffer.concat(chunks);
+}
+
+/** The first `n` bytes of `stream` (fewer at its end), left in the stream for whoever reads it next. */
+function peek(stream: Readable, n: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const done = (): void => {
+      stream.off('readable', onReadable);
+      stream.off('end', onEnd);
+      stream.off('error', onError);
+    };
+    const onReadable = (): void => {
+      const head = stream.read(n) as Buffer | null;
+      if (head === null) return;
+      done();
+      stream.unshift(head);
+      resolve(head);
+    };
+    const onEnd = (): void => {
+      done();
+      resolve(Buffer.alloc(0));
+    };
+    const onError = (err: Error): void => {
+      done();
+      reject(err);
+    };
+    stream.on('readable', onReadable);
+    stream.on('end', onEnd);
+    stream.on('error', onError);
+  });
 }
 
 /** A name inside the archive, relative and normalised; throws when it leaves the destination. */
@@ -47,17 +90,17 @@ export function linkStaysInside(entry: string, target: string): boolean {
   return !(resolved === '..' || resolved.startsWith('../'));
 }
 
-/** Checks and re-packs `raw` (plain or gzip); returns a plain tar. */
-export async function sanitizeArchive(raw: Buffer): Promise<{ tar: Buffer; entries: number }> {
-  let data = raw;
-  if (data.length >= 2 && data[0] === 0x1f && data[1] === 0x8b) {
-    try {
-      data = gunzipSync(data);
-    } catch (err) {
-      throw new ArchiveError(`the archive is not valid gzip: ${(err as Error).message}`);
-    }
-  }
-  if (data.length === 0) return { tar: Buffer.alloc(0), entries: 0 };
+/**
+ * Checks and re-packs an archive (plain or gzip) as it streams in; returns a plain tar. At most `limit`
+ * bytes are read, and at most `limit` bytes after gzip inflation: a small bomb is refused (413) once its
+ * inflated bytes pass the limit, not after they were all made. Any failure (a truncated or malformed tar,
+ * a bad entry, an error of `input` itself) rejects, with nothing re-packed handed on.
+ */
+export async function sanitizeArchive(input: Buffer | Readable, limit = DEFAULT_MAX_ARCHIVE_BYTES): Promise<{ tar: Buffer; entries: number }> {
+  const source = Buffer.isBuffer(input) ? Readable.from([input]) : input;
+  const head = await peek(source, 2);
+  if (head.length === 0) return { tar: Buffer.alloc(0), entries: 0 };
+  const gzipped = head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b;
   const ex = extract();
   const out = pack();
   const links = new Set<string>();
@@ -70,8 +113,23 @@ export async function sanitizeArchive(raw: Buffer): Promise<{ tar: Buffer; entri
     out.on('end', resolve);
     out.on('error', reject);
   });
-  const done = new Promise<void>((resolve, reject) => {
+  // Whatever fails first (the feed, the tar reader, a refused entry) decides; the rest is torn down.
+  const abort = new AbortController();
+  let failure: unknown;
+  const fail = (err: unknown): void => {
+    failure ??= err;
+    abort.abort();
+    ex.destroy();
+    out.destroy();
+  };
+  const checked = new Promise<void>((resolve, reject) => {
+    const refuse = (err: unknown): void => {
+      fail(err);
+      reject(err);
+    };
     ex.on('entry', (header: Header, stream, next) => {
+      // A truncated archive ends an entry's stream with an error: contained here, reported once.
+      stream.on('error', (err: Error) => refuse(new ArchiveError(`the body is not a valid tar archive: ${err.message}`)));
       try {
         const name = safeEntryName(header.name);
         for (const l of links) if (name.startsWith(`${l}/`)) throw new ArchiveError(`archive entry "${header.name}" is written through the link "${l}"`);
@@ -87,19 +145,42 @@ export async function sanitizeArchive(raw: Buffer): Promise<{ tar: Buffer; entri
           return;
         }
         count++;
-        const entry = out.entry({ ...header, name: name || '.' }, (err) => (err ? reject(err) : next()));
+        const entry = out.entry({ ...header, name: name || '.' }, (err) => (err ? refuse(new ArchiveError(`the body is not a valid tar archive: ${err.message}`)) : next()));
+        entry.on('error', () => undefined); // reported through the callback above
         stream.pipe(entry);
       } catch (err) {
         stream.resume();
-        reject(err);
-        ex.destroy();
+        refuse(err);
       }
     });
     ex.on('finish', resolve);
-    ex.on('error', (err) => reject(err instanceof ArchiveError ? err : new ArchiveError(`the body is not a valid tar archive: ${err.message}`)));
+    ex.on('error', (err) => refuse(err instanceof ArchiveError ? err : new ArchiveError(`the body is not a valid tar archive: ${err.message}`)));
   });
-  ex.end(data);
-  await done;
+  checked.catch(() => undefined);
+  // tar-stream's extract is a streamx stream: fed through a node Writable so pipeline() handles back-pressure and teardown.
+  const into = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      if (ex.write(chunk)) cb();
+      else ex.once('drain', () => cb());
+    },
+    final(cb) {
+      ex.end(Buffer.alloc(0)); // streamx takes end(data); an empty last write
+      cb(null);
+    },
+  });
+  const stages: Array<NodeJS.ReadableStream | NodeJS.ReadWriteStream | NodeJS.WritableStream> = [source, byteLimit(limit, 'the archive')];
+  if (gzipped) stages.push(createGunzip(), byteLimit(limit, 'the archive once inflated'));
+  stages.push(into);
+  try {
+    await pipeline(stages, { signal: abort.signal });
+  } catch (err) {
+    if (failure === undefined) {
+      const zlibError = (err as { code?: string }).code?.startsWith('Z_');
+      fail(zlibError ? new ArchiveError(`the archive is not valid gzip: ${(err as Error).message}`) : err);
+    }
+  }
+  if (failure === undefined) await checked.catch((err: unknown) => fail(err));
+  if (failure !== undefined) throw failure;
   out.finalize();
   await finished;
   return { tar: Buffer.concat(packed), entries: count };

@@ -30,18 +30,18 @@ describe('listener checks', () => {
     assert.throws(() => parseListener('tcp://:x'), /tcp:\/\/:x: not a tcp:\/\/host:port address/);
   });
 
-  test('off loopback only with --tlsverify or --token; --tls alone is not enough', () => {
+  test('off loopback only with --tlsverify or --token; --tls alone is not enough', async () => {
     const remote = [parseListener('tcp://0.0.0.0:2376')];
-    assert.throws(() => checkListenerSecurity(remote, {}), /0\.0\.0\.0:2376 is not a loopback address: give --tlsverify .* or --token/);
+    await assert.rejects(checkListenerSecurity(remote, {}), /0\.0\.0\.0:2376 is not a loopback address: give --tlsverify .* or --token/);
     const encryptOnly: ListenerTls = { ...verified(), verifyClients: false };
-    assert.throws(() => checkListenerSecurity(remote, { tls: encryptOnly }), /--tls alone encrypts but accepts any client/);
-    checkListenerSecurity(remote, { tls: verified() });
-    checkListenerSecurity(remote, { token: 't' });
-    checkListenerSecurity([parseListener('tcp://127.0.0.1:0'), parseListener('tcp://LOCALHOST:0')], {});
+    await assert.rejects(checkListenerSecurity(remote, { tls: encryptOnly }), /--tls alone encrypts but accepts any client/);
+    await checkListenerSecurity(remote, { tls: verified() });
+    await checkListenerSecurity(remote, { token: 'a-token-of-24-characters' });
+    await checkListenerSecurity([parseListener('tcp://127.0.0.1:0'), parseListener('tcp://LOCALHOST:0')], { resolve: async () => ['127.0.0.1', '::1'] });
   });
 
-  test('TLS needs a tcp listener to apply to', () => {
-    assert.throws(() => checkListenerSecurity([parseListener('unix:///tmp/x.sock')], { tls: verified() }), /tcp listeners only .* add -H tcp:\/\//);
+  test('TLS needs a tcp listener to apply to', async () => {
+    await assert.rejects(checkListenerSecurity([parseListener('unix:///tmp/x.sock')], { tls: verified() }), /tcp listeners only .* add -H tcp:\/\//);
   });
 
   test('serveDockerApi itself refuses --tls alone off loopback', async () => {

@@ -4,7 +4,8 @@ import { PassThrough } from 'node:stream';
 import { demux, frame, framedWriter, STDERR, STDOUT } from '../../../src/dockerapi/framing.js';
 import { anyMatches, FilterError, labelsMatch, parseFilters } from '../../../src/dockerapi/filters.js';
 import { compareVersions, splitVersion } from '../../../src/dockerapi/http.js';
-import { parseListener, isLoopback } from '../../../src/dockerapi/server.js';
+import { parseListener } from '../../../src/dockerapi/server.js';
+import { isLoopbackAddress } from '../../../src/dockerapi/loopback.js';
 import { normalizeImage, podState } from '../../../src/dockerapi/model.js';
 
 test('frames carry the stream type and a big-endian length', () => {
@@ -57,8 +58,8 @@ test('listeners as dockerd takes them', () => {
   assert.equal(t.host, '127.0.0.1');
   assert.throws(() => parseListener('unix://relative.sock'));
   assert.throws(() => parseListener('http://x'));
-  assert.equal(isLoopback('127.0.0.1'), true);
-  assert.equal(isLoopback('0.0.0.0'), false);
+  assert.equal(isLoopbackAddress('127.0.0.1'), true);
+  assert.equal(isLoopbackAddress('0.0.0.0'), false);
 });
 
 test('image names get :latest; pod states map to Docker states with the real exit code', () => {

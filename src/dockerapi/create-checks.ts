@@ -1,0 +1,54 @@
+/**
+ * Values of a container create that Kubernetes would refuse only when the pod is made (at start): caught
+ * at create, as dockerd does, with a 400 that names the field. Types are checked before (request-bodies.ts).
+ */
+import net from 'node:net';
+import { badRequest } from './http.js';
+import type { CreateBody } from './model.js';
+
+/** dockerd's floor for a memory limit (`Minimum memory limit allowed is 6MB`). */
+export const MIN_MEMORY_BYTES = 6 * 1024 * 1024;
+
+const PORT_KEY = /^(\d{1,5})(?:-(\d{1,5}))?(?:\/(tcp|udp|sctp))?$/i;
+const HOST_PORT = /^(\d{1,5})(?:-(\d{1,5}))?$/;
+/** A pod's hostname is a DNS label (RFC 1123): what Kubernetes accepts. */
+const DNS_LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i;
+
+const validPort = (p: string | undefined, min = 1): boolean => p === undefined || (Number(p) >= min && Number(p) <= 65535);
+
+function checkPortKey(key: string, where: string): void {
+  const m = PORT_KEY.exec(key);
+  if (!m || !validPort(m[1]) || !validPort(m[2]) || (m[2] !== undefined && Number(m[2]) < Number(m[1]))) {
+    throw badRequest(`invalid port specification: "${key}" in ${where} (give port[/tcp|/udp|/sctp], 1-65535)`);
+  }
+}
+
+export function checkCreateValues(body: CreateBody): void {
+  for (const [i, kv] of (body.Env ?? []).entries()) {
+    const name = kv.includes('=') ? kv.slice(0, kv.indexOf('=')) : kv;
+    if (name === '') throw badRequest(`invalid environment variable: "${kv}" (Env[${i}] must be KEY=VALUE with a non-empty KEY)`);
+    if (kv.includes('\0')) throw badRequest(`invalid environment variable: Env[${i}] contains a NUL byte`);
+  }
+  if (body.WorkingDir && !body.WorkingDir.startsWith('/')) throw badRequest(`the working directory '${body.WorkingDir}' is invalid, it needs to be an absolute path`);
+  if (body.Hostname && !DNS_LABEL.test(body.Hostname)) throw badRequest(`invalid hostname "${body.Hostname}": a pod's hostname is a DNS label (letters, digits and '-', at most 63)`);
+  for (const key of Object.keys(body.ExposedPorts ?? {})) checkPortKey(key, 'ExposedPorts');
+  const hc = body.HostConfig ?? {};
+  for (const [key, bindings] of Object.entries(hc.PortBindings ?? {})) {
+    checkPortKey(key, 'HostConfig.PortBindings');
+    for (const b of bindings ?? []) {
+      const hp = b.HostPort ?? '';
+      const m = HOST_PORT.exec(hp);
+      if (hp !== '' && (!m || !validPort(m[1], 0) || !validPort(m[2], 0))) throw badRequest(`invalid hostPort: "${hp}" for ${key} (give a port 0-65535, or none for any)`);
+      const ip = (b.HostIp ?? '').replace(/^\[|\]$/g, '');
+      if (ip !== '' && !net.isIP(ip)) throw badRequest(`invalid host IP "${b.HostIp}" for ${key}: give an IP address`);
+    }
+  }
+  if (hc.Memory !== undefined && hc.Memory !== 0) {
+    if (hc.Memory < 0) throw badRequest(`invalid HostConfig.Memory ${hc.Memory}: give bytes, 0 for no limit`);
+    if (hc.Memory < MIN_MEMORY_BYTES) throw badRequest('Minimum memory limit allowed is 6MB');
+  }
+  if (hc.NanoCpus !== undefined && hc.NanoCpus !== 0) {
+    if (hc.NanoCpus < 0) throw badRequest(`invalid HostConfig.NanoCpus ${hc.NanoCpus}: give billionths of a CPU, 0 for no limit`);
+    if (hc.NanoCpus < 1e7) throw badRequest('Range of CPUs is from 0.01 to the node\'s CPUs: HostConfig.NanoCpus must be at least 10000000');
+  }
+}
