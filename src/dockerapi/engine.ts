@@ -25,6 +25,8 @@ import type { PodTemplateSource } from '../runtime/workload.js';
 import { statusOf } from '../kube/errors.js';
 import type { ImageConfigSource, ImageLookup } from './image-config.js';
 import { mergeImageConfig, podUser } from './image-merge.js';
+import { Serial } from './serial.js';
+import { HostConfigRefused, judgeHostConfig, type HostConfigPlan } from './host-config.js';
 import { asArgv, newId, normalizeImage, podState, shortHash, type ContainerRecord, type CreateBody, type ImageRecord, type NetworkRecord, type VolumeRecord } from './model.js';
 
 export interface EngineOptions {
@@ -54,6 +56,9 @@ export const LABEL_POD_TEMPLATE = `${SETTINGS_PREFIX}pod-template`;
 
 /** On a pod kept for debugging after its container was removed: the time it was kept until. */
 export const ANNOTATION_KEPT_FAILED = 'berth.dev/kept-failed-until';
+
+/** How long an exit waits for attached readers to deliver the output (AutoRemove, `wait`). */
+const READERS_GRACE_MS = 60_000;
 
 /** An unused peek pod waits this long for the next read (`docker cp` makes a HEAD and a GET). */
 const PEEK_IDLE_MS = 5000;
@@ -136,7 +141,7 @@ export class Engine {
     for (const pod of await this.cluster.listPods(selector)) {
       // A peek pod of a berth that died: nobody reads through it any more.
       if (pod.metadata?.labels?.[LABEL_PEEK]) {
-        await this.cluster.deletePod(pod.metadata.name!).catch(() => undefined);
+        await this.cluster.deletePod(pod.metadata.name!).catch((err: Error) => this.leftBehind(`peek pod ${pod.metadata!.name}`, err));
         continue;
       }
       const raw = pod.metadata?.annotations?.[ANNOTATION_CONTAINER];
@@ -164,6 +169,7 @@ export class Engine {
         cmd: asArgv(saved.body.Cmd),
         entrypoint: asArgv(saved.body.Entrypoint),
         podName: pod.metadata?.name,
+        podCreatedAt: 0,
         generation,
         status: 'created',
         exitCode: 0,
@@ -193,8 +199,47 @@ export class Engine {
     this.stopWatch = this.cluster.watchPods(
       `${LABEL_OWNER}=${this.opts.owner}`,
       (type, pod) => this.onPod(type, pod),
-      (err) => process.stderr.write(`berth serve: pod watch: ${err.message}\n`),
+      (err) => process.stderr.write(`berth serve: pod watch: ${err.message} (resuming)\n`),
+      (pods, listStartedAt) => this.onSync(pods, listStartedAt),
     );
+  }
+
+  /**
+   * A fresh list of the pods (first, and after the watch lost its place): the state of every listed pod
+   * is taken as an event, and a running container whose pod was created before the list began but is not
+   * in it was deleted while the watch was away.
+   */
+  private onSync(pods: V1Pod[], listStartedAt: number): void {
+    const names = new Set<string>();
+    for (const pod of pods) {
+      names.add(pod.metadata?.name ?? '');
+      this.onPod('MODIFIED', pod);
+    }
+    for (const c of this.containers.values()) {
+      if (!c.podName || names.has(c.podName) || (c.status !== 'running' && c.status !== 'created')) continue;
+      if (c.podCreatedAt !== undefined && c.podCreatedAt < listStartedAt) this.setExited(c, { exitCode: 137 });
+    }
+  }
+
+  /** Whether the pod's main container has ended (or the pod is gone): a follow of its log that ended is whole. */
+  async podEnded(podName: string): Promise<boolean> {
+    try {
+      return podState(await this.cluster.readPod(podName)).status === 'exited';
+    } catch (err) {
+      return statusOf(err).code === 404;
+    }
+  }
+
+  /** An attached client got a short output: the run's `wait` answers with this error (docker run exits 125). */
+  outputIncomplete(c: ContainerRecord, message: string): void {
+    c.outputError = `the output of container ${c.name} is incomplete: ${message}`;
+    process.stderr.write(`berth serve: ${c.outputError}\n`);
+    this.changed(c);
+  }
+
+  /** An object berth could not delete (after retries) is said so, with what ends it. */
+  private leftBehind(what: string, err: Error): void {
+    process.stderr.write(`berth serve: ${what} could not be deleted (${err.message}); it expires at its berth.dev/expires-at and \`berth gc\` removes it then\n`);
   }
 
   private onPod(type: string, pod: V1Pod): void {
@@ -235,7 +280,7 @@ export class Engine {
 
   private async autoRemove(c: ContainerRecord): Promise<void> {
     // Attached clients read the output from the pod log: let them finish before the pod goes.
-    const until = Date.now() + 10_000;
+    const until = Date.now() + READERS_GRACE_MS;
     while (c.readers > 0 && Date.now() < until) await this.nextChange(c, until - Date.now());
     await this.remove(c.id, true).catch((err: Error) => process.stderr.write(`berth serve: auto-remove of ${c.name}: ${err.message}\n`));
   }
@@ -360,6 +405,7 @@ export class Engine {
     const img = this.image(body.Image);
     const hc = body.HostConfig ?? {};
     if (hc.Privileged && !this.opts.allowPrivileged) throw new DockerError(403, 'privileged containers are refused by this berth serve (start it with --allow-privileged)');
+    const warnings = isReaperImage(body.Image) ? [] : this.hostConfigPlan(body).warnings;
     if (body.Env && !Array.isArray(body.Env)) throw badRequest('Env must be a list of "KEY=VALUE"');
     if (body.User && !/^\d+(:\d+)?$/.test(body.User)) throw badRequest(`user "${body.User}" must be numeric (uid or uid:gid): pods cannot resolve user names`);
     Object.assign(body, mergeImageConfig(body, img.info?.config)); // the request's own object: what follows sees the merged config
@@ -401,10 +447,21 @@ export class Engine {
       ports: [],
       networks,
       readers: 0,
+      warnings,
     };
     this.containers.set(id, c);
     this.emit('container', 'create', c);
     return c;
+  }
+
+  /** The HostConfig's verdicts (host-config.ts): refused fields are create's 400. */
+  private hostConfigPlan(body: CreateBody): HostConfigPlan {
+    try {
+      return judgeHostConfig(body.HostConfig as Record<string, unknown> | null | undefined, { baseCapabilities: this.opts.capabilities ?? DOCKER_IMAGE_CAPABILITIES, allowPrivileged: this.opts.allowPrivileged });
+    } catch (err) {
+      if (err instanceof HostConfigRefused) throw badRequest(err.message);
+      throw err;
+    }
   }
 
   /** Named volumes → claims; host paths are refused (a pod cannot see the caller's disk). */
@@ -428,15 +485,31 @@ export class Engine {
     return out;
   }
 
+  /**
+   * Starts are serialized per container (one pod whatever the concurrency): a start that waited for
+   * another one of the same container finds it started and answers 304, as dockerd does.
+   */
   async start(ref: string): Promise<'started' | 'already'> {
     const c = this.container(ref);
+    const seen = c.generation;
+    return this.starts.run(c.id, async () => {
+      if (c.generation !== seen && (c.status === 'running' || c.status === 'exited')) return 'already';
+      return this.startNow(c);
+    });
+  }
+
+  private readonly starts = new Serial();
+
+  private async startNow(c: ContainerRecord): Promise<'started' | 'already'> {
+    if (this.containers.get(c.id) !== c) throw notFound(`No such container: ${c.id}`);
     if (c.status === 'running') return 'already';
-    if (c.status === 'removing') throw conflict(`container ${c.name} is being removed`);
+    if (c.status === 'removing' || c.status === 'dead') throw conflict(`container ${c.name} is being removed (or its removal failed): remove it again`);
     if (isReaperImage(c.image)) return this.startReaper(c);
     await this.peeks.retire(c.id);
     if (c.podName) {
       // A stopped container starts again as a new pod: the old one keeps nothing a restart needs.
-      await this.cluster.deletePod(c.podName).catch(() => undefined);
+      const old = c.podName;
+      await this.cluster.deletePod(old).catch((err: Error) => this.leftBehind(`pod ${old} of container ${c.name}`, err));
       c.restartCount += c.status === 'exited' ? 1 : 0;
     }
     const volumes = this.resolveMounts(c.body);
@@ -445,6 +518,7 @@ export class Engine {
     const shortId = c.id.slice(0, 12);
     const settings = podSettingsFrom(this.opts.podDefaults, c.body.Labels);
     const template = await this.podTemplateFor(c.body.Labels);
+    const hostConfig = this.hostConfigPlan(c.body);
     const podName = sandboxPodName(c.name, `${shortId}-${c.generation}`, settings.namePrefix);
     const pod = planSandboxPod(
       {
@@ -466,9 +540,12 @@ export class Engine {
         volumes,
         memory: c.body.HostConfig?.Memory,
         nanoCpus: c.body.HostConfig?.NanoCpus,
-        hostAliases: this.hostAliasesFor(c),
+        hostAliases: [...this.hostAliasesFor(c), ...hostConfig.extraHosts],
         waitForFiles: c.pendingArchives.length + c.copiedArchives.length > 0,
-        capabilities: this.opts.capabilities ?? DOCKER_IMAGE_CAPABILITIES,
+        capabilities: hostConfig.capabilities,
+        privileged: hostConfig.privileged,
+        readOnlyRootFilesystem: hostConfig.readOnlyRootFilesystem,
+        supplementalGroups: hostConfig.supplementalGroups,
         record: JSON.stringify(this.recordOf(c)),
         settings,
         template,
@@ -476,21 +553,38 @@ export class Engine {
       { namespace: this.cluster.namespace, owner: this.opts.owner, now: new Date(), ttlSeconds: this.opts.ttlSeconds },
     );
     c.podName = podName;
+    c.podCreatedAt = undefined;
     c.status = 'created';
     c.startedAt = undefined;
     c.finishedAt = undefined;
     c.exitCode = 0;
     c.error = '';
+    c.outputError = undefined;
     c.podIP = undefined;
-    await this.ensureAliasServices(c);
-    await this.cluster.createPod(pod);
-    await this.ports.open(c);
+    try {
+      await this.ensureAliasServices(c);
+      await this.cluster.createPod(pod);
+      c.podCreatedAt = Date.now();
+    } catch (err) {
+      return this.startFailed(c, podName, `could not create its pod ${podName}: ${(err as Error).message}`);
+    }
+    if (this.removedMeanwhile(c)) {
+      await this.cluster.deletePod(podName).catch((err: Error) => this.leftBehind(`pod ${podName} of removed container ${c.name}`, err));
+      await this.deleteAliasServices(c);
+      throw conflict(`container ${c.name} was removed while it started`);
+    }
+    try {
+      await this.ports.open(c);
+    } catch (err) {
+      return this.startFailed(c, podName, `could not publish its ports: ${(err as Error).message}`);
+    }
     const deadline = Date.now() + this.opts.startTimeoutMs;
     const status = (): string => c.status;
     while (status() === 'created' && c.podName === podName) {
-      if (Date.now() > deadline) throw new DockerError(500, `container ${c.name} did not start within ${this.opts.startTimeoutMs / 1000} s (pod ${podName})`);
+      if (Date.now() > deadline) return this.startFailed(c, podName, `its pod ${podName} did not run within ${this.opts.startTimeoutMs / 1000} s (raise --start-timeout, or see kubectl describe pod ${podName})`);
       await this.nextChange(c, deadline - Date.now());
     }
+    if (this.removedMeanwhile(c)) throw conflict(`container ${c.name} was removed while it started`);
     if (status() === 'exited' && c.error) throw new DockerError(500, `failed to start container ${c.name}: ${c.error}`);
     if (c.pendingArchives.length + c.copiedArchives.length > 0 && status() === 'running') {
       // A restart is a new pod: what was copied into the old one is copied again, as docker keeps it.
@@ -503,6 +597,31 @@ export class Engine {
     }
     if (c.body.Healthcheck?.Test?.length && c.body.Healthcheck.Test[0] !== 'NONE') this.runHealthcheck(c, c.generation);
     return 'started';
+  }
+
+  private removedMeanwhile(c: ContainerRecord): boolean {
+    return this.containers.get(c.id) !== c || c.status === 'removing' || c.status === 'dead';
+  }
+
+  /**
+   * A start that failed before its container ran: what it created goes (left to expiry and `berth gc`
+   * when that fails too, and said so), the container is `created` again (dockerd's semantics; an
+   * AutoRemove container is removed, so `docker run --rm` ends), and the caller gets a 500 naming why.
+   */
+  private async startFailed(c: ContainerRecord, podName: string, why: string): Promise<never> {
+    this.ports.close(c);
+    const leftovers: string[] = [];
+    await this.cluster.deletePod(podName).catch((err: Error) => leftovers.push(`pod ${podName} (${err.message})`));
+    leftovers.push(...(await this.deleteAliasServices(c)));
+    if (c.podName === podName) {
+      c.podName = undefined;
+      c.podCreatedAt = undefined;
+      c.status = 'created';
+      this.changed(c);
+    }
+    const left = leftovers.length ? `; left behind until their expiry and \`berth gc\`: ${leftovers.join(', ')}` : '';
+    if (c.body.HostConfig?.AutoRemove && this.containers.get(c.id) === c) void this.autoRemove(c);
+    throw new DockerError(500, `failed to start container ${c.name}: ${why}${left}`);
   }
 
   private readonly reapers = new Map<string, Reaper>();
@@ -539,7 +658,9 @@ export class Engine {
 
   private async reap(filters: string[][], self: string): Promise<void> {
     const matches = (labels: Record<string, string>): boolean => filters.some((f) => labelsMatch(f, labels));
-    for (const c of [...this.containers.values()]) if (c.id !== self && matches(c.body.Labels ?? {})) await this.remove(c.id, true).catch(() => undefined);
+    for (const c of [...this.containers.values()]) {
+      if (c.id !== self && matches(c.body.Labels ?? {})) await this.remove(c.id, true).catch((err: Error) => process.stderr.write(`berth serve: reaper: ${err.message}\n`));
+    }
     for (const n of [...this.networks.values()]) if (!n.builtin && matches(n.labels)) {
       try {
         this.removeNetwork(n.id);
@@ -647,8 +768,16 @@ export class Engine {
     }
   }
 
-  private async deleteAliasServices(c: ContainerRecord): Promise<void> {
-    for (const [netId, aliases] of c.networks) for (const alias of aliases) await this.cluster.deleteService(this.serviceName(netId, alias)).catch(() => undefined);
+  /** Deletes the container's alias Services; returns the ones that could not be deleted (after retries). */
+  private async deleteAliasServices(c: ContainerRecord): Promise<string[]> {
+    const failed: string[] = [];
+    for (const [netId, aliases] of c.networks) {
+      for (const alias of aliases) {
+        const name = this.serviceName(netId, alias);
+        await this.cluster.deleteService(name).catch((err: Error) => failed.push(`service ${name} (${err.message})`));
+      }
+    }
+    return failed;
   }
 
   async stop(ref: string, timeoutSeconds: number | undefined, signal?: string): Promise<'stopped' | 'already'> {
@@ -699,16 +828,47 @@ export class Engine {
     this.emit('container', 'restart', this.container(ref));
   }
 
+  /**
+   * Removes a container and its pod. A removal already under way is joined (same outcome). When the pod
+   * or a Service cannot be deleted (after retries) the container is `dead`, the caller gets a 500 naming
+   * what is left, `wait condition=removed` ends with that error, and the next `rm` tries again.
+   */
   async remove(ref: string, force: boolean): Promise<void> {
     const c = this.container(ref);
     if (c.status === 'running' && !force) throw conflict(`You cannot remove a running container ${c.id}. Stop the container before attempting removal or force remove`);
-    if (c.status === 'removing') return;
+    let removal = this.removals.get(c.id);
+    if (!removal) {
+      removal = this.removeNow(c).finally(() => this.removals.delete(c.id));
+      this.removals.set(c.id, removal);
+    }
+    return removal;
+  }
+
+  private readonly removals = new Map<string, Promise<void>>();
+
+  private async removeNow(c: ContainerRecord): Promise<void> {
     await this.reapers.get(c.id)?.finish(false);
     c.status = 'removing';
+    this.changed(c);
     this.ports.close(c);
     await this.peeks.retire(c.id);
-    if (c.podName && !(await this.keepIfFailed(c))) await this.cluster.deletePod(c.podName);
-    await this.deleteAliasServices(c);
+    const failed: string[] = [];
+    if (c.podName) {
+      const podName = c.podName;
+      try {
+        if (!(await this.keepIfFailed(c))) await this.cluster.deletePod(podName);
+      } catch (err) {
+        failed.push(`pod ${podName} (${(err as Error).message})`);
+      }
+    }
+    failed.push(...(await this.deleteAliasServices(c)));
+    if (failed.length) {
+      c.status = 'dead';
+      c.removalError = `could not remove container ${c.name}: ${failed.join(', ')} could not be deleted; they expire at their berth.dev/expires-at and \`berth gc\` removes them then; \`docker rm -f ${c.name}\` tries again`;
+      c.removalFailures = (c.removalFailures ?? 0) + 1;
+      this.changed(c);
+      throw new DockerError(500, c.removalError);
+    }
     this.containers.delete(c.id);
     c.health = undefined;
     this.emit('container', 'destroy', c);
@@ -726,18 +886,28 @@ export class Engine {
 
   /** Waits per Docker's conditions; resolves with the exit state. */
   async wait(c: ContainerRecord, condition: string, signal: AbortSignal): Promise<{ StatusCode: number; Error: { Message: string } | null }> {
-    const result = (): { StatusCode: number; Error: { Message: string } | null } => ({ StatusCode: c.exitCode, Error: c.error ? { Message: c.error } : null });
+    // An error in the answer makes the docker CLI exit 125: a run whose output was cut, or whose
+    // removal failed, never looks like a success.
+    const result = (): { StatusCode: number; Error: { Message: string } | null } => {
+      const errors = [c.error, c.outputError].filter(Boolean);
+      return { StatusCode: c.exitCode, Error: errors.length ? { Message: errors.join('; ') } : null };
+    };
     if (condition === 'removed') {
-      while (this.containers.get(c.id) === c && !signal.aborted) await this.nextChange(c, 60_000);
+      const failures = c.removalFailures ?? 0;
+      while (this.containers.get(c.id) === c && !signal.aborted && (c.removalFailures ?? 0) === failures) await this.nextChange(c, 60_000);
+      if (this.containers.get(c.id) === c && c.removalError) return { StatusCode: c.exitCode, Error: { Message: c.removalError } };
       return result();
     }
     if (condition === 'next-exit') {
       const startGen = c.generation;
       const wasExited = c.status === 'exited';
       while (!signal.aborted && this.containers.get(c.id) === c && (c.status !== 'exited' || (wasExited && c.generation === startGen))) await this.nextChange(c, 60_000);
-      return result();
+    } else {
+      while (!signal.aborted && (c.status === 'running' || (c.status === 'created' && c.podName))) await this.nextChange(c, 60_000);
     }
-    while (!signal.aborted && (c.status === 'running' || (c.status === 'created' && c.podName))) await this.nextChange(c, 60_000);
+    // The exit is answered once attached clients have the output (or were cut: then with the error).
+    const until = Date.now() + READERS_GRACE_MS;
+    while (!signal.aborted && c.status === 'exited' && c.readers > 0 && Date.now() < until) await this.nextChange(c, until - Date.now());
     return result();
   }
 
@@ -906,12 +1076,16 @@ export class Engine {
   /** Deletes every pod, Service and claim of this instance (shutdown, and `--prune-start` for a crashed predecessor). */
   async pruneCluster(): Promise<void> {
     const selector = `${LABEL_OWNER}=${this.opts.owner}`;
-    const pods = (await this.cluster.listPods(selector).catch(() => [])).filter((p) => !p.metadata?.annotations?.[ANNOTATION_KEPT_FAILED]);
-    await Promise.all(pods.map((p) => this.cluster.deletePod(p.metadata!.name!).catch(() => undefined)));
-    const services = await this.cluster.listServices(selector).catch(() => []);
-    await Promise.all(services.map((s) => this.cluster.deleteService(s.metadata!.name!).catch(() => undefined)));
-    const claims = await this.cluster.listClaims(selector).catch(() => []);
-    await Promise.all(claims.map((s) => this.cluster.deleteClaim(s.metadata!.name!).catch(() => undefined)));
+    const listed = <T>(what: string) => (err: Error): T[] => {
+      process.stderr.write(`berth serve: could not list ${what} to delete them (${err.message}); they expire at their berth.dev/expires-at and \`berth gc\` removes them then\n`);
+      return [];
+    };
+    const pods = (await this.cluster.listPods(selector).catch(listed<V1Pod>('pods'))).filter((p) => !p.metadata?.annotations?.[ANNOTATION_KEPT_FAILED]);
+    await Promise.all(pods.map((p) => this.cluster.deletePod(p.metadata!.name!).catch((err: Error) => this.leftBehind(`pod ${p.metadata!.name}`, err))));
+    const services = await this.cluster.listServices(selector).catch(listed<{ metadata?: { name?: string } }>('services'));
+    await Promise.all(services.map((s) => this.cluster.deleteService(s.metadata!.name!).catch((err: Error) => this.leftBehind(`service ${s.metadata!.name}`, err))));
+    const claims = await this.cluster.listClaims(selector).catch(listed<{ metadata?: { name?: string } }>('claims'));
+    await Promise.all(claims.map((s) => this.cluster.deleteClaim(s.metadata!.name!).catch((err: Error) => this.leftBehind(`claim ${s.metadata!.name}`, err))));
   }
 }
 

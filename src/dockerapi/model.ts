@@ -37,6 +37,13 @@ export interface HostConfig {
   Privileged?: boolean;
   Memory?: number;
   NanoCpus?: number;
+  CapAdd?: string[] | null;
+  CapDrop?: string[] | null;
+  ReadonlyRootfs?: boolean;
+  GroupAdd?: string[] | null;
+  ExtraHosts?: string[] | null;
+  /** Every other field is judged by host-config.ts. */
+  [field: string]: unknown;
 }
 
 export type ContainerStatus = 'created' | 'running' | 'exited' | 'removing' | 'dead';
@@ -76,6 +83,16 @@ export interface ContainerRecord {
   health?: { status: 'starting' | 'healthy' | 'unhealthy'; failingStreak: number; log: Array<{ Start: string; End: string; ExitCode: number; Output: string }> };
   /** Streams still reading this container's output: AutoRemove waits for them. */
   readers: number;
+  /** When this run's pod was created (ms): a re-list that started later and misses it means it is gone. */
+  podCreatedAt?: number;
+  /** An attached client got less than the whole output of this run: `wait` reports it as an error. */
+  outputError?: string;
+  /** The last removal failed (pod or Services left): `wait` reports it; `rm` tries again. */
+  removalError?: string;
+  /** Failed removals so far: a `wait condition=removed` ends at the next one. */
+  removalFailures?: number;
+  /** HostConfig fields ignored with a warning (create's `Warnings`). */
+  warnings?: string[];
 }
 
 export interface NetworkRecord {
@@ -207,14 +224,24 @@ export function inspectContainer(c: ContainerRecord, networks: Map<string, Netwo
       Labels: c.body.Labels ?? {},
       ...(c.body.Healthcheck ? { Healthcheck: c.body.Healthcheck } : {}),
     },
+    // What the pod is: host modes are refused at create, so only the pod network's modes show here.
     HostConfig: {
       PortBindings: hc.PortBindings ?? {},
-      NetworkMode: hc.NetworkMode ?? 'bridge',
+      NetworkMode: networkModeOf(c),
       AutoRemove: Boolean(hc.AutoRemove),
       Binds: hc.Binds ?? null,
       Memory: hc.Memory ?? 0,
       NanoCpus: hc.NanoCpus ?? 0,
-      Privileged: false,
+      Privileged: Boolean(hc.Privileged),
+      CapAdd: hc.CapAdd ?? null,
+      CapDrop: hc.CapDrop ?? null,
+      ReadonlyRootfs: Boolean(hc.ReadonlyRootfs),
+      GroupAdd: hc.GroupAdd ?? null,
+      ExtraHosts: hc.ExtraHosts ?? null,
+      PidMode: '',
+      IpcMode: 'private',
+      UTSMode: '',
+      RestartPolicy: { Name: 'no', MaximumRetryCount: 0 },
     },
     Mounts: [],
     NetworkSettings: networkSettings(c, networks),
@@ -234,10 +261,16 @@ export function listItem(c: ContainerRecord, networks: Map<string, NetworkRecord
     Labels: c.body.Labels ?? {},
     State: c.status,
     Status: humanStatus(c),
-    HostConfig: { NetworkMode: c.body.HostConfig?.NetworkMode ?? 'bridge' },
+    HostConfig: { NetworkMode: networkModeOf(c) },
     NetworkSettings: { Networks: (networkSettings(c, networks) as { Networks: unknown }).Networks },
     Mounts: [],
   };
+}
+
+/** `bridge` for the default network, else the network the client named (never a host mode: those are refused). */
+function networkModeOf(c: ContainerRecord): string {
+  const mode = c.body.HostConfig?.NetworkMode;
+  return !mode || mode === 'default' ? 'bridge' : mode;
 }
 
 /** Reads the main container's state from the pod. */

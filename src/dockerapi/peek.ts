@@ -161,7 +161,7 @@ export class PeekPods {
       await running;
       await source.fill(pod);
     } catch (err) {
-      await this.opts.cluster.deletePod(pod).catch(() => undefined);
+      await this.opts.cluster.deletePod(pod).catch((e: Error) => leftBehind(pod, e));
       throw err;
     } finally {
       clearTimeout(timer);
@@ -175,7 +175,7 @@ export class PeekPods {
     clearTimeout(p.idle);
     if (p.retired) {
       await p.ready.catch(() => undefined);
-      await this.opts.cluster.deletePod(p.pod).catch(() => undefined);
+      await this.opts.cluster.deletePod(p.pod).catch((e: Error) => leftBehind(p.pod, e));
       return;
     }
     p.idle = setTimeout(() => {
@@ -183,4 +183,9 @@ export class PeekPods {
     }, this.opts.idleMs);
     p.idle.unref();
   }
+}
+
+/** A peek pod that could not be deleted (after retries) is said so; its expiry and `berth gc` end it. */
+function leftBehind(pod: string, err: Error): void {
+  process.stderr.write(`berth serve: peek pod ${pod} could not be deleted (${err.message}); it expires at its berth.dev/expires-at and \`berth gc\` removes it then\n`);
 }

@@ -3,9 +3,7 @@
  * at once on wait/logs/events/pulls, multiplexed frames, hijacked attach and exec, empty PUT body).
  */
 import os from 'node:os';
-import type { IncomingMessage } from 'node:http';
 import { PassThrough, type Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { ArchiveError, sanitizeArchive, goFileMode, DEFAULT_MAX_ARCHIVE_BYTES } from '../runtime/files.js';
 import { SandboxPlanError } from '../runtime/sandbox-plan.js';
 import { PodTemplateError } from '../runtime/pod-template.js';
@@ -18,6 +16,7 @@ import { checkBody } from './request-bodies.js';
 import { checkCreateValues } from './create-checks.js';
 import { parseSignal } from './signals.js';
 import { STDERR, STDOUT, frame, framedWriter } from './framing.js';
+import { LogIncomplete, copyLog } from './log-copy.js';
 import { API_VERSION, MIN_API_VERSION, DockerError, Router, badRequest, compareVersions, conflict, notFound, type Call, type OpenedStream } from './http.js';
 import { inspectContainer, listItem, newId, type ContainerRecord, type CreateBody } from './model.js';
 import { BERTH_VERSION } from '../cli/version.js';
@@ -163,7 +162,7 @@ export function dockerRoutes(engine: Engine): Router {
     if (body && typeof body === 'object') await engine.podTemplateFor(body.Labels);
     await engine.prepareImage(body?.Image);
     const c = engine.create(call.query.get('name'), body);
-    call.send(201, { Id: c.id, Warnings: [] });
+    call.send(201, { Id: c.id, Warnings: c.warnings ?? [] });
   });
   r.add('GET', '/containers/json', (call) => {
     const filters = parseFilters(call.query.get('filters'));
@@ -263,15 +262,22 @@ export function dockerRoutes(engine: Engine): Router {
     if (!stdout && !stderr) throw badRequest('you must choose at least one stream');
     const tty = Boolean(c.body.Tty);
     const out = call.startChunked(tty || compareVersions(call.version, '1.42') < 0 ? 'application/vnd.docker.raw-stream' : 'application/vnd.docker.multiplexed-stream');
-    await streamLogs(engine, c, out, {
-      stdout,
-      stderr,
-      follow: call.flag('follow'),
-      tail: call.query.get('tail'),
-      since: call.query.get('since'),
-      timestamps: call.flag('timestamps'),
-      closed: new Promise<void>((resolve) => call.req.socket.once('close', () => resolve())),
-    });
+    try {
+      await streamLogs(engine, c, out, {
+        stdout,
+        stderr,
+        follow: call.flag('follow'),
+        tail: call.query.get('tail'),
+        since: call.query.get('since'),
+        timestamps: call.flag('timestamps'),
+        closed: new Promise<void>((resolve) => call.req.socket.once('close', () => resolve())),
+      });
+    } catch (err) {
+      // The status is sent: a cut chunked response is how the client learns the log is not whole.
+      process.stderr.write(`berth serve: logs of ${c.name}: ${(err as Error).message}\n`);
+      out.destroy();
+      return;
+    }
     out.end();
   });
   r.add('POST', '/containers/{id}/attach', async (call, [id]) => {
@@ -560,7 +566,11 @@ interface LogOptions {
   sinceTime?: string;
 }
 
-/** Pod log(s) → Docker frames. stdout and stderr apart through KEP-3288's `stream` parameter. */
+/**
+ * Pod log(s) → Docker frames. stdout and stderr apart through KEP-3288's `stream` parameter. Each log is
+ * copied exactly (log-copy.ts: dropped streams resumed, verified); when it cannot be, this rejects
+ * with LogIncomplete and the caller cuts the response instead of ending it as if it were whole.
+ */
 async function streamLogs(engine: Engine, c: ContainerRecord, out: Writable, o: LogOptions): Promise<void> {
   if (engine.isReaper(c)) return reaperLogs(engine, c, out, o);
   // A created container has no pod yet: when following, its output starts with the start.
@@ -570,6 +580,7 @@ async function streamLogs(engine: Engine, c: ContainerRecord, out: Writable, o: 
     while (c.status === 'created' && engine.containers.get(c.id) === c && !gone) await Promise.race([engine.nextChange(c, 60_000), o.closed]);
   }
   if (!c.podName) return;
+  const podName = c.podName;
   const tty = Boolean(c.body.Tty);
   const tailLines = o.tail === null || o.tail === 'all' || Number(o.tail) < 0 ? undefined : Number(o.tail);
   const since = o.since && Number(o.since) > 0 ? new Date(Number(o.since) * 1000).toISOString().replace(/\.\d+Z$/, 'Z') : o.sinceTime;
@@ -578,35 +589,45 @@ async function streamLogs(engine: Engine, c: ContainerRecord, out: Writable, o: 
     if (o.stdout) wanted.push(['Stdout', STDOUT]);
     if (o.stderr) wanted.push(['Stderr', STDERR]);
   }
-  const streams: IncomingMessage[] = [];
+  const follow = o.follow && c.status === 'running';
+  const everRan = Boolean(c.startedAt) || c.status === 'running';
+  const abort = new AbortController();
+  void o.closed.then(() => abort.abort());
+  const copy = async (q: LogQuery, writer: Writable, what: string): Promise<void> => {
+    const source = { open: () => engine.openLog(podName, q), ended: () => engine.podEnded(podName) };
+    await copyLog(source, writer, { follow, resumable: tailLines === undefined, signal: abort.signal, what: `${what} of container ${c.name}` });
+  };
   c.readers++;
   try {
     await Promise.all(
       wanted.map(async ([stream, id]) => {
-        let res: IncomingMessage;
+        const writer = framedWriter(out, id, tty);
+        const q: LogQuery = { follow, stream, tailLines, timestamps: o.timestamps, sinceTime: since };
+        const what = stream === 'All' ? 'the log' : `the ${stream.toLowerCase()} log`;
         try {
-          res = await engine_openLog(engine, c, { follow: o.follow && c.status === 'running', stream, tailLines, timestamps: o.timestamps, sinceTime: since });
+          await copy(q, writer, what);
         } catch (err) {
-          if (stream === 'All') throw err;
-          // Clusters without the split-stream log gate: everything arrives as stdout.
+          if (err instanceof LogIncomplete) throw err;
+          // A container that never ran has no log to read (its start failure is reported by start).
+          if (!everRan) return;
+          // Clusters without the split-stream log gate refuse `stream` (400/422): everything arrives as stdout.
+          const refused = err instanceof KubeError && (err.code === 400 || err.code === 422);
+          if (stream === 'All' || !refused) throw err;
           if (id === STDERR) return;
-          res = await engine_openLog(engine, c, { follow: o.follow && c.status === 'running', tailLines, timestamps: o.timestamps, sinceTime: since });
+          await copy({ ...q, stream: undefined }, writer, 'the log');
         }
-        streams.push(res);
-        void o.closed.then(() => res.destroy());
         // Done when the last frame is written, not when the cluster's stream ends: a slow client still
         // holds frames in the writer then, and the response must not end before them.
-        await pipeline(res, framedWriter(out, id, tty)).catch(() => undefined);
+        await new Promise<void>((resolve) => {
+          writer.end(() => resolve());
+          abort.signal.addEventListener('abort', () => resolve(), { once: true });
+        });
       }),
-    ).catch(() => undefined);
+    );
   } finally {
+    abort.abort();
     engine.releaseReader(c);
-    for (const s of streams) s.destroy();
   }
-}
-
-function engine_openLog(engine: Engine, c: ContainerRecord, q: LogQuery): Promise<IncomingMessage> {
-  return engine.openLog(c.podName as string, q);
 }
 
 /** attach: stdin into the pod's main container, output from its log (which also holds what came before). */
@@ -616,42 +637,47 @@ async function attach(engine: Engine, c: ContainerRecord, stream: OpenedStream, 
     const closed = stream.closed;
     let gone = false;
     void closed.then(() => (gone = true));
-    while (c.status === 'created' && engine.containers.get(c.id) === c) {
+    // Opened before the container runs (docker run, docker start -a): the whole output of the run that
+    // follows is this attach's, however long the start takes.
+    const beforeStart = c.status !== 'running';
+    const generation = c.generation;
+    const waiting = (): boolean => c.status === 'created' || (o.live && beforeStart && c.status === 'exited' && c.generation === generation);
+    while (waiting() && engine.containers.get(c.id) === c) {
       await Promise.race([engine.nextChange(c, 60_000), closed]);
       if (gone) return;
     }
     if (!c.podName) return stream.end();
     const attachedAt = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-    const tasks: Array<Promise<unknown>> = [];
     if (o.stdin && c.status === 'running') {
-      tasks.push(
-        engine
-          .attachStdin(c.podName, stream.input, Boolean(c.body.Tty))
-          .then((s) => s.done)
-          .catch(() => undefined),
-      );
+      void engine
+        .attachStdin(c.podName, stream.input, Boolean(c.body.Tty))
+        .then((s) => s.done)
+        .catch(() => undefined);
     }
     if (o.live || o.logs) {
-      // Before start (docker run) the whole log is this attach's output; later attaches see new output only.
-      const fromStart = c.generation > 0 && (o.logs || Date.now() - Date.parse(c.startedAt ?? new Date().toISOString()) < 2000);
-      await streamLogs(engine, c, stream.out, {
-        stdout: o.stdout,
-        stderr: o.stderr,
-        follow: o.live,
-        tail: null,
-        since: null,
-        timestamps: false,
-        closed,
-        sinceTime: fromStart ? undefined : attachedAt,
-      });
+      try {
+        await streamLogs(engine, c, stream.out, {
+          stdout: o.stdout,
+          stderr: o.stderr,
+          follow: o.live,
+          tail: null,
+          since: null,
+          timestamps: false,
+          closed,
+          sinceTime: beforeStart || o.logs ? undefined : attachedAt,
+        });
+      } catch (err) {
+        // Cut, not ended: the client must not take a short output for the whole one; `wait` reports why.
+        engine.outputIncomplete(c, (err as Error).message);
+        stream.out.destroy();
+        return;
+      }
     }
     stream.end();
-    void tasks;
   } finally {
     engine.releaseReader(c);
   }
 }
-
 
 /** berth's own reaper has no pod: its log is the line testcontainers waits for. */
 async function reaperLogs(engine: Engine, c: ContainerRecord, out: Writable, o: LogOptions): Promise<void> {

@@ -54,6 +54,12 @@ export interface SandboxSpec {
   pullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
   /** Capabilities given back after dropping ALL (Docker images expect some of dockerd's defaults). */
   capabilities?: string[];
+  /** HostConfig.Privileged on a berth started with --allow-privileged. */
+  privileged?: boolean;
+  /** HostConfig.ReadonlyRootfs. */
+  readOnlyRootFilesystem?: boolean;
+  /** HostConfig.GroupAdd (numeric gids). */
+  supplementalGroups?: number[];
   /** Serialised container record kept on the pod, so a restarted berth can recover it. */
   record?: string;
   /** Operator's and container's `berth.dev/…` settings; `memory`/`nanoCpus` (HostConfig) still set the limits they name. */
@@ -108,7 +114,11 @@ export function planSandboxPod(s: SandboxSpec, ctx: SandboxContext): V1Pod {
     stdin: Boolean(s.openStdin),
     stdinOnce: Boolean(s.openStdin && s.stdinOnce),
     tty: Boolean(s.tty),
-    securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'], ...(s.capabilities?.length ? { add: s.capabilities } : {}) } },
+    securityContext: {
+      // Kubernetes refuses privileged together with allowPrivilegeEscalation: false.
+      ...(s.privileged ? { privileged: true } : { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'], ...(s.capabilities?.length ? { add: s.capabilities } : {}) } }),
+      ...(s.readOnlyRootFilesystem ? { readOnlyRootFilesystem: true } : {}),
+    },
   };
   if (s.waitForFiles) {
     const argv = [...(s.entrypoint ?? []), ...(s.cmd ?? [])];
@@ -150,6 +160,7 @@ export function planSandboxPod(s: SandboxSpec, ctx: SandboxContext): V1Pod {
         seccompProfile: { type: 'RuntimeDefault' },
         ...(user ? { runAsUser: user.uid } : {}),
         ...(user?.gid !== undefined ? { runAsGroup: user.gid } : {}),
+        ...(s.supplementalGroups?.length ? { supplementalGroups: s.supplementalGroups } : {}),
       },
       containers: [main],
     },

@@ -1,0 +1,232 @@
+/**
+ * Every Docker HostConfig field berth receives gets a verdict, never silence: it maps to the pod, it is
+ * refused at create with a 400 naming the field and why, or — where dockerd itself only warns (resource
+ * knobs its kernel may not support) — it is ignored with a line in the create answer's `Warnings`.
+ * Zero values (what the docker CLI sends for every flag not given) say nothing and pass. Pure.
+ */
+import { isIP } from 'node:net';
+
+export class HostConfigRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'HostConfigRefused';
+  }
+}
+
+export interface HostConfigPolicy {
+  /** Capabilities every pod gets back after dropping ALL (berth's default set). */
+  baseCapabilities: readonly string[];
+  /** `--allow-privileged`: Privileged and any CapAdd are granted. */
+  allowPrivileged: boolean;
+}
+
+/** What the HostConfig makes of the pod, beyond the fields the engine maps itself (ports, mounts, memory, cpus). */
+export interface HostConfigPlan {
+  warnings: string[];
+  /** Added after dropping ALL. */
+  capabilities: string[];
+  privileged: boolean;
+  readOnlyRootFilesystem: boolean;
+  supplementalGroups: number[];
+  extraHosts: Array<{ ip: string; hostnames: string[] }>;
+}
+
+/** Fields the engine maps itself (see docs/serve.md, "How Docker objects map"). */
+const MAPPED_ELSEWHERE = new Set(['PortBindings', 'PublishAllPorts', 'Binds', 'Mounts', 'Tmpfs', 'AutoRemove', 'Memory', 'NanoCpus', 'Privileged']);
+
+/** The docker CLI's own business, or cosmetic: nothing for the pod to do. */
+const CLIENT_SIDE = new Set(['ContainerIDFile', 'ConsoleSize']);
+
+const POD_NETWORK = 'berth runs containers as pods on the pod network';
+const POD_CPU = "a pod's CPU is its requests and limits (use --cpus, or the berth.dev/request-cpu and berth.dev/limit-cpu labels)";
+const POD_MEMORY = "a pod's memory is its requests and limits (use -m, or the berth.dev/request-memory and berth.dev/limit-memory labels)";
+const KERNEL = 'the kubelet and the node decide it, not the pod';
+
+/** Set: refused with the reason. */
+const REFUSED: Record<string, string> = {
+  Devices: 'a pod cannot be given host devices by berth',
+  DeviceRequests: 'a pod cannot be given host devices (GPUs) by berth; request them as extended resources in a pod template',
+  DeviceCgroupRules: 'a pod cannot be given host devices by berth',
+  Sysctls: 'berth does not set sysctls on pods (set securityContext.sysctls in a pod template; the kubelet allows only safe ones)',
+  VolumesFrom: "containers are separate pods and cannot mount each other's volumes; use a named volume",
+  Links: 'links are not supported; put the containers on a network and use its aliases',
+  Dns: 'pods resolve names through the cluster DNS (set dnsConfig in a pod template)',
+  DnsSearch: 'pods resolve names through the cluster DNS (set dnsConfig in a pod template)',
+  DnsOptions: 'pods resolve names through the cluster DNS (set dnsConfig in a pod template)',
+  Cgroup: 'a pod cannot join another cgroup',
+  Runtime: 'the runtime is the cluster\'s (set runtimeClassName in a pod template)',
+};
+
+/** Set: ignored with a warning, as dockerd ignores them where its kernel lacks support. */
+const WARNED: Record<string, string> = {
+  CpuShares: POD_CPU,
+  CpuPeriod: POD_CPU,
+  CpuQuota: POD_CPU,
+  CpuRealtimePeriod: POD_CPU,
+  CpuRealtimeRuntime: POD_CPU,
+  CpusetCpus: POD_CPU,
+  CpusetMems: POD_CPU,
+  CpuCount: POD_CPU,
+  CpuPercent: POD_CPU,
+  MemoryReservation: POD_MEMORY,
+  MemorySwap: POD_MEMORY,
+  MemorySwappiness: POD_MEMORY,
+  KernelMemory: POD_MEMORY,
+  KernelMemoryTCP: POD_MEMORY,
+  OomKillDisable: KERNEL,
+  OomScoreAdj: KERNEL,
+  PidsLimit: KERNEL,
+  Ulimits: KERNEL,
+  BlkioWeight: KERNEL,
+  BlkioWeightDevice: KERNEL,
+  BlkioDeviceReadBps: KERNEL,
+  BlkioDeviceWriteBps: KERNEL,
+  BlkioDeviceReadIOps: KERNEL,
+  BlkioDeviceWriteIOps: KERNEL,
+  IOMaximumIOps: KERNEL,
+  IOMaximumBandwidth: KERNEL,
+  CgroupParent: KERNEL,
+  StorageOpt: KERNEL,
+  ShmSize: "/dev/shm is the container runtime's default size",
+  Init: 'a pod has no init process added: the command runs as PID 1',
+  MaskedPaths: "the container runtime's default masked paths apply",
+  ReadonlyPaths: "the container runtime's default read-only paths apply",
+  Annotations: 'runtime annotations are not passed to pods (use the berth.dev/pod-annotations label)',
+  Isolation: 'isolation is the cluster\'s',
+  VolumeDriver: 'volumes are PersistentVolumeClaims of the cluster\'s default storage class',
+};
+
+/** Namespace modes: the values a pod has anyway pass; sharing the node's or another container's is refused. */
+const NAMESPACE_MODES: Record<string, { ok: string[]; why: string }> = {
+  PidMode: { ok: ['', 'private'], why: "a pod has its own process namespace; berth shares neither the node's nor another pod's" },
+  IpcMode: { ok: ['', 'private', 'shareable', 'none'], why: "a pod has its own IPC namespace; berth shares neither the node's nor another pod's" },
+  UTSMode: { ok: ['', 'private'], why: "a pod has its own hostname; berth does not give it the node's" },
+  UsernsMode: { ok: ['', 'host'], why: 'pods run in the node\'s user namespace (set hostUsers in a pod template)' },
+  CgroupnsMode: { ok: ['', 'private'], why: "a pod has its own cgroup namespace; berth does not give it the node's" },
+};
+
+/** `cap_net_admin`, `CAP_NET_ADMIN`, `net_admin` → `NET_ADMIN`. */
+export function capabilityName(cap: string): string {
+  return cap.trim().toUpperCase().replace(/^CAP_/, '');
+}
+
+/** True for what the docker CLI sends when a flag was not given: null, false, 0, '', [], {} (also nested). */
+export function isZero(v: unknown): boolean {
+  if (v === null || v === undefined || v === false || v === 0 || v === '') return true;
+  if (Array.isArray(v)) return v.length === 0;
+  if (typeof v === 'object') return Object.values(v as Record<string, unknown>).every(isZero);
+  return false;
+}
+
+function refuse(field: string, value: unknown, why: string): never {
+  const shown = typeof value === 'string' ? value : JSON.stringify(value);
+  throw new HostConfigRefused(`${field}=${shown}: ${why}`);
+}
+
+/** Judges a create request's HostConfig; throws HostConfigRefused (a 400) for what cannot be honoured. */
+export function judgeHostConfig(hc: Record<string, unknown> | null | undefined, policy: HostConfigPolicy): HostConfigPlan {
+  const plan: HostConfigPlan = { warnings: [], capabilities: [...policy.baseCapabilities], privileged: false, readOnlyRootFilesystem: false, supplementalGroups: [], extraHosts: [] };
+  const h = hc ?? {};
+  for (const [field, value] of Object.entries(h)) {
+    if (MAPPED_ELSEWHERE.has(field) || CLIENT_SIDE.has(field)) continue;
+    if (field === 'NetworkMode') {
+      judgeNetworkMode(value);
+      continue;
+    }
+    if (field in NAMESPACE_MODES) {
+      const mode = typeof value === 'string' ? value : '';
+      if (!NAMESPACE_MODES[field].ok.includes(mode)) refuse(field, value, NAMESPACE_MODES[field].why);
+      continue;
+    }
+    if (isZero(value)) continue;
+    if (field === 'RestartPolicy') {
+      const name = (value as { Name?: string }).Name ?? '';
+      if (name !== '' && name !== 'no') refuse('RestartPolicy', name, "berth does not restart containers (a pod's restartPolicy is Never so its exit code is kept); start it again with docker start");
+      continue;
+    }
+    if (field === 'LogConfig') {
+      const type = (value as { Type?: string }).Type ?? '';
+      if (!['', 'json-file', 'local'].includes(type)) plan.warnings.push(`HostConfig.LogConfig Type=${type} is ignored: logs are the pod's, kept by the kubelet`);
+      continue;
+    }
+    if (field === 'SecurityOpt') {
+      for (const opt of value as string[]) judgeSecurityOpt(opt);
+      continue;
+    }
+    if (field === 'ReadonlyRootfs') {
+      plan.readOnlyRootFilesystem = value === true;
+      continue;
+    }
+    if (field === 'GroupAdd') {
+      for (const g of value as string[]) {
+        if (!/^\d+$/.test(String(g))) refuse('GroupAdd', g, 'groups must be numeric gids: a pod cannot look names up in the image');
+        plan.supplementalGroups.push(Number(g));
+      }
+      continue;
+    }
+    if (field === 'ExtraHosts') {
+      plan.extraHosts = extraHosts(value as string[]);
+      continue;
+    }
+    if (field === 'CapAdd' || field === 'CapDrop') continue; // below, together
+    if (field in REFUSED) refuse(field, value, REFUSED[field]);
+    if (field in WARNED) {
+      plan.warnings.push(`HostConfig.${field} is ignored: ${WARNED[field]}`);
+      continue;
+    }
+    plan.warnings.push(`HostConfig.${field} is not known to berth and is ignored`);
+  }
+  plan.capabilities = capabilities(asList(h.CapAdd), asList(h.CapDrop), policy);
+  if (h.Privileged === true && policy.allowPrivileged) plan.privileged = true;
+  return plan;
+}
+
+function asList(v: unknown): string[] {
+  return Array.isArray(v) ? v.map(String) : [];
+}
+
+function judgeNetworkMode(value: unknown): void {
+  const mode = typeof value === 'string' ? value : '';
+  if (mode === 'host') refuse('NetworkMode', mode, `${POD_NETWORK}; host networking is not available`);
+  if (mode === 'none') refuse('NetworkMode', mode, `${POD_NETWORK}; a pod cannot be taken off it`);
+  if (mode.startsWith('container:')) refuse('NetworkMode', mode, `${POD_NETWORK}; each container is its own pod and cannot join another's network namespace`);
+}
+
+function judgeSecurityOpt(opt: string): void {
+  const [key, val = ''] = opt.split(/[=:]/, 2);
+  if (key === 'no-new-privileges' && (val === '' || val === 'true')) return; // every berth pod has it
+  if (key === 'seccomp') refuse('SecurityOpt', opt, 'berth pods run with seccomp RuntimeDefault; only an operator\'s pod template changes it');
+  if (key === 'apparmor') refuse('SecurityOpt', opt, "berth pods run with the node's default AppArmor profile; only an operator's pod template changes it");
+  if (key === 'label') refuse('SecurityOpt', opt, "SELinux labels of pods are set by the cluster (seLinuxOptions in an operator's pod template)");
+  refuse('SecurityOpt', opt, 'berth does not know this security option');
+}
+
+/** CapAdd/CapDrop on top of berth's set: drops always apply; adds only within it (or with --allow-privileged). */
+export function capabilities(add: string[], drop: string[], policy: HostConfigPolicy): string[] {
+  const drops = new Set(drop.map(capabilityName));
+  const base = drops.has('ALL') ? [] : policy.baseCapabilities.filter((c) => !drops.has(c));
+  const out = new Set(base);
+  for (const raw of add) {
+    const cap = capabilityName(raw);
+    if (policy.baseCapabilities.includes(cap) || policy.allowPrivileged) {
+      if (cap === 'ALL') continue; // privileged pods: granted through Privileged, not a list
+      out.add(cap);
+      continue;
+    }
+    refuse('CapAdd', cap, `berth pods drop all capabilities but ${policy.baseCapabilities.join(', ')}; ${cap} is not given (an operator's pod template or --allow-privileged can)`);
+  }
+  return [...out];
+}
+
+function extraHosts(entries: string[]): Array<{ ip: string; hostnames: string[] }> {
+  const byIp = new Map<string, string[]>();
+  for (const entry of entries) {
+    const at = entry.search(/[:=]/);
+    const host = at < 0 ? entry : entry.slice(0, at);
+    const ip = at < 0 ? '' : entry.slice(at + 1).replace(/^\[|\]$/g, '');
+    if (ip === 'host-gateway') refuse('ExtraHosts', entry, 'a pod has no gateway to the machine berth runs on; publish the service in the cluster and use its address');
+    if (!host || !isIP(ip)) refuse('ExtraHosts', entry, 'expected host:ip with an IP address');
+    byIp.set(ip, [...(byIp.get(ip) ?? []), host]);
+  }
+  return [...byIp].map(([ip, hostnames]) => ({ ip, hostnames }));
+}

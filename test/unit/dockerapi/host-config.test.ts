@@ -1,0 +1,86 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { HostConfigRefused, capabilityName, isZero, judgeHostConfig } from '../../../src/dockerapi/host-config.js';
+import { DOCKER_IMAGE_CAPABILITIES } from '../../../src/runtime/sandbox-plan.js';
+
+const policy = { baseCapabilities: DOCKER_IMAGE_CAPABILITIES, allowPrivileged: false };
+const refused = (hc: Record<string, unknown>, field: RegExp): void => {
+  assert.throws(() => judgeHostConfig(hc, policy), (err: Error) => err instanceof HostConfigRefused && field.test(err.message), JSON.stringify(hc));
+};
+
+// What docker CLI 28 sends for `docker run busybox` (every flag at its zero value).
+const CLI_DEFAULTS = {
+  Binds: null, ContainerIDFile: '', LogConfig: { Type: '', Config: {} }, NetworkMode: 'bridge', PortBindings: {}, RestartPolicy: { Name: 'no', MaximumRetryCount: 0 },
+  AutoRemove: true, VolumeDriver: '', VolumesFrom: null, ConsoleSize: [40, 120], CapAdd: null, CapDrop: null, CgroupnsMode: '', Dns: [], DnsOptions: [], DnsSearch: [],
+  ExtraHosts: null, GroupAdd: null, IpcMode: '', Cgroup: '', Links: null, OomScoreAdj: 0, PidMode: '', Privileged: false, PublishAllPorts: false, ReadonlyRootfs: false,
+  SecurityOpt: null, UTSMode: '', UsernsMode: '', ShmSize: 0, Isolation: '', CpuShares: 0, Memory: 0, NanoCpus: 0, CgroupParent: '', BlkioWeight: 0, BlkioWeightDevice: [],
+  BlkioDeviceReadBps: [], BlkioDeviceWriteBps: [], BlkioDeviceReadIOps: [], BlkioDeviceWriteIOps: [], CpuPeriod: 0, CpuQuota: 0, CpuRealtimePeriod: 0, CpuRealtimeRuntime: 0,
+  CpusetCpus: '', CpusetMems: '', Devices: [], DeviceCgroupRules: null, DeviceRequests: null, MemoryReservation: 0, MemorySwap: 0, MemorySwappiness: null, OomKillDisable: null,
+  PidsLimit: null, Ulimits: [], CpuCount: 0, CpuPercent: 0, IOMaximumIOps: 0, IOMaximumBandwidth: 0, MaskedPaths: null, ReadonlyPaths: null, Init: null,
+};
+
+test('the docker CLI defaults pass without a warning and give berth\'s capabilities', () => {
+  const plan = judgeHostConfig(CLI_DEFAULTS, policy);
+  assert.deepEqual(plan.warnings, []);
+  assert.deepEqual(plan.capabilities, DOCKER_IMAGE_CAPABILITIES);
+  assert.equal(plan.privileged, false);
+});
+
+test('host and container namespaces are refused, naming the field and why', () => {
+  assert.throws(() => judgeHostConfig({ NetworkMode: 'host' }, policy), {
+    message: 'NetworkMode=host: berth runs containers as pods on the pod network; host networking is not available',
+  });
+  refused({ NetworkMode: 'none' }, /^NetworkMode=none: /);
+  refused({ NetworkMode: 'container:abc' }, /^NetworkMode=container:abc: /);
+  refused({ PidMode: 'host' }, /^PidMode=host: /);
+  refused({ IpcMode: 'host' }, /^IpcMode=host: /);
+  refused({ IpcMode: 'container:x' }, /^IpcMode=container:x: /);
+  refused({ UTSMode: 'host' }, /^UTSMode=host: /);
+  refused({ CgroupnsMode: 'host' }, /^CgroupnsMode=host: /);
+  assert.deepEqual(judgeHostConfig({ NetworkMode: 'my-net', IpcMode: 'private', UsernsMode: 'host', CgroupnsMode: 'private' }, policy).warnings, []);
+});
+
+test('devices, sysctls, unconfined security options and restart policies are refused', () => {
+  refused({ Devices: [{ PathOnHost: '/dev/fuse', PathInContainer: '/dev/fuse', CgroupPermissions: 'rwm' }] }, /^Devices=/);
+  refused({ DeviceRequests: [{ Count: -1, Capabilities: [['gpu']] }] }, /^DeviceRequests=/);
+  refused({ Sysctls: { 'net.ipv4.ip_forward': '1' } }, /^Sysctls=/);
+  refused({ SecurityOpt: ['seccomp=unconfined'] }, /^SecurityOpt=seccomp=unconfined: .*RuntimeDefault/);
+  refused({ SecurityOpt: ['apparmor:unconfined'] }, /^SecurityOpt=apparmor:unconfined: /);
+  refused({ SecurityOpt: ['label=disable'] }, /^SecurityOpt=label=disable: /);
+  refused({ RestartPolicy: { Name: 'always', MaximumRetryCount: 0 } }, /^RestartPolicy=always: /);
+  refused({ Dns: ['1.1.1.1'] }, /^Dns=/);
+  refused({ VolumesFrom: ['other'] }, /^VolumesFrom=/);
+  assert.deepEqual(judgeHostConfig({ SecurityOpt: ['no-new-privileges', 'no-new-privileges:true'] }, policy).warnings, []);
+});
+
+test('CapAdd within berth\'s set and CapDrop map to the pod; other CapAdd is refused naming the capability', () => {
+  assert.deepEqual(judgeHostConfig({ CapAdd: ['cap_chown'], CapDrop: ['KILL', 'CAP_SETUID'] }, policy).capabilities, DOCKER_IMAGE_CAPABILITIES.filter((c) => c !== 'KILL' && c !== 'SETUID'));
+  assert.deepEqual(judgeHostConfig({ CapDrop: ['ALL'], CapAdd: ['NET_BIND_SERVICE'] }, policy).capabilities, ['NET_BIND_SERVICE']);
+  assert.throws(() => judgeHostConfig({ CapAdd: ['NET_ADMIN'] }, policy), { name: 'HostConfigRefused', message: /^CapAdd=NET_ADMIN: berth pods drop all capabilities but CHOWN/ });
+  refused({ CapAdd: ['ALL'] }, /^CapAdd=ALL: /);
+  assert.deepEqual(judgeHostConfig({ CapAdd: ['NET_ADMIN'] }, { ...policy, allowPrivileged: true }).capabilities, [...DOCKER_IMAGE_CAPABILITIES, 'NET_ADMIN']);
+  assert.equal(capabilityName(' cap_sys_time '), 'SYS_TIME');
+});
+
+test('resource knobs dockerd may ignore are warned about; unknown fields too', () => {
+  const plan = judgeHostConfig({ CpuShares: 512, PidsLimit: 100, Ulimits: [{ Name: 'nofile', Soft: 1, Hard: 2 }], Init: true, Future: 'x' }, policy);
+  assert.deepEqual(plan.warnings.map((w) => w.split(' ')[0]), ['HostConfig.CpuShares', 'HostConfig.PidsLimit', 'HostConfig.Ulimits', 'HostConfig.Init', 'HostConfig.Future']);
+  assert.match(plan.warnings[4], /not known to berth/);
+});
+
+test('ReadonlyRootfs, GroupAdd, ExtraHosts and Privileged (when allowed) map to the pod', () => {
+  const plan = judgeHostConfig({ ReadonlyRootfs: true, GroupAdd: ['10', '20'], ExtraHosts: ['db:10.0.0.5', 'cache:10.0.0.5', 'v6=::1'], Privileged: true }, { ...policy, allowPrivileged: true });
+  assert.equal(plan.readOnlyRootFilesystem, true);
+  assert.deepEqual(plan.supplementalGroups, [10, 20]);
+  assert.deepEqual(plan.extraHosts, [{ ip: '10.0.0.5', hostnames: ['db', 'cache'] }, { ip: '::1', hostnames: ['v6'] }]);
+  assert.equal(plan.privileged, true);
+  refused({ GroupAdd: ['wheel'] }, /^GroupAdd=wheel: /);
+  refused({ ExtraHosts: ['host.docker.internal:host-gateway'] }, /^ExtraHosts=host.docker.internal:host-gateway: /);
+});
+
+test('zero values are what the CLI sends for flags not given', () => {
+  assert.equal(isZero({ Type: '', Config: {} }), true);
+  assert.equal(isZero([]), true);
+  assert.equal(isZero({ Name: 'always' }), false);
+  assert.equal(isZero(-1), false);
+});
