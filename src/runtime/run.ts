@@ -260,7 +260,7 @@ async function feedInitContainer(
   const name = plan.mountData.initContainer as string;
   const pod = await tracker.until((p) => settledOrRunning(viewContainer(p, name, true), progress), deadline, `the file copy container did not start`);
   const view = viewContainer(pod, name, true);
-  if (view.state === 'failed') throw new RunError(view.message, 125);
+  if (view.state === 'failed') throw new RunError(`${view.message} (the helper image ${plan.pod.spec?.initContainers?.[0]?.image ?? ''} copies mounted files into the pod: set BERTH_HELPER_IMAGE to an image with sh and tar that the cluster can pull)`, 125);
   if (view.state !== 'running') return;
   progress('copying files');
   const entries: TarEntry[] = [...plan.mountData.entries];

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import type { PullPolicy, Workload, WorkloadMount, WorkloadUser } from '../runtime/workload.js';
-import { DockerUsageError, parseFlags, type FlagSpec } from './flags.js';
+import { DockerHelpRequest, DockerUsageError, parseFlags, type FlagSpec } from './flags.js';
 
 export { DockerUsageError } from './flags.js';
 
@@ -23,7 +23,9 @@ export type DockerCommand =
   | { kind: 'image-inspect'; images: string[]; format?: string }
   | { kind: 'image-pull'; image: string; quiet: boolean }
   | { kind: 'image-ls'; filters: string[]; format?: string; quiet: boolean }
-  | { kind: 'info'; format?: string };
+  | { kind: 'info'; format?: string }
+  /** `docker`, `docker --help`, `docker run --help`...: usage on stdout, exit 0, as the docker CLI does. */
+  | { kind: 'help'; command?: string };
 
 const RUN_FLAGS: FlagSpec[] = [
   { long: 'rm', type: 'bool' },
@@ -64,6 +66,17 @@ const KNOWN_USERS: Record<string, number> = { root: 0, nobody: 65534 };
 export function parseDockerArgv(argv: string[], env: NodeJS.ProcessEnv, cwd: string): DockerCommand {
   // Global flags docker places before the sub-command are not part of what kpt/kustomize send.
   const [cmd, ...rest] = argv;
+  if (cmd === undefined || cmd === '--help' || cmd === '-h') return { kind: 'help' };
+  if (cmd === 'help') return { kind: 'help', command: rest[0] };
+  try {
+    return parseCommand(cmd, rest, env, cwd);
+  } catch (err) {
+    if (err instanceof DockerHelpRequest) return { kind: 'help', command: err.command };
+    throw err;
+  }
+}
+
+function parseCommand(cmd: string, rest: string[], env: NodeJS.ProcessEnv, cwd: string): DockerCommand {
   switch (cmd) {
     case 'run':
       return parseRun(rest, env, cwd);
@@ -80,8 +93,6 @@ export function parseDockerArgv(argv: string[], env: NodeJS.ProcessEnv, cwd: str
       return parseImage(['pull', ...rest]);
     case 'images':
       return parseImage(['ls', ...rest]);
-    case undefined:
-      throw new DockerUsageError('a command is required (berth answers run, version, info, image)');
   }
   throw new DockerUsageError(`unknown command: "docker ${cmd}" (berth answers run, version, info, image)`);
 }

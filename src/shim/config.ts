@@ -112,7 +112,8 @@ export function loadShimConfig(env: NodeJS.ProcessEnv, homeDir = env.HOME ?? os.
 /** `60`, `60s`, `2m`, `1h30m` (Go-style durations, as the kustomize proposal's --pod-start-timeout). */
 export function parseDuration(text: string, what: string): number {
   if (/^\d+$/.test(text)) return Number(text);
-  const re = /(\d+(?:\.\d+)?)(h|m|s|ms)/gy;
+  // ms before m: an alternation takes its first match, and `500ms` is not 500 minutes and an `s`.
+  const re = /(\d+(?:\.\d+)?)(ms|h|m|s)/gy;
   let total = 0;
   let consumed = 0;
   for (let m = re.exec(text); m; m = re.exec(text)) {

@@ -29,6 +29,14 @@ export class DockerUsageError extends Error {
   }
 }
 
+/** `--help` among a command's flags: pflag's ErrHelp, answered with the command's usage. */
+export class DockerHelpRequest extends Error {
+  constructor(readonly command: string) {
+    super(`help for docker ${command}`);
+    this.name = 'DockerHelpRequest';
+  }
+}
+
 export function parseFlags(argv: string[], specs: FlagSpec[], command: string, interspersed: boolean): ParsedFlags {
   const byLong = new Map(specs.map((s) => [s.long, s]));
   const byShort = new Map(specs.filter((s) => s.short).map((s) => [s.short as string, s]));
@@ -46,6 +54,7 @@ export function parseFlags(argv: string[], specs: FlagSpec[], command: string, i
       out.positionals.push(...argv.slice(i));
       break;
     }
+    if (arg === '--help') throw new DockerHelpRequest(command);
     if (arg.startsWith('--') && arg.length > 2) {
       const eq = arg.indexOf('=');
       const name = eq < 0 ? arg.slice(2) : arg.slice(2, eq);

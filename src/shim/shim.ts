@@ -15,6 +15,7 @@ import type { Workload } from '../runtime/workload.js';
 import { loadPodTemplate, PodTemplateError } from '../runtime/pod-template.js';
 import { DockerUsageError, parseDockerArgv, type DockerCommand, type RunCommand } from './argv.js';
 import { loadShimConfig, ShimConfigError, type ShimConfig } from './config.js';
+import { shimHelp } from './help.js';
 
 /** What `docker version` reports: kpt requires ≥ 20.10.0 (for `--pull`). */
 export const SHIM_DOCKER_VERSION = '28.0.0';
@@ -50,6 +51,9 @@ export async function runDockerShim(argv: string[], env: NodeJS.ProcessEnv, io: 
     throw err;
   }
   switch (command.kind) {
+    case 'help':
+      io.stdout.write(shimHelp(command.command));
+      return 0;
     case 'version':
       io.stdout.write(formatVersion(command.format));
       return 0;

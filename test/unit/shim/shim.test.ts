@@ -56,3 +56,27 @@ test('config file + env: env wins, durations parse, pod template from file is ap
   assert.throws(() => parseDuration('soon', 'startTimeout'), ShimConfigError);
   assert.throws(() => loadShimConfig({ BERTH_CONFIG: path.join(dir, 'nope.yaml') }), /does not exist/);
 });
+
+test('durations: ms is milliseconds (rounded up to a second), not minutes followed by a stray s', () => {
+  assert.equal(parseDuration('500ms', 'startTimeout'), 1);
+  assert.equal(parseDuration('1m500ms', 'startTimeout'), 61);
+  assert.equal(parseDuration('90s', 'startTimeout'), 90);
+  assert.throws(() => parseDuration('5mss', 'startTimeout'), ShimConfigError);
+});
+
+test('help as the docker CLI gives it: bare, --help, -h and help print usage and exit 0; run --help lists run flags', async () => {
+  for (const argv of [[], ['--help'], ['-h'], ['help']]) {
+    const s = io();
+    assert.equal(await runDockerShim(argv, {}, s.io), 0, argv.join(' '));
+    assert.match(s.out(), /^Usage: {2}docker \[OPTIONS\] COMMAND/);
+    assert.match(s.out(), /Run 'docker COMMAND --help'/);
+    assert.equal(s.err(), '');
+  }
+  const run = io();
+  assert.equal(await runDockerShim(['run', '--rm', '--help'], {}, run.io), 0);
+  assert.match(run.out(), /^Usage: {2}docker run \[OPTIONS\] IMAGE/);
+  assert.match(run.out(), /--network network/);
+  // after IMAGE, --help belongs to the container's command: not berth's help
+  const parsed = io();
+  assert.equal(await runDockerShim(['run', '--foo', 'img', '--help'], {}, parsed.io), 125);
+});
