@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs the system packages berth's dev cluster and tests need (podman with runc, busybox-static for the test
-# images, openssl) and the podman settings these machines need: runc (crun fails on their hybrid cgroup setup) and
-# explicit ulimits. Idempotent; needs root (as on the project's machines).
+# images, openssl, python3-kubernetes for the Python client's e2e test) and the podman settings these machines
+# need: runc (crun fails on their hybrid cgroup setup) and explicit ulimits. Idempotent; needs root (as on the project's machines).
 set -euo pipefail
 need=()
 for pair in podman:podman runc:runc busybox:busybox-static openssl:openssl docker-registry:docker-registry; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || [ -x "/usr/sbin/${pair%%:*}" ] || need+=("${pair#*:}")
 done
+# the Python client's e2e test runs Debian's python3 with Debian's python3-kubernetes
+/usr/bin/python3 -c 'import kubernetes' >/dev/null 2>&1 || need+=(python3-kubernetes)
 # busybox from busybox-static must be the static one (it is copied into an image with no libc)
 if command -v busybox >/dev/null 2>&1 && ldd "$(command -v busybox)" >/dev/null 2>&1; then need+=(busybox-static); fi
 if [ ${#need[@]} -gt 0 ]; then

@@ -5,6 +5,8 @@ import { ApiError, internalError } from '../api/errors.js';
 import type { Faults, NodeRuntime, ObjectStore, RequestAttributes, UserInfo } from '../types.js';
 import type { ResourceRoute } from './handlers-route.js';
 
+export { queryBool } from '../api/query-bool.js';
+
 /** what ApiServer needs of server/auth.ts's TokenAuthenticator */
 export interface Authenticator {
   authenticate(authorizationHeader: string | undefined): UserInfo | undefined;
@@ -85,14 +87,6 @@ export function wantsTable(accept: string | undefined): boolean {
     const params = range.split(';').map((p) => p.trim());
     return params.includes('as=Table') && params.includes('g=meta.k8s.io') && (params.includes('v=v1') || params.includes('v=v1beta1'));
   });
-}
-
-const TRUE_VALUES = new Set(['1', 't', 'T', 'true', 'TRUE', 'True']);
-
-/** a boolean query parameter as Go's strconv.ParseBool reads it */
-export function queryBool(q: URLSearchParams, name: string): boolean {
-  const v = q.get(name);
-  return v !== null && TRUE_VALUES.has(v);
 }
 
 export function queryInt(q: URLSearchParams, name: string): number | undefined {

@@ -4,7 +4,7 @@ import { ApiError, badRequest, conflict } from '../api/errors.js';
 import { groupVersion } from '../api/resources.js';
 import type { KubeObject, ResourceType } from '../types.js';
 import { decodeObjectBody, readBody } from './body.js';
-import { queryInt, sendJson, type ResourceRequest, type ServerContext } from './handlers-context.js';
+import { queryBool, queryInt, sendJson, type ResourceRequest, type ServerContext } from './handlers-context.js';
 
 export interface DeleteOptions {
   gracePeriodSeconds?: number;
@@ -102,7 +102,7 @@ async function readDeleteOptions(ctx: ServerContext, r: ResourceRequest): Promis
   if (grace !== undefined) opts.gracePeriodSeconds = grace;
   const policy = q.get('propagationPolicy');
   if (policy) opts.propagationPolicy = policy as DeleteOptions['propagationPolicy'];
-  if (q.get('orphanDependents') === 'true') opts.propagationPolicy = 'Orphan';
+  if (queryBool(q, 'orphanDependents')) opts.propagationPolicy = 'Orphan';
   if (q.getAll('dryRun').includes('All')) opts.dryRun = true;
   const raw = await readBody(r.req, ctx.maxBodyBytes);
   if (raw.toString('utf8').trim()) {

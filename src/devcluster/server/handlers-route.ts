@@ -1,5 +1,6 @@
 // Turns a request path into what it names (resource, namespace, name, subresource) and a request into
 // the RBAC verb the real server would check.
+import { queryBool } from '../api/query-bool.js';
 import { findResource } from '../api/resources.js';
 import type { ResourceType } from '../types.js';
 
@@ -82,15 +83,13 @@ export function isStreamSubresource(sub: string | undefined): boolean {
   return sub !== undefined && STREAM_SUBRESOURCES.has(sub);
 }
 
-const truthy = (v: string | null) => v === '1' || v === 'true';
-
 /** the verb as the real server's RequestInfoFactory derives it */
 export function requestVerb(method: string, r: ResourceRoute, query: URLSearchParams): string | undefined {
   if (isStreamSubresource(r.subresource)) return 'create';
   switch (method) {
     case 'GET':
     case 'HEAD':
-      if (r.name === undefined) return r.watchPath || truthy(query.get('watch')) ? 'watch' : 'list';
+      if (r.name === undefined) return r.watchPath || queryBool(query, 'watch') ? 'watch' : 'list';
       return r.watchPath ? 'watch' : 'get';
     case 'POST':
       return r.name === undefined ? 'create' : undefined;

@@ -3,6 +3,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { badRequest } from '../api/errors.js';
+import { queryBool } from '../api/query-bool.js';
 import { writeStatusResponse } from './http-error.js';
 import { negotiateProtocol, offeredProtocols } from './subprotocols.js';
 
@@ -48,10 +49,9 @@ export function commandFromQuery(req: IncomingMessage): string[] {
   return requestUrl(req).searchParams.getAll('command');
 }
 
-/** a boolean query flag as the API server parses it (`1`, `true`, ...) */
+/** a boolean query flag as the API server's parameter codec reads it (api/query-bool.ts) */
 export function queryFlag(req: IncomingMessage, name: string): boolean {
-  const value = requestUrl(req).searchParams.get(name);
-  return value !== null && ['1', 't', 'true', 'y', 'yes'].includes(value.toLowerCase());
+  return queryBool(requestUrl(req).searchParams, name);
 }
 
 /**

@@ -1,0 +1,35 @@
+// The Python kubernetes client (Debian's python3-kubernetes, installed by scripts/setup-machine.sh) against the dev
+// cluster. It writes its booleans as Python does (`watch=True`, `stdin=False`), which the server must read as the real
+// server's parameter codec does.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { BUSYBOX, contextFor, deleteNamespace, freshNamespace, kubeconfigPath, repoRoot, runCommand } from '../harness/cluster.js';
+
+// Debian's interpreter, the one python3-kubernetes is installed for (a pyenv python3 earlier on PATH lacks it)
+const PYTHON = '/usr/bin/python3';
+const SCRIPT = join(repoRoot, 'test/e2e/devcluster/fixtures/python-client.py');
+
+describe('the Python kubernetes client', () => {
+  let ns: string;
+  before(async () => {
+    ns = await freshNamespace('python');
+  });
+  after(async () => {
+    await deleteNamespace(ns);
+  });
+
+  test('watches a pod through ADDED, MODIFIED and DELETED, execs into it, patches a ConfigMap', async () => {
+    const r = await runCommand(PYTHON, [SCRIPT, kubeconfigPath(), contextFor('admin'), ns, BUSYBOX], { timeoutMs: 120_000 });
+    assert.equal(r.code, 0, `python exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+    const result = JSON.parse(r.stdout) as { events: { type: string; phase: string | null }[]; exec: string; patched: { data: Record<string, string>; labels: Record<string, string> } };
+    const types = result.events.map((e) => e.type);
+    assert.equal(types[0], 'ADDED');
+    assert.ok(result.events.some((e) => e.type === 'MODIFIED' && e.phase === 'Running'), JSON.stringify(result.events));
+    assert.equal(types[types.length - 1], 'DELETED');
+    // the client's stream() returns stdout and stderr together
+    assert.match(result.exec, /from-exec/);
+    assert.match(result.exec, /to-stderr/);
+    assert.deepEqual(result.patched, { data: { a: '1', b: '2' }, labels: { via: 'python' } });
+  });
+});
