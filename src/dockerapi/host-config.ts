@@ -105,6 +105,9 @@ const NAMESPACE_MODES: Record<string, { ok: string[]; why: string }> = {
   CgroupnsMode: { ok: ['', 'private'], why: "a pod has its own cgroup namespace; berth does not give it the node's" },
 };
 
+/** Fields whose "not given" is not a zero value (the docker CLI sends --memory-swappiness's -1). */
+const UNSET: Record<string, unknown> = { MemorySwappiness: -1 };
+
 /** `cap_net_admin`, `CAP_NET_ADMIN`, `net_admin` → `NET_ADMIN`. */
 export function capabilityName(cap: string): string {
   return cap.trim().toUpperCase().replace(/^CAP_/, '');
@@ -138,7 +141,7 @@ export function judgeHostConfig(hc: Record<string, unknown> | null | undefined, 
       if (!NAMESPACE_MODES[field].ok.includes(mode)) refuse(field, value, NAMESPACE_MODES[field].why);
       continue;
     }
-    if (isZero(value)) continue;
+    if (isZero(value) || UNSET[field] === value) continue;
     if (field === 'RestartPolicy') {
       const name = (value as { Name?: string }).Name ?? '';
       if (name !== '' && name !== 'no') refuse('RestartPolicy', name, "berth does not restart containers (a pod's restartPolicy is Never so its exit code is kept); start it again with docker start");

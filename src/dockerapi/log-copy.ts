@@ -30,7 +30,7 @@ export interface CopyOptions {
   resumable: boolean;
   /** Aborted when the client went away: the copy stops quietly. */
   signal: AbortSignal;
-  /** Re-opens allowed after drops (default 5). */
+  /** Re-opens in a row allowed without new bytes in between (default 6). */
   maxResumes?: number;
   /** What the log is, for messages: `the stdout log of container x`. */
   what: string;
@@ -41,7 +41,7 @@ export async function copyLog(src: LogSource, out: Writable, o: CopyOptions): Pr
   const delivered = createHash('sha256');
   let count = 0;
   let resumes = 0;
-  const max = o.maxResumes ?? 5;
+  const max = o.maxResumes ?? 6;
   for (;;) {
     if (o.signal.aborted) return count;
     let res: Readable;
@@ -51,6 +51,7 @@ export async function copyLog(src: LogSource, out: Writable, o: CopyOptions): Pr
       if (count === 0 && resumes === 0) throw err;
       throw new LogIncomplete(`${o.what} was cut after ${count} bytes and could not be opened again: ${(err as Error).message}`);
     }
+    const before = count;
     let skip = count;
     const check = createHash('sha256');
     let dropped: string | undefined;
@@ -88,8 +89,24 @@ export async function copyLog(src: LogSource, out: Writable, o: CopyOptions): Pr
       dropped = 'the follow stream ended while the container runs';
     }
     if (!o.resumable) throw new LogIncomplete(`${o.what} was cut after ${count} bytes (${dropped}); a tail window cannot be resumed`);
-    if (++resumes > max) throw new LogIncomplete(`${o.what} was cut after ${count} bytes ${resumes} times (last: ${dropped})`);
+    // The budget is for cuts in a row: a stream that brought new bytes before it dropped made progress.
+    if (count > before) resumes = 0;
+    if (++resumes > max) throw new LogIncomplete(`${o.what} was cut after ${count} bytes ${resumes} times in a row (last: ${dropped})`);
+    // A follow can end a moment before the pod says its container ended: give the status time to catch up.
+    await pause(Math.min(1000, 50 * 2 ** resumes), o.signal);
   }
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
 
 /** Resolves when `out` can take more, or the client went away. */

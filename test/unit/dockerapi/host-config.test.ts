@@ -15,7 +15,7 @@ const CLI_DEFAULTS = {
   ExtraHosts: null, GroupAdd: null, IpcMode: '', Cgroup: '', Links: null, OomScoreAdj: 0, PidMode: '', Privileged: false, PublishAllPorts: false, ReadonlyRootfs: false,
   SecurityOpt: null, UTSMode: '', UsernsMode: '', ShmSize: 0, Isolation: '', CpuShares: 0, Memory: 0, NanoCpus: 0, CgroupParent: '', BlkioWeight: 0, BlkioWeightDevice: [],
   BlkioDeviceReadBps: [], BlkioDeviceWriteBps: [], BlkioDeviceReadIOps: [], BlkioDeviceWriteIOps: [], CpuPeriod: 0, CpuQuota: 0, CpuRealtimePeriod: 0, CpuRealtimeRuntime: 0,
-  CpusetCpus: '', CpusetMems: '', Devices: [], DeviceCgroupRules: null, DeviceRequests: null, MemoryReservation: 0, MemorySwap: 0, MemorySwappiness: null, OomKillDisable: null,
+  CpusetCpus: '', CpusetMems: '', Devices: [], DeviceCgroupRules: null, DeviceRequests: null, MemoryReservation: 0, MemorySwap: 0, MemorySwappiness: -1, OomKillDisable: null,
   PidsLimit: null, Ulimits: [], CpuCount: 0, CpuPercent: 0, IOMaximumIOps: 0, IOMaximumBandwidth: 0, MaskedPaths: null, ReadonlyPaths: null, Init: null,
 };
 

@@ -73,6 +73,6 @@ test('a follow that ends while the container runs is resumed; one that ends with
 
 test('resumes run out, or a tail window cannot resume: LogIncomplete', async () => {
   const log = Buffer.from('0123456789');
-  await assert.rejects(collect(source(log, [2, 2, 2, 2, 2, 2, 2], () => true)), LogIncomplete);
+  await assert.rejects(collect(source(log, [2, 2, 2, 2, 2, 2, 2, 2], () => true)), LogIncomplete);
   await assert.rejects(collect(source(log, [2], () => true), { resumable: false }), /tail window/);
 });
