@@ -39,11 +39,17 @@ export async function followLog(t: FollowTarget): Promise<StreamDigest> {
   for (let resumes = 0; !ended; resumes++) {
     if (t.signal.aborted) return delivered;
     if (resumes > MAX_RESUMES) throw new RunError(`the ${t.stream.toLowerCase()} log of pod ${t.pod} broke ${MAX_RESUMES} times while berth followed it`);
-    await followOnce(t, delivered).catch((err: unknown) => {
-      if (err instanceof RunError) throw err;
-      t.trace(`log ${t.stream}: follow broke (${(err as Error).message})`);
-    });
-    if (!ended) await Promise.race([t.ended.catch(() => undefined), delay(END_GRACE_MS)]);
+    const broke = await followOnce(t, delivered).then(
+      () => false,
+      (err: unknown) => {
+        if (err instanceof RunError) throw err;
+        t.trace(`log ${t.stream}: follow broke (${(err as Error).message})`);
+        return true;
+      },
+    );
+    // A clean end is the container's end (or a server's timeout): wait to hear which. A break is
+    // resumed at once, after a short pause that grows with each break.
+    if (!ended) await Promise.race([t.ended.catch(() => undefined), delay(broke ? Math.min(1000, 50 * (resumes + 1)) : END_GRACE_MS)]);
   }
   if (t.signal.aborted) return delivered;
   const whole = await t.kube.readPodLog(t.pod, t.container, { stream: t.stream });

@@ -81,6 +81,16 @@ export async function handleLog(ctx: ServerContext, r: ResourceRequest): Promise
   r.res.on('close', finish);
   stream.on('data', (chunk: Buffer | string) => r.res.write(chunk));
   stream.on('end', finish);
+  // The dropStreams fault cuts a followed log too: the connection goes without the chunked terminator,
+  // as when a node or proxy in between fails, after its first output or 100 ms.
+  if (opts.follow && Math.random() < ctx.faults.dropStreams) {
+    const cut = (): void => {
+      clearTimeout(timer);
+      r.res.socket?.destroy();
+    };
+    const timer = setTimeout(cut, 100);
+    stream.once('data', () => setImmediate(cut));
+  }
   stream.on('error', (e) => {
     process.stderr.write(`devcluster apiserver: log stream of pod ${namespace}/${name} failed: ${e.message}\n`);
     finish();
