@@ -43,6 +43,20 @@ export function checkCreateValues(body: CreateBody): void {
       if (ip !== '' && !net.isIP(ip)) throw badRequest(`invalid host IP "${b.HostIp}" for ${key}: give an IP address`);
     }
   }
+  const mountTargets: Array<[string, string]> = [
+    ...(hc.Binds ?? []).map((b): [string, string] => [b.split(':')[1] ?? '', `bind ${b}`]),
+    ...(hc.Mounts ?? []).map((m): [string, string] => [m.Target ?? '', `mount of type ${m.Type ?? '?'}`]),
+    ...Object.keys(hc.Tmpfs ?? {}).map((t): [string, string] => [t, 'tmpfs']),
+  ];
+  for (const [target, what] of mountTargets) {
+    if (target && !target.startsWith('/')) throw badRequest(`invalid mount config for ${what}: invalid mount path: '${target}' mount path must be absolute`);
+  }
+  const hcheck = body.Healthcheck ?? {};
+  for (const field of ['Interval', 'Timeout', 'StartPeriod'] as const) {
+    const v = hcheck[field];
+    if (v !== undefined && v !== 0 && v < 1e6) throw badRequest(`${field} in Healthcheck cannot be less than 1ms`);
+  }
+  if (hcheck.Retries !== undefined && hcheck.Retries < 0) throw badRequest('Retries in Healthcheck cannot be negative');
   if (hc.Memory !== undefined && hc.Memory !== 0) {
     if (hc.Memory < 0) throw badRequest(`invalid HostConfig.Memory ${hc.Memory}: give bytes, 0 for no limit`);
     if (hc.Memory < MIN_MEMORY_BYTES) throw badRequest('Minimum memory limit allowed is 6MB');

@@ -185,9 +185,24 @@ export class Call {
     return this.bodyStream.pipe(idleTimeout(this.bodyTimeoutMs, 'the request body'));
   }
 
-  /** Whether the request's body has not all arrived (plain requests only): the connection then closes after the answer. */
+  /** Whether the request's body has not all arrived (plain requests only). */
   private get bodyPending(): boolean {
     return !this.socket && !this.req.complete;
+  }
+
+  /**
+   * After an answer given before the whole body (a refused archive, an unknown id): the rest of the body
+   * is read and dropped, so the client can finish writing and read the answer (closing at once would reset
+   * the connection under a client still writing, and it would see `broken pipe` instead of the error);
+   * a client that does not finish within the body timeout has its connection closed.
+   */
+  private discardRestOfBody(): void {
+    const req = this.req;
+    req.unpipe();
+    req.resume();
+    const timer = setTimeout(() => req.socket.destroy(), this.bodyTimeoutMs);
+    timer.unref();
+    req.once('end', () => clearTimeout(timer));
   }
 
   send(status: number, body?: unknown, headers: Record<string, string> = {}): void {
@@ -195,8 +210,11 @@ export class Call {
     this.responded = true;
     const payload = body === undefined ? undefined : typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
     const h: Record<string, string | number> = { ...commonHeaders(), ...headers };
-    // An answer before the whole body (a refusal, a 408): the rest is not waited for on this connection.
-    if (this.bodyPending) h.Connection = 'close';
+    // An answer before the whole body: a client that stalled (408) is not waited for; any other may finish sending.
+    if (this.bodyPending) {
+      if (status === 408) h.Connection = 'close';
+      else this.discardRestOfBody();
+    }
     if (payload !== undefined && !h['Content-Type']) h['Content-Type'] = typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json';
     if (payload !== undefined) h['Content-Length'] = Buffer.byteLength(payload);
     if (this.res) {

@@ -230,6 +230,8 @@ export function dockerRoutes(engine: Engine): Router {
   });
   r.add('POST', '/containers/{id}/resize', (call, [id]) => {
     engine.container(id);
+    call.int('h');
+    call.int('w');
     call.send(200);
   });
   r.add('GET', '/containers/{id}/top', async (call, [id]) => {
@@ -260,6 +262,8 @@ export function dockerRoutes(engine: Engine): Router {
     const stdout = call.flag('stdout');
     const stderr = call.flag('stderr');
     if (!stdout && !stderr) throw badRequest('you must choose at least one stream');
+    if (call.query.get('tail') !== 'all') call.int('tail');
+    if (call.query.get('since') && !Number.isFinite(Number(call.query.get('since')))) throw badRequest(`invalid value for since: "${call.query.get('since')}" (give a unix timestamp in seconds)`);
     const tty = Boolean(c.body.Tty);
     const out = call.startChunked(tty || compareVersions(call.version, '1.42') < 0 ? 'application/vnd.docker.raw-stream' : 'application/vnd.docker.multiplexed-stream');
     try {
@@ -390,6 +394,8 @@ export function dockerRoutes(engine: Engine): Router {
   });
   r.add('POST', '/exec/{id}/resize', (call, [id]) => {
     if (!execs.has(id)) throw notFound(`No such exec instance: ${id}`);
+    call.int('h');
+    call.int('w');
     call.send(200);
   });
 

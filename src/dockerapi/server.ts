@@ -217,6 +217,8 @@ export async function serveDockerApi(opts: ServeOptions): Promise<RunningServer>
       }
     });
     servers.push(listening);
+    // After listening, a listener's error (too many open files on accept) is logged, never a crash.
+    listening.on('error', (err) => opts.log?.(`${l.spec}: ${err.message}`));
     if (l.kind === 'unix') ownSockets.set(l.path!, lstatSync(l.path!).ino);
     const addr = listening.address();
     addresses.push(typeof addr === 'string' ? `unix://${addr}` : `tcp://${l.host}:${addr?.port}`);

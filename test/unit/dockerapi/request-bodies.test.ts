@@ -37,6 +37,9 @@ test('values that would fail at start are 400s at create', () => {
   bad({ HostConfig: { PortBindings: { '80/tcp': [{ HostIp: 'nope', HostPort: '80' }] } } }, /invalid host IP/);
   bad({ WorkingDir: 'relative' }, /needs to be an absolute path/);
   bad({ Hostname: 'not_a_label' }, /invalid hostname/);
+  bad({ HostConfig: { Tmpfs: { 'run/x': '' } } }, /mount path must be absolute/);
+  bad({ HostConfig: { Binds: ['data:relative'] } }, /mount path must be absolute/);
+  bad({ Healthcheck: { Interval: 5 } }, /Interval in Healthcheck cannot be less than 1ms/);
   checkCreateValues({ Env: ['A=1', 'B', 'C='], ExposedPorts: { '80/tcp': {}, '53/udp': {} }, HostConfig: { Memory: 0, NanoCpus: 5e8, PortBindings: { '80/tcp': [{ HostIp: '127.0.0.1', HostPort: '0' }] } }, WorkingDir: '/w', Hostname: 'db' });
 });
 
