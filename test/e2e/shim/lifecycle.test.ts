@@ -12,17 +12,21 @@ const RUN_ARGV = ['run', '--rm', '-i', '--network', 'none', '--user', 'nobody', 
 
 let shim: ShimEnv;
 let denied: ShimEnv;
+let noDelete: ShimEnv;
 const children = new Set<ChildProcess>();
 
 before(async () => {
   shim = await setUpShim('shim-life');
   // The shipped Role without its pods/attach rule.
+  // The shipped Role whose pods rule lacks delete: every run would leave its pod behind.
+  noDelete = await setUpShim('shim-nodelete', { edit: (y) => y.replace('verbs: ["create", "get", "list", "watch", "delete"]', 'verbs: ["create", "get", "list", "watch"]') });
   denied = await setUpShim('shim-noattach', { edit: (y) => y.replace(/\n {2}# WebSocket upgrades[^\n]*\n[^\n]*\n {2}- apiGroups: \[""\]\n {4}resources: \["pods\/attach"\]\n {4}verbs: \[[^\]]*\]/, '') });
 });
 after(async () => {
   for (const c of children) c.kill('SIGKILL');
   await shim?.close();
   await denied?.close();
+  await noDelete?.close();
 });
 
 /** Starts the shim on the sleep function and resolves once the function runs (its stderr says so). */
@@ -91,4 +95,11 @@ test('a user without pods/attach gets, within 2 s, an error naming that permissi
   assert.match(r.stderr, /forbidden: cannot create pods\/attach in namespace shim-noattach-\S+ .*deploy\/rbac\/shim-role\.yaml/);
   assert.ok(elapsed < 2000, `took ${elapsed} ms`);
   assert.deepEqual(await denied.leftovers(), []);
+});
+
+test('a user without delete on pods gets an error naming that rule, and no pod is created', async () => {
+  const r = await noDelete.run('berth', 'docker', RUN_ARGV, { input: SLEEP_INPUT });
+  assert.equal(r.code, 125);
+  assert.match(r.stderr, /forbidden: cannot delete pods in namespace shim-nodelete-\S+ .*deploy\/rbac\/shim-role\.yaml/);
+  assert.deepEqual(await noDelete.leftovers(), []);
 });
