@@ -63,3 +63,13 @@ test('stdinMode file (for servers without v5 stdin close): stdin arrives whole a
   assert.ok(berth.stdout === input, 'stdout differs from the input');
   assert.equal(berth.stderr, ref.stderr);
 });
+
+test('docker run without -i: a command that writes at once never loses its output (10 runs, as podman)', async () => {
+  const argv = ['run', '--rm', 'localhost/berth/busybox:1', 'sh', '-c', 'echo hello; echo oops >&2; exit 4'];
+  const ref = await shim.run('podman', 'docker', argv);
+  assert.equal(ref.stdout, 'hello\n');
+  for (let i = 0; i < 10; i++) {
+    const berth = await shim.run('berth', 'docker', argv);
+    assert.deepEqual([berth.code, berth.stdout, berth.stderr], [ref.code, ref.stdout, ref.stderr], `run ${i + 1}`);
+  }
+});
