@@ -89,6 +89,10 @@ export interface WatchHandle {
 export interface UserInfo {
   name: string;
   groups: string[];
+  /** set only by impersonation (Impersonate-Uid); token users have none */
+  uid?: string;
+  /** set only by impersonation (Impersonate-Extra-KEY), keys lower-cased */
+  extra?: Record<string, string[]>;
 }
 
 /** What a request wants to do, as RBAC sees it. */

@@ -25,6 +25,8 @@ export const RESOURCES: readonly ResourceType[] = [
   grouped('coordination.k8s.io', 'v1', 'Lease', 'leases', true),
   grouped('networking.k8s.io', 'v1', 'NetworkPolicy', 'networkpolicies', true, { shortNames: ['netpol'] }),
   grouped('authorization.k8s.io', 'v1', 'SelfSubjectAccessReview', 'selfsubjectaccessreviews', false, { verbs: ['create'] }),
+  grouped('authorization.k8s.io', 'v1', 'SelfSubjectRulesReview', 'selfsubjectrulesreviews', false, { verbs: ['create'] }),
+  grouped('authentication.k8s.io', 'v1', 'SelfSubjectReview', 'selfsubjectreviews', false, { verbs: ['create'] }),
   grouped('rbac.authorization.k8s.io', 'v1', 'Role', 'roles', true),
   grouped('rbac.authorization.k8s.io', 'v1', 'RoleBinding', 'rolebindings', true),
   grouped('rbac.authorization.k8s.io', 'v1', 'ClusterRole', 'clusterroles', false),

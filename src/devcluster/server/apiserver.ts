@@ -19,6 +19,8 @@ import { deleteObject, handleDelete, handleDeleteCollection } from './handlers-d
 import { GarbageCollector } from './handlers-gc.js';
 import { NamespaceController } from './handlers-namespaces.js';
 import { handleLog, handlePodUpgrade } from './handlers-pods.js';
+import { impersonate } from './impersonation.js';
+import { handleSelfSubjectReview, handleSelfSubjectRulesReview } from './handlers-self-reviews.js';
 import { isStreamSubresource, parseResourcePath, requestVerb, type ResourceRoute } from './handlers-route.js';
 
 export interface ApiServerOptions {
@@ -33,6 +35,13 @@ export interface ApiServerOptions {
   /** the cluster CA, published in every namespace's kube-root-ca.crt ConfigMap */
   caPem?: string;
 }
+
+/** the create-only kinds answered about the caller and never stored */
+const REVIEWS: Record<string, (ctx: ServerContext, r: ResourceRequest) => Promise<void>> = {
+  SelfSubjectAccessReview: handleSelfSubjectAccessReview,
+  SelfSubjectRulesReview: handleSelfSubjectRulesReview,
+  SelfSubjectReview: handleSelfSubjectReview,
+};
 
 const HEALTH_PATHS = new Set(['/healthz', '/livez', '/readyz']);
 
@@ -139,10 +148,11 @@ export class ApiServer {
     }
   }
 
+  /** the user a request runs as: its token's user, or whom the Impersonate-* headers name when that user may */
   private authenticate(req: IncomingMessage): UserInfo {
     const user = this.opts.authenticator.authenticate(req.headers.authorization);
     if (!user) throw unauthorized();
-    return user;
+    return impersonate(user, req, this.opts.authorizer);
   }
 
   private authorize(user: UserInfo, attrs: RequestAttributes): void {
@@ -207,8 +217,9 @@ export class ApiServer {
     if (subresource === 'status' && !['get', 'update', 'patch'].includes(r.verb)) {
       throw methodNotAllowed('the server does not allow this method on the requested resource');
     }
-    if (rt.kind === 'SelfSubjectAccessReview') {
-      await handleSelfSubjectAccessReview(this.ctx, r);
+    const review = REVIEWS[rt.kind];
+    if (review) {
+      await review(this.ctx, r);
       return;
     }
     switch (r.verb) {

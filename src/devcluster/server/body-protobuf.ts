@@ -1,7 +1,7 @@
 // Request bodies in Kubernetes protobuf (`application/vnd.kubernetes.protobuf`), which kubectl's typed
-// clients send for `kubectl create namespace|configmap|secret|serviceaccount|service|role...` and
-// `kubectl auth can-i`. Decoded to the JSON the same object would have, for the kinds those commands
-// create; field numbers are those of k8s.io/api's generated.proto files.
+// clients send for `kubectl create namespace|configmap|secret|serviceaccount|service|role...`,
+// `kubectl auth can-i` (also `--list`) and `kubectl auth whoami`. Decoded to the JSON the same object would
+// have, for the kinds those commands create; field numbers are those of k8s.io/api's generated.proto files.
 import { unsupportedMediaType } from '../api/errors.js';
 
 type Scalar = 'string' | 'bytes' | 'bool' | 'int' | 'time' | 'intstr';
@@ -141,6 +141,9 @@ const SELF_SUBJECT_ACCESS_REVIEW: Message = {
   }),
 };
 
+const SELF_SUBJECT_RULES_REVIEW: Message = { 1: f('metadata', OBJECT_META), 2: f('spec', { 1: f('namespace', 'string') }) };
+const SELF_SUBJECT_REVIEW: Message = { 1: f('metadata', OBJECT_META) };
+
 /** "apiVersion/kind" → schema */
 const SCHEMAS: Record<string, Message> = {
   'v1/Namespace': NAMESPACE,
@@ -153,6 +156,8 @@ const SCHEMAS: Record<string, Message> = {
   'rbac.authorization.k8s.io/v1/RoleBinding': BINDING,
   'rbac.authorization.k8s.io/v1/ClusterRoleBinding': BINDING,
   'authorization.k8s.io/v1/SelfSubjectAccessReview': SELF_SUBJECT_ACCESS_REVIEW,
+  'authorization.k8s.io/v1/SelfSubjectRulesReview': SELF_SUBJECT_RULES_REVIEW,
+  'authentication.k8s.io/v1/SelfSubjectReview': SELF_SUBJECT_REVIEW,
 };
 
 const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]); // "k8s\0"

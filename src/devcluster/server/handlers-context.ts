@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, internalError } from '../api/errors.js';
 import type { Faults, NodeRuntime, ObjectStore, RequestAttributes, UserInfo } from '../types.js';
 import type { ResourceRoute } from './handlers-route.js';
+import type { PolicyRule } from './rbac.js';
 
 export { queryBool } from '../api/query-bool.js';
 
@@ -15,6 +16,8 @@ export interface Authenticator {
 /** what ApiServer needs of server/rbac.ts's RbacAuthorizer */
 export interface Authorizer {
   authorize(user: UserInfo, attrs: RequestAttributes): { allowed: boolean; reason?: string };
+  /** the RBAC rules that apply to the user in a namespace (SelfSubjectRulesReview) */
+  rulesFor(user: UserInfo, namespace: string): PolicyRule[];
 }
 
 /** in-process hooks the delete handler and the controllers share */

@@ -177,6 +177,25 @@ export class RbacAuthorizer {
     return decision;
   }
 
+  /**
+   * Every rule that applies to the user in a namespace (SelfSubjectRulesReview, `kubectl auth can-i --list`), as
+   * the RBAC rule resolver lists them: the users file's own rules, then cluster role bindings, then the
+   * namespace's role bindings.
+   */
+  rulesFor(user: UserInfo, namespace: string): PolicyRule[] {
+    const own = (this.fileRules.get(user.name) ?? [])
+      .filter((rule) => !rule.namespaces || rule.namespaces.includes(namespace))
+      .map(({ namespaces: _n, ...rule }) => rule);
+    const bound = (binding: KubeObject): PolicyRule[] => {
+      const bindingNamespace = binding.metadata.namespace ?? '';
+      const subjects: Subject[] = Array.isArray(binding.subjects) ? binding.subjects : [];
+      if (!subjects.some((s) => appliesTo(s, user, bindingNamespace))) return [];
+      return this.rulesOf(binding.roleRef?.kind, binding.roleRef?.name, bindingNamespace, []);
+    };
+    const roleBindings = namespace ? this.store.list(resourceByKind('RoleBinding'), namespace).items : [];
+    return [...own, ...this.clusterRoleBindings().flatMap(bound), ...roleBindings.flatMap(bound)];
+  }
+
   private clusterRoleBindings(): KubeObject[] {
     const stored = this.store.list(resourceByKind('ClusterRoleBinding'), undefined).items;
     const names = new Set(stored.map((b) => b.metadata.name));
