@@ -23,7 +23,7 @@ test('legacy discovery documents', () => {
   assert.deepEqual(api.versions, ['v1']);
   const apis = discoveryResponse('/apis/', undefined)!.body as any;
   assert.equal(apis.kind, 'APIGroupList');
-  assert.deepEqual(apis.groups.map((g: any) => g.name).sort(), ['authorization.k8s.io', 'coordination.k8s.io', 'networking.k8s.io', 'rbac.authorization.k8s.io']);
+  assert.deepEqual(apis.groups.map((g: any) => g.name).sort(), ['authentication.k8s.io', 'authorization.k8s.io', 'coordination.k8s.io', 'networking.k8s.io', 'rbac.authorization.k8s.io']);
   assert.deepEqual(apis.groups.find((g: any) => g.name === 'coordination.k8s.io').preferredVersion, { groupVersion: 'coordination.k8s.io/v1', version: 'v1' });
 
   const core = discoveryResponse('/api/v1', undefined)!.body as any;
