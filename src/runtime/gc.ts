@@ -17,7 +17,12 @@ export interface GarbageOptions {
   now?: Date;
   /** A kind this identity may not list (403) is passed by and named here; the others are still collected. */
   onSkip?: (resource: string, reason: string) => void;
+  /** Only these kinds (GC_KINDS names); default all. */
+  kinds?: string[];
 }
+
+/** What `berth gc` collects, by the plural name a Role grants `list` on. */
+export const GC_KINDS = ['pods', 'configmaps', 'networkpolicies', 'services', 'persistentvolumeclaims', 'leases'] as const;
 
 export interface CollectedObject {
   kind: string;
@@ -93,8 +98,9 @@ export async function collectGarbage(opts: GarbageOptions): Promise<CollectedObj
     },
   ];
 
+  const wanted = new Set(opts.kinds ?? GC_KINDS);
   const removed: CollectedObject[] = [];
-  for (const k of kinds) {
+  for (const k of kinds.filter((k) => wanted.has(k.resource.split('.')[0]))) {
     for (const item of await k.items()) {
       const name = item.metadata?.name;
       const namespace = item.metadata?.namespace ?? opts.namespace;

@@ -69,11 +69,17 @@ test('SIGKILL: the deadline ends the pod, berth gc removes the objects once expi
   const pod = left.find((o) => o.startsWith('pod/'))?.slice(4);
   assert.ok(pod && left.some((o) => o.startsWith('networkpolicy')), `expected a pod and a NetworkPolicy, got ${left}`);
 
-  const gc = (extra: string[] = []) => runCommand(process.execPath, [berthCli, 'gc', ...extra], { env });
+  // the shim's Role lists only what the shim creates
+  const gc = (extra: string[] = []) => runCommand(process.execPath, [berthCli, 'gc', '--kinds', 'pods,configmaps,networkpolicies', ...extra], { env });
   const early = await gc();
   assert.equal(early.code, 0, early.stderr);
   assert.match(early.stdout, /nothing expired/);
   assert.deepEqual((await shim.leftovers()).sort(), left.sort());
+  // without --kinds, the kinds the Role cannot list are named and the run is not a success
+  const partial = await runCommand(process.execPath, [berthCli, 'gc'], { env });
+  assert.equal(partial.code, 1);
+  assert.match(partial.stderr, /services, persistentvolumeclaims, leases\.coordination\.k8s\.io could not be listed/);
+  assert.doesNotMatch(partial.stdout, /^nothing expired$/m);
 
   const ended = await waitForPod(kubeConfig(), shim.namespace, pod, (p) => p.status?.phase === 'Failed', 30_000);
   assert.equal(ended.status?.reason, 'DeadlineExceeded');
