@@ -7,10 +7,9 @@
  */
 import { Duplex } from 'node:stream';
 import type { KubeConfig } from '@kubernetes/client-node';
-// Not re-exported by the package index; it applies the kubeconfig's TLS and credentials to the socket.
-import { WebSocketHandler } from '@kubernetes/client-node/dist/web-socket-handler.js';
 import WebSocket from 'ws';
-import { KubeError, toKubeError } from './errors.js';
+import { openChannelSocket } from './channel-socket.js';
+import { KubeError } from './errors.js';
 
 export const PORT_FORWARD_PROTOCOL = 'v4.channel.k8s.io';
 /** Each channel's first bytes from the server are the port, 2 bytes little-endian. */
@@ -27,33 +26,12 @@ export interface PortForwardOptions {
 /** Opens the forward; rejects (with the server's Status in the sentence) when the upgrade fails. */
 export async function openPortForward(kc: KubeConfig, namespace: string, pod: string, port: number, opts: PortForwardOptions = {}): Promise<Duplex> {
   const action = { verb: 'create', resource: 'pods/portforward', namespace, name: pod, server: kc.getCurrentCluster()?.server };
-  let refusal: KubeError | undefined;
-  const factory = (uri: string, _offered: string[], wsOpts: WebSocket.ClientOptions): WebSocket => {
-    // Only v4 carries port-forward over channels; the server must not pick an exec-only protocol.
-    const ws = new WebSocket(uri, [PORT_FORWARD_PROTOCOL], wsOpts);
-    ws.on('unexpected-response', (_req, res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        refusal = toKubeError({ code: res.statusCode, body: Buffer.concat(chunks).toString('utf8') }, action);
-        ws.terminate();
-      });
-    });
-    return ws;
-  };
-  const handler = new WebSocketHandler(kc, factory as never);
-  const frames: Buffer[] = [];
-  let ws: WebSocket;
-  try {
-    // Frames that arrive between `open` and our listener are kept by this handler until the Duplex takes over.
-    ws = (await handler.connect(`/api/v1/namespaces/${namespace}/pods/${pod}/portforward?ports=${port}`, null, (channel: number, data: Buffer) => {
-      frames.push(Buffer.concat([Buffer.from([channel]), data]));
-      return true;
-    })) as unknown as WebSocket;
-  } catch (err) {
-    if (refusal) throw refusal;
-    throw toKubeError((err as { error?: unknown }).error ?? err, action);
-  }
+  // Only v4 carries port-forward over channels; the server must not pick an exec-only protocol.
+  const opened = await openChannelSocket(kc, `/api/v1/namespaces/${namespace}/pods/${pod}/portforward?ports=${port}`, [PORT_FORWARD_PROTOCOL], action);
+  const ws = opened.ws;
+  // Frames that arrived before the Duplex takes over are handed to it.
+  opened.takeOver();
+  const frames = opened.early;
   if (ws.protocol !== PORT_FORWARD_PROTOCOL) {
     ws.close();
     throw new KubeError(`the cluster negotiated ${ws.protocol || 'no protocol'} for pods/portforward of ${pod}; berth speaks ${PORT_FORWARD_PROTOCOL}`);
@@ -75,8 +53,6 @@ class PortForwardStream extends Duplex {
     opts: PortForwardOptions,
   ) {
     super({ allowHalfOpen: true });
-    // client-node's onmessage hands us channel + payload; from now on we read the socket ourselves.
-    ws.onmessage = null as never;
     ws.on('message', (raw: Buffer, isBinary: boolean) => {
       if (isBinary && raw.length > 0) this.onFrame(raw);
     });

@@ -8,12 +8,13 @@
 import { PassThrough, type Readable, type Writable } from 'node:stream';
 import querystring from 'node:querystring';
 import type { KubeConfig } from '@kubernetes/client-node';
-// Not re-exported by the package index; the package has no exports map, so the file is reachable.
-import { WebSocketHandler } from '@kubernetes/client-node/dist/web-socket-handler.js';
 import WebSocket from 'ws';
+import { openChannelSocket } from './channel-socket.js';
 import { KubeError, toKubeError, type StatusLike } from './errors.js';
 
 export const PROTOCOL_V5 = 'v5.channel.k8s.io';
+/** Offered newest first, as client-go does; v5 is the one that can end stdin. */
+const CHANNEL_PROTOCOLS = [PROTOCOL_V5, 'v4.channel.k8s.io', 'v3.channel.k8s.io', 'v2.channel.k8s.io', 'channel.k8s.io'];
 const STDIN = 0;
 const STDOUT = 1;
 const STDERR = 2;
@@ -78,57 +79,38 @@ async function openStream(
   opts: StreamOptions,
   action: { verb: string; resource: string; namespace: string; name: string },
 ): Promise<StreamSession> {
-  let refusal: KubeError | undefined;
   const server = kc.getCurrentCluster()?.server;
-  // Our own socket factory so a refused upgrade's Status body reaches the error sentence.
-  const factory = (uri: string, protocols: string[], wsOpts: WebSocket.ClientOptions): WebSocket => {
-    const ws = new WebSocket(uri, protocols, wsOpts);
-    ws.on('unexpected-response', (_req, res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const body = Buffer.concat(chunks).toString('utf8');
-        refusal = toKubeError({ code: res.statusCode, body }, { ...action, server });
-        ws.terminate();
-      });
-    });
-    return ws;
-  };
-  // Dummy streams: client-node pauses/ends its `streams` on a server CLOSE frame, which must never be process.stdout.
-  const inert = { stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough() };
-  const handler = new WebSocketHandler(kc, factory as never, inert);
-
+  const opened = await openChannelSocket(kc, path, CHANNEL_PROTOCOLS, { ...action, server });
+  const ws = opened.ws;
   let status: StreamResult['status'] | undefined;
-  let ws: WebSocket;
   const outputs: Record<number, Writable | undefined> = { [STDOUT]: opts.stdout, [STDERR]: opts.stderr };
-  try {
-    ws = (await handler.connect(path, null, (channel: number, data: Buffer) => {
-      if (channel === STATUS) {
-        // servers open each channel with an empty frame; a status is the one frame with content
-        if (data.length === 0) return true;
-        try {
-          status = JSON.parse(data.toString('utf8')) as StreamResult['status'];
-        } catch {
-          // pre-v4 servers send the error as plain text
-          status = { status: 'Failure', message: data.toString('utf8') } as StreamResult['status'];
-        }
-        return true;
+  const onMessage = (raw: Buffer): void => {
+    if (raw.length === 0) return;
+    const channel = raw[0];
+    const data = raw.subarray(1);
+    if (channel === STATUS) {
+      // servers open each channel with an empty frame; a status is the one frame with content
+      if (data.length === 0) return;
+      try {
+        status = JSON.parse(data.toString('utf8')) as StreamResult['status'];
+      } catch {
+        // pre-v4 servers send the error as plain text
+        status = { status: 'Failure', message: data.toString('utf8') } as StreamResult['status'];
       }
-      if (channel === CLOSE) return true;
-      const out = outputs[channel];
-      if (out && data.length > 0) opts.tap?.(channel === STDOUT ? 'stdout' : 'stderr', data);
-      if (out && data.length > 0 && !out.write(data)) {
-        // Reading backpressure: stop reading the socket until the consumer drains.
-        ws.pause();
-        out.once('drain', () => ws.resume());
-      }
-      return true;
-    })) as unknown as WebSocket;
-  } catch (err) {
-    if (refusal) throw refusal;
-    const inner = (err as { error?: unknown }).error ?? err;
-    throw toKubeError(inner, { ...action, server });
-  }
+      return;
+    }
+    const out = outputs[channel];
+    if (!out || data.length === 0) return;
+    opts.tap?.(channel === STDOUT ? 'stdout' : 'stderr', data);
+    if (!out.write(data)) {
+      // Reading backpressure: stop reading the socket until the consumer drains.
+      ws.pause();
+      out.once('drain', () => ws.resume());
+    }
+  };
+  opened.takeOver();
+  for (const frame of opened.early) onMessage(frame);
+  ws.on('message', (raw: Buffer) => onMessage(raw));
 
   const protocol = ws.protocol;
   const supportsStdinClose = protocol === PROTOCOL_V5;
