@@ -5,7 +5,7 @@
  * a refused upgrade is kept for the error sentence, and a socket that closes without a Status frame
  * is a failure, never a silent success.
  */
-import { PassThrough, type Readable, type Writable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import querystring from 'node:querystring';
 import type { KubeConfig } from '@kubernetes/client-node';
 import WebSocket from 'ws';
