@@ -10,6 +10,7 @@ import type { KubeObject, ResourceType, WatchEvent } from '../types.js';
 import { decodeBody, decodeObjectBody, mediaType, readBody } from './body.js';
 import { queryBool, queryInt, sendJson, TABLE_CONTENT_TYPE, wantsTable, type ResourceRequest, type ServerContext } from './handlers-context.js';
 import { removeIfFinalized } from './handlers-delete.js';
+import { validateFields } from './field-validation.js';
 import { serveWatch } from './watch.js';
 
 /** kinds whose PUT creates a missing object (AllowCreateOnUpdate in their registry strategies) */
@@ -131,6 +132,7 @@ export async function handleCreate(ctx: ServerContext, r: ResourceRequest): Prom
   const { rt, namespace } = r.route;
   const body = decodeObjectBody(await readBody(r.req, ctx.maxBodyBytes), r.req.headers['content-type']);
   checkTypeMeta(rt, body);
+  validateFields(rt, body, r.url.searchParams, r.res, 'CreateOptions');
   checkNamespace(rt, namespace, body);
   const obj = prepareCreate(ctx, rt, namespace, { ...body, apiVersion: groupVersion(rt), kind: rt.kind } as KubeObject);
   if (isDryRun(r)) {
@@ -162,6 +164,7 @@ export async function handleUpdate(ctx: ServerContext, r: ResourceRequest): Prom
   const { rt, namespace, name, subresource } = r.route;
   const body = decodeObjectBody(await readBody(r.req, ctx.maxBodyBytes), r.req.headers['content-type']);
   checkTypeMeta(rt, body);
+  validateFields(rt, body, r.url.searchParams, r.res, 'UpdateOptions');
   checkNamespace(rt, namespace, body);
   if (body.metadata.name !== undefined && body.metadata.name !== name) {
     throw badRequest(`the name of the object (${body.metadata.name}) does not match the name on the URL (${name})`);
@@ -197,6 +200,7 @@ export async function handlePatch(ctx: ServerContext, r: ResourceRequest): Promi
   if (!patched || typeof patched !== 'object' || typeof patched.metadata !== 'object' || patched.metadata === null) {
     throw badRequest('the patch produced an object without metadata');
   }
+  validateFields(rt, patched, r.url.searchParams, r.res, 'PatchOptions');
   patched.metadata.name = name;
   if (rt.namespaced) patched.metadata.namespace = namespace;
   patched.apiVersion = groupVersion(rt);

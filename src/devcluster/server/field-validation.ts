@@ -1,0 +1,57 @@
+// Server-side field validation (`?fieldValidation=Strict|Warn|Ignore`, which kubectl sends on create, apply and
+// replace): unknown fields of a create, update or patch body are a 400 under Strict, a `Warning` header each under
+// Warn (the default when the parameter is absent, as on a real 1.32 server), and under Warn and Ignore they are
+// dropped, as the real server's typed decoding drops them.
+import type { ServerResponse } from 'node:http';
+import { ApiError, badRequest } from '../api/errors.js';
+import { dropUnknownFields, unknownFields } from '../api/known-fields.js';
+import type { ResourceType } from '../types.js';
+
+type Directive = 'Strict' | 'Warn' | 'Ignore';
+export type WriteOptionsKind = 'CreateOptions' | 'UpdateOptions' | 'PatchOptions';
+
+const DIRECTIVES = ['Ignore', 'Strict', 'Warn'];
+
+/** the directive the request asks for; 422 for a value the real server's options validation refuses */
+function directive(q: URLSearchParams, optionsKind: WriteOptionsKind): Directive {
+  const value = q.get('fieldValidation') ?? '';
+  if (value === '') return 'Warn';
+  if (DIRECTIVES.includes(value)) return value as Directive;
+  const message = `Unsupported value: ${JSON.stringify(value)}: supported values: "", ${DIRECTIVES.map((d) => JSON.stringify(d)).join(', ')}`;
+  throw new ApiError(422, 'Invalid', `${optionsKind}.meta.k8s.io "" is invalid: fieldValidation: ${message}`, {
+    group: 'meta.k8s.io',
+    kind: optionsKind,
+    causes: [{ reason: 'FieldValueNotSupported', message, field: 'fieldValidation' }],
+  });
+}
+
+/** a Warning header value as the real server's warning recorder writes it: code, agent, quoted text */
+function warningHeader(text: string): string {
+  return `299 - "${text.replace(/["\\]/g, (c) => `\\${c}`)}"`;
+}
+
+export function addWarnings(res: ServerResponse, texts: string[]): void {
+  if (texts.length === 0) return;
+  const existing = res.getHeader('Warning');
+  const before = existing === undefined ? [] : Array.isArray(existing) ? existing : [String(existing)];
+  res.setHeader('Warning', [...before, ...texts.map(warningHeader)]);
+}
+
+/**
+ * Checks `obj` (a create or update body, or a patched object) against its kind's fields as the request's
+ * directive says. A body that cannot be decoded strictly reads, on a real server, "Pod in version "v1" cannot be
+ * handled as a Pod: strict decoding error: ..." for create and update, and only "strict decoding error: ..." for a
+ * patch.
+ */
+export function validateFields(rt: ResourceType, obj: Record<string, unknown>, q: URLSearchParams, res: ServerResponse, optionsKind: WriteOptionsKind): void {
+  const wanted = directive(q, optionsKind);
+  const unknown = unknownFields(rt.kind, rt.version, obj);
+  if (unknown.length === 0) return;
+  const errors = unknown.map((f) => `unknown field ${JSON.stringify(f.path)}`);
+  if (wanted === 'Strict') {
+    const strict = `strict decoding error: ${errors.join(', ')}`;
+    throw badRequest(optionsKind === 'PatchOptions' ? strict : `${rt.kind} in version ${JSON.stringify(rt.version)} cannot be handled as a ${rt.kind}: ${strict}`);
+  }
+  if (wanted === 'Warn') addWarnings(res, errors);
+  dropUnknownFields(unknown);
+}
