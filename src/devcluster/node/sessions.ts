@@ -3,6 +3,7 @@ import { PassThrough, Writable } from 'node:stream';
 import type { ExecOptions, ExitResult, StreamSession, AttachOptions } from '../types.js';
 import type { AttachedContainer } from './attached-container.js';
 import type { PodmanCli } from './podman-cli.js';
+import { stdoutHeldForStderr } from './stderr-first.js';
 
 /** exit codes podman uses for its own failures (`podman exec` could not run anything) */
 const PODMAN_FAILURE = 125;
@@ -20,9 +21,9 @@ export function execSession(cli: PodmanCli, containerId: string, opts: ExecOptio
   child.stderr!.on('data', (b: Buffer) => {
     stderrTail = (stderrTail + b.toString('utf8')).slice(-4096);
   });
-  const stdout = opts.stdout ? child.stdout! : null;
-  if (!stdout) child.stdout!.resume();
   const stderr = opts.stderr && !opts.tty ? child.stderr! : null;
+  const stdout = opts.stdout ? (stderr ? stdoutHeldForStderr(child.stdout!) : child.stdout!) : null;
+  if (!stdout) child.stdout!.resume();
   if (!stderr) child.stderr!.resume();
   const done = new Promise<ExitResult>((resolve) => {
     child.on('error', (err) => resolve({ error: `error executing command in container: ${err.message}` }));
