@@ -6,7 +6,7 @@
  */
 import { copyFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { writeFilesAtomically } from '../krm/atomic-write.js';
+import { writeFilesAtomically } from '../files/atomic-write.js';
 import { ensureExecutable, selectPlatform, currentPlatform } from './exec.js';
 import { normalizeSha, resolveFunction, ResolveError } from './resolve.js';
 import type { CatalogSet } from './trust.js';

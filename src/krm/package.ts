@@ -2,12 +2,12 @@
  * A package on disk as KRM items and back. Items carry kyaml's bookkeeping annotations (path, index,
  * id) while functions run; writing back merges each returned item into the YAML document it came from
  * (found by id), so comments, key order and the file layout stay. Nothing is written until the caller
- * has a complete result, and only files whose text changed are touched, all or none (atomic-write.ts).
+ * has a complete result, and only files whose text changed are touched, all or none (src/files/atomic-write.ts).
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { Document, parseAllDocuments } from 'yaml';
-import { writeFilesAtomically } from './atomic-write.js';
+import { writeFilesAtomically } from '../files/atomic-write.js';
 import { mergeValue } from './merge.js';
 
 export type KrmObject = Record<string, unknown> & { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string; annotations?: Record<string, string> } };
@@ -188,7 +188,7 @@ export function joinDocuments(texts: string[]): string {
   return texts.map((t, i) => (i === 0 || t.startsWith('---') ? t : `---\n${t}`)).join('');
 }
 
-/** Writes the planned changes all or none (see atomic-write.ts); deletions last. */
+/** Writes the planned changes all or none (see src/files/atomic-write.ts); deletions last. */
 export function applyWrite(root: string, changes: Map<string, string | null>): void {
   writeFilesAtomically(root, changes);
 }

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
-import { writeFilesAtomically, PackageWriteError } from '../../../src/krm/atomic-write.js';
+import { writeFilesAtomically, PackageWriteError } from '../../../src/files/atomic-write.js';
 import { evalFunction } from '../../../src/krm/eval.js';
 import { renderPackage } from '../../../src/krm/render.js';
 import { tree } from './fn-scripts.js';
