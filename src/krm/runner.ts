@@ -5,12 +5,10 @@
  */
 import { spawn } from 'node:child_process';
 import { Readable, Writable } from 'node:stream';
-import { clusterFromConfig, type KubeCluster } from '../kube/cluster.js';
-import { resolveKubeConfig } from '../kube/config.js';
+import type { KubeCluster } from '../kube/cluster.js';
 import { runWorkload } from '../runtime/run.js';
+import { applySettings, connectWithSettings, loadRunSettings, runClusterOf } from '../runtime/settings.js';
 import type { Workload, WorkloadMount } from '../runtime/workload.js';
-import { loadShimConfig } from '../shim/config.js';
-import { applyConfig } from '../shim/shim.js';
 
 export type FunctionProvider =
   | { kind: 'container'; image: string; network?: boolean; mounts?: WorkloadMount[]; env?: Array<{ name: string; value: string }> }
@@ -52,8 +50,8 @@ function collector(forward?: Writable): { stream: Writable; text(): string } {
 
 async function runContainer(p: Extract<FunctionProvider, { kind: 'container' }>, input: string, opts: RunnerOptions): Promise<FunctionOutput> {
   const env = opts.env ?? process.env;
-  const config = loadShimConfig(env);
-  const cluster = opts.cluster ?? connect(config, env);
+  const settings = loadRunSettings(env);
+  const cluster = opts.cluster ?? (await connectWithSettings(settings, env));
   // kpt runs functions as nobody, without network unless allowed, and with no new privileges.
   const base: Workload = {
     image: p.image,
@@ -65,20 +63,15 @@ async function runContainer(p: Extract<FunctionProvider, { kind: 'container' }>,
     mounts: p.mounts,
     env: p.env,
   };
-  const workload = await applyConfig(base, config, cluster);
+  const workload = await applySettings(base, settings, cluster);
   const out = collector();
   const err = collector(opts.stderr);
   const { exitCode } = await runWorkload(
     workload,
     { stdin: Readable.from([Buffer.from(input)]), stdout: out.stream, stderr: err.stream, signal: opts.signal },
-    { kube: cluster, owner: config.owner, ttlSeconds: config.ttlSeconds, helperImage: config.helperImage, stdinMode: config.stdinMode, keepFailedPods: config.keepFailedPods, mountLimitBytes: config.mountLimitBytes },
+    runClusterOf(settings, cluster),
   );
   return { exitCode, stdout: out.text(), stderr: err.text() };
-}
-
-function connect(config: ReturnType<typeof loadShimConfig>, env: NodeJS.ProcessEnv): KubeCluster {
-  const target = resolveKubeConfig({ kubeconfig: config.kubeconfig, context: config.context, namespace: config.namespace, env });
-  return clusterFromConfig(target.kc, target.namespace);
 }
 
 function runExec(p: Extract<FunctionProvider, { kind: 'exec' }>, input: string, opts: RunnerOptions): Promise<FunctionOutput> {

@@ -1,15 +1,20 @@
 /**
- * The shim's settings. kustomize and kpt pass no flags to `docker`, so everything the old kustomize
- * proposal put in flags comes from the environment (BERTH_*) or a YAML file (BERTH_CONFIG, else
- * ~/.config/berth/config.yaml). The environment wins over the file. See docs/shim.md.
+ * The settings of a run started by the docker shim or by `berth fn`. kustomize and kpt pass no flags
+ * to `docker`, so everything the old kustomize proposal put in flags comes from the environment
+ * (BERTH_*) or a YAML file (BERTH_CONFIG, else ~/.config/berth/config.yaml). The environment wins over
+ * the file. See docs/shim.md. Both faces read them here, apply them to a Workload and connect with them.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
-import type { WorkloadResources } from '../runtime/workload.js';
+import type { KubeCluster } from '../kube/cluster.js';
+import { loadPodTemplate } from './pod-template.js';
+import type { RunCluster } from './run.js';
+import { sizeToBytes } from './size.js';
+import type { Workload, WorkloadResources } from './workload.js';
 
-export interface ShimConfig {
+export interface RunSettings {
   kubeconfig?: string;
   context?: string;
   namespace?: string;
@@ -34,14 +39,14 @@ export interface ShimConfig {
   file?: string;
 }
 
-export class ShimConfigError extends Error {
+export class SettingsError extends Error {
   constructor(message: string) {
     super(message);
-    this.name = 'ShimConfigError';
+    this.name = 'SettingsError';
   }
 }
 
-export function loadShimConfig(env: NodeJS.ProcessEnv, homeDir = env.HOME ?? os.homedir()): ShimConfig {
+export function loadRunSettings(env: NodeJS.ProcessEnv, homeDir = env.HOME ?? os.homedir()): RunSettings {
   const file = env.BERTH_CONFIG || path.join(env.XDG_CONFIG_HOME || path.join(homeDir, '.config'), 'berth', 'config.yaml');
   let doc: Record<string, unknown> = {};
   let used: string | undefined;
@@ -49,26 +54,26 @@ export function loadShimConfig(env: NodeJS.ProcessEnv, homeDir = env.HOME ?? os.
     try {
       doc = (YAML.parse(readFileSync(file, 'utf8')) ?? {}) as Record<string, unknown>;
     } catch (e) {
-      throw new ShimConfigError(`cannot read berth config ${file}: ${(e as Error).message}`);
+      throw new SettingsError(`cannot read berth config ${file}: ${(e as Error).message}`);
     }
-    if (typeof doc !== 'object' || Array.isArray(doc)) throw new ShimConfigError(`berth config ${file} must be a YAML mapping`);
+    if (typeof doc !== 'object' || Array.isArray(doc)) throw new SettingsError(`berth config ${file} must be a YAML mapping`);
     used = file;
   } else if (env.BERTH_CONFIG) {
-    throw new ShimConfigError(`BERTH_CONFIG=${env.BERTH_CONFIG} does not exist`);
+    throw new SettingsError(`BERTH_CONFIG=${env.BERTH_CONFIG} does not exist`);
   }
   const str = (envName: string, key: string): string | undefined => {
     const v = env[envName];
     if (v) return v;
     const f = doc[key];
     if (f === undefined || f === null) return undefined;
-    if (typeof f !== 'string' && typeof f !== 'number' && typeof f !== 'boolean') throw new ShimConfigError(`${key} in ${file} must be a string`);
+    if (typeof f !== 'string' && typeof f !== 'number' && typeof f !== 'boolean') throw new SettingsError(`${key} in ${file} must be a string`);
     return String(f);
   };
   const map = (envName: string, key: string): Record<string, string> => {
     const out: Record<string, string> = {};
     const f = doc[key];
     if (f && typeof f === 'object' && !Array.isArray(f)) for (const [k, v] of Object.entries(f)) out[k] = String(v);
-    else if (f !== undefined) throw new ShimConfigError(`${key} in ${file} must be a mapping`);
+    else if (f !== undefined) throw new SettingsError(`${key} in ${file} must be a mapping`);
     for (const pair of (env[envName] ?? '').split(',').filter(Boolean)) {
       const eq = pair.indexOf('=');
       out[eq < 0 ? pair : pair.slice(0, eq)] = eq < 0 ? '' : pair.slice(eq + 1);
@@ -84,10 +89,10 @@ export function loadShimConfig(env: NodeJS.ProcessEnv, homeDir = env.HOME ?? os.
   const memory = env.BERTH_MEMORY || (resourcesDoc.memory !== undefined ? String(resourcesDoc.memory) : undefined);
   const cpus = env.BERTH_CPUS || (resourcesDoc.cpus !== undefined ? String(resourcesDoc.cpus) : undefined);
   const stdinMode = str('BERTH_STDIN_MODE', 'stdinMode') ?? 'auto';
-  if (stdinMode !== 'auto' && stdinMode !== 'attach' && stdinMode !== 'file') throw new ShimConfigError(`stdinMode must be auto, attach or file, not ${stdinMode}`);
+  if (stdinMode !== 'auto' && stdinMode !== 'attach' && stdinMode !== 'file') throw new SettingsError(`stdinMode must be auto, attach or file, not ${stdinMode}`);
   const mountLimit = str('BERTH_MOUNT_LIMIT', 'mountLimit');
 
-  const config: ShimConfig = {
+  const config: RunSettings = {
     kubeconfig: str('BERTH_KUBECONFIG', 'kubeconfig'),
     context: str('BERTH_CONTEXT', 'context'),
     namespace: str('BERTH_NAMESPACE', 'namespace'),
@@ -121,13 +126,38 @@ export function parseDuration(text: string, what: string): number {
     total += m[2] === 'h' ? n * 3600 : m[2] === 'm' ? n * 60 : m[2] === 's' ? n : n / 1000;
     consumed = re.lastIndex;
   }
-  if (consumed !== text.length || consumed === 0 || total <= 0) throw new ShimConfigError(`${what} "${text}" is not a duration (examples: 60s, 2m, 1h)`);
+  if (consumed !== text.length || consumed === 0 || total <= 0) throw new SettingsError(`${what} "${text}" is not a duration (examples: 60s, 2m, 1h)`);
   return Math.ceil(total);
 }
 
-export function parseSize(text: string): number {
-  const m = /^(\d+)\s*(|k|ki|m|mi|g|gi)b?$/i.exec(text.trim());
-  if (!m) throw new ShimConfigError(`mountLimit "${text}" is not a size (examples: 64Mi, 1Gi)`);
-  const unit = m[2].toLowerCase()[0] ?? '';
-  return Number(m[1]) * (unit === 'k' ? 1024 : unit === 'm' ? 1024 ** 2 : unit === 'g' ? 1024 ** 3 : 1);
+function parseSize(text: string): number {
+  const bytes = sizeToBytes(text);
+  if (bytes === undefined) throw new SettingsError(`mountLimit "${text}" is not a size (examples: 64Mi, 1Gi)`);
+  return bytes;
+}
+
+/** Settings fill what the command line left open; the command line wins. */
+export async function applySettings(w: Workload, settings: RunSettings, cluster: Pick<KubeCluster, 'readPodTemplate'>): Promise<Workload> {
+  const out: Workload = { ...w, startTimeoutSeconds: w.startTimeoutSeconds ?? settings.startTimeoutSeconds };
+  out.labels = { ...settings.labels, ...(w.labels ?? {}) };
+  out.annotations = { ...settings.annotations, ...(w.annotations ?? {}) };
+  if (!out.serviceAccount && settings.serviceAccount) out.serviceAccount = settings.serviceAccount;
+  if (settings.resources) out.resources = { ...settings.resources, ...(w.resources ?? {}) };
+  if (settings.podTemplate && !out.podTemplate) out.podTemplate = await loadPodTemplate(settings.podTemplate, (name) => cluster.readPodTemplate(name), 'podTemplate / BERTH_POD_TEMPLATE');
+  return out;
+}
+
+/** What runWorkload needs to know of the settings. */
+export function runClusterOf(settings: RunSettings, kube: KubeCluster): RunCluster {
+  const { owner, ttlSeconds, helperImage, stdinMode, keepFailedPods, mountLimitBytes } = settings;
+  return { kube, owner, ttlSeconds, helperImage, stdinMode, keepFailedPods, mountLimitBytes };
+}
+
+/**
+ * The cluster the settings name (kubeconfig, context, namespace; BERTH_* over the file). client-node
+ * is loaded only here: `docker version` and `image inspect`, which kpt asks first, stay fast.
+ */
+export async function connectWithSettings(settings: RunSettings, env: NodeJS.ProcessEnv): Promise<KubeCluster> {
+  const { connectCluster } = await import('../kube/cluster.js');
+  return connectCluster({ kubeconfig: settings.kubeconfig, context: settings.context, namespace: settings.namespace, env });
 }

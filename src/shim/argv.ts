@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import type { PullPolicy, Workload, WorkloadMount, WorkloadUser } from '../runtime/workload.js';
+import { sizeToQuantity } from '../runtime/size.js';
 import { DockerHelpRequest, DockerUsageError, parseFlags, type FlagSpec } from './flags.js';
 
 export { DockerUsageError } from './flags.js';
@@ -356,13 +357,9 @@ function splitCsv(text: string): string[] {
 
 /** docker memory units are binary (`512m` = 512 MiB); a Kubernetes quantity keeps the same bytes. */
 export function dockerMemoryToQuantity(text: string): string {
-  const m = /^(\d+(?:\.\d+)?)\s*([bkmgtp]?)b?$/i.exec(text.trim());
-  if (!m) throw new DockerUsageError(`invalid argument "${text}" for "-m, --memory" flag: invalid size: '${text}'`, 'run');
-  const unit = m[2].toLowerCase();
-  const suffix: Record<string, string> = { '': '', b: '', k: 'Ki', m: 'Mi', g: 'Gi', t: 'Ti', p: 'Pi' };
-  const power: Record<string, number> = { '': 0, b: 0, k: 1, m: 2, g: 3, t: 4, p: 5 };
-  if (/^\d+$/.test(m[1])) return `${m[1]}${suffix[unit]}`;
-  return String(Math.floor(Number(m[1]) * 1024 ** power[unit]));
+  const quantity = sizeToQuantity(text);
+  if (quantity === undefined) throw new DockerUsageError(`invalid argument "${text}" for "-m, --memory" flag: invalid size: '${text}'`, 'run');
+  return quantity;
 }
 
 /** `--cpus 1.5` → `1500m`. */

@@ -11,10 +11,9 @@ import { MountError } from '../runtime/mounts.js';
 import { PlanError } from '../runtime/plan.js';
 import { RunError } from '../runtime/run-error.js';
 import { noTrace, traceEnabled, traceTo } from '../runtime/trace.js';
-import type { Workload } from '../runtime/workload.js';
-import { loadPodTemplate, PodTemplateError } from '../runtime/pod-template.js';
+import { PodTemplateError } from '../runtime/pod-template.js';
+import { applySettings, connectWithSettings, loadRunSettings, runClusterOf, SettingsError } from '../runtime/settings.js';
 import { DockerUsageError, parseDockerArgv, type DockerCommand, type RunCommand } from './argv.js';
-import { loadShimConfig, ShimConfigError, type ShimConfig } from './config.js';
 import { shimHelp } from './help.js';
 
 /** What `docker version` reports: kpt requires ≥ 20.10.0 (for `--pull`). */
@@ -37,6 +36,8 @@ export interface ShimIO {
    * runDockerShim returns, so it has none and waits.
    */
   background?: (deletions: Promise<void>) => void;
+  /** Warm pods of a long-lived caller (the agent). */
+  pool?: import('../runtime/warm-pool.js').WarmPool;
 }
 
 export async function runDockerShim(argv: string[], env: NodeJS.ProcessEnv, io: ShimIO): Promise<number> {
@@ -90,8 +91,8 @@ function formatVersion(format?: string): string {
 
 async function info(env: NodeJS.ProcessEnv, io: ShimIO, format?: string): Promise<number> {
   try {
-    const config = loadShimConfig(env);
-    const cluster = io.cluster ?? (await connect(config, env));
+    const settings = loadRunSettings(env);
+    const cluster = io.cluster ?? (await connectWithSettings(settings, env));
     const v = await cluster.serverVersion();
     const data = { ServerVersion: SHIM_DOCKER_VERSION, Name: 'berth', KubernetesServer: cluster.server, KubernetesVersion: `${v.major}.${v.minor}`, Namespace: cluster.namespace };
     if (format && /json/.test(format)) io.stdout.write(`${JSON.stringify(data)}\n`);
@@ -119,10 +120,10 @@ async function run(command: RunCommand, env: NodeJS.ProcessEnv, io: ShimIO): Pro
   const trace = traceEnabled(env) ? traceTo(io.stderr, io.traceOrigin ?? 0) : noTrace;
   trace('shim begins');
   try {
-    const config = loadShimConfig(env);
+    const settings = loadRunSettings(env);
     // Loading the runtime overlaps reading the kubeconfig: both are start-up cost of a shim process.
-    const [cluster, { runWorkload }] = await Promise.all([io.cluster ?? connect(config, env), import('../runtime/run.js')]);
-    const workload = await applyConfig(command.workload, config, cluster);
+    const [cluster, { runWorkload }] = await Promise.all([io.cluster ?? connectWithSettings(settings, env), import('../runtime/run.js')]);
+    const workload = await applySettings(command.workload, settings, cluster);
     trace('connected and configured');
     status.verbose(`running ${workload.image} in namespace ${cluster.namespace} of ${cluster.server}`);
     const { exitCode } = await runWorkload(
@@ -135,16 +136,7 @@ async function run(command: RunCommand, env: NodeJS.ProcessEnv, io: ShimIO): Pro
         onProgress: (phase) => status.show(phase),
         trace,
       },
-      {
-        kube: cluster,
-        owner: config.owner,
-        ttlSeconds: config.ttlSeconds,
-        helperImage: config.helperImage,
-        stdinMode: config.stdinMode,
-        keepFailedPods: config.keepFailedPods,
-        mountLimitBytes: config.mountLimitBytes,
-        background: io.background,
-      },
+      { ...runClusterOf(settings, cluster), background: io.background },
     );
     status.clear();
     return exitCode;
@@ -162,26 +154,8 @@ async function run(command: RunCommand, env: NodeJS.ProcessEnv, io: ShimIO): Pro
   }
 }
 
-/** client-node is loaded only here: `docker version` and `image inspect`, which kpt asks first, stay fast */
-async function connect(config: ShimConfig, env: NodeJS.ProcessEnv): Promise<KubeCluster> {
-  const [{ resolveKubeConfig }, { clusterFromConfig }] = await Promise.all([import('../kube/config.js'), import('../kube/cluster.js')]);
-  const target = resolveKubeConfig({ kubeconfig: config.kubeconfig, context: config.context, namespace: config.namespace, env });
-  return clusterFromConfig(target.kc, target.namespace);
-}
-
-/** Config defaults fill what the command line left open; the command line wins. */
-export async function applyConfig(w: Workload, config: ShimConfig, cluster: Pick<KubeCluster, 'readPodTemplate'>): Promise<Workload> {
-  const out: Workload = { ...w, startTimeoutSeconds: w.startTimeoutSeconds ?? config.startTimeoutSeconds };
-  out.labels = { ...config.labels, ...(w.labels ?? {}) };
-  out.annotations = { ...config.annotations, ...(w.annotations ?? {}) };
-  if (!out.serviceAccount && config.serviceAccount) out.serviceAccount = config.serviceAccount;
-  if (config.resources) out.resources = { ...config.resources, ...(w.resources ?? {}) };
-  if (config.podTemplate && !out.podTemplate) out.podTemplate = await loadPodTemplate(config.podTemplate, (name) => cluster.readPodTemplate(name), 'podTemplate / BERTH_POD_TEMPLATE');
-  return out;
-}
-
 function messageOf(err: unknown): string {
-  if (err instanceof RunError || err instanceof KubeError || err instanceof ShimConfigError || err instanceof MountError || err instanceof PlanError || err instanceof PodTemplateError) return err.message;
+  if (err instanceof RunError || err instanceof KubeError || err instanceof SettingsError || err instanceof MountError || err instanceof PlanError || err instanceof PodTemplateError) return err.message;
   return err instanceof Error ? err.message : String(err);
 }
 

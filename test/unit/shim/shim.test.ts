@@ -4,8 +4,8 @@ import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
-import { runDockerShim, applyConfig, SHIM_DOCKER_VERSION } from '../../../src/shim/shim.js';
-import { loadShimConfig, parseDuration, ShimConfigError } from '../../../src/shim/config.js';
+import { runDockerShim, SHIM_DOCKER_VERSION } from '../../../src/shim/shim.js';
+import { applySettings, loadRunSettings, parseDuration, SettingsError } from '../../../src/runtime/settings.js';
 
 function io() {
   const stdout = new PassThrough();
@@ -42,26 +42,26 @@ test('config file + env: env wins, durations parse, pod template from file is ap
   writeFileSync(tpl, 'apiVersion: v1\nkind: PodTemplate\nmetadata: {name: t}\ntemplate:\n  metadata: {labels: {tier: fn}}\n  spec: {nodeSelector: {pool: fn}, containers: []}\n');
   const file = path.join(dir, 'config.yaml');
   writeFileSync(file, `namespace: from-file\nstartTimeout: 2m\nlabels: {a: "1"}\nresources: {memory: 128Mi}\nkeepFailedPods: true\npodTemplate: ${tpl}\n`);
-  const config = loadShimConfig({ BERTH_CONFIG: file, BERTH_NAMESPACE: 'from-env', BERTH_LABELS: 'b=2' });
+  const config = loadRunSettings({ BERTH_CONFIG: file, BERTH_NAMESPACE: 'from-env', BERTH_LABELS: 'b=2' });
   assert.equal(config.namespace, 'from-env');
   assert.equal(config.startTimeoutSeconds, 120);
   assert.deepEqual(config.labels, { a: '1', b: '2' });
   assert.equal(config.keepFailedPods, true);
-  const w = await applyConfig({ image: 'x', labels: { b: 'cli' }, resources: { cpus: '1' } }, config, { readPodTemplate: () => Promise.reject(new Error('not used')) });
+  const w = await applySettings({ image: 'x', labels: { b: 'cli' }, resources: { cpus: '1' } }, config, { readPodTemplate: () => Promise.reject(new Error('not used')) });
   assert.deepEqual(w.labels, { a: '1', b: 'cli' });
   assert.deepEqual(w.resources, { memory: '128Mi', cpus: '1' });
   assert.equal(w.startTimeoutSeconds, 120);
   assert.deepEqual(w.podTemplate?.template.metadata?.labels, { tier: 'fn' });
   assert.equal(parseDuration('1h30m', 'x'), 5400);
-  assert.throws(() => parseDuration('soon', 'startTimeout'), ShimConfigError);
-  assert.throws(() => loadShimConfig({ BERTH_CONFIG: path.join(dir, 'nope.yaml') }), /does not exist/);
+  assert.throws(() => parseDuration('soon', 'startTimeout'), SettingsError);
+  assert.throws(() => loadRunSettings({ BERTH_CONFIG: path.join(dir, 'nope.yaml') }), /does not exist/);
 });
 
 test('durations: ms is milliseconds (rounded up to a second), not minutes followed by a stray s', () => {
   assert.equal(parseDuration('500ms', 'startTimeout'), 1);
   assert.equal(parseDuration('1m500ms', 'startTimeout'), 61);
   assert.equal(parseDuration('90s', 'startTimeout'), 90);
-  assert.throws(() => parseDuration('5mss', 'startTimeout'), ShimConfigError);
+  assert.throws(() => parseDuration('5mss', 'startTimeout'), SettingsError);
 });
 
 test('help as the docker CLI gives it: bare, --help, -h and help print usage and exit 0; run --help lists run flags', async () => {
