@@ -29,6 +29,26 @@ function milliseconds(value: string): number {
   return n;
 }
 
+/** Users exist only if `up` was given them: say how, since a cluster started without `--users` has only admin. */
+function unknownUserMessage(user: string, stateDir: string, contexts: string[]): string {
+  return [
+    `no user "${user}" in the dev cluster's kubeconfig (contexts: ${contexts.join(', ')}).`,
+    'Users are declared when the cluster starts: restart it with a users file (a restart empties the cluster),',
+    `  berth dev-cluster down --state-dir ${stateDir} && berth dev-cluster up --state-dir ${stateDir} --users users.yaml`,
+    'where users.yaml reads (rules are RBAC PolicyRules; a user without rules gets its rights from RoleBindings):',
+    'users:',
+    `  - name: ${user}`,
+    '    token: optional-fixed-token      # generated when absent',
+    '    groups: [team-a]                 # optional',
+    '    rules:                           # optional',
+    '      - apiGroups: [""]',
+    '        resources: ["pods", "pods/log"]',
+    '        verbs: ["get", "list", "watch"]',
+    '        namespaces: ["ci"]           # absent = every namespace',
+    '(the README\'s "Users and RBAC" and examples/dev-cluster-users.yaml).',
+  ].join('\n');
+}
+
 export function devClusterCommand(): Command {
   const cmd = new Command('dev-cluster').description('a single-node Kubernetes-API-compatible cluster whose pods are podman containers');
   const stateDirOption = () => new Option('--state-dir <dir>', 'where the cluster keeps its CA, kubeconfig, logs and volumes').default(defaultStateDir(), '$BERTH_DEV_CLUSTER_DIR or ~/.berth/dev-cluster');
@@ -133,7 +153,7 @@ export function devClusterCommand(): Command {
         const config = parseYaml(text) as { contexts: { name: string; context: { user: string } }[]; 'current-context': string };
         const wanted = o.user === 'admin' ? CLUSTER_NAME : `${CLUSTER_NAME}-${o.user}`;
         const ctx = config.contexts.find((c) => c.name === wanted);
-        if (!ctx) throw new Error(`no user "${o.user}" in the dev cluster's kubeconfig; contexts: ${config.contexts.map((c) => c.name).join(', ')}`);
+        if (!ctx) throw new Error(unknownUserMessage(o.user, o.stateDir, config.contexts.map((c) => c.name)));
         config['current-context'] = ctx.name;
         text = stringifyYaml(config);
       }
