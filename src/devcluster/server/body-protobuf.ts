@@ -1,55 +1,11 @@
 // Request bodies in Kubernetes protobuf (`application/vnd.kubernetes.protobuf`), which kubectl's typed
 // clients send for `kubectl create namespace|configmap|secret|serviceaccount|service|role...`,
-// `kubectl auth can-i` (also `--list`) and `kubectl auth whoami`. Decoded to the JSON the same object would
-// have, for the kinds those commands create; field numbers are those of k8s.io/api's generated.proto files.
+// `kubectl debug --copy-to` (a Pod), `kubectl auth can-i` (also `--list`) and `kubectl auth whoami`. Decoded
+// to the JSON the same object would have, for the kinds those commands create; field numbers are those of
+// k8s.io/api's generated.proto files.
 import { unsupportedMediaType } from '../api/errors.js';
-
-type Scalar = 'string' | 'bytes' | 'bool' | 'int' | 'time' | 'intstr';
-interface Field {
-  name: string;
-  type: Scalar | Message | { map: 'string' | 'bytes' };
-  repeated?: boolean;
-  /** a Go pointer field: present means set, so a zero value is kept */
-  pointer?: boolean;
-}
-type Message = Record<number, Field>;
-
-const f = (name: string, type: Field['type'], opts: Partial<Field> = {}): Field => ({ name, type, ...opts });
-
-const OWNER_REFERENCE: Message = {
-  1: f('kind', 'string'),
-  3: f('name', 'string'),
-  4: f('uid', 'string'),
-  5: f('apiVersion', 'string'),
-  6: f('controller', 'bool', { pointer: true }),
-  7: f('blockOwnerDeletion', 'bool', { pointer: true }),
-};
-const OBJECT_META: Message = {
-  1: f('name', 'string'),
-  2: f('generateName', 'string'),
-  3: f('namespace', 'string'),
-  5: f('uid', 'string'),
-  6: f('resourceVersion', 'string'),
-  7: f('generation', 'int'),
-  8: f('creationTimestamp', 'time'),
-  9: f('deletionTimestamp', 'time'),
-  10: f('deletionGracePeriodSeconds', 'int', { pointer: true }),
-  11: f('labels', { map: 'string' }),
-  12: f('annotations', { map: 'string' }),
-  13: f('ownerReferences', OWNER_REFERENCE, { repeated: true }),
-  14: f('finalizers', 'string', { repeated: true }),
-};
-const SELECTOR_REQUIREMENT: Message = { 1: f('key', 'string'), 2: f('operator', 'string'), 3: f('values', 'string', { repeated: true }) };
-const LABEL_SELECTOR: Message = { 1: f('matchLabels', { map: 'string' }), 2: f('matchExpressions', SELECTOR_REQUIREMENT, { repeated: true }) };
-const OBJECT_REFERENCE: Message = {
-  1: f('kind', 'string'),
-  2: f('namespace', 'string'),
-  3: f('name', 'string'),
-  4: f('uid', 'string'),
-  5: f('apiVersion', 'string'),
-  6: f('resourceVersion', 'string'),
-  7: f('fieldPath', 'string'),
-};
+import { f, LABEL_SELECTOR, OBJECT_META, OBJECT_REFERENCE, SELECTOR_REQUIREMENT, type Field, type Message } from './protobuf-schema.js';
+import { POD } from './protobuf-pod.js';
 
 const NAMESPACE: Message = {
   1: f('metadata', OBJECT_META),
@@ -151,6 +107,7 @@ const SCHEMAS: Record<string, Message> = {
   'v1/Secret': SECRET,
   'v1/ServiceAccount': SERVICE_ACCOUNT,
   'v1/Service': SERVICE,
+  'v1/Pod': POD,
   'rbac.authorization.k8s.io/v1/Role': ROLE,
   'rbac.authorization.k8s.io/v1/ClusterRole': CLUSTER_ROLE,
   'rbac.authorization.k8s.io/v1/RoleBinding': BINDING,
@@ -218,11 +175,19 @@ function decodeMessage(buf: Buffer, schema: Message): Record<string, unknown> {
     if (!field) continue;
     const v = decodeValue(value, field);
     if (v === undefined) continue;
-    if (field.repeated) ((out[field.name] ??= []) as unknown[]).push(v);
+    if (field.inline) Object.assign(out, v);
+    else if (field.repeated) ((out[field.name] ??= []) as unknown[]).push(v);
     else if (typeof field.type === 'object' && 'map' in field.type) Object.assign((out[field.name] ??= {}) as object, v);
     else out[field.name] = v;
   }
   return out;
+}
+
+/** resource.Quantity: its field 1 is the canonical string ("100m", "1Gi") that JSON shows */
+function quantity(buf: Buffer): string {
+  let text = '';
+  for (const e of fields(buf)) if (e.num === 1 && Buffer.isBuffer(e.value)) text = e.value.toString('utf8');
+  return text;
 }
 
 function decodeValue(value: bigint | Buffer, field: Field): unknown {
@@ -230,10 +195,10 @@ function decodeValue(value: bigint | Buffer, field: Field): unknown {
   if (typeof t === 'object' && 'map' in t) {
     if (!Buffer.isBuffer(value)) return undefined;
     let key = '';
-    let val: unknown = t.map === 'bytes' ? '' : '';
+    let val: unknown = '';
     for (const e of fields(value)) {
       if (e.num === 1 && Buffer.isBuffer(e.value)) key = e.value.toString('utf8');
-      if (e.num === 2 && Buffer.isBuffer(e.value)) val = t.map === 'bytes' ? e.value.toString('base64') : e.value.toString('utf8');
+      if (e.num === 2 && Buffer.isBuffer(e.value)) val = t.map === 'bytes' ? e.value.toString('base64') : t.map === 'quantity' ? quantity(e.value) : e.value.toString('utf8');
     }
     return { [key]: val };
   }
@@ -247,6 +212,8 @@ function decodeValue(value: bigint | Buffer, field: Field): unknown {
       return typeof value === 'bigint' ? value !== 0n : undefined;
     case 'int':
       return typeof value === 'bigint' ? int64(value) : undefined;
+    case 'quantity':
+      return Buffer.isBuffer(value) ? quantity(value) : undefined;
     case 'time': {
       if (!Buffer.isBuffer(value)) return undefined;
       let seconds = 0;
@@ -274,6 +241,11 @@ function decodeValue(value: bigint | Buffer, field: Field): unknown {
  */
 function omitEmpty(obj: Record<string, unknown>, schema: Message): void {
   for (const field of Object.values(schema)) {
+    // an embedded struct's fields sit in this object itself
+    if (field.inline && typeof field.type === 'object' && !('map' in field.type)) {
+      omitEmpty(obj, field.type);
+      continue;
+    }
     const v = obj[field.name];
     if (v === undefined) continue;
     if (typeof field.type === 'object' && !('map' in field.type) && v && typeof v === 'object') {

@@ -521,7 +521,7 @@ test('protobuf request bodies (kubectl create namespace, auth can-i) are read', 
   assert.equal(created.metadata.labels.team, 'a');
   assert.equal('generateName' in created.metadata, false);
   assert.equal(created.status.phase, 'Active');
-  const unknownKind = Buffer.concat([Buffer.from('k8s\0', 'latin1'), bytesField(1, Buffer.concat([bytesField(1, 'v1'), bytesField(2, 'Pod')]))]);
-  const refused = await raw('POST', '/api/v1/namespaces/default/pods', { body: unknownKind, headers: { 'content-type': 'application/vnd.kubernetes.protobuf' } });
+  const unknownKind = Buffer.concat([Buffer.from('k8s\0', 'latin1'), bytesField(1, Buffer.concat([bytesField(1, 'v1'), bytesField(2, 'PersistentVolumeClaim')]))]);
+  const refused = await raw('POST', '/api/v1/namespaces/default/persistentvolumeclaims', { body: unknownKind, headers: { 'content-type': 'application/vnd.kubernetes.protobuf' } });
   assert.equal(refused.status, 415);
 });

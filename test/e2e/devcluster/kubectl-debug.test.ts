@@ -1,0 +1,47 @@
+// kubectl debug --copy-to: kubectl sends the copy as a protobuf Pod, which must arrive whole (embedded volume
+// sources, probes, quantities, a false shareProcessNamespace) and run.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { BUSYBOX, deleteNamespace, freshNamespace, kubectlOk } from '../harness/cluster.js';
+
+const original = (ns: string) => `apiVersion: v1
+kind: Pod
+metadata: {name: box, namespace: ${ns}, labels: {app: box}}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: main
+    image: ${BUSYBOX}
+    command: ["sh", "-c", "trap 'exit 0' TERM; sleep 3600 & wait"]
+    env: [{name: GREETING, value: hello}]
+    resources: {limits: {cpu: 500m, memory: 64Mi}}
+    readinessProbe: {exec: {command: ["true"]}, periodSeconds: 5}
+    volumeMounts: [{name: scratch, mountPath: /scratch}]
+  volumes: [{name: scratch, emptyDir: {}}]
+`;
+
+describe('kubectl debug --copy-to', () => {
+  let ns: string;
+  before(async () => {
+    ns = await freshNamespace('debug');
+    await kubectlOk(['apply', '-f', '-'], { input: original(ns) });
+    await kubectlOk(['wait', '--for=condition=Ready', 'pod/box', '-n', ns, '--timeout=60s']);
+  });
+  after(async () => {
+    await deleteNamespace(ns);
+  });
+
+  test('the copy has the original spec plus the debug container, and runs', async () => {
+    await kubectlOk(['debug', 'box', '-n', ns, '--copy-to=box-copy', '--share-processes=false', '--container=debugger', `--image=${BUSYBOX}`, '--', 'sleep', '600']);
+    const copy = JSON.parse(await kubectlOk(['get', 'pod', 'box-copy', '-n', ns, '-o', 'json']));
+    const main = copy.spec.containers.find((c: { name: string }) => c.name === 'main');
+    assert.deepEqual(main.resources.limits, { cpu: '500m', memory: '64Mi' });
+    assert.deepEqual(main.readinessProbe.exec, { command: ['true'] });
+    assert.deepEqual(main.env, [{ name: 'GREETING', value: 'hello' }]);
+    assert.deepEqual(copy.spec.volumes, [{ name: 'scratch', emptyDir: {} }]);
+    assert.equal(copy.spec.shareProcessNamespace, false);
+    assert.deepEqual(copy.spec.containers.map((c: { name: string }) => c.name), ['main', 'debugger']);
+    await kubectlOk(['wait', '--for=condition=Ready', 'pod/box-copy', '-n', ns, '--timeout=60s']);
+    assert.equal(await kubectlOk(['exec', 'box-copy', '-n', ns, '-c', 'main', '--', 'sh', '-c', 'echo $GREETING']), 'hello\n');
+  });
+});
