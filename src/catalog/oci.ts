@@ -1,10 +1,12 @@
 /**
  * The few OCI distribution requests a catalog needs: pull a manifest and its catalog layer, and push
  * one (blob uploads + manifest PUT). Registries on a loopback address are spoken to over plain http,
- * as docker and oras do for localhost; all others over https. Anonymous access only.
+ * as docker and oras do for localhost; all others over https. Tokens and the user's docker credentials
+ * are handled by the registry client (src/registry/client.ts).
  */
-import { fetchUrl, FetchError, type FetchOptions } from '../registry/http.js';
-import { registryBaseUrl, sha256Digest } from '../registry/distribution.js';
+import { RegistryClient, type ClientOptions, type RegistryRequest } from '../registry/client.js';
+import { sha256Digest } from '../registry/distribution.js';
+import { FetchError } from '../registry/http.js';
 
 export { sha256Digest };
 
@@ -34,10 +36,10 @@ interface Manifest {
 }
 
 /** Fetches the catalog layer of an artifact; both the manifest and the layer are checked against their digests. */
-export async function pullCatalogArtifact(ref: OciRef, opts: FetchOptions = {}): Promise<{ manifestDigest: string; layer: Buffer }> {
-  const base = registryBaseUrl(ref.registry);
+export async function pullCatalogArtifact(ref: OciRef, opts: ClientOptions = {}): Promise<{ manifestDigest: string; layer: Buffer }> {
+  const client = new RegistryClient(ref.registry, opts);
   const reference = ref.digest ?? ref.tag ?? 'latest';
-  const res = await fetchUrl(`${base}/${ref.repository}/manifests/${reference}`, { ...opts, label: `catalog source ${describe(ref)}: manifest`, headers: { Accept: MANIFEST_MEDIA_TYPE } });
+  const res = await client.request(ref.repository, 'pull', { path: `${ref.repository}/manifests/${reference}`, label: `catalog source ${describe(ref)}: manifest`, headers: { Accept: MANIFEST_MEDIA_TYPE } });
   const manifestDigest = sha256Digest(res.body);
   if (ref.digest && manifestDigest !== ref.digest) throw new FetchError(`manifest of ${describe(ref)} has digest ${manifestDigest}, not the pinned ${ref.digest}: refusing it`);
   let manifest: Manifest;
@@ -48,17 +50,26 @@ export async function pullCatalogArtifact(ref: OciRef, opts: FetchOptions = {}):
   }
   const layer = manifest.layers?.find((l) => l.mediaType === CATALOG_MEDIA_TYPE || l.mediaType === DEFINITION_MEDIA_TYPE);
   if (!layer) throw new FetchError(`${describe(ref)} holds no layer of media type ${CATALOG_MEDIA_TYPE} or ${DEFINITION_MEDIA_TYPE}`);
-  const blob = await fetchUrl(`${base}/${ref.repository}/blobs/${layer.digest}`, { ...opts, label: `catalog source ${describe(ref)}: layer` });
+  const blob = await client.request(ref.repository, 'pull', { path: `${ref.repository}/blobs/${layer.digest}`, label: `catalog source ${describe(ref)}: layer` });
   if (sha256Digest(blob.body) !== layer.digest) throw new FetchError(`catalog layer of ${describe(ref)} does not match its digest ${layer.digest}`);
   return { manifestDigest, layer: blob.body };
 }
 
+/** `oci://registry/repository@sha256:<hex>`: one blob (an exec provider), checked against its digest. */
+export async function pullBlob(ref: OciRef, opts: ClientOptions & { label?: string; onProgress?: RegistryRequest['onProgress'] } = {}): Promise<Buffer> {
+  if (!ref.digest || ref.tag) throw new FetchError(`${describe(ref)}: an exec provider in a registry is named by its blob digest, oci://host/repository@sha256:<hex>`);
+  const client = new RegistryClient(ref.registry, opts);
+  const res = await client.request(ref.repository, 'pull', { path: `${ref.repository}/blobs/${ref.digest}`, label: opts.label, onProgress: opts.onProgress });
+  if (sha256Digest(res.body) !== ref.digest) throw new FetchError(`blob ${describe(ref)} does not match its digest`);
+  return res.body;
+}
+
 /** Pushes `content` as a catalog artifact and returns the manifest digest to pin. */
-export async function pushCatalogArtifact(ref: OciRef, content: Buffer, opts: FetchOptions = {}): Promise<string> {
-  const base = registryBaseUrl(ref.registry);
+export async function pushCatalogArtifact(ref: OciRef, content: Buffer, opts: ClientOptions = {}): Promise<string> {
+  const client = new RegistryClient(ref.registry, opts);
   const config = Buffer.from('{}');
-  await pushBlob(base, ref.repository, config, opts);
-  await pushBlob(base, ref.repository, content, opts);
+  await pushBlob(client, ref.repository, config);
+  await pushBlob(client, ref.repository, content);
   const manifest = Buffer.from(
     JSON.stringify({
       schemaVersion: 2,
@@ -68,20 +79,23 @@ export async function pushCatalogArtifact(ref: OciRef, content: Buffer, opts: Fe
       layers: [{ mediaType: CATALOG_MEDIA_TYPE, digest: sha256Digest(content), size: content.length }],
     }),
   );
-  await fetchUrl(`${base}/${ref.repository}/manifests/${ref.tag ?? 'latest'}`, { ...opts, method: 'PUT', headers: { 'Content-Type': MANIFEST_MEDIA_TYPE }, body: manifest });
+  await client.request(ref.repository, 'pull,push', { method: 'PUT', path: `${ref.repository}/manifests/${ref.tag ?? 'latest'}`, headers: { 'Content-Type': MANIFEST_MEDIA_TYPE }, body: manifest });
   return sha256Digest(manifest);
 }
 
-async function pushBlob(base: string, repository: string, data: Buffer, opts: FetchOptions): Promise<void> {
+/** A monolithic upload (POST, then PUT with the digest); a blob the repository already has is not sent again. */
+export async function pushBlob(client: RegistryClient, repository: string, data: Buffer): Promise<void> {
   const digest = sha256Digest(data);
-  const start = await fetchUrl(`${base}/${repository}/blobs/uploads/`, { ...opts, method: 'POST', headers: { 'Content-Length': '0' } });
+  const head = await client.request(repository, 'pull,push', { method: 'HEAD', path: `${repository}/blobs/${digest}`, accept: [404] });
+  if (head.status === 200) return;
+  const start = await client.request(repository, 'pull,push', { method: 'POST', path: `${repository}/blobs/uploads/`, headers: { 'Content-Length': '0' } });
   const location = start.headers.location;
-  if (!location) throw new FetchError(`registry gave no upload location for ${repository}`);
-  const url = new URL(location, base);
+  if (!location) throw new FetchError(`registry ${client.registry} gave no upload location for ${repository}`);
+  const url = new URL(location, client.base);
   url.searchParams.set('digest', digest);
-  await fetchUrl(url.href, { ...opts, method: 'PUT', headers: { 'Content-Type': 'application/octet-stream', 'Content-Length': String(data.length) }, body: data });
+  await client.request(repository, 'pull,push', { method: 'PUT', path: url.href, headers: { 'Content-Type': 'application/octet-stream', 'Content-Length': String(data.length) }, body: data });
 }
 
-function describe(ref: OciRef): string {
+export function describe(ref: OciRef): string {
   return `oci://${ref.registry}/${ref.repository}${ref.tag ? `:${ref.tag}` : ''}${ref.digest ? `@${ref.digest}` : ''}`;
 }

@@ -38,6 +38,8 @@ export interface FetchOptions {
   idleMs?: number;
   /** What is fetched, for messages: `catalog source https://…` (default: the method). */
   label?: string;
+  /** Called as the body arrives: bytes so far and the Content-Length, if any (progress lines). */
+  onProgress?: (received: number, total: number | undefined) => void;
 }
 
 export const FETCH_TIMEOUT_ENV = 'BERTH_FETCH_TIMEOUT_SECONDS';
@@ -118,6 +120,7 @@ function request(url: URL, opts: FetchOptions): Promise<FetchResult> {
         arm();
         chunks.push(c);
         received += c.length;
+        opts.onProgress?.(received, expected);
       });
       res.on('aborted', () => cut('the connection was closed'));
       res.on('error', (err) => cut(err.message));
