@@ -5,9 +5,10 @@
  */
 import { createHash } from 'node:crypto';
 import { Ajv, type ErrorObject } from 'ajv';
-import { isMap, isPair, isScalar, LineCounter, parseAllDocuments, type Document, type Node } from 'yaml';
+import { LineCounter, parseAllDocuments } from 'yaml';
 import type { Catalog, FunctionDefinition } from './model.js';
 import { catalogDocumentSchema } from './schema.js';
+import { describeSchemaError, locateSchemaError } from './yaml-errors.js';
 
 export interface CatalogIssue {
   file: string;
@@ -65,8 +66,8 @@ export function parseCatalog(text: string, opts: ParseOptions): Catalog {
     if (value === null || value === undefined) continue;
     if (!validateDocument(value)) {
       for (const err of dedupe(validateDocument.errors ?? [])) {
-        const { field, offset } = locate(doc, err);
-        at(offset, field, describe(err));
+        const { field, offset } = locateSchemaError(doc, err);
+        at(offset, field, describeSchemaError(err));
       }
       continue;
     }
@@ -102,44 +103,4 @@ function dedupe(errors: ErrorObject[]): ErrorObject[] {
     seen.add(key);
     return true;
   });
-}
-
-function describe(err: ErrorObject): string {
-  const p = err.params as Record<string, unknown>;
-  switch (err.keyword) {
-    case 'required':
-      return `missing required field "${String(p.missingProperty)}"`;
-    case 'additionalProperties':
-      return `unknown field "${String(p.additionalProperty)}"`;
-    case 'enum':
-      return `must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
-    case 'const':
-      return `must be ${JSON.stringify(p.allowedValue)}`;
-    default:
-      return err.message ?? err.keyword;
-  }
-}
-
-/** The node an error is about: the field itself, or for a missing/unknown field its parent or key. */
-function locate(doc: Document, err: ErrorObject): { field: string; offset: number } {
-  const path = err.instancePath
-    .split('/')
-    .slice(1)
-    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
-  const keys = path.map((k) => (/^\d+$/.test(k) ? Number(k) : k));
-  const node = (keys.length ? doc.getIn(keys, true) : doc.contents) as Node | undefined;
-  const p = err.params as Record<string, unknown>;
-  let field = path.join('.');
-  let offset = node?.range?.[0] ?? 0;
-  if (err.keyword === 'required') field = [...path, String(p.missingProperty)].join('.');
-  if (err.keyword === 'additionalProperties') {
-    const extra = String(p.additionalProperty);
-    field = [...path, extra].join('.');
-    if (isMap(node)) {
-      const pair = node.items.find((it) => isPair(it) && isScalar(it.key) && it.key.value === extra);
-      const keyNode = pair?.key as Node | undefined;
-      if (keyNode?.range) offset = keyNode.range[0];
-    }
-  }
-  return { field, offset };
 }

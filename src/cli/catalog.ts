@@ -3,6 +3,10 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command, Option } from 'commander';
 import { annotatePackage } from '../catalog/annotate.js';
+import { checkPackageConfigs, duplicateKindWarnings } from '../catalog/config-check.js';
+import { SKIP_SCHEMA_WARNING } from '../catalog/config-schema.js';
+import type { Catalog } from '../catalog/model.js';
+import { parseOciRef, pushCatalogArtifact } from '../catalog/oci.js';
 import { findFunctionConfigs } from '../catalog/package-functions.js';
 import { CatalogError, parseCatalog } from '../catalog/parse.js';
 import { pullCatalogs } from '../catalog/pull.js';
@@ -42,16 +46,34 @@ export function catalogCommand(): Command {
     .argument('<files...>')
     .action((files: string[]) => {
       let bad = 0;
+      const valid: Catalog[] = [];
       for (const file of files) {
         try {
           const c = parseCatalog(readFileSync(file, 'utf8'), { ref: file, base: pathToFileURL(path.resolve(file)).href });
+          valid.push(c);
           process.stdout.write(`${file}: valid (catalog ${c.name}, ${c.functions.length} function(s))\n`);
         } catch (err) {
           bad++;
           process.stderr.write(`${err instanceof CatalogError ? err.message : `${file}: ${(err as Error).message}`}\n`);
         }
       }
+      for (const w of duplicateKindWarnings(valid)) process.stderr.write(`${w}\n`);
       if (bad) process.exitCode = 1;
+    });
+
+  cmd
+    .command('push')
+    .description('publish a catalog file as an OCI artifact (credentials from your docker config, as docker push)')
+    .argument('<file>', 'a catalog file (checked first)')
+    .argument('<ref>', 'oci://host[:port]/repository[:tag]')
+    .option('--ca-file <pem>', 'extra CA certificates for the registry (also $BERTH_CA_FILE)')
+    .action(async (file: string, ref: string, o: { caFile?: string }) => {
+      const text = readFileSync(file);
+      parseCatalog(text.toString('utf8'), { ref: file, base: pathToFileURL(path.resolve(file)).href });
+      const oci = parseOciRef(ref);
+      if (oci.digest) throw new Error(`${ref}: push to a tag, not a digest`);
+      const digest = await pushCatalogArtifact(oci, text, { caFile: o.caFile });
+      process.stdout.write(`pushed ${file} to ${ref}\n  --trusted-catalog ${ref}@${digest}\n`);
     });
 
   addCatalogOptions(
@@ -81,9 +103,12 @@ export function catalogCommand(): Command {
       .command('annotate')
       .description('write each function config\'s resolved provider into the package (config.kubernetes.io/function, Kptfile image)')
       .argument('<dir>', 'a package (Kptfile or kustomization)')
-      .addOption(new Option('--allow-network', 'accept functions that require network')),
-  ).action(async (dir: string, o: CatalogFlags & { allowNetwork?: boolean }) => {
+      .addOption(new Option('--allow-network', 'accept functions that require network'))
+      .option('--skip-schema', 'annotate configs their catalog\'s openAPIV3Schema refuses (warns)'),
+  ).action(async (dir: string, o: CatalogFlags & { allowNetwork?: boolean; skipSchema?: boolean }) => {
     const set = await catalogSetFrom(o, dir);
+    if (o.skipSchema) process.stderr.write(`${SKIP_SCHEMA_WARNING}\n`);
+    else checkPackageConfigs(dir, set);
     const done = await annotatePackage(dir, { catalogs: set, allowNetwork: o.allowNetwork, cacheDir: o.cacheDir, caFile: o.caFile, warn: (l) => process.stderr.write(`${l}\n`) });
     for (const d of done) process.stdout.write(`${d.file}: ${d.kind} ${d.apiVersion} -> ${d.provider} (catalog ${d.catalog})\n`);
     if (!done.length) process.stdout.write('nothing to annotate\n');

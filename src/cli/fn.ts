@@ -7,7 +7,10 @@ import { FunctionFailure } from '../krm/invoke.js';
 import { renderPackage } from '../krm/render.js';
 import { serializeResourceList } from '../krm/resource-list.js';
 import { parseKeyValueFlags, type ResourceSelector, type Selection } from '../krm/selection.js';
+import { SKIP_SCHEMA_WARNING } from '../catalog/config-schema.js';
+import type { CatalogSet } from '../catalog/trust.js';
 import { addCatalogOptions, catalogSetFrom, type CatalogFlags } from './catalog.js';
+import { catalogResolver } from './fn-resolver.js';
 
 interface FnFlags extends CatalogFlags {
   allowNetwork?: boolean;
@@ -16,6 +19,7 @@ interface FnFlags extends CatalogFlags {
   output?: string;
   preferExec?: boolean;
   resultsDir?: string;
+  skipSchema?: boolean;
 }
 
 /** kpt's eval selection flags: --match-X and --exclude-X for each selector field. */
@@ -40,7 +44,8 @@ function fnOptions(cmd: Command): Command {
     .option('--mount <spec>', 'type=bind,src=DIR,dst=PATH: storage for functions that require it; repeatable', collect)
     .option('--explain', 'print every catalog match for each function config, in resolution order')
     .option('--prefer-exec', 'use a catalog\'s exec provider when it also has a container')
-    .option('--results-dir <dir>', 'write the structured results of every function run to DIR/results.yaml (kpt\'s FunctionResultList)');
+    .option('--results-dir <dir>', 'write the structured results of every function run to DIR/results.yaml (kpt\'s FunctionResultList)')
+    .option('--skip-schema', 'run function configs their catalog\'s openAPIV3Schema refuses (warns)');
 }
 
 function selectionOptions(cmd: Command): Command {
@@ -73,15 +78,24 @@ export function selectionFromFlags(o: SelectionFlags): Selection {
   return { selectors: one('match'), exclusions: one('exclude') };
 }
 
-/** what eval and render pass alike to the function runner */
-function runnerOptions(o: FnFlags) {
+/** what eval and render pass alike to the function runner: the catalogs reach krm as a resolver */
+function runnerOptions(o: FnFlags, catalogs: CatalogSet) {
+  const mounts = o.mount?.map(parseMount);
+  if (o.skipSchema) process.stderr.write(`${SKIP_SCHEMA_WARNING}\n`);
   return {
     allowNetwork: o.allowNetwork,
-    mounts: o.mount?.map(parseMount),
-    preferExec: o.preferExec,
-    cacheDir: o.cacheDir,
-    caFile: o.caFile,
-    explain: o.explain ? process.stderr : undefined,
+    mounts,
+    resolver: catalogResolver({
+      catalogs,
+      allowNetwork: o.allowNetwork,
+      mounts,
+      preferExec: o.preferExec,
+      cacheDir: o.cacheDir,
+      caFile: o.caFile,
+      explain: o.explain ? process.stderr : undefined,
+      warn: (l) => process.stderr.write(`${l}\n`),
+      skipSchema: o.skipSchema,
+    }),
     report: process.stderr,
     resultsDir: o.resultsDir,
   };
@@ -114,8 +128,7 @@ export function fnCommand(): Command {
       if (o.output && o.output !== 'stdout') throw new Error('--output takes only "stdout"');
       const catalogs = await catalogSetFrom(o, dir === '-' ? undefined : dir);
       await evalFunction(dir, {
-        ...runnerOptions(o),
-        catalogs,
+        ...runnerOptions(o, catalogs),
         image: o.image,
         exec: o.exec,
         fnConfigFile: o.fnConfig,
@@ -139,8 +152,7 @@ export function fnCommand(): Command {
       if (o.output && o.output !== 'stdout') throw new Error('--output takes only "stdout"');
       const catalogs = await catalogSetFrom(o, dir);
       const out = await renderPackage(dir, {
-        ...runnerOptions(o),
-        catalogs,
+        ...runnerOptions(o, catalogs),
         dryRun: o.output === 'stdout',
       });
       if (o.output === 'stdout') process.stdout.write(serializeResourceList(out.items));

@@ -43,15 +43,17 @@ export function configFromArgs(keyValues: string[]): KrmObject {
   return configMapFrom(data);
 }
 
-function loadConfigFile(file: string): KrmObject {
+function loadConfigFile(file: string): { config: KrmObject; text: string } {
   let doc: unknown;
+  let text: string;
   try {
-    doc = YAML.parse(readFileSync(file, 'utf8'));
+    text = readFileSync(file, 'utf8');
+    doc = YAML.parse(text);
   } catch (err) {
     throw new PackageError(`cannot read function config ${file}: ${(err as Error).message}`);
   }
   if (!doc || typeof doc !== 'object' || typeof (doc as KrmObject).kind !== 'string') throw new PackageError(`function config ${file} has no kind`);
-  return doc as KrmObject;
+  return { config: doc as KrmObject, text };
 }
 
 export async function evalFunction(target: string, opts: EvalOptions): Promise<void> {
@@ -68,11 +70,13 @@ async function runSelected(provider: FunctionProvider, items: KrmObject[], confi
 
 async function evalWith(target: string, opts: EvalOptions, records: FunctionRunRecord[]): Promise<void> {
   if (opts.fnConfigFile && opts.keyValues?.length) throw new PackageError('give the function config either with --fn-config or as key=value arguments, not both');
-  const config = opts.fnConfigFile ? loadConfigFile(opts.fnConfigFile) : opts.keyValues?.length ? configFromArgs(opts.keyValues) : undefined;
+  const loaded = opts.fnConfigFile ? loadConfigFile(opts.fnConfigFile) : undefined;
+  const config = loaded?.config ?? (opts.keyValues?.length ? configFromArgs(opts.keyValues) : undefined);
+  const configSource = loaded && opts.fnConfigFile ? { file: opts.fnConfigFile, text: loaded.text } : undefined;
   let provider: FunctionProvider;
   if (opts.image) provider = { kind: 'container', image: opts.image, network: Boolean(opts.allowNetwork), mounts: opts.mounts };
   else if (opts.exec) provider = { kind: 'exec', path: opts.exec, args: opts.execArgs };
-  else if (config) provider = (await providerForConfig(config, { ...opts, warn: (l) => opts.report.write(`${l}\n`) })).provider;
+  else if (config) provider = await providerForConfig(config, opts, configSource);
   else throw new PackageError('name the function: --image IMAGE, --exec PATH, or --fn-config FILE whose kind a trusted catalog provides');
 
   if (target === '-') {

@@ -1,36 +1,39 @@
 /**
  * From a function config to something runnable: its own `config.kubernetes.io/function` annotation
- * (KEP-2906 step 1: it bypasses catalogs), else the first trusted catalog match. A catalog's
- * requireNetwork / requireStorageMount are needs, never grants: they are met only when the user also
- * allowed network (--allow-network) or gave mounts (--mount), as kustomize does.
+ * (KEP-2906 step 1: it bypasses catalogs), else whatever the caller's resolver says (the CLI builds
+ * one from the trusted catalogs: src/cli/fn-resolver.ts; krm itself knows no catalog).
  */
-import { ensureExecutable, selectPlatform, verifyExecutable, currentPlatform } from '../catalog/exec.js';
-import { explainResolution, normalizeSha, resolveFunction, ResolveError, type Resolution } from '../catalog/resolve.js';
-import type { CatalogSet } from '../catalog/trust.js';
 import type { WorkloadMount } from '../runtime/workload.js';
 import YAML from 'yaml';
-import type { KrmObject } from './package.js';
+import { PackageError, type KrmObject } from './package.js';
 import type { FunctionProvider } from './runner.js';
 
-export interface ProviderOptions {
-  catalogs: CatalogSet;
-  allowNetwork?: boolean;
-  mounts?: WorkloadMount[];
-  cacheDir?: string;
-  caFile?: string;
-  platform?: { os: string; arch: string };
-  /** Prefer a catalog's exec provider over its container when both exist. */
-  preferExec?: boolean;
-  /** Print every match (resolution order) to this stream. */
-  explain?: NodeJS.WritableStream;
-  warn?: (line: string) => void;
+/** The file a function config came from, so that errors about it can name its line and column. */
+export interface ConfigSource {
+  /** The file as the user named it (what messages show). */
+  file: string;
+  text: string;
+  /** Which YAML document of the file (default 0). */
+  index?: number;
 }
 
-export interface ResolvedProvider {
-  provider: FunctionProvider;
-  /** `catalog NAME` or `annotation`: where the provider came from. */
-  origin: string;
-  resolution?: Resolution;
+export interface FunctionResolver {
+  /** Throws when the config cannot run as it is (unknown kind, refused by its schema); called for every config before any function runs. */
+  check(config: KrmObject, source?: ConfigSource): void;
+  /** What runs the config. */
+  provider(config: KrmObject, source?: ConfigSource): Promise<FunctionProvider>;
+}
+
+export interface ProviderOptions {
+  /** Finds the function of a config that names no runtime of its own (absent: such configs are an error). */
+  resolver?: FunctionResolver;
+  allowNetwork?: boolean;
+  mounts?: WorkloadMount[];
+  /**
+   * Accepted for callers written when krm resolved catalogs itself (tests pass an empty set): an empty
+   * set means no resolver; a non-empty one without a resolver is refused rather than ignored.
+   */
+  catalogs?: { trusted: readonly unknown[] };
 }
 
 export function ownFunctionSpec(config: KrmObject): { container?: { image?: string; network?: boolean }; exec?: { path?: string; args?: string[] } } | undefined {
@@ -40,32 +43,21 @@ export function ownFunctionSpec(config: KrmObject): { container?: { image?: stri
   return (YAML.parse(raw) ?? undefined) as ReturnType<typeof ownFunctionSpec>;
 }
 
-export async function providerForConfig(config: KrmObject, opts: ProviderOptions): Promise<ResolvedProvider> {
+function noResolver(config: KrmObject, opts: ProviderOptions): PackageError {
+  if (opts.catalogs?.trusted.length) return new PackageError('catalogs reach krm only through a resolver (src/cli/fn-resolver.ts catalogResolver)');
+  return new PackageError(`the function config ${String(config.kind)} (${String(config.apiVersion)}) names no image or exec, and no catalog is trusted to resolve it (use --trusted-catalog)`);
+}
+
+/** Checks a config before anything runs (see FunctionResolver.check); configs with their own runtime need nothing. */
+export function checkConfig(config: KrmObject, opts: ProviderOptions, source?: ConfigSource): void {
+  if (ownFunctionSpec(config)?.container?.image) return;
+  if (!opts.resolver) throw noResolver(config, opts);
+  opts.resolver.check(config, source);
+}
+
+export async function providerForConfig(config: KrmObject, opts: ProviderOptions, source?: ConfigSource): Promise<FunctionProvider> {
   const own = ownFunctionSpec(config);
-  if (own?.container?.image) return { provider: { kind: 'container', image: own.container.image, network: Boolean(own.container.network && opts.allowNetwork) }, origin: 'annotation' };
-  const resolution = resolveFunction(config, opts.catalogs.trusted, opts.catalogs.untrusted);
-  const apiVersion = String(config.apiVersion);
-  const kind = String(config.kind);
-  if (opts.explain) opts.explain.write(explainResolution(resolution, apiVersion, kind));
-  for (const w of resolution.warnings) opts.warn?.(`warning: ${w}`);
-  const { version, catalog } = resolution;
-  const container = version.runtime.container;
-  const exec = version.runtime.exec;
-  const what = `${kind} ${apiVersion} (catalog ${catalog.name})`;
-  if (container && !(opts.preferExec && exec)) {
-    if (container.requireNetwork && !opts.allowNetwork) throw new ResolveError(`${what} requires network access: allow it with --allow-network`);
-    if (container.requireStorageMount && !opts.mounts?.length) throw new ResolveError(`${what} requires a storage mount: give one with --mount type=bind,src=DIR,dst=PATH`);
-    const image = container.sha256 ? `${container.image.replace(/:[^:/@]+$/, '')}@${normalizeSha(container.sha256)}` : container.image;
-    return {
-      provider: { kind: 'container', image, network: Boolean(container.requireNetwork && opts.allowNetwork), mounts: container.requireStorageMount ? opts.mounts : undefined },
-      origin: `catalog ${catalog.name}`,
-      resolution,
-    };
-  }
-  if (!exec) throw new ResolveError(`${what} has no runtime berth can use`);
-  const want = opts.platform ?? currentPlatform();
-  const platform = selectPlatform(exec.platforms, want);
-  if (!platform) throw new ResolveError(`${what} has no executable for ${want.os}/${want.arch} (it has ${exec.platforms.map((p) => `${p.os}/${p.arch}`).join(', ')})`);
-  const file = await ensureExecutable(platform, catalog, { cacheDir: opts.cacheDir, caFile: opts.caFile });
-  return { provider: { kind: 'exec', path: file, label: `${platform.bin} (${kind} ${apiVersion}, catalog ${catalog.name})`, verify: () => verifyExecutable(file, platform.sha256, catalog.name) }, origin: `catalog ${catalog.name}`, resolution };
+  if (own?.container?.image) return { kind: 'container', image: own.container.image, network: Boolean(own.container.network && opts.allowNetwork) };
+  if (!opts.resolver) throw noResolver(config, opts);
+  return opts.resolver.provider(config, source);
 }

@@ -9,8 +9,9 @@
 import path from 'node:path';
 import type { Writable } from 'node:stream';
 import { invokeFunction } from './invoke.js';
-import { applyWrite, defaultPath, itemPath, PackageError, planWrite, readPackage, ANN_PATH, ANN_LEGACY_PATH, type KrmObject } from './package.js';
-import { providerForConfig, type ProviderOptions } from './providers.js';
+import { readFileSync } from 'node:fs';
+import { applyWrite, defaultPath, itemPath, PackageError, planWrite, readPackage, ANN_INDEX, ANN_LEGACY_INDEX, ANN_PATH, ANN_LEGACY_PATH, type KrmObject } from './package.js';
+import { checkConfig, providerForConfig, type ConfigSource, type ProviderOptions } from './providers.js';
 import { configMapFrom, type KrmResult } from './resource-list.js';
 import { withResultsDir, type FunctionRunRecord } from './results.js';
 import { mergeSelectionOutput, parseSelectorList, selectionActive, selectResources, tagSelected, type ResourceSelector, type Selection } from './selection.js';
@@ -26,9 +27,8 @@ export interface PipelineEntry {
   exclude?: ResourceSelector[];
 }
 
-export interface RenderOptions extends Omit<ProviderOptions, 'explain'> {
+export interface RenderOptions extends ProviderOptions {
   report: Writable;
-  explain?: NodeJS.WritableStream;
   runner?: RunnerOptions;
   /** Only compute; do not write (used by `-o stdout`). */
   dryRun?: boolean;
@@ -52,17 +52,16 @@ async function renderWith(root: string, opts: RenderOptions, records: FunctionRu
   let items = pkg.items;
   const results: KrmResult[] = [];
   const order = [...pkg.packages].sort((a, b) => depth(b) - depth(a));
+  checkConfigsFirst(root, items, order, opts);
   for (const dir of order) {
-    const kptfilePath = dir ? `${dir}/Kptfile` : 'Kptfile';
-    const kptfile = items.find((i) => i.kind === 'Kptfile' && itemPath(i) === kptfilePath);
-    const pipeline = (kptfile?.pipeline ?? {}) as { mutators?: PipelineEntry[]; validators?: PipelineEntry[] };
+    const { kptfilePath, phases } = pipelineOf(items, dir);
     let scope = items.filter((i) => inside(dir, itemPath(i)));
     const rest = items.filter((i) => !scope.includes(i));
-    for (const [phase, entries] of [['mutators', pipeline.mutators ?? []], ['validators', pipeline.validators ?? []]] as const) {
+    for (const [phase, entries] of phases) {
       for (const [index, entry] of entries.entries()) {
         const selection = selectionOf(entry, `${kptfilePath}: pipeline.${phase}[${index}]`);
         const config = functionConfig(entry, dir, scope, kptfilePath);
-        const provider = await providerFor(entry, config, opts, kptfilePath);
+        const provider = await providerFor(root, entry, config, opts, kptfilePath);
         const selected = selectionActive(selection) ? selectResources(scope, selection) : undefined;
         const input = selected ? tagSelected(scope, selected) : scope;
         const out = await invokeFunction(provider, input, config, opts.report, opts.runner, { records, selectedCount: selected?.length });
@@ -75,6 +74,48 @@ async function renderWith(root: string, opts: RenderOptions, records: FunctionRu
   const changes = planWrite(pkg, items);
   if (!opts.dryRun) applyWrite(root, changes);
   return { items, results, changed: [...changes.keys()] };
+}
+
+/** The pipeline entries of the package in `dir`, as its Kptfile lists them. */
+function pipelineOf(items: KrmObject[], dir: string): { kptfilePath: string; phases: Array<readonly ['mutators' | 'validators', PipelineEntry[]]> } {
+  const kptfilePath = dir ? `${dir}/Kptfile` : 'Kptfile';
+  const kptfile = items.find((i) => i.kind === 'Kptfile' && itemPath(i) === kptfilePath);
+  const pipeline = (kptfile?.pipeline ?? {}) as { mutators?: PipelineEntry[]; validators?: PipelineEntry[] };
+  return { kptfilePath, phases: [['mutators', pipeline.mutators ?? []], ['validators', pipeline.validators ?? []]] };
+}
+
+/**
+ * Every config a resolver must find (an entry with only a configPath) is checked before the first
+ * function runs: an unknown kind or a config its schema refuses fails the render with nothing run.
+ * (Each is checked again when its step comes, as an earlier mutator may have changed it.)
+ */
+function checkConfigsFirst(root: string, items: KrmObject[], order: string[], opts: RenderOptions): void {
+  for (const dir of order) {
+    const { kptfilePath, phases } = pipelineOf(items, dir);
+    const scope = items.filter((i) => inside(dir, itemPath(i)));
+    for (const [, entries] of phases) {
+      for (const entry of entries) {
+        if (entry.image || entry.exec || !entry.configPath) continue;
+        const config = functionConfig(entry, dir, scope, kptfilePath);
+        if (config) checkConfig(config, opts, configSourceOf(root, config));
+      }
+    }
+  }
+}
+
+/** The package file a config item came from, read as it is on disk now (for line and column in errors). */
+function configSourceOf(root: string, config: KrmObject): ConfigSource | undefined {
+  const rel = itemPath(config);
+  if (!rel) return undefined;
+  const file = path.join(root, rel);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const ann = config.metadata?.annotations ?? {};
+  return { file, text, index: Number(ann[ANN_INDEX] ?? ann[ANN_LEGACY_INDEX] ?? 0) };
 }
 
 function depth(rel: string): number {
@@ -111,10 +152,9 @@ function functionConfig(entry: PipelineEntry, dir: string, scope: KrmObject[], w
   return undefined;
 }
 
-async function providerFor(entry: PipelineEntry, config: KrmObject | undefined, opts: RenderOptions, where: string): Promise<FunctionProvider> {
+async function providerFor(root: string, entry: PipelineEntry, config: KrmObject | undefined, opts: RenderOptions, where: string): Promise<FunctionProvider> {
   if (entry.image) return { kind: 'container', image: entry.image, network: Boolean(opts.allowNetwork) };
   if (entry.exec) return { kind: 'exec', path: entry.exec };
   if (!config) throw new PackageError(`${where}: a pipeline entry needs an image, an exec, or a configPath whose kind a trusted catalog provides`);
-  const resolved = await providerForConfig(config, { ...opts, explain: opts.explain, warn: (l) => opts.report.write(`${l}\n`) });
-  return resolved.provider;
+  return providerForConfig(config, opts, configSourceOf(root, config));
 }

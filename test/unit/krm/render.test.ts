@@ -12,6 +12,7 @@ import { sha256Digest } from '../../../src/catalog/oci.js';
 import { parseCatalog } from '../../../src/catalog/parse.js';
 import { renderPackage } from '../../../src/krm/render.js';
 import { evalFunction } from '../../../src/krm/eval.js';
+import { catalogResolver } from '../../../src/cli/fn-resolver.js';
 import { pathToFileURL } from 'node:url';
 
 const repo = fileURLToPath(new URL('../../../../', import.meta.url));
@@ -122,7 +123,7 @@ test('render: nested packages, catalog-resolved exec functions, comments and key
     const report = new PassThrough();
     let log = '';
     report.on('data', (c: Buffer) => (log += c.toString()));
-    await renderPackage(dir, { catalogs: { trusted: [s.catalog], untrusted: [], unreadable: [] }, cacheDir: s.cacheDir, report });
+    await renderPackage(dir, { resolver: catalogResolver({ catalogs: { trusted: [s.catalog], untrusted: [], unreadable: [] }, cacheDir: s.cacheDir }), report });
     const service = readFileSync(path.join(dir, 'service.yaml'), 'utf8');
     assert.equal(service, SERVICE.replace('  labels: {team: shop}\n', '  labels: {team: shop}\n  annotations:\n    owner: team-a\n'));
     const cm = readFileSync(path.join(dir, 'sub/deploy.yaml'), 'utf8');
@@ -145,7 +146,7 @@ test('render: a failing validator fails the render and the package on disk is un
     const report = new PassThrough();
     let log = '';
     report.on('data', (c: Buffer) => (log += c.toString()));
-    await assert.rejects(renderPackage(dir, { catalogs: { trusted: [s.catalog], untrusted: [], unreadable: [] }, cacheDir: s.cacheDir, report }), /requirelabel \(RequireLabel fn.example.org\/v1, catalog local\) failed/);
+    await assert.rejects(renderPackage(dir, { resolver: catalogResolver({ catalogs: { trusted: [s.catalog], untrusted: [], unreadable: [] }, cacheDir: s.cacheDir }), report }), /requirelabel \(RequireLabel fn.example.org\/v1, catalog local\) failed/);
     assert.match(log, /\[error\] v1\/Service\/cart: Service cart has no label team/);
     assert.equal(readFileSync(path.join(dir, 'service.yaml'), 'utf8'), before);
     assert.doesNotMatch(readFileSync(path.join(dir, 'sub/deploy.yaml'), 'utf8'), /tier/);
@@ -161,7 +162,7 @@ test('render: an executable whose sha256 no longer matches is refused, nothing r
   try {
     writeFileSync(s.setAnn.file, `${readFileSync(s.setAnn.file, 'utf8')}# tampered\n`);
     await assert.rejects(
-      renderPackage(dir, { catalogs: { trusted: [s.catalog], untrusted: [], unreadable: [] }, cacheDir: s.cacheDir, report: new PassThrough() }),
+      renderPackage(dir, { resolver: catalogResolver({ catalogs: { trusted: [s.catalog], untrusted: [], unreadable: [] }, cacheDir: s.cacheDir }), report: new PassThrough() }),
       /sha256 mismatch for set-annotations-?.*refusing to run it|sha256 mismatch for setannotations/,
     );
     assert.equal(existsSync(s.setAnn.marker), false, 'the function ran');
@@ -177,7 +178,7 @@ test('render: a config kind that only an untrusted catalog provides is refused w
   const dir = pkg();
   try {
     await assert.rejects(
-      renderPackage(dir, { catalogs: { trusted: [], untrusted: [s.catalog], unreadable: [] }, cacheDir: s.cacheDir, report: new PassThrough() }),
+      renderPackage(dir, { resolver: catalogResolver({ catalogs: { trusted: [], untrusted: [s.catalog], unreadable: [] }, cacheDir: s.cacheDir }), report: new PassThrough() }),
       new RegExp(`provided only by catalog local \\(${s.catalog.ref.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\\), which is not trusted: pass --trusted-catalog`),
     );
     assert.equal(readFileSync(path.join(dir, 'service.yaml'), 'utf8'), SERVICE);
