@@ -35,27 +35,8 @@ kubectl delete pod web
 
 step "kubectl kustomize: a KRM function run as a pod by berth's docker shim"
 berth shim install "$state/bin" >/dev/null
-mkdir -p "$state/site"
-cat >"$state/site/service.yaml" <<'YAML'
-apiVersion: v1
-kind: Service
-metadata: {name: cart, labels: {team: shop}}
-spec: {ports: [{port: 80}]}
-YAML
-cat >"$state/site/annotate.yaml" <<'YAML'
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: annotate
-  annotations:
-    config.kubernetes.io/function: |
-      container:
-        image: localhost/berth/krm-set-annotations:1
-data: {owner: berth-demo}
-YAML
-printf 'resources: [service.yaml]\ntransformers: [annotate.yaml]\n' >"$state/site/kustomization.yaml"
-PATH="$state/bin:$PATH" BERTH_NAMESPACE=default BERTH_HELPER_IMAGE=localhost/berth/busybox:1 \
-  kubectl kustomize --enable-alpha-plugins "$state/site"
+# examples/site: a Service and a transformer naming the container image localhost/berth/krm-set-annotations:1
+PATH="$state/bin:$PATH" BERTH_NAMESPACE=default kubectl kustomize --enable-alpha-plugins examples/site
 
 step "berth serve: the docker CLI, its containers as pods"
 # node itself in the background (not the berth function): $! must be the process that gets the SIGTERM.

@@ -32,8 +32,8 @@ test("docs/catalog.md's curl recipe publishes a catalog that berth catalog pull 
   assert.deepEqual(blocks.map((b) => b.name), ['publish']);
   const commands = substitute(blocks[0].commands, [{ command: /^registry=registry\.example\.com\b/, with: `registry=${registry.host}`, why: 'the loopback registry of this test' }]);
   const env = freshUserEnv(home);
-  const outputs = await runDocumented(commands, { cwd: home, env: { ...env, PATH: `${home}/bin:${env.PATH}` }, scriptDir: home, timeoutMs: 60_000 });
-  assert.match(outputs.at(-1)!, /berth-examples: oci:\/\/127\.0\.0\.1:\d+\/fns\/catalog:v1 -> .*vendor\/berth-examples\.yaml/);
+  const ran = await runDocumented(commands, { cwd: home, env: { ...env, PATH: `${home}/bin:${env.PATH}` }, scriptDir: home, timeoutMs: 60_000 });
+  assert.match(ran.at(-1)!.output, /berth-examples: oci:\/\/127\.0\.0\.1:\d+\/fns\/catalog:v1 -> .*vendor\/berth-examples\.yaml/);
   const vendored = YAML.parse(readFileSync(path.join(home, 'vendor/berth-examples.yaml'), 'utf8'));
   assert.deepEqual(vendored, YAML.parse(readFileSync(path.join(repoRoot, 'examples/catalog.yaml'), 'utf8')));
 });

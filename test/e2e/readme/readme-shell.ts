@@ -30,24 +30,36 @@ export function substitute(commands: ReadmeCommand[], subs: Substitution[]): Rea
 function script(commands: ReadmeCommand[], cwd: string): string {
   // background jobs (berth serve...) die with the script: their output pipe would keep the test waiting
   const lines = ['exec 2>&1', `cd ${JSON.stringify(cwd)}`, "trap 'kill $(jobs -p) 2>/dev/null; wait' EXIT"];
-  commands.forEach((c, i) => lines.push(`printf '${MARK}%s\\n' ${i}`, c.text, `s=$?; if [ $s -ne 0 ]; then printf '${MARK}failed %s\\n' $s; exit 1; fi`));
-  lines.push(`printf '${MARK}done\\n'`);
+  commands.forEach((c, i) => lines.push(`printf '${MARK}%s %s\\n' ${i} "$EPOCHREALTIME"`, c.text, `s=$?; if [ $s -ne 0 ]; then printf '${MARK}failed %s\\n' $s; exit 1; fi`));
+  lines.push(`printf '${MARK}done %s\\n' "$EPOCHREALTIME"`);
   return `${lines.join('\n')}\n`;
 }
 
-/** Runs `commands` in `cwd` with `env`; resolves with each command's output, throws on the first failure. */
-export async function runDocumented(commands: ReadmeCommand[], opts: { cwd: string; env: NodeJS.ProcessEnv; scriptDir: string; timeoutMs: number }): Promise<string[]> {
+/** bash's $EPOCHREALTIME, whose decimal separator follows the locale */
+const seconds = (epoch: string): number => Number(epoch.replace(',', '.'));
+
+export interface Ran {
+  output: string;
+  seconds: number;
+}
+
+/** Runs `commands` in `cwd` with `env`; resolves with each command's output and time, throws on the first failure. */
+export async function runDocumented(commands: ReadmeCommand[], opts: { cwd: string; env: NodeJS.ProcessEnv; scriptDir: string; timeoutMs: number }): Promise<Ran[]> {
   const file = path.join(opts.scriptDir, `documented-${process.pid}.sh`);
   writeFileSync(file, script(commands, opts.cwd));
   const r = await runCommand('bash', ['--noprofile', '--norc', file], { env: opts.env, timeoutMs: opts.timeoutMs });
   const outputs: string[] = [];
+  const startedAt: number[] = [];
   let end = '';
   for (const part of r.stdout.split(new RegExp(`^${MARK}`, 'm')).slice(1)) {
-    const started = /^(\d+)\n/.exec(part);
-    if (started) outputs[Number(started[1])] = part.slice(started[0].length);
-    else end = part.trim();
+    const started = /^(\d+) ([\d.,]+)\n/.exec(part);
+    if (started) {
+      outputs[Number(started[1])] = part.slice(started[0].length);
+      startedAt[Number(started[1])] = seconds(started[2]);
+    } else end = part.trim();
   }
-  if (end !== 'done') {
+  const [endWord, endedAt] = end.split(' ');
+  if (endWord !== 'done') {
     const i = outputs.length - 1;
     const c = commands[i];
     if (!c) throw new Error(`the commands' shell failed before the first command (exit ${r.code}):\n${r.stdout}`);
@@ -57,7 +69,7 @@ export async function runDocumented(commands: ReadmeCommand[], opts: { cwd: stri
     const printed = outputs[i].split('\n').map((l) => l.trim());
     if (c.expect && !printed.includes(c.expect)) throw new Error(`${c.where}: expected a line "${c.expect}" in the output:\n$ ${c.text}\n${outputs[i]}`);
   });
-  return outputs;
+  return outputs.map((output, i) => ({ output, seconds: (startedAt[i + 1] ?? seconds(endedAt)) - startedAt[i] }));
 }
 
 /** A user's environment with HOME at `home`, minus anything that would point berth, kubectl, docker or npm elsewhere. */

@@ -7,9 +7,11 @@
 //
 // What differs from a user's machine, and nothing else (each substitution must match a README command, so that a
 // reworded README cannot silently skip it):
-// - `npm ci` is not run: the working copy links this repository's node_modules (no network, no minute of
-//   installing); `npm install -g .` runs as written (its `prepare` builds the working copy's dist/), with npm's
-//   global prefix in the temp HOME, whose bin/ is on PATH as npm's global bin is on a user's.
+// - `npm ci` is not run: the working copy links this repository's node_modules and copies its dist/src, which is
+//   what `npm ci` and its `prepare` (build:dist) make (no network, no minute of installing; CI's own `npm ci`
+//   runs `prepare` on a fresh clone). So `npm install -g .` runs with `--ignore-scripts` (its `prepare` would
+//   build the same dist/src again, half a minute on a busy machine), with npm's global prefix in the temp HOME,
+//   whose bin/ is on PATH as npm's global bin is on a user's.
 // - `bash scripts/build-images.sh` is not run: the e2e suite's images are built before it (.ci/run).
 // - `berth dev-cluster up` runs as written, but ~/.berth/dev-cluster is a link to the harness cluster's state
 //   dir, so it finds that cluster running; `berth dev-cluster down` is not run (the harness stops the cluster
@@ -24,7 +26,8 @@ import { readmeBlocks } from './readme-blocks.js';
 import { freshUserEnv, runDocumented, substitute, type Substitution } from './readme-shell.js';
 
 const SUBSTITUTIONS: Substitution[] = [
-  { command: /^npm ci\b.*/, with: null, why: "node_modules is linked from the repository" },
+  { command: /^npm ci\b.*/, with: null, why: "node_modules is linked and dist/src copied from the repository" },
+  { command: /^npm install -g \./, with: 'npm install -g --ignore-scripts .', why: 'dist/src is built already' },
   { command: /^bash scripts\/build-images\.sh\b.*/, with: null, why: 'the e2e images are built before the suite' },
   { command: /^berth dev-cluster down\b.*/, with: null, why: 'the harness cluster serves the other test files too' },
 ];
@@ -41,6 +44,7 @@ before(() => {
   work = mkdtempSync(path.join(tmpdir(), 'berth-readme-work-'));
   for (const entry of COPIED) cpSync(path.join(repoRoot, entry), path.join(work, entry), { recursive: true });
   symlinkSync(path.join(repoRoot, 'node_modules'), path.join(work, 'node_modules'));
+  cpSync(path.join(repoRoot, 'dist/src'), path.join(work, 'dist/src'), { recursive: true });
   mkdirSync(path.join(home, '.berth'));
   symlinkSync(stateDir(), path.join(home, '.berth/dev-cluster'));
 });
@@ -70,7 +74,7 @@ test('every readme-test block of README.md runs as written on the dev cluster', 
   assert.deepEqual(blocks.map((b) => b.name), ['install', 'shim', 'catalog', 'serve', 'dev-cluster'], 'the README sections the test covers');
   const commands = substitute(blocks.flatMap((b) => b.commands), SUBSTITUTIONS);
   const started = Date.now();
-  const outputs = await runDocumented(commands, { cwd: work, env: userEnv(), scriptDir: home, timeoutMs: RUN_LIMIT_MS });
-  if (process.env.BERTH_E2E_README_VERBOSE) commands.forEach((c, i) => process.stdout.write(`$ ${c.text}\n${outputs[i]}`));
+  const ran = await runDocumented(commands, { cwd: work, env: userEnv(), scriptDir: home, timeoutMs: RUN_LIMIT_MS });
+  if (process.env.BERTH_E2E_README_VERBOSE) commands.forEach((c, i) => process.stdout.write(`$ ${c.text}   [${ran[i].seconds.toFixed(1)} s]\n${ran[i].output}`));
   process.stdout.write(`# README: ${commands.length} commands of ${blocks.length} blocks in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
 });
