@@ -1,6 +1,7 @@
 // `berth gc`: removes what berth created in a cluster once its expiry has passed (e.g. after a SIGKILLed shim).
 import { Command } from 'commander';
 import { resolveKubeConfig } from '../kube/config.js';
+import { labeledObjects } from '../kube/labeled-objects.js';
 import { collectGarbage, GC_KINDS } from '../runtime/gc.js';
 
 export function gcCommand(): Command {
@@ -19,7 +20,7 @@ export function gcCommand(): Command {
       if (unknown.length > 0 || kinds?.length === 0) throw new Error(`--kinds: unknown kind ${unknown.join(', ') || '(none given)'} (berth gc collects ${GC_KINDS.join(', ')})`);
       const { kc, namespace } = resolveKubeConfig({ kubeconfig: o.kubeconfig, context: o.context, namespace: o.namespace });
       const skipped: string[] = [];
-      const removed = await collectGarbage({ kc, namespace, allNamespaces: Boolean(o.allNamespaces), includeUnexpired: Boolean(o.all), dryRun: Boolean(o.dryRun), kinds,
+      const removed = await collectGarbage({ objects: labeledObjects(kc), namespace, allNamespaces: Boolean(o.allNamespaces), includeUnexpired: Boolean(o.all), dryRun: Boolean(o.dryRun), kinds,
         onSkip: (resource, reason) => {
           skipped.push(resource);
           process.stderr.write(`berth gc: ${resource} not collected: ${reason}\n`);

@@ -3,12 +3,13 @@
  * label and an expiry annotation; once the expiry has passed nobody can still be using the object
  * (the pod's activeDeadlineSeconds ended it at the same moment), so it is deleted.
  */
-import { CoordinationV1Api, CoreV1Api, NetworkingV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { statusOf, toKubeError } from '../kube/errors.js';
+import { LABELED_KINDS, type LabeledKind, type LabeledObjects, type ListedObject } from '../kube/labeled-objects.js';
 import { ANNOTATION_EXPIRES_AT, LABEL_MANAGED_BY } from './plan.js';
 
 export interface GarbageOptions {
-  kc: KubeConfig;
+  /** Where berth's objects are found (kube/labeled-objects.ts; tests fake it). */
+  objects: LabeledObjects;
   namespace: string;
   allNamespaces: boolean;
   /** Also objects whose expiry has not passed (still berth's only, by label). */
@@ -22,7 +23,7 @@ export interface GarbageOptions {
 }
 
 /** What `berth gc` collects, by the plural name a Role grants `list` on. */
-export const GC_KINDS = ['pods', 'configmaps', 'networkpolicies', 'services', 'persistentvolumeclaims', 'leases'] as const;
+export const GC_KINDS = LABELED_KINDS;
 
 export interface CollectedObject {
   kind: string;
@@ -30,23 +31,31 @@ export interface CollectedObject {
   name: string;
 }
 
-interface Listed {
-  metadata?: { name?: string; namespace?: string; annotations?: Record<string, string> };
-}
-
 const SELECTOR = `${LABEL_MANAGED_BY}=berth`;
 
+/**
+ * Pods first: a NetworkPolicy must not disappear while the pod it isolates could still run. Then
+ * berth serve's network aliases, named volumes and its optional lock. `resource` is the name RBAC
+ * and error sentences use.
+ */
+const COLLECTED: Array<{ kind: string; plural: LabeledKind; resource: string }> = [
+  { kind: 'Pod', plural: 'pods', resource: 'pods' },
+  { kind: 'ConfigMap', plural: 'configmaps', resource: 'configmaps' },
+  { kind: 'NetworkPolicy', plural: 'networkpolicies', resource: 'networkpolicies.networking.k8s.io' },
+  { kind: 'Service', plural: 'services', resource: 'services' },
+  { kind: 'PersistentVolumeClaim', plural: 'persistentvolumeclaims', resource: 'persistentvolumeclaims' },
+  { kind: 'Lease', plural: 'leases', resource: 'leases.coordination.k8s.io' },
+];
+
 export async function collectGarbage(opts: GarbageOptions): Promise<CollectedObject[]> {
-  const core = opts.kc.makeApiClient(CoreV1Api);
-  const net = opts.kc.makeApiClient(NetworkingV1Api);
-  const coordination = opts.kc.makeApiClient(CoordinationV1Api);
+  const { objects } = opts;
   const now = (opts.now ?? new Date()).getTime();
-  const server = opts.kc.getCurrentCluster()?.server;
+  const server = objects.server;
   const ns = opts.allNamespaces ? undefined : opts.namespace;
 
-  const list = async (resource: string, fn: () => Promise<{ items: Listed[] }>): Promise<Listed[]> => {
+  const list = async (plural: LabeledKind, resource: string): Promise<ListedObject[]> => {
     try {
-      return (await fn()).items;
+      return await objects.list(plural, ns, SELECTOR);
     } catch (err) {
       // The shim's Role lists only what the shim creates; serve's kinds need serve's Role.
       if (statusOf(err).code === 403 && opts.onSkip) {
@@ -56,58 +65,17 @@ export async function collectGarbage(opts: GarbageOptions): Promise<CollectedObj
       throw toKubeError(err, { verb: 'list', resource, namespace: ns, server });
     }
   };
-  const byLabel = { labelSelector: SELECTOR };
-  // Pods first: a NetworkPolicy must not disappear while the pod it isolates could still run.
-  const kinds: Array<{ kind: string; resource: string; items: () => Promise<Listed[]>; remove: (n: string, name: string) => Promise<unknown> }> = [
-    {
-      kind: 'Pod',
-      resource: 'pods',
-      items: () => list('pods', () => (ns ? core.listNamespacedPod({ namespace: ns, ...byLabel }) : core.listPodForAllNamespaces(byLabel))),
-      remove: (namespace, name) => core.deleteNamespacedPod({ namespace, name, gracePeriodSeconds: 0 }),
-    },
-    {
-      kind: 'ConfigMap',
-      resource: 'configmaps',
-      items: () => list('configmaps', () => (ns ? core.listNamespacedConfigMap({ namespace: ns, ...byLabel }) : core.listConfigMapForAllNamespaces(byLabel))),
-      remove: (namespace, name) => core.deleteNamespacedConfigMap({ namespace, name }),
-    },
-    {
-      kind: 'NetworkPolicy',
-      resource: 'networkpolicies.networking.k8s.io',
-      items: () => list('networkpolicies.networking.k8s.io', () => (ns ? net.listNamespacedNetworkPolicy({ namespace: ns, ...byLabel }) : net.listNetworkPolicyForAllNamespaces(byLabel))),
-      remove: (namespace, name) => net.deleteNamespacedNetworkPolicy({ namespace, name }),
-    },
-    // berth serve's network aliases, named volumes and its optional lock.
-    {
-      kind: 'Service',
-      resource: 'services',
-      items: () => list('services', () => (ns ? core.listNamespacedService({ namespace: ns, ...byLabel }) : core.listServiceForAllNamespaces(byLabel))),
-      remove: (namespace, name) => core.deleteNamespacedService({ namespace, name }),
-    },
-    {
-      kind: 'PersistentVolumeClaim',
-      resource: 'persistentvolumeclaims',
-      items: () => list('persistentvolumeclaims', () => (ns ? core.listNamespacedPersistentVolumeClaim({ namespace: ns, ...byLabel }) : core.listPersistentVolumeClaimForAllNamespaces(byLabel))),
-      remove: (namespace, name) => core.deleteNamespacedPersistentVolumeClaim({ namespace, name }),
-    },
-    {
-      kind: 'Lease',
-      resource: 'leases.coordination.k8s.io',
-      items: () => list('leases.coordination.k8s.io', () => (ns ? coordination.listNamespacedLease({ namespace: ns, ...byLabel }) : coordination.listLeaseForAllNamespaces(byLabel))),
-      remove: (namespace, name) => coordination.deleteNamespacedLease({ namespace, name }),
-    },
-  ];
 
-  const wanted = new Set(opts.kinds ?? GC_KINDS);
+  const wanted = new Set<string>(opts.kinds ?? GC_KINDS);
   const removed: CollectedObject[] = [];
-  for (const k of kinds.filter((k) => wanted.has(k.resource.split('.')[0]))) {
-    for (const item of await k.items()) {
+  for (const k of COLLECTED.filter((k) => wanted.has(k.plural))) {
+    for (const item of await list(k.plural, k.resource)) {
       const name = item.metadata?.name;
       const namespace = item.metadata?.namespace ?? opts.namespace;
       if (!name || !(opts.includeUnexpired || isExpired(item, now))) continue;
       if (!opts.dryRun) {
         try {
-          await k.remove(namespace, name);
+          await objects.remove(k.plural, namespace, name);
         } catch (err) {
           // Someone (the shim itself, finishing late) removed it first: the goal is reached.
           if (statusOf(err).code !== 404) throw toKubeError(err, { verb: 'delete', resource: k.resource, namespace, name, server });
@@ -120,7 +88,7 @@ export async function collectGarbage(opts: GarbageOptions): Promise<CollectedObj
 }
 
 /** An object without a readable expiry is kept unless asked for: berth cannot tell it is unused. */
-export function isExpired(item: Listed, now: number): boolean {
+export function isExpired(item: ListedObject, now: number): boolean {
   const at = item.metadata?.annotations?.[ANNOTATION_EXPIRES_AT];
   if (!at) return false;
   const t = Date.parse(at);

@@ -1,0 +1,369 @@
+/**
+ * berth's one client of a cluster namespace: every call the runtime and the faces make, each made
+ * once. Failures come back as sentences (KubeError). Every idempotent call (get, list, patch, delete,
+ * log, an exec whose upgrade was refused) and every create of a fixed name is retried on transient
+ * failures (5xx, 429, dropped connections) through retry.ts: one overloaded moment of the API server
+ * must not become a failed run or container. A create whose first answer was lost comes back as 409
+ * on the next try; the object is read back and taken when it is ours (isOurs).
+ *
+ * Callers see it through narrow interfaces they can fake: KubeCluster (cluster.ts) for runs, berth
+ * serve's cluster interface for the Docker API's containers (runtime/sandbox.ts names it SandboxCluster).
+ */
+import type { IncomingMessage } from 'node:http';
+import { PassThrough, type Duplex, type Readable, type Writable } from 'node:stream';
+import {
+  AuthorizationV1Api,
+  CoreV1Api,
+  NetworkingV1Api,
+  VersionApi,
+  type KubeConfig,
+  type V1ConfigMap,
+  type V1NetworkPolicy,
+  type V1ObjectMeta,
+  type V1PersistentVolumeClaim,
+  type V1Pod,
+  type V1PodTemplate,
+  type V1Service,
+} from '@kubernetes/client-node';
+import { KubeError, statusOf, toKubeError, type KubeAction } from './errors.js';
+import { openPodLog, readPodLogBytes, type PodLogQuery } from './pod-log.js';
+import { openPortForward } from './port-forward.js';
+import { isTransient, withRetry } from './retry.js';
+import { exitCodeOfStatus, openAttach, openExec, type StreamSession } from './streams.js';
+import { resumableWatch, watchRequests } from './watch.js';
+
+export type LogQuery = PodLogQuery;
+
+export interface ExecOutcome {
+  exitCode: number;
+}
+
+/** Consecutive transient failures a run's pod watch rides out (with backoff) before it gives up. */
+const WATCH_RETRIES = 10;
+
+export class ClusterClient {
+  readonly server: string;
+  private readonly core: CoreV1Api;
+  private readonly networking: NetworkingV1Api;
+  private readonly podsPath: string;
+  private splitLogs: Promise<boolean> | undefined;
+
+  constructor(
+    readonly kc: KubeConfig,
+    readonly namespace: string,
+  ) {
+    this.core = kc.makeApiClient(CoreV1Api);
+    this.networking = kc.makeApiClient(NetworkingV1Api);
+    this.server = kc.getCurrentCluster()?.server ?? '';
+    this.podsPath = `/api/v1/namespaces/${namespace}/pods`;
+  }
+
+  // --- pods
+
+  createPod(pod: V1Pod): Promise<V1Pod> {
+    const name = pod.metadata?.name ?? '';
+    return this.created(pod, () => this.core.createNamespacedPod({ namespace: this.namespace, body: pod }), () => this.core.readNamespacedPod({ namespace: this.namespace, name }), 'pods');
+  }
+
+  readPod(name: string): Promise<V1Pod> {
+    return this.retried(() => this.core.readNamespacedPod({ namespace: this.namespace, name }), 'get', 'pods', name);
+  }
+
+  listPods(labelSelector: string): Promise<V1Pod[]> {
+    return this.listPodsAt(labelSelector).then((l) => l.items);
+  }
+
+  /** The pods and the list's resourceVersion, from which a watch misses nothing. */
+  listPodsAt(labelSelector: string): Promise<{ items: V1Pod[]; resourceVersion?: string }> {
+    return this.retried(() => this.core.listNamespacedPod({ namespace: this.namespace, labelSelector }), 'list', 'pods').then((l) => ({ items: l.items, resourceVersion: l.metadata?.resourceVersion }));
+  }
+
+  /** Lowers activeDeadlineSeconds so the kubelet stops the pod and keeps the object (logs, exit state). */
+  async expirePod(name: string, seconds: number): Promise<void> {
+    await this.retried(
+      () => this.core.patchNamespacedPod({ namespace: this.namespace, name, body: [{ op: 'replace', path: '/spec/activeDeadlineSeconds', value: Math.max(1, seconds) }] }),
+      'patch',
+      'pods',
+      name,
+    );
+  }
+
+  /** Sets (adds or replaces) annotations on a pod. */
+  async annotatePod(name: string, annotations: Record<string, string>): Promise<void> {
+    const ops = Object.entries(annotations).map(([k, value]) => ({ op: 'add', path: `/metadata/annotations/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, value }));
+    await this.retried(() => this.core.patchNamespacedPod({ namespace: this.namespace, name, body: ops }), 'patch', 'pods', name);
+  }
+
+  deletePod(name: string, graceSeconds = 0): Promise<void> {
+    return this.deletedQuietly(() => this.core.deleteNamespacedPod({ namespace: this.namespace, name, gracePeriodSeconds: graceSeconds }), 'pods', name);
+  }
+
+  /** Watches one pod by name; `onPod` returns true to stop. Resumes from the last resourceVersion. */
+  watchPod(name: string, onPod: (pod: V1Pod, type: string) => boolean, signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.reject(new KubeError('aborted'));
+    const action = this.action('watch', 'pods', name);
+    const watch = resumableWatch<V1Pod>({
+      request: watchRequests(this.kc, this.podsPath),
+      query: { fieldSelector: `metadata.name=${name}` },
+      onEvent: (type, pod) => onPod(pod, type),
+      retryAfter: (err, failures) => (isTransient(err) && failures <= WATCH_RETRIES ? Math.min(2000, 100 * 2 ** (failures - 1)) : undefined),
+    });
+    const onAbort = (): void => watch.stop(new KubeError('aborted'));
+    signal?.addEventListener('abort', onAbort);
+    return watch.done
+      .catch((err: unknown) => {
+        throw toKubeError(err, action);
+      })
+      .finally(() => signal?.removeEventListener('abort', onAbort));
+  }
+
+  /**
+   * Watches every pod matching `labelSelector` as a reflector does: a list (whose pods go to `onSync`, so
+   * the caller can settle what it missed), then a watch from the list's resourceVersion, resumed from the
+   * last version seen after the server ends it or fails, and listed afresh when that version expired
+   * (410). `onPod` sees ADDED/MODIFIED/DELETED; failures go to `onError` and never end it. Returns a stop function.
+   */
+  watchPods(
+    labelSelector: string,
+    onPod: (type: string, pod: V1Pod) => void,
+    onError: (err: Error) => void,
+    onSync: (pods: V1Pod[], listStartedAt: number) => void = () => undefined,
+  ): () => void {
+    const watch = resumableWatch<V1Pod>({
+      request: watchRequests(this.kc, this.podsPath),
+      query: { labelSelector },
+      list: () => this.listPodsAt(labelSelector),
+      onList: onSync,
+      onEvent: (type, pod) => void onPod(type, pod),
+      retryAfter: (err, failures) => {
+        onError(err instanceof Error ? err : toKubeError(err, this.action('watch', 'pods')));
+        // Failures back off (up to 5 s) so a sick server is not hammered.
+        return Math.min(5000, 250 * 2 ** Math.min(failures, 5));
+      },
+      background: true,
+    });
+    return () => watch.stop();
+  }
+
+  // --- objects beside pods
+
+  createConfigMap(cm: V1ConfigMap): Promise<V1ConfigMap> {
+    const name = cm.metadata?.name ?? '';
+    return this.created(cm, () => this.core.createNamespacedConfigMap({ namespace: this.namespace, body: cm }), () => this.core.readNamespacedConfigMap({ namespace: this.namespace, name }), 'configmaps');
+  }
+
+  createNetworkPolicy(np: V1NetworkPolicy): Promise<V1NetworkPolicy> {
+    const name = np.metadata?.name ?? '';
+    return this.created(
+      np,
+      () => this.networking.createNamespacedNetworkPolicy({ namespace: this.namespace, body: np }),
+      () => this.networking.readNamespacedNetworkPolicy({ namespace: this.namespace, name }),
+      'networkpolicies.networking.k8s.io',
+    );
+  }
+
+  deleteNetworkPolicy(name: string): Promise<void> {
+    return this.deletedQuietly(() => this.networking.deleteNamespacedNetworkPolicy({ namespace: this.namespace, name }), 'networkpolicies.networking.k8s.io', name);
+  }
+
+  listNetworkPolicies(labelSelector: string): Promise<V1NetworkPolicy[]> {
+    return this.retried(() => this.networking.listNamespacedNetworkPolicy({ namespace: this.namespace, labelSelector }), 'list', 'networkpolicies.networking.k8s.io').then((l) => l.items);
+  }
+
+  /** Deletes and ignores "not found": cleanup must be idempotent. */
+  deleteQuietly(kind: 'pods' | 'configmaps' | 'networkpolicies', name: string): Promise<void> {
+    if (kind === 'pods') return this.deletePod(name);
+    if (kind === 'networkpolicies') return this.deleteNetworkPolicy(name);
+    return this.deletedQuietly(() => this.core.deleteNamespacedConfigMap({ namespace: this.namespace, name }), 'configmaps', name);
+  }
+
+  createService(svc: V1Service): Promise<V1Service> {
+    const name = svc.metadata?.name ?? '';
+    return this.created(svc, () => this.core.createNamespacedService({ namespace: this.namespace, body: svc }), () => this.core.readNamespacedService({ namespace: this.namespace, name }), 'services');
+  }
+
+  deleteService(name: string): Promise<void> {
+    return this.deletedQuietly(() => this.core.deleteNamespacedService({ namespace: this.namespace, name }), 'services', name);
+  }
+
+  listServices(labelSelector: string): Promise<V1Service[]> {
+    return this.retried(() => this.core.listNamespacedService({ namespace: this.namespace, labelSelector }), 'list', 'services').then((l) => l.items);
+  }
+
+  createClaim(pvc: V1PersistentVolumeClaim): Promise<V1PersistentVolumeClaim> {
+    const name = pvc.metadata?.name ?? '';
+    return this.created(
+      pvc,
+      () => this.core.createNamespacedPersistentVolumeClaim({ namespace: this.namespace, body: pvc }),
+      () => this.core.readNamespacedPersistentVolumeClaim({ namespace: this.namespace, name }),
+      'persistentvolumeclaims',
+    );
+  }
+
+  deleteClaim(name: string): Promise<void> {
+    return this.deletedQuietly(() => this.core.deleteNamespacedPersistentVolumeClaim({ namespace: this.namespace, name }), 'persistentvolumeclaims', name);
+  }
+
+  listClaims(labelSelector: string): Promise<V1PersistentVolumeClaim[]> {
+    return this.retried(() => this.core.listNamespacedPersistentVolumeClaim({ namespace: this.namespace, labelSelector }), 'list', 'persistentvolumeclaims').then((l) => l.items);
+  }
+
+  readPodTemplate(name: string): Promise<V1PodTemplate> {
+    return this.retried(() => this.core.readNamespacedPodTemplate({ namespace: this.namespace, name }), 'get', 'podtemplates', name);
+  }
+
+  // --- logs
+
+  /** The container's log as bytes; `stream` asks for one of its streams (KEP-3288). */
+  readPodLog(name: string, container: string, q?: Omit<PodLogQuery, 'follow'>): Promise<Buffer> {
+    return this.retried(() => readPodLogBytes(this.kc, this.namespace, name, container, q), 'get', 'pods/log', name);
+  }
+
+  /** A log stream (follow or not), opened with retries; the caller reads and ends it. */
+  openPodLog(name: string, container: string, q?: PodLogQuery): Promise<IncomingMessage> {
+    return withRetry(() => openPodLog(this.kc, this.namespace, name, container, q));
+  }
+
+  /** The same as openPodLog, under the name berth serve's engine calls. */
+  openLog(pod: string, container: string, q: LogQuery): Promise<IncomingMessage> {
+    return this.openPodLog(pod, container, q);
+  }
+
+  /**
+   * Whether `pods/log` serves stdout and stderr apart (KEP-3288, `stream=`): asked once per client.
+   * Servers before 1.32 ignore the parameter (both streams would come back merged), and 1.32+ servers
+   * without the PodLogsQuerySplitStreams gate refuse it with 422; so: a 1.32+ server that validates
+   * the parameter and then looks for the pod (404 for a pod that does not exist).
+   */
+  servesSplitLogs(): Promise<boolean> {
+    this.splitLogs ??= (async () => {
+      const info = await withRetry(() => this.kc.makeApiClient(VersionApi).getCode()).catch(() => undefined);
+      if (!info || parseInt(info.major, 10) !== 1 || parseInt(info.minor, 10) < 32) return false;
+      try {
+        await withRetry(() => readPodLogBytes(this.kc, this.namespace, 'berth-split-log-probe-0', 'main', { stream: 'Stderr' }));
+        return true;
+      } catch (err) {
+        return statusOf(err).code === 404;
+      }
+    })();
+    return this.splitLogs;
+  }
+
+  // --- streams
+
+  /**
+   * Runs `command` in the pod; stdout/stderr forwarded as they come; the exit code from the Status channel.
+   * An upgrade the server refused with a transient status is tried again: the command never ran then.
+   * A session that drops after the upgrade is not (the command may have run): `done` rejects.
+   */
+  async exec(pod: string, container: string, command: string[], io: { stdin?: Readable; stdout?: Writable; stderr?: Writable; tty?: boolean }): Promise<{ session: StreamSession; done: Promise<ExecOutcome> }> {
+    const session = await withRetry(
+      async () => {
+        try {
+          return await openExec(this.kc, this.namespace, pod, container, command, { ...io, requireStdinClose: Boolean(io.stdin) });
+        } catch (err) {
+          // Only an HTTP refusal proves the command did not start; anything else is final.
+          throw statusOf(err).code !== undefined ? err : new FinalError(err);
+        }
+      },
+      { attempts: 4 },
+    ).catch((err: unknown) => {
+      throw err instanceof FinalError ? err.inner : err;
+    });
+    const done = session.done.then((r) => ({ exitCode: exitCodeOfStatus(r.status) ?? 126 }));
+    return { session, done };
+  }
+
+  /** Feeds stdin only: output is read from the log, which also holds what was written before attaching. */
+  attachStdin(pod: string, container: string, stdin: Readable, tty: boolean): Promise<StreamSession> {
+    // stdout is asked for and dropped: with stdin alone the kubelet announces the session with an empty
+    // frame on the status channel, which openAttach would try to parse as the final Status.
+    const discard = new PassThrough().resume();
+    return openAttach(this.kc, this.namespace, pod, container, { stdin, stdout: discard, tty, requireStdinClose: true });
+  }
+
+  /** One port-forward for one TCP connection, as a Duplex: the connection inside the pod. */
+  forward(pod: string, port: number): Promise<Duplex> {
+    return openPortForward(this.kc, this.namespace, pod, port);
+  }
+
+  // --- the server
+
+  /** `major.minor` of the server, e.g. `{ major: 1, minor: 32 }`. */
+  async serverVersion(): Promise<{ major: number; minor: number }> {
+    const info = await this.retried(() => this.kc.makeApiClient(VersionApi).getCode(), 'get', 'version');
+    return { major: parseInt(info.major, 10), minor: parseInt(info.minor, 10) };
+  }
+
+  /**
+   * A SelfSubjectAccessReview in this namespace: true/false, or undefined when the server could not
+   * answer (then the real call will tell).
+   */
+  async canI(verb: string, resource: string, subresource?: string, group = ''): Promise<boolean | undefined> {
+    try {
+      const review = await withRetry(() =>
+        this.kc.makeApiClient(AuthorizationV1Api).createSelfSubjectAccessReview({
+          body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { namespace: this.namespace, verb, resource, subresource, group } } },
+        }),
+      );
+      return review.status?.allowed === true;
+    } catch {
+      return undefined;
+    }
+  }
+
+  // --- the one guard and retry policy of every call above
+
+  private action(verb: string, resource: string, name?: string): KubeAction {
+    return { verb, resource, namespace: this.namespace, name, server: this.server };
+  }
+
+  /** An idempotent call, retried on transient failures, its final failure as a sentence. */
+  private async retried<T>(call: () => Promise<T>, verb: string, resource: string, name?: string): Promise<T> {
+    try {
+      return await withRetry(call);
+    } catch (err) {
+      throw toKubeError(err, this.action(verb, resource, name));
+    }
+  }
+
+  /** A create of a fixed name, retried; a 409 after a lost answer is resolved by reading the object back. */
+  private async created<T extends { metadata?: V1ObjectMeta }>(body: T, create: () => Promise<T>, read: () => Promise<T>, resource: string): Promise<T> {
+    const onConflict = async (): Promise<T | undefined> => {
+      const found = await read();
+      return isOurs(body.metadata, found.metadata) ? found : undefined;
+    };
+    try {
+      return await withRetry(create, { onConflict });
+    } catch (err) {
+      throw toKubeError(err, this.action('create', resource, body.metadata?.name));
+    }
+  }
+
+  /** A delete, retried; 404 is success (also when an earlier try's answer was lost). */
+  private async deletedQuietly(call: () => Promise<unknown>, resource: string, name: string): Promise<void> {
+    try {
+      await withRetry(call);
+    } catch (err) {
+      if (statusOf(err).code === 404) return;
+      throw toKubeError(err, this.action('delete', resource, name));
+    }
+  }
+}
+
+/** Thrown through withRetry to stop it: the failure it carries must not be tried again. */
+class FinalError extends Error {
+  constructor(readonly inner: unknown) {
+    super('final');
+  }
+}
+
+/**
+ * The object found under our name is the one we sent: it carries every label (at least one: berth's
+ * objects always have some) and every annotation we gave it, and it is not being deleted.
+ */
+export function isOurs(sent: V1ObjectMeta | undefined, found: V1ObjectMeta | undefined): boolean {
+  if (!sent || !found || found.deletionTimestamp || Object.keys(sent.labels ?? {}).length === 0) return false;
+  const same = (a: Record<string, string> | undefined, b: Record<string, string> | undefined): boolean => Object.entries(a ?? {}).every(([k, v]) => b?.[k] === v);
+  return same(sent.labels, found.labels) && same(sent.annotations, found.annotations);
+}
