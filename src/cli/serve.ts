@@ -8,6 +8,7 @@ import { Engine } from '../dockerapi/engine.js';
 import { ImageConfigSource } from '../dockerapi/image-config.js';
 import { resolvePortMode } from '../dockerapi/port-proxy.js';
 import { dockerRoutes } from '../dockerapi/routes.js';
+import { BERTH_VERSION } from './version.js';
 import { checkListenerSecurity, parseListener, serveDockerApi } from '../dockerapi/server.js';
 import { loadListenerTls } from '../dockerapi/tls-options.js';
 import { MIN_TOKEN_LENGTH, TOKEN_ENV, resolveToken } from '../dockerapi/token.js';
@@ -119,7 +120,7 @@ export function serveCommand(): Command {
       }
       engine.startWatch();
       const tlsNote = tls ? (tls.verifyClients ? ' (tcp: TLS, client certificates required)' : ' (tcp: TLS)') : '';
-      const server = await serveDockerApi({ listeners, router: dockerRoutes(engine), token, tls, bodyTimeoutMs: bodyTimeoutSeconds * 1000, log: (l) => process.stderr.write(`berth serve: ${l}\n`) });
+      const server = await serveDockerApi({ listeners, router: dockerRoutes(engine, { version: BERTH_VERSION }), token, tls, bodyTimeoutMs: bodyTimeoutSeconds * 1000, log: (l) => process.stderr.write(`berth serve: ${l}\n`) });
       process.stderr.write(`berth serve: instance ${owner}, namespace ${namespace}, listening on ${server.addresses.join(', ')}${tlsNote}\n`);
       let stopping = false;
       const stop = async (): Promise<void> => {

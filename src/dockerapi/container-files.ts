@@ -6,14 +6,14 @@
 import { PassThrough, Writable, type Readable } from 'node:stream';
 import { ArchiveError, recordPadding } from '../runtime/files.js';
 import { SANDBOX_CONTAINER } from '../runtime/sandbox-plan.js';
-import type { SandboxCluster } from '../runtime/sandbox.js';
+import type { ServeCluster } from './cluster.js';
 import { parseStatLines, statArgv, tarArgv, type PathStat } from './archive-exec.js';
 import { DockerError, conflict, notFound } from './http.js';
 import type { ContainerRecord } from './model.js';
 import { PeekFailed, type PeekPods, type PeekSource } from './peek.js';
 
 export interface ContainerFilesDeps {
-  cluster: SandboxCluster;
+  cluster: ServeCluster;
   peeks: PeekPods;
   isReaper(c: ContainerRecord): boolean;
   peekSource(c: ContainerRecord): PeekSource;

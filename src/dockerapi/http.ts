@@ -294,15 +294,27 @@ export interface Route {
   method: string;
   pattern: RegExp;
   handler: Handler;
+  /** The Docker Engine API operation served (the spec's operationId, e.g. `ContainerCreate`). */
+  operation?: string;
 }
 
 export class Router {
   private readonly routes: Route[] = [];
 
-  add(method: string, pattern: string | RegExp, handler: Handler): this {
+  add(method: string, pattern: string | RegExp, handler: Handler, operation?: string): this {
     const re = typeof pattern === 'string' ? new RegExp(`^${pattern.replace(/\{[a-z]+\}/g, '([^/]+)')}$`) : pattern;
-    this.routes.push({ method, pattern: re, handler });
+    this.routes.push({ method, pattern: re, handler, operation });
     return this;
+  }
+
+  /** Registers the handler of one Docker Engine API operation (named by the spec's operationId). */
+  op(operation: string, method: string, pattern: string | RegExp, handler: Handler): this {
+    return this.add(method, pattern, handler, operation);
+  }
+
+  /** The operations registered, in order (for tests and docs). */
+  operations(): string[] {
+    return this.routes.flatMap((r) => (r.operation ? [r.operation] : []));
   }
 
   async dispatch(call: Call): Promise<void> {

@@ -2,7 +2,7 @@
  * What berth remembers of Docker objects, and the JSON shapes clients read (inspect, list items).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { Pod as V1Pod } from './cluster.js';
 import type { ImageInfo } from './image-config.js';
 
 export interface CreateBody {

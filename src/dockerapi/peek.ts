@@ -7,8 +7,7 @@
  * `docker cp` (HEAD then GET or PUT) and follow-up copies reuse it (files copied in meanwhile are unpacked
  * into it too); gone on start, rm and shutdown. The engine's pod watch tells this module when a peek pod runs or fails.
  */
-import type { V1Pod } from '@kubernetes/client-node';
-import type { SandboxCluster } from '../runtime/sandbox.js';
+import type { Pod as V1Pod, ServeCluster } from './cluster.js';
 import { DockerError } from './http.js';
 import { podState } from './model.js';
 
@@ -16,7 +15,7 @@ import { podState } from './model.js';
 export const LABEL_PEEK = 'berth.dev/peek-of';
 
 export interface PeekOptions {
-  cluster: SandboxCluster;
+  cluster: ServeCluster;
   /** How long an unused peek pod is kept for the next read. */
   idleMs: number;
   startTimeoutMs: number;

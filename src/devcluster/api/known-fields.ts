@@ -4,15 +4,22 @@
 // which are generated from the Kubernetes OpenAPI spec (attributeTypeMap: JSON name and type of every field).
 import * as models from '@kubernetes/client-node';
 
-interface Attribute {
+export interface Attribute {
   baseName: string;
   type: string;
+  format: string;
 }
 type Model = { attributeTypeMap?: Attribute[] };
 
 const MODELS = models as unknown as Record<string, Model | undefined>;
-const ARRAY = /^Array<(.+)>$/;
-const MAP = /^\{ \[key: string\]: (.+); \}$/;
+export const ARRAY = /^Array<(.+)>$/;
+export const MAP = /^\{ \[key: string\]: (.+); \}$/;
+
+/** the fields of a client-node model (V1PodSpec, ...) in its declared order; undefined for scalars */
+export function modelAttributes(typeName: string): Attribute[] | undefined {
+  const map = MODELS[typeName]?.attributeTypeMap;
+  return Array.isArray(map) ? map : undefined;
+}
 
 function attributesOf(typeName: string): Map<string, string> | undefined {
   const map = MODELS[typeName]?.attributeTypeMap;
@@ -27,7 +34,7 @@ function fieldsOf(typeName: string): Map<string, string> | undefined {
 }
 
 /** the model of a served kind: V1Pod, V1Lease, ... (core Event is CoreV1Event) */
-function modelOfKind(kind: string, version: string): string | undefined {
+export function modelOfKind(kind: string, version: string): string | undefined {
   const prefix = version.charAt(0).toUpperCase() + version.slice(1);
   return [`${prefix}${kind}`, `Core${prefix}${kind}`].find((name) => fieldsOf(name) !== undefined);
 }

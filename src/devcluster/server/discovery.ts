@@ -1,10 +1,12 @@
 // Discovery documents: /version, legacy discovery (/api, /apis, /api/v1, /apis/{g}, /apis/{g}/{v}), the
 // aggregated discovery (apidiscovery.k8s.io v2, v2beta1) that kubectl >= 1.26 asks for first on /api and /apis,
-// and a minimal /openapi/v3 that tells kubectl the server validates fields itself (without it `kubectl apply`
-// and `kubectl create -f` fail with "failed to download openapi" unless given --validate=false).
+// and /openapi/v3: PATCH operations that tell kubectl the server validates fields itself (without them `kubectl
+// apply` and `kubectl create -f` fail with "failed to download openapi" unless given --validate=false), and the
+// component schemas `kubectl explain` reads.
 import { createHash } from 'node:crypto';
 import { RESOURCES, apiGroups } from '../api/resources.js';
 import type { ResourceType } from '../types.js';
+import { componentSchemas } from './openapi-schemas.js';
 
 export const SERVER_VERSION = {
   major: '1',
@@ -228,5 +230,10 @@ function openApiV3GroupVersion(key: string): unknown {
       },
     };
   }
-  return { openapi: '3.0.0', info: { title: 'Kubernetes', version: SERVER_VERSION.gitVersion }, paths };
+  return {
+    openapi: '3.0.0',
+    info: { title: 'Kubernetes', version: SERVER_VERSION.gitVersion },
+    paths,
+    components: { schemas: componentSchemas(resourcesOf(g.group, g.version), g.group, g.version) },
+  };
 }

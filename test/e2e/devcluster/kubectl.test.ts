@@ -143,6 +143,18 @@ spec:
     assert.match(gone.stderr, /not found/);
   });
 
+  test('explain walks the OpenAPI v3 schemas of core and grouped kinds', async () => {
+    const spec = await kubectlOk(['explain', 'pod.spec']);
+    assert.match(spec, /FIELD: spec <PodSpec>/);
+    assert.match(spec, /^ {2}containers\t<\[\]Container>$/m);
+    assert.match(spec, /^ {2}terminationGracePeriodSeconds\t<integer>$/m);
+    assert.match(await kubectlOk(['explain', 'pods.spec.containers.resources']), /^ {2}limits\t<map\[string\]string>$/m);
+    assert.match(await kubectlOk(['explain', 'rolebinding.subjects']), /GROUP: +rbac\.authorization\.k8s\.io[\s\S]*FIELD: subjects <\[\]Subject>/);
+    const typo = await kubectl(['explain', 'pod.spec.containerz']);
+    assert.notEqual(typo.code, 0);
+    assert.match(typo.stderr, /field "containerz" does not exist/);
+  });
+
   test('auth can-i answers for a restricted user from its rules', async () => {
     assert.equal((await kubectl(['auth', 'can-i', 'list', 'pods', '-n', ns], { user: 'viewer' })).stdout.trim(), 'yes');
     const no = await kubectl(['auth', 'can-i', 'create', 'pods', '-n', ns], { user: 'viewer' });

@@ -1,0 +1,105 @@
+/**
+ * The pods of a Docker container: its run pod (everything create asked for, laid on the pod template and
+ * the operator's settings) and its peek pod (the same image and settings kept alive by `sleep`, to read
+ * the files of a container never started). Pure: planning touches no cluster.
+ */
+import { DOCKER_IMAGE_CAPABILITIES, LABEL_CONTAINER_ID, planSandboxPod, sandboxPodName, type SandboxVolume } from '../runtime/sandbox-plan.js';
+import { podSettingsFrom } from '../runtime/sandbox-settings.js';
+import type { PodTemplateSource } from '../runtime/workload.js';
+import { podUser } from './image-merge.js';
+import { LABEL_PEEK } from './peek.js';
+import type { HostConfigPlan } from './host-config.js';
+import type { ContainerRecord } from './model.js';
+import type { Pod } from './cluster.js';
+
+export interface PodContext {
+  namespace: string;
+  owner: string;
+  ttlSeconds: number;
+  /** Operator's `berth.dev/…` settings (from flags); a container's labels of the same key win. */
+  podDefaults?: Record<string, string>;
+  /** Given back after dropping ALL; default DOCKER_IMAGE_CAPABILITIES. */
+  capabilities?: string[];
+}
+
+/** What the engine knows at start beyond the container record. */
+export interface RunPodInputs {
+  podName: string;
+  volumes: SandboxVolume[];
+  ports: number[];
+  hostAliases: Array<{ ip: string; hostnames: string[] }>;
+  hostConfig: HostConfigPlan;
+  template: PodTemplateSource | undefined;
+  /** The annotation a restarted berth recovers the container from. */
+  record: string;
+}
+
+export function runPodName(c: ContainerRecord, generation: number, ctx: PodContext): string {
+  return sandboxPodName(c.name, `${c.id.slice(0, 12)}-${generation}`, podSettingsFrom(ctx.podDefaults, c.body.Labels).namePrefix);
+}
+
+export function peekPodName(c: ContainerRecord, n: number, ctx: PodContext): string {
+  return sandboxPodName(c.name, `${c.id.slice(0, 12)}-peek${n}`, podSettingsFrom(ctx.podDefaults, c.body.Labels).namePrefix);
+}
+
+export function planRunPod(c: ContainerRecord, inputs: RunPodInputs, ctx: PodContext): Pod {
+  const shortId = c.id.slice(0, 12);
+  const hc = inputs.hostConfig;
+  return planSandboxPod(
+    {
+      podName: inputs.podName,
+      shortId,
+      image: c.image,
+      entrypoint: c.entrypoint,
+      cmd: c.cmd,
+      env: c.body.Env ?? [],
+      workingDir: c.body.WorkingDir,
+      user: podUser(c.body.User),
+      // Docker's hostname is the short id unless one was given (clients such as the Kafka module read it).
+      hostname: (c.body.Hostname || shortId).toLowerCase(),
+      tty: c.body.Tty,
+      openStdin: c.body.OpenStdin,
+      stdinOnce: c.body.StdinOnce,
+      labels: c.body.Labels ?? {},
+      ports: inputs.ports,
+      volumes: inputs.volumes,
+      memory: c.body.HostConfig?.Memory,
+      nanoCpus: c.body.HostConfig?.NanoCpus,
+      hostAliases: [...inputs.hostAliases, ...hc.extraHosts],
+      waitForFiles: c.pendingArchives.length + c.copiedArchives.length > 0,
+      capabilities: hc.capabilities,
+      privileged: hc.privileged,
+      readOnlyRootFilesystem: hc.readOnlyRootFilesystem,
+      supplementalGroups: hc.supplementalGroups,
+      record: inputs.record,
+      settings: podSettingsFrom(ctx.podDefaults, c.body.Labels),
+      template: inputs.template,
+    },
+    { namespace: ctx.namespace, owner: ctx.owner, now: new Date(), ttlSeconds: ctx.ttlSeconds },
+  );
+}
+
+export function planPeekPod(c: ContainerRecord, podName: string, template: PodTemplateSource | undefined, ctx: PodContext): Pod {
+  const shortId = c.id.slice(0, 12);
+  const pod = planSandboxPod(
+    {
+      podName,
+      shortId,
+      image: c.image,
+      entrypoint: ['sleep'],
+      cmd: [String(ctx.ttlSeconds)],
+      env: c.body.Env ?? [],
+      workingDir: c.body.WorkingDir,
+      user: podUser(c.body.User),
+      capabilities: ctx.capabilities ?? DOCKER_IMAGE_CAPABILITIES,
+      settings: podSettingsFrom(ctx.podDefaults, c.body.Labels),
+      template,
+    },
+    { namespace: ctx.namespace, owner: ctx.owner, now: new Date(), ttlSeconds: ctx.ttlSeconds },
+  );
+  // Not the container's pod: its Services must not select it, and recovery must not take it for one.
+  const labels = pod.metadata!.labels!;
+  delete labels[LABEL_CONTAINER_ID];
+  labels[LABEL_PEEK] = shortId;
+  return pod;
+}

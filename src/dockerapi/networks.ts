@@ -1,0 +1,165 @@
+/**
+ * Networks are records. Every alias of a container on a user network becomes a headless Service
+ * `<alias>-<hash(instance, network)>` (unique per berth instance, so two berths in one namespace never
+ * collide), and the network's members find each other by alias and name through pod hostAliases.
+ */
+import { ANNOTATION_EXPIRES_AT, LABEL_OWNER, rfc3339 } from '../runtime/plan.js';
+import { LABEL_CONTAINER_ID, ownerLabels } from '../runtime/sandbox-plan.js';
+import { DockerError, badRequest, conflict, notFound } from './http.js';
+import { newId, shortHash, type ContainerRecord, type NetworkRecord } from './model.js';
+import type { ServeCluster } from './cluster.js';
+import type { EventBus } from './event-bus.js';
+
+export const NAME_RE = /^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/;
+export const ALIAS_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+export interface NetworkDeps {
+  cluster: ServeCluster;
+  owner: string;
+  ttlSeconds: number;
+  bus: EventBus;
+  containers: Map<string, ContainerRecord>;
+}
+
+export interface NetworkCreateBody {
+  Name?: string;
+  Driver?: string;
+  Labels?: Record<string, string> | null;
+  Internal?: boolean;
+}
+
+export function checkAliases(aliases: string[]): void {
+  for (const a of aliases) if (!ALIAS_RE.test(a)) throw badRequest(`network alias "${a}" must be a DNS label (lower-case letters, digits and '-')`);
+}
+
+export class Networks {
+  readonly records = new Map<string, NetworkRecord>();
+
+  constructor(private readonly deps: NetworkDeps) {
+    for (const name of ['bridge', 'host', 'none']) {
+      const id = shortHash(`${deps.owner}/${name}`, 64);
+      this.records.set(id, { id, name, driver: name === 'bridge' ? 'bridge' : name === 'host' ? 'host' : 'null', created: new Date(), labels: {}, internal: false, builtin: true });
+    }
+  }
+
+  values(): IterableIterator<NetworkRecord> {
+    return this.records.values();
+  }
+
+  get(id: string): NetworkRecord | undefined {
+    return this.records.get(id);
+  }
+
+  find(ref: string): NetworkRecord {
+    if (ref === 'default') ref = 'bridge';
+    const byId = this.records.get(ref);
+    if (byId) return byId;
+    for (const n of this.records.values()) if (n.name === ref) return n;
+    const matches = [...this.records.values()].filter((n) => n.id.startsWith(ref));
+    if (matches.length === 1) return matches[0];
+    throw notFound(`network ${ref} not found`);
+  }
+
+  create(body: NetworkCreateBody): NetworkRecord {
+    const name = body.Name;
+    if (!name || !NAME_RE.test(name)) throw badRequest(`invalid network name "${name ?? ''}"`);
+    for (const n of this.records.values()) if (n.name === name) throw conflict(`network with name ${name} already exists`);
+    const id = newId();
+    const rec: NetworkRecord = { id, name, driver: body.Driver || 'bridge', created: new Date(), labels: body.Labels ?? {}, internal: Boolean(body.Internal), builtin: false };
+    this.records.set(id, rec);
+    this.deps.bus.emit('network', 'create', { id, name });
+    return rec;
+  }
+
+  /** A network a recovered container was on: the record is made again under its old id. */
+  adopt(saved: { id: string; name: string; labels: Record<string, string> }): NetworkRecord {
+    const existing = [...this.records.values()].find((x) => x.name === saved.name);
+    if (existing) return existing;
+    const rec: NetworkRecord = { id: saved.id, name: saved.name, driver: 'bridge', created: new Date(), labels: saved.labels, internal: false, builtin: false };
+    this.records.set(rec.id, rec);
+    return rec;
+  }
+
+  async connect(netRef: string, c: ContainerRecord, aliases: string[]): Promise<void> {
+    const n = this.find(netRef);
+    checkAliases(aliases);
+    c.networks.set(n.id, [...new Set([...(c.networks.get(n.id) ?? []), ...aliases])]);
+    if (c.status === 'running') await this.ensureAliasServices(c);
+    this.deps.bus.emit('network', 'connect', { id: n.id, name: n.name }, { container: c.id });
+  }
+
+  async disconnect(netRef: string, c: ContainerRecord): Promise<void> {
+    const n = this.find(netRef);
+    for (const a of c.networks.get(n.id) ?? []) await this.deps.cluster.deleteService(this.serviceName(n.id, a)).catch(() => undefined);
+    c.networks.delete(n.id);
+    this.deps.bus.emit('network', 'disconnect', { id: n.id, name: n.name }, { container: c.id });
+  }
+
+  remove(ref: string): void {
+    const n = this.find(ref);
+    if (n.builtin) throw new DockerError(403, `${n.name} is a pre-defined network and cannot be removed`);
+    const users = [...this.deps.containers.values()].filter((c) => c.networks.has(n.id) && c.status === 'running');
+    if (users.length) throw new DockerError(403, `error while removing network: network ${n.name} id ${n.id} has active endpoints`);
+    for (const c of this.deps.containers.values()) c.networks.delete(n.id);
+    this.records.delete(n.id);
+    this.deps.bus.emit('network', 'destroy', { id: n.id, name: n.name });
+  }
+
+  /** The other running members of c's user networks, by pod IP, with their aliases and names. */
+  hostAliasesFor(c: ContainerRecord): Array<{ ip: string; hostnames: string[] }> {
+    const byIp = new Map<string, Set<string>>();
+    for (const [netId] of c.networks) {
+      const n = this.records.get(netId);
+      if (!n || n.builtin) continue;
+      for (const other of this.deps.containers.values()) {
+        if (other === c || other.status !== 'running' || !other.podIP) continue;
+        const aliases = other.networks.get(netId);
+        if (!aliases) continue;
+        const names = byIp.get(other.podIP) ?? new Set<string>();
+        for (const a of [...aliases, other.name.toLowerCase()]) if (ALIAS_RE.test(a)) names.add(a);
+        byIp.set(other.podIP, names);
+      }
+    }
+    return [...byIp].map(([ip, names]) => ({ ip, hostnames: [...names] }));
+  }
+
+  /** One Service per alias and network, named uniquely for this berth instance. */
+  serviceName(netId: string, alias: string): string {
+    const suffix = shortHash(`${this.deps.owner}/${netId}`, 8);
+    return `${alias.slice(0, 50).replace(/-+$/, '')}-${suffix}`;
+  }
+
+  async ensureAliasServices(c: ContainerRecord): Promise<void> {
+    const expires = rfc3339(new Date(Date.now() + this.deps.ttlSeconds * 1000));
+    for (const [netId, aliases] of c.networks) {
+      const n = this.records.get(netId);
+      if (!n || n.builtin) continue;
+      for (const alias of aliases) {
+        const name = this.serviceName(netId, alias);
+        await this.deps.cluster.deleteService(name);
+        await this.deps.cluster.createService({
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: {
+            name,
+            labels: { ...ownerLabels(this.deps.owner), [LABEL_CONTAINER_ID]: c.id.slice(0, 12) },
+            annotations: { [ANNOTATION_EXPIRES_AT]: expires, 'berth.dev/alias': alias, 'berth.dev/network': n.name },
+          },
+          spec: { clusterIP: 'None', selector: { [LABEL_CONTAINER_ID]: c.id.slice(0, 12), [LABEL_OWNER]: this.deps.owner } },
+        });
+      }
+    }
+  }
+
+  /** Deletes the container's alias Services; returns the ones that could not be deleted (after retries). */
+  async deleteAliasServices(c: ContainerRecord): Promise<string[]> {
+    const failed: string[] = [];
+    for (const [netId, aliases] of c.networks) {
+      for (const alias of aliases) {
+        const name = this.serviceName(netId, alias);
+        await this.deps.cluster.deleteService(name).catch((err: Error) => failed.push(`service ${name} (${err.message})`));
+      }
+    }
+    return failed;
+  }
+}

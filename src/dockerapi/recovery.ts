@@ -1,0 +1,109 @@
+/**
+ * What a restarted berth (same `--instance`) takes over: each pod carries its container's create
+ * request, name, networks and aliases in the annotation `berth.dev/docker-container`; each claim its
+ * volume's name. Peek pods of the dead berth are deleted (nobody reads through them any more).
+ */
+import { LABEL_OWNER } from '../runtime/plan.js';
+import { ANNOTATION_CONTAINER } from '../runtime/sandbox-plan.js';
+import { LABEL_PEEK } from './peek.js';
+import { asArgv, podState, type ContainerRecord, type CreateBody } from './model.js';
+import type { Pod, ServeCluster } from './cluster.js';
+import type { Networks } from './networks.js';
+import type { Volumes } from './volumes.js';
+import type { ImageStore } from './image-store.js';
+
+/** On a pod kept for debugging after its container was removed: the time it was kept until. */
+export const ANNOTATION_KEPT_FAILED = 'berth.dev/kept-failed-until';
+
+/** What a restarted berth needs to take the container over again (kept as a pod annotation). */
+export interface SavedContainer {
+  id: string;
+  name: string;
+  created: string;
+  image: string;
+  body: CreateBody;
+  networks: Array<{ id: string; name: string; labels: Record<string, string>; builtin: boolean; aliases: string[] }>;
+  restartCount: number;
+}
+
+export function savedRecord(c: ContainerRecord, networks: Networks): SavedContainer {
+  const saved = [...c.networks].map(([id, aliases]) => {
+    const n = networks.get(id);
+    return { id, name: n?.name ?? id, labels: n?.labels ?? {}, builtin: n?.builtin ?? false, aliases };
+  });
+  return { id: c.id, name: c.name, created: c.created.toISOString(), image: c.image, body: c.body, networks: saved, restartCount: c.restartCount };
+}
+
+/** The container a pod of an earlier berth runs, its networks adopted; undefined for pods that are no container's. */
+export function containerFromPod(pod: Pod, networks: Networks): ContainerRecord | undefined {
+  const raw = pod.metadata?.annotations?.[ANNOTATION_CONTAINER];
+  if (!raw || pod.metadata?.deletionTimestamp || pod.metadata?.annotations?.[ANNOTATION_KEPT_FAILED]) return undefined;
+  let saved: SavedContainer;
+  try {
+    saved = JSON.parse(raw) as SavedContainer;
+  } catch {
+    return undefined;
+  }
+  const memberships = new Map<string, string[]>();
+  for (const n of saved.networks ?? []) memberships.set(networks.adopt(n).id, n.aliases);
+  const c: ContainerRecord = {
+    id: saved.id,
+    name: saved.name,
+    created: new Date(saved.created),
+    image: saved.image,
+    body: saved.body,
+    cmd: asArgv(saved.body.Cmd),
+    entrypoint: asArgv(saved.body.Entrypoint),
+    podName: pod.metadata?.name,
+    podCreatedAt: 0,
+    generation: Number(/-(\d+)$/.exec(pod.metadata?.name ?? '')?.[1] ?? 1),
+    status: 'created',
+    exitCode: 0,
+    error: '',
+    oomKilled: false,
+    restartCount: saved.restartCount ?? 0,
+    pendingArchives: [],
+    copiedArchives: [],
+    ports: [],
+    networks: memberships,
+    podIP: pod.status?.podIP,
+    readers: 0,
+  };
+  const s = podState(pod);
+  c.status = s.status;
+  c.startedAt = s.startedAt;
+  if (s.status === 'exited') Object.assign(c, { exitCode: s.exitCode ?? 0, error: s.error ?? '', oomKilled: Boolean(s.oomKilled), finishedAt: s.finishedAt });
+  return c;
+}
+
+export interface RecoveryDeps {
+  cluster: ServeCluster;
+  owner: string;
+  containers: Map<string, ContainerRecord>;
+  networks: Networks;
+  volumes: Volumes;
+  images: ImageStore;
+  /** Publishes the ports of a running container again. */
+  openPorts(c: ContainerRecord): Promise<void>;
+  leftBehind(what: string, err: Error): void;
+}
+
+/** Takes over what an earlier berth with the same instance left; returns how many containers. */
+export async function recover(deps: RecoveryDeps): Promise<number> {
+  const selector = `${LABEL_OWNER}=${deps.owner}`;
+  deps.volumes.recover(await deps.cluster.listClaims(selector));
+  let count = 0;
+  for (const pod of await deps.cluster.listPods(selector)) {
+    if (pod.metadata?.labels?.[LABEL_PEEK]) {
+      await deps.cluster.deletePod(pod.metadata.name!).catch((err: Error) => deps.leftBehind(`peek pod ${pod.metadata!.name}`, err));
+      continue;
+    }
+    const c = containerFromPod(pod, deps.networks);
+    if (!c) continue;
+    deps.containers.set(c.id, c);
+    deps.images.remember(c.image);
+    if (c.status === 'running') await deps.openPorts(c).catch(() => undefined);
+    count++;
+  }
+  return count;
+}

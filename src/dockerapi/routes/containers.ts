@@ -1,0 +1,121 @@
+/** Containers: create, list, inspect, the lifecycle (start, stop, kill, restart, wait, remove), top. */
+import { DockerError, badRequest, conflict, type Router } from '../http.js';
+import { anyMatches, checkKeys, labelsMatch, parseFilters, patternMatchers, type Filters } from '../filters.js';
+import { checkBody } from '../request-bodies.js';
+import { checkCreateValues } from '../create-checks.js';
+import { parseSignal } from '../signals.js';
+import { inspectContainer, listItem, type ContainerRecord, type CreateBody } from '../model.js';
+import type { Engine } from '../engine.js';
+
+export function containerRoutes(r: Router, engine: Engine): void {
+  r.op('ContainerCreate', 'POST', '/containers/create', async (call) => {
+    const body = checkBody<CreateBody>('create', await call.json(false));
+    checkCreateValues(body);
+    // Checked before anything is recorded: a missing or unfit template is a 400 at create, not at start.
+    if (body && typeof body === 'object') await engine.podTemplateFor(body.Labels);
+    await engine.images.prepare(body?.Image);
+    const c = engine.create(call.query.get('name'), body);
+    call.send(201, { Id: c.id, Warnings: c.warnings ?? [] });
+  });
+  r.op('ContainerList', 'GET', '/containers/json', (call) => {
+    const filters = parseFilters(call.query.get('filters'));
+    checkKeys(filters, ['label', 'name', 'id', 'status', 'ancestor', 'network', 'before', 'since', 'exited', 'health', 'volume', 'publish', 'expose', 'is-task']);
+    const all = call.flag('all') || filters.has('status') || filters.has('exited');
+    const wanted = listFilter(engine, filters);
+    let list = [...engine.containers.values()].sort((a, b) => b.created.getTime() - a.created.getTime()).filter((c) => (all || c.status === 'running') && wanted(c));
+    const limit = call.int('limit') ?? -1;
+    if (limit > 0) list = list.slice(0, limit);
+    call.send(200, list.map((c) => listItem(c, engine.networks.records)));
+  });
+  r.op('ContainerPrune', 'POST', '/containers/prune', async (call) => {
+    const filters = parseFilters(call.query.get('filters'));
+    const deleted: string[] = [];
+    for (const c of [...engine.containers.values()]) {
+      if (c.status === 'running' || !labelsMatch(filters.get('label'), c.body.Labels ?? {})) continue;
+      await engine.remove(c.id, true);
+      deleted.push(c.id);
+    }
+    call.send(200, { ContainersDeleted: deleted, SpaceReclaimed: 0 });
+  });
+  r.op('ContainerInspect', 'GET', '/containers/{id}/json', (call, [id]) => call.send(200, inspectContainer(engine.container(id), engine.networks.records)));
+  r.op('ContainerStart', 'POST', '/containers/{id}/start', async (call, [id]) => {
+    const res = await engine.start(id);
+    call.send(res === 'already' ? 304 : 204);
+  });
+  r.op('ContainerStop', 'POST', '/containers/{id}/stop', async (call, [id]) => {
+    const t = call.int('t') ?? call.int('timeout');
+    const signal = call.query.get('signal');
+    const res = await engine.stop(id, t, signal ? parseSignal(signal) : undefined);
+    call.send(res === 'already' ? 304 : 204);
+  });
+  r.op('ContainerRestart', 'POST', '/containers/{id}/restart', async (call, [id]) => {
+    await engine.restart(id, call.int('t'));
+    call.send(204);
+  });
+  r.op('ContainerKill', 'POST', '/containers/{id}/kill', async (call, [id]) => {
+    await engine.kill(id, parseSignal(call.query.get('signal') || 'KILL'));
+    call.send(204);
+  });
+  r.op('ContainerDelete', 'DELETE', '/containers/{id}', async (call, [id]) => {
+    await engine.remove(id, call.flag('force'));
+    call.send(204);
+  });
+  r.op('ContainerRename', 'POST', '/containers/{id}/rename', (call, [id]) => {
+    const name = call.query.get('name');
+    if (!name) throw badRequest('name is required');
+    engine.rename(id, name);
+    call.send(204);
+  });
+  r.op('ContainerResize', 'POST', '/containers/{id}/resize', (call, [id]) => {
+    engine.container(id);
+    call.int('h');
+    call.int('w');
+    call.send(200);
+  });
+  r.op('ContainerTop', 'GET', '/containers/{id}/top', async (call, [id]) => {
+    const c = engine.container(id);
+    if (c.status !== 'running') throw conflict(`Container ${c.id} is not running`);
+    const psArgs = call.query.get('ps_args');
+    const res = await engine.execCollect(c, ['ps', ...(psArgs ? [psArgs] : [])]);
+    if (res.exitCode !== 0) throw new DockerError(500, `ps in container ${c.name} failed: ${res.stderr.trim()} (the image needs ps)`);
+    call.send(200, psTable(res.stdout));
+  });
+  r.op('ContainerWait', 'POST', '/containers/{id}/wait', async (call, [id]) => {
+    const c = engine.container(id);
+    const condition = call.query.get('condition') ?? 'not-running';
+    if (!['not-running', 'next-exit', 'removed'].includes(condition)) throw badRequest(`invalid condition: "${condition}"`);
+    const out = call.startChunked('application/json');
+    const abort = new AbortController();
+    call.req.socket.once('close', () => abort.abort());
+    const result = await engine.wait(c, condition, abort.signal);
+    out.end(`${JSON.stringify(result)}\n`);
+  });
+}
+
+/** `docker ps --filter …` as dockerd reads the filters it serves. */
+function listFilter(engine: Engine, filters: Filters): (c: ContainerRecord) => boolean {
+  const created = (ref: string): number => engine.container(ref).created.getTime();
+  const names = patternMatchers('name', filters.get('name'));
+  return (c) =>
+    labelsMatch(filters.get('label'), c.body.Labels ?? {}) &&
+    anyMatches(names, (matches) => matches(`/${c.name}`)) &&
+    anyMatches(filters.get('id'), (id) => c.id.startsWith(id)) &&
+    anyMatches(filters.get('status'), (s) => s === c.status) &&
+    anyMatches(filters.get('exited'), (e) => c.status === 'exited' && Number(e) === c.exitCode) &&
+    anyMatches(filters.get('ancestor'), (a) => c.image === a || c.image === `${a}:latest` || c.image.replace(/:latest$/, '') === a) &&
+    anyMatches(filters.get('network'), (n) => [...c.networks.keys()].some((id) => id.startsWith(n) || engine.networks.get(id)?.name === n)) &&
+    anyMatches(filters.get('health'), (h) => (c.health?.status ?? 'none') === h) &&
+    anyMatches(filters.get('before'), (b) => c.created.getTime() < created(b)) &&
+    anyMatches(filters.get('since'), (s) => c.created.getTime() > created(s));
+}
+
+/** `ps` output → Titles and Processes (the last column keeps its spaces). */
+function psTable(stdout: string): { Titles: string[]; Processes: string[][] } {
+  const lines = stdout.trim().split('\n');
+  const titles = lines[0].trim().split(/\s+/);
+  const processes = lines.slice(1).map((l) => {
+    const parts = l.trim().split(/\s+/);
+    return [...parts.slice(0, titles.length - 1), parts.slice(titles.length - 1).join(' ')];
+  });
+  return { Titles: titles, Processes: processes };
+}

@@ -1,0 +1,43 @@
+/** Images: pulls are records (the kubelet pulls when a pod starts), with the config the registry gives. */
+import { badRequest, type Call, type Router } from '../http.js';
+import { anyMatches, parseFilters } from '../filters.js';
+import { imageListItem, inspectImage } from '../image-view.js';
+import type { Engine } from '../engine.js';
+import { goArch } from './system.js';
+
+export function imageRoutes(r: Router, engine: Engine): void {
+  r.op('ImageCreate', 'POST', '/images/create', (call) => pull(engine, call));
+  r.op('ImageList', 'GET', '/images/json', (call) => {
+    const filters = parseFilters(call.query.get('filters'));
+    const list = [...engine.images.values()]
+      .filter((i) => anyMatches(filters.get('reference'), (ref) => [...i.tags].some((t) => t === ref || t.startsWith(`${ref}:`))))
+      .map(imageListItem);
+    call.send(200, list);
+  });
+  r.op('ImageInspect', 'GET', /^\/images\/(.+)\/json$/, (call, [name]) => call.send(200, inspectImage(engine.images.find(name), goArch())));
+  r.op('ImageTag', 'POST', /^\/images\/(.+)\/tag$/, (call, [name]) => {
+    const repo = call.query.get('repo');
+    engine.images.find(name);
+    if (!repo) throw badRequest('repo is required');
+    engine.images.tag(name, repo, call.query.get('tag') || 'latest');
+    call.send(201);
+  });
+  r.op('ImageDelete', 'DELETE', /^\/images\/(.+)$/, (call, [name]) => call.send(200, engine.images.remove(name)));
+  r.op('ImagePrune', 'POST', '/images/prune', (call) => call.send(200, { ImagesDeleted: [], SpaceReclaimed: 0 }));
+}
+
+/** `docker pull`: recorded, its config read from the registry; progress as JSON lines. */
+async function pull(engine: Engine, call: Call): Promise<void> {
+  const from = call.query.get('fromImage');
+  if (!from) throw badRequest('fromImage is required (berth cannot import images)');
+  const tag = call.query.get('tag');
+  const ref = tag && !from.includes('@') && !/:[^/]*$/.test(from) ? `${from}${tag.startsWith('sha256:') ? '@' : ':'}${tag}` : from;
+  if (!/^[a-z0-9][a-z0-9._\-/:@]*$/i.test(ref)) throw badRequest(`invalid reference format: ${ref}`);
+  const out = call.startChunked('application/json');
+  out.write(`${JSON.stringify({ status: `Pulling from ${ref.replace(/:[^/:]*$/, '')}`, id: ref.split(':').pop() })}\n`);
+  const found = await engine.images.readConfig(engine.images.pull(ref), true);
+  if (found && 'info' in found) out.write(`${JSON.stringify({ status: `Digest: ${found.info.repoDigest.split('@')[1]}` })}\n`);
+  const config = !found ? '' : 'info' in found ? ' with its config from the registry' : ` (its config was not read: ${found.reason})`;
+  out.write(`${JSON.stringify({ status: `Status: recorded ${ref}${config}; the cluster's kubelet pulls it when a container starts` })}\n`);
+  out.end();
+}

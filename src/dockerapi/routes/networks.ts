@@ -1,0 +1,82 @@
+/** Networks: records; aliases become Services and pod hostAliases (../networks.ts). */
+import { badRequest, type Router } from '../http.js';
+import { anyMatches, labelsMatch, parseFilters } from '../filters.js';
+import { checkBody } from '../request-bodies.js';
+import type { NetworkCreateBody } from '../networks.js';
+import type { Engine } from '../engine.js';
+
+export function networkRoutes(r: Router, engine: Engine): void {
+  r.op('NetworkList', 'GET', '/networks', (call) => {
+    const filters = parseFilters(call.query.get('filters'));
+    const list = [...engine.networks.values()].filter(
+      (n) =>
+        anyMatches(filters.get('name'), (x) => n.name === x || n.name.includes(x)) &&
+        anyMatches(filters.get('id'), (x) => n.id.startsWith(x)) &&
+        anyMatches(filters.get('driver'), (x) => n.driver === x) &&
+        labelsMatch(filters.get('label'), n.labels),
+    );
+    call.send(200, list.map((n) => networkJson(engine, n.id)));
+  });
+  r.op('NetworkInspect', 'GET', '/networks/{id}', (call, [id]) => call.send(200, networkJson(engine, id)));
+  r.op('NetworkCreate', 'POST', '/networks/create', async (call) => {
+    const body = checkBody<NetworkCreateBody>('networkCreate', await call.json(false));
+    const n = engine.networks.create(body);
+    call.send(201, { Id: n.id, Warning: '' });
+  });
+  r.op('NetworkConnect', 'POST', '/networks/{id}/connect', async (call, [id]) => {
+    const body = checkBody<{ Container?: string; EndpointConfig?: { Aliases?: string[] | null } | null }>('networkConnect', await call.json(false));
+    if (!body.Container) throw badRequest('Container is required');
+    await engine.connect(id, body.Container, body.EndpointConfig?.Aliases ?? []);
+    call.send(200);
+  });
+  r.op('NetworkDisconnect', 'POST', '/networks/{id}/disconnect', async (call, [id]) => {
+    const body = checkBody<{ Container?: string }>('networkDisconnect', await call.json(false));
+    if (!body.Container) throw badRequest('Container is required');
+    await engine.disconnect(id, body.Container);
+    call.send(200);
+  });
+  r.op('NetworkDelete', 'DELETE', '/networks/{id}', (call, [id]) => {
+    engine.networks.remove(id);
+    call.send(204);
+  });
+  r.op('NetworkPrune', 'POST', '/networks/prune', (call) => {
+    const filters = parseFilters(call.query.get('filters'));
+    const deleted: string[] = [];
+    for (const n of [...engine.networks.values()]) {
+      if (n.builtin || !labelsMatch(filters.get('label'), n.labels)) continue;
+      try {
+        engine.networks.remove(n.id);
+        deleted.push(n.name);
+      } catch {
+        /* in use: kept, as docker does */
+      }
+    }
+    call.send(200, { NetworksDeleted: deleted });
+  });
+}
+
+function networkJson(engine: Engine, id: string): Record<string, unknown> {
+  const n = engine.networks.find(id);
+  const containers: Record<string, unknown> = {};
+  for (const c of engine.containers.values()) {
+    if (c.networks.has(n.id)) containers[c.id] = { Name: c.name, EndpointID: c.id.slice(0, 24), MacAddress: '', IPv4Address: c.podIP ? `${c.podIP}/32` : '', IPv6Address: '' };
+  }
+  return {
+    Name: n.name,
+    Id: n.id,
+    Created: n.created.toISOString(),
+    Scope: 'local',
+    Driver: n.driver,
+    EnableIPv6: false,
+    // Clients in a container (testcontainers) take the bridge gateway as the host of published ports.
+    IPAM: { Driver: 'default', Options: null, Config: n.name === 'bridge' ? [{ Subnet: `${engine.publishAddress}/32`, Gateway: engine.publishAddress }] : [] },
+    Internal: n.internal,
+    Attachable: true,
+    Ingress: false,
+    ConfigFrom: { Network: '' },
+    ConfigOnly: false,
+    Containers: containers,
+    Options: {},
+    Labels: n.labels,
+  };
+}

@@ -1,0 +1,87 @@
+/** System: ping, version, info, events. */
+import os from 'node:os';
+import { API_VERSION, MIN_API_VERSION, badRequest, type Call, type Router } from '../http.js';
+import { anyMatches, parseFilters } from '../filters.js';
+import type { Engine } from '../engine.js';
+import type { DockerEvent } from '../event-bus.js';
+
+export interface SystemInfo {
+  /** berth's version, reported as the engine's (given by the CLI: this package does not read it). */
+  version: string;
+}
+
+export function goArch(): string {
+  const a = os.arch();
+  return a === 'x64' ? 'amd64' : a;
+}
+
+export function systemRoutes(r: Router, engine: Engine, info: SystemInfo): void {
+  const ping = (call: Call): void => call.send(200, 'OK', { 'Cache-Control': 'no-cache, no-store, must-revalidate', Pragma: 'no-cache', 'Content-Type': 'text/plain; charset=utf-8' });
+  r.op('SystemPing', 'GET', '/_ping', ping);
+  r.op('SystemPingHead', 'HEAD', '/_ping', ping);
+  r.op('SystemVersion', 'GET', '/version', (call) =>
+    call.send(200, {
+      Platform: { Name: 'berth' },
+      Components: [{ Name: 'Engine', Version: info.version, Details: { ApiVersion: API_VERSION, MinAPIVersion: MIN_API_VERSION, Os: 'linux', Arch: goArch() } }],
+      Version: info.version,
+      ApiVersion: API_VERSION,
+      MinAPIVersion: MIN_API_VERSION,
+      GitCommit: 'berth',
+      GoVersion: `node${process.versions.node}`,
+      Os: 'linux',
+      Arch: goArch(),
+      KernelVersion: os.release(),
+      BuildTime: '',
+    }),
+  );
+  r.op('SystemInfo', 'GET', '/info', (call) => call.send(200, systemInfo(engine, info)));
+  r.op('SystemEvents', 'GET', '/events', (call) => streamEvents(engine, call));
+}
+
+function systemInfo(engine: Engine, info: SystemInfo): Record<string, unknown> {
+  const all = [...engine.containers.values()];
+  return {
+    ID: engine.owner,
+    Name: `berth-${engine.owner}`,
+    ServerVersion: info.version,
+    OperatingSystem: 'Kubernetes (berth)',
+    OSType: 'linux',
+    OSVersion: '',
+    Architecture: os.arch() === 'x64' ? 'x86_64' : os.arch(),
+    KernelVersion: os.release(),
+    NCPU: os.cpus().length,
+    MemTotal: os.totalmem(),
+    IndexServerAddress: 'https://index.docker.io/v1/',
+    Runtimes: { kubernetes: { path: 'kubernetes' } },
+    DefaultRuntime: 'kubernetes',
+    Driver: 'kubernetes',
+    Labels: [],
+    Containers: all.length,
+    ContainersRunning: all.filter((c) => c.status === 'running').length,
+    ContainersPaused: 0,
+    ContainersStopped: all.filter((c) => c.status !== 'running').length,
+    Images: engine.images.size,
+    SecurityOptions: ['name=seccomp,profile=default'],
+    Swarm: { LocalNodeState: 'inactive' },
+    Plugins: { Volume: ['local'], Network: ['bridge', 'host', 'null'] },
+  };
+}
+
+/** Events as they happen, filtered, until the client leaves or `until` passes. */
+async function streamEvents(engine: Engine, call: Call): Promise<void> {
+  const filters = parseFilters(call.query.get('filters'));
+  const until = call.query.get('until');
+  if (until && !Number.isFinite(Number(until))) throw badRequest(`invalid value for until: "${until}" (give a unix timestamp in seconds)`);
+  const out = call.startChunked('application/json');
+  const unsubscribe = engine.events.subscribe((e: DockerEvent) => {
+    if (!anyMatches(filters.get('type'), (t) => t === e.Type)) return;
+    if (!anyMatches(filters.get('event'), (t) => t === e.Action)) return;
+    if (!anyMatches(filters.get('container'), (t) => e.Type === 'container' && (e.Actor.ID.startsWith(t) || e.Actor.Attributes.name === t))) return;
+    out.write(`${JSON.stringify(e)}\n`);
+  });
+  const closed = new Promise<void>((resolve) => call.req.socket.once('close', () => resolve()));
+  const timer = until ? new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, Number(until) * 1000 - Date.now())).unref()) : new Promise<void>(() => undefined);
+  await Promise.race([closed, timer]);
+  unsubscribe();
+  out.end();
+}

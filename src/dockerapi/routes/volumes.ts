@@ -1,0 +1,42 @@
+/** Volumes: PersistentVolumeClaims (../volumes.ts). */
+import type { Router } from '../http.js';
+import { anyMatches, labelsMatch, parseFilters } from '../filters.js';
+import { checkBody } from '../request-bodies.js';
+import { newId } from '../model.js';
+import type { Engine } from '../engine.js';
+
+export function volumeRoutes(r: Router, engine: Engine): void {
+  r.op('VolumeList', 'GET', '/volumes', (call) => {
+    const filters = parseFilters(call.query.get('filters'));
+    const list = [...engine.volumes.values()].filter((v) => labelsMatch(filters.get('label'), v.labels) && anyMatches(filters.get('name'), (n) => v.name.includes(n)));
+    call.send(200, { Volumes: list.map((v) => volumeJson(engine, v.name)), Warnings: [] });
+  });
+  r.op('VolumeCreate', 'POST', '/volumes/create', async (call) => {
+    const body = checkBody<{ Name?: string; Labels?: Record<string, string> | null }>('volumeCreate', (await call.json()) ?? {});
+    const name = body.Name || newId();
+    if (!engine.volumes.has(name)) await engine.volumes.ensure(name, body.Labels ?? {});
+    call.send(201, volumeJson(engine, name));
+  });
+  r.op('VolumeInspect', 'GET', '/volumes/{name}', (call, [name]) => call.send(200, volumeJson(engine, name)));
+  r.op('VolumeDelete', 'DELETE', '/volumes/{name}', async (call, [name]) => {
+    await engine.volumes.remove(name, call.flag('force'));
+    call.send(204);
+  });
+  r.op('VolumePrune', 'POST', '/volumes/prune', async (call) => {
+    const deleted: string[] = [];
+    for (const v of [...engine.volumes.values()]) {
+      try {
+        await engine.volumes.remove(v.name, false);
+        deleted.push(v.name);
+      } catch {
+        /* in use */
+      }
+    }
+    call.send(200, { VolumesDeleted: deleted, SpaceReclaimed: 0 });
+  });
+}
+
+function volumeJson(engine: Engine, name: string): Record<string, unknown> {
+  const v = engine.volumes.find(name);
+  return { Name: v.name, Driver: 'local', Mountpoint: `pvc://${v.claim}`, CreatedAt: v.created.toISOString(), Labels: v.labels, Scope: 'local', Options: {} };
+}

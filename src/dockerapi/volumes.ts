@@ -1,0 +1,83 @@
+/**
+ * Named volumes are PersistentVolumeClaims `<name>-<hash(instance, name)>` (1Gi, ReadWriteOnce); the
+ * claim's annotation `berth.dev/volume` names the volume, so a restarted berth finds them again.
+ */
+import { ANNOTATION_EXPIRES_AT, rfc3339 } from '../runtime/plan.js';
+import { ownerLabels } from '../runtime/sandbox-plan.js';
+import { badRequest, conflict, notFound } from './http.js';
+import { shortHash, type ContainerRecord, type VolumeRecord } from './model.js';
+import { NAME_RE } from './networks.js';
+import type { Claim, ServeCluster } from './cluster.js';
+import type { EventBus } from './event-bus.js';
+
+export const ANNOTATION_VOLUME = 'berth.dev/volume';
+
+export interface VolumeDeps {
+  cluster: ServeCluster;
+  owner: string;
+  ttlSeconds: number;
+  bus: EventBus;
+  containers: Map<string, ContainerRecord>;
+}
+
+export class Volumes {
+  readonly records = new Map<string, VolumeRecord>();
+
+  constructor(private readonly deps: VolumeDeps) {}
+
+  values(): IterableIterator<VolumeRecord> {
+    return this.records.values();
+  }
+
+  get(name: string): VolumeRecord | undefined {
+    return this.records.get(name);
+  }
+
+  has(name: string): boolean {
+    return this.records.has(name);
+  }
+
+  find(name: string): VolumeRecord {
+    const v = this.records.get(name);
+    if (!v) throw notFound(`get ${name}: no such volume`);
+    return v;
+  }
+
+  async ensure(name: string, labels: Record<string, string> = {}): Promise<VolumeRecord> {
+    const existing = this.records.get(name);
+    if (existing) return existing;
+    if (!NAME_RE.test(name)) throw badRequest(`invalid volume name "${name}"`);
+    const claim = `${name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'vol'}-${shortHash(`${this.deps.owner}/${name}`, 8)}`;
+    await this.deps.cluster.createClaim({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: {
+        name: claim,
+        labels: ownerLabels(this.deps.owner),
+        annotations: { [ANNOTATION_EXPIRES_AT]: rfc3339(new Date(Date.now() + this.deps.ttlSeconds * 1000)), [ANNOTATION_VOLUME]: name },
+      },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+    });
+    const rec: VolumeRecord = { name, claim, created: new Date(), labels };
+    this.records.set(name, rec);
+    this.deps.bus.emit('volume', 'create', { id: name, name });
+    return rec;
+  }
+
+  async remove(name: string, force: boolean): Promise<void> {
+    const v = this.find(name);
+    const users = [...this.deps.containers.values()].filter((c) => (c.body.HostConfig?.Binds ?? []).some((b) => b.split(':')[0] === name) || (c.body.HostConfig?.Mounts ?? []).some((m) => m.Source === name));
+    if (users.length && !force) throw conflict(`remove ${name}: volume is in use - [${users.map((u) => u.id).join(', ')}]`);
+    await this.deps.cluster.deleteClaim(v.claim);
+    this.records.delete(name);
+    this.deps.bus.emit('volume', 'destroy', { id: name, name });
+  }
+
+  /** The claims an earlier berth of this instance made. */
+  recover(claims: Claim[]): void {
+    for (const pvc of claims) {
+      const name = pvc.metadata?.annotations?.[ANNOTATION_VOLUME];
+      if (name && pvc.metadata?.name) this.records.set(name, { name, claim: pvc.metadata.name, created: new Date(pvc.metadata.creationTimestamp ?? Date.now()), labels: {} });
+    }
+  }
+}

@@ -1,0 +1,186 @@
+// The serve Engine on an in-memory cluster: lifecycle, recovery from annotations, exec records, alias Services.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Engine, type EngineOptions } from '../../../src/dockerapi/engine.js';
+import type { DockerEvent } from '../../../src/dockerapi/event-bus.js';
+import type { ContainerRecord, CreateBody } from '../../../src/dockerapi/model.js';
+import { FakeCluster } from './fake-cluster.js';
+
+const IMAGE = 'localhost/berth/busybox:1';
+
+function engineOn(cluster: FakeCluster, more: Partial<EngineOptions> = {}): Engine {
+  const engine = new Engine({ cluster, owner: 'unit', ttlSeconds: 600, publishAddress: '127.0.0.1', startTimeoutMs: 2000, allowPrivileged: false, ...more });
+  engine.images.pull(IMAGE);
+  engine.startWatch();
+  return engine;
+}
+
+function create(engine: Engine, name: string, body: CreateBody = {}): ContainerRecord {
+  return engine.create(name, { Image: IMAGE, Cmd: ['sh', '-c', 'exit 3'], ...body });
+}
+
+async function until(what: string, ok: () => boolean, ms = 2000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
+test('create, start, wait and remove: one pod, its exit code, nothing left', async () => {
+  const cluster = new FakeCluster();
+  const engine = engineOn(cluster);
+  const events: string[] = [];
+  engine.events.subscribe((e: DockerEvent) => events.push(`${e.Type}/${e.Action}`));
+  const c = create(engine, 'one');
+  assert.equal(c.status, 'created');
+  assert.equal(cluster.pods.size, 0, 'a created container is a record only');
+  assert.equal(await engine.start('one'), 'started');
+  assert.equal(c.status, 'running');
+  assert.equal(cluster.pods.size, 1);
+  const podName = c.podName!;
+  const waited = engine.wait(c, 'not-running', new AbortController().signal);
+  cluster.exit(podName, 3);
+  assert.deepEqual(await waited, { StatusCode: 3, Error: null });
+  assert.equal(c.status, 'exited');
+  await engine.remove('one', false);
+  assert.equal(cluster.pods.size, 0);
+  assert.equal(engine.containers.size, 0);
+  assert.deepEqual(events, ['container/create', 'container/start', 'container/die', 'container/destroy']);
+});
+
+test('a running container is not removed without force (409); with force its pod goes', async () => {
+  const cluster = new FakeCluster();
+  const engine = engineOn(cluster);
+  create(engine, 'busy');
+  await engine.start('busy');
+  await assert.rejects(engine.remove('busy', false), (err: Error & { status?: number }) => err.status === 409);
+  await engine.remove('busy', true);
+  assert.equal(cluster.pods.size, 0);
+});
+
+test('parallel starts of one container make one pod; the others answer already', async () => {
+  const cluster = new FakeCluster();
+  const engine = engineOn(cluster);
+  create(engine, 'par');
+  const results = await Promise.all([engine.start('par'), engine.start('par'), engine.start('par')]);
+  assert.deepEqual(results.sort(), ['already', 'already', 'started']);
+  assert.equal(cluster.pods.size, 1);
+});
+
+test('a pod that does not run within the start timeout fails the start; an AutoRemove container is removed', async () => {
+  const cluster = new FakeCluster();
+  cluster.autoRun = false;
+  const engine = engineOn(cluster, { startTimeoutMs: 50 });
+  create(engine, 'slow', { HostConfig: { AutoRemove: true } });
+  await assert.rejects(engine.start('slow'), /did not run within 0.05 s/);
+  assert.equal(cluster.pods.size, 0);
+  await until('auto-remove', () => engine.containers.size === 0);
+});
+
+test('a berth restarted with the same instance takes the containers over from their pod annotations', async () => {
+  const cluster = new FakeCluster();
+  const first = engineOn(cluster);
+  first.networks.create({ Name: 'net1', Labels: { team: 'a' } });
+  const c = create(first, 'db', { NetworkingConfig: { EndpointsConfig: { net1: { Aliases: ['database'] } } }, Labels: { app: 'x' } });
+  await first.start('db');
+  await first.volumes.ensure('data');
+  const second = engineOn(cluster);
+  assert.equal(await second.recover(), 1);
+  const taken = second.container('db');
+  assert.equal(taken.id, c.id);
+  assert.equal(taken.status, 'running');
+  assert.equal(taken.podName, c.podName);
+  assert.deepEqual(taken.body.Labels, { app: 'x' });
+  const net = second.networks.find('net1');
+  assert.deepEqual(net.labels, { team: 'a' });
+  assert.deepEqual(taken.networks.get(net.id), ['database']);
+  assert.ok(second.volumes.has('data'), 'the volume is known again from its claim');
+  cluster.exit(c.podName!, 0);
+  await until('exit seen by the new berth', () => taken.status === 'exited');
+});
+
+test('recovery passes by pods of other instances and pods kept for debugging, and deletes stray peek pods', async () => {
+  const cluster = new FakeCluster();
+  const other = engineOn(cluster, { owner: 'other' });
+  create(other, 'theirs');
+  await other.start('theirs');
+  const mine = engineOn(cluster);
+  create(mine, 'kept');
+  await mine.start('kept');
+  const kept = mine.container('kept');
+  await cluster.annotatePod(kept.podName!, { 'berth.dev/kept-failed-until': '2099-01-01T00:00:00Z' });
+  await cluster.createPod({ metadata: { name: 'peek-1', labels: { 'berth.dev/owner': 'unit', 'berth.dev/peek-of': 'abc' } } });
+  const again = engineOn(cluster);
+  assert.equal(await again.recover(), 0);
+  assert.ok(!cluster.pods.has('peek-1'));
+  assert.ok(cluster.pods.has(kept.podName!), 'a kept pod stays');
+});
+
+test('exec records: an ended exec is forgotten after the keep, and with its container', async () => {
+  const cluster = new FakeCluster();
+  const engine = engineOn(cluster);
+  const c = create(engine, 'ex');
+  await engine.start('ex');
+  const spec = { containerId: c.id, cmd: ['true'], env: [], workingDir: '', user: '', tty: false, attachStdin: false, attachStdout: true, attachStderr: false };
+  const rec = engine.execs.create(spec);
+  const other = engine.execs.create(spec);
+  engine.execs.started(rec);
+  engine.execs.ended(rec, 0);
+  assert.equal(engine.execs.get(rec.id)?.exitCode, 0);
+  await engine.remove('ex', true);
+  assert.equal(engine.execs.get(rec.id), undefined);
+  assert.equal(engine.execs.get(other.id), undefined);
+});
+
+test('exec records: pruned a while after they ended, never-started ones later, and bounded in count', async () => {
+  const { ExecStore } = await import('../../../src/dockerapi/exec-records.js');
+  let now = 0;
+  const store = new ExecStore({ keepEndedMs: 1000, keepUnstartedMs: 5000, max: 3, now: () => now });
+  const spec = { containerId: 'c', cmd: ['true'], env: [], workingDir: '', user: '', tty: false, attachStdin: false, attachStdout: true, attachStderr: false };
+  const ended = store.create(spec);
+  store.started(ended);
+  store.ended(ended, 1);
+  const running = store.create(spec);
+  store.started(running);
+  const idle = store.create(spec);
+  now = 999;
+  assert.equal(store.get(ended.id)?.exitCode, 1, 'kept until the keep has passed');
+  now = 1000;
+  assert.equal(store.get(ended.id), undefined);
+  assert.ok(store.get(running.id), 'a running exec is never pruned');
+  now = 5000;
+  assert.equal(store.get(idle.id), undefined, 'never started: forgotten after keepUnstartedMs');
+  const many = [store.create(spec), store.create(spec), store.create(spec), store.create(spec)];
+  assert.equal(store.size, 3);
+  assert.ok(store.get(running.id), 'the bound drops idle records, not running ones');
+  assert.equal(store.get(many[0].id), undefined, 'the oldest idle record went first');
+  assert.ok(store.get(many[3].id));
+});
+
+test('network aliases: a Service per alias selecting the container, deleted with it; later members see earlier ones', async () => {
+  const cluster = new FakeCluster();
+  const engine = engineOn(cluster);
+  const net = engine.networks.create({ Name: 'app' });
+  const db = create(engine, 'db', { NetworkingConfig: { EndpointsConfig: { app: { Aliases: ['postgres'] } } } });
+  await engine.start('db');
+  const name = engine.networks.serviceName(net.id, 'postgres');
+  assert.match(name, /^postgres-[0-9a-f]{8}$/);
+  const svc = cluster.services.get(name);
+  assert.ok(svc, 'the alias Service exists');
+  assert.equal(svc.spec?.clusterIP, 'None');
+  assert.deepEqual(svc.spec?.selector, { 'berth.dev/container': db.id.slice(0, 12), 'berth.dev/owner': 'unit' });
+  create(engine, 'web', { NetworkingConfig: { EndpointsConfig: { app: { Aliases: [] } } } });
+  await engine.start('web');
+  const web = cluster.pod(engine.container('web').podName!);
+  assert.deepEqual(web.spec?.hostAliases, [{ ip: db.podIP, hostnames: ['postgres', 'db'] }]);
+  await assert.rejects(async () => engine.networks.remove('app'), /has active endpoints/);
+  await engine.remove('db', true);
+  assert.equal(cluster.services.has(name), false);
+});
+
+test('an alias that is not a DNS label is refused at create', () => {
+  const engine = engineOn(new FakeCluster());
+  engine.networks.create({ Name: 'n' });
+  assert.throws(() => create(engine, 'bad', { NetworkingConfig: { EndpointsConfig: { n: { Aliases: ['Not_A_Label'] } } } }), /must be a DNS label/);
+});
