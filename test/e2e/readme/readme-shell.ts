@@ -10,9 +10,9 @@ import type { ReadmeCommand } from './readme-blocks.js';
 const MARK = '\x1e';
 
 export interface Substitution {
-  /** a README command that starts like this... */
+  /** in a documented command, what this matches... */
   command: RegExp;
-  /** ...is replaced by this (null: not run) */
+  /** ...is replaced by this (null: the command is not run) */
   with: string | null;
   why: string;
 }
