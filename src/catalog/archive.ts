@@ -69,6 +69,22 @@ export async function readTarGz(data: Buffer, archive: string): Promise<ArchiveE
   return entries;
 }
 
+/** Follows a symlink's target segment by segment from its folder: outside, through another symlink, or inside. */
+function walkLink(name: string, link: string, symlinks: ReadonlySet<string>): 'inside' | 'outside' | { through: string } {
+  const at = path.posix.dirname(name).split('/').filter((p) => p && p !== '.');
+  const steps = link.split('/').filter((p) => p && p !== '.');
+  for (const [i, step] of steps.entries()) {
+    if (step === '..') {
+      if (!at.length) return 'outside';
+      at.pop();
+      continue;
+    }
+    at.push(step);
+    if (i < steps.length - 1 && symlinks.has(at.join('/'))) return { through: at.join('/') };
+  }
+  return 'inside';
+}
+
 /** Checks every entry, then writes them under `dir` (which must not exist yet). */
 export function writeChecked(entries: ArchiveEntry[], dir: string, archive: string): void {
   const named = entries.map((e) => ({ ...e, name: cleanName(e.name, 'entry', archive) })).filter((e) => e.name !== '');
@@ -87,11 +103,10 @@ export function writeChecked(entries: ArchiveEntry[], dir: string, archive: stri
     if (e.type === 'symlink') {
       const link = e.linkname ?? '';
       if (link.startsWith('/')) throw new UnsafeArchiveError(`${archive}: symlink ${e.name} points to the absolute path ${link}: refusing the archive`);
-      const target = path.posix.normalize(path.posix.join(path.posix.dirname(e.name), link));
-      if (target === '..' || target.startsWith('../')) throw new UnsafeArchiveError(`${archive}: symlink ${e.name} -> ${link} points outside the archive: refusing it`);
-      // `d -> .` then `x -> d/..` stays inside on paper and leaves in fact: no target may pass a symlink.
-      const via2 = throughSymlink(target);
-      if (via2) throw new UnsafeArchiveError(`${archive}: symlink ${e.name} -> ${link} passes through the symlink ${via2}: refusing the archive`);
+      const walked = walkLink(e.name, link, symlinks);
+      if (walked === 'outside') throw new UnsafeArchiveError(`${archive}: symlink ${e.name} -> ${link} points outside the archive: refusing it`);
+      // `d -> .` then `x -> d/../y` stays inside on paper and leaves in fact: no target may pass a symlink.
+      if (walked !== 'inside') throw new UnsafeArchiveError(`${archive}: symlink ${e.name} -> ${link} passes through the symlink ${walked.through}: refusing the archive`);
     }
     if (e.type === 'link') {
       const target = cleanName(e.linkname ?? '', `hardlink ${e.name} ->`, archive);
@@ -139,7 +154,12 @@ export function findExecutable(entries: ArchiveEntry[], dir: string, bin: string
     }
   }
   const file = path.join(dir, ...chosen.name.split('/'));
-  const real = realpathSync(file);
+  let real: string;
+  try {
+    real = realpathSync(file);
+  } catch {
+    throw new UnsafeArchiveError(`${archive}: ${chosen.name} is a link to nothing`);
+  }
   const root = realpathSync(dir);
   if (!real.startsWith(`${root}${path.sep}`)) throw new UnsafeArchiveError(`${archive}: ${chosen.name} resolves outside the archive: refusing it`);
   if (!statSync(real).isFile()) throw new UnsafeArchiveError(`${archive}: ${chosen.name} is not a file`);

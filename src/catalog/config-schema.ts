@@ -9,7 +9,7 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import { LineCounter, parseAllDocuments, type Document } from 'yaml';
 import type { FunctionMatch } from './resolve.js';
-import { describeSchemaError, locateSchemaError } from './yaml-errors.js';
+import { describeSchemaError, locateSchemaError, schemaErrorField } from './yaml-errors.js';
 
 export interface ConfigSource {
   /** The file as the user named it (what messages show). */
@@ -83,14 +83,14 @@ export function checkFunctionConfig(config: unknown, match: FunctionMatch, sourc
       const pos = located.lines.linePos(offset);
       issues.push({ field, message, line: pos.line, column: pos.col });
     } else {
-      issues.push({ field: err.instancePath.split('/').slice(1).join('.'), message });
+      issues.push({ field: schemaErrorField(err), message });
     }
     const key = JSON.stringify(issues.at(-1));
     if (seen.has(key)) issues.pop();
     else seen.add(key);
   }
-  const where = source?.file ?? 'function config (no file)';
-  const lines = issues.map((i) => `  ${i.line !== undefined ? `${where}:${i.line}:${i.column}: ` : `${where}: `}${i.field ? `${i.field}: ` : ''}${i.message}`);
+  const where = source?.file ?? '(no file)';
+  const lines = issues.map((i) => `  ${i.line !== undefined ? `${where}:${i.line}:${i.column}: ` : `function config ${where}: `}${i.field ? `${i.field}: ` : ''}${i.message}`);
   throw new ConfigSchemaError(`function config ${where} does not match the schema of ${describeEntry(match)}:\n${lines.join('\n')}\nfix the config (or, to run it unchecked, pass --skip-schema)`, issues);
 }
 

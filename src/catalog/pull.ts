@@ -2,12 +2,12 @@
  * `berth catalog pull`: vendors catalogs and every executable they name into one folder, so later
  * builds read only local files. Each catalog is rewritten with its exec `uri`s pointing at the vendored
  * files (sha256 unchanged, still verified before every run) and recorded in `catalogs.lock.yaml` with
- * the pinned reference to trust. Everything is staged first: a failed download leaves the folder as it was.
+ * the pinned reference to trust. An archive provider is vendored as the archive (its sha256 is the catalog's). Everything is staged first: a failed download leaves the folder as it was.
  */
 import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments, isMap, isSeq, type Document } from 'yaml';
-import { ensureExecutable } from './exec.js';
+import { ensureProvider } from './exec.js';
 import { sha256Digest } from './oci.js';
 import { parseCatalog } from './parse.js';
 import { normalizeSha } from './resolve.js';
@@ -39,10 +39,11 @@ export async function pullCatalogs(refs: string[], outDir: string, opts: SourceO
       for (const doc of docs) {
         for (const platform of platformsOf(doc)) {
           const p = platform.toJSON() as ExecPlatform;
-          const cached = await ensureExecutable(p, catalog, opts);
-          const rel = path.posix.join('bin', normalizeSha(p.sha256).replace(':', '-'), path.basename(p.bin));
+          // What the catalog's sha256 is about is vendored: the executable, or the archive holding it.
+          const cached = await ensureProvider(p, catalog, opts);
+          const rel = path.posix.join('bin', normalizeSha(p.sha256).replace(':', '-'), path.basename(cached.artifact));
           mkdirSync(path.join(stage, path.dirname(rel)), { recursive: true });
-          copyFileSync(cached, path.join(stage, rel));
+          copyFileSync(cached.artifact, path.join(stage, rel));
           platform.set('uri', rel);
           executables.push(rel);
         }

@@ -48,20 +48,23 @@ function keyNode(node: unknown, key: string): Node | undefined {
   return pair?.key as Node | undefined;
 }
 
+/** The dotted path of the field an error is about (a missing, unknown or forbidden field included). */
+export function schemaErrorField(err: ErrorObject): string {
+  const path = pointerKeys(err.instancePath).map(String);
+  const p = err.params as Record<string, unknown>;
+  if (err.keyword === 'required') return [...path, String(p.missingProperty)].join('.');
+  const named = err.keyword === 'additionalProperties' ? [String(p.additionalProperty)] : err.keyword === 'not' ? forbiddenFields(err) : [];
+  return (named.length ? [...path, named[0]] : path).join('.');
+}
+
 /** The node an error is about: the field itself, or for a missing/unknown/forbidden field its parent or key. */
 export function locateSchemaError(doc: Document, err: ErrorObject): { field: string; offset: number } {
   const keys = pointerKeys(err.instancePath);
   const node = (keys.length ? doc.getIn(keys, true) : doc.contents) as Node | undefined;
   const p = err.params as Record<string, unknown>;
-  const path = keys.map(String);
-  let field = path.join('.');
   let offset = node?.range?.[0] ?? 0;
-  if (err.keyword === 'required') field = [...path, String(p.missingProperty)].join('.');
   const named = err.keyword === 'additionalProperties' ? [String(p.additionalProperty)] : err.keyword === 'not' ? forbiddenFields(err) : [];
-  if (named.length) {
-    field = [...path, named[0]].join('.');
-    const key = keyNode(node, named[0]);
-    if (key?.range) offset = key.range[0];
-  }
-  return { field, offset };
+  const key = named.length ? keyNode(node, named[0]) : undefined;
+  if (key?.range) offset = key.range[0];
+  return { field: schemaErrorField(err), offset };
 }

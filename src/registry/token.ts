@@ -59,7 +59,7 @@ export async function requestToken(registry: string, challenge: BearerChallenge,
     request = { ...opts, headers };
   }
   const what = `get a token for ${scope} from ${url.origin}${url.pathname}`;
-  const res = await fetchUrl(url.href, { ...request, accept: [401, 403] });
+  const res = await fetchUrl(url.href, { ...request, label: `token service of ${registry}: ${request.method ?? 'GET'}`, accept: [401, 403] });
   if (res.status === 401 || res.status === 403) throw refusal(res.status, registryErrorText(res.body, res.headers), { registry, what, credentialSource: creds?.source });
   let body: { token?: string; access_token?: string; expires_in?: number; issued_at?: string };
   try {

@@ -62,11 +62,12 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-export async function startRegistry(): Promise<Registry> {
+/** `auth` is the `auth:` section of the registry's config (YAML flow style), e.g. `{htpasswd: {realm: r, path: /f}}`. */
+export async function startRegistry(opts: { auth?: string } = {}): Promise<Registry> {
   const dir = mkdtempSync(path.join(tmpdir(), 'berth-registry-'));
   const port = await freePort();
   const config = path.join(dir, 'config.yml');
-  writeFileSync(config, `version: 0.1\nlog: {level: info}\nstorage: {filesystem: {rootdirectory: ${dir}/data}}\nhttp: {addr: 127.0.0.1:${port}}\n`);
+  writeFileSync(config, `version: 0.1\nlog: {level: info}\nstorage: {filesystem: {rootdirectory: ${dir}/data}}\nhttp: {addr: 127.0.0.1:${port}}\n${opts.auth ? `auth: ${opts.auth}\n` : ''}`);
   const child: ChildProcess = spawn('docker-registry', ['serve', config], { stdio: ['ignore', 'pipe', 'pipe'] });
   const stop = async (): Promise<void> => {
     if (child.exitCode === null && child.signalCode === null) {
