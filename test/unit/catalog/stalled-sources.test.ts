@@ -13,7 +13,7 @@ import { sha256Digest } from '../../../src/catalog/oci.js';
 import { pullCatalogs } from '../../../src/catalog/pull.js';
 import { loadCatalog, readCatalogBytes } from '../../../src/catalog/source.js';
 import { fetchTimeoutMs, fetchUrl } from '../../../src/registry/http.js';
-import { startHeadersThenStall, startSilentServer, startStallingRegistry, type StallingServer } from './stalling-servers.js';
+import { startChallengingRegistry, startHeadersThenStall, startSilentServer, startStallingRegistry, type StallingServer } from './stalling-servers.js';
 
 const berth = fileURLToPath(new URL('../../../src/cli/main.js', import.meta.url));
 const CATALOG = Buffer.from(`apiVersion: config.kubernetes.io/v1alpha1
@@ -139,6 +139,30 @@ test('berth catalog pull, fn render and fn eval (CLI) fail within the timeout na
   assert.ok(evalRun.stderr.includes(`catalog source ${web.url}/cat.yaml stalled: no data for 1 s`), evalRun.stderr);
 
   for (const r of [pull, render, evalRun]) assert.ok(r.ms < 10_000, `took ${r.ms} ms with a 1 s timeout`);
+  assert.deepEqual(filesUnder(cacheDir), []);
+});
+
+test('berth fn eval (CLI) from a registry that stalls mid-blob, and from one whose token service never answers: fails within the timeout naming the URL', async () => {
+  const registry = await startStallingRegistry('fns/catalog', '1', CATALOG);
+  const silent = await startSilentServer();
+  const realm = `${silent.url.replace('https:', 'http:')}/token`;
+  const guarded = await startChallengingRegistry(realm);
+  servers.push(registry, silent, guarded);
+  const cacheDir = mkdtempSync(path.join(tmpdir(), 'berth-cache-'));
+  const pkg = mkdtempSync(path.join(tmpdir(), 'berth-pkg-'));
+  writeFileSync(path.join(pkg, 'stamp.yaml'), 'apiVersion: fn.example.org/v1\nkind: Stamp\nmetadata:\n  name: stamp\n');
+  const fnEval = (catalog: string) => runBerth(['fn', 'eval', pkg, '--fn-config', path.join(pkg, 'stamp.yaml'), '--trusted-catalog', catalog], { BERTH_CACHE_DIR: cacheDir });
+
+  const blob = await fnEval(`oci://${registry.host}/fns/catalog:1@${registry.manifestDigest}`);
+  assert.equal(blob.code, 1, blob.stderr);
+  assert.ok(blob.stderr.includes(`berth: catalog source oci://${registry.host}/fns/catalog:1@${registry.manifestDigest}: layer ${registry.url}/v2/fns/catalog/blobs/${registry.layerDigest} stalled: no data for 1 s`), blob.stderr);
+
+  const token = await fnEval(`oci://${guarded.host}/fns/catalog:1`);
+  assert.equal(token.code, 1, token.stderr);
+  assert.ok(token.stderr.includes(`berth: token service of ${guarded.host}: GET ${realm}?service=stall&scope=repository%3Afns%2Fcatalog%3Apull stalled: no data for 1 s`), token.stderr);
+  assert.deepEqual(guarded.requests, ['/v2/fns/catalog/manifests/1']);
+
+  for (const r of [blob, token]) assert.ok(r.ms < 10_000, `took ${r.ms} ms with a 1 s timeout`);
   assert.deepEqual(filesUnder(cacheDir), []);
 });
 

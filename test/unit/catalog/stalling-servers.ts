@@ -101,3 +101,15 @@ export async function startStallingRegistry(repository: string, tag: string, cat
   const port = await listen(server);
   return { url: `http://127.0.0.1:${port}`, host: `127.0.0.1:${port}`, requests, manifestDigest, layerDigest, close: closer(server, sockets) };
 }
+
+/** A plain-http registry that answers every request 401 with a Bearer challenge whose realm is `realm`. */
+export async function startChallengingRegistry(realm: string): Promise<StallingServer & { host: string }> {
+  const requests: string[] = [];
+  const server = http.createServer((req, res) => {
+    requests.push(req.url ?? '');
+    res.writeHead(401, { 'WWW-Authenticate': `Bearer realm="${realm}",service="stall"` }).end();
+  });
+  const sockets = tracked(server);
+  const port = await listen(server);
+  return { url: `http://127.0.0.1:${port}`, host: `127.0.0.1:${port}`, requests, close: closer(server, sockets) };
+}
