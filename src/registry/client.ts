@@ -74,7 +74,8 @@ export class RegistryClient {
     readonly registry: string,
     private readonly opts: ClientOptions = {},
   ) {
-    this.base = registryBaseUrl(registry, opts.insecure);
+    // `oci://docker.io/...` names Docker Hub, whose API lives on registry-1.docker.io (as the docker CLI maps it).
+    this.base = registryBaseUrl(registry === 'docker.io' || registry === 'index.docker.io' ? 'registry-1.docker.io' : registry, opts.insecure);
   }
 
   async request(repository: string, access: Access, req: RegistryRequest): Promise<FetchResult> {

@@ -46,6 +46,8 @@ test('credentials as the docker CLI finds them: DOCKER_CONFIG, auths by host or 
   assert.equal(credentialServerKey('docker.io'), 'https://index.docker.io/v1/');
   assert.equal(loginCommand('registry-1.docker.io'), 'docker login');
   assert.equal(loginCommand('ghcr.io'), 'docker login ghcr.io');
+  assert.equal(new RegistryClient('docker.io').base, 'https://registry-1.docker.io/v2', 'Docker Hub as the docker CLI reaches it');
+  assert.equal(new RegistryClient('127.0.0.1:5000').base, 'http://127.0.0.1:5000/v2', 'loopback over plain http');
 
   const helped = configDir(
     { credsStore: 'store', credHelpers: { 'ghcr.io': 'gh' }, auths: { 'ghcr.io': { auth: b64('file:ignored') } } },
