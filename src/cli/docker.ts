@@ -60,16 +60,26 @@ export function shimCommand(): Command {
       // the link runs berth directly (kustomize execs `docker`), so the target must be executable
       chmodSync(target, statSync(target).mode | 0o111);
       symlinkSync(target, link);
-      process.stdout.write(`${link} -> ${target}\nput it first on PATH:  export PATH=${resolve(dir)}:$PATH\n`);
+      // First on PATH only for the tools that run functions: exported, it would also shadow the real docker CLI.
+      process.stdout.write(`${link} -> ${target}\nput it first on PATH for kustomize and kpt:  PATH=${resolve(dir)}:$PATH kubectl kustomize --enable-alpha-plugins DIR\n`);
     });
   cmd
     .command('agent')
-    .description('serve `docker run` for short-lived docker processes (BERTH_SHIM_AGENT=1 starts it on first use)')
+    .description('serve `docker run` for short-lived docker processes (BERTH_SHIM_AGENT=1 starts it on first use), keeping warm pods')
     .option('--socket <path>', 'unix socket (mode 0600)', defaultAgentSocket())
     .option('--idle <seconds>', 'exit after this long without requests', '300')
-    .action(async (o: { socket: string; idle: string }) => {
+    .option('--pool-size <n>', 'warm pods kept per run plan (0: none) [$BERTH_SHIM_POOL_SIZE]', process.env.BERTH_SHIM_POOL_SIZE ?? '1')
+    .option('--pool-plans <n>', 'run plans kept warm at once [$BERTH_SHIM_POOL_PLANS]', process.env.BERTH_SHIM_POOL_PLANS ?? '16')
+    .option('--pool-idle <seconds>', 'a warm pod not used for this long is deleted (at most --idle) [$BERTH_SHIM_POOL_IDLE]', process.env.BERTH_SHIM_POOL_IDLE ?? '300')
+    .action(async (o: { socket: string; idle: string; poolSize: string; poolPlans: string; poolIdle: string }) => {
       const idle = Number(o.idle);
       if (!(idle > 0)) throw new Error(`--idle must be a positive number of seconds, got "${o.idle}"`);
+      const count = (text: string, flag: string, min: number): number => {
+        const n = Number(text);
+        if (!Number.isInteger(n) || n < min) throw new Error(`${flag} must be a whole number ≥ ${min}, got "${text}"`);
+        return n;
+      };
+      const pool = { perPlan: count(o.poolSize, '--pool-size', 0), maxPlans: count(o.poolPlans, '--pool-plans', 1), idleSeconds: count(o.poolIdle, '--pool-idle', 1) };
       const { startAgent } = await import('../shim/agent.js');
       const { connect } = await import('node:net');
       // another agent already serving this socket: it answers, and this one is not needed
@@ -77,9 +87,17 @@ export function shimCommand(): Command {
         this.destroy();
         resolve(true);
       }).once('error', () => resolve(false)));
-      if (!live) await startAgent(o.socket, idle);
+      if (!live) await startAgent(o.socket, idle, pool);
       process.stdout.write(`ready ${o.socket}\n`);
     });
+  const pool = cmd.command('pool').description("the shim agent's warm pods: function pods started ahead of the call that needs them");
+  const control = (what: 'pool-ls' | 'pool-drain') => async (o: { socket: string }) => {
+    const { askAgent } = await import('./shim-agent-client.js');
+    const answer = await askAgent(o.socket, what);
+    process.stdout.write(answer ?? `no shim agent is running at ${o.socket}: no warm pods\n`);
+  };
+  pool.command('ls').description('list the warm pods of the running agent').option('--socket <path>', 'the agent\'s socket', defaultAgentSocket()).action(control('pool-ls'));
+  pool.command('drain').description('delete every warm pod of the running agent now').option('--socket <path>', 'the agent\'s socket', defaultAgentSocket()).action(control('pool-drain'));
   return cmd;
 }
 

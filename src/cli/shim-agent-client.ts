@@ -73,3 +73,21 @@ export async function runThroughAgent(argv: string[], socketPath: string, forwar
     });
   });
 }
+
+/** A control question (`berth shim pool ls|drain`) to a running agent; undefined when none runs. */
+export async function askAgent(socketPath: string, control: NonNullable<AgentRequest['control']>): Promise<string | undefined> {
+  const socket = await connectTo(socketPath);
+  if (!socket) return undefined;
+  const request: AgentRequest = { control, argv: [], env: {}, cwd: process.cwd(), stderrIsTTY: false };
+  socket.write(encodeFrame(FRAME.header, JSON.stringify(request)));
+  return new Promise((resolve) => {
+    const out: Buffer[] = [];
+    const decoder = new FrameDecoder();
+    socket.pipe(decoder);
+    decoder.on('data', (frame: Frame) => {
+      if (frame.type === FRAME.stdout) out.push(frame.payload);
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve(Buffer.concat(out).toString()));
+  });
+}

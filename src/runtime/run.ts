@@ -9,20 +9,24 @@
  *
  * Output is delivered exactly once or the run fails (run-output.ts): from the log where the cluster
  * serves stdout and stderr apart, else from attach checked against the log once the container ended.
+ *
+ * With a warm pool (warm-pool.ts) a run takes a pod of its exact plan that is already running and
+ * waiting on stdin; one that turns out not to be running is deleted and the run starts its own.
  */
-import { randomBytes } from 'node:crypto';
-import { PassThrough, type Readable, type Writable } from 'node:stream';
-import type { V1Pod } from '@kubernetes/client-node';
-import { pack } from 'tar-stream';
+import { createHash, randomBytes } from 'node:crypto';
+import type { Readable, Writable } from 'node:stream';
 import type { KubeCluster } from '../kube/cluster.js';
 import { KubeError, SHIM_ROLE_PATH } from '../kube/errors.js';
-import { openAttach } from '../kube/streams.js';
-import { deliverFromAttach, deliverFromLogs } from './run-output.js';
+import { feedInitContainer } from './file-feed.js';
 import { snapshotMounts, DEFAULT_MAX_MOUNT_BYTES } from './mounts.js';
-import { FILES_COMPLETE_MARKER, MAIN_CONTAINER, planWorkload, type PlanContext, type TarEntry, type WorkloadPlan } from './plan.js';
-import { viewContainer, type ContainerView } from './pod-status.js';
+import { MAIN_CONTAINER, planWorkload, type PlanContext, type WorkloadPlan } from './plan.js';
+import { viewContainer } from './pod-status.js';
+import { isTerminal, PodTracker, settledOrRunning } from './pod-tracker.js';
 import { RunError } from './run-error.js';
+import { cleanup, createSideObjects, type Created } from './run-objects.js';
+import { deliverFromAttach, deliverFromLogs } from './run-output.js';
 import { noTrace, type Trace } from './trace.js';
+import type { WarmPod, WarmPool } from './warm-pool.js';
 import type { Workload } from './workload.js';
 
 export interface RunIO {
@@ -53,6 +57,11 @@ export interface RunCluster {
    * agent outlives its clients). Interrupted and failed runs still delete before they return.
    */
   background?: (deletions: Promise<void>) => void;
+  /**
+   * Warm pods (a long-lived caller: the shim agent): a run whose plan has one takes it instead of
+   * starting a pod, and every run of a poolable plan leaves one started for the next call.
+   */
+  pool?: WarmPool;
 }
 
 /** A failure of berth or the cluster (not of the workload): docker run exits 125 (126/127 for start errors). */
@@ -61,150 +70,257 @@ export { RunError };
 const DEFAULT_START_TIMEOUT = 60;
 
 export async function runWorkload(w: Workload, io: RunIO, cluster: RunCluster): Promise<{ exitCode: number }> {
-  const kube = cluster.kube;
-  const signal = io.signal;
-  const progress = io.onProgress ?? (() => undefined);
-  const trace = io.trace ?? noTrace;
-  throwIfAborted(signal);
-  trace('run begins');
+  return new WorkloadRun(w, io, cluster).run();
+}
 
-  // Questions that depend on nothing go out at once and overlap the local work below. Neither rejects.
-  // The attach check must still be answered before a pod exists: a denied attach fails before the pod
-  // starts, not after (the WebSocket upgrade is a GET before Kubernetes 1.35, a create from then on).
-  const rightMissing = missingRight(kube);
-  const splitLogs = kube.servesSplitLogs();
-  const stdinAsFileAnswer = w.stdin ? chooseStdinAsFile(cluster) : Promise.resolve(false);
+/** A warm pod that cannot serve the call (its container is not running): the call starts its own. */
+class WarmPodUnusable extends Error {}
 
-  const mounts = w.mounts?.length ? await snapshotMounts(w.mounts, cluster.mountLimitBytes ?? DEFAULT_MAX_MOUNT_BYTES) : [];
-  for (const m of w.mounts ?? []) {
-    // docker would write changes back to the host; a pod only has a copy. Said once, never silently.
-    if (!m.readOnly) io.stderr.write(`berth: ${m.target} is a writable copy of ${m.source}: changes made in the pod are not written back to the host\n`);
-  }
-  const context: PlanContext = {
-    namespace: kube.namespace,
-    owner: cluster.owner,
-    now: (cluster.now ?? (() => new Date()))(),
-    ttlSeconds: cluster.ttlSeconds ?? 3600,
-    runId: randomBytes(5).toString('hex').slice(0, 8),
-    mounts,
-    helperImage: cluster.helperImage,
-  };
-  // How stdin travels changes only the pod (planning is pure: same run id, same side objects), so
-  // the side objects need not wait for the server's version.
-  const sidePlan = planWorkload(w, { ...context, stdinAsFile: false });
-  const podName = sidePlan.pod.metadata?.name as string;
-
-  const created: Created[] = [];
+/** One run, cold or warm: what it created, whether its container ended, and its cleanup. */
+class WorkloadRun {
+  private readonly kube: KubeCluster;
+  private readonly trace: Trace;
+  private readonly progress: (phase: string) => void;
+  private created: Created[] = [];
   /** Creations in flight: cleanup waits for them, or one that lands after the deletes would leak. */
-  const inFlight: Array<Promise<unknown>> = [];
-  let exitCode = 125;
-  let podEnded = false;
-  const stopWatch = new AbortController();
-  const onAbort = (): void => stopWatch.abort();
-  signal?.addEventListener('abort', onAbort);
-  try {
-    const sideObjects = createSideObjects(kube, sidePlan, created, trace);
-    inFlight.push(sideObjects);
+  private readonly inFlight: Array<Promise<unknown>> = [];
+  private exitCode = 125;
+  private podEnded = false;
+  /** Ends every watch and stream of the run (its end, a failure, an interrupt). */
+  private readonly stopWatch = new AbortController();
+
+  constructor(
+    private readonly w: Workload,
+    private readonly io: RunIO,
+    private readonly cluster: RunCluster,
+  ) {
+    this.kube = cluster.kube;
+    this.trace = io.trace ?? noTrace;
+    this.progress = io.onProgress ?? (() => undefined);
+  }
+
+  async run(): Promise<{ exitCode: number }> {
+    const { w, io, kube, trace } = this;
+    const signal = io.signal;
+    throwIfAborted(signal);
+    trace('run begins');
+
+    // Questions that depend on nothing go out at once and overlap the local work below. None rejects.
+    // The attach check must still be answered before a pod exists: a denied attach fails before the pod
+    // starts, not after (the WebSocket upgrade is a GET before Kubernetes 1.35, a create from then on).
+    const rightMissing = missingRight(kube);
+    const splitLogs = kube.servesSplitLogs();
+    const stdinAsFile = w.stdin ? chooseStdinAsFile(this.cluster) : Promise.resolve(false);
+
+    const mounts = w.mounts?.length ? await snapshotMounts(w.mounts, this.cluster.mountLimitBytes ?? DEFAULT_MAX_MOUNT_BYTES) : [];
+    for (const m of w.mounts ?? []) {
+      // docker would write changes back to the host; a pod only has a copy. Said once, never silently.
+      if (!m.readOnly) io.stderr.write(`berth: ${m.target} is a writable copy of ${m.source}: changes made in the pod are not written back to the host\n`);
+    }
+    const context: PlanContext = {
+      namespace: kube.namespace,
+      owner: this.cluster.owner,
+      now: (this.cluster.now ?? (() => new Date()))(),
+      ttlSeconds: this.cluster.ttlSeconds ?? 3600,
+      runId: newRunId(),
+      mounts,
+      helperImage: this.cluster.helperImage,
+    };
+    // How stdin travels changes only the pod (planning is pure: same run id, same side objects), so
+    // the side objects need not wait for the server's version.
+    const sidePlan = planWorkload(w, { ...context, stdinAsFile: false });
+    const poolKey = await this.poolKeyOf(sidePlan, context, splitLogs, stdinAsFile);
+
+    const onAbort = (): void => this.stopWatch.abort();
+    signal?.addEventListener('abort', onAbort);
+    try {
+      const warm = poolKey ? this.cluster.pool?.take(poolKey) : undefined;
+      if (warm) {
+        const result = await this.runWarm(warm, splitLogs);
+        if (result) return result;
+      }
+      const { tracker, podName, fileStdin } = await this.startCold(sidePlan, context, rightMissing, stdinAsFile);
+      return await this.execute(tracker, podName, fileStdin, splitLogs, false);
+    } catch (err) {
+      if (signal?.aborted) throw abortError();
+      if (err instanceof RunError) throw err;
+      if (err instanceof KubeError) throw new RunError(err.message);
+      throw err;
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      this.stopWatch.abort();
+      if (poolKey && this.podEnded && !signal?.aborted) this.cluster.pool?.refill(poolKey, () => startWarmPod(w, context, kube, poolKey, this.cluster.pool as WarmPool));
+      await this.finish();
+    }
+  }
+
+  /** The plan's pool key when a warm pod can serve it: a function reading stdin over attach, no files to feed, output from split logs. */
+  private async poolKeyOf(plan: WorkloadPlan, context: PlanContext, splitLogs: Promise<boolean>, stdinAsFile: Promise<boolean>): Promise<string | undefined> {
+    const w = this.w;
+    if (!this.cluster.pool || !w.stdin || w.tty || plan.mountData.initContainer) return undefined;
+    if ((await stdinAsFile) || !(await splitLogs)) return undefined;
+    return planKey(w, context, this.kube);
+  }
+
+  /** Serves the call with a warm pod; undefined when it turned out unusable (then deleted, nothing delivered). */
+  private async runWarm(warm: WarmPod, splitLogs: Promise<boolean>): Promise<{ exitCode: number } | undefined> {
+    this.trace(`warm pod ${warm.podName} taken`);
+    this.created = [...warm.created];
+    const tracker = new PodTracker(this.kube, warm.podName, this.stopWatch.signal, this.trace);
+    try {
+      return await this.execute(tracker, warm.podName, false, splitLogs, true);
+    } catch (err) {
+      if (!(err instanceof WarmPodUnusable)) throw err;
+      this.trace(`warm pod ${warm.podName} unusable (${err.message}): starting a pod`);
+      await cleanup(this.kube, this.created, false, (line) => this.report(line));
+      this.created = [];
+      return undefined;
+    }
+  }
+
+  /** Side objects, then the pod, then its files: the pod never runs without its NetworkPolicy or files. */
+  private async startCold(sidePlan: WorkloadPlan, context: PlanContext, rightMissing: Promise<string | undefined>, stdinAsFileAnswer: Promise<boolean>) {
+    const { w, kube, trace } = this;
+    const podName = sidePlan.pod.metadata?.name as string;
+    const sideObjects = createSideObjects(kube, sidePlan, this.created, trace);
+    this.inFlight.push(sideObjects);
     // Its failure is read below, after the stdin mode; until then it must not count as unhandled.
     sideObjects.catch(() => undefined);
-    const stdinAsFile = await stdinAsFileAnswer;
-    trace(`stdin mode known (${stdinAsFile ? 'file' : 'attach'})`);
-    const plan = stdinAsFile ? planWorkload(w, { ...context, stdinAsFile }) : sidePlan;
+    const fileStdin = await stdinAsFileAnswer;
+    trace(`stdin mode known (${fileStdin ? 'file' : 'attach'})`);
+    const plan = fileStdin ? planWorkload(w, { ...context, stdinAsFile: true }) : sidePlan;
     if (plan !== sidePlan && sideObjectsOf(plan) !== sideObjectsOf(sidePlan)) throw new Error('berth bug: the side objects depend on the stdin mode');
 
-    // The pod waits for all of its side objects: it must never run a moment without its
-    // NetworkPolicy (a policy applies from when it exists), nor start without its files.
+    // A policy applies from when it exists: the pod waits for all of its side objects.
     await sideObjects;
-    throwIfAborted(signal);
+    throwIfAborted(this.io.signal);
     const missing = await rightMissing;
     if (missing) throw new RunError(missing);
     trace('attach and delete allowed');
-    const tracker = new PodTracker(kube, podName, stopWatch.signal, trace);
+    const tracker = new PodTracker(kube, podName, this.stopWatch.signal, trace);
     const podCreated = kube.createPod(plan.pod);
-    inFlight.push(podCreated);
+    this.inFlight.push(podCreated);
     await podCreated;
-    created.push(['pods', podName]);
-    trace('pod created');
-    progress('scheduling');
-
-    const deadline = Date.now() + (w.startTimeoutSeconds ?? DEFAULT_START_TIMEOUT) * 1000;
+    this.created.push(['pods', podName]);
+    trace(`pod ${podName} created`);
+    this.progress('scheduling');
     if (plan.mountData.initContainer) {
-      await feedInitContainer(plan, io, kube, tracker, deadline, stdinAsFile, progress);
+      await feedInitContainer(plan, w.stdin ? this.io.stdin : undefined, kube, tracker, this.startDeadline(), fileStdin, this.progress);
       trace('files copied');
     }
+    return { tracker, podName, fileStdin };
+  }
 
-    const started = await tracker.until((pod) => settledOrRunning(viewContainer(pod, MAIN_CONTAINER), progress), deadline, `${w.image} did not start`);
+  /** Running → output → exit code, from the pod's terminated state. */
+  private async execute(tracker: PodTracker, podName: string, stdinAsFile: boolean, splitLogs: Promise<boolean>, warm: boolean): Promise<{ exitCode: number }> {
+    const { w, io, trace } = this;
+    const started = await tracker.until((pod) => settledOrRunning(viewContainer(pod, MAIN_CONTAINER), this.progress), this.startDeadline(), `${w.image} did not start`);
     const view = viewContainer(started, MAIN_CONTAINER);
+    if (warm && view.state !== 'running') throw new WarmPodUnusable(`its container is ${view.state}`);
     if (view.state === 'failed') throw new RunError(view.message, view.exitCode);
-    if (view.state === 'running') progress('running');
+    if (view.state === 'running') this.progress('running');
 
     const endedPod = tracker.until((pod) => isTerminal(viewContainer(pod, MAIN_CONTAINER)), Infinity, `${w.image} did not finish`);
     endedPod.catch(() => undefined);
-    const streams = { kube, podName, workload: w, io, stdinAsFile, running: view.state === 'running', ended: endedPod, signal: stopWatch.signal, trace };
-    const output = !w.tty && (await splitLogs) ? await deliverFromLogs(streams) : await deliverFromAttach(streams);
-    throwIfAborted(signal);
+    const streams = { kube: this.kube, podName, workload: w, io, stdinAsFile, running: view.state === 'running', ended: endedPod, signal: this.stopWatch.signal, trace };
+    let output;
+    try {
+      output = !w.tty && (await splitLogs) ? await deliverFromLogs(streams) : await deliverFromAttach(streams);
+    } catch (err) {
+      // Nothing was delivered yet: the stdin attach comes before any output is read.
+      if (warm && err instanceof KubeError) throw new WarmPodUnusable(err.message);
+      throw err;
+    }
+    throwIfAborted(io.signal);
 
     const ended = await endedPod;
-    podEnded = true;
+    this.podEnded = true;
     const final = viewContainer(ended, MAIN_CONTAINER);
     trace(`container ${final.state}`);
     if (final.state === 'failed') throw new RunError(final.message, final.exitCode);
     if (final.state !== 'terminated') throw new RunError(`pod ${podName} ended without an exit code`);
     await output.settle(final.exitCode);
     trace('output complete');
-    exitCode = final.exitCode;
-    return { exitCode };
-  } catch (err) {
-    if (signal?.aborted) throw abortError();
-    if (err instanceof RunError) throw err;
-    if (err instanceof KubeError) throw new RunError(err.message);
-    throw err;
-  } finally {
-    signal?.removeEventListener('abort', onAbort);
-    stopWatch.abort();
-    const keep = cluster.keepFailedPods && exitCode !== 0;
-    if (!keep) {
-      const deleted = (async () => {
-        await Promise.allSettled(inFlight);
-        await cleanup(kube, created, podEnded && !signal?.aborted, (line) => {
-          if (io.stderr.writable) io.stderr.write(line);
-        });
-        trace('cleaned up');
-      })();
-      // Only a run whose container has ended may leave its deletions to the caller: an interrupted
-      // one deletes before it returns (SIGTERM must not leave a pod running behind the shim).
-      if (cluster.background && podEnded && !signal?.aborted) cluster.background(deleted);
-      else await deleted;
-    }
+    this.exitCode = final.exitCode;
+    return { exitCode: this.exitCode };
+  }
+
+  private startDeadline(): number {
+    return Date.now() + (this.w.startTimeoutSeconds ?? DEFAULT_START_TIMEOUT) * 1000;
+  }
+
+  /** Deletes what the run created, unless a failed run's pod is kept; in the background when the caller takes it. */
+  private async finish(): Promise<void> {
+    const signal = this.io.signal;
+    if (this.cluster.keepFailedPods && this.exitCode !== 0) return;
+    const deleted = (async () => {
+      await Promise.allSettled(this.inFlight);
+      await cleanup(this.kube, this.created, this.podEnded && !signal?.aborted, (line) => this.report(line));
+      this.trace('cleaned up');
+    })();
+    // Only a run whose container has ended may leave its deletions to the caller: an interrupted
+    // one deletes before it returns (SIGTERM must not leave a pod running behind the shim).
+    if (this.cluster.background && this.podEnded && !signal?.aborted) this.cluster.background(deleted);
+    else await deleted;
+  }
+
+  private report(line: string): void {
+    if (this.io.stderr.writable) this.io.stderr.write(line);
   }
 }
 
-type Created = ['pods' | 'configmaps' | 'networkpolicies', string];
+function newRunId(): string {
+  return randomBytes(5).toString('hex').slice(0, 8);
+}
 
-/** NetworkPolicy and ConfigMaps at once; each is recorded for cleanup as soon as it exists. */
-async function createSideObjects(kube: KubeCluster, plan: WorkloadPlan, created: Created[], trace: Trace): Promise<void> {
-  const creations: Array<Promise<void>> = [];
-  if (plan.networkPolicy) {
-    const np = plan.networkPolicy;
-    creations.push(
-      kube.createNetworkPolicy(np).then(() => {
-        created.push(['networkpolicies', np.metadata?.name as string]);
-        trace('networkpolicy created');
-      }),
-    );
+/**
+ * Every byte of what the plan makes (pod, ConfigMaps with the mounts' content, NetworkPolicy), with
+ * the run id and clock held still, plus where and as whom it runs: equal keys, interchangeable pods.
+ */
+function planKey(w: Workload, context: PlanContext, kube: KubeCluster): string {
+  const plan = planWorkload(w, { ...context, runId: 'warmkey0', now: new Date(0), stdinAsFile: false });
+  const user = kube.kc.getCurrentUser?.()?.name ?? '';
+  return createHash('sha256').update(JSON.stringify([kube.server, kube.namespace, user, plan.pod, plan.configMaps, plan.networkPolicy ?? null])).digest('hex');
+}
+
+/**
+ * A pod of the plan started for a later call: a run id of its own, and a deadline and expiry that
+ * also cover its wait in the pool. Resolves once its container runs (waiting on stdin).
+ */
+async function startWarmPod(w: Workload, context: PlanContext, kube: KubeCluster, key: string, pool: WarmPool): Promise<WarmPod> {
+  const wait = pool.idleSeconds;
+  const warmWorkload: Workload = { ...w, deadlineSeconds: (w.deadlineSeconds ?? context.ttlSeconds) + wait };
+  const plan = planWorkload(warmWorkload, { ...context, runId: newRunId(), now: new Date(), ttlSeconds: context.ttlSeconds + wait, stdinAsFile: false });
+  const podName = plan.pod.metadata?.name as string;
+  const created: Created[] = [];
+  const stop = new AbortController();
+  try {
+    await createSideObjects(kube, plan, created, noTrace);
+    const tracker = new PodTracker(kube, podName, stop.signal, noTrace);
+    await kube.createPod(plan.pod);
+    created.push(['pods', podName]);
+    const deadline = Date.now() + (w.startTimeoutSeconds ?? DEFAULT_START_TIMEOUT) * 1000;
+    const pod = await tracker.until((p) => settledOrRunning(viewContainer(p, MAIN_CONTAINER), () => undefined), deadline, `warm pod of ${w.image} did not start`);
+    const view = viewContainer(pod, MAIN_CONTAINER);
+    if (view.state !== 'running') throw new RunError(`warm pod ${podName} did not run (${view.state})`);
+    return {
+      key,
+      image: w.image,
+      podName,
+      created,
+      kube,
+      readyAt: Date.now(),
+      alive: () => {
+        const now = tracker.current();
+        return !tracker.failed() && now !== undefined && viewContainer(now, MAIN_CONTAINER).state === 'running' && !now.metadata?.deletionTimestamp;
+      },
+      release: () => stop.abort(),
+    };
+  } catch (err) {
+    stop.abort();
+    await cleanup(kube, created, false, () => undefined);
+    throw err;
   }
-  for (const cm of plan.configMaps) {
-    creations.push(
-      kube.createConfigMap(cm).then(() => {
-        created.push(['configmaps', cm.metadata?.name as string]);
-        trace('configmap created');
-      }),
-    );
-  }
-  // All settle before the verdict: a failure must not leave a sibling landing after cleanup ran.
-  const results = await Promise.allSettled(creations);
-  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed) throw failed.reason;
 }
 
 function sideObjectsOf(plan: WorkloadPlan): string {
@@ -235,106 +351,6 @@ async function chooseStdinAsFile(cluster: RunCluster): Promise<boolean> {
   return v !== undefined && (v.major < 1 || (v.major === 1 && v.minor < 30));
 }
 
-function settledOrRunning(view: ContainerView, progress: (p: string) => void): boolean {
-  if (view.state === 'pending') {
-    progress(view.progress);
-    return false;
-  }
-  return true;
-}
-
-function isTerminal(view: ContainerView): boolean {
-  return view.state === 'terminated' || view.state === 'failed';
-}
-
-/** Streams the planned tar (mount files, and stdin when it goes as a file) into the init container. */
-async function feedInitContainer(
-  plan: WorkloadPlan,
-  io: RunIO,
-  kube: KubeCluster,
-  tracker: PodTracker,
-  deadline: number,
-  stdinAsFile: boolean,
-  progress: (p: string) => void,
-): Promise<void> {
-  const name = plan.mountData.initContainer as string;
-  const pod = await tracker.until((p) => settledOrRunning(viewContainer(p, name, true), progress), deadline, `the file copy container did not start`);
-  const view = viewContainer(pod, name, true);
-  if (view.state === 'failed') throw new RunError(`${view.message} (the helper image ${plan.pod.spec?.initContainers?.[0]?.image ?? ''} copies mounted files into the pod: set BERTH_HELPER_IMAGE to an image with sh and tar that the cluster can pull)`, 125);
-  if (view.state !== 'running') return;
-  progress('copying files');
-  const entries: TarEntry[] = [...plan.mountData.entries];
-  if (stdinAsFile && plan.mountData.stdinEntry) {
-    entries.push({ name: plan.mountData.stdinEntry, type: 'file', mode: 0o444, data: io.stdin ? await readAll(io.stdin) : Buffer.alloc(0) });
-  }
-  entries.push({ name: FILES_COMPLETE_MARKER, type: 'file', mode: 0o444, data: Buffer.alloc(0) });
-  const tar = tarStream(entries);
-  const errors = new PassThrough();
-  const errText: Buffer[] = [];
-  errors.on('data', (c: Buffer) => errText.push(c));
-  const session = await openAttach(kube.kc, kube.namespace, plan.pod.metadata?.name as string, name, { stdin: tar, stderr: errors });
-  // tar stops at its end-of-archive marker, so the copy also ends without a v5 stdin close.
-  await session.done.catch(() => undefined);
-  const done = await tracker.until((p) => isTerminal(viewContainer(p, name, true)), deadline + 60_000, 'the file copy did not finish');
-  const end = viewContainer(done, name, true);
-  if (end.state === 'terminated' && end.exitCode !== 0) {
-    throw new RunError(`copying mounted files into the pod failed (tar exit ${end.exitCode}): ${Buffer.concat(errText).toString('utf8').trim() || end.message || ''}`);
-  }
-  if (end.state === 'failed') throw new RunError(end.message, 125);
-}
-
-/** GNU tar reads whole 10 KiB records: pad so it reaches the end marker without waiting for EOF. */
-function tarStream(entries: TarEntry[]): Readable {
-  const p = pack();
-  for (const e of entries) {
-    if (e.type === 'file') p.entry({ name: e.name, type: 'file', mode: e.mode, size: e.data?.length ?? 0 }, e.data ?? Buffer.alloc(0));
-    else if (e.type === 'directory') p.entry({ name: e.name, type: 'directory', mode: e.mode });
-    else p.entry({ name: e.name, type: 'symlink', linkname: e.linkname ?? '' });
-  }
-  p.finalize();
-  const out = new PassThrough();
-  let size = 0;
-  p.on('data', (c: unknown) => {
-    const chunk = c as Buffer;
-    size += chunk.length;
-    out.write(chunk);
-  });
-  p.on('end', () => {
-    const pad = (10240 - (size % 10240)) % 10240;
-    if (pad > 0) out.write(Buffer.alloc(pad));
-    out.end();
-  });
-  p.on('error', (err: Error) => out.destroy(err));
-  return out;
-}
-
-async function readAll(stream: Readable): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const c of stream) chunks.push(typeof c === 'string' ? Buffer.from(c) : (c as Buffer));
-  return Buffer.concat(chunks);
-}
-
-
-/**
- * Deletes what the run created, all at once when the container has ended. While it may still run
- * (interrupted, failed start) the pod goes first: its NetworkPolicy must outlive the pod it isolates.
- */
-async function cleanup(kube: KubeCluster, created: Created[], podEnded: boolean, report: (line: string) => void): Promise<void> {
-  // Retried inside deleteQuietly; what still fails is said, never swallowed: the object's expiry and
-  // `berth gc` are what remove it then.
-  const remove = (items: Created[]) =>
-    Promise.all(
-      items.map(([kind, name]) =>
-        kube.deleteQuietly(kind, name).catch((err: unknown) => report(`berth: could not delete ${kind}/${name} in namespace ${kube.namespace}: ${(err as Error).message}; it expires by its deadline and \`berth gc\` removes it\n`)),
-      ),
-    );
-  if (podEnded) {
-    await remove(created);
-    return;
-  }
-  await remove(created.filter(([kind]) => kind === 'pods'));
-  await remove(created.filter(([kind]) => kind !== 'pods'));
-}
 
 function throwIfAborted(signal?: AbortSignal): void {
   if (signal?.aborted) throw abortError();
@@ -344,74 +360,3 @@ function abortError(): RunError {
   return new RunError('interrupted: the pod and its objects were deleted', 130);
 }
 
-/**
- * One watch for the whole run; `until` resolves with the first pod state (latest seen, or the next
- * ones) that satisfies a condition, or rejects at the deadline.
- */
-class PodTracker {
-  private latest: V1Pod | undefined;
-  private waiters: Array<{ test: (p: V1Pod) => boolean; resolve: (p: V1Pod) => void }> = [];
-  private failure: Error | undefined;
-  private failWaiters: Array<(e: Error) => void> = [];
-
-  constructor(kube: KubeCluster, name: string, signal: AbortSignal, trace: Trace) {
-    let seen = '';
-    kube
-      .watchPod(
-        name,
-        (pod, type) => {
-          if (type === 'DELETED') {
-            this.fail(new RunError(`pod ${name} was deleted while berth was running it`));
-            return true;
-          }
-          this.latest = pod;
-          const cs = pod.status?.containerStatuses?.find((c) => c.name === MAIN_CONTAINER)?.state;
-          const state = `${describeLatest(pod)}${cs?.running ? ', running' : cs?.terminated ? ', terminated' : ''}`;
-          if (state !== seen) trace(`watch: pod ${(seen = state)}`);
-          this.waiters = this.waiters.filter((w) => (w.test(pod) ? (w.resolve(pod), false) : true));
-          return false;
-        },
-        signal,
-      )
-      .catch((err: Error) => this.fail(err));
-  }
-
-  private fail(err: Error): void {
-    this.failure = err;
-    for (const f of this.failWaiters) f(err);
-    this.failWaiters = [];
-  }
-
-  until(test: (p: V1Pod) => boolean, deadline: number, timeoutMessage: string): Promise<V1Pod> {
-    if (this.failure) return Promise.reject(this.failure);
-    if (this.latest && test(this.latest)) return Promise.resolve(this.latest);
-    return new Promise<V1Pod>((resolve, reject) => {
-      let timer: NodeJS.Timeout | undefined;
-      const waiter = {
-        test,
-        resolve: (p: V1Pod) => {
-          if (timer) clearTimeout(timer);
-          resolve(p);
-        },
-      };
-      this.waiters.push(waiter);
-      this.failWaiters.push((e) => {
-        if (timer) clearTimeout(timer);
-        reject(e);
-      });
-      if (Number.isFinite(deadline)) {
-        timer = setTimeout(() => {
-          this.waiters = this.waiters.filter((w) => w !== waiter);
-          reject(new RunError(`${timeoutMessage} within the start timeout (raise startTimeout in the berth config; last state: ${describeLatest(this.latest)})`));
-        }, Math.max(0, deadline - Date.now()));
-      }
-    });
-  }
-}
-
-function describeLatest(pod: V1Pod | undefined): string {
-  if (!pod) return 'not seen yet';
-  const cs = pod.status?.containerStatuses?.[0]?.state;
-  const waiting = cs?.waiting?.reason;
-  return `${pod.status?.phase ?? 'Pending'}${waiting ? `/${waiting}` : ''}`;
-}

@@ -19,6 +19,8 @@ export const FRAME = {
 } as const;
 
 export interface AgentRequest {
+  /** A question for the agent itself (`berth shim pool ls|drain`) instead of a docker command. */
+  control?: 'pool-ls' | 'pool-drain';
   argv: string[];
   env: Record<string, string | undefined>;
   cwd: string;

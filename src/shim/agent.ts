@@ -7,6 +7,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { dirname } from 'node:path';
 import { EventEmitter } from 'node:events';
 import { PassThrough, Writable } from 'node:stream';
+import { WarmPool, type WarmPodOptions } from '../runtime/warm-pool.js';
 import { encodeFrame, exitFrame, FRAME, FrameDecoder, type AgentRequest, type Frame } from './agent-frames.js';
 import { runDockerShim } from './shim.js';
 
@@ -23,7 +24,19 @@ function frameWriter(socket: Socket, type: number, isTTY: boolean): Writable & {
   return w;
 }
 
-function serveConnection(socket: Socket, onDone: () => void, background: (deletions: Promise<void>) => void): void {
+/** `berth shim pool ls|drain`, answered from the agent's own pool. */
+async function answerControl(control: NonNullable<AgentRequest['control']>, pool: WarmPool): Promise<string> {
+  if (control === 'pool-drain') {
+    const n = await pool.drain();
+    pool.reopen();
+    return `${n} warm pod${n === 1 ? '' : 's'} deleted\n`;
+  }
+  const pods = pool.list();
+  const rows = pods.map((p) => `${p.pod.padEnd(40)} ${p.namespace.padEnd(20)} ${String(p.idleSeconds).padStart(6)}s  ${p.key}  ${p.image}`);
+  return `${'POD'.padEnd(40)} ${'NAMESPACE'.padEnd(20)} ${'IDLE'.padStart(7)}  ${'PLAN'.padEnd(12)}  IMAGE\n${rows.map((r) => `${r}\n`).join('')}`;
+}
+
+function serveConnection(socket: Socket, pool: WarmPool | undefined, onDone: () => void, background: (deletions: Promise<void>) => void): void {
   const decoder = new FrameDecoder();
   const stdin = new PassThrough();
   const signals = new EventEmitter();
@@ -44,7 +57,19 @@ function serveConnection(socket: Socket, onDone: () => void, background: (deleti
         }
         const stdout = frameWriter(socket, FRAME.stdout, false);
         const stderr = frameWriter(socket, FRAME.stderr, request.stderrIsTTY);
-        runDockerShim(request.argv, request.env as NodeJS.ProcessEnv, { stdin, stdout, stderr, signals, cwd: request.cwd, traceOrigin: performance.now(), background })
+        if (request.control) {
+          const answer = pool ? answerControl(request.control, pool) : Promise.resolve('this agent keeps no warm pods (started with --pool-size 0)\n');
+          void answer.then((text) => {
+            finished = true;
+            stdout.write(text);
+            if (!socket.destroyed) socket.end(exitFrame(0));
+            onDone();
+          });
+          return;
+        }
+        // BERTH_SHIM_POOL=0 in a caller's environment: that call neither takes nor leaves warm pods.
+        const usePool = (request.env.BERTH_SHIM_POOL ?? '') !== '0' ? pool : undefined;
+        runDockerShim(request.argv, request.env as NodeJS.ProcessEnv, { stdin, stdout, stderr, signals, cwd: request.cwd, traceOrigin: performance.now(), background, pool: usePool })
           .catch((err: Error) => {
             stderr.write(`docker: ${err.message}\n`);
             return 125;
@@ -79,18 +104,25 @@ function serveConnection(socket: Socket, onDone: () => void, background: (deleti
   });
 }
 
-/** Listens on `socketPath` (mode 0600 in a 0700 folder; its pid in `socketPath`.pid) until idle for `idleSeconds`. */
-export function startAgent(socketPath: string, idleSeconds: number): Promise<Server> {
+/**
+ * Listens on `socketPath` (mode 0600 in a 0700 folder; its pid in `socketPath`.pid) until idle for
+ * `idleSeconds`; keeps warm pods (unless `pool.perPlan` is 0), all deleted before it exits, also on
+ * SIGTERM and SIGINT.
+ */
+export function startAgent(socketPath: string, idleSeconds: number, poolOptions: WarmPodOptions = {}): Promise<Server> {
+  const pool = (poolOptions.perPlan ?? 1) > 0 ? new WarmPool({ idleSeconds: Math.min(idleSeconds, poolOptions.idleSeconds ?? 300), ...poolOptions, onError: (m) => process.stderr.write(`${m}\n`) }) : undefined;
   mkdirSync(dirname(socketPath), { recursive: true, mode: 0o700 });
   if (statSync(dirname(socketPath)).mode & 0o077) throw new Error(`${dirname(socketPath)} must be private to you (mode 0700)`);
   rmSync(socketPath, { force: true });
   let active = 0;
   let idle: NodeJS.Timeout | undefined;
+  const pendingDeletions = new Set<Promise<void>>();
   const server = createServer((socket) => {
     active++;
     if (idle) clearTimeout(idle);
     serveConnection(
       socket,
+      pool,
       () => {
         active--;
         armIdle();
@@ -99,6 +131,8 @@ export function startAgent(socketPath: string, idleSeconds: number): Promise<Ser
       (deletions) => {
         active++;
         if (idle) clearTimeout(idle);
+        pendingDeletions.add(deletions);
+        void deletions.catch(() => undefined).finally(() => pendingDeletions.delete(deletions));
         void deletions
           .catch(() => undefined)
           .finally(() => {
@@ -116,7 +150,16 @@ export function startAgent(socketPath: string, idleSeconds: number): Promise<Ser
   server.on('close', () => {
     rmSync(socketPath, { force: true });
     rmSync(`${socketPath}.pid`, { force: true });
+    // Idle or stopped: warm pods go with the agent (after a SIGKILL, their deadline and berth gc do),
+    // once the deletions of finished runs have settled.
+    void Promise.allSettled([pool?.drain(), ...pendingDeletions]).then(() => process.exit(0));
   });
+  const stop = (): void => {
+    if (idle) clearTimeout(idle);
+    server.close();
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     const oldMask = process.umask(0o177);

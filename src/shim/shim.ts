@@ -136,7 +136,7 @@ async function run(command: RunCommand, env: NodeJS.ProcessEnv, io: ShimIO): Pro
         onProgress: (phase) => status.show(phase),
         trace,
       },
-      { ...runClusterOf(settings, cluster), background: io.background },
+      { ...runClusterOf(settings, cluster), background: io.background, pool: io.pool },
     );
     status.clear();
     return exitCode;

@@ -19,7 +19,8 @@ const PIPELINE = {
 
 let shim: ShimEnv;
 const socketDir = mkdtempSync(join(tmpdir(), 'berth-agent-'));
-const agentEnv = { BERTH_SHIM_AGENT: '1', BERTH_SHIM_AGENT_SOCKET: join(socketDir, 'agent.sock') };
+// The pool off: these tests are about the agent itself (test/e2e/shim/pool.test.ts runs it with warm pods).
+const agentEnv = { BERTH_SHIM_AGENT: '1', BERTH_SHIM_AGENT_SOCKET: join(socketDir, 'agent.sock'), BERTH_SHIM_POOL_SIZE: '0' };
 
 before(async () => {
   shim = await setUpShim('shim-agent');

@@ -1,0 +1,59 @@
+/**
+ * The objects of one run: created together (side objects before the pod that needs them), each
+ * recorded as soon as it exists, and deleted together, pod first while it may still run.
+ */
+import type { KubeCluster } from '../kube/cluster.js';
+import type { WorkloadPlan } from './plan.js';
+import type { Trace } from './trace.js';
+
+export type Created = ['pods' | 'configmaps' | 'networkpolicies', string];
+
+
+export /** NetworkPolicy and ConfigMaps at once; each is recorded for cleanup as soon as it exists. */
+async function createSideObjects(kube: KubeCluster, plan: WorkloadPlan, created: Created[], trace: Trace): Promise<void> {
+  const creations: Array<Promise<void>> = [];
+  if (plan.networkPolicy) {
+    const np = plan.networkPolicy;
+    creations.push(
+      kube.createNetworkPolicy(np).then(() => {
+        created.push(['networkpolicies', np.metadata?.name as string]);
+        trace('networkpolicy created');
+      }),
+    );
+  }
+  for (const cm of plan.configMaps) {
+    creations.push(
+      kube.createConfigMap(cm).then(() => {
+        created.push(['configmaps', cm.metadata?.name as string]);
+        trace('configmap created');
+      }),
+    );
+  }
+  // All settle before the verdict: a failure must not leave a sibling landing after cleanup ran.
+  const results = await Promise.allSettled(creations);
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
+
+export /**
+ * Deletes what the run created, all at once when the container has ended. While it may still run
+ * (interrupted, failed start) the pod goes first: its NetworkPolicy must outlive the pod it isolates.
+ */
+async function cleanup(kube: KubeCluster, created: Created[], podEnded: boolean, report: (line: string) => void): Promise<void> {
+  // Retried inside deleteQuietly; what still fails is said, never swallowed: the object's expiry and
+  // `berth gc` are what remove it then.
+  const remove = (items: Created[]) =>
+    Promise.all(
+      items.map(([kind, name]) =>
+        kube.deleteQuietly(kind, name).catch((err: unknown) => report(`berth: could not delete ${kind}/${name} in namespace ${kube.namespace}: ${(err as Error).message}; it expires by its deadline and \`berth gc\` removes it\n`)),
+      ),
+    );
+  if (podEnded) {
+    await remove(created);
+    return;
+  }
+  await remove(created.filter(([kind]) => kind === 'pods'));
+  await remove(created.filter(([kind]) => kind !== 'pods'));
+}
+

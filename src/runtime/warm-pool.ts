@@ -1,0 +1,164 @@
+/**
+ * Warm pods: a run plan started ahead of the call that needs it, so that call finds its function
+ * already running and waiting on stdin. A pod is handed to exactly one call (take removes it), only for
+ * the exact plan it was started from (the key covers every byte of the pod, its ConfigMaps and its
+ * NetworkPolicy, and the cluster, namespace and identity), and only while its container still runs.
+ * The pool is bounded (pods per plan, plans) and every pod leaves it after an idle time.
+ */
+import type { KubeCluster } from '../kube/cluster.js';
+import { cleanup, type Created } from './run-objects.js';
+
+export interface WarmPodOptions {
+  /** Warm pods kept per plan (default 1). */
+  perPlan?: number;
+  /** Plans kept at once; the least recently used one is dropped beyond it (default 16). */
+  maxPlans?: number;
+  /** A warm pod not taken within this many seconds is deleted (default 300). */
+  idleSeconds?: number;
+  /** Told what went wrong starting or deleting a warm pod (it never fails a call). */
+  onError?(message: string): void;
+}
+
+/** A pod of one plan, running and waiting for its call. */
+export interface WarmPod {
+  key: string;
+  image: string;
+  podName: string;
+  created: Created[];
+  kube: KubeCluster;
+  readyAt: number;
+  /** False once its container is seen not running (a warm pod that died is never used). */
+  alive(): boolean;
+  /** Ends the pool's watch of the pod (the call watches it itself from now on). */
+  release(): void;
+}
+
+export interface WarmPodInfo {
+  key: string;
+  image: string;
+  pod: string;
+  namespace: string;
+  idleSeconds: number;
+}
+
+export class WarmPool {
+  readonly perPlan: number;
+  readonly maxPlans: number;
+  readonly idleSeconds: number;
+  private readonly ready = new Map<string, WarmPod[]>();
+  private readonly starting = new Map<string, number>();
+  private readonly timers = new Map<WarmPod, NodeJS.Timeout>();
+  private readonly deletions = new Set<Promise<void>>();
+  private readonly inFlight = new Set<Promise<void>>();
+  /** Plans in use order, most recent last. */
+  private readonly used: string[] = [];
+  private draining = false;
+
+  constructor(private readonly opts: WarmPodOptions = {}) {
+    this.perPlan = opts.perPlan ?? 1;
+    this.maxPlans = opts.maxPlans ?? 16;
+    this.idleSeconds = opts.idleSeconds ?? 300;
+  }
+
+  /** A running warm pod of this plan for exactly one call, or undefined. Dead ones are deleted. */
+  take(key: string): WarmPod | undefined {
+    this.touch(key);
+    const pods = this.ready.get(key) ?? [];
+    while (pods.length > 0) {
+      const pod = pods.shift() as WarmPod;
+      this.forget(pod);
+      if (pod.alive()) {
+        pod.release();
+        return pod;
+      }
+      this.discard(pod);
+    }
+    return undefined;
+  }
+
+  /** Starts warm pods for this plan up to `perPlan`, in the background; a failure is only reported. */
+  refill(key: string, start: () => Promise<WarmPod>): void {
+    if (this.draining || this.perPlan <= 0) return;
+    this.touch(key);
+    this.evictBeyondMaxPlans();
+    const have = (this.ready.get(key)?.length ?? 0) + (this.starting.get(key) ?? 0);
+    for (let i = have; i < this.perPlan; i++) {
+      this.starting.set(key, (this.starting.get(key) ?? 0) + 1);
+      const started: Promise<void> = start()
+        .then((pod) => {
+          if (this.draining || !this.used.includes(key)) return this.discard(pod);
+          const pods = this.ready.get(key) ?? [];
+          pods.push(pod);
+          this.ready.set(key, pods);
+          this.timers.set(
+            pod,
+            setTimeout(() => {
+              this.ready.set(key, (this.ready.get(key) ?? []).filter((p) => p !== pod));
+              this.forget(pod);
+              this.discard(pod);
+            }, this.idleSeconds * 1000).unref(),
+          );
+        })
+        .catch((err: Error) => this.opts.onError?.(`berth: a warm pod could not be started: ${err.message}`))
+        .finally(() => {
+          this.starting.set(key, (this.starting.get(key) ?? 1) - 1);
+          this.inFlight.delete(started);
+        });
+      this.inFlight.add(started);
+    }
+  }
+
+  list(): WarmPodInfo[] {
+    const now = Date.now();
+    return [...this.ready.values()].flat().map((p) => ({ key: p.key.slice(0, 12), image: p.image, pod: p.podName, namespace: p.kube.namespace, idleSeconds: Math.round((now - p.readyAt) / 1000) }));
+  }
+
+  /** Deletes every warm pod, and those still starting once they exist; the pool takes no more. */
+  async drain(): Promise<number> {
+    this.draining = true;
+    const pods = [...this.ready.values()].flat();
+    this.ready.clear();
+    for (const p of pods) {
+      this.forget(p);
+      this.discard(p);
+    }
+    // Starts in flight land in refill's then(), which discards them while draining.
+    await Promise.allSettled([...this.inFlight]);
+    await Promise.allSettled([...this.deletions]);
+    return pods.length;
+  }
+
+  /** Takes new pods again after a drain. */
+  reopen(): void {
+    this.draining = false;
+  }
+
+  private touch(key: string): void {
+    const at = this.used.indexOf(key);
+    if (at >= 0) this.used.splice(at, 1);
+    this.used.push(key);
+  }
+
+  private evictBeyondMaxPlans(): void {
+    while (this.used.length > this.maxPlans) {
+      const oldest = this.used.shift() as string;
+      for (const p of this.ready.get(oldest) ?? []) {
+        this.forget(p);
+        this.discard(p);
+      }
+      this.ready.delete(oldest);
+    }
+  }
+
+  private forget(pod: WarmPod): void {
+    clearTimeout(this.timers.get(pod));
+    this.timers.delete(pod);
+  }
+
+  private discard(pod: WarmPod): void {
+    pod.release();
+    const deletion = cleanup(pod.kube, pod.created, false, (line) => this.opts.onError?.(line.trimEnd()));
+    this.deletions.add(deletion);
+    void deletion.finally(() => this.deletions.delete(deletion));
+  }
+}

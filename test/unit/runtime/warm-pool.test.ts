@@ -1,0 +1,98 @@
+// The warm pool's promises without a cluster: a pod goes to exactly one call, only for its own plan, never
+// when dead; idle pods, evicted plans and a drain delete what they hold, starts still in flight included.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { KubeCluster } from '../../../src/kube/cluster.js';
+import { WarmPool, type WarmPod } from '../../../src/runtime/warm-pool.js';
+
+function fakeKube(deleted: string[]): KubeCluster {
+  return { namespace: 'ns', deleteQuietly: async (kind: string, name: string) => void deleted.push(`${kind}/${name}`) } as unknown as KubeCluster;
+}
+
+let n = 0;
+function pod(key: string, kube: KubeCluster, alive = () => true): WarmPod {
+  const name = `warm-${++n}`;
+  return { key, image: 'fn', podName: name, created: [['pods', name]], kube, readyAt: Date.now(), alive, release: () => undefined };
+}
+
+/** Resolves once the pool holds a ready pod for `key` (refill starts in the background). */
+async function settled(): Promise<void> {
+  await new Promise((r) => setImmediate(r));
+}
+
+test('a warm pod goes to exactly one call, and only to its own plan', async () => {
+  const deleted: string[] = [];
+  const kube = fakeKube(deleted);
+  const pool = new WarmPool({ idleSeconds: 60 });
+  assert.equal(pool.take('a'), undefined);
+  pool.refill('a', async () => pod('a', kube));
+  await settled();
+  assert.equal(pool.take('b'), undefined, 'another plan got plan a\'s pod');
+  const first = pool.take('a');
+  assert.ok(first);
+  assert.equal(pool.take('a'), undefined, 'the same pod was handed out twice');
+  assert.deepEqual(deleted, []);
+  await pool.drain();
+});
+
+test('refill keeps at most perPlan pods per plan, counting starts in flight', async () => {
+  const kube = fakeKube([]);
+  const pool = new WarmPool({ perPlan: 2, idleSeconds: 60 });
+  let starts = 0;
+  const start = async () => (starts++, pod('a', kube));
+  pool.refill('a', start);
+  pool.refill('a', start);
+  await settled();
+  pool.refill('a', start);
+  assert.equal(starts, 2);
+  assert.equal(pool.list().length, 2);
+  await pool.drain();
+});
+
+test('a warm pod whose container died is never handed out: it is deleted and the call gets none', async () => {
+  const deleted: string[] = [];
+  const kube = fakeKube(deleted);
+  const pool = new WarmPool({ idleSeconds: 60 });
+  let alive = true;
+  pool.refill('a', async () => pod('a', kube, () => alive));
+  await settled();
+  alive = false;
+  assert.equal(pool.take('a'), undefined);
+  await settled();
+  assert.equal(deleted.length, 1);
+});
+
+test('idle pods are deleted after the idle time; plans beyond maxPlans are dropped, oldest first', async (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  const deleted: string[] = [];
+  const kube = fakeKube(deleted);
+  const pool = new WarmPool({ idleSeconds: 5, maxPlans: 2 });
+  pool.refill('a', async () => pod('a', kube));
+  await settled();
+  pool.refill('b', async () => pod('b', kube));
+  pool.refill('c', async () => pod('c', kube));
+  await settled();
+  assert.deepEqual(pool.list().map((p) => p.pod).length, 2, 'plan a should have been dropped');
+  assert.equal(deleted.length, 1);
+  t.mock.timers.tick(5000);
+  await settled();
+  assert.equal(pool.list().length, 0);
+  assert.equal(deleted.length, 3);
+});
+
+test('drain deletes every pod, and one still starting once it exists; nothing is taken afterwards', async () => {
+  const deleted: string[] = [];
+  const kube = fakeKube(deleted);
+  const pool = new WarmPool({ idleSeconds: 60 });
+  pool.refill('a', async () => pod('a', kube));
+  await settled();
+  let land!: (p: WarmPod) => void;
+  pool.refill('b', () => new Promise<WarmPod>((resolve) => (land = resolve)));
+  const drained = pool.drain();
+  land(pod('b', kube));
+  assert.equal(await drained, 1);
+  assert.equal(deleted.length, 2);
+  pool.refill('a', async () => pod('a', kube));
+  await settled();
+  assert.equal(pool.take('a'), undefined);
+});
