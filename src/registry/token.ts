@@ -51,7 +51,8 @@ export async function requestToken(registry: string, challenge: BearerChallenge,
     params.set('grant_type', 'refresh_token');
     params.set('refresh_token', creds.identityToken);
     params.set('client_id', 'berth');
-    request = { ...opts, method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: params.toString() };
+    const body = params.toString();
+    request = { ...opts, method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': String(Buffer.byteLength(body)) }, body };
   } else {
     for (const [k, v] of params) url.searchParams.set(k, v);
     const headers: Record<string, string> = {};
