@@ -7,6 +7,7 @@
 import { RegistryClient, type ClientOptions, type RegistryRequest } from '../registry/client.js';
 import { sha256Digest } from '../registry/distribution.js';
 import { FetchError } from '../registry/http.js';
+import { withProgress } from '../registry/progress.js';
 
 export { sha256Digest };
 
@@ -50,7 +51,7 @@ export async function pullCatalogArtifact(ref: OciRef, opts: ClientOptions = {})
   }
   const layer = manifest.layers?.find((l) => l.mediaType === CATALOG_MEDIA_TYPE || l.mediaType === DEFINITION_MEDIA_TYPE);
   if (!layer) throw new FetchError(`${describe(ref)} holds no layer of media type ${CATALOG_MEDIA_TYPE} or ${DEFINITION_MEDIA_TYPE}`);
-  const blob = await client.request(ref.repository, 'pull', { path: `${ref.repository}/blobs/${layer.digest}`, label: `catalog source ${describe(ref)}: layer` });
+  const blob = await withProgress(`catalog ${describe(ref)}`, (onProgress) => client.request(ref.repository, 'pull', { path: `${ref.repository}/blobs/${layer.digest}`, label: `catalog source ${describe(ref)}: layer`, onProgress }));
   if (sha256Digest(blob.body) !== layer.digest) throw new FetchError(`catalog layer of ${describe(ref)} does not match its digest ${layer.digest}`);
   return { manifestDigest, layer: blob.body };
 }

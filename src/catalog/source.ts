@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { fetchUrl, FetchError } from '../registry/http.js';
+import { withProgress } from '../registry/progress.js';
 import type { Catalog } from './model.js';
 import { pullCatalogArtifact, parseOciRef, sha256Digest } from './oci.js';
 import { parseCatalog } from './parse.js';
@@ -67,7 +68,7 @@ export async function readCatalogBytes(ref: string, opts: SourceOptions = {}): P
   }
   if (parsed.kind === 'https') {
     const cached = parsed.pin ? readCached(cacheDir, parsed.pin) : undefined;
-    const text = cached ?? checkPin(ref, parsed.pin, (await fetchUrl(parsed.location, { caFile: opts.caFile, label: 'catalog source' })).body);
+    const text = cached ?? checkPin(ref, parsed.pin, await withProgress(`catalog ${parsed.location}`, async (onProgress) => (await fetchUrl(parsed.location, { caFile: opts.caFile, label: 'catalog source', onProgress })).body));
     if (parsed.pin && !cached) writeCached(cacheDir, text);
     return { text, base: parsed.location, digest: sha256Digest(text) };
   }
