@@ -68,7 +68,7 @@ export function shimCommand(): Command {
     .description('serve `docker run` for short-lived docker processes (BERTH_SHIM_AGENT=1 starts it on first use), keeping warm pods')
     .option('--socket <path>', 'unix socket (mode 0600)', defaultAgentSocket())
     .option('--idle <seconds>', 'exit after this long without requests', '300')
-    .option('--pool-size <n>', 'warm pods kept per run plan (0: none) [$BERTH_SHIM_POOL_SIZE]', process.env.BERTH_SHIM_POOL_SIZE ?? '1')
+    .option('--pool-size <n>', 'warm pods kept per run plan (0: none) [$BERTH_SHIM_POOL_SIZE]', process.env.BERTH_SHIM_POOL_SIZE ?? '2')
     .option('--pool-plans <n>', 'run plans kept warm at once [$BERTH_SHIM_POOL_PLANS]', process.env.BERTH_SHIM_POOL_PLANS ?? '16')
     .option('--pool-idle <seconds>', 'a warm pod not used for this long is deleted (at most --idle) [$BERTH_SHIM_POOL_IDLE]', process.env.BERTH_SHIM_POOL_IDLE ?? '300')
     .action(async (o: { socket: string; idle: string; poolSize: string; poolPlans: string; poolIdle: string }) => {

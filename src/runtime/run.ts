@@ -59,7 +59,7 @@ export interface RunCluster {
   background?: (deletions: Promise<void>) => void;
   /**
    * Warm pods (a long-lived caller: the shim agent): a run whose plan has one takes it instead of
-   * starting a pod, and every run of a poolable plan leaves one started for the next call.
+   * starting a pod, and every run of a poolable plan starts the next call's while it runs.
    */
   pool?: WarmPool;
 }
@@ -134,7 +134,10 @@ class WorkloadRun {
     const onAbort = (): void => this.stopWatch.abort();
     signal?.addEventListener('abort', onAbort);
     try {
-      const warm = poolKey ? this.cluster.pool?.take(poolKey) : undefined;
+      const pool = this.cluster.pool;
+      const warm = poolKey && pool ? await pool.take(poolKey) : undefined;
+      // The next call of this plan starts now, while this one runs.
+      if (poolKey && pool) pool.refill(poolKey, () => startWarmPod(w, context, kube, poolKey, pool));
       if (warm) {
         const result = await this.runWarm(warm, splitLogs);
         if (result) return result;
@@ -149,7 +152,6 @@ class WorkloadRun {
     } finally {
       signal?.removeEventListener('abort', onAbort);
       this.stopWatch.abort();
-      if (poolKey && this.podEnded && !signal?.aborted) this.cluster.pool?.refill(poolKey, () => startWarmPod(w, context, kube, poolKey, this.cluster.pool as WarmPool));
       await this.finish();
     }
   }

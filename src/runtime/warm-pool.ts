@@ -9,7 +9,7 @@ import type { KubeCluster } from '../kube/cluster.js';
 import { cleanup, type Created } from './run-objects.js';
 
 export interface WarmPodOptions {
-  /** Warm pods kept per plan (default 1). */
+  /** Warm pods kept per plan (default 2: a build calls one function many times in a row). */
   perPlan?: number;
   /** Plans kept at once; the least recently used one is dropped beyond it (default 16). */
   maxPlans?: number;
@@ -46,22 +46,26 @@ export class WarmPool {
   readonly maxPlans: number;
   readonly idleSeconds: number;
   private readonly ready = new Map<string, WarmPod[]>();
-  private readonly starting = new Map<string, number>();
   private readonly timers = new Map<WarmPod, NodeJS.Timeout>();
   private readonly deletions = new Set<Promise<void>>();
   private readonly inFlight = new Set<Promise<void>>();
+  /** Pods being started, per plan; a call that finds none ready claims one and waits for it. */
+  private readonly pending = new Map<string, Array<{ pod: Promise<WarmPod>; claimed: boolean }>>();
   /** Plans in use order, most recent last. */
   private readonly used: string[] = [];
   private draining = false;
 
   constructor(private readonly opts: WarmPodOptions = {}) {
-    this.perPlan = opts.perPlan ?? 1;
+    this.perPlan = opts.perPlan ?? 2;
     this.maxPlans = opts.maxPlans ?? 16;
     this.idleSeconds = opts.idleSeconds ?? 300;
   }
 
-  /** A running warm pod of this plan for exactly one call, or undefined. Dead ones are deleted. */
-  take(key: string): WarmPod | undefined {
+  /**
+   * A running warm pod of this plan for exactly one call, or undefined. Dead ones are deleted. With
+   * none ready, a pod still starting is claimed and waited for: it is partway to running already.
+   */
+  async take(key: string): Promise<WarmPod | undefined> {
     this.touch(key);
     const pods = this.ready.get(key) ?? [];
     while (pods.length > 0) {
@@ -73,39 +77,59 @@ export class WarmPool {
       }
       this.discard(pod);
     }
+    const start = this.pending.get(key)?.find((p) => !p.claimed);
+    if (!start) return undefined;
+    start.claimed = true;
+    const pod = await start.pod.catch(() => undefined);
+    if (!pod) return undefined;
+    if (pod.alive() && !this.draining) {
+      pod.release();
+      return pod;
+    }
+    this.discard(pod);
     return undefined;
   }
 
-  /** Starts warm pods for this plan up to `perPlan`, in the background; a failure is only reported. */
+  /** Starts warm pods for this plan up to `perPlan` (ready and unclaimed starts), in the background; a failure is only reported. */
   refill(key: string, start: () => Promise<WarmPod>): void {
     if (this.draining || this.perPlan <= 0) return;
     this.touch(key);
     this.evictBeyondMaxPlans();
-    const have = (this.ready.get(key)?.length ?? 0) + (this.starting.get(key) ?? 0);
+    const pending = this.pending.get(key) ?? [];
+    this.pending.set(key, pending);
+    const have = (this.ready.get(key)?.length ?? 0) + pending.filter((p) => !p.claimed).length;
     for (let i = have; i < this.perPlan; i++) {
-      this.starting.set(key, (this.starting.get(key) ?? 0) + 1);
-      const started: Promise<void> = start()
+      const entry = { pod: start(), claimed: false };
+      pending.push(entry);
+      const landed: Promise<void> = entry.pod
         .then((pod) => {
+          // A claimed pod belongs to the call that claimed it.
+          if (entry.claimed) return;
           if (this.draining || !this.used.includes(key)) return this.discard(pod);
-          const pods = this.ready.get(key) ?? [];
-          pods.push(pod);
-          this.ready.set(key, pods);
-          this.timers.set(
-            pod,
-            setTimeout(() => {
-              this.ready.set(key, (this.ready.get(key) ?? []).filter((p) => p !== pod));
-              this.forget(pod);
-              this.discard(pod);
-            }, this.idleSeconds * 1000).unref(),
-          );
+          this.keepReady(key, pod);
         })
         .catch((err: Error) => this.opts.onError?.(`berth: a warm pod could not be started: ${err.message}`))
         .finally(() => {
-          this.starting.set(key, (this.starting.get(key) ?? 1) - 1);
-          this.inFlight.delete(started);
+          const list = this.pending.get(key) ?? [];
+          list.splice(list.indexOf(entry), 1);
+          this.inFlight.delete(landed);
         });
-      this.inFlight.add(started);
+      this.inFlight.add(landed);
     }
+  }
+
+  private keepReady(key: string, pod: WarmPod): void {
+    const pods = this.ready.get(key) ?? [];
+    pods.push(pod);
+    this.ready.set(key, pods);
+    this.timers.set(
+      pod,
+      setTimeout(() => {
+        this.ready.set(key, (this.ready.get(key) ?? []).filter((p) => p !== pod));
+        this.forget(pod);
+        this.discard(pod);
+      }, this.idleSeconds * 1000).unref(),
+    );
   }
 
   list(): WarmPodInfo[] {
@@ -122,7 +146,8 @@ export class WarmPool {
       this.forget(p);
       this.discard(p);
     }
-    // Starts in flight land in refill's then(), which discards them while draining.
+    // Starts in flight land in refill's then(), which discards them while draining (claimed ones
+    // are discarded by the call that waits for them).
     await Promise.allSettled([...this.inFlight]);
     await Promise.allSettled([...this.deletions]);
     return pods.length;

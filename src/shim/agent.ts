@@ -110,7 +110,10 @@ function serveConnection(socket: Socket, pool: WarmPool | undefined, onDone: () 
  * SIGTERM and SIGINT.
  */
 export function startAgent(socketPath: string, idleSeconds: number, poolOptions: WarmPodOptions = {}): Promise<Server> {
-  const pool = (poolOptions.perPlan ?? 1) > 0 ? new WarmPool({ idleSeconds: Math.min(idleSeconds, poolOptions.idleSeconds ?? 300), ...poolOptions, onError: (m) => process.stderr.write(`${m}\n`) }) : undefined;
+  const pool =
+    (poolOptions.perPlan ?? 2) > 0
+      ? new WarmPool({ ...poolOptions, idleSeconds: Math.min(idleSeconds, poolOptions.idleSeconds ?? 300), onError: (m) => process.stderr.write(`${m}\n`) })
+      : undefined;
   mkdirSync(dirname(socketPath), { recursive: true, mode: 0o700 });
   if (statSync(dirname(socketPath)).mode & 0o077) throw new Error(`${dirname(socketPath)} must be private to you (mode 0700)`);
   rmSync(socketPath, { force: true });

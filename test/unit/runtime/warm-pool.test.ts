@@ -23,14 +23,14 @@ async function settled(): Promise<void> {
 test('a warm pod goes to exactly one call, and only to its own plan', async () => {
   const deleted: string[] = [];
   const kube = fakeKube(deleted);
-  const pool = new WarmPool({ idleSeconds: 60 });
-  assert.equal(pool.take('a'), undefined);
+  const pool = new WarmPool({ perPlan: 1, idleSeconds: 60 });
+  assert.equal(await pool.take('a'), undefined);
   pool.refill('a', async () => pod('a', kube));
   await settled();
-  assert.equal(pool.take('b'), undefined, 'another plan got plan a\'s pod');
-  const first = pool.take('a');
+  assert.equal(await pool.take('b'), undefined, 'another plan got plan a\'s pod');
+  const first = await pool.take('a');
   assert.ok(first);
-  assert.equal(pool.take('a'), undefined, 'the same pod was handed out twice');
+  assert.equal(await pool.take('a'), undefined, 'the same pod was handed out twice');
   assert.deepEqual(deleted, []);
   await pool.drain();
 });
@@ -52,12 +52,12 @@ test('refill keeps at most perPlan pods per plan, counting starts in flight', as
 test('a warm pod whose container died is never handed out: it is deleted and the call gets none', async () => {
   const deleted: string[] = [];
   const kube = fakeKube(deleted);
-  const pool = new WarmPool({ idleSeconds: 60 });
+  const pool = new WarmPool({ perPlan: 1, idleSeconds: 60 });
   let alive = true;
   pool.refill('a', async () => pod('a', kube, () => alive));
   await settled();
   alive = false;
-  assert.equal(pool.take('a'), undefined);
+  assert.equal(await pool.take('a'), undefined);
   await settled();
   assert.equal(deleted.length, 1);
 });
@@ -66,7 +66,7 @@ test('idle pods are deleted after the idle time; plans beyond maxPlans are dropp
   t.mock.timers.enable({ apis: ['setTimeout'] });
   const deleted: string[] = [];
   const kube = fakeKube(deleted);
-  const pool = new WarmPool({ idleSeconds: 5, maxPlans: 2 });
+  const pool = new WarmPool({ perPlan: 1, idleSeconds: 5, maxPlans: 2 });
   pool.refill('a', async () => pod('a', kube));
   await settled();
   pool.refill('b', async () => pod('b', kube));
@@ -83,7 +83,7 @@ test('idle pods are deleted after the idle time; plans beyond maxPlans are dropp
 test('drain deletes every pod, and one still starting once it exists; nothing is taken afterwards', async () => {
   const deleted: string[] = [];
   const kube = fakeKube(deleted);
-  const pool = new WarmPool({ idleSeconds: 60 });
+  const pool = new WarmPool({ perPlan: 1, idleSeconds: 60 });
   pool.refill('a', async () => pod('a', kube));
   await settled();
   let land!: (p: WarmPod) => void;
@@ -94,5 +94,20 @@ test('drain deletes every pod, and one still starting once it exists; nothing is
   assert.equal(deleted.length, 2);
   pool.refill('a', async () => pod('a', kube));
   await settled();
-  assert.equal(pool.take('a'), undefined);
+  assert.equal(await pool.take('a'), undefined);
+});
+
+test('a call that finds no pod ready claims one still starting and gets it; two calls never share it', async () => {
+  const kube = fakeKube([]);
+  const pool = new WarmPool({ perPlan: 1, idleSeconds: 60 });
+  let land!: (p: WarmPod) => void;
+  pool.refill('a', () => new Promise<WarmPod>((resolve) => (land = resolve)));
+  const first = pool.take('a');
+  const second = pool.take('a');
+  const starting = pod('a', kube);
+  land(starting);
+  assert.equal(await first, starting);
+  assert.equal(await second, undefined, 'a claimed pod went to a second call');
+  assert.deepEqual(pool.list(), [], 'a claimed pod also stayed in the pool');
+  await pool.drain();
 });
