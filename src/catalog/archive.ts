@@ -97,7 +97,11 @@ export function writeChecked(entries: ArchiveEntry[], dir: string, archive: stri
     }
     return undefined;
   };
+  const seen = new Set<string>();
   for (const e of named) {
+    // tar lets a later entry replace an earlier one; for an executable that is a way to hide what runs.
+    if (e.type !== 'directory' && seen.has(e.name)) throw new UnsafeArchiveError(`${archive}: ${e.name} appears twice: refusing the archive`);
+    seen.add(e.name);
     const via = throughSymlink(e.name);
     if (via) throw new UnsafeArchiveError(`${archive}: ${e.name} would be written through the symlink ${via}: refusing the archive`);
     if (e.type === 'symlink') {

@@ -98,6 +98,16 @@ export async function ensureProvider(platform: ExecPlatform, catalog: Pick<Catal
   const data = readFileSync(archive);
   if (sha256Digest(data) !== want) throw new ExecProviderError(`sha256 mismatch for ${archive}: catalog ${catalog.name} says ${want}, the file is ${sha256Digest(data)}; refusing to run it`);
   const entries = await readTarGz(data, archive);
+  if (!existsSync(path.join(dir, UNPACKED_DIR))) {
+    // The unpacked tree went missing (a cache cleaned by hand): unpacked again from the verified archive.
+    const stage = `${dir}/${UNPACKED_DIR}.${process.pid}.tmp`;
+    try {
+      writeChecked(entries, stage, archive);
+      renameSync(stage, path.join(dir, UNPACKED_DIR));
+    } finally {
+      rmSync(stage, { recursive: true, force: true });
+    }
+  }
   const executable = findExecutable(entries, path.join(dir, UNPACKED_DIR), platform.bin, `${platform.uri} (catalog ${catalog.name})`);
   const rel = path.relative(realpathSync(path.join(dir, UNPACKED_DIR)), executable).split(path.sep).join('/');
   const bytes = entryBytes(entries, rel);

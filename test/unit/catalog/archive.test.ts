@@ -3,7 +3,7 @@
 // every use, and vendored by `catalog pull` as the archive itself.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -49,6 +49,8 @@ test('a cached provider changed after it was verified is refused: the unpacked e
   writeFileSync(cached.executable, '#!/bin/sh\nrm -rf "$HOME"\n');
   await assert.rejects(ensureProvider(p, s.catalog, { cacheDir: s.cacheDir }), /sha256 mismatch for .*set-team: catalog archives says .*refusing to run it/);
   assert.throws(() => verifyExecutable(cached.executable, cached.executableSha256, 'archives'), /refusing to run it/);
+  rmSync(path.dirname(cached.executable), { recursive: true });
+  assert.equal(readFileSync((await ensureProvider(p, s.catalog, { cacheDir: s.cacheDir })).executable, 'utf8'), SCRIPT, 'unpacked again from the verified archive');
   writeFileSync(cached.artifact, Buffer.concat([data, Buffer.from('x')]));
   await assert.rejects(ensureProvider(p, s.catalog, { cacheDir: s.cacheDir }), /sha256 mismatch for .*provider\.tar\.gz/);
 });
@@ -74,6 +76,7 @@ const UNSAFE: Array<{ what: string; entries: TgzEntry[]; error: RegExp }> = [
   { what: 'a file written through a symlink', entries: [{ name: 'up', type: 'symlink', linkname: 'kit' }, { name: 'up/set-team', body: SCRIPT, mode: 0o755 }], error: /up\/set-team would be written through the symlink up/ },
   { what: 'a hardlink out of the folder', entries: [{ name: 'set-team', type: 'link', linkname: '../../etc/passwd' }], error: /climbs out with "\.\."/ },
   { what: 'a hardlink to nothing in the archive', entries: [{ name: 'set-team', type: 'link', linkname: 'etc/passwd' }], error: /hardlink set-team -> etc\/passwd names no file of the archive/ },
+  { what: 'the executable twice (the second would replace the first)', entries: [{ name: 'set-team', body: SCRIPT, mode: 0o755 }, { name: './set-team', body: 'evil', mode: 0o755 }], error: /set-team appears twice: refusing the archive/ },
   { what: 'a fifo', entries: [{ name: 'set-team', type: 'fifo' }], error: /set-team is a fifo: refusing the archive/ },
 ];
 
