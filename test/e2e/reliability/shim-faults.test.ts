@@ -5,10 +5,11 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { berthCli, kubeconfigPath, runCommand, type Result } from '../harness/cluster.js';
-import { setUpShim, tempTree, type ShimEnv } from '../shim/shim-env.js';
+import { berthCli, kubeconfigPath, kubectlOk, runCommand, type Result } from '../harness/cluster.js';
+import { BERTH_LABEL, setUpShim, tempTree, type ShimEnv } from '../shim/shim-env.js';
 import { FAULT_CASES, judge, Tally, underFaults, type RunOutcome } from './fault-kit.js';
 
 const RUNS = Number(process.env.BERTH_FAULT_RUNS ?? 5);
@@ -46,13 +47,29 @@ function treeDigest(dir: string): string {
 
 let shim: ShimEnv;
 const tally = new Tally('docker shim');
+// The shim agent with warm pods: a call may be served by a pod started for it under the same faults.
+const agentDir = mkdtempSync(join(tmpdir(), 'berth-faults-agent-'));
+const agentSocket = join(agentDir, 'agent.sock');
+const pooled = { BERTH_SHIM_AGENT: '1', BERTH_SHIM_AGENT_SOCKET: agentSocket, BERTH_SHIM_POOL_SIZE: '1' };
 
 before(async () => {
   shim = await setUpShim('faults-shim');
 });
 after(async () => {
+  stopAgent();
+  rmSync(agentDir, { recursive: true, force: true });
   await shim?.close();
 });
+
+/** SIGTERM: the agent deletes its warm pods before it exits. */
+function stopAgent(): void {
+  if (!existsSync(`${agentSocket}.pid`)) return;
+  try {
+    process.kill(Number(readFileSync(`${agentSocket}.pid`, 'utf8')), 'SIGTERM');
+  } catch {
+    // already gone
+  }
+}
 
 function limited(r: Promise<Result>): Promise<RunOutcome & { stderr: string }> {
   return r.then(
@@ -74,6 +91,11 @@ const scenarios: Scenario[] = [
     name: 'docker run -i (64 KB ResourceList)',
     failureCodes: [125, 126, 127],
     run: () => limited(shim.run('berth', 'docker', ['run', '--rm', '-i', '--network', 'none', FN_IMAGE], { input, timeoutMs: RUN_LIMIT_MS })),
+  },
+  {
+    name: 'docker run -i through the agent, warm pods',
+    failureCodes: [125, 126, 127],
+    run: () => limited(shim.run('berth', 'docker', ['run', '--rm', '-i', '--network', 'none', FN_IMAGE], { input, timeoutMs: RUN_LIMIT_MS, extraEnv: pooled })),
   },
   {
     name: 'docker run, no stdin, writes at once',
@@ -120,6 +142,9 @@ test('the shim under faults: every run exact or a reported failure, no hang, not
   }
   tally.print();
   assert.deepEqual(tally.bad(), []);
+  // the agent's warm pods go when it stops; then the namespace is checked like after any run
+  stopAgent();
+  await kubectlOk(['-n', shim.namespace, 'wait', '--for=delete', 'pods', '-l', BERTH_LABEL, '--timeout=60s']);
   const gc = await runCommand(process.execPath, [berthCli, 'gc', '--kubeconfig', kubeconfigPath(), '--namespace', shim.namespace]);
   assert.equal(gc.code, 0, gc.stderr);
   assert.deepEqual(await shim.leftovers(), [], 'berth left objects behind');
