@@ -7,15 +7,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { kubectlOk } from '../harness/cluster.js';
-import { BERTH_LABEL, bothRuntimes, setUpShim, tempTree, type ShimEnv } from './shim-env.js';
+import { BERTH_LABEL, bothRuntimes, setUpShim, tempTree, transformAndValidate, type ShimEnv } from './shim-env.js';
 
-const fn = (image: string) => `config.kubernetes.io/function: |\n      container:\n        image: localhost/berth/krm-${image}:1`;
-const PIPELINE = {
-  'service.yaml': 'apiVersion: v1\nkind: Service\nmetadata:\n  name: cart\n  labels: {team: shop}\nspec:\n  ports: [{port: 80}]\n',
-  'annotate.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: annotate\n  annotations:\n    ${fn('set-annotations')}\ndata: {owner: agent}\n`,
-  'validate.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: validate\n  annotations:\n    ${fn('require-label')}\ndata: {label: team, kinds: Service}\n`,
-  'kustomization.yaml': 'resources: [service.yaml]\ntransformers: [annotate.yaml]\nvalidators: [validate.yaml]\n',
-};
+const PIPELINE = transformAndValidate('agent');
 
 let shim: ShimEnv;
 const socketDir = mkdtempSync(join(tmpdir(), 'berth-agent-'));

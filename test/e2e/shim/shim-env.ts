@@ -97,3 +97,16 @@ export async function bothRuntimes(shim: ShimEnv, cmd: string, args: string[], o
   const berth = await shim.run('berth', cmd, args, opts);
   return [reference, berth];
 }
+
+/** A function's `config.kubernetes.io/function` annotation naming one of the local test images. */
+export const functionAnnotation = (image: string) => `config.kubernetes.io/function: |\n      container:\n        image: localhost/berth/krm-${image}:1`;
+
+/** A kustomization with a transformer and a validator of the local function images; `owner` is what the transformer sets. */
+export function transformAndValidate(owner: string): Record<string, string> {
+  return {
+    'service.yaml': 'apiVersion: v1\nkind: Service\nmetadata:\n  name: cart\n  labels: {team: shop}\nspec:\n  ports: [{port: 80}]\n',
+    'annotate.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: annotate\n  annotations:\n    ${functionAnnotation('set-annotations')}\ndata: {owner: ${owner}}\n`,
+    'validate.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: validate\n  annotations:\n    ${functionAnnotation('require-label')}\ndata: {label: team, kinds: Service}\n`,
+    'kustomization.yaml': 'resources: [service.yaml]\ntransformers: [annotate.yaml]\nvalidators: [validate.yaml]\n',
+  };
+}
