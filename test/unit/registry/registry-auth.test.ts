@@ -169,6 +169,28 @@ for (const mode of ['token', 'htpasswd'] as const) {
       assert.deepEqual(YAML.parse(readFileSync(path.join(dir, 'vendor', 'private-fns.yaml'), 'utf8')), YAML.parse(CATALOG.toString()));
     });
 
+    test('berth fn eval (CLI): a catalog in the registry whose exec provider is a registry blob, run with credentials; refused without', async () => {
+      const creds = useCredentials(host, 'auths');
+      await pushBlob(new RegistryClient(host), 'private/fns', EXECUTABLE);
+      const catalog = Buffer.from(
+        `apiVersion: config.kubernetes.io/v1alpha1\nkind: KRMFunctionDefinition\nmetadata: {name: blob-fns}\nspec:\n  group: fn.example.org\n  names: {kind: Echo}\n  description: echoes\n  publisher: berth-tests\n  versions:\n  - name: v1\n    runtime:\n      exec:\n        platforms:\n        - {bin: echo-fn, os: linux, arch: amd64, uri: "${blobRef()}", sha256: "${sha256Digest(EXECUTABLE).slice(7)}"}\n        - {bin: echo-fn, os: linux, arch: arm64, uri: "${blobRef()}", sha256: "${sha256Digest(EXECUTABLE).slice(7)}"}\n`,
+      );
+      const ref = `oci://${host}/private/blob-fns:1`;
+      await pushCatalogArtifact(parseOciRef(ref), catalog);
+      const dir = mkdtempSync(path.join(tmpdir(), 'berth-fn-'));
+      writeFileSync(path.join(dir, 'svc.yaml'), 'apiVersion: v1\nkind: Service\nmetadata:\n  name: cart\n');
+      const config = path.join(dir, 'echo.yaml');
+      writeFileSync(config, 'apiVersion: fn.example.org/v1\nkind: Echo\nmetadata:\n  name: echo\n');
+      const args = ['fn', 'eval', dir, '--fn-config', config, '--trusted-catalog', ref, '-o', 'stdout'];
+      const none = dockerConfig(host, 'none');
+      const refused = await runBerth(args, { DOCKER_CONFIG: none.dir, BERTH_CACHE_DIR: path.join(dir, 'cache') });
+      assert.equal(refused.code, 1, refused.stderr);
+      assert.match(refused.stderr, loginHint());
+      const ran = await runBerth(args, { DOCKER_CONFIG: creds, BERTH_CACHE_DIR: path.join(dir, 'cache') });
+      assert.equal(ran.code, 0, ran.stderr);
+      assert.match(ran.stdout, /kind: Service[\s\S]*name: cart/);
+    });
+
     if (mode === 'token') {
       test('token: anonymous pull tokens for public repositories; an identity token (refresh grant) for private ones; tokens reused per scope', async () => {
         useCredentials(host, 'auths');
