@@ -2,9 +2,18 @@
  * The objects of one run: created together (side objects before the pod that needs them), each
  * recorded as soon as it exists, and deleted together, pod first while it may still run.
  */
+import { randomBytes } from 'node:crypto';
 import type { KubeCluster } from '../kube/cluster.js';
 import type { WorkloadPlan } from './plan.js';
 import type { Trace } from './trace.js';
+
+/** Seconds a container may take to run when the workload does not say. */
+export const DEFAULT_START_TIMEOUT = 60;
+
+/** Unique per run: the suffix of its objects' names and the value of its run label. */
+export function newRunId(): string {
+  return randomBytes(5).toString('hex').slice(0, 8);
+}
 
 export type Created = ['pods' | 'configmaps' | 'networkpolicies', string];
 
