@@ -9,9 +9,10 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { MemoryStore } from '../../../src/devcluster/api/store.js';
 import { resourceByKind } from '../../../src/devcluster/api/resources.js';
-import { ApiError } from '../../../src/devcluster/api/errors.js';
 import { PodmanNode } from '../../../src/devcluster/node/podman-node.js';
 import { noFaults, type KubeObject, type StreamSession } from '../../../src/devcluster/types.js';
+import { eventually } from '../../util/eventually.js';
+import { rejectedApiError } from '../../util/api-error.js';
 
 const BUSYBOX = 'localhost/berth/busybox:1';
 const NS = 'node-e2e';
@@ -118,15 +119,7 @@ function readUntil(r: Readable, text: string, timeoutMs = 15_000): Promise<strin
   });
 }
 
-async function rejectsWith(p: Promise<unknown>, code: number, message: string | RegExp): Promise<void> {
-  await assert.rejects(p, (err: unknown) => {
-    assert.ok(err instanceof ApiError, String(err));
-    assert.equal(err.code, code);
-    if (typeof message === 'string') assert.equal(err.message, message);
-    else assert.match(err.message, message);
-    return true;
-  });
-}
+const rejectsWith = async (p: Promise<unknown>, code: number, message: string | RegExp): Promise<void> => void (await rejectedApiError(p, { code, message }));
 
 describe('PodmanNode', () => {
   test('registers a Ready node with capacity and labels', () => {
@@ -419,11 +412,11 @@ describe('PodmanNode', () => {
       sock.end('GET /index.html HTTP/1.0\r\n\r\n');
       return readAll(sock as Readable);
     };
-    let body = '';
-    for (let i = 0; i < 50 && !body.includes('hello-from-httpd'); i++) {
-      body = await get().catch((e) => String(e));
-      if (!body.includes('hello-from-httpd')) await new Promise((r) => setTimeout(r, 100)); // httpd may still be binding
-    }
+    // httpd may still be binding
+    const body = await eventually('httpd answers', async () => {
+      const b = await get().catch((e) => String(e));
+      return b.includes('hello-from-httpd') && b;
+    }, { timeoutMs: 5_000 });
     assert.match(body, /200 OK[\s\S]*hello-from-httpd/);
   });
 
@@ -503,11 +496,10 @@ describe('PodmanNode', () => {
   test('an ordinary pod takes a ready sandbox and still has its own hostname', async (t) => {
     t.after(() => remove('pooled'));
     // the node keeps sandboxes ready once it is idle: wait until it has some
-    let ready: string[] = [];
-    for (let i = 0; i < 100 && ready.length === 0; i++) {
-      ready = podmanPodsOfTest().filter((n) => n.includes('-sandbox-'));
-      if (ready.length === 0) await new Promise((r) => setTimeout(r, 100));
-    }
+    const ready = await eventually('a sandbox made ready', () => {
+      const sandboxes = podmanPodsOfTest().filter((n) => n.includes('-sandbox-'));
+      return sandboxes.length > 0 && sandboxes;
+    });
     assert.ok(ready.length > 0, 'no sandbox was made ready');
     const p = pod('pooled', { containers: [{ name: 'c', image: BUSYBOX, command: ['sh', '-c', 'hostname; echo "$(cat /etc/hostname)"; echo "$HOSTNAME"; sleep 600'] }] });
     const up = await waitForPod('pooled', running);
@@ -523,8 +515,7 @@ describe('PodmanNode', () => {
     assert.equal(await readAll(await node.logs(up, {})), 'pooled\npooled\npooled\n');
     // removed from the store at once: the node removes the sandbox right after
     remove('pooled');
-    for (let i = 0; i < 100 && podmanPodsOfTest().includes(podmanPod); i++) await new Promise((r) => setTimeout(r, 100));
-    assert.ok(!podmanPodsOfTest().includes(podmanPod), 'the taken sandbox went with its pod');
+    await eventually('the taken sandbox gone with its pod', () => !podmanPodsOfTest().includes(podmanPod));
     assert.ok(p.metadata.uid);
   });
 

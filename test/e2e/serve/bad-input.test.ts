@@ -2,26 +2,9 @@
 // two berth serve instances in one namespace keep their network aliases apart.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { pack } from 'tar-stream';
 import { BUSYBOX, freshNamespace, kubectlOk } from '../harness/cluster.js';
 import { type DockerEngine, dropNamespace, startBerth, stopAndCheckLeftovers } from './serve-env.js';
-
-function tarOf(entries: Array<{ name: string; type?: 'file' | 'symlink'; content?: string; linkname?: string }>): Promise<Buffer> {
-  const p = pack();
-  for (const e of entries) {
-    if (e.type === 'symlink') p.entry({ name: e.name, type: 'symlink', linkname: e.linkname });
-    else p.entry({ name: e.name, mode: 0o644 }, e.content ?? '');
-  }
-  p.finalize();
-  const chunks: Buffer[] = [];
-  return new Promise((resolve, reject) => {
-    p.on('data', (c: unknown) => {
-      chunks.push(c as Buffer);
-    });
-    p.on('end', () => resolve(Buffer.concat(chunks)));
-    p.on('error', reject);
-  });
-}
+import { tarOf } from '../../util/tar.js';
 
 const message = (body: string): string => (JSON.parse(body) as { message: string }).message;
 

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BUSYBOX, freshNamespace, runCommand } from '../harness/cluster.js';
 import { bindServeRole, type DockerEngine, startBerth, startPodman, stopAndCheckLeftovers } from './serve-env.js';
+import { eventually } from '../../util/eventually.js';
 
 const prefix = `bs${process.pid}`;
 
@@ -155,11 +156,11 @@ for (const kind of ['podman', 'berth'] as const) {
       await ok(['run', '-d', '--name', c, '-p', '127.0.0.1::8080', BUSYBOX, 'sh', '-c', 'echo served > /tmp/index.html; exec httpd -f -p 8080 -h /tmp']);
       const port = (await ok(['inspect', '-f', '{{(index (index .NetworkSettings.Ports "8080/tcp") 0).HostPort}}', c])).trim();
       assert.match(port, /^\d+$/);
-      let body = '';
-      for (let i = 0; i < 50 && body !== 'served\n'; i++) {
-        body = await fetch(`http://127.0.0.1:${port}/index.html`).then((r) => r.text(), () => '');
-        if (body !== 'served\n') await new Promise((r) => setTimeout(r, 100)); // httpd may not listen yet
-      }
+      // httpd may not listen yet
+      const body = await eventually('httpd serves the page', async () => {
+        const b = await fetch(`http://127.0.0.1:${port}/index.html`).then((r) => r.text(), () => '');
+        return b === 'served\n' && b;
+      }, { timeoutMs: 5_000 });
       assert.equal(body, 'served\n');
     });
 

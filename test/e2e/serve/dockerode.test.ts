@@ -4,23 +4,11 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import Docker from 'dockerode';
-import { pack } from 'tar-stream';
 import { demux } from '../../../src/dockerapi/framing.js';
 import { BUSYBOX, freshNamespace } from '../harness/cluster.js';
 import { type DockerEngine, startBerth, startPodman, stopAndCheckLeftovers } from './serve-env.js';
-
-function tarOf(name: string, content: string): Promise<Buffer> {
-  const p = pack();
-  p.entry({ name, mode: 0o644 }, content);
-  p.finalize();
-  const chunks: Buffer[] = [];
-  return new Promise((resolve) => {
-    p.on('data', (c: unknown) => {
-      chunks.push(c as Buffer);
-    });
-    p.on('end', () => resolve(Buffer.concat(chunks)));
-  });
-}
+import { tarOf } from '../../util/tar.js';
+import { eventually } from '../../util/eventually.js';
 
 async function demuxed(docker: Docker, stream: NodeJS.ReadableStream): Promise<{ stdout: string; stderr: string }> {
   const out = new PassThrough();
@@ -64,19 +52,19 @@ for (const kind of ['podman', 'berth'] as const) {
       assert.ok(image.Id);
       const c = await docker.createContainer({ Image: BUSYBOX, Cmd: ['sh', '-c', 'cat /conf/app.txt; echo warn >&2; exec sleep 600'], Labels: { suite: 'dockerode' } });
       ids.push(c.id);
-      await c.putArchive(await tarOf('conf/app.txt', 'configured\n'), { path: '/' });
+      await c.putArchive(await tarOf([{ name: 'conf/app.txt', content: 'configured\n' }]), { path: '/' });
       await c.start();
       const listed = await docker.listContainers({ filters: { label: ['suite=dockerode'] } });
       assert.deepEqual(listed.map((x) => x.Id), [c.id]);
       assert.equal(listed[0].State, 'running');
       assert.equal(typeof listed[0].Labels, 'object');
 
-      let logs = { stdout: '', stderr: '' };
-      for (let i = 0; i < 50 && logs.stderr === ''; i++) {
+      // output may not be written yet
+      const logs = await eventually('the container\'s stderr in its log', async () => {
         const frames = demux((await c.logs({ stdout: true, stderr: true, follow: false })) as unknown as Buffer);
-        logs = { stdout: text(frames, 1), stderr: text(frames, 2) };
-        if (logs.stderr === '') await new Promise((r) => setTimeout(r, 100)); // output may not be written yet
-      }
+        const both = { stdout: text(frames, 1), stderr: text(frames, 2) };
+        return both.stderr !== '' && both;
+      }, { timeoutMs: 5_000 });
       assert.deepEqual(logs, { stdout: 'configured\n', stderr: 'warn\n' });
 
       const exec = await c.exec({ Cmd: ['sh', '-c', 'echo in-exec; exit 9'], AttachStdout: true, AttachStderr: true });

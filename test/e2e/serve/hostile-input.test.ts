@@ -11,28 +11,13 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { pack } from 'tar-stream';
 import { BUSYBOX, berthCli, freshNamespace, kubeconfigPath, kubectlOk } from '../harness/cluster.js';
 import { type DockerEngine, berthLeftovers, startBerth, stopAndCheckLeftovers } from './serve-env.js';
+import { tarOf } from '../../util/tar.js';
 
 const BODY_TIMEOUT_SECONDS = 3;
 /** berth's limit on archives, before and after inflation (DEFAULT_MAX_ARCHIVE_BYTES). */
 const ARCHIVE_LIMIT = 256 * 1024 * 1024;
-
-type TarEntry = { name: string; type?: 'file' | 'symlink' | 'directory'; content?: string | Buffer; linkname?: string; size?: number };
-
-async function tarOf(entries: TarEntry[]): Promise<Buffer> {
-  const p = pack();
-  for (const e of entries) {
-    if (e.type === 'symlink') p.entry({ name: e.name, type: 'symlink', linkname: e.linkname });
-    else if (e.type === 'directory') p.entry({ name: e.name, type: 'directory' });
-    else p.entry({ name: e.name, mode: 0o644 }, e.content ?? '');
-  }
-  p.finalize();
-  const chunks: Buffer[] = [];
-  for await (const c of p) chunks.push(c as Buffer);
-  return Buffer.concat(chunks);
-}
 
 /** A tar header that declares `size` bytes of content (under 8 GiB: the octal size field's limit), checksum recomputed. */
 async function headerDeclaring(name: string, size: number): Promise<Buffer> {

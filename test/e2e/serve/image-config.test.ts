@@ -11,6 +11,7 @@ import path from 'node:path';
 import { BUSYBOX, freshNamespace, kubectlOk, podmanIds, runCommand } from '../harness/cluster.js';
 import { startRegistry, type Registry } from '../catalog/servers.js';
 import { berthLeftovers, bindServeRole, type DockerEngine, dropNamespace, startBerth } from './serve-env.js';
+import { eventually } from '../../util/eventually.js';
 
 const instance = `bs${process.pid}-imgcfg`;
 let engine: DockerEngine | undefined;
@@ -38,8 +39,8 @@ async function inspect<T>(kind: 'container' | 'image', ref: string, format: stri
 
 /** Removes the test image (every tag) once the dev cluster has removed the containers of its deleted pods. */
 async function removeImage(id: string): Promise<string> {
-  const until = Date.now() + 30_000;
-  while ((await podmanIds(`ancestor=${id}`)).length && Date.now() < until) await new Promise((r) => setTimeout(r, 250));
+  // Not there after 30 s: rmi -f below removes the image anyway and says what was left.
+  await eventually('the containers of the deleted pods removed', async () => (await podmanIds(`ancestor=${id}`)).length === 0, { timeoutMs: 30_000, intervalMs: 250 }).catch(() => undefined);
   const r = await runCommand('podman', ['rmi', '-f', id]);
   return r.code === 0 ? '' : r.stderr;
 }
@@ -136,13 +137,12 @@ test('docker run -P publishes the EXPOSEd port, the container has the merged con
   assert.deepEqual(runAs, [65534], "the image's numeric USER reaches the pod");
 
   // No event tells when a health probe ran: inspect is read until the state settles (probes run every second).
-  const until = Date.now() + 30_000;
-  let health: { Status: string; Log: unknown[] } | null = null;
-  while (Date.now() < until) {
-    health = await inspect('container', name, '.State.Health');
-    if (health?.Status !== 'starting') break;
-  }
-  assert.equal(health?.Status, 'healthy', JSON.stringify(health));
+  const health = await eventually('the health state settled', async () => {
+    const h = await inspect<{ Status: string; Log: unknown[] } | null>('container', name, '.State.Health');
+    if (h?.Status === 'starting') throw new Error(`still starting: ${JSON.stringify(h)}`);
+    return { h };
+  }, { timeoutMs: 30_000 });
+  assert.equal(health.h?.Status, 'healthy', JSON.stringify(health.h));
 });
 
 test('with the registry gone, a never-looked-up image still pulls and runs, without a config', async () => {

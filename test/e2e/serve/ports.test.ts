@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { BUSYBOX, apiRequest, freshNamespace } from '../harness/cluster.js';
 import { bindServeRole, type DockerEngine, startBerth, stopAndCheckLeftovers } from './serve-env.js';
+import { eventually } from '../../util/eventually.js';
 
 const prefix = `bp${process.pid}`;
 const FAULTS = '/berth-dev/v1/faults';
@@ -33,14 +34,12 @@ function get(port: number): Promise<{ body?: string; error?: string }> {
 }
 
 /** httpd starts listening a moment after its container runs: ask until it answers (or 20 s pass). */
-async function getWhenServing(port: number): Promise<string> {
-  const until = Date.now() + 20_000;
-  for (;;) {
+function getWhenServing(port: number): Promise<string> {
+  return eventually(`port ${port} answers`, async () => {
     const r = await get(port);
-    if (r.body !== undefined) return r.body;
-    if (Date.now() > until) assert.fail(`port ${port} never answered: ${r.error}`);
-    await new Promise((res) => setTimeout(res, 200));
-  }
+    if (r.body === undefined) throw new Error(r.error);
+    return r.body;
+  }, { timeoutMs: 20_000, intervalMs: 200 });
 }
 
 for (const mode of ['forward', 'direct'] as const) {

@@ -7,6 +7,7 @@ import { ApiError } from '../../../src/devcluster/api/errors.js';
 import { applyPatch } from '../../../src/devcluster/api/patch.js';
 import type { KubeObject } from '../../../src/devcluster/types.js';
 import { kubectl, startFakeApi } from './kubectl-fake-api.js';
+import { thrownApiError } from '../../util/api-error.js';
 
 const SMP = 'application/strategic-merge-patch+json';
 const MERGE = 'application/merge-patch+json';
@@ -29,17 +30,7 @@ function pod(): KubeObject {
   };
 }
 
-function rejects(fn: () => unknown, code: number, reason: string): ApiError {
-  try {
-    fn();
-  } catch (err) {
-    assert.ok(err instanceof ApiError, `expected ApiError, got ${String(err)}`);
-    assert.equal(err.code, code);
-    assert.equal(err.reason, reason);
-    return err;
-  }
-  assert.fail('expected an ApiError');
-}
+const rejects = (fn: () => unknown, code: number, reason: string): ApiError => thrownApiError(fn, { code, reason });
 
 test('merge patch sets, replaces and deletes (null) and never mutates the input', () => {
   const current = pod();

@@ -1,24 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ApiError } from '../../../src/devcluster/api/errors.js';
 import { resourceByKind } from '../../../src/devcluster/api/resources.js';
 import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from '../../../src/devcluster/api/selectors.js';
 import type { KubeObject } from '../../../src/devcluster/types.js';
+import { thrownApiError } from '../../util/api-error.js';
 
 const POD = resourceByKind('Pod');
 
-function rejects(fn: () => unknown, code: number, message: RegExp | string): void {
-  try {
-    fn();
-  } catch (e) {
-    assert.ok(e instanceof ApiError);
-    assert.equal(e.code, code);
-    if (typeof message === 'string') assert.equal(e.message, message);
-    else assert.match(e.message, message);
-    return;
-  }
-  assert.fail('expected an ApiError');
-}
+const rejects = (fn: () => unknown, code: number, message: RegExp | string): void => void thrownApiError(fn, { code, message });
 
 const matches = (sel: string, labels: Record<string, string>) => matchesLabels(parseLabelSelector(sel), labels);
 

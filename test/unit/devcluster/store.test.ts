@@ -4,6 +4,7 @@ import { ApiError } from '../../../src/devcluster/api/errors.js';
 import { resourceByKind } from '../../../src/devcluster/api/resources.js';
 import { MemoryStore } from '../../../src/devcluster/api/store.js';
 import type { KubeObject, WatchEvent } from '../../../src/devcluster/types.js';
+import { thrownApiError } from '../../util/api-error.js';
 
 const POD = resourceByKind('Pod');
 const CM = resourceByKind('ConfigMap');
@@ -17,15 +18,7 @@ const pod = (name: string, labels: Record<string, string> = {}, extra: Partial<K
   ...extra,
 });
 
-function apiError(fn: () => unknown): ApiError {
-  try {
-    fn();
-  } catch (e) {
-    assert.ok(e instanceof ApiError, `expected ApiError, got ${e}`);
-    return e;
-  }
-  assert.fail('expected an ApiError');
-}
+const apiError = (fn: () => unknown): ApiError => thrownApiError(fn);
 
 test('create assigns uid, name, timestamps and one increasing resourceVersion across kinds', () => {
   const s = new MemoryStore();

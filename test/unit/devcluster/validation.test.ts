@@ -5,20 +5,11 @@ import { ApiError, type StatusCause } from '../../../src/devcluster/api/errors.j
 import { resourceByKind } from '../../../src/devcluster/api/resources.js';
 import { validateCreate, validateUpdate } from '../../../src/devcluster/api/validation.js';
 import type { KubeObject } from '../../../src/devcluster/types.js';
+import { thrownApiError } from '../../util/api-error.js';
 
 const POD = resourceByKind('Pod');
 
-function invalidError(fn: () => void): ApiError {
-  try {
-    fn();
-  } catch (e) {
-    assert.ok(e instanceof ApiError);
-    assert.equal(e.code, 422);
-    assert.equal(e.reason, 'Invalid');
-    return e;
-  }
-  assert.fail('expected 422');
-}
+const invalidError = (fn: () => void): ApiError => thrownApiError(fn, { code: 422, reason: 'Invalid' });
 
 const causes = (e: ApiError): StatusCause[] => e.details!.causes!;
 

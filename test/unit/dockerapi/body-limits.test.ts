@@ -4,20 +4,11 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { PassThrough, Readable } from 'node:stream';
 import { createGzip, gzipSync } from 'node:zlib';
-import { pack } from 'tar-stream';
 import { idleTimeout } from '../../../src/dockerapi/body-timeout.js';
 import { Router } from '../../../src/dockerapi/http.js';
 import { parseListener, serveDockerApi } from '../../../src/dockerapi/server.js';
 import { ArchiveError, sanitizeArchive } from '../../../src/runtime/files.js';
-
-async function tarOf(entries: Array<{ name: string; content: Buffer }>): Promise<Buffer> {
-  const p = pack();
-  for (const e of entries) p.entry({ name: e.name }, e.content);
-  p.finalize();
-  const chunks: Buffer[] = [];
-  for await (const c of p) chunks.push(c as Buffer);
-  return Buffer.concat(chunks);
-}
+import { tarOf } from '../../util/tar.js';
 
 /** `mib` MiB of zeros, gzipped as they are made (never whole in memory). */
 async function gzipOfZeros(mib: number): Promise<Buffer> {

@@ -1,28 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { extract, pack } from 'tar-stream';
+import { extract } from 'tar-stream';
 import { ArchiveError, goFileMode, linkStaysInside, safeEntryName, sanitizeArchive } from '../../../src/runtime/files.js';
 import { planSandboxPod, sandboxPodName, SandboxPlanError, READY_FILE } from '../../../src/runtime/sandbox-plan.js';
 import { podSettingsFrom } from '../../../src/runtime/sandbox-settings.js';
+import { tarOf } from '../../util/tar.js';
 
 const ctx = { namespace: 'ns', owner: 'inst1', now: new Date('2024-01-01T00:00:00Z'), ttlSeconds: 600 };
-
-function tarOf(entries: Array<{ name: string; type?: 'file' | 'symlink' | 'directory'; content?: string; linkname?: string }>): Promise<Buffer> {
-  const p = pack();
-  for (const e of entries) {
-    if (e.type === 'symlink') p.entry({ name: e.name, type: 'symlink', linkname: e.linkname });
-    else if (e.type === 'directory') p.entry({ name: e.name, type: 'directory' });
-    else p.entry({ name: e.name, mode: 0o640 }, e.content ?? '');
-  }
-  p.finalize();
-  const chunks: Buffer[] = [];
-  return new Promise((resolve) => {
-    p.on('data', (c: unknown) => {
-      chunks.push(c as Buffer);
-    });
-    p.on('end', () => resolve(Buffer.concat(chunks)));
-  });
-}
 
 async function names(tar: Buffer): Promise<string[]> {
   const ex = extract();
