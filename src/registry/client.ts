@@ -82,9 +82,14 @@ export class RegistryClient {
     const scope = `repository:${repository}:${access}`;
     const url = /^https?:\/\//.test(req.path) ? req.path : `${this.base}/${req.path}`;
     const sameOrigin = new URL(url).origin === new URL(this.base).origin;
-    const known = sameOrigin ? (this.basic ?? this.knownToken(scope)) : undefined;
+    const known = sameOrigin ? (this.basic ?? this.cachedBearer(scope)) : undefined;
     let res = await this.send(url, req, known);
-    if (res.status === 401 && sameOrigin) res = await this.send(url, req, await this.answer(res, scope, repository, access));
+    if (res.status === 401 && sameOrigin) {
+      const answer = await this.answer(res, scope, repository, access, known);
+      res = await this.send(url, req, answer.authorization);
+      // A cached token that was refused (revoked early): once more with a fresh one.
+      if (res.status === 401 && answer.cached) res = await this.send(url, req, (await this.answer(res, scope, repository, access, answer.authorization)).authorization);
+    }
     if (REFUSED.includes(res.status) && !req.accept?.includes(res.status)) {
       const what = res.status === 404 ? `find ${objectOf(req.path)} in ${repository}` : `${access === 'pull' ? 'pull' : 'push to'} ${repository}`;
       throw refusal(res.status, registryErrorText(res.body, res.headers), { registry: this.registry, what, credentialSource: this.creds?.source });
@@ -109,26 +114,29 @@ export class RegistryClient {
     return this.creds ?? undefined;
   }
 
-  private knownToken(scope: string): string | undefined {
-    // Credentials are looked up only once a registry asked for them; before that, only anonymous tokens count.
+  /** Credentials are looked up only once a registry asked for them; before that, only anonymous tokens count. */
+  private cachedBearer(scope: string): string | undefined {
     const token = cachedToken(this.registry, scope, this.creds ?? undefined);
     return token ? `Bearer ${token}` : undefined;
   }
 
   /** The Authorization a 401's challenge asks for. */
-  private async answer(res: FetchResult, scope: string, repository: string, access: Access): Promise<string> {
+  private async answer(res: FetchResult, scope: string, repository: string, access: Access, sent: string | undefined): Promise<{ authorization: string; cached?: boolean }> {
     const header = [res.headers['www-authenticate']].flat().filter(Boolean).join(', ');
     const creds = this.credentials();
     const bearer = parseBearerChallenge(header);
     if (bearer) {
-      if (creds?.registryToken) return `Bearer ${creds.registryToken}`;
-      return `Bearer ${await requestToken(this.registry, bearer, scope, creds, this.fetchOptions())}`;
+      if (creds?.registryToken) return { authorization: `Bearer ${creds.registryToken}` };
+      // A token an earlier client got with these credentials serves, unless it is the one just refused.
+      const cached = this.cachedBearer(scope);
+      if (cached && cached !== sent) return { authorization: cached, cached: true };
+      return { authorization: `Bearer ${await requestToken(this.registry, bearer, scope, creds, this.fetchOptions())}` };
     }
     const what = `${access === 'pull' ? 'pull' : 'push to'} ${repository}`;
     if (/^basic\b/i.test(header)) {
       if (!creds?.username) throw refusal(401, registryErrorText(res.body, res.headers), { registry: this.registry, what, credentialSource: creds?.source });
       this.basic = `Basic ${Buffer.from(`${creds.username}:${creds.password ?? ''}`).toString('base64')}`;
-      return this.basic;
+      return { authorization: this.basic };
     }
     throw new RegistryError(`registry ${this.registry} refused to ${what} (answered 401 with ${header ? `the challenge ${header}` : 'no challenge'}, which berth cannot answer)`, 401, this.registry);
   }

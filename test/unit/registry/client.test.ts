@@ -65,6 +65,8 @@ test('credentials as the docker CLI finds them: DOCKER_CONFIG, auths by host or 
 
 interface FakeRegistry {
   host: string;
+  /** Tokens the registry no longer takes (revoked before their expiry). */
+  revoked: Set<string>;
   seen: string[];
   tokens: string[];
   close(): Promise<void>;
@@ -74,6 +76,7 @@ interface FakeRegistry {
 async function fakeRegistry(scheme: 'bearer' | 'basic', expires = 300): Promise<FakeRegistry> {
   const seen: string[] = [];
   const tokens: string[] = [];
+  const revoked = new Set<string>();
   let host = '';
   let issued = 0;
   const server = http.createServer((req, res) => {
@@ -84,7 +87,7 @@ async function fakeRegistry(scheme: 'bearer' | 'basic', expires = 300): Promise<
       return;
     }
     seen.push(`${req.method} ${url.pathname} ${req.headers.authorization ?? '-'}`);
-    const ok = scheme === 'basic' ? req.headers.authorization === `Basic ${b64('u:pw')}` : /^Bearer t\d+$/.test(req.headers.authorization ?? '');
+    const ok = scheme === 'basic' ? req.headers.authorization === `Basic ${b64('u:pw')}` : /^Bearer t\d+$/.test(req.headers.authorization ?? '') && !revoked.has(req.headers.authorization!.slice(7));
     if (!ok) {
       const challenge = scheme === 'basic' ? 'Basic realm="fake"' : `Bearer realm="http://${host}/token",service="fake"`;
       res.writeHead(401, { 'WWW-Authenticate': challenge, 'Content-Type': 'application/json' }).end('{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}');
@@ -96,7 +99,7 @@ async function fakeRegistry(scheme: 'bearer' | 'basic', expires = 300): Promise<
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { host, seen, tokens, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return { host, seen, tokens, revoked, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
 test('Bearer: one token per scope, reused by later clients until it expires; push asks for pull,push', async () => {
@@ -109,6 +112,19 @@ test('Bearer: one token per scope, reused by later clients until it expires; pus
     assert.deepEqual(reg.seen.slice(0, 4), [`GET /v2/team/app/manifests/1 -`, 'GET /v2/team/app/manifests/1 Bearer t1', 'GET /v2/team/app/manifests/1 Bearer t1', 'GET /v2/team/app/manifests/1 Bearer t1']);
   } finally {
     await reg.close();
+  }
+  const withCreds = await fakeRegistry('bearer');
+  try {
+    const { env, dir } = configDir({ auths: { [withCreds.host]: { auth: b64('u:pw') } } });
+    for (let i = 0; i < 3; i++) await new RegistryClient(withCreds.host, { env }).request('team/app', 'pull', { path: 'team/app/manifests/1' });
+    assert.deepEqual(withCreds.tokens, [`repository:team/app:pull Basic ${b64('u:pw')}`], 'a token got with credentials serves later clients too');
+    withCreds.revoked.add('t1');
+    await new RegistryClient(withCreds.host, { env }).request('team/app', 'pull', { path: 'team/app/manifests/1' });
+    assert.equal(withCreds.tokens.length, 2, 'a cached token the registry refuses is replaced');
+    assert.equal(withCreds.seen.at(-1), 'GET /v2/team/app/manifests/1 Bearer t2');
+    assert.ok(dir);
+  } finally {
+    await withCreds.close();
   }
   const shortLived = await fakeRegistry('bearer', 1);
   try {
