@@ -89,9 +89,9 @@ export interface WatchHandle {
 export interface UserInfo {
   name: string;
   groups: string[];
-  /** set only by impersonation (Impersonate-Uid); token users have none */
+  /** a service account's uid, or set by impersonation (Impersonate-Uid); users-file users have none */
   uid?: string;
-  /** set only by impersonation (Impersonate-Extra-KEY), keys lower-cased */
+  /** a service account token's pod, node and credential id, or set by impersonation (Impersonate-Extra-KEY), keys lower-cased */
   extra?: Record<string, string[]>;
 }
 

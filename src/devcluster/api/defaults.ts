@@ -73,6 +73,13 @@ export function defaultPodSpec(spec: any): void {
   for (const v of spec.volumes ?? []) {
     if (v?.configMap) v.configMap.defaultMode ??= 420;
     if (v?.secret) v.secret.defaultMode ??= 420;
+    if (v?.projected && typeof v.projected === 'object') {
+      v.projected.defaultMode ??= 420;
+      for (const src of Array.isArray(v.projected.sources) ? v.projected.sources : []) {
+        // SetDefaults_ServiceAccountTokenProjection: an hour
+        if (src?.serviceAccountToken && typeof src.serviceAccountToken === 'object') src.serviceAccountToken.expirationSeconds ??= 3600;
+      }
+    }
   }
 }
 

@@ -68,7 +68,9 @@ export const conflict = (rt: ResourceType, name: string, why = 'the object has b
 /** 422: `Pod "x" is invalid: spec.containers[0].image: Required value` */
 export function invalid(rt: ResourceType, name: string, causes: { field: string; type: string; message: string }[]): ApiError {
   const text = causes.map((c) => `${c.field}: ${c.message}`);
-  const message = `${rt.kind} "${name}" is invalid: ${text.length === 1 ? text[0] : `[${text.join(', ')}]`}`;
+  // the qualified kind, as GroupKind.String() writes it: `Pod`, `TokenRequest.authentication.k8s.io`
+  const kind = rt.group ? `${rt.kind}.${rt.group}` : rt.kind;
+  const message = `${kind} "${name}" is invalid: ${text.length === 1 ? text[0] : `[${text.join(', ')}]`}`;
   return new ApiError(422, 'Invalid', message, {
     ...details(rt, name),
     kind: rt.kind,

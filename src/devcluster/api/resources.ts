@@ -19,7 +19,7 @@ export const RESOURCES: readonly ResourceType[] = [
   core('ConfigMap', 'configmaps', true, { shortNames: ['cm'] }),
   core('Secret', 'secrets', true),
   core('PodTemplate', 'podtemplates', true),
-  core('ServiceAccount', 'serviceaccounts', true, { shortNames: ['sa'] }),
+  core('ServiceAccount', 'serviceaccounts', true, { shortNames: ['sa'], subresources: ['token'] }),
   core('Event', 'events', true, { shortNames: ['ev'] }),
   core('PersistentVolumeClaim', 'persistentvolumeclaims', true, { shortNames: ['pvc'], subresources: ['status'] }),
   grouped('coordination.k8s.io', 'v1', 'Lease', 'leases', true),

@@ -327,7 +327,8 @@ export class MemoryStore implements ObjectStore {
   }
 }
 
-function generateName(prefix: string): string {
+/** `prefix` and five random characters, as names.SimpleNameGenerator makes them */
+export function generateName(prefix: string): string {
   let suffix = '';
   for (let i = 0; i < 5; i++) suffix += NAME_ALPHABET[randomInt(NAME_ALPHABET.length)];
   return prefix.slice(0, MAX_GENERATE_NAME_PREFIX) + suffix;

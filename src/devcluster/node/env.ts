@@ -1,5 +1,5 @@
-// The environment of a container as the kubelet builds it: envFrom first, then env (later names win),
-// valueFrom resolved from the store and the pod, and $(VAR) references expanded.
+// The environment of a container as the kubelet builds it: the `kubernetes` Service's variables, then envFrom,
+// then env (later names win), valueFrom resolved from the store and the pod, and $(VAR) references expanded.
 import type { KubeObject, ObjectStore } from '../types.js';
 import { resourceByKind } from '../api/resources.js';
 import { ConfigError } from './config-error.js';
@@ -14,11 +14,38 @@ export interface EnvContext {
   /** allocatable cpu cores and memory bytes: the value of resourceFieldRef when no limit is set */
   nodeCpu: number;
   nodeMemory: number;
+  /** where pods reach the API server: the source of KUBERNETES_SERVICE_HOST and the rest */
+  apiServer?: ApiServerAddress;
+}
+
+export interface ApiServerAddress {
+  host: string;
+  port: number;
+}
+
+/**
+ * The variables the kubelet gives every container for the `kubernetes` Service in `default` (whatever
+ * enableServiceLinks says), with the address where the dev cluster's pods reach the API server.
+ */
+export function kubernetesServiceEnv(api: ApiServerAddress): [string, string][] {
+  const { host, port } = api;
+  const url = `tcp://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  return [
+    ['KUBERNETES_SERVICE_HOST', host],
+    ['KUBERNETES_SERVICE_PORT', String(port)],
+    ['KUBERNETES_SERVICE_PORT_HTTPS', String(port)],
+    ['KUBERNETES_PORT', url],
+    [`KUBERNETES_PORT_${port}_TCP`, url],
+    [`KUBERNETES_PORT_${port}_TCP_PROTO`, 'tcp'],
+    [`KUBERNETES_PORT_${port}_TCP_PORT`, String(port)],
+    [`KUBERNETES_PORT_${port}_TCP_ADDR`, host],
+  ];
 }
 
 export function resolveEnv(container: any, ctx: EnvContext): [string, string][] {
   const ns = ctx.pod.metadata.namespace ?? 'default';
-  const env = new Map<string, string>();
+  // the container's own variables override these and may refer to them
+  const env = new Map<string, string>(ctx.apiServer ? kubernetesServiceEnv(ctx.apiServer) : []);
   for (const src of container.envFrom ?? []) {
     const prefix: string = src.prefix ?? '';
     if (src.configMapRef) {

@@ -8,7 +8,7 @@ import { resourceByKind } from '../api/resources.js';
 import { AttachedContainer } from './attached-container.js';
 import { ConfigError } from './config-error.js';
 import { ContainerLog } from './container-log.js';
-import { resolveEnv, expandVars } from './env.js';
+import { resolveEnv, expandVars, type ApiServerAddress } from './env.js';
 import { containerFieldPath, type EventRecorder } from './events.js';
 import { podHostname, writeHostsFile } from './hosts.js';
 import { pullFailureMessage, pullPolicy, type ImageCache, type ImageInfo, type ImageLookup } from './images.js';
@@ -54,6 +54,10 @@ export interface NodeContext {
   beginStartup(): () => void;
   /** resolves when housekeeping may run (no pod starting, or waited long enough) */
   idle(): Promise<void>;
+  /** where pods reach the API server, once it listens there */
+  apiServer(): ApiServerAddress | undefined;
+  /** a token for a projected serviceAccountToken source, bound to the pod (the kubelet's TokenRequest) */
+  serviceAccountToken?(pod: KubeObject, projection: { audience?: string; expirationSeconds?: number }): string;
 }
 
 const CRASH_BACKOFF_MAX_MS = 300_000;
@@ -549,6 +553,7 @@ export class PodWorker {
       podIP: this.podIP,
       nodeCpu: this.ctx.nodeCpu,
       nodeMemory: this.ctx.nodeMemory,
+      apiServer: this.ctx.apiServer(),
     });
     const envMap = new Map(env);
     const mounts: Mount[] = [{ hostPath: this.hostsFile, containerPath: '/etc/hosts', readOnly: false }];
@@ -559,6 +564,7 @@ export class PodWorker {
       hostIP: this.ctx.hostIP,
       podIP: this.podIP,
       dirs: { podVolumes: join(this.podDir, 'volumes'), podMemoryVolumes: join(this.ctx.memoryDir, this.uid), claims: join(this.ctx.stateDir, 'claims') },
+      serviceAccountToken: this.ctx.serviceAccountToken ? (projection) => this.ctx.serviceAccountToken!(this.pod, projection) : undefined,
     };
     const volumes: any[] = this.pod.spec?.volumes ?? [];
     const hostPaths = new Map<string, string>();

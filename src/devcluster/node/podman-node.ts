@@ -23,6 +23,7 @@ import { StartupGate } from './startup-gate.js';
 import { checkFit } from './scheduler.js';
 import { parseQuantity } from './quantity.js';
 import { attachSession, execSession } from './sessions.js';
+import type { ApiServerAddress } from './env.js';
 import { connectInNamespace, connectTcp } from './port-forward.js';
 
 export interface PodmanNodeOptions {
@@ -46,6 +47,8 @@ export interface PodmanNodeOptions {
   errImagePullMs?: number;
   /** pod sandboxes kept ready for ordinary pods (default 2; 0: every pod makes its own) */
   sandboxPoolSize?: number;
+  /** tokens for projected serviceAccountToken volumes, bound to the pod (what the kubelet asks the TokenRequest API for) */
+  serviceAccountToken?: (pod: KubeObject, projection: { audience?: string; expirationSeconds?: number }) => string;
 }
 
 const POD = resourceByKind('Pod');
@@ -67,6 +70,8 @@ export class PodmanNode implements NodeRuntime {
   private stopped = false;
   private pool?: SandboxPool;
   private readonly startup = new StartupGate();
+  private apiServerAddress?: ApiServerAddress;
+  private gateway?: string;
 
   constructor(opts: PodmanNodeOptions) {
     this.opts = opts;
@@ -83,6 +88,7 @@ export class PodmanNode implements NodeRuntime {
     mkdirSync(join(this.stateDir, 'pods'), { recursive: true });
     const memoryDir = existsSync('/dev/shm') ? `/dev/shm/berth-${this.clusterId}` : join(this.stateDir, 'memory');
     rmSync(memoryDir, { recursive: true, force: true });
+    this.gateway = hostIP;
     const facts: NodeFacts = { nodeName: this.nodeName, hostIP, podmanVersion };
     this.registerNode(facts);
     const node = this.store.get(NODE, undefined, this.nodeName);
@@ -108,6 +114,8 @@ export class PodmanNode implements NodeRuntime {
       takeSandbox: () => this.pool?.take(),
       beginStartup: () => this.startup.begin(),
       idle: () => this.startup.idle(),
+      apiServer: () => this.apiServerAddress,
+      serviceAccountToken: this.opts.serviceAccountToken,
     };
     // refills run at a lower priority than the pods being started, which they would otherwise slow down
     const niceCli = new PodmanCli({ binary: 'nice', globalArgs: ['-n', '10', this.cli.binary, ...this.cli.globalArgs] });
@@ -122,6 +130,16 @@ export class PodmanNode implements NodeRuntime {
       this.store.watch(resourceByKind('Service'), undefined, {}, defer(() => this.queueHostsRefresh())),
       this.store.watch(resourceByKind('NetworkPolicy'), undefined, {}, defer(() => void this.applyNetworkPolicies())),
     ];
+  }
+
+  /** the host's address on the pod network (the podman bridge's gateway), known once started */
+  get bridgeGatewayAddress(): string | undefined {
+    return this.gateway;
+  }
+
+  /** where containers reach the API server: their KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT */
+  setApiServerAddress(address: ApiServerAddress): void {
+    this.apiServerAddress = { ...address };
   }
 
   async stop(): Promise<void> {

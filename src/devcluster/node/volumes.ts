@@ -22,6 +22,8 @@ export interface VolumeContext {
   hostIP: string;
   podIP?: string;
   dirs: VolumeDirs;
+  /** a token bound to this pod from the API server, as the kubelet's token manager requests it; throws ConfigError when refused */
+  serviceAccountToken?: (projection: { audience?: string; expirationSeconds?: number }) => string;
 }
 
 /** the host path of a volume, creating or refreshing its content; throws ConfigError when a source is missing */
@@ -86,13 +88,25 @@ function volumeFiles(volume: any, ctx: VolumeContext, ns: string): VolumeFile[] 
       else if (src.secret) out.push(...sourceFiles('secret', src.secret, ctx, ns, defaultMode));
       else if (src.downwardAPI) out.push(...downwardFiles(src.downwardAPI.items ?? [], ctx, defaultMode));
       else if (src.serviceAccountToken) {
-        // the dev cluster issues no bound tokens: a placeholder keeps programs that only read the file working
-        out.push({ path: checkPath(src.serviceAccountToken.path ?? 'token'), data: Buffer.from('berth-dev-cluster-token'), mode: defaultMode });
+        if (!ctx.serviceAccountToken) throw new ConfigError('this node cannot request service account tokens');
+        const token = requestToken(ctx, { audience: src.serviceAccountToken.audience, expirationSeconds: src.serviceAccountToken.expirationSeconds });
+        // the kubelet writes the token with the projection's mode (default 0644), like the other files
+        out.push({ path: checkPath(src.serviceAccountToken.path ?? 'token'), data: Buffer.from(token), mode: defaultMode });
       }
     }
     return out;
   }
   return undefined;
+}
+
+/** the API server's refusal (a deleted ServiceAccount, say) keeps the container from starting, as the kubelet's mount fails */
+function requestToken(ctx: VolumeContext, projection: { audience?: string; expirationSeconds?: number }): string {
+  try {
+    return ctx.serviceAccountToken!(projection);
+  } catch (e) {
+    if (e instanceof ConfigError) throw e;
+    throw new ConfigError(`failed to fetch token: ${(e as Error).message}`);
+  }
 }
 
 function sourceFiles(kind: 'configMap' | 'secret', src: any, ctx: VolumeContext, ns: string, defaultMode: number): VolumeFile[] {

@@ -21,6 +21,8 @@ import { NamespaceController } from './handlers-namespaces.js';
 import { handleLog, handlePodUpgrade } from './handlers-pods.js';
 import { impersonate } from './impersonation.js';
 import { handleSelfSubjectReview, handleSelfSubjectRulesReview } from './handlers-self-reviews.js';
+import { handleTokenRequest } from './handlers-token-request.js';
+import type { ServiceAccountTokens } from './service-account-tokens.js';
 import { isStreamSubresource, parseResourcePath, requestVerb, type ResourceRoute } from './handlers-route.js';
 
 export interface ApiServerOptions {
@@ -34,6 +36,8 @@ export interface ApiServerOptions {
   maxBodyBytes?: number;
   /** the cluster CA, published in every namespace's kube-root-ca.crt ConfigMap */
   caPem?: string;
+  /** the service account signing key, for the TokenRequest API */
+  serviceAccountTokens?: ServiceAccountTokens;
 }
 
 /** the create-only kinds answered about the caller and never stored */
@@ -74,7 +78,8 @@ function requestUrl(req: IncomingMessage): URL {
 }
 
 export class ApiServer {
-  private readonly server: Server;
+  /** one HTTPS server per address listened on (loopback for clients, the pod network's gateway for pods) */
+  private readonly servers: Server[] = [];
   private readonly ctx: ServerContext;
   private readonly gc: GarbageCollector;
   private readonly namespaces: NamespaceController;
@@ -95,6 +100,7 @@ export class ApiServer {
       },
       deletion: { orphan: (uid) => gcRef.gc?.orphan(uid) },
       liveStreams: new Set(),
+      serviceAccountTokens: opts.serviceAccountTokens,
     };
     this.gc = gcRef.gc = new GarbageCollector(opts.store, (rt, ns, name) => {
       deleteObject(this.ctx, rt, ns, name, { propagationPolicy: 'Background' });
@@ -104,21 +110,29 @@ export class ApiServer {
     this.gc.start();
     this.namespaces.start();
 
-    this.server = createServer({ cert: opts.tls.cert, key: opts.tls.key });
-    this.server.on('request', (req: IncomingMessage, res: ServerResponse) => void this.onRequest(req, res));
-    this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.onUpgrade(req, socket, head));
-    this.server.on('tlsClientError', () => {
-      // a client that gives up the handshake (curl without the CA, port scanners) is no server error
-    });
   }
 
+  private newServer(): Server {
+    const server = createServer({ cert: this.opts.tls.cert, key: this.opts.tls.key });
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => void this.onRequest(req, res));
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.onUpgrade(req, socket, head));
+    server.on('tlsClientError', () => {
+      // a client that gives up the handshake (curl without the CA, port scanners) is no server error
+    });
+    return server;
+  }
+
+  /** serves on one more address; resolves to the port (useful with port 0) */
   listen(port: number, host = '127.0.0.1'): Promise<number> {
+    if (this.closed) return Promise.reject(new Error('the API server is closed'));
+    const server = this.newServer();
     return new Promise((resolve, reject) => {
       const onError = (e: Error) => reject(e);
-      this.server.once('error', onError);
-      this.server.listen(port, host, () => {
-        this.server.off('error', onError);
-        resolve((this.server.address() as { port: number }).port);
+      server.once('error', onError);
+      server.listen(port, host, () => {
+        server.off('error', onError);
+        this.servers.push(server);
+        resolve((server.address() as { port: number }).port);
       });
     });
   }
@@ -132,10 +146,15 @@ export class ApiServer {
     for (const end of [...this.ctx.liveStreams]) end();
     for (const s of this.upgraded) s.destroy();
     this.upgraded.clear();
-    await new Promise<void>((resolve) => {
-      this.server.close(() => resolve());
-      this.server.closeAllConnections();
-    });
+    await Promise.all(
+      this.servers.map(
+        (server) =>
+          new Promise<void>((resolve) => {
+            server.close(() => resolve());
+            server.closeAllConnections();
+          }),
+      ),
+    );
   }
 
   // ---- plain requests ----
@@ -212,6 +231,11 @@ export class ApiServer {
     if (subresource === 'log') {
       if (r.verb !== 'get') throw methodNotAllowed('the server does not allow this method on the requested resource');
       await handleLog(this.ctx, r);
+      return;
+    }
+    if (subresource === 'token') {
+      if (r.verb !== 'create') throw methodNotAllowed('the server does not allow this method on the requested resource');
+      await handleTokenRequest(this.ctx, r);
       return;
     }
     if (subresource === 'status' && !['get', 'update', 'patch'].includes(r.verb)) {

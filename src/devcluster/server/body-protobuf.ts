@@ -1,6 +1,6 @@
 // Request bodies in Kubernetes protobuf (`application/vnd.kubernetes.protobuf`), which kubectl's typed
 // clients send for `kubectl create namespace|configmap|secret|serviceaccount|service|role...`,
-// `kubectl debug --copy-to` (a Pod), `kubectl auth can-i` (also `--list`) and `kubectl auth whoami`. Decoded
+// `kubectl debug --copy-to` (a Pod), `kubectl auth can-i` (also `--list`), `kubectl auth whoami` and `kubectl create token`. Decoded
 // to the JSON the same object would have, for the kinds those commands create; field numbers are those of
 // k8s.io/api's generated.proto files.
 import { unsupportedMediaType } from '../api/errors.js';
@@ -99,6 +99,14 @@ const SELF_SUBJECT_ACCESS_REVIEW: Message = {
 
 const SELF_SUBJECT_RULES_REVIEW: Message = { 1: f('metadata', OBJECT_META), 2: f('spec', { 1: f('namespace', 'string') }) };
 const SELF_SUBJECT_REVIEW: Message = { 1: f('metadata', OBJECT_META) };
+const TOKEN_REQUEST: Message = {
+  1: f('metadata', OBJECT_META),
+  2: f('spec', {
+    1: f('audiences', 'string', { repeated: true }),
+    3: f('boundObjectRef', { 1: f('kind', 'string'), 2: f('apiVersion', 'string'), 3: f('name', 'string'), 4: f('uid', 'string') }, { pointer: true }),
+    4: f('expirationSeconds', 'int', { pointer: true }),
+  }),
+};
 
 /** "apiVersion/kind" → schema */
 const SCHEMAS: Record<string, Message> = {
@@ -115,6 +123,7 @@ const SCHEMAS: Record<string, Message> = {
   'authorization.k8s.io/v1/SelfSubjectAccessReview': SELF_SUBJECT_ACCESS_REVIEW,
   'authorization.k8s.io/v1/SelfSubjectRulesReview': SELF_SUBJECT_RULES_REVIEW,
   'authentication.k8s.io/v1/SelfSubjectReview': SELF_SUBJECT_REVIEW,
+  'authentication.k8s.io/v1/TokenRequest': TOKEN_REQUEST,
 };
 
 const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]); // "k8s\0"

@@ -25,12 +25,13 @@ const DISCOVERY_GROUP = 'apidiscovery.k8s.io';
 const DISCOVERY_KIND = 'APIGroupDiscoveryList';
 
 /** The kind each subresource answers with, as the real server lists it, and its verbs. */
-const SUBRESOURCES: Record<string, { kind?: string; verbs: string[] }> = {
+const SUBRESOURCES: Record<string, { kind?: string; group?: string; version?: string; verbs: string[] }> = {
   status: { verbs: ['get', 'patch', 'update'] },
   log: { verbs: ['get'] },
   exec: { kind: 'PodExecOptions', verbs: ['create', 'get'] },
   attach: { kind: 'PodAttachOptions', verbs: ['create', 'get'] },
   portforward: { kind: 'PodPortForwardOptions', verbs: ['create', 'get'] },
+  token: { kind: 'TokenRequest', group: 'authentication.k8s.io', version: 'v1', verbs: ['create'] },
 };
 
 export function discoveryResponse(path: string, accept: string | undefined): { contentType: string; body: unknown } | undefined {
@@ -129,7 +130,10 @@ function resourceListResponse(group: string, version: string): { contentType: st
     entries.push(entry);
     for (const sub of rt.subresources ?? []) {
       const info = SUBRESOURCES[sub] ?? { verbs: ['get'] };
-      entries.push({ name: `${rt.plural}/${sub}`, singularName: '', namespaced: rt.namespaced, kind: info.kind ?? rt.kind, verbs: [...info.verbs] });
+      const entry: Record<string, unknown> = { name: `${rt.plural}/${sub}`, singularName: '', namespaced: rt.namespaced };
+      // a subresource of another group's kind names that group and version (serviceaccounts/token: authentication.k8s.io/v1)
+      if (info.group !== undefined) Object.assign(entry, { group: info.group, version: info.version });
+      entries.push({ ...entry, kind: info.kind ?? rt.kind, verbs: [...info.verbs] });
     }
   }
   entries.sort((a, b) => String(a.name).localeCompare(String(b.name)));
@@ -166,7 +170,8 @@ function aggregatedResource(rt: ResourceType): Record<string, unknown> {
   if (rt.subresources?.length) {
     entry.subresources = rt.subresources.map((sub) => {
       const info = SUBRESOURCES[sub] ?? { verbs: ['get'] };
-      return { subresource: sub, responseKind: { ...responseKind, kind: info.kind ?? rt.kind }, verbs: [...info.verbs] };
+      const kind = info.group !== undefined ? { group: info.group, version: info.version, kind: info.kind } : { ...responseKind, kind: info.kind ?? rt.kind };
+      return { subresource: sub, responseKind: kind, verbs: [...info.verbs] };
     });
   }
   return entry;

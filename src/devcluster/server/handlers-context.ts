@@ -5,6 +5,7 @@ import { ApiError, internalError } from '../api/errors.js';
 import type { Faults, NodeRuntime, ObjectStore, RequestAttributes, UserInfo } from '../types.js';
 import type { ResourceRoute } from './handlers-route.js';
 import type { PolicyRule } from './rbac.js';
+import type { ServiceAccountTokens } from './service-account-tokens.js';
 
 export { queryBool } from '../api/query-bool.js';
 
@@ -36,6 +37,8 @@ export interface ServerContext {
   deletion: DeletionHooks;
   /** watches and log streams in flight, ended by close() */
   liveStreams: Set<() => void>;
+  /** the service account signing key, for the TokenRequest API */
+  serviceAccountTokens?: ServiceAccountTokens;
 }
 
 export interface ResourceRequest {

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { ApiError, badRequest, notFound, qualifiedResource, unsupportedMediaType } from '../api/errors.js';
 import { applyCreateDefaults, applyUpdateDefaults, foldStringData } from '../api/defaults.js';
 import { applyPatch } from '../api/patch.js';
+import { admitPodServiceAccount } from '../api/service-account-admission.js';
 import { groupVersion, resourceByKind } from '../api/resources.js';
 import { toTable } from '../api/tables.js';
 import { validateCreate, validateUpdate } from '../api/validation.js';
@@ -124,6 +125,7 @@ export function prepareCreate(ctx: ServerContext, rt: ResourceType, namespace: s
   if (rt.subresources?.includes('status')) delete obj.status;
   foldStringData(obj);
   applyCreateDefaults(rt, obj, { allocateClusterIp: () => ctx.allocateClusterIp() });
+  if (rt.kind === 'Pod' && namespace !== undefined) admitPodServiceAccount(ctx.store, namespace, obj);
   validateCreate(rt, obj);
   return obj;
 }

@@ -92,7 +92,8 @@ export function requestVerb(method: string, r: ResourceRoute, query: URLSearchPa
       if (r.name === undefined) return r.watchPath || queryBool(query, 'watch') ? 'watch' : 'list';
       return r.watchPath ? 'watch' : 'get';
     case 'POST':
-      return r.name === undefined ? 'create' : undefined;
+      // a collection, or a named object's subresource (serviceaccounts/NAME/token)
+      return r.name === undefined || r.subresource !== undefined ? 'create' : undefined;
     case 'PUT':
       return r.name === undefined ? undefined : 'update';
     case 'PATCH':

@@ -141,6 +141,8 @@ describe('pod failure states as the kubelet reports them', () => {
     await create({ metadata: { name: 'deadline' }, spec: { activeDeadlineSeconds: 2, restartPolicy: 'Never', containers: [{ name: 'main', image: BUSYBOX, command: ['sleep', '3600'] }] } });
     const pod = await waitForPod(kc, ns, 'deadline', (p) => p.status?.phase === 'Failed', 20_000);
     assert.equal(pod.status?.reason, 'DeadlineExceeded');
-    assert.ok(pod.status?.containerStatuses?.[0]?.state?.terminated, 'the container is terminated');
+    // under load the container may not have started within 2 s: then it is never started, as on a real node
+    const state = pod.status?.containerStatuses?.[0]?.state;
+    assert.ok(state?.terminated || state?.waiting, `the container is terminated or was never started: ${JSON.stringify(state)}`);
   });
 });

@@ -38,7 +38,17 @@ describe('kubectl debug --copy-to', () => {
     assert.deepEqual(main.resources.limits, { cpu: '500m', memory: '64Mi' });
     assert.deepEqual(main.readinessProbe.exec, { command: ['true'] });
     assert.deepEqual(main.env, [{ name: 'GREETING', value: 'hello' }]);
-    assert.deepEqual(copy.spec.volumes, [{ name: 'scratch', emptyDir: {} }]);
+    // the original's kube-api-access volume comes along, and the ServiceAccount admission plugin mounts that same
+    // volume into the debug container rather than adding a second one, as a real server does
+    const box = JSON.parse(await kubectlOk(['get', 'pod', 'box', '-n', ns, '-o', 'json']));
+    const tokenVolume = box.spec.volumes.find((v: { name: string }) => v.name.startsWith('kube-api-access-'));
+    assert.ok(tokenVolume, JSON.stringify(box.spec.volumes));
+    assert.deepEqual(copy.spec.volumes, [{ name: 'scratch', emptyDir: {} }, tokenVolume]);
+    for (const c of copy.spec.containers) {
+      assert.deepEqual(c.volumeMounts.filter((m: { name: string }) => m.name === tokenVolume.name), [
+        { name: tokenVolume.name, readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' },
+      ]);
+    }
     assert.equal(copy.spec.shareProcessNamespace, false);
     assert.deepEqual(copy.spec.containers.map((c: { name: string }) => c.name), ['main', 'debugger']);
     await kubectlOk(['wait', '--for=condition=Ready', 'pod/box-copy', '-n', ns, '--timeout=60s']);
