@@ -7,6 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
+import { text } from 'node:stream/consumers';
 import YAML from 'yaml';
 import { invokeFunction } from './invoke.js';
 import { applyWrite, PackageError, planWrite, readPackage, type KrmObject } from './package.js';
@@ -80,9 +81,7 @@ async function evalWith(target: string, opts: EvalOptions, records: FunctionRunR
   else throw new PackageError('name the function: --image IMAGE, --exec PATH, or --fn-config FILE whose kind a trusted catalog provides');
 
   if (target === '-') {
-    const chunks: Buffer[] = [];
-    for await (const c of opts.stdin) chunks.push(typeof c === 'string' ? Buffer.from(c) : (c as Buffer));
-    const input = parseResourceList(Buffer.concat(chunks).toString('utf8'));
+    const input = parseResourceList(await text(opts.stdin));
     opts.stdout.write(serializeResourceList(await runSelected(provider, input.items, config ?? input.functionConfig, opts, records)));
     return;
   }
