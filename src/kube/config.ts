@@ -7,8 +7,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import YAML from 'yaml';
+import { SERVICE_ACCOUNT_DIR } from './service-account-dir.js';
 
-export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+export { SERVICE_ACCOUNT_DIR };
 
 export interface KubeTarget {
   kc: KubeConfig;
