@@ -26,7 +26,8 @@ if (basename(process.argv[1] ?? '') === 'docker') {
     .addCommand((await import('./dev-cluster.js')).devClusterCommand())
     .addCommand((await import('./catalog.js')).catalogCommand())
     .addCommand((await import('./fn.js')).fnCommand())
-    .addCommand((await import('./serve.js')).serveCommand());
+    .addCommand((await import('./serve.js')).serveCommand())
+    .addCommand((await import('./task.js')).taskCommand());
   program.parseAsync(process.argv).catch((err: Error) => {
     process.stderr.write(`berth: ${err.message}\n`);
     process.exit(1);

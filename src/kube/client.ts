@@ -23,6 +23,7 @@ import {
   type V1PersistentVolumeClaim,
   type V1Pod,
   type V1PodTemplate,
+  type V1Secret,
   type V1Service,
 } from '@kubernetes/client-node';
 import { KubeError, statusOf, toKubeError, type KubeAction } from './errors.js';
@@ -150,6 +151,16 @@ export class ClusterClient {
   createConfigMap(cm: V1ConfigMap): Promise<V1ConfigMap> {
     const name = cm.metadata?.name ?? '';
     return this.created(cm, () => this.core.createNamespacedConfigMap({ namespace: this.namespace, body: cm }), () => this.core.readNamespacedConfigMap({ namespace: this.namespace, name }), 'configmaps');
+  }
+
+  /** A Secret (berth task's params: never written into a pod spec in clear). */
+  createSecret(secret: V1Secret): Promise<V1Secret> {
+    const name = secret.metadata?.name ?? '';
+    return this.created(secret, () => this.core.createNamespacedSecret({ namespace: this.namespace, body: secret }), () => this.core.readNamespacedSecret({ namespace: this.namespace, name }), 'secrets');
+  }
+
+  deleteSecret(name: string): Promise<void> {
+    return this.deletedQuietly(() => this.core.deleteNamespacedSecret({ namespace: this.namespace, name }), 'secrets', name);
   }
 
   createNetworkPolicy(np: V1NetworkPolicy): Promise<V1NetworkPolicy> {

@@ -1,0 +1,57 @@
+// `berth task`: Concourse tasks as pods, without a CI server (see docs/task.md).
+import { Command } from 'commander';
+import { EXIT_ERRORED, runTask } from '../task/run-task.js';
+import { parseMapping, type Mapping } from '../task/layout.js';
+
+const collect = (flag: string) => (value: string, previous: Mapping[]) => [...previous, parseMapping(value, flag)];
+
+export function taskCommand(): Command {
+  const task = new Command('task').description('run Concourse tasks (task.yml) as pods, as `fly execute` does, without a CI server');
+  task.addCommand(
+    new Command('run')
+      .description('run one task: inputs uploaded from local folders, its output streamed, outputs downloaded; exits with the task\'s exit code (1: failed without one, 2: berth or the cluster failed, 3: interrupted)')
+      .requiredOption('-c, --config <file>', 'the task config (task.yml)')
+      .option('-i, --input <name=dir>', 'a local folder as the input NAME (repeatable; a task with one input takes the current folder)', collect('-i'), [])
+      .option('-o, --output <name=dir>', 'download the output NAME into a local folder (repeatable), also when the task fails', collect('-o'), [])
+      .option('--include-ignored', 'upload files git ignores too (by default, in a git work tree, only tracked and untracked-not-ignored files)')
+      .option('-p, --privileged', 'run privileged (refused: berth runs every task locked down)')
+      .option('--image <ref>', "run with this image instead of the task's image_resource")
+      .option('--kubeconfig <file>', 'kubeconfig file (default: $BERTH_KUBECONFIG, $KUBECONFIG, ~/.kube/config, in-cluster)')
+      .option('--context <name>', 'kubeconfig context (default: $BERTH_CONTEXT, the current context)')
+      .option('-n, --namespace <ns>', "namespace (default: $BERTH_NAMESPACE, the context's)")
+      .argument('[args...]', 'after --: appended to the task\'s run.args')
+      .action(async (args: string[], opts: { config: string; input: Mapping[]; output: Mapping[]; includeIgnored?: boolean; privileged?: boolean; image?: string; kubeconfig?: string; context?: string; namespace?: string }) => {
+        const env: NodeJS.ProcessEnv = { ...process.env };
+        if (opts.kubeconfig) env.BERTH_KUBECONFIG = opts.kubeconfig;
+        if (opts.context) env.BERTH_CONTEXT = opts.context;
+        if (opts.namespace) env.BERTH_NAMESPACE = opts.namespace;
+        const abort = new AbortController();
+        const onSignal = (): void => abort.abort();
+        process.on('SIGINT', onSignal);
+        process.on('SIGTERM', onSignal);
+        let code = EXIT_ERRORED;
+        try {
+          code = await runTask({
+            configFile: opts.config,
+            inputs: opts.input,
+            outputs: opts.output,
+            includeIgnored: Boolean(opts.includeIgnored),
+            privileged: Boolean(opts.privileged),
+            image: opts.image,
+            args,
+            env,
+            cwd: process.cwd(),
+            stdout: process.stdout,
+            stderr: process.stderr,
+            signal: abort.signal,
+          });
+        } catch (err) {
+          process.stderr.write(`berth task: ${(err as Error).message}\nerrored\n`);
+        }
+        // Everything written is flushed before the code is given back.
+        await new Promise<void>((r) => process.stdout.write('', () => r()));
+        process.exit(code);
+      }),
+  );
+  return task;
+}

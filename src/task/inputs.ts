@@ -1,0 +1,89 @@
+/**
+ * Local input folders → one tar stream for the pod's `inputs` container. As fly execute uploads them:
+ * in a git work tree only what git would take (tracked files and untracked files that are not
+ * ignored: `git ls-files --cached --others --exclude-standard`), everything with --include-ignored or
+ * outside git. The archive ends with a marker entry, so a cut stream is never taken for all inputs.
+ */
+import { execFile } from 'node:child_process';
+import { lstat, readFile, readdir, readlink, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { PassThrough, type Readable } from 'node:stream';
+import { promisify } from 'node:util';
+import { pack } from 'tar-stream';
+import { recordPadding } from '../runtime/files.js';
+import { TaskUsageError, type Layout } from './layout.js';
+import { INPUTS_MARKER } from './pod-plan.js';
+
+const run = promisify(execFile);
+
+/** Fails (before any pod exists) when an input's folder is missing or is not a folder. */
+export async function checkInputDirs(layout: Layout): Promise<void> {
+  for (const i of layout.inputs) {
+    const s = await stat(i.dir).catch(() => undefined);
+    if (!s) throw new TaskUsageError(`input \`${i.name}\`: ${i.dir} does not exist (-i ${i.name}=DIR names a local folder)`);
+    if (!s.isDirectory()) throw new TaskUsageError(`input \`${i.name}\`: ${i.dir} is a file, not a folder (-i ${i.name}=DIR names a local folder)`);
+  }
+}
+
+/** Paths below `dir` that fly would upload (relative, '/'-separated), folders first. */
+export async function inputFiles(dir: string, includeIgnored: boolean): Promise<string[]> {
+  if (!includeIgnored) {
+    const listed = await run('git', ['-C', dir, 'ls-files', '-z', '--cached', '--others', '--exclude-standard', '--', '.'], { maxBuffer: 256 * 1024 * 1024 }).then(
+      (r) => r.stdout,
+      () => undefined, // not a git work tree (or no git): everything
+    );
+    if (listed !== undefined) {
+      const files = [...new Set(listed.split('\0').filter(Boolean))];
+      const dirs = new Set<string>();
+      for (const f of files) for (let i = f.indexOf('/'); i > 0; i = f.indexOf('/', i + 1)) dirs.add(f.slice(0, i));
+      return [...[...dirs].sort(), ...files.sort()];
+    }
+  }
+  const out: string[] = [];
+  const walk = async (rel: string): Promise<void> => {
+    for (const e of (await readdir(join(dir, rel), { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const p = rel ? `${rel}/${e.name}` : e.name;
+      out.push(p);
+      if (e.isDirectory()) await walk(p);
+    }
+  };
+  await walk('');
+  return out;
+}
+
+/** The tar of every input at its path below the working directory, padded, ending with the marker. */
+export function inputsTar(layout: Layout, includeIgnored: boolean): Readable {
+  const p = pack();
+  const out = new PassThrough();
+  let size = 0;
+  p.on('data', (c: unknown) => {
+    const chunk = c as Buffer;
+    size += chunk.length;
+    out.write(chunk);
+  });
+  p.on('end', () => out.end(recordPadding(size)));
+  p.on('error', (err: Error) => out.destroy(err));
+  const entry = (header: Parameters<typeof p.entry>[0], data?: Buffer): Promise<void> =>
+    new Promise((res, rej) => {
+      p.entry(header, data ?? Buffer.alloc(0), (err) => (err ? rej(err) : res()));
+    });
+  void (async () => {
+    for (const input of layout.inputs) {
+      const root = resolve(input.dir);
+      const prefix = input.path === '.' ? '' : `${input.path}/`;
+      if (prefix) await entry({ name: input.path, type: 'directory', mode: 0o755 });
+      for (const rel of await inputFiles(root, includeIgnored)) {
+        const abs = join(root, rel);
+        const s = await lstat(abs).catch(() => undefined);
+        if (!s) continue; // tracked but deleted in the work tree: fly skips it too
+        const name = `${prefix}${rel}`;
+        if (s.isDirectory()) await entry({ name, type: 'directory', mode: s.mode & 0o7777, mtime: s.mtime });
+        else if (s.isSymbolicLink()) await entry({ name, type: 'symlink', linkname: await readlink(abs), mode: 0o777, mtime: s.mtime });
+        else if (s.isFile()) await entry({ name, type: 'file', mode: s.mode & 0o7777, mtime: s.mtime }, await readFile(abs));
+      }
+    }
+    await entry({ name: INPUTS_MARKER, type: 'file', mode: 0o644 });
+    p.finalize();
+  })().catch((err: unknown) => out.destroy(err as Error));
+  return out;
+}

@@ -1,0 +1,93 @@
+/**
+ * Outputs back to the caller's folders (-o NAME=DIR): `tar -c` of the output's folder through exec in
+ * the pod's `outputs` container, unpacked as it streams in. Reading is idempotent, so a session that
+ * drops (or ends without its exit status) is simply read again; a read that never completes fails the
+ * run (code 2), it never passes for a complete output.
+ */
+import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve, sep } from 'node:path';
+import { PassThrough, Writable } from 'node:stream';
+import { extract, type Header } from 'tar-stream';
+import { safeEntryName } from '../runtime/files.js';
+import type { ExecOutcome } from '../runtime/sandbox.js';
+import type { Layout } from './layout.js';
+import { OUTPUTS_CONTAINER } from './pod-plan.js';
+
+export interface ExecClient {
+  exec(pod: string, container: string, command: string[], io: { stdout?: Writable; stderr?: Writable }): Promise<{ done: Promise<ExecOutcome> }>;
+}
+
+const ATTEMPTS = 8;
+
+export async function downloadOutputs(kube: ExecClient, pod: string, layout: Layout, say: (line: string) => void, signal: AbortSignal): Promise<void> {
+  for (const o of layout.outputs) {
+    if (!o.dir) continue;
+    for (let attempt = 1; ; attempt++) {
+      if (signal.aborted) throw new Error('interrupted');
+      try {
+        await readOnce(kube, pod, `${layout.workDir}/${o.path}`, resolve(o.dir));
+        break;
+      } catch (err) {
+        if (attempt >= ATTEMPTS) throw new Error(`could not download output \`${o.name}\` from pod ${pod} after ${ATTEMPTS} tries: ${(err as Error).message}`, { cause: err });
+        await new Promise((r) => setTimeout(r, Math.min(2000, 100 * 2 ** attempt)));
+      }
+    }
+    say(`downloaded output ${o.name} to ${o.dir}`);
+  }
+}
+
+async function readOnce(kube: ExecClient, pod: string, from: string, into: string): Promise<void> {
+  await mkdir(into, { recursive: true });
+  const stdout = new PassThrough();
+  const stderr: Buffer[] = [];
+  const errors = new Writable({
+    write(c: Buffer, _e, cb) {
+      stderr.push(c);
+      cb();
+    },
+  });
+  const unpacked = unpackInto(stdout, into);
+  unpacked.catch(() => undefined);
+  const { done } = await kube.exec(pod, OUTPUTS_CONTAINER, ['tar', '-c', '-f', '-', '-C', from, '.'], { stdout, stderr: errors });
+  let outcome: ExecOutcome;
+  try {
+    outcome = await done;
+  } finally {
+    stdout.end();
+  }
+  if (outcome.exitCode !== 0) throw new Error(`tar exited ${outcome.exitCode}: ${Buffer.concat(stderr).toString('utf8').trim()}`);
+  await unpacked;
+}
+
+/** Unpacks a tar stream below `root`; nothing may land outside it. Resolves once the archive's end was read. */
+function unpackInto(stream: PassThrough, root: string): Promise<void> {
+  return new Promise((resolvePromise, reject) => {
+    const ex = extract();
+    ex.on('entry', (header: Header, body, next) => {
+      const chunks: Buffer[] = [];
+      body.on('data', (c: unknown) => void chunks.push(c as Buffer));
+      body.on('end', () => {
+        write(root, header, Buffer.concat(chunks)).then(() => next(), (err: Error) => ex.destroy(err));
+      });
+    });
+    // A cut archive ends with tar-stream's "Unexpected end of data" error, never with finish.
+    ex.on('finish', () => resolvePromise());
+    ex.on('error', reject);
+    stream.on('data', (c: Buffer) => ex.write(c));
+    stream.on('end', () => ex.end(Buffer.alloc(0)));
+  });
+}
+
+async function write(root: string, header: Header, data: Buffer): Promise<void> {
+  const rel = safeEntryName(header.name);
+  const target = rel ? join(root, rel) : root;
+  if (target !== root && !target.startsWith(root + sep)) throw new Error(`output entry ${header.name} points outside ${root}`);
+  if (header.type === 'directory') {
+    await mkdir(target, { recursive: true, mode: (header.mode ?? 0o755) | 0o700 });
+    return;
+  }
+  await mkdir(dirname(target), { recursive: true });
+  await rm(target, { force: true, recursive: false }).catch(() => undefined);
+  if (header.type === 'symlink') await symlink(header.linkname ?? '', target);
+  else if (header.type === 'file' || header.type === 'contiguous-file') await writeFile(target, data, { mode: (header.mode ?? 0o644) & 0o7777 });
+}

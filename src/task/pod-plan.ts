@@ -1,0 +1,145 @@
+/**
+ * A task → its pod and its params Secret. Pure, so every security default is unit-tested.
+ *
+ * The pod has one emptyDir, mounted at the working directory in three containers:
+ * - `inputs` (init, helper image with sh and tar): unpacks the tar of the inputs berth streams into it,
+ *   refuses to finish unless the archive's last entry (a marker) arrived, creates the outputs empty;
+ * - `task`: the task's image and run.path, started in run.dir; its exit code is the container's
+ *   terminated state, its output the container's log;
+ * - `outputs` (helper image, only when the task has outputs): holds the pod open after the task ended,
+ *   so berth can read the outputs back with `tar -c` through exec, as often as it takes.
+ * Params reach the task as env vars read from a Secret (secretKeyRef), never as values in the spec.
+ */
+import type { V1Container, V1EnvVar, V1Pod, V1Secret, V1SecurityContext } from '@kubernetes/client-node';
+import { ANNOTATION_EXPIRES_AT, LABEL_MANAGED_BY, LABEL_OWNER, LABEL_RUN, rfc3339 } from '../runtime/plan.js';
+import type { TaskConfig } from './config.js';
+import type { Layout } from './layout.js';
+
+export const INPUTS_CONTAINER = 'inputs';
+export const TASK_CONTAINER = 'task';
+export const OUTPUTS_CONTAINER = 'outputs';
+export const INPUTS_MARKER = '.berth-inputs-complete';
+const WORK_VOLUME = 'work';
+
+export interface TaskPodContext {
+  namespace: string;
+  owner: string;
+  runId: string;
+  now: Date;
+  ttlSeconds: number;
+  image: string;
+  helperImage: string;
+  pullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
+}
+
+export function taskPodName(runId: string): string {
+  return `task-${runId}`;
+}
+
+export function paramsSecretName(runId: string): string {
+  return `task-${runId}-params`;
+}
+
+function ownership(ctx: TaskPodContext): Record<string, string> {
+  return { [LABEL_MANAGED_BY]: 'berth', [LABEL_OWNER]: ctx.owner, [LABEL_RUN]: ctx.runId, 'app.kubernetes.io/component': 'task' };
+}
+
+const LOCKED_DOWN: V1SecurityContext = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } };
+
+export function planTaskPod(config: TaskConfig, layout: Layout, params: Record<string, string>, ctx: TaskPodContext): V1Pod {
+  const name = taskPodName(ctx.runId);
+  const work = { name: WORK_VOLUME, mountPath: layout.workDir };
+  const q = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+  const outputDirs = layout.outputs.map((o) => q(`${layout.workDir}/${o.path}`));
+  // Directories open to every user: the task may run as another user than the copy (as Concourse's
+  // volumes are writable by the task's user). Files keep the modes they had on the caller's disk.
+  const unpack = [
+    `tar -x -o -f - -C ${q(layout.workDir)}`,
+    `test -e ${q(`${layout.workDir}/${INPUTS_MARKER}`)} || { echo 'berth: the inputs stream was cut before its end' >&2; exit 1; }`,
+    `rm -f ${q(`${layout.workDir}/${INPUTS_MARKER}`)}`,
+    ...(outputDirs.length ? [`mkdir -p ${outputDirs.join(' ')}`] : []),
+    `mkdir -p ${q(layout.cwd)}`,
+    `find ${q(layout.workDir)} -type d -exec chmod a+rwx {} +`,
+  ].join(' && ');
+  const user = layout.user;
+  const inputs: V1Container = {
+    name: INPUTS_CONTAINER,
+    image: ctx.helperImage,
+    imagePullPolicy: 'IfNotPresent',
+    command: ['sh', '-c', unpack],
+    stdin: true,
+    stdinOnce: true,
+    securityContext: LOCKED_DOWN,
+    volumeMounts: [work],
+  };
+  const env: V1EnvVar[] = Object.keys(params).map((k, i) => ({ name: k, valueFrom: { secretKeyRef: { name: paramsSecretName(ctx.runId), key: `p${i}` } } }));
+  const task: V1Container = {
+    name: TASK_CONTAINER,
+    image: ctx.image,
+    imagePullPolicy: ctx.pullPolicy ?? 'IfNotPresent',
+    command: layout.command,
+    workingDir: layout.cwd,
+    securityContext: LOCKED_DOWN,
+    volumeMounts: [work],
+    ...(env.length ? { env } : {}),
+  };
+  const { cpu, memory } = config.containerLimits;
+  if (cpu !== undefined || memory !== undefined) {
+    // CPU shares are a relative weight, as a Kubernetes CPU request is (1024 shares = 1 CPU).
+    task.resources = {
+      ...(cpu !== undefined ? { requests: { cpu: `${Math.max(1, Math.round((cpu * 1000) / 1024))}m` } } : {}),
+      ...(memory !== undefined ? { limits: { memory: String(memory) } } : {}),
+    };
+  }
+  const containers = [task];
+  if (layout.outputs.length) {
+    containers.push({
+      name: OUTPUTS_CONTAINER,
+      image: ctx.helperImage,
+      imagePullPolicy: 'IfNotPresent',
+      // Nothing to do but stay: berth reads the outputs with exec, then deletes the pod.
+      command: ['sh', '-c', `exec sleep ${ctx.ttlSeconds}`],
+      securityContext: LOCKED_DOWN,
+      volumeMounts: [work],
+    });
+  }
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: ctx.namespace, labels: ownership(ctx), annotations: { [ANNOTATION_EXPIRES_AT]: rfc3339(new Date(ctx.now.getTime() + ctx.ttlSeconds * 1000)) } },
+    spec: {
+      restartPolicy: 'Never',
+      automountServiceAccountToken: false,
+      activeDeadlineSeconds: ctx.ttlSeconds,
+      terminationGracePeriodSeconds: 10,
+      securityContext: {
+        seccompProfile: { type: 'RuntimeDefault' },
+        ...(user ? { runAsUser: user.uid } : {}),
+        ...(user?.gid !== undefined ? { runAsGroup: user.gid } : {}),
+        ...(user && user.uid !== 0 ? { runAsNonRoot: true } : {}),
+      },
+      volumes: [{ name: WORK_VOLUME, emptyDir: {} }],
+      initContainers: [inputs],
+      containers,
+    },
+  };
+}
+
+/** The params, keyed p0..pN in the order of the env list; owned by the pod, so it goes when the pod goes. */
+export function planParamsSecret(params: Record<string, string>, pod: { name: string; uid: string }, ctx: TaskPodContext): V1Secret {
+  const data: Record<string, string> = {};
+  Object.values(params).forEach((v, i) => (data[`p${i}`] = Buffer.from(v, 'utf8').toString('base64')));
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    type: 'Opaque',
+    metadata: {
+      name: paramsSecretName(ctx.runId),
+      namespace: ctx.namespace,
+      labels: ownership(ctx),
+      annotations: { [ANNOTATION_EXPIRES_AT]: rfc3339(new Date(ctx.now.getTime() + ctx.ttlSeconds * 1000)) },
+      ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: pod.name, uid: pod.uid }],
+    },
+    data,
+  };
+}

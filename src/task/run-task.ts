@@ -1,0 +1,291 @@
+/**
+ * `berth task run`: one Concourse task as one pod, as `fly execute` runs it.
+ *
+ * Everything that can be checked locally is checked before anything exists in the cluster (config,
+ * inputs, flags, rights). Then: pod, params Secret owned by the pod, the inputs streamed into the
+ * pod's `inputs` container (a cut copy means the task never ran: the pod is replaced and the copy
+ * tried again), the task's stdout and stderr followed from its log, its exit code read from its
+ * container's terminated state, outputs read back through exec, and the pod and Secret deleted, also
+ * on Ctrl-C/SIGTERM. Exit codes: the task's own; 1 when it failed without one; 2 when berth or the
+ * cluster failed; 3 when interrupted.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import type { Writable } from 'node:stream';
+import type { V1Pod } from '@kubernetes/client-node';
+import { resolveKubeConfig } from '../kube/config.js';
+import type { KubeCluster } from '../kube/cluster.js';
+import { followLog } from '../runtime/log-follower.js';
+import { viewContainer } from '../runtime/pod-status.js';
+import { isTerminal, PodTracker, settledOrRunning } from '../runtime/pod-tracker.js';
+import { SandboxCluster } from '../runtime/sandbox.js';
+import { loadRunSettings } from '../runtime/settings.js';
+import { noTrace } from '../runtime/trace.js';
+import { imageOf, parseTaskConfig, type TaskConfig } from './config.js';
+import { checkInputDirs, inputsTar } from './inputs.js';
+import { layOut, newWorkDir, TaskUsageError, type Layout, type Mapping } from './layout.js';
+import { downloadOutputs } from './outputs.js';
+import { overrideFromEnv } from './params.js';
+import { INPUTS_CONTAINER, paramsSecretName, planParamsSecret, planTaskPod, TASK_CONTAINER, taskPodName, type TaskPodContext } from './pod-plan.js';
+
+export const TASK_ROLE_PATH = 'deploy/rbac/task-role.yaml';
+export const EXIT_FAILED = 1;
+export const EXIT_ERRORED = 2;
+export const EXIT_ABORTED = 3;
+const DEFAULT_HELPER_IMAGE = 'docker.io/library/busybox:1.36';
+/** Pods tried when the copy of the inputs breaks (the task has not run yet, so trying again is safe). */
+const INPUT_ATTEMPTS = 4;
+
+export interface TaskRunOptions {
+  configFile: string;
+  inputs: Mapping[];
+  outputs: Mapping[];
+  includeIgnored: boolean;
+  privileged: boolean;
+  image?: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  stdout: Writable;
+  stderr: Writable;
+  signal: AbortSignal;
+}
+
+/** A failure of berth or the cluster, said in a sentence: exit 2. */
+export class TaskError extends Error {}
+
+class Interrupted extends Error {}
+
+export async function runTask(o: TaskRunOptions): Promise<number> {
+  const say = (line: string): void => void o.stderr.write(`${line}\n`);
+  let prepared: Prepared;
+  try {
+    prepared = await prepare(o);
+  } catch (err) {
+    say(`berth task: ${(err as Error).message}`);
+    return EXIT_ERRORED;
+  }
+  return new TaskRun(o, prepared, say).run();
+}
+
+interface Prepared {
+  config: TaskConfig;
+  layout: Layout;
+  params: Record<string, string>;
+  image: string;
+}
+
+/** Everything checked before the cluster is touched. */
+async function prepare(o: TaskRunOptions): Promise<Prepared> {
+  if (o.privileged) throw new TaskUsageError('-p (privileged) is refused: berth runs every task locked down (no privilege escalation, all capabilities dropped)');
+  const text = await readFile(o.configFile, 'utf8').catch((err: NodeJS.ErrnoException) => {
+    throw new TaskUsageError(`cannot read the task config ${o.configFile}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`);
+  });
+  const config = parseTaskConfig(text, o.configFile);
+  if (config.platform !== 'linux') throw new TaskUsageError(`platform "${config.platform}" is not supported: berth runs tasks as Linux pods (platform: linux)`);
+  if (config.caches.length) throw new TaskUsageError(`caches are not yet supported by berth task (${config.caches.map((c) => c.path).join(', ')}): remove them from ${o.configFile} to run the task without a cache`);
+  const image = imageOf(config, o.image, o.configFile);
+  const layout = layOut(config, { inputs: o.inputs, outputs: o.outputs, args: o.args, workDir: newWorkDir(), cwd: o.cwd });
+  await checkInputDirs(layout);
+  return { config, layout, image, params: overrideFromEnv(config.params, o.env) };
+}
+
+type Client = InstanceType<typeof SandboxCluster>;
+
+class TaskRun {
+  private readonly stop = new AbortController();
+  private kube: Client | undefined;
+  private created: Array<['pod' | 'secret', string]> = [];
+  /** Creations under way: cleanup waits for them, or one landing after the deletes would leak. */
+  private readonly inFlight: Array<Promise<unknown>> = [];
+
+  constructor(
+    private readonly o: TaskRunOptions,
+    private readonly p: Prepared,
+    private readonly say: (line: string) => void,
+  ) {}
+
+  async run(): Promise<number> {
+    const onAbort = (): void => this.stop.abort();
+    this.o.signal.addEventListener('abort', onAbort);
+    if (this.o.signal.aborted) this.stop.abort();
+    try {
+      const code = await this.execute();
+      this.say(code === 0 ? 'succeeded' : 'failed');
+      return code;
+    } catch (err) {
+      if (this.o.signal.aborted || err instanceof Interrupted) {
+        this.say('interrupted');
+        return EXIT_ABORTED;
+      }
+      this.say(`berth task: ${(err as Error).message}`);
+      this.say('errored');
+      return EXIT_ERRORED;
+    } finally {
+      this.o.signal.removeEventListener('abort', onAbort);
+      this.stop.abort();
+      await this.cleanup();
+    }
+  }
+
+  private async execute(): Promise<number> {
+    const settings = loadRunSettings(this.o.env);
+    const target = resolveKubeConfig({ kubeconfig: settings.kubeconfig, context: settings.context, namespace: settings.namespace, env: this.o.env });
+    const kube = (this.kube = new SandboxCluster(target.kc, target.namespace));
+    await this.checkRights(kube);
+    const ctx = (runId: string): TaskPodContext => ({
+      namespace: kube.namespace,
+      owner: settings.owner,
+      runId,
+      now: new Date(),
+      ttlSeconds: settings.ttlSeconds,
+      image: this.p.image,
+      helperImage: settings.helperImage ?? DEFAULT_HELPER_IMAGE,
+    });
+    const startDeadline = (): number => Date.now() + settings.startTimeoutSeconds * 1000;
+
+    this.say('initializing');
+    let pod: { name: string; tracker: PodTracker } | undefined;
+    for (let attempt = 1; !pod; attempt++) {
+      const c = ctx(randomBytes(4).toString('hex'));
+      const started = await this.startPod(kube, c, startDeadline());
+      const fed = await this.feedInputs(kube, started, startDeadline());
+      if (fed === true) pod = started;
+      else {
+        await this.deleteCreated(kube);
+        if (attempt >= INPUT_ATTEMPTS) throw new TaskError(`the inputs could not be copied into the pod in ${INPUT_ATTEMPTS} tries (last: ${fed})`);
+        this.say(`berth: copying the inputs broke (${fed}); starting a new pod`);
+      }
+    }
+    const { name, tracker } = pod;
+    const runningOrNot = await this.until(tracker.until((q) => settledOrRunning(viewContainer(q, TASK_CONTAINER), () => undefined), startDeadline(), `the task's container (${this.p.image}) did not start`));
+    const startView = viewContainer(runningOrNot, TASK_CONTAINER);
+    if (startView.state === 'failed') throw new TaskError(startView.message);
+    this.say(`running ${this.p.layout.command.join(' ')}`);
+
+    const ended = tracker.until((q) => isTerminal(viewContainer(q, TASK_CONTAINER)), Infinity, 'the task did not finish');
+    ended.catch(() => undefined);
+    await this.followOutput(kube, name, ended);
+    const endedPod = await this.until(ended);
+    const view = viewContainer(endedPod, TASK_CONTAINER);
+    let code: number;
+    if (view.state === 'terminated') code = view.exitCode;
+    else if (view.state === 'failed') {
+      this.say(`berth: the task ended without an exit code: ${view.message}`);
+      code = EXIT_FAILED;
+    } else throw new TaskError(`pod ${name} ended without an exit code for the task`);
+    if (this.p.layout.outputs.some((x) => x.dir)) {
+      if (view.state !== 'terminated') throw new TaskError(`the outputs of pod ${name} cannot be read: the pod ended (${view.message ?? ''})`);
+      await downloadOutputs(kube, name, this.p.layout, this.say, this.stop.signal);
+    }
+    return code;
+  }
+
+  /** The rights a run needs beyond creating its pod, asked before anything exists. */
+  private async checkRights(kube: Client): Promise<void> {
+    const needs: Array<[string, string, string | undefined]> = [['delete', 'pods', undefined], ['create', 'pods', 'attach'], ['get', 'pods', 'log']];
+    if (Object.keys(this.p.params).length) needs.push(['create', 'secrets', undefined], ['delete', 'secrets', undefined]);
+    if (this.p.layout.outputs.some((x) => x.dir)) needs.push(['create', 'pods', 'exec']);
+    const answers = await Promise.all(needs.map(([verb, resource, sub]) => kube.canI(verb, resource, sub)));
+    const missing = needs.filter((_, i) => answers[i] === false).map(([verb, resource, sub]) => `${verb} ${resource}${sub ? `/${sub}` : ''}`);
+    if (missing.length) throw new TaskError(`forbidden: cannot ${missing.join(', ')} in namespace ${kube.namespace} (grant it in the Role: ${TASK_ROLE_PATH})`);
+  }
+
+  private async startPod(kube: Client, c: TaskPodContext, deadline: number): Promise<{ name: string; tracker: PodTracker }> {
+    const planned = planTaskPod(this.p.config, this.p.layout, this.p.params, c);
+    const name = taskPodName(c.runId);
+    const tracker = new PodTracker(kube as unknown as KubeCluster, name, this.stop.signal, noTrace);
+    this.created.push(['pod', name]);
+    const pod: V1Pod = await this.until(this.creating(kube.createPod(planned)));
+    if (Object.keys(this.p.params).length) {
+      this.created.push(['secret', paramsSecretName(c.runId)]);
+      await this.until(this.creating(kube.createSecret(planParamsSecret(this.p.params, { name, uid: pod.metadata?.uid ?? '' }, c))));
+    }
+    const init = await this.until(tracker.until((q) => settledOrRunning(viewContainer(q, INPUTS_CONTAINER, true), () => undefined), deadline, `the inputs container (${c.helperImage}) did not start`));
+    const v = viewContainer(init, INPUTS_CONTAINER, true);
+    if (v.state === 'failed') throw new TaskError(`${v.message} (the helper image ${c.helperImage} copies the inputs into the pod: set BERTH_HELPER_IMAGE to an image with sh and tar that the cluster can pull)`);
+    return { name, tracker };
+  }
+
+  /** true once the inputs are in place; otherwise why the copy broke (the pod is then replaced). */
+  private async feedInputs(kube: Client, pod: { name: string; tracker: PodTracker }, deadline: number): Promise<true | string> {
+    const early = viewContainer(pod.tracker.current() as V1Pod, INPUTS_CONTAINER, true);
+    if (early.state === 'running') {
+      const session = await this.until(kube.attachStdin(pod.name, INPUTS_CONTAINER, inputsTar(this.p.layout, this.o.includeIgnored), false)).catch((err: Error) => err);
+      if (session instanceof Interrupted) throw session;
+      if (session instanceof Error) return session.message;
+      // tar stops at its end marker, so the copy ends whatever becomes of the session.
+      await this.until(session.done).catch((err: unknown) => {
+        if (err instanceof Interrupted) throw err;
+      });
+    }
+    const done = await this.until(pod.tracker.until((q) => isTerminal(viewContainer(q, INPUTS_CONTAINER, true)), deadline + 60_000, 'the copy of the inputs did not finish'));
+    const v = viewContainer(done, INPUTS_CONTAINER, true);
+    if (v.state === 'terminated' && v.exitCode === 0) return true;
+    if (v.state === 'terminated') return `the inputs container exited ${v.exitCode}${v.message ? `: ${v.message}` : ''}`;
+    return v.state === 'failed' ? v.message : `the inputs container is ${v.state}`;
+  }
+
+  /** stdout and stderr from the task's log, each exactly once; merged into stdout where the cluster cannot serve them apart. */
+  private async followOutput(kube: Client, pod: string, ended: Promise<unknown>): Promise<void> {
+    const split = await this.until(kube.servesSplitLogs());
+    const cluster = (split ? kube : mergedLogs(kube)) as unknown as KubeCluster;
+    const follow = (stream: 'Stdout' | 'Stderr', out: Writable) => followLog({ kube: cluster, pod, container: TASK_CONTAINER, stream, out, ended, signal: this.stop.signal, trace: noTrace });
+    await this.until(Promise.all(split ? [follow('Stdout', this.o.stdout), follow('Stderr', this.o.stderr)] : [follow('Stdout', this.o.stdout)]));
+  }
+
+  /** Resolves as `p` does, or rejects with Interrupted as soon as the run is interrupted. */
+  private until<T>(p: Promise<T>): Promise<T> {
+    const signal = this.o.signal;
+    if (signal.aborted) return Promise.reject(new Interrupted());
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = (): void => reject(new Interrupted());
+      signal.addEventListener('abort', onAbort, { once: true });
+      p.then(
+        (v) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(v);
+        },
+        (e: unknown) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(e instanceof Error ? e : new Error(String(e)));
+        },
+      );
+    });
+  }
+
+  private async deleteCreated(kube: Client): Promise<void> {
+    const items = this.created;
+    this.created = [];
+    // The pod first (it may still run); the Secret it owns would follow it anyway, deleted here so nothing waits on the garbage collector.
+    for (const kind of ['pod', 'secret'] as const) {
+      await Promise.all(
+        items
+          .filter(([k]) => k === kind)
+          .map(([k, name]) =>
+            (k === 'pod' ? kube.deletePod(name) : kube.deleteSecret(name)).catch((err: Error) =>
+              this.say(`berth: could not delete ${k} ${name} in namespace ${kube.namespace}: ${err.message}; it expires by its deadline and \`berth gc\` removes it`),
+            ),
+          ),
+      );
+    }
+  }
+
+  private creating<T>(p: Promise<T>): Promise<T> {
+    this.inFlight.push(p.catch(() => undefined));
+    return p;
+  }
+
+  private async cleanup(): Promise<void> {
+    await Promise.allSettled(this.inFlight);
+    if (this.kube) await this.deleteCreated(this.kube);
+  }
+}
+
+/** A client whose log reads ignore `stream` (servers without KEP-3288 send both streams merged). */
+function mergedLogs(kube: Client): Client {
+  return Object.assign(Object.create(kube) as Client, {
+    openPodLog: (n: string, c: string, q?: Record<string, unknown>) => kube.openPodLog(n, c, { ...q, stream: undefined }),
+    readPodLog: (n: string, c: string, q?: Record<string, unknown>) => kube.readPodLog(n, c, { ...q, stream: undefined }),
+  });
+}

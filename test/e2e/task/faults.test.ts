@@ -1,0 +1,106 @@
+// berth task run under the dev cluster's fault switches: each scenario a few times under each fault case,
+// judged against its fault-free run. A task's result is exact or a reported failure (berth's 2), never a
+// wrong success or a wrong exit code, never a hang; nothing is left in the namespace.
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { FAULT_CASES, judge, Tally, underFaults, type RunOutcome } from '../reliability/fault-kit.js';
+import { FIXTURES, setUpTask, tempTree, type TaskEnv } from './task-env.js';
+
+const RUNS = 2;
+const BERTH_FAILURE = [2];
+
+interface Scenario {
+  name: string;
+  run(t: TaskEnv): Promise<RunOutcome>;
+}
+
+/** stdout, then every downloaded file: a wrong output file is a wrong result. */
+function withFiles(stdout: string, dir: string): string {
+  const files: string[] = [];
+  const walk = (rel: string): void => {
+    for (const e of readdirSync(join(dir, rel), { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const p = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) walk(p);
+      else files.push(`--- ${p}\n${readFileSync(join(dir, p), 'utf8')}`);
+    }
+  };
+  walk('');
+  return `${stdout}${files.join('')}`;
+}
+
+const SCENARIOS: Scenario[] = [
+  {
+    name: 'print-param (params Secret)',
+    run: async (t) => {
+      const r = await t.run(['-c', join(FIXTURES, 'print-param.yml')], { extraEnv: { ALSO_ME: 'me' }, timeoutMs: 90_000 }).catch(() => ({ code: null, stdout: '', stderr: '' }));
+      return { code: r.code, stdout: r.stdout, timedOut: r.code === null };
+    },
+  },
+  {
+    name: 'generic-outputs -o (outputs through exec)',
+    run: async (t) => {
+      const out = tempTree({});
+      try {
+        const r = await t.run(['-c', join(FIXTURES, 'generic-outputs.yml'), '-o', `main=${out.dir}/main`, '-o', `dev=${out.dir}/dev`], { timeoutMs: 90_000 }).catch(() => ({ code: null, stdout: '', stderr: '' }));
+        return { code: r.code, stdout: withFiles(r.stdout, out.dir), timedOut: r.code === null };
+      } finally {
+        out.remove();
+      }
+    },
+  },
+  {
+    name: 'binary-test -i (inputs through attach), exit 5',
+    run: async (t) => {
+      const tree = tempTree({ 'ascii-banner': ['#!/bin/sh\necho "banner $*"\n[ "$1" = pilot ] && exit 5\ntrue\n', 0o755] });
+      try {
+        const r = await t.run(['-c', join(FIXTURES, 'binary-test.yml'), '-i', `binary=${tree.dir}`], { timeoutMs: 90_000 }).catch(() => ({ code: null, stdout: '', stderr: '' }));
+        return { code: r.code, stdout: r.stdout, timedOut: r.code === null };
+      } finally {
+        tree.remove();
+      }
+    },
+  },
+];
+
+describe('berth task run under faults', () => {
+  let t: TaskEnv;
+  const expected = new Map<string, RunOutcome>();
+  const tally = new Tally('berth task run');
+  before(async () => {
+    t = await setUpTask('task-faults');
+  });
+  after(async () => {
+    tally.print();
+    await t?.close();
+  });
+
+  it('fault-free runs: the reference results', async () => {
+    for (const s of SCENARIOS) {
+      const r = await s.run(t);
+      assert.ok(r.code !== null && r.code !== 2, `${s.name} failed without faults: ${JSON.stringify(r)}`);
+      expected.set(s.name, r);
+    }
+    assert.equal(expected.get(SCENARIOS[2].name)?.code, 5);
+    assert.match(String(expected.get(SCENARIOS[1].name)?.stdout), /--- main\/version\nhello-world\n/);
+  });
+
+  for (const fault of FAULT_CASES) {
+    it(`under ${fault.name}: exact or a reported failure, never wrong, never a hang`, async () => {
+      await underFaults(fault.faults, async () => {
+        for (let i = 0; i < RUNS; i++) {
+          for (const s of SCENARIOS) {
+            const got = await s.run(t);
+            tally.add(s.name, fault.name, judge(expected.get(s.name) as RunOutcome, got, BERTH_FAILURE), `code ${got.code} stdout ${JSON.stringify(got.stdout).slice(0, 300)}`);
+          }
+        }
+      });
+      assert.deepEqual(tally.bad(), []);
+    });
+  }
+
+  it('nothing of berth is left in the namespace', async () => {
+    assert.deepEqual(await t.leftovers(), []);
+  });
+});
