@@ -65,7 +65,9 @@ function loadOrCreateAdminToken(stateDir: string): string {
 function storeLookup(store: ObjectStore): TokenLookup {
   const live = (kind: string) => (namespace: string, name: string) => {
     const o = store.tryGet(resourceByKind(kind), namespace, name);
-    return o && { uid: o.metadata.uid, deletionTimestamp: o.metadata.deletionTimestamp };
+    if (!o) return undefined;
+    const token = kind === 'Secret' && typeof o.data?.token === 'string' ? Buffer.from(o.data.token, 'base64').toString('utf8') : undefined;
+    return { uid: o.metadata.uid, deletionTimestamp: o.metadata.deletionTimestamp, token, labels: o.metadata.labels };
   };
   return { serviceAccount: live('ServiceAccount'), pod: live('Pod'), secret: live('Secret') };
 }

@@ -332,8 +332,14 @@ function kindErrors(rt: ResourceType, obj: KubeObject): FieldError[] {
     case 'ConfigMap':
       // the real ValidateConfigMap reports the total size on the empty path
       return validateData(obj, '');
-    case 'Secret':
-      return validateData(obj, 'data');
+    case 'Secret': {
+      const errs = validateData(obj, 'data');
+      // a service account token Secret names its ServiceAccount (ValidateSecret)
+      if (obj.type === 'kubernetes.io/service-account-token' && !obj.metadata.annotations?.['kubernetes.io/service-account.name']) {
+        errs.push(fieldRequired('metadata.annotations[kubernetes.io/service-account.name]'));
+      }
+      return errs;
+    }
     case 'PodTemplate':
       return obj.template ? validatePodSpec(obj.template.spec, 'template.spec') : [fieldRequired('template')];
     default:

@@ -22,6 +22,7 @@ import { handleLog, handlePodUpgrade } from './handlers-pods.js';
 import { impersonate } from './impersonation.js';
 import { handleSelfSubjectReview, handleSelfSubjectRulesReview } from './handlers-self-reviews.js';
 import { handleTokenRequest } from './handlers-token-request.js';
+import { TokenSecretController } from './token-secrets.js';
 import type { ServiceAccountTokens } from './service-account-tokens.js';
 import { isStreamSubresource, parseResourcePath, requestVerb, type ResourceRoute } from './handlers-route.js';
 
@@ -83,6 +84,7 @@ export class ApiServer {
   private readonly ctx: ServerContext;
   private readonly gc: GarbageCollector;
   private readonly namespaces: NamespaceController;
+  private readonly tokenSecrets?: TokenSecretController;
   private readonly upgraded = new Set<Duplex>();
   private closed = false;
 
@@ -109,6 +111,10 @@ export class ApiServer {
     this.namespaces.bootstrap();
     this.gc.start();
     this.namespaces.start();
+    if (opts.serviceAccountTokens) {
+      this.tokenSecrets = new TokenSecretController(this.ctx, opts.serviceAccountTokens, opts.caPem ?? '');
+      this.tokenSecrets.start();
+    }
 
   }
 
@@ -143,6 +149,7 @@ export class ApiServer {
     this.closed = true;
     this.gc.stop();
     this.namespaces.stop();
+    this.tokenSecrets?.stop();
     for (const end of [...this.ctx.liveStreams]) end();
     for (const s of this.upgraded) s.destroy();
     this.upgraded.clear();

@@ -1,12 +1,17 @@
-// Bound service account tokens as kube-apiserver issues and checks them (pkg/serviceaccount): a JWT with the
-// standard claims and a `kubernetes.io` claim naming the namespace, the ServiceAccount and the object the
-// token is bound to; accepted only while that ServiceAccount (same uid) and bound object still exist.
-import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
+// Service account tokens as kube-apiserver issues and checks them (pkg/serviceaccount). Bound tokens: a JWT with
+// the standard claims and a `kubernetes.io` claim naming the namespace, the ServiceAccount and the object the
+// token is bound to; accepted only while that ServiceAccount (same uid) and bound object still exist. Legacy
+// tokens (the `token` of a kubernetes.io/service-account-token Secret): no expiry, valid while the Secret holds
+// exactly that token and the ServiceAccount lives.
+import { createHash, generateKeyPairSync, randomUUID, timingSafeEqual, type KeyObject } from 'node:crypto';
 import type { UserInfo } from '../types.js';
 import { keyId, looksLikeJwt, publicKeyOf, signJwt, verifyJwt } from './jwt.js';
 
 /** the real server's default --service-account-issuer for a cluster whose domain is cluster.local */
 export const ISSUER = 'https://kubernetes.default.svc.cluster.local';
+/** the issuer of Secret-based tokens (LegacyIssuer) */
+export const LEGACY_ISSUER = 'kubernetes/serviceaccount';
+const LEGACY = 'kubernetes.io/serviceaccount/';
 /** --api-audiences defaults to the issuer */
 export const API_AUDIENCES: readonly string[] = [ISSUER];
 /** what the ServiceAccount admission plugin asks for; the server extends such pod-bound tokens (WarnOnlyBoundTokenExpirationSeconds) */
@@ -73,6 +78,10 @@ export function tokenClaims(subject: TokenSubject, opts: IssueOptions): Record<s
 export interface LiveObject {
   uid?: string;
   deletionTimestamp?: string;
+  /** a Secret's data.token, decoded */
+  token?: string;
+  /** a Secret's labels (kubernetes.io/legacy-token-invalid-since) */
+  labels?: Record<string, string>;
 }
 
 /** how the validator finds the objects a token names, now */
@@ -159,6 +168,44 @@ export function validateClaims(claims: Record<string, unknown>, lookup: TokenLoo
   return { user };
 }
 
+/** the claims of a Secret-based token (LegacyClaims), keys sorted as Go writes them */
+export function legacyTokenClaims(namespace: string, serviceAccount: ObjectRef, secretName: string): Record<string, unknown> {
+  return {
+    iss: LEGACY_ISSUER,
+    [`${LEGACY}namespace`]: namespace,
+    [`${LEGACY}secret.name`]: secretName,
+    [`${LEGACY}service-account.name`]: serviceAccount.name,
+    [`${LEGACY}service-account.uid`]: serviceAccount.uid,
+    sub: serviceAccountUsername(namespace, serviceAccount.name),
+  };
+}
+
+const sameText = (a: string, b: string) => timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
+
+/** the legacy validator: the Secret still holds this very token, the ServiceAccount is the one it was made for */
+export function validateLegacyClaims(claims: Record<string, unknown>, token: string, lookup: TokenLookup): Validation {
+  const namespace = claims[`${LEGACY}namespace`];
+  const secretName = claims[`${LEGACY}secret.name`];
+  const saName = claims[`${LEGACY}service-account.name`];
+  const saUid = claims[`${LEGACY}service-account.uid`];
+  if (typeof namespace !== 'string' || typeof secretName !== 'string' || typeof saName !== 'string' || typeof saUid !== 'string') {
+    return { error: 'token has no legacy service account claims' };
+  }
+  if (claims.sub !== serviceAccountUsername(namespace, saName)) return { error: 'token subject does not name its service account' };
+  const secret = lookup.secret(namespace, secretName);
+  if (!secret) return { error: 'token has been invalidated' };
+  if (secret.deletionTimestamp) return { error: 'token has been invalidated' };
+  if (!secret.token || !sameText(secret.token, token)) return { error: 'token does not match server\'s copy' };
+  if (secret.labels?.['kubernetes.io/legacy-token-invalid-since']) return { error: 'the token is invalid since ' + secret.labels['kubernetes.io/legacy-token-invalid-since'] };
+  const sa = lookup.serviceAccount(namespace, saName);
+  if (!sa) return { error: `serviceaccounts "${saName}" not found` };
+  if (sa.deletionTimestamp) return { error: `service account ${namespace}/${saName} has been deleted` };
+  if (sa.uid !== saUid) return { error: `service account UID (${sa.uid}) does not match claim (${saUid})` };
+  return {
+    user: { name: serviceAccountUsername(namespace, saName), uid: saUid, groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'] },
+  };
+}
+
 /** the cluster's service account signing key: issues tokens and authenticates them */
 export class ServiceAccountTokens {
   private readonly privateKey: KeyObject;
@@ -179,11 +226,17 @@ export class ServiceAccountTokens {
     return { token: signJwt(claims, this.privateKey, this.kid), claims };
   }
 
+  /** a Secret-based token, as the tokens controller writes into a kubernetes.io/service-account-token Secret */
+  issueLegacy(namespace: string, serviceAccount: ObjectRef, secretName: string): string {
+    return signJwt(legacyTokenClaims(namespace, serviceAccount, secretName), this.privateKey, this.kid);
+  }
+
   /** the user a bearer token is, or the reason it is none (undefined when it is no JWT of this cluster) */
   authenticate(token: string, now?: number): Validation | undefined {
     if (!looksLikeJwt(token)) return undefined;
     const claims = verifyJwt(token, this.publicKey);
     if (!claims) return undefined;
+    if (claims.iss === LEGACY_ISSUER) return validateLegacyClaims(claims, token, this.lookup);
     return validateClaims(claims, this.lookup, { now });
   }
 }

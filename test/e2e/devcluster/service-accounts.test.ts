@@ -5,7 +5,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as k8s from '@kubernetes/client-node';
-import { BUSYBOX, NODE_IMAGE, deleteNamespace, freshNamespace, kubeConfig, kubectl, kubectlOk, waitForPod } from '../harness/cluster.js';
+import { join } from 'node:path';
+import { BUSYBOX, NODE_IMAGE, deleteNamespace, freshNamespace, kubeConfig, kubectl, kubectlOk, repoRoot, waitForPod } from '../harness/cluster.js';
 
 const TOKEN_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
@@ -133,6 +134,42 @@ describe('service accounts: tokens, authentication, the projected token volume',
     assert.match(again.stderr, /Unauthorized/, 'the new ServiceAccount has another uid');
   });
 
+  test('a kubernetes.io/service-account-token Secret gets a long-lived token, deleted with its ServiceAccount', async () => {
+    await kubectlOk(['create', 'serviceaccount', 'ci-bot', '-n', ns]);
+    await kubectlOk(['create', 'rolebinding', 'ci-bot', '-n', ns, '--role', 'pod-reader', `--serviceaccount=${ns}:ci-bot`]);
+    const secret = (name: string, sa: string) => `apiVersion: v1
+kind: Secret
+metadata: {name: ${name}, namespace: ${ns}, annotations: {kubernetes.io/service-account.name: ${sa}}}
+type: kubernetes.io/service-account-token
+`;
+    await kubectlOk(['apply', '-f', '-'], { input: secret('ci-bot-token', 'ci-bot') });
+    let filled: k8s.V1Secret | undefined;
+    for (let i = 0; i < 50 && !filled?.data?.token; i++) {
+      filled = await core.readNamespacedSecret({ name: 'ci-bot-token', namespace: ns });
+      if (!filled.data?.token) await new Promise((r) => setTimeout(r, 100));
+    }
+    const sa = await core.readNamespacedServiceAccount({ name: 'ci-bot', namespace: ns });
+    assert.equal(filled!.metadata!.annotations!['kubernetes.io/service-account.uid'], sa.metadata!.uid);
+    assert.equal(Buffer.from(filled!.data!.namespace!, 'base64').toString(), ns);
+    assert.match(Buffer.from(filled!.data!['ca.crt']!, 'base64').toString(), /BEGIN CERTIFICATE/);
+    const token = Buffer.from(filled!.data!.token!, 'base64').toString();
+    assert.equal(claimsOf(token).iss, 'kubernetes/serviceaccount');
+    assert.equal((await kubectl(['--token', token, 'get', 'pods', '-n', ns])).code, 0);
+    assert.match((await kubectl(['--token', token, 'get', 'secrets', '-n', ns])).stderr, new RegExp(`User "system:serviceaccount:${ns}:ci-bot" cannot list resource "secrets"`));
+
+    const unnamed = await kubectl(['create', '-f', '-'], { input: secret('bad', "''") });
+    assert.match(unnamed.stderr, /metadata\.annotations\[kubernetes\.io\/service-account\.name\]: Required value/);
+
+    await kubectlOk(['delete', 'serviceaccount', 'ci-bot', '-n', ns]);
+    assert.match((await kubectl(['--token', token, 'get', 'pods', '-n', ns])).stderr, /Unauthorized/);
+    let gone = false;
+    for (let i = 0; i < 50 && !gone; i++) {
+      gone = (await kubectl(['get', 'secret', 'ci-bot-token', '-n', ns])).code !== 0;
+      if (!gone) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(gone, 'the tokens controller deletes the Secret of a deleted ServiceAccount');
+  });
+
   test('a pod without a ServiceAccount is refused at create, as the admission plugin refuses it', async () => {
     const r = await kubectl(['run', 'orphan', '-n', ns, '--image', BUSYBOX, '--restart', 'Never', '--overrides', JSON.stringify({ spec: { serviceAccountName: 'nope' } }), '--', 'true']);
     assert.notEqual(r.code, 0);
@@ -174,6 +211,39 @@ describe('service accounts: tokens, authentication, the projected token volume',
     const refused = JSON.parse((await kubectlOk(['logs', 'denied', '-n', ns])).trim());
     assert.equal(refused.code, 403, JSON.stringify(refused));
     assert.equal(refused.message, `pods is forbidden: User "system:serviceaccount:${ns}:default" cannot list resource "pods" in API group "" in the namespace "${ns}"`);
+  });
+
+  test('@kubernetes/client-node in a pod finds its in-cluster config (loadFromDefault) and is the ServiceAccount', async () => {
+    // berth's own client inside a pod, as in Argo CD's repo-server: the repository's client-node, mounted read-only
+    const script = `
+      const k8s = await import('/deps/node_modules/@kubernetes/client-node/dist/index.js');
+      const kc = new k8s.KubeConfig();
+      kc.loadFromDefault();
+      const ns = (await import('node:fs')).readFileSync('${TOKEN_DIR}/namespace', 'utf8');
+      const pods = await kc.makeApiClient(k8s.CoreV1Api).listNamespacedPod({ namespace: ns });
+      let denied = '';
+      try { await kc.makeApiClient(k8s.CoreV1Api).listNamespacedSecret({ namespace: ns }); } catch (e) { denied = String(e.code ?? e.message); }
+      console.log(JSON.stringify({ server: kc.getCurrentCluster().server, pods: pods.items.length, denied }));
+    `;
+    await core.createNamespacedPod({
+      namespace: ns,
+      body: {
+        metadata: { name: 'client-node' },
+        spec: {
+          serviceAccountName: 'reader',
+          restartPolicy: 'Never',
+          volumes: [{ name: 'deps', hostPath: { path: join(repoRoot, 'node_modules'), type: 'Directory' } }],
+          containers: [{ name: 'c', image: NODE_IMAGE, command: ['node', '--input-type=module', '-e', script], volumeMounts: [{ name: 'deps', mountPath: '/deps/node_modules', readOnly: true }] }],
+        },
+      },
+    });
+    const done = await waitForPod(kc, ns, 'client-node', finished, 60_000);
+    const logs = await kubectlOk(['logs', 'client-node', '-n', ns]);
+    assert.equal(done.status?.phase, 'Succeeded', logs);
+    const out = JSON.parse(logs.trim());
+    assert.match(out.server, /^https:\/\/[\d.]+:\d+$/);
+    assert.ok(out.pods >= 1, logs);
+    assert.equal(out.denied, '403', logs);
   });
 
   test('a token bound to a pod names the pod and stops working when the pod is deleted', async () => {

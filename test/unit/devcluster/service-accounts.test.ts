@@ -295,3 +295,29 @@ test('kubelet variables for the kubernetes Service point at the API server\'s ad
     KUBERNETES_PORT_6443_TCP_ADDR: '10.88.0.1',
   });
 });
+
+test('legacy Secret-based tokens: valid while the Secret holds that very token and the ServiceAccount lives', () => {
+  const secretToken = { value: '' };
+  const objects: { sa?: LiveObject; secret?: LiveObject } = { sa: { uid: SA.uid } };
+  const tokens = new ServiceAccountTokens({
+    serviceAccount: (ns, name) => (ns === 'ci' && name === SA.name ? objects.sa : undefined),
+    pod: () => undefined,
+    secret: (ns, name) => (ns === 'ci' && name === 'ci-token' ? objects.secret : undefined),
+  });
+  secretToken.value = tokens.issueLegacy('ci', SA, 'ci-token');
+  assert.deepEqual(payload(secretToken.value), {
+    iss: 'kubernetes/serviceaccount',
+    'kubernetes.io/serviceaccount/namespace': 'ci',
+    'kubernetes.io/serviceaccount/secret.name': 'ci-token',
+    'kubernetes.io/serviceaccount/service-account.name': 'builder',
+    'kubernetes.io/serviceaccount/service-account.uid': 'sa-uid',
+    sub: 'system:serviceaccount:ci:builder',
+  });
+  assert.deepEqual(tokens.authenticate(secretToken.value), { error: 'token has been invalidated' }, 'no Secret');
+  objects.secret = { uid: 's', token: 'another' };
+  assert.deepEqual(tokens.authenticate(secretToken.value), { error: "token does not match server's copy" });
+  objects.secret = { uid: 's', token: secretToken.value };
+  assert.equal((tokens.authenticate(secretToken.value) as { user: { name: string } }).user.name, 'system:serviceaccount:ci:builder');
+  objects.sa = { uid: 'recreated' };
+  assert.ok('error' in tokens.authenticate(secretToken.value)!);
+});
