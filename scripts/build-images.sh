@@ -4,6 +4,8 @@
 #   localhost/berth/busybox:1   sh, tar, nc, httpd (root by default, /etc/passwd knows nobody=65534)
 #   localhost/berth/node:24     node as an entrypoint, user 65532 (for KRM functions written in JS)
 #   localhost/berth/krm-*:1     KRM test functions from images/krm-fns (the shim's tests)
+#   localhost/berth/berth:dev   berth itself (dist/src + production node_modules) on the node image, `docker` = berth
+#   localhost/berth/berth-tools:dev  the berth image + this machine's kubectl and docker CLI (in-cluster tests)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/scripts/node-env.sh"
@@ -49,3 +51,33 @@ for fn in set-annotations generate-configmap require-label exit42 chatty echo pr
   podman_build --no-cache --build-arg "FN=$fn" -t "localhost/berth/krm-$fn:1" "$fns"
 done
 echo "built localhost/berth/krm-{set-annotations,generate-configmap,require-label,exit42,chatty,echo,probe,sleep}:1" >&2
+
+# berth: this checkout's dist/src (run `npm run build` first) and its production dependencies, copied from
+# node_modules (the closure `npm ls --omit=dev` names; no registry), without type declarations and source maps.
+bz="$work/berth"; app="$bz/rootfs/opt/berth"; mkdir -p "$app/node_modules" "$bz/rootfs/usr/local/bin" "$bz/rootfs/usr/bin"
+cp "$root/images/berth/Containerfile.local" "$bz/Containerfile"
+[ -x "$root/dist/src/cli/main.js" ] || { echo "build-images: dist/src is missing: run npm run build first" >&2; exit 1; }
+cp "$root/package.json" "$app/"
+mkdir -p "$app/dist"; cp -r "$root/dist/src" "$app/dist/src"
+(cd "$root" && npm ls --omit=dev --parseable --all 2>/dev/null) | sed -n "s#^$root/node_modules/##p" \
+  | grep -v '/node_modules/' | sort -u >"$work/berth-deps"
+(cd "$root/node_modules" && tar -c --exclude='*.d.ts' --exclude='*.d.mts' --exclude='*.d.cts' --exclude='*.map' -T "$work/berth-deps") \
+  | tar -x -C "$app/node_modules"
+ln -s /opt/berth/dist/src/cli/main.js "$bz/rootfs/usr/local/bin/berth"
+ln -s /opt/berth/dist/src/cli/main.js "$bz/rootfs/usr/local/bin/docker"   # berth's shim as `docker`
+ln -s /bin/busybox "$bz/rootfs/usr/bin/env"                                 # main.js: #!/usr/bin/env node
+podman_build -t localhost/berth/berth:dev "$bz"
+echo "built localhost/berth/berth:dev ($(podman image inspect --format '{{.Size}}' localhost/berth/berth:dev | awk '{printf "%.0f MB", $1/1e6}'))" >&2
+
+# berth-tools: kubectl (the real binary behind gcloud's dispatcher when there is one) and the docker CLI
+bt="$work/berth-tools"; mkdir -p "$bt/tools"
+cp "$root/images/berth/Containerfile.tools" "$bt/Containerfile"
+kubectl_bin="$(readlink -f "$(command -v kubectl)")"
+[ -x "$kubectl_bin.1.32" ] && kubectl_bin="$kubectl_bin.1.32"
+cp "$kubectl_bin" "$bt/tools/kubectl"
+cp "$(command -v docker)" "$bt/tools/docker"
+# `kustomize build DIR` as Argo CD's plugin runs it, answered by kubectl's built-in kustomize
+mkdir -p "$bt/kustomize"; printf '#!/bin/sh\n[ "$1" = build ] && shift\nexec /opt/tools/kubectl kustomize "$@"\n' >"$bt/kustomize/kustomize"
+chmod 755 "$bt/kustomize/kustomize"
+podman_build -t localhost/berth/berth-tools:dev "$bt"
+echo "built localhost/berth/berth-tools:dev" >&2

@@ -15,6 +15,7 @@ import { MIN_TOKEN_LENGTH, TOKEN_ENV, resolveToken } from '../dockerapi/token.js
 import { DEFAULT_BODY_TIMEOUT_MS } from '../dockerapi/body-timeout.js';
 import { SETTINGS_PREFIX, podSettingsFrom } from '../runtime/sandbox-settings.js';
 import { checkOneContainer, loadPodTemplate } from '../runtime/pod-template.js';
+import { INHERIT_ENV, inheritRequested, readInheritedSettings, withInherited } from '../runtime/inherit-pod.js';
 import { LeaseLock } from '../kube/lease-lock.js';
 import { ANNOTATION_EXPIRES_AT } from '../runtime/plan.js';
 import { ownerLabels } from '../runtime/sandbox-plan.js';
@@ -69,6 +70,7 @@ export function serveCommand(): Command {
     .option('--publish-address <ip>', 'address published ports listen on', '127.0.0.1')
     .option('--port-mode <mode>', 'how published ports reach pods: forward (port-forward), direct (pod IP) or auto (direct when berth runs in a pod)', 'auto')
     .option('--pod-template <file|name>', 'lay every pod on this template: a Pod or PodTemplate YAML file, or a PodTemplate object in the namespace (a container\'s label berth.dev/pod-template names its own)')
+    .option('--inherit-pod-settings', `pods take the node selector, tolerations and image pull secrets of the pod berth runs in (default: $${INHERIT_ENV})`)
     .option('--allow-privileged', 'accept Privileged containers (refused by default)')
     .option('--insecure-registry <host:port...>', 'read image configs from this registry over plain http (repeatable; loopback registries always are)', [])
     .option('--no-image-config', 'do not read image configs (ExposedPorts, Healthcheck, User, …) from registries')
@@ -97,7 +99,13 @@ export function serveCommand(): Command {
       const portMode = resolvePortMode(o.portMode as string, source);
       const owner = (o.instance as string | undefined) ?? `serve-${randomBytes(4).toString('hex')}`;
       const cluster = new SandboxCluster(kc, namespace);
-      const podTemplate = o.podTemplate ? await loadPodTemplate(o.podTemplate as string, (n) => cluster.readPodTemplate(n), '--pod-template') : undefined;
+      let podTemplate = o.podTemplate ? await loadPodTemplate(o.podTemplate as string, (n) => cluster.readPodTemplate(n), '--pod-template') : undefined;
+      if (o.inheritPodSettings || inheritRequested(process.env)) {
+        const inherited = await readInheritedSettings((ns, name) => new SandboxCluster(kc, ns).readPod(name), namespace, process.env);
+        for (const note of inherited.notes) process.stderr.write(`berth serve: ${note}\n`);
+        process.stderr.write(`berth serve: pods inherit the node selector, tolerations and image pull secrets of ${inherited.origin}\n`);
+        podTemplate = withInherited(podTemplate, inherited);
+      }
       if (podTemplate) checkOneContainer(podTemplate); // unfit templates stop here, not at the first container
       const engine = new Engine({
         cluster,

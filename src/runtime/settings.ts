@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
 import type { KubeCluster } from '../kube/cluster.js';
+import { INHERIT_ENV, readInheritedSettings, withInherited } from './inherit-pod.js';
 import { loadPodTemplate } from './pod-template.js';
 import type { RunCluster } from './run.js';
 import { sizeToBytes } from './size.js';
@@ -35,6 +36,8 @@ export interface RunSettings {
   verbose: boolean;
   /** Written to the berth.dev/owner label. */
   owner: string;
+  /** Pods take the node selector, tolerations and pull secrets of the pod berth runs in (inherit-pod.ts). */
+  inheritPodSettings: boolean;
   /** Which file was read, if any (for verbose output). */
   file?: string;
 }
@@ -104,6 +107,7 @@ export function loadRunSettings(env: NodeJS.ProcessEnv, homeDir = env.HOME ?? os
     serviceAccount: str('BERTH_SERVICE_ACCOUNT', 'serviceAccount'),
     keepFailedPods: bool('BERTH_KEEP_FAILED_PODS', 'keepFailedPods'),
     helperImage: str('BERTH_HELPER_IMAGE', 'helperImage'),
+    inheritPodSettings: bool(INHERIT_ENV, 'inheritPodSettings'),
     stdinMode,
     verbose: bool('BERTH_VERBOSE', 'verbose'),
     owner: str('BERTH_OWNER', 'owner') ?? `shim-${os.hostname().toLowerCase().replace(/[^a-z0-9.-]/g, '-').slice(0, 50)}`,
@@ -136,15 +140,37 @@ function parseSize(text: string): number {
   return bytes;
 }
 
-/** Settings fill what the command line left open; the command line wins. */
-export async function applySettings(w: Workload, settings: RunSettings, cluster: Pick<KubeCluster, 'readPodTemplate'>): Promise<Workload> {
+/**
+ * Settings fill what the command line left open; the command line wins. With inheritPodSettings the cluster
+ * must be a whole KubeCluster: berth reads its own pod through it.
+ */
+export async function applySettings(w: Workload, settings: RunSettings, cluster: Pick<KubeCluster, 'readPodTemplate'> & Partial<Pick<KubeCluster, 'kc' | 'namespace'>>): Promise<Workload> {
   const out: Workload = { ...w, startTimeoutSeconds: w.startTimeoutSeconds ?? settings.startTimeoutSeconds };
   out.labels = { ...settings.labels, ...(w.labels ?? {}) };
   out.annotations = { ...settings.annotations, ...(w.annotations ?? {}) };
   if (!out.serviceAccount && settings.serviceAccount) out.serviceAccount = settings.serviceAccount;
   if (settings.resources) out.resources = { ...settings.resources, ...(w.resources ?? {}) };
   if (settings.podTemplate && !out.podTemplate) out.podTemplate = await loadPodTemplate(settings.podTemplate, (name) => cluster.readPodTemplate(name), 'podTemplate / BERTH_POD_TEMPLATE');
+  if (settings.inheritPodSettings) {
+    const { kc, namespace } = cluster;
+    if (!kc || !namespace) throw new SettingsError('inheritPodSettings / BERTH_INHERIT_POD_SETTINGS needs a connection to the cluster');
+    out.podTemplate = withInherited(out.podTemplate, await ownPodSettings(kc, namespace));
+  }
   return out;
+}
+
+// One read per process: the shim agent serves many runs from the same pod, whose settings do not change.
+const ownPodCache = new Map<string, ReturnType<typeof readInheritedSettings>>();
+
+async function ownPodSettings(kc: KubeCluster['kc'], namespace: string): ReturnType<typeof readInheritedSettings> {
+  let settings = ownPodCache.get(namespace);
+  if (!settings) {
+    const { ClusterClient } = await import('../kube/client.js');
+    settings = readInheritedSettings((ns, name) => new ClusterClient(kc, ns).readPod(name), namespace, process.env);
+    settings.catch(() => ownPodCache.delete(namespace));
+    ownPodCache.set(namespace, settings);
+  }
+  return settings;
 }
 
 /** What runWorkload needs to know of the settings. */
