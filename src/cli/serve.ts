@@ -8,6 +8,7 @@ import { Engine } from '../dockerapi/engine.js';
 import { ImageConfigSource } from '../dockerapi/image-config.js';
 import { resolvePortMode } from '../dockerapi/port-proxy.js';
 import { dockerRoutes } from '../dockerapi/routes.js';
+import { SERVE_HINTS, withFaceHints } from '../dockerapi/face-hints.js';
 import { BERTH_VERSION } from './version.js';
 import { checkListenerSecurity, parseListener, serveDockerApi } from '../dockerapi/server.js';
 import { loadListenerTls } from '../dockerapi/tls-options.js';
@@ -73,6 +74,7 @@ export function serveCommand(): Command {
     .option('--inherit-pod-settings', `pods take the node selector, tolerations and image pull secrets of the pod berth runs in (default: $${INHERIT_ENV})`)
     .option('--allow-privileged', 'accept Privileged containers (refused by default)')
     .option('--insecure-registry <host:port...>', 'read image configs from this registry over plain http (repeatable; loopback registries always are)', [])
+    .option('--helper-image <image>', 'an image with sh and tar that delivers files copied before start into a container whose command berth does not know (default: $BERTH_HELPER_IMAGE, else docker.io/library/busybox:1.36)')
     .option('--no-image-config', 'do not read image configs (ExposedPorts, Healthcheck, User, …) from registries')
     .option('--lock [lease]', 'hold a Lease (default name berth-serve-<instance>) while serving; wait while another berth holds it')
     .option('--lock-timeout <seconds>', 'how long --lock waits for the Lease before giving up', '300')
@@ -98,7 +100,7 @@ export function serveCommand(): Command {
       const { kc, namespace, source } = resolveKubeConfig({ kubeconfig: o.kubeconfig, context: o.context, namespace: o.namespace });
       const portMode = resolvePortMode(o.portMode as string, source);
       const owner = (o.instance as string | undefined) ?? `serve-${randomBytes(4).toString('hex')}`;
-      const cluster = new SandboxCluster(kc, namespace);
+      const cluster = withFaceHints(new SandboxCluster(kc, namespace), SERVE_HINTS);
       let podTemplate = o.podTemplate ? await loadPodTemplate(o.podTemplate as string, (n) => cluster.readPodTemplate(n), '--pod-template') : undefined;
       if (o.inheritPodSettings || inheritRequested(process.env)) {
         const inherited = await readInheritedSettings((ns, name) => new SandboxCluster(kc, ns).readPod(name), namespace, process.env);
@@ -118,6 +120,7 @@ export function serveCommand(): Command {
         allowPrivileged: Boolean(o.allowPrivileged),
         podDefaults,
         keepFailedSeconds: keepFailedMinutes * 60,
+        helperImage: (o.helperImage as string | undefined) ?? process.env.BERTH_HELPER_IMAGE,
         imageConfigs: o.imageConfig ? new ImageConfigSource({ insecure: o.insecureRegistry as string[], log: (l) => process.stderr.write(`berth serve: ${l}\n`) }) : undefined,
       });
       const lock = o.lock ? await takeLock(kc, namespace, owner, o.lock, Number(o.lockTimeout)) : undefined;

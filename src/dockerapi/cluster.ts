@@ -5,11 +5,12 @@
  * Kubernetes' own, taken as types only: this package never calls client-node.
  */
 import type { Duplex, Readable, Writable } from 'node:stream';
-import type { V1PersistentVolumeClaim, V1Pod, V1PodTemplate, V1Service } from '@kubernetes/client-node';
+import type { V1NetworkPolicy, V1PersistentVolumeClaim, V1Pod, V1PodTemplate, V1Service } from '@kubernetes/client-node';
 
 export type Pod = V1Pod;
 export type Service = V1Service;
 export type Claim = V1PersistentVolumeClaim;
+export type NetworkPolicy = V1NetworkPolicy;
 export type PodTemplate = V1PodTemplate;
 
 export interface LogQuery {
@@ -51,6 +52,9 @@ export interface ServeCluster {
   createClaim(pvc: Claim): Promise<Claim>;
   deleteClaim(name: string): Promise<void>;
   listClaims(labelSelector: string): Promise<Claim[]>;
+  createNetworkPolicy(np: NetworkPolicy): Promise<NetworkPolicy>;
+  deleteNetworkPolicy(name: string): Promise<void>;
+  listNetworkPolicies(labelSelector: string): Promise<NetworkPolicy[]>;
   readPodTemplate(name: string): Promise<PodTemplate>;
   /** Runs `command` in the pod; `done` gives the exit code from the status channel. */
   exec(pod: string, container: string, command: string[], io: ExecIo): Promise<{ session: Session; done: Promise<{ exitCode: number }> }>;

@@ -23,7 +23,7 @@ export class ContainerFiles {
   constructor(private readonly deps: ContainerFilesDeps) {}
 
   /** `stdin`: the pieces in order (written without joining them: archives are large). */
-  async execInPod(pod: string, argv: string[], stdin?: Buffer[]): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+  async execInPod(pod: string, argv: string[], stdin?: Buffer[], container = SANDBOX_CONTAINER): Promise<{ exitCode: number; stdout: string; stderr: string }> {
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     const stdout = new PassThrough().on('data', (b: Buffer) => out.push(b));
@@ -35,16 +35,16 @@ export class ContainerFiles {
       s.end();
       input = s;
     }
-    const { done } = await this.deps.cluster.exec(pod, SANDBOX_CONTAINER, argv, { stdin: input, stdout, stderr });
+    const { done } = await this.deps.cluster.exec(pod, container, argv, { stdin: input, stdout, stderr });
     const r = await done;
     return { exitCode: r.exitCode, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') };
   }
 
   /** Unpacks `tar` at `path` in the pod, making the folder first (copies queued before start may name one the image lacks). */
-  async extractInPod(pod: string, path: string, tar: Buffer): Promise<void> {
+  async extractInPod(pod: string, path: string, tar: Buffer, container = SANDBOX_CONTAINER): Promise<void> {
     if (tar.length === 0) return;
     // Queued before start, the destination may not exist in the image yet: made like docker cp would.
-    const r = await this.execInPod(pod, ['/bin/sh', '-c', 'mkdir -p -- "$1" && exec tar -x -o -f - -C "$1"', 'berth-put', path], [tar, recordPadding(tar.length)]);
+    const r = await this.execInPod(pod, ['/bin/sh', '-c', 'mkdir -p -- "$1" && exec tar -x -o -f - -C "$1"', 'berth-put', path], [tar, recordPadding(tar.length)], container);
     if (r.exitCode !== 0) throw new ArchiveError(`extracting into ${path} failed (tar exit ${r.exitCode}): ${r.stderr.trim()}`, /No such file|can't cd|cannot change/i.test(r.stderr) ? 404 : 500);
   }
 

@@ -8,7 +8,9 @@ import { podSettingsFrom } from '../runtime/sandbox-settings.js';
 import type { PodTemplateSource } from '../runtime/workload.js';
 import { podUser } from './image-merge.js';
 import { LABEL_PEEK } from './peek.js';
-import type { HostConfigPlan } from './host-config.js';
+import { tryNormalizeImage } from './image-ref.js';
+import { addFileFeed } from './file-feed.js';
+import type { HostConfigPlan, PodDns } from './host-config.js';
 import type { ContainerRecord } from './model.js';
 import type { Pod } from './cluster.js';
 
@@ -32,6 +34,13 @@ export interface RunPodInputs {
   template: PodTemplateSource | undefined;
   /** The annotation a restarted berth recovers the container from. */
   record: string;
+  /** Files copied before start come through the init container of this helper image (file-feed.ts). */
+  fileFeed?: { helperImage: string; mounts: Array<{ name: string; mountPath: string; subPath: string }> };
+}
+
+/** The kubelet is given the canonical reference (as it would normalize `busybox` itself). */
+function podImage(image: string): string {
+  return tryNormalizeImage(image) ?? image;
 }
 
 export function runPodName(c: ContainerRecord, generation: number, ctx: PodContext): string {
@@ -45,11 +54,11 @@ export function peekPodName(c: ContainerRecord, n: number, ctx: PodContext): str
 export function planRunPod(c: ContainerRecord, inputs: RunPodInputs, ctx: PodContext): Pod {
   const shortId = c.id.slice(0, 12);
   const hc = inputs.hostConfig;
-  return planSandboxPod(
+  const pod = planSandboxPod(
     {
       podName: inputs.podName,
       shortId,
-      image: c.image,
+      image: podImage(c.image),
       entrypoint: c.entrypoint,
       cmd: c.cmd,
       env: c.body.Env ?? [],
@@ -66,7 +75,7 @@ export function planRunPod(c: ContainerRecord, inputs: RunPodInputs, ctx: PodCon
       memory: c.body.HostConfig?.Memory,
       nanoCpus: c.body.HostConfig?.NanoCpus,
       hostAliases: [...inputs.hostAliases, ...hc.extraHosts],
-      waitForFiles: c.pendingArchives.length + c.copiedArchives.length > 0,
+      waitForFiles: !inputs.fileFeed && c.pendingArchives.length + c.copiedArchives.length > 0,
       capabilities: hc.capabilities,
       privileged: hc.privileged,
       readOnlyRootFilesystem: hc.readOnlyRootFilesystem,
@@ -77,6 +86,20 @@ export function planRunPod(c: ContainerRecord, inputs: RunPodInputs, ctx: PodCon
     },
     { namespace: ctx.namespace, owner: ctx.owner, now: new Date(), ttlSeconds: ctx.ttlSeconds },
   );
+  if (hc.dns) applyDns(pod, hc.dns);
+  if (inputs.fileFeed) addFileFeed(pod, inputs.fileFeed.mounts, inputs.fileFeed.helperImage);
+  return pod;
+}
+
+/** The create request's DNS settings win over a template's; servers of its own need dnsPolicy None. */
+function applyDns(pod: Pod, dns: PodDns): void {
+  const spec = pod.spec!;
+  spec.dnsConfig = {
+    ...(dns.nameservers.length ? { nameservers: dns.nameservers } : {}),
+    ...(dns.searches.length ? { searches: dns.searches } : {}),
+    ...(dns.options.length ? { options: dns.options } : {}),
+  };
+  if (dns.nameservers.length) spec.dnsPolicy = 'None';
 }
 
 export function planPeekPod(c: ContainerRecord, podName: string, template: PodTemplateSource | undefined, ctx: PodContext): Pod {
@@ -85,7 +108,7 @@ export function planPeekPod(c: ContainerRecord, podName: string, template: PodTe
     {
       podName,
       shortId,
-      image: c.image,
+      image: podImage(c.image),
       entrypoint: ['sleep'],
       cmd: [String(ctx.ttlSeconds)],
       env: c.body.Env ?? [],

@@ -35,6 +35,7 @@ export function checkCreateValues(body: CreateBody): void {
   const hc = body.HostConfig ?? {};
   for (const [key, bindings] of Object.entries(hc.PortBindings ?? {})) {
     checkPortKey(key, 'HostConfig.PortBindings');
+    if (/\/(udp|sctp)$/.test(key)) throw badRequest(`cannot publish ${key}: berth publishes TCP ports only (each connection is a Kubernetes port-forward or a TCP connection to the pod, which carry no ${key.split('/')[1].toUpperCase()}); reach it from a pod of the cluster, or publish a TCP port`);
     for (const b of bindings ?? []) {
       const hp = b.HostPort ?? '';
       const m = HOST_PORT.exec(hp);

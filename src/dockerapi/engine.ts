@@ -30,11 +30,14 @@ import { Networks, NAME_RE, checkAliases } from './networks.js';
 import { Volumes } from './volumes.js';
 import { ANNOTATION_KEPT_FAILED, recover, savedRecord } from './recovery.js';
 import { runHealthcheck, wantsHealthcheck } from './healthcheck.js';
-import { RyukContainers, reaperMatches } from './ryuk.js';
+import { LABEL_RYUK, RyukContainers, reaperMatches } from './ryuk.js';
 import { ExecStore } from './exec-records.js';
 import { leftBehind, pruneInstance } from './instance-cleanup.js';
 import { peekPodName, planPeekPod, planRunPod, runPodName, type PodContext } from './container-pod.js';
 import { generatedName } from './names.js';
+import { denyPolicyName, planDenyPolicy } from './network-isolation.js';
+import { FEED_CONTAINER, FEED_READY_ARGV, feedFolder, feedMounts, needsFileFeed } from './file-feed.js';
+import { DEFAULT_HELPER_IMAGE } from '../runtime/plan.js';
 
 export { ANNOTATION_KEPT_FAILED };
 
@@ -58,6 +61,8 @@ export interface EngineOptions {
   imageConfigs?: ImageConfigSource;
   /** `--pod-template`: laid under every pod; a container's `berth.dev/pod-template` label wins. */
   podTemplate?: PodTemplateSource;
+  /** An image with sh and tar: files copied before start into a container whose command is unknown go through it. */
+  helperImage?: string;
 }
 
 /** A container label naming the PodTemplate object its pod is laid on. */
@@ -177,7 +182,9 @@ export class Engine {
       return;
     }
     c.podIP = pod.status?.podIP ?? c.podIP;
+    if (pod.status?.initContainerStatuses?.some((x) => x.name === FEED_CONTAINER && x.state?.running)) this.feeding.add(c.podName!);
     const s = podState(pod);
+    if (s.status === 'running' && c.podIP) void this.networks.announce(c, (o, argv) => this.execCollect(o, argv));
     if (s.status === 'running' && c.status !== 'running') {
       c.status = 'running';
       c.startedAt = s.startedAt ?? new Date().toISOString();
@@ -214,6 +221,7 @@ export class Engine {
     c.startedAt ??= s.startedAt;
     c.finishedAt = s.finishedAt ?? new Date().toISOString();
     this.ports.close(c);
+    this.networks.forget(c);
     this.emit('container', 'die', c, { exitCode: String(c.exitCode) });
     this.changed(c);
     if (c.body.HostConfig?.AutoRemove) void this.autoRemove(c);
@@ -291,7 +299,9 @@ export class Engine {
     if (body.Env && !Array.isArray(body.Env)) throw badRequest('Env must be a list of "KEY=VALUE"');
     if (body.User && !/^\d+(:\d+)?$/.test(body.User)) throw badRequest(`user "${body.User}" must be numeric (uid or uid:gid): pods cannot resolve user names`);
     Object.assign(body, mergeImageConfig(body, img.info?.config)); // the request's own object: what follows sees the merged config
-    if (!isReaperImage(body.Image)) {
+    // The Ryuk image's own LABEL (berth never reads that image): testcontainers finds a running reaper to reuse by it.
+    if (isReaperImage(body.Image)) body.Labels = { [LABEL_RYUK]: 'true', ...(body.Labels ?? {}) };
+    else {
       this.resolveMounts(body);
       podSettingsFrom(this.opts.podDefaults, body.Labels);
     }
@@ -403,6 +413,7 @@ export class Engine {
     const podName = pod.metadata!.name!;
     this.resetRun(c, podName);
     try {
+      if (this.hostConfigPlan(c.body).denyNetwork) await this.ensureDenyPolicy(c);
       await this.networks.ensureAliasServices(c);
       await this.cluster.createPod(pod);
       c.podCreatedAt = Date.now();
@@ -419,14 +430,27 @@ export class Engine {
     } catch (err) {
       return this.startFailed(c, podName, `could not publish its ports: ${(err as Error).message}`);
     }
+    const fed = pod.spec?.initContainers?.some((x) => x.name === FEED_CONTAINER) ?? false;
+    if (fed) await this.feedArchives(c, podName);
     await this.untilRuns(c, podName);
     // Read afresh: the pod watch changed it while this waited.
     const status = (): ContainerStatus => c.status;
     if (this.removedMeanwhile(c)) throw conflict(`container ${c.name} was removed while it started`);
     if (status() === 'exited' && c.error) throw new DockerError(500, `failed to start container ${c.name}: ${c.error}`);
-    if (c.pendingArchives.length + c.copiedArchives.length > 0 && status() === 'running') await this.deliverArchives(c, podName);
+    if (!fed && c.pendingArchives.length + c.copiedArchives.length > 0 && status() === 'running') await this.deliverArchives(c, podName);
+    // As on dockerd, the members started before it resolve it once start answers.
+    if (status() === 'running') await this.networks.announce(c, (o, argv) => this.execCollect(o, argv));
     if (wantsHealthcheck(c)) runHealthcheck(c, c.generation, { exec: (x, argv) => this.execCollect(x, argv), changed: (x) => this.changed(x) });
     return 'started';
+  }
+
+  /** NetworkMode=none: the deny-all policy, made before the pod (network-isolation.ts); kept across restarts. */
+  private async ensureDenyPolicy(c: ContainerRecord): Promise<void> {
+    try {
+      await this.cluster.createNetworkPolicy(planDenyPolicy(c, this.opts.owner, this.opts.ttlSeconds));
+    } catch (err) {
+      if (statusOf(err).code !== 409) throw err;
+    }
   }
 
   /** The next generation's pod (volumes ensured, the template read). */
@@ -437,9 +461,10 @@ export class Engine {
     const template = await this.podTemplateFor(c.body.Labels);
     const hostConfig = this.hostConfigPlan(c.body);
     const podName = runPodName(c, c.generation, this.podContext);
+    const fileFeed = needsFileFeed(c) ? { helperImage: this.opts.helperImage ?? DEFAULT_HELPER_IMAGE, mounts: await feedMounts([...c.copiedArchives, ...c.pendingArchives]) } : undefined;
     return planRunPod(
       c,
-      { podName, volumes, ports: this.containerPorts(c), hostAliases: this.networks.hostAliasesFor(c), hostConfig, template, record: JSON.stringify(savedRecord(c, this.networks)) },
+      { podName, volumes, ports: this.containerPorts(c), hostAliases: this.networks.hostAliasesFor(c), hostConfig, template, record: JSON.stringify(savedRecord(c, this.networks)), fileFeed },
       this.podContext,
     );
   }
@@ -477,6 +502,29 @@ export class Engine {
     if (r.exitCode !== 0) throw new DockerError(500, `could not release container ${c.name} after copying files: ${r.stderr}`);
   }
 
+  /**
+   * Files for the init container (file-feed.ts): once it runs, each archive is unpacked into its volume
+   * and the volume marked ready; the main container then starts with them mounted.
+   */
+  private async feedArchives(c: ContainerRecord, podName: string): Promise<void> {
+    const deadline = Date.now() + this.opts.startTimeoutMs;
+    while (!this.feeding.has(podName) && c.status === 'created' && c.podName === podName) {
+      if (Date.now() > deadline) return this.startFailed(c, podName, `the init container ${FEED_CONTAINER} of its pod ${podName} (image ${this.opts.helperImage ?? DEFAULT_HELPER_IMAGE}, which delivers the files copied before start) did not run within ${this.opts.startTimeoutMs / 1000} s (see kubectl describe pod ${podName}; --helper-image names an image with sh and tar the cluster can pull)`);
+      await this.nextChange(c, deadline - Date.now());
+    }
+    if (!this.feeding.has(podName)) return;
+    this.feeding.delete(podName);
+    const archives = [...c.copiedArchives, ...c.pendingArchives];
+    c.copiedArchives = archives;
+    c.pendingArchives = [];
+    for (const [k, a] of archives.entries()) await this.files.extractInPod(podName, feedFolder(k), a.tar, FEED_CONTAINER);
+    const r = await this.files.execInPod(podName, FEED_READY_ARGV, undefined, FEED_CONTAINER);
+    if (r.exitCode !== 0) throw new DockerError(500, `could not release container ${c.name} after copying files: ${r.stderr}`);
+  }
+
+  /** Pods whose file-feed init container runs (seen by the pod watch), waiting for their files. */
+  private readonly feeding = new Set<string>();
+
   private removedMeanwhile(c: ContainerRecord): boolean {
     return this.containers.get(c.id) !== c || c.status === 'removing' || c.status === 'dead';
   }
@@ -498,7 +546,12 @@ export class Engine {
       this.changed(c);
     }
     const left = leftovers.length ? `; left behind until their expiry and \`berth gc\`: ${leftovers.join(', ')}` : '';
-    if (c.body.HostConfig?.AutoRemove && this.containers.get(c.id) === c) void this.autoRemove(c);
+    // dockerd removes an AutoRemove container whose start failed; `docker run --rm` waits for that removal
+    // before it exits. Nothing ran, so there is no output for attached clients to wait for: removed at once
+    // (an attach still waiting for the run ends when its container goes).
+    if (c.body.HostConfig?.AutoRemove && this.containers.get(c.id) === c) {
+      await this.remove(c.id, true).catch((err: Error) => process.stderr.write(`berth serve: auto-remove of ${c.name}: ${err.message}\n`));
+    }
     throw new DockerError(500, `failed to start container ${c.name}: ${why}${left}`);
   }
 
@@ -618,6 +671,10 @@ export class Engine {
       }
     }
     failed.push(...(await this.networks.deleteAliasServices(c)));
+    if (this.hostConfigPlan(c.body).denyNetwork) {
+      const policy = denyPolicyName(c);
+      await this.cluster.deleteNetworkPolicy(policy).catch((err: Error) => failed.push(`networkpolicy ${policy} (${err.message})`));
+    }
     if (failed.length) {
       c.status = 'dead';
       c.removalError = `could not remove container ${c.name}: ${failed.join(', ')} could not be deleted; they expire at their berth.dev/expires-at and \`berth gc\` removes them then; \`docker rm -f ${c.name}\` tries again`;

@@ -24,9 +24,13 @@ export interface EventActor {
   body?: { Labels?: Record<string, string> | null };
 }
 
+/** How many past events `GET /events?since=` can replay (dockerd keeps 256 in memory; berth a little more). */
+const HISTORY = 1024;
+
 export class EventBus {
   private readonly events = new EventEmitter();
   private readonly changes = new EventEmitter();
+  private readonly recent: DockerEvent[] = [];
 
   constructor() {
     this.events.setMaxListeners(0);
@@ -43,7 +47,14 @@ export class EventBus {
     const now = Date.now();
     const attributes: Record<string, string> = { name: actor.name, ...(actor.image ? { image: actor.image } : {}), ...(actor.body?.Labels ?? {}), ...extra };
     const event: DockerEvent = { Type: type, Action: action, Actor: { ID: actor.id, Attributes: attributes }, scope: 'local', time: Math.floor(now / 1000), timeNano: now * 1e6, status: action, id: actor.id, from: actor.image };
+    this.recent.push(event);
+    if (this.recent.length > HISTORY) this.recent.shift();
     this.events.emit('event', event);
+  }
+
+  /** The kept events from `since` (unix seconds) up to `until` (inclusive), oldest first: what dockerd replays. */
+  history(since: number, until = Infinity): DockerEvent[] {
+    return this.recent.filter((e) => e.time >= since && e.time <= until);
   }
 
   /** Container `id` changed: whoever waits in nextChange looks again. */

@@ -29,6 +29,16 @@ export interface HostConfigPlan {
   readOnlyRootFilesystem: boolean;
   supplementalGroups: number[];
   extraHosts: Array<{ ip: string; hostnames: string[] }>;
+  /** NetworkMode=none: the pod keeps its interface (a pod always has one) but a deny-all NetworkPolicy selects it. */
+  denyNetwork: boolean;
+  /** Dns, DnsSearch, DnsOptions: the pod's dnsConfig (dnsPolicy None when servers are given, as Kubernetes requires). */
+  dns?: PodDns;
+}
+
+export interface PodDns {
+  nameservers: string[];
+  searches: string[];
+  options: Array<{ name: string; value?: string }>;
 }
 
 /** Fields the engine maps itself (see docs/serve.md, "How Docker objects map"). */
@@ -50,9 +60,6 @@ const REFUSED: Record<string, string> = {
   Sysctls: 'berth does not set sysctls on pods (set securityContext.sysctls in a pod template; the kubelet allows only safe ones)',
   VolumesFrom: "containers are separate pods and cannot mount each other's volumes; use a named volume",
   Links: 'links are not supported; put the containers on a network and use its aliases',
-  Dns: 'pods resolve names through the cluster DNS (set dnsConfig in a pod template)',
-  DnsSearch: 'pods resolve names through the cluster DNS (set dnsConfig in a pod template)',
-  DnsOptions: 'pods resolve names through the cluster DNS (set dnsConfig in a pod template)',
   Cgroup: 'a pod cannot join another cgroup',
   Runtime: 'the runtime is the cluster\'s (set runtimeClassName in a pod template)',
 };
@@ -128,12 +135,12 @@ function refuse(field: string, value: unknown, why: string): never {
 
 /** Judges a create request's HostConfig; throws HostConfigRefused (a 400) for what cannot be honoured. */
 export function judgeHostConfig(hc: Record<string, unknown> | null | undefined, policy: HostConfigPolicy): HostConfigPlan {
-  const plan: HostConfigPlan = { warnings: [], capabilities: [...policy.baseCapabilities], privileged: false, readOnlyRootFilesystem: false, supplementalGroups: [], extraHosts: [] };
+  const plan: HostConfigPlan = { warnings: [], capabilities: [...policy.baseCapabilities], privileged: false, readOnlyRootFilesystem: false, supplementalGroups: [], extraHosts: [], denyNetwork: false };
   const h = hc ?? {};
   for (const [field, value] of Object.entries(h)) {
     if (MAPPED_ELSEWHERE.has(field) || CLIENT_SIDE.has(field)) continue;
     if (field === 'NetworkMode') {
-      judgeNetworkMode(value);
+      plan.denyNetwork = judgeNetworkMode(value);
       continue;
     }
     if (field in NAMESPACE_MODES) {
@@ -144,7 +151,11 @@ export function judgeHostConfig(hc: Record<string, unknown> | null | undefined, 
     if (isZero(value) || UNSET[field] === value) continue;
     if (field === 'RestartPolicy') {
       const name = (value as { Name?: string }).Name ?? '';
-      if (name !== '' && name !== 'no') refuse('RestartPolicy', name, "berth does not restart containers (a pod's restartPolicy is Never so its exit code is kept); start it again with docker start");
+      if (name !== '' && name !== 'no') plan.warnings.push(`HostConfig.RestartPolicy=${name} is accepted, but berth does not restart containers: a pod's restartPolicy is Never so its exit code is kept; start it again with docker start`);
+      continue;
+    }
+    if (field === 'Dns' || field === 'DnsSearch' || field === 'DnsOptions') {
+      plan.dns = podDns(h);
       continue;
     }
     if (field === 'LogConfig') {
@@ -188,11 +199,24 @@ function asList(v: unknown): string[] {
   return Array.isArray(v) ? v.map(String) : [];
 }
 
-function judgeNetworkMode(value: unknown): void {
+/** Whether the mode asks for no network (mapped to a deny-all NetworkPolicy); host and container: modes are refused. */
+function judgeNetworkMode(value: unknown): boolean {
   const mode = typeof value === 'string' ? value : '';
   if (mode === 'host') refuse('NetworkMode', mode, `${POD_NETWORK}; host networking is not available`);
-  if (mode === 'none') refuse('NetworkMode', mode, `${POD_NETWORK}; a pod cannot be taken off it`);
   if (mode.startsWith('container:')) refuse('NetworkMode', mode, `${POD_NETWORK}; each container is its own pod and cannot join another's network namespace`);
+  return mode === 'none';
+}
+
+/** `--dns 10.0.0.2 --dns-search corp --dns-option ndots:2` → a pod dnsConfig. */
+function podDns(h: Record<string, unknown>): PodDns {
+  const nameservers = asList(h.Dns);
+  for (const ip of nameservers) if (!isIP(ip)) refuse('Dns', ip, 'a DNS server must be an IP address');
+  if (nameservers.length > 3) refuse('Dns', nameservers, 'a pod takes at most 3 DNS servers');
+  const options = asList(h.DnsOptions).map((o) => {
+    const at = o.search(/[:=]/);
+    return at < 0 ? { name: o } : { name: o.slice(0, at), value: o.slice(at + 1) };
+  });
+  return { nameservers, searches: asList(h.DnsSearch), options };
 }
 
 function judgeSecurityOpt(opt: string): void {

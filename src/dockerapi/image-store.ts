@@ -4,7 +4,8 @@
  */
 import { notFound } from './http.js';
 import { isReaperImage } from './reaper.js';
-import { normalizeImage, shortHash, type ImageRecord } from './model.js';
+import { imageId, type ImageRecord } from './model.js';
+import { familiarImage, normalizeImage, repositoryOf, tryNormalizeImage } from './image-ref.js';
 import type { ImageConfigSource, ImageLookup } from './image-config.js';
 import type { EventBus } from './event-bus.js';
 
@@ -27,18 +28,23 @@ export class ImageStore {
 
   /** By reference (as Docker normalizes it), full id, or id prefix of 12+ characters; 404 otherwise. */
   find(ref: string): ImageRecord {
-    const norm = normalizeImage(ref);
-    for (const img of this.records.values()) if (img.tags.has(norm) || img.id === ref || img.id === `sha256:${ref}` || (ref.length >= 12 && img.id.startsWith(`sha256:${ref}`))) return img;
+    const norm = tryNormalizeImage(ref);
+    for (const img of this.records.values()) if ((norm !== undefined && img.tags.has(norm)) || img.id === ref || img.id === `sha256:${ref}` || (ref.length >= 12 && img.id.startsWith(`sha256:${ref}`))) return img;
     throw notFound(`No such image: ${ref}`);
   }
 
-  /** Records a pull (an event when the image was not known). */
+  /** Records a pull (every pull is an event, as dockerd's: a re-pull too, named in the familiar form). */
   pull(ref: string): ImageRecord {
     const norm = normalizeImage(ref);
-    const existing = [...this.records.values()].find((i) => i.tags.has(norm));
-    if (existing) return existing;
-    this.bus.emit('image', 'pull', { id: norm, name: norm });
-    return this.add(norm);
+    const img = [...this.records.values()].find((i) => i.tags.has(norm)) ?? this.add(norm);
+    this.bus.emit('image', 'pull', { id: familiarImage(norm), name: familiarImage(repositoryOf(norm)) });
+    return img;
+  }
+
+  /** `docker images --filter reference=…`: the familiar or canonical name, with or without its tag. */
+  matches(img: ImageRecord, ref: string): boolean {
+    const norm = tryNormalizeImage(ref);
+    return [...img.tags].some((t) => t === norm || familiarImage(t) === ref || repositoryOf(t) === ref || familiarImage(repositoryOf(t)) === ref);
   }
 
   /** A container of an earlier berth names its image: known again, without a pull event. */
@@ -48,29 +54,30 @@ export class ImageStore {
   }
 
   private add(norm: string): ImageRecord {
-    const id = `sha256:${shortHash(norm, 64)}`;
+    const id = imageId(norm);
     const img: ImageRecord = { id, ref: norm, tags: new Set([norm]), created: new Date() };
     this.records.set(id, img);
     return img;
   }
 
   tag(ref: string, repo: string, tag: string): void {
-    this.find(ref).tags.add(`${repo}:${tag}`);
+    this.find(ref).tags.add(normalizeImage(`${repo}:${tag}`));
   }
 
   /** `docker rmi`: untags the name given while others remain, else deletes the record. */
   remove(ref: string): Array<Record<string, string>> {
     const img = this.find(ref);
-    const norm = [...img.tags].find((t) => t === ref || t === `${ref}:latest`);
+    const norm = tryNormalizeImage(ref);
     const out: Array<Record<string, string>> = [];
-    if (norm && img.tags.size > 1) {
+    if (norm !== undefined && img.tags.has(norm) && img.tags.size > 1) {
       img.tags.delete(norm);
-      out.push({ Untagged: norm });
+      out.push({ Untagged: familiarImage(norm) });
       return out;
     }
-    for (const t of img.tags) out.push({ Untagged: t });
+    for (const t of img.tags) out.push({ Untagged: familiarImage(t) });
     out.push({ Deleted: img.id });
     this.records.delete(img.id);
+    this.bus.emit('image', 'delete', { id: img.id, name: familiarImage(img.ref) });
     return out;
   }
 

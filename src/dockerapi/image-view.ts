@@ -3,14 +3,15 @@
  * config when berth could read it from the registry.
  */
 import type { ImageRecord } from './model.js';
+import { familiarImage } from './image-ref.js';
 
 export function inspectImage(i: ImageRecord, architecture: string): Record<string, unknown> {
   const info = i.info;
   const c = info?.config ?? {};
   return {
     Id: i.id,
-    RepoTags: [...i.tags],
-    RepoDigests: info ? [info.repoDigest] : [],
+    RepoTags: [...i.tags].filter((t) => !t.includes('@')).map(familiarImage),
+    RepoDigests: repoDigests(i),
     Parent: '',
     Created: info?.created ?? i.created.toISOString(),
     Architecture: info?.architecture ?? architecture,
@@ -36,8 +37,8 @@ export function imageListItem(i: ImageRecord): Record<string, unknown> {
   return {
     Id: i.id,
     ParentId: '',
-    RepoTags: [...i.tags],
-    RepoDigests: i.info ? [i.info.repoDigest] : [],
+    RepoTags: [...i.tags].filter((t) => !t.includes('@')).map(familiarImage),
+    RepoDigests: repoDigests(i),
     Created: Math.floor((Number.isFinite(created) ? created : i.created.getTime()) / 1000),
     Size: 0,
     SharedSize: -1,
@@ -45,4 +46,10 @@ export function imageListItem(i: ImageRecord): Record<string, unknown> {
     Labels: i.info?.config.Labels ?? {},
     Containers: -1,
   };
+}
+
+/** The registry's digest when berth read it, and the names pulled by digest. */
+function repoDigests(i: ImageRecord): string[] {
+  const pulled = [...i.tags].filter((t) => t.includes('@')).map((t) => familiarImage(t).replace(/:[^/@]*@/, '@'));
+  return [...new Set([...(i.info ? [i.info.repoDigest] : []), ...pulled])];
 }

@@ -11,7 +11,7 @@ export function leftBehind(what: string, err: Error): void {
   process.stderr.write(`berth serve: ${what} could not be deleted (${err.message}); it expires at its berth.dev/expires-at and \`berth gc\` removes it then\n`);
 }
 
-/** Deletes every pod (but those kept for debugging), Service and claim of the instance. */
+/** Deletes every pod (but those kept for debugging), Service, claim and NetworkPolicy of the instance. */
 export async function pruneInstance(cluster: ServeCluster, owner: string): Promise<void> {
   const selector = `${LABEL_OWNER}=${owner}`;
   const listed = <T>(what: string) => (err: Error): T[] => {
@@ -25,4 +25,6 @@ export async function pruneInstance(cluster: ServeCluster, owner: string): Promi
   await Promise.all(services.map((s) => cluster.deleteService(s.metadata!.name!).catch((err: Error) => leftBehind(`service ${s.metadata!.name}`, err))));
   const claims = await cluster.listClaims(selector).catch(listed<Named>('claims'));
   await Promise.all(claims.map((s) => cluster.deleteClaim(s.metadata!.name!).catch((err: Error) => leftBehind(`claim ${s.metadata!.name}`, err))));
+  const policies = await cluster.listNetworkPolicies(selector).catch(listed<Named>('networkpolicies'));
+  await Promise.all(policies.map((p) => cluster.deleteNetworkPolicy(p.metadata!.name!).catch((err: Error) => leftBehind(`networkpolicy ${p.metadata!.name}`, err))));
 }

@@ -4,6 +4,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Pod as V1Pod } from './cluster.js';
 import type { ImageInfo } from './image-config.js';
+import { tryNormalizeImage } from './image-ref.js';
 
 export interface CreateBody {
   Image?: string;
@@ -136,11 +137,9 @@ export function asArgv(v: string[] | string | null | undefined): string[] {
   return Array.isArray(v) ? v : [v];
 }
 
-/** `busybox` → `busybox:latest`; digests and tags kept. */
-export function normalizeImage(ref: string): string {
-  if (ref.includes('@')) return ref;
-  const lastSlash = ref.lastIndexOf('/');
-  return ref.slice(lastSlash + 1).includes(':') ? ref : `${ref}:latest`;
+/** The id of an image record: a hash of its canonical reference (dockerd's are content digests; berth has no content). */
+export function imageId(ref: string): string {
+  return `sha256:${shortHash(tryNormalizeImage(ref) ?? ref, 64)}`;
 }
 
 export function humanStatus(c: ContainerRecord, now = Date.now()): string {
@@ -200,7 +199,7 @@ export function inspectContainer(c: ContainerRecord, networks: Map<string, Netwo
       FinishedAt: c.finishedAt ?? ZERO_TIME,
       ...(c.health ? { Health: { Status: c.health.status, FailingStreak: c.health.failingStreak, Log: c.health.log } } : {}),
     },
-    Image: `sha256:${shortHash(normalizeImage(c.image), 64)}`,
+    Image: imageId(c.image),
     Name: `/${c.name}`,
     RestartCount: c.restartCount,
     Driver: 'kubernetes',
@@ -242,6 +241,11 @@ export function inspectContainer(c: ContainerRecord, networks: Map<string, Netwo
       IpcMode: 'private',
       UTSMode: '',
       RestartPolicy: { Name: 'no', MaximumRetryCount: 0 },
+      // What the logs are: the kubelet's container log, read like json-file's (testcontainers reads the Type).
+      LogConfig: { Type: logType(hc.LogConfig), Config: {} },
+      Dns: hc.Dns ?? [],
+      DnsOptions: hc.DnsOptions ?? [],
+      DnsSearch: hc.DnsSearch ?? [],
     },
     Mounts: [],
     NetworkSettings: networkSettings(c, networks),
@@ -254,7 +258,7 @@ export function listItem(c: ContainerRecord, networks: Map<string, NetworkRecord
     Id: c.id,
     Names: [`/${c.name}`],
     Image: c.image,
-    ImageID: `sha256:${shortHash(normalizeImage(c.image), 64)}`,
+    ImageID: imageId(c.image),
     Command: [...c.entrypoint, ...c.cmd].join(' '),
     Created: Math.floor(c.created.getTime() / 1000),
     Ports: ports,
@@ -265,6 +269,11 @@ export function listItem(c: ContainerRecord, networks: Map<string, NetworkRecord
     NetworkSettings: { Networks: (networkSettings(c, networks) as { Networks: unknown }).Networks },
     Mounts: [],
   };
+}
+
+function logType(config: unknown): string {
+  const type = (config as { Type?: unknown } | null | undefined)?.Type;
+  return type === 'local' ? 'local' : 'json-file';
 }
 
 /** `bridge` for the default network, else the network the client named (never a host mode: those are refused). */
@@ -287,6 +296,9 @@ export function podState(pod: V1Pod): { status: ContainerStatus; exitCode?: numb
   const waiting = st?.waiting;
   const fatal = ['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'ErrImageNeverPull', 'CreateContainerConfigError', 'CreateContainerError', 'RunContainerError'];
   if (waiting?.reason && fatal.includes(waiting.reason)) return { status: 'exited', exitCode: 125, error: `${waiting.reason}: ${waiting.message ?? ''}`.trim() };
+  // An init container that cannot start (its image cannot be pulled) holds the pod forever: as fatal.
+  const init = pod.status?.initContainerStatuses?.find((s) => s.state?.waiting?.reason && fatal.includes(s.state.waiting.reason));
+  if (init) return { status: 'exited', exitCode: 125, error: `init container ${init.name}: ${`${init.state!.waiting!.reason}: ${init.state!.waiting!.message ?? ''}`.trim()}` };
   if (pod.status?.phase === 'Failed' || pod.status?.phase === 'Succeeded') {
     return { status: 'exited', exitCode: 137, error: pod.status.reason === 'DeadlineExceeded' ? '' : (pod.status.message ?? pod.status.reason ?? ''), finishedAt: new Date().toISOString() };
   }

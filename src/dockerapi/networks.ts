@@ -21,6 +21,9 @@ export interface NetworkDeps {
   containers: Map<string, ContainerRecord>;
 }
 
+/** Runs a command in a running member (engine.execCollect). */
+type MemberExec = (o: ContainerRecord, argv: string[]) => Promise<{ exitCode: number; stderr: string }>;
+
 export interface NetworkCreateBody {
   Name?: string;
   Driver?: string;
@@ -122,6 +125,42 @@ export class Networks {
     }
     return [...byIp].map(([ip, names]) => ({ ip, hostnames: [...names] }));
   }
+
+  /**
+   * A member that runs now is made known to the members already running: hostAliases are fixed when a pod
+   * is created, so the line for its IP, aliases and name is appended to their /etc/hosts (through `exec`;
+   * best effort: an image without `sh`, or a user who cannot write /etc/hosts, keeps only the Services).
+   */
+  announce(c: ContainerRecord, exec: MemberExec): Promise<void> {
+    if (!c.podIP) return Promise.resolve();
+    const known = this.announced.get(c.id);
+    if (known?.ip === c.podIP) return known.done;
+    const done = this.tellMembers(c, c.podIP, exec);
+    this.announced.set(c.id, { ip: c.podIP, done });
+    return done;
+  }
+
+  private async tellMembers(c: ContainerRecord, ip: string, exec: MemberExec): Promise<void> {
+    for (const other of this.deps.containers.values()) {
+      if (other === c || other.status !== 'running' || !other.podName) continue;
+      const names = new Set<string>();
+      for (const [netId, aliases] of c.networks) {
+        if (this.records.get(netId)?.builtin || !other.networks.has(netId)) continue;
+        for (const a of [...aliases, c.name.toLowerCase()]) if (ALIAS_RE.test(a)) names.add(a);
+      }
+      if (names.size === 0) continue;
+      const line = `${ip}\t${[...names].join(' ')}`;
+      const r = await exec(other, ['/bin/sh', '-c', 'printf "%s\\n" "$1" >> /etc/hosts', 'berth-hosts', line]).catch((err: Error) => ({ exitCode: -1, stderr: err.message }));
+      if (r.exitCode !== 0) process.stderr.write(`berth serve: container ${other.name} cannot resolve ${[...names].join(', ')} by /etc/hosts (${r.stderr.trim() || `exit ${r.exitCode}`}); its Services ${[...names].join(', ')}-<hash> still resolve\n`);
+    }
+  }
+
+  /** The container left (exited, removed): a later run announces its new IP again. */
+  forget(c: ContainerRecord): void {
+    this.announced.delete(c.id);
+  }
+
+  private readonly announced = new Map<string, { ip: string; done: Promise<void> }>();
 
   /** One Service per alias and network, named uniquely for this berth instance. */
   serviceName(netId: string, alias: string): string {

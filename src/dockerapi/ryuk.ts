@@ -6,6 +6,9 @@ import { labelsMatch } from './filters.js';
 import { Reaper, isReaperImage, parseGoDuration } from './reaper.js';
 import type { ContainerRecord } from './model.js';
 
+/** The label the testcontainers/ryuk image carries, by which testcontainers finds a reaper to reuse. */
+export const LABEL_RYUK = 'org.testcontainers.ryuk';
+
 export interface RyukDeps {
   publishAddress: string;
   /** Removes every container (but `self`), network and volume whose labels match one of the filters. */

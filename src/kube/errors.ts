@@ -7,6 +7,21 @@
 
 export const SHIM_ROLE_PATH = 'deploy/rbac/shim-role.yaml';
 
+/**
+ * What a face's errors tell the user to change: its own namespace setting and the Role file it ships.
+ * Each face (docker shim, berth serve, …) supplies its own; a failure never sends the user to another
+ * face's flag or Role.
+ */
+export interface FaceHints {
+  /** How the user picks the namespace: `BERTH_NAMESPACE`, `--namespace (-n)`. */
+  namespaceSetting: string;
+  /** The Role manifest that grants what the face needs. */
+  roleFile: string;
+}
+
+/** The docker shim's (and the default when a caller names none). */
+export const SHIM_HINTS: FaceHints = { namespaceSetting: 'BERTH_NAMESPACE', roleFile: SHIM_ROLE_PATH };
+
 export interface KubeAction {
   /** API verb as RBAC names it: create, get, list, watch, delete. */
   verb: string;
@@ -16,6 +31,8 @@ export interface KubeAction {
   name?: string;
   /** Server URL, for connection errors. */
   server?: string;
+  /** The face's own namespace setting and Role file (default: the shim's). */
+  hints?: FaceHints;
 }
 
 export interface StatusLike {
@@ -25,13 +42,17 @@ export interface StatusLike {
   details?: { name?: string; kind?: string; group?: string; causes?: Array<{ message?: string; field?: string }> };
 }
 
-/** An error that already reads as a sentence for the user. */
+/**
+ * An error that already reads as a sentence for the user. `action` is what failed, so that a face can
+ * tell it again with its own hints (rehintKubeError).
+ */
 export class KubeError extends Error {
   constructor(
     message: string,
     readonly code?: number,
     readonly reason?: string,
     override readonly cause?: unknown,
+    readonly action?: KubeAction,
   ) {
     super(message);
     this.name = 'KubeError';
@@ -69,11 +90,11 @@ export function describeKubeError(err: unknown, action: KubeAction): string {
     case 403: {
       const denied = parseForbidden(message) ?? { verb: action.verb, resource: action.resource, namespace: action.namespace };
       const ns = denied.namespace ? ` in namespace ${denied.namespace}` : '';
-      return `forbidden: cannot ${denied.verb} ${denied.resource}${ns} (grant it in the Role: ${SHIM_ROLE_PATH})`;
+      return `forbidden: cannot ${denied.verb} ${denied.resource}${ns} (grant it in the Role: ${(action.hints ?? SHIM_HINTS).roleFile})`;
     }
     case 404:
       if (status?.details?.kind === 'namespaces' || /namespaces? ".*" not found/.test(message)) {
-        return `namespace ${action.namespace ?? ''} does not exist (create it, or pick another with BERTH_NAMESPACE)`;
+        return `namespace ${action.namespace ?? ''} does not exist (create it, or pick another with ${(action.hints ?? SHIM_HINTS).namespaceSetting})`;
       }
       return `${action.resource}${action.name ? ` ${action.name}` : ''} not found${where}: ${message}`;
     case 409:
@@ -96,7 +117,13 @@ export function describeKubeError(err: unknown, action: KubeAction): string {
 export function toKubeError(err: unknown, action: KubeAction): KubeError {
   if (err instanceof KubeError) return err;
   const { code, status } = statusOf(err);
-  return new KubeError(describeKubeError(err, action), code, status?.reason, err);
+  return new KubeError(describeKubeError(err, action), code, status?.reason, err, action);
+}
+
+/** The same failure told with a face's own hints (its namespace setting, its Role file). */
+export function rehintKubeError(err: KubeError, hints: FaceHints): KubeError {
+  if (!err.action || err.cause === undefined) return err;
+  return toKubeError(err.cause, { ...err.action, hints });
 }
 
 /**

@@ -6,6 +6,7 @@ import { checkCreateValues } from '../create-checks.js';
 import { parseSignal } from '../signals.js';
 import { inspectContainer, listItem, type ContainerRecord, type CreateBody } from '../model.js';
 import type { Engine } from '../engine.js';
+import { tryNormalizeImage } from '../image-ref.js';
 
 export function containerRoutes(r: Router, engine: Engine): void {
   r.op('ContainerCreate', 'POST', '/containers/create', async (call) => {
@@ -102,7 +103,7 @@ function listFilter(engine: Engine, filters: Filters): (c: ContainerRecord) => b
     anyMatches(filters.get('id'), (id) => c.id.startsWith(id)) &&
     anyMatches(filters.get('status'), (s) => s === c.status) &&
     anyMatches(filters.get('exited'), (e) => c.status === 'exited' && Number(e) === c.exitCode) &&
-    anyMatches(filters.get('ancestor'), (a) => c.image === a || c.image === `${a}:latest` || c.image.replace(/:latest$/, '') === a) &&
+    anyMatches(filters.get('ancestor'), (a) => c.image === a || tryNormalizeImage(c.image) === tryNormalizeImage(a)) &&
     anyMatches(filters.get('network'), (n) => [...c.networks.keys()].some((id) => id.startsWith(n) || engine.networks.get(id)?.name === n)) &&
     anyMatches(filters.get('health'), (h) => (c.health?.status ?? 'none') === h) &&
     anyMatches(filters.get('before'), (b) => c.created.getTime() < created(b)) &&

@@ -4,13 +4,14 @@ import { anyMatches, parseFilters } from '../filters.js';
 import { imageListItem, inspectImage } from '../image-view.js';
 import type { Engine } from '../engine.js';
 import { goArch } from './system.js';
+import { normalizeImage } from '../image-ref.js';
 
 export function imageRoutes(r: Router, engine: Engine): void {
   r.op('ImageCreate', 'POST', '/images/create', (call) => pull(engine, call));
   r.op('ImageList', 'GET', '/images/json', (call) => {
     const filters = parseFilters(call.query.get('filters'));
     const list = [...engine.images.values()]
-      .filter((i) => anyMatches(filters.get('reference'), (ref) => [...i.tags].some((t) => t === ref || t.startsWith(`${ref}:`))))
+      .filter((i) => anyMatches(filters.get('reference'), (ref) => engine.images.matches(i, ref)))
       .map(imageListItem);
     call.send(200, list);
   });
@@ -32,7 +33,7 @@ async function pull(engine: Engine, call: Call): Promise<void> {
   if (!from) throw badRequest('fromImage is required (berth cannot import images)');
   const tag = call.query.get('tag');
   const ref = tag && !from.includes('@') && !/:[^/]*$/.test(from) ? `${from}${tag.startsWith('sha256:') ? '@' : ':'}${tag}` : from;
-  if (!/^[a-z0-9][a-z0-9._\-/:@]*$/i.test(ref)) throw badRequest(`invalid reference format: ${ref}`);
+  normalizeImage(ref); // a 400 before the stream starts
   const out = call.startChunked('application/json');
   out.write(`${JSON.stringify({ status: `Pulling from ${ref.replace(/:[^/:]*$/, '')}`, id: ref.split(':').pop() })}\n`);
   const found = await engine.images.readConfig(engine.images.pull(ref), true);

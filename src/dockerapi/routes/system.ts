@@ -38,6 +38,15 @@ export function systemRoutes(r: Router, engine: Engine, info: SystemInfo): void 
   r.op('SystemEvents', 'GET', '/events', (call) => streamEvents(engine, call));
 }
 
+/** A `since`/`until` query parameter: unix seconds, with an optional fraction (as the docker CLI sends them). */
+function timestamp(call: Call, name: string): number | undefined {
+  const raw = call.query.get(name);
+  if (!raw) return undefined;
+  const n = Number(raw);
+  if (!Number.isFinite(n)) throw badRequest(`invalid value for ${name}: "${raw}" (give a unix timestamp in seconds)`);
+  return n;
+}
+
 function systemInfo(engine: Engine, info: SystemInfo): Record<string, unknown> {
   const all = [...engine.containers.values()];
   return {
@@ -67,20 +76,21 @@ function systemInfo(engine: Engine, info: SystemInfo): Record<string, unknown> {
   };
 }
 
-/** Events as they happen, filtered, until the client leaves or `until` passes. */
+/** Events from `since` (the ones berth kept) and then as they happen, filtered, until the client leaves or `until` passes. */
 async function streamEvents(engine: Engine, call: Call): Promise<void> {
   const filters = parseFilters(call.query.get('filters'));
-  const until = call.query.get('until');
-  if (until && !Number.isFinite(Number(until))) throw badRequest(`invalid value for until: "${until}" (give a unix timestamp in seconds)`);
+  const until = timestamp(call, 'until');
+  const since = timestamp(call, 'since');
   const out = call.startChunked('application/json');
-  const unsubscribe = engine.events.subscribe((e: DockerEvent) => {
-    if (!anyMatches(filters.get('type'), (t) => t === e.Type)) return;
-    if (!anyMatches(filters.get('event'), (t) => t === e.Action)) return;
-    if (!anyMatches(filters.get('container'), (t) => e.Type === 'container' && (e.Actor.ID.startsWith(t) || e.Actor.Attributes.name === t))) return;
-    out.write(`${JSON.stringify(e)}\n`);
-  });
+  const wanted = (e: DockerEvent): boolean =>
+    anyMatches(filters.get('type'), (t) => t === e.Type) &&
+    anyMatches(filters.get('event'), (t) => t === e.Action) &&
+    anyMatches(filters.get('container'), (t) => e.Type === 'container' && (e.Actor.ID.startsWith(t) || e.Actor.Attributes.name === t));
+  const write = (e: DockerEvent): void => void (wanted(e) && out.write(`${JSON.stringify(e)}\n`));
+  const unsubscribe = engine.events.subscribe(write);
+  if (since !== undefined) for (const e of engine.events.history(since, until)) write(e);
   const closed = new Promise<void>((resolve) => call.req.socket.once('close', () => resolve()));
-  const timer = until ? new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, Number(until) * 1000 - Date.now())).unref()) : new Promise<void>(() => undefined);
+  const timer = until !== undefined ? new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, until * 1000 - Date.now())).unref()) : new Promise<void>(() => undefined);
   await Promise.race([closed, timer]);
   unsubscribe();
   out.end();

@@ -151,7 +151,7 @@ export function startPodman(): Promise<DockerEngine> {
 
 /** berth's objects of `instance` left in the namespace (as kind/name). */
 export async function berthLeftovers(namespace: string, instance: string): Promise<string[]> {
-  const out = await kubectlOk(['-n', namespace, 'get', 'pods,services,persistentvolumeclaims', '-l', `berth.dev/owner=${instance}`, '-o', 'name']);
+  const out = await kubectlOk(['-n', namespace, 'get', 'pods,services,persistentvolumeclaims,networkpolicies', '-l', `berth.dev/owner=${instance}`, '-o', 'name']);
   return out.split('\n').filter(Boolean);
 }
 

@@ -5,6 +5,7 @@ import { Engine, type EngineOptions } from '../../../src/dockerapi/engine.js';
 import type { DockerEvent } from '../../../src/dockerapi/event-bus.js';
 import type { ContainerRecord, CreateBody } from '../../../src/dockerapi/model.js';
 import { FakeCluster } from './fake-cluster.js';
+import { pack } from 'tar-stream';
 
 const IMAGE = 'localhost/berth/busybox:1';
 
@@ -174,6 +175,8 @@ test('network aliases: a Service per alias selecting the container, deleted with
   await engine.start('web');
   const web = cluster.pod(engine.container('web').podName!);
   assert.deepEqual(web.spec?.hostAliases, [{ ip: db.podIP, hostnames: ['postgres', 'db'] }]);
+  const webIp = engine.container('web').podIP!;
+  await until('web announced to db', () => cluster.execs.some((e) => e.pod === db.podName && e.argv.at(-1) === `${webIp}\tweb`));
   await assert.rejects(async () => engine.networks.remove('app'), /has active endpoints/);
   await engine.remove('db', true);
   assert.equal(cluster.services.has(name), false);
@@ -183,4 +186,87 @@ test('an alias that is not a DNS label is refused at create', () => {
   const engine = engineOn(new FakeCluster());
   engine.networks.create({ Name: 'n' });
   assert.throws(() => create(engine, 'bad', { NetworkingConfig: { EndpointsConfig: { n: { Aliases: ['Not_A_Label'] } } } }), /must be a DNS label/);
+});
+
+test('NetworkMode none: a deny-all policy selecting the container exists before its pod, and goes with it', async () => {
+  const cluster = new FakeCluster();
+  const engine = engineOn(cluster);
+  let policyBeforePod = false;
+  const createPod = cluster.createPod.bind(cluster);
+  cluster.createPod = async (pod) => {
+    policyBeforePod = cluster.policies.size === 1;
+    return createPod(pod);
+  };
+  const c = create(engine, 'isolated', { HostConfig: { NetworkMode: 'none' } });
+  await engine.start('isolated');
+  assert.ok(policyBeforePod);
+  const policy = [...cluster.policies.values()][0];
+  assert.deepEqual(policy.spec, { podSelector: { matchLabels: { 'berth.dev/container': c.id.slice(0, 12), 'berth.dev/owner': 'unit' } }, policyTypes: ['Ingress', 'Egress'] });
+  await engine.remove('isolated', true);
+  assert.equal(cluster.policies.size, 0);
+});
+
+test('Dns settings become the pod dnsConfig; RestartPolicy is accepted with a warning', async () => {
+  const cluster = new FakeCluster();
+  const engine = engineOn(cluster);
+  const c = create(engine, 'dns', { HostConfig: { Dns: ['10.0.0.2'], DnsSearch: ['corp.example'], DnsOptions: ['ndots:2'], RestartPolicy: { Name: 'always' } } });
+  assert.equal(c.warnings?.length, 1);
+  assert.match(c.warnings![0], /RestartPolicy=always is accepted, but berth does not restart containers/);
+  await engine.start('dns');
+  const spec = cluster.pod(c.podName!).spec!;
+  assert.equal(spec.dnsPolicy, 'None');
+  assert.deepEqual(spec.dnsConfig, { nameservers: ['10.0.0.2'], searches: ['corp.example'], options: [{ name: 'ndots', value: '2' }] });
+});
+
+test('names given to unnamed containers never contain undefined (ids past 0x80000000 too)', async () => {
+  const { generatedName } = await import('../../../src/dockerapi/names.js');
+  for (const prefix of ['00000000', '7fffffff', '80000000', 'ffffffff', 'deadbeef']) {
+    assert.match(generatedName(`${prefix}${'0'.repeat(56)}`), /^[a-z]+_[a-z]+_[0-9a-f]{6}$/, prefix);
+  }
+});
+
+test("berth's Ryuk container carries the image's label org.testcontainers.ryuk=true", () => {
+  const engine = engineOn(new FakeCluster());
+  engine.images.pull('testcontainers/ryuk:0.14.0');
+  const c = engine.create(null, { Image: 'testcontainers/ryuk:0.14.0', Labels: { 'org.testcontainers.session-id': 's1' } });
+  assert.deepEqual(c.body.Labels, { 'org.testcontainers.ryuk': 'true', 'org.testcontainers.session-id': 's1' });
+});
+
+async function tarOf(files: Array<{ name: string; content: string }>): Promise<Buffer> {
+  const p = pack();
+  for (const f of files) p.entry({ name: f.name, mode: 0o644 }, f.content);
+  p.finalize();
+  const chunks: Buffer[] = [];
+  for await (const chunk of p) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+test('files copied before start into a container whose command is unknown come through the helper init container', async () => {
+  const cluster = new FakeCluster();
+  const engine = engineOn(cluster, { helperImage: 'localhost/berth/busybox:1' });
+  const c = create(engine, 'fed', { Cmd: null });
+  await engine.putArchive('fed', '/etc/app', await tarOf([{ name: 'conf.txt', content: 'x=1\n' }, { name: 'sub/deep.txt', content: 'deep\n' }]));
+  await engine.start('fed');
+  assert.equal(c.status, 'running');
+  const spec = cluster.pod(c.podName!).spec!;
+  assert.deepEqual(spec.initContainers?.map((i) => [i.name, i.image]), [['berth-files', 'localhost/berth/busybox:1']]);
+  const main = spec.containers[0];
+  assert.equal(main.command, undefined, "the image's own command runs, unwrapped");
+  assert.deepEqual(main.volumeMounts?.filter((m) => m.name === 'berth-files'), [
+    { name: 'berth-files', mountPath: '/etc/app/conf.txt', subPath: '0/conf.txt', readOnly: false },
+    { name: 'berth-files', mountPath: '/etc/app/sub/deep.txt', subPath: '0/sub/deep.txt', readOnly: false },
+  ]);
+  const feed = cluster.execs.filter((e) => e.container === 'berth-files').map((e) => e.argv.at(-1));
+  assert.deepEqual(feed, ['/berth-files/0', ': > /berth-files/.berth-ready']);
+});
+
+test('events are kept for GET /events?since= to replay, oldest first', async () => {
+  const { EventBus } = await import('../../../src/dockerapi/event-bus.js');
+  const bus = new EventBus();
+  const now = Math.floor(Date.now() / 1000);
+  bus.emit('image', 'pull', { id: 'busybox:latest', name: 'busybox' });
+  bus.emit('image', 'pull', { id: 'busybox:latest', name: 'busybox' });
+  assert.deepEqual(bus.history(now - 1).map((e) => e.Action), ['pull', 'pull']);
+  assert.deepEqual(bus.history(now + 10), []);
+  assert.deepEqual(bus.history(now - 1, now - 1), []);
 });

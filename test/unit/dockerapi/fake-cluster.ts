@@ -3,12 +3,13 @@
  * kubelet the test drives (run, exit) or lets run every pod at once. No HTTP, no client-node.
  */
 import { PassThrough, Readable, type Duplex } from 'node:stream';
-import type { Claim, ExecIo, LogQuery, Pod, PodTemplate, ServeCluster, Service, Session } from '../../../src/dockerapi/cluster.js';
+import type { Claim, ExecIo, LogQuery, NetworkPolicy, Pod, PodTemplate, ServeCluster, Service, Session } from '../../../src/dockerapi/cluster.js';
 
 type Watcher = (type: string, pod: Pod) => void;
 
 export interface ExecCall {
   pod: string;
+  container: string;
   argv: string[];
 }
 
@@ -17,6 +18,7 @@ export class FakeCluster implements ServeCluster {
   readonly pods = new Map<string, Pod>();
   readonly services = new Map<string, Service>();
   readonly claims = new Map<string, Claim>();
+  readonly policies = new Map<string, NetworkPolicy>();
   readonly templates = new Map<string, PodTemplate>();
   readonly execs: ExecCall[] = [];
   /** What an exec answers; default: exit 0, no output. */
@@ -34,8 +36,17 @@ export class FakeCluster implements ServeCluster {
     stored.status = { phase: 'Pending' };
     this.pods.set(name, stored);
     this.notify('ADDED', stored);
-    if (this.autoRun) setImmediate(() => this.pods.has(name) && this.run(name));
+    if (stored.spec?.initContainers?.length) setImmediate(() => this.pods.has(name) && this.runInit(name));
+    else if (this.autoRun) setImmediate(() => this.pods.has(name) && this.run(name));
     return stored;
+  }
+
+  /** The kubelet runs the pod's init containers (the main one waits until the test or an exec ends them). */
+  runInit(name: string): void {
+    const pod = this.pod(name);
+    const running = { running: { startedAt: new Date() } };
+    pod.status = { phase: 'Pending', initContainerStatuses: (pod.spec?.initContainers ?? []).map((c) => ({ name: c.name, image: c.image ?? '', imageID: '', ready: false, restartCount: 0, state: running })) };
+    this.notify('MODIFIED', pod);
   }
 
   /** The kubelet starts the pod's main container. */
@@ -111,15 +122,30 @@ export class FakeCluster implements ServeCluster {
     return [...this.claims.values()].filter((c) => selects(labelSelector, c.metadata?.labels));
   }
 
+  async createNetworkPolicy(np: NetworkPolicy): Promise<NetworkPolicy> {
+    this.policies.set(np.metadata!.name!, structuredClone(np));
+    return np;
+  }
+
+  async deleteNetworkPolicy(name: string): Promise<void> {
+    this.policies.delete(name);
+  }
+
+  async listNetworkPolicies(labelSelector: string): Promise<NetworkPolicy[]> {
+    return [...this.policies.values()].filter((p) => selects(labelSelector, p.metadata?.labels));
+  }
+
   async readPodTemplate(name: string): Promise<PodTemplate> {
     const t = this.templates.get(name);
     if (!t) throw Object.assign(new Error(`podtemplates "${name}" not found`), { code: 404 });
     return t;
   }
 
-  async exec(pod: string, _container: string, argv: string[], io: ExecIo): Promise<{ session: Session; done: Promise<{ exitCode: number }> }> {
+  async exec(pod: string, container: string, argv: string[], io: ExecIo): Promise<{ session: Session; done: Promise<{ exitCode: number }> }> {
     this.pod(pod);
-    const call = { pod, argv };
+    const call = { pod, container, argv };
+    // The file feed's init container ends once its folder is marked ready: then the main container runs.
+    if (container === 'berth-files' && argv.join(' ').includes('.berth-ready') && this.autoRun) setImmediate(() => this.pods.has(pod) && this.run(pod));
     this.execs.push(call);
     const answer = this.execAnswer(call);
     if (answer.stdout) io.stdout?.write(answer.stdout);

@@ -30,7 +30,6 @@ test('host and container namespaces are refused, naming the field and why', () =
   assert.throws(() => judgeHostConfig({ NetworkMode: 'host' }, policy), {
     message: 'NetworkMode=host: berth runs containers as pods on the pod network; host networking is not available',
   });
-  refused({ NetworkMode: 'none' }, /^NetworkMode=none: /);
   refused({ NetworkMode: 'container:abc' }, /^NetworkMode=container:abc: /);
   refused({ PidMode: 'host' }, /^PidMode=host: /);
   refused({ IpcMode: 'host' }, /^IpcMode=host: /);
@@ -40,15 +39,14 @@ test('host and container namespaces are refused, naming the field and why', () =
   assert.deepEqual(judgeHostConfig({ NetworkMode: 'my-net', IpcMode: 'private', UsernsMode: 'host', CgroupnsMode: 'private' }, policy).warnings, []);
 });
 
-test('devices, sysctls, unconfined security options and restart policies are refused', () => {
+test('devices, sysctls and unconfined security options are refused', () => {
   refused({ Devices: [{ PathOnHost: '/dev/fuse', PathInContainer: '/dev/fuse', CgroupPermissions: 'rwm' }] }, /^Devices=/);
   refused({ DeviceRequests: [{ Count: -1, Capabilities: [['gpu']] }] }, /^DeviceRequests=/);
   refused({ Sysctls: { 'net.ipv4.ip_forward': '1' } }, /^Sysctls=/);
   refused({ SecurityOpt: ['seccomp=unconfined'] }, /^SecurityOpt=seccomp=unconfined: .*RuntimeDefault/);
   refused({ SecurityOpt: ['apparmor:unconfined'] }, /^SecurityOpt=apparmor:unconfined: /);
   refused({ SecurityOpt: ['label=disable'] }, /^SecurityOpt=label=disable: /);
-  refused({ RestartPolicy: { Name: 'always', MaximumRetryCount: 0 } }, /^RestartPolicy=always: /);
-  refused({ Dns: ['1.1.1.1'] }, /^Dns=/);
+  refused({ Dns: ['dns.example'] }, /^Dns=dns.example: a DNS server must be an IP address/);
   refused({ VolumesFrom: ['other'] }, /^VolumesFrom=/);
   assert.deepEqual(judgeHostConfig({ SecurityOpt: ['no-new-privileges', 'no-new-privileges:true'] }, policy).warnings, []);
 });
@@ -83,4 +81,25 @@ test('zero values are what the CLI sends for flags not given', () => {
   assert.equal(isZero([]), true);
   assert.equal(isZero({ Name: 'always' }), false);
   assert.equal(isZero(-1), false);
+});
+
+test('NetworkMode none maps to a deny-all policy; other modes do not', () => {
+  assert.equal(judgeHostConfig({ NetworkMode: 'none' }, policy).denyNetwork, true);
+  assert.deepEqual(judgeHostConfig({ NetworkMode: 'none' }, policy).warnings, []);
+  assert.equal(judgeHostConfig({ NetworkMode: 'bridge' }, policy).denyNetwork, false);
+});
+
+test('a restart policy other than no is accepted with a warning that berth does not restart', () => {
+  const plan = judgeHostConfig({ RestartPolicy: { Name: 'on-failure', MaximumRetryCount: 3 } }, policy);
+  assert.equal(plan.warnings.length, 1);
+  assert.match(plan.warnings[0], /^HostConfig.RestartPolicy=on-failure is accepted, but berth does not restart containers/);
+  assert.deepEqual(judgeHostConfig({ RestartPolicy: { Name: 'no', MaximumRetryCount: 0 } }, policy).warnings, []);
+});
+
+test('Dns, DnsSearch and DnsOptions become the pod dnsConfig', () => {
+  const plan = judgeHostConfig({ Dns: ['10.0.0.2', '::1'], DnsSearch: ['corp.example'], DnsOptions: ['ndots:2', 'rotate'] }, policy);
+  assert.deepEqual(plan.dns, { nameservers: ['10.0.0.2', '::1'], searches: ['corp.example'], options: [{ name: 'ndots', value: '2' }, { name: 'rotate' }] });
+  assert.deepEqual(plan.warnings, []);
+  assert.equal(judgeHostConfig({ Dns: [], DnsSearch: [], DnsOptions: [] }, policy).dns, undefined, 'the CLI defaults say nothing');
+  refused({ Dns: ['1.1.1.1', '1.0.0.1', '8.8.8.8', '8.8.4.4'] }, /^Dns=.*at most 3/);
 });

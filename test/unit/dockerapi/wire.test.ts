@@ -6,7 +6,8 @@ import { anyMatches, FilterError, labelsMatch, parseFilters } from '../../../src
 import { compareVersions, splitVersion } from '../../../src/dockerapi/http.js';
 import { parseListener } from '../../../src/dockerapi/server.js';
 import { isLoopbackAddress } from '../../../src/dockerapi/loopback.js';
-import { normalizeImage, podState } from '../../../src/dockerapi/model.js';
+import { podState } from '../../../src/dockerapi/model.js';
+import { normalizeImage } from '../../../src/dockerapi/image-ref.js';
 
 test('frames carry the stream type and a big-endian length', () => {
   const f = frame(STDERR, Buffer.from('hello'));
@@ -63,9 +64,9 @@ test('listeners as dockerd takes them', () => {
 });
 
 test('image names get :latest; pod states map to Docker states with the real exit code', () => {
-  assert.equal(normalizeImage('busybox'), 'busybox:latest');
+  assert.equal(normalizeImage('busybox'), 'docker.io/library/busybox:latest');
   assert.equal(normalizeImage('localhost:5000/a/b'), 'localhost:5000/a/b:latest');
-  assert.equal(normalizeImage('a/b:1'), 'a/b:1');
+  assert.equal(normalizeImage('a/b:1'), 'docker.io/a/b:1');
   const term = podState({ status: { containerStatuses: [{ name: 'main', image: '', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 7, reason: 'Error', finishedAt: new Date('2024-01-01T00:00:00Z') } } }] } });
   assert.equal(term.status, 'exited');
   assert.equal(term.exitCode, 7);
