@@ -19,7 +19,7 @@ import { composePodStatus, terminatedReason, type ContainerStatus } from './pod-
 import { parseQuantity } from './quantity.js';
 import type { Sandbox } from './sandbox-pool.js';
 import { securitySettings } from './security.js';
-import { materializeVolume, type VolumeContext } from './volumes.js';
+import { materializeVolume, refreshVolumeTokens, tokenRefreshSeconds, type VolumeContext } from './volumes.js';
 
 /** what the node shares with its pod workers */
 export interface NodeContext {
@@ -106,6 +106,8 @@ export class PodWorker {
   private failure?: { reason: string; message: string };
   private readonly abort = new AbortController();
   private deadlineTimer?: NodeJS.Timeout;
+  /** the next rotation of the pod's projected service account tokens */
+  private tokenTimer?: NodeJS.Timeout;
   private statusQueued = false;
   private gone = false;
   private terminating?: Promise<void>;
@@ -190,6 +192,7 @@ export class PodWorker {
     this.abort.abort();
     this.endStartup();
     clearTimeout(this.deadlineTimer);
+    clearTimeout(this.tokenTimer);
     // nothing runs in a finished pod's sandbox: its removal is housekeeping, which lets starting pods go first
     // (a tool that runs pods back to back deletes each one as the next starts; both contend for podman's locks)
     if (finished) await this.ctx.idle();
@@ -205,6 +208,7 @@ export class PodWorker {
     this.abort.abort();
     this.endStartup();
     clearTimeout(this.deadlineTimer);
+    clearTimeout(this.tokenTimer);
     for (const s of [...this.initSlots, ...this.slots]) {
       if (s.attached) this.ctx.events.record(this.pod, 'Normal', 'Killing', `Stopping container ${s.spec.name}`, { fieldPath: containerFieldPath(s.init, s.spec.name) });
     }
@@ -220,6 +224,27 @@ export class PodWorker {
       // already removed by someone else
     }
     this.removeFiles();
+  }
+
+  /** the kubelet's token manager: replaces projected tokens before they expire, for as long as the pod runs */
+  private armTokenRefresh(vctx: VolumeContext): void {
+    if (this.tokenTimer) return;
+    const volumes: any[] = this.pod.spec?.volumes ?? [];
+    const seconds = Math.min(...volumes.map((v) => tokenRefreshSeconds(v) ?? Infinity));
+    if (!Number.isFinite(seconds)) return;
+    this.tokenTimer = setTimeout(() => {
+      this.tokenTimer = undefined;
+      if (this.gone || this.abort.signal.aborted || this.isTerminalNow()) return;
+      for (const v of volumes) {
+        if (tokenRefreshSeconds(v) === undefined) continue;
+        try {
+          refreshVolumeTokens(v, { ...vctx, pod: this.pod });
+        } catch (e) {
+          this.ctx.events.record(this.pod, 'Warning', 'FailedMount', `MountVolume.SetUp failed for volume "${v.name}" : ${(e as Error).message}`);
+        }
+      }
+      this.armTokenRefresh(vctx);
+    }, seconds * 1000);
   }
 
   private armDeadline(): void {
@@ -575,6 +600,7 @@ export class PodWorker {
       if (hostPath === undefined) {
         hostPath = materializeVolume(volume, vctx);
         hostPaths.set(vm.name, hostPath);
+        if (tokenRefreshSeconds(volume) !== undefined) this.armTokenRefresh(vctx);
       }
       const subPath: string | undefined = vm.subPathExpr ? expandVars(vm.subPathExpr, envMap) : vm.subPath;
       if (subPath) {

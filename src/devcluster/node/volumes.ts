@@ -1,6 +1,6 @@
 // Pod volumes as host directories the containers bind-mount: emptyDir, configMap, secret, downwardAPI,
 // projected, persistentVolumeClaim (a directory per claim, shared by every pod that names it) and hostPath.
-import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import type { KubeObject, ObjectStore } from '../types.js';
 import { ConfigError } from './config-error.js';
@@ -67,6 +67,35 @@ export function materializeVolume(volume: any, ctx: VolumeContext): string {
     chmodSync(target, f.mode);
   }
   return dir;
+}
+
+/** the token sources of a projected volume */
+function tokenSources(volume: any): any[] {
+  const sources: any[] = Array.isArray(volume?.projected?.sources) ? volume.projected.sources : [];
+  return sources.filter((s) => s?.serviceAccountToken).map((s) => s.serviceAccountToken);
+}
+
+/**
+ * How long until the kubelet's token manager would replace a projected volume's tokens: at 80% of the
+ * requested lifetime, or after a day; undefined when the volume holds no token.
+ */
+export function tokenRefreshSeconds(volume: any): number | undefined {
+  const lifetimes = tokenSources(volume).map((t) => Math.min(0.8 * (t.expirationSeconds ?? 3600), 24 * 60 * 60));
+  return lifetimes.length ? Math.min(...lifetimes) : undefined;
+}
+
+/** writes fresh tokens into a projected volume that is already mounted (a rename inside the bind-mounted directory) */
+export function refreshVolumeTokens(volume: any, ctx: VolumeContext): void {
+  const dir = join(ctx.dirs.podVolumes, safeName(volume.name));
+  if (!existsSync(dir)) return;
+  const mode: number = volume.projected?.defaultMode ?? 0o644;
+  for (const t of tokenSources(volume)) {
+    const target = join(dir, checkPath(t.path ?? 'token'));
+    const temp = `${target}.refresh`;
+    writeFileSync(temp, requestToken(ctx, { audience: t.audience, expirationSeconds: t.expirationSeconds }));
+    chmodSync(temp, mode);
+    renameSync(temp, target);
+  }
 }
 
 interface VolumeFile {

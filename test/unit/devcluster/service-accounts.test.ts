@@ -2,11 +2,15 @@
 // token is a user, the TokenRequest rules, the ServiceAccount admission plugin and the kubelet's variables.
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
-import { admitPodServiceAccount } from '../../../src/devcluster/api/service-account-admission.js';
+import { admitPodServiceAccount, tokenVolumeSource } from '../../../src/devcluster/api/service-account-admission.js';
 import { resourceByKind } from '../../../src/devcluster/api/resources.js';
 import { MemoryStore } from '../../../src/devcluster/api/store.js';
 import { kubernetesServiceEnv } from '../../../src/devcluster/node/env.js';
+import { materializeVolume, refreshVolumeTokens, tokenRefreshSeconds, type VolumeContext } from '../../../src/devcluster/node/volumes.js';
 import { ServiceAccountTokenAuthenticator, UnionAuthenticator, TokenAuthenticator } from '../../../src/devcluster/server/auth.js';
 import { decodeProtobufObject } from '../../../src/devcluster/server/body-protobuf.js';
 import { issueTokenRequest } from '../../../src/devcluster/server/handlers-token-request.js';
@@ -320,4 +324,44 @@ test('legacy Secret-based tokens: valid while the Secret holds that very token a
   assert.equal((tokens.authenticate(secretToken.value) as { user: { name: string } }).user.name, 'system:serviceaccount:ci:builder');
   objects.sa = { uid: 'recreated' };
   assert.ok('error' in tokens.authenticate(secretToken.value)!);
+});
+
+test('projected tokens: written at mount, rotated in place at 80% of their lifetime (at most a day), as the kubelet does', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'berth-sa-vol-'));
+  try {
+    const { store } = storeWithPod();
+    store.create(resourceByKind('ConfigMap'), 'ci', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kube-root-ca.crt', namespace: 'ci' }, data: { 'ca.crt': 'CA' } });
+    let issued = 0;
+    const asked: unknown[] = [];
+    const ctx: VolumeContext = {
+      store,
+      pod: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'job-1', namespace: 'ci' } },
+      nodeName: 'n',
+      hostIP: '10.88.0.1',
+      dirs: { podVolumes: dir, podMemoryVolumes: dir, claims: dir },
+      serviceAccountToken: (projection) => {
+        asked.push(projection);
+        return `token-${++issued}`;
+      },
+    };
+    const volume = { name: 'kube-api-access-abcde', projected: tokenVolumeSource() };
+    const path = materializeVolume(volume, ctx);
+    assert.equal(readFileSync(join(path, 'token'), 'utf8'), 'token-1');
+    assert.equal(readFileSync(join(path, 'ca.crt'), 'utf8'), 'CA');
+    assert.equal(readFileSync(join(path, 'namespace'), 'utf8'), 'ci');
+    assert.equal(statSync(join(path, 'token')).mode & 0o777, 0o644);
+    assert.deepEqual(asked, [{ audience: undefined, expirationSeconds: 3607 }]);
+    const inode = statSync(path).ino;
+    refreshVolumeTokens(volume, ctx);
+    assert.equal(readFileSync(join(path, 'token'), 'utf8'), 'token-2');
+    assert.equal(statSync(path).ino, inode, 'the bind-mounted directory stays');
+    assert.equal(tokenRefreshSeconds(volume), 0.8 * 3607);
+    assert.equal(tokenRefreshSeconds({ name: 'v', projected: { sources: [{ serviceAccountToken: { expirationSeconds: 7 * 24 * 3600, path: 't' } }] } }), 24 * 3600);
+    assert.equal(tokenRefreshSeconds({ name: 'v', emptyDir: {} }), undefined);
+    assert.throws(() => materializeVolume(volume, { ...ctx, serviceAccountToken: () => { throw new Error('serviceaccounts "builder" not found'); } }), {
+      message: 'failed to fetch token: serviceaccounts "builder" not found',
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
