@@ -58,6 +58,8 @@ const EDIT_RULES: PolicyRule[] = [
   { apiGroups: [''], resources: ['pods', 'pods/attach', 'pods/exec', 'pods/portforward'], verbs: WRITE },
   { apiGroups: [''], resources: ['pods/attach', 'pods/exec', 'pods/portforward', 'secrets'], verbs: READ },
   { apiGroups: [''], resources: ['services', 'serviceaccounts', 'persistentvolumeclaims', 'configmaps', 'secrets', 'events', 'podtemplates'], verbs: WRITE },
+  // system:aggregate-to-edit: `kubectl create token` for the namespace's ServiceAccounts
+  { apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'] },
   { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: WRITE },
   { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: [...READ, ...WRITE] },
 ];

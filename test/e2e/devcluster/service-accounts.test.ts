@@ -109,6 +109,11 @@ describe('service accounts: tokens, authentication, the projected token volume',
     const short = await kubectl(['create', 'token', 'reader', '-n', ns, '--duration', '5m']);
     assert.notEqual(short.code, 0);
     assert.match(short.stderr, /TokenRequest\.authentication\.k8s\.io "" is invalid: spec\.expirationSeconds: Invalid value: 300: may not specify a duration less than 10 minutes/);
+    // the edit ClusterRole lets a namespace's editors mint tokens of its ServiceAccounts, no one else's
+    await kubectlOk(['create', 'rolebinding', 'shim-edits', '-n', ns, '--clusterrole', 'edit', '--user', 'shim']);
+    assert.equal((await kubectl(['create', 'token', 'reader', '-n', ns], { user: 'shim' })).code, 0);
+    const foreign = await kubectl(['create', 'token', 'default', '-n', 'default'], { user: 'shim' });
+    assert.match(foreign.stderr, /serviceaccounts "default" is forbidden: User "shim" cannot create resource "serviceaccounts\/token" in API group "" in the namespace "default"/);
     const missing = await kubectl(['create', 'token', 'nobody', '-n', ns]);
     assert.match(missing.stderr, /serviceaccounts "nobody" not found/);
     const other = (await kubectlOk(['create', 'token', 'reader', '-n', ns, '--audience', 'vault', '--duration', '20m'])).trim();
