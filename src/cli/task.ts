@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { EXIT_ERRORED, runTask } from '../task/run-task.js';
 import { parseMapping, type Mapping } from '../task/layout.js';
+import { runPlan } from '../task/plan-run.js';
 
 const collect = (flag: string) => (value: string, previous: Mapping[]) => [...previous, parseMapping(value, flag)];
 
@@ -21,17 +22,8 @@ export function taskCommand(): Command {
       .option('-n, --namespace <ns>', "namespace (default: $BERTH_NAMESPACE, the context's)")
       .argument('[args...]', 'after --: appended to the task\'s run.args')
       .action(async (args: string[], opts: { config: string; input: Mapping[]; output: Mapping[]; includeIgnored?: boolean; privileged?: boolean; image?: string; kubeconfig?: string; context?: string; namespace?: string }) => {
-        const env: NodeJS.ProcessEnv = { ...process.env };
-        if (opts.kubeconfig) env.BERTH_KUBECONFIG = opts.kubeconfig;
-        if (opts.context) env.BERTH_CONTEXT = opts.context;
-        if (opts.namespace) env.BERTH_NAMESPACE = opts.namespace;
-        const abort = new AbortController();
-        const onSignal = (): void => abort.abort();
-        process.on('SIGINT', onSignal);
-        process.on('SIGTERM', onSignal);
-        let code = EXIT_ERRORED;
-        try {
-          code = await runTask({
+        await runWithSignals(opts, (env, signal) =>
+          runTask({
             configFile: opts.config,
             inputs: opts.input,
             outputs: opts.output,
@@ -43,15 +35,51 @@ export function taskCommand(): Command {
             cwd: process.cwd(),
             stdout: process.stdout,
             stderr: process.stderr,
-            signal: abort.signal,
-          });
-        } catch (err) {
-          process.stderr.write(`berth task: ${(err as Error).message}\nerrored\n`);
-        }
-        // Everything written is flushed before the code is given back.
-        await new Promise<void>((r) => process.stdout.write('', () => r()));
-        process.exit(code);
+            signal,
+          }),
+        );
       }),
   );
+  task.addCommand(
+    new Command('plan')
+      .description('plans of task steps (a Concourse job\'s plan:, without resources)')
+      .addCommand(
+        new Command('run')
+          .description('run a plan: task steps in order, in_parallel together, outputs of one step as inputs of the next (held in memory), ensure/on_success/on_failure hooks; stops at the first failed step with its exit code')
+          .argument('<plan-file>', 'a YAML file with plan: (a list of steps)')
+          .option('-i, --input <name=dir>', 'a local folder as the artifact NAME (repeatable)', collect('-i'), [])
+          .option('-o, --output <name=dir>', 'download the artifact NAME into a local folder once the plan ended (repeatable)', collect('-o'), [])
+          .option('--image <ref>', "run every task with this image instead of its image_resource")
+          .option('--kubeconfig <file>', 'kubeconfig file (default: $BERTH_KUBECONFIG, $KUBECONFIG, ~/.kube/config, in-cluster)')
+          .option('--context <name>', 'kubeconfig context (default: $BERTH_CONTEXT, the current context)')
+          .option('-n, --namespace <ns>', "namespace (default: $BERTH_NAMESPACE, the context's)")
+          .action(async (planFile: string, opts: { input: Mapping[]; output: Mapping[]; image?: string; kubeconfig?: string; context?: string; namespace?: string }) => {
+            await runWithSignals(opts, (env, signal) =>
+              runPlan({ planFile, inputs: opts.input, outputs: opts.output, image: opts.image, env, cwd: process.cwd(), stdout: process.stdout, stderr: process.stderr, signal }),
+            );
+          }),
+      ),
+  );
   return task;
+}
+
+/** The cluster flags as BERTH_* settings; Ctrl-C and SIGTERM abort (what was created is deleted); exits with the code. */
+async function runWithSignals(opts: { kubeconfig?: string; context?: string; namespace?: string }, body: (env: NodeJS.ProcessEnv, signal: AbortSignal) => Promise<number>): Promise<never> {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  if (opts.kubeconfig) env.BERTH_KUBECONFIG = opts.kubeconfig;
+  if (opts.context) env.BERTH_CONTEXT = opts.context;
+  if (opts.namespace) env.BERTH_NAMESPACE = opts.namespace;
+  const abort = new AbortController();
+  const onSignal = (): void => abort.abort();
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  let code = EXIT_ERRORED;
+  try {
+    code = await body(env, abort.signal);
+  } catch (err) {
+    process.stderr.write(`berth task: ${(err as Error).message}\nerrored\n`);
+  }
+  // Everything written is flushed before the code is given back.
+  await new Promise<void>((r) => process.stdout.write('', () => r()));
+  process.exit(code);
 }

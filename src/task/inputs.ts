@@ -9,7 +9,7 @@ import { lstat, readFile, readdir, readlink, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import { promisify } from 'node:util';
-import { pack } from 'tar-stream';
+import { extract, pack, type Header } from 'tar-stream';
 import { recordPadding } from '../runtime/files.js';
 import { TaskUsageError, type Layout } from './layout.js';
 import { INPUTS_MARKER } from './pod-plan.js';
@@ -19,6 +19,7 @@ const run = promisify(execFile);
 /** Fails (before any pod exists) when an input's folder is missing or is not a folder. */
 export async function checkInputDirs(layout: Layout): Promise<void> {
   for (const i of layout.inputs) {
+    if (i.tar) continue;
     const s = await stat(i.dir).catch(() => undefined);
     if (!s) throw new TaskUsageError(`input \`${i.name}\`: ${i.dir} does not exist (-i ${i.name}=DIR names a local folder)`);
     if (!s.isDirectory()) throw new TaskUsageError(`input \`${i.name}\`: ${i.dir} is a file, not a folder (-i ${i.name}=DIR names a local folder)`);
@@ -72,6 +73,15 @@ export function inputsTar(layout: Layout, includeIgnored: boolean): Readable {
       const root = resolve(input.dir);
       const prefix = input.path === '.' ? '' : `${input.path}/`;
       if (prefix) await entry({ name: input.path, type: 'directory', mode: 0o755 });
+      if (input.tar) {
+        // An artifact of an earlier step: its entries, moved below the input's path.
+        for (const e of await tarEntries(input.tar)) {
+          const name = `${prefix}${e.header.name.replace(/^\.\/?/, '')}`;
+          if (name === prefix || name === '') continue;
+          await entry({ ...e.header, name }, e.data);
+        }
+        continue;
+      }
       for (const rel of await inputFiles(root, includeIgnored)) {
         const abs = join(root, rel);
         const s = await lstat(abs).catch(() => undefined);
@@ -86,4 +96,23 @@ export function inputsTar(layout: Layout, includeIgnored: boolean): Readable {
     p.finalize();
   })().catch((err: unknown) => out.destroy(err as Error));
   return out;
+}
+
+/** The entries of a tar held in memory (artifacts are small enough to be held: they were read whole). */
+export function tarEntries(tar: Buffer): Promise<Array<{ header: Header; data: Buffer }>> {
+  return new Promise((resolvePromise, reject) => {
+    const out: Array<{ header: Header; data: Buffer }> = [];
+    const ex = extract();
+    ex.on('entry', (header: Header, body, next) => {
+      const chunks: Buffer[] = [];
+      body.on('data', (c: unknown) => void chunks.push(c as Buffer));
+      body.on('end', () => {
+        out.push({ header, data: Buffer.concat(chunks) });
+        next();
+      });
+    });
+    ex.on('finish', () => resolvePromise(out));
+    ex.on('error', reject);
+    ex.end(tar);
+  });
 }

@@ -22,6 +22,8 @@ export class TaskUsageError extends Error {
 export interface Mapping {
   name: string;
   dir: string;
+  /** An artifact of an earlier plan step: a tar of the folder's content, in memory (dir is then only its name). */
+  tar?: Buffer;
 }
 
 export interface Layout {
@@ -30,9 +32,9 @@ export interface Layout {
   cwd: string;
   command: string[];
   /** Inputs that are fed, with their local folder and their path below workDir. */
-  inputs: Array<{ name: string; path: string; dir: string }>;
-  /** Every output's path below workDir, and the local folder it is downloaded into, if asked. */
-  outputs: Array<{ name: string; path: string; dir?: string }>;
+  inputs: Array<{ name: string; path: string; dir: string; tar?: Buffer }>;
+  /** Every output's path below workDir, the local folder it is downloaded into, if asked, and whether it is kept as an artifact (plans). */
+  outputs: Array<{ name: string; path: string; dir?: string; capture?: boolean }>;
   user?: { uid: number; gid?: number };
 }
 
@@ -47,10 +49,10 @@ export function parseMapping(text: string, flag: string): Mapping {
   return { name: text.slice(0, eq), dir: text.slice(eq + 1) };
 }
 
-export function layOut(config: TaskConfig, opts: { inputs: Mapping[]; outputs: Mapping[]; args: string[]; workDir: string; cwd: string }): Layout {
+export function layOut(config: TaskConfig, opts: { inputs: Mapping[]; outputs: Mapping[]; args: string[]; workDir: string; cwd: string; capture?: string[]; inPlan?: boolean }): Layout {
   const inputMappings = [...opts.inputs];
-  // fly execute: a task with exactly one input and no -i takes the current directory.
-  if (inputMappings.length === 0 && config.inputs.length === 1) inputMappings.push({ name: config.inputs[0].name, dir: opts.cwd });
+  // fly execute: a task with exactly one input and no -i takes the current directory (a plan step does not).
+  if (!opts.inPlan && inputMappings.length === 0 && config.inputs.length === 1) inputMappings.push({ name: config.inputs[0].name, dir: opts.cwd });
   for (const m of inputMappings) {
     if (!config.inputs.some((i) => i.name === m.name)) throw new TaskUsageError(`unknown input \`${m.name}\` (-i ${m.name}=...): the task's inputs are ${names(config.inputs)}`);
   }
@@ -60,10 +62,10 @@ export function layOut(config: TaskConfig, opts: { inputs: Mapping[]; outputs: M
   const inputs: Layout['inputs'] = [];
   for (const i of config.inputs) {
     const m = inputMappings.find((x) => x.name === i.name);
-    if (m) inputs.push({ name: i.name, path: clean(i.path), dir: m.dir });
-    else if (!i.optional) throw new TaskUsageError(`missing required input \`${i.name}\`: pass -i ${i.name}=DIR`);
+    if (m) inputs.push({ name: i.name, path: clean(i.path), dir: m.dir, ...(m.tar ? { tar: m.tar } : {}) });
+    else if (!i.optional) throw new TaskUsageError(opts.inPlan ? `missing required input \`${i.name}\`: no artifact of that name (produce it in an earlier step, map it with input_mapping, or pass -i ${i.name}=DIR)` : `missing required input \`${i.name}\`: pass -i ${i.name}=DIR`);
   }
-  const outputs = config.outputs.map((o) => ({ name: o.name, path: clean(o.path), dir: opts.outputs.find((m) => m.name === o.name)?.dir }));
+  const outputs = config.outputs.map((o) => ({ name: o.name, path: clean(o.path), dir: opts.outputs.find((m) => m.name === o.name)?.dir, ...(opts.capture?.includes(o.name) ? { capture: true } : {}) }));
   const cwd = config.run.dir ? posix.resolve(opts.workDir, config.run.dir) : opts.workDir;
   const path = config.run.path;
   const executable = path.startsWith('/') || !path.includes('/') ? path : posix.resolve(cwd, path);

@@ -19,26 +19,33 @@ export interface ExecClient {
 
 const ATTEMPTS = 8;
 
-export async function downloadOutputs(kube: ExecClient, pod: string, layout: Layout, say: (line: string) => void, signal: AbortSignal): Promise<void> {
+/** Each output asked for: unpacked into its -o folder, or kept in memory as an artifact (plans). */
+export async function downloadOutputs(kube: ExecClient, pod: string, layout: Layout, say: (line: string) => void, signal: AbortSignal): Promise<Map<string, Buffer>> {
+  const artifacts = new Map<string, Buffer>();
   for (const o of layout.outputs) {
-    if (!o.dir) continue;
+    if (!o.dir && !o.capture) continue;
     for (let attempt = 1; ; attempt++) {
       if (signal.aborted) throw new Error('interrupted');
       try {
-        await readOnce(kube, pod, `${layout.workDir}/${o.path}`, resolve(o.dir));
+        const tar = await readOnce(kube, pod, `${layout.workDir}/${o.path}`);
+        if (o.capture) artifacts.set(o.name, tar);
+        if (o.dir) await unpackTar(tar, resolve(o.dir));
         break;
       } catch (err) {
         if (attempt >= ATTEMPTS) throw new Error(`could not download output \`${o.name}\` from pod ${pod} after ${ATTEMPTS} tries: ${(err as Error).message}`, { cause: err });
         await new Promise((r) => setTimeout(r, Math.min(2000, 100 * 2 ** attempt)));
       }
     }
-    say(`downloaded output ${o.name} to ${o.dir}`);
+    if (o.dir) say(`downloaded output ${o.name} to ${o.dir}`);
   }
+  return artifacts;
 }
 
-async function readOnce(kube: ExecClient, pod: string, from: string, into: string): Promise<void> {
-  await mkdir(into, { recursive: true });
+/** The output folder as a tar, whole: only an exec that ended with tar's exit status 0 and a complete archive counts. */
+async function readOnce(kube: ExecClient, pod: string, from: string): Promise<Buffer> {
   const stdout = new PassThrough();
+  const chunks: Buffer[] = [];
+  stdout.on('data', (c: Buffer) => chunks.push(c));
   const stderr: Buffer[] = [];
   const errors = new Writable({
     write(c: Buffer, _e, cb) {
@@ -46,17 +53,35 @@ async function readOnce(kube: ExecClient, pod: string, from: string, into: strin
       cb();
     },
   });
-  const unpacked = unpackInto(stdout, into);
-  unpacked.catch(() => undefined);
   const { done } = await kube.exec(pod, OUTPUTS_CONTAINER, ['tar', '-c', '-f', '-', '-C', from, '.'], { stdout, stderr: errors });
-  let outcome: ExecOutcome;
-  try {
-    outcome = await done;
-  } finally {
-    stdout.end();
-  }
+  const outcome: ExecOutcome = await done;
   if (outcome.exitCode !== 0) throw new Error(`tar exited ${outcome.exitCode}: ${Buffer.concat(stderr).toString('utf8').trim()}`);
+  const tar = Buffer.concat(chunks);
+  await checkTar(tar);
+  return tar;
+}
+
+/** Unpacks a tar held in memory below `root` (created if needed). */
+export async function unpackTar(tar: Buffer, root: string): Promise<void> {
+  await mkdir(root, { recursive: true });
+  const stream = new PassThrough();
+  const unpacked = unpackInto(stream, root);
+  stream.end(tar);
   await unpacked;
+}
+
+/** Rejects an archive cut short (tar-stream's "Unexpected end of data"). */
+async function checkTar(tar: Buffer): Promise<void> {
+  await new Promise<void>((res, rej) => {
+    const ex = extract();
+    ex.on('entry', (_h: Header, body, next) => {
+      body.on('end', next);
+      body.resume();
+    });
+    ex.on('finish', () => res());
+    ex.on('error', rej);
+    ex.end(tar);
+  });
 }
 
 /** Unpacks a tar stream below `root`; nothing may land outside it. Resolves once the archive's end was read. */

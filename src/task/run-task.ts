@@ -37,7 +37,18 @@ const DEFAULT_HELPER_IMAGE = 'docker.io/library/busybox:1.36';
 const INPUT_ATTEMPTS = 4;
 
 export interface TaskRunOptions {
+  /** Where the config came from (error messages); read from there unless configText is given. */
   configFile: string;
+  /** A config given inline (a plan step's `config:`). */
+  configText?: string;
+  /** A plan step's `params`, over the config's. */
+  paramOverrides?: Record<string, string>;
+  /** fly execute: a variable of the caller's shell overrides a param the task lists (not in plans). */
+  paramsFromEnv?: boolean;
+  /** Outputs kept in memory as artifacts for the next steps of a plan. */
+  capture?: string[];
+  /** A step of a plan: its inputs are artifacts only (no implicit current folder). */
+  inPlan?: boolean;
   inputs: Mapping[];
   outputs: Mapping[];
   includeIgnored: boolean;
@@ -57,13 +68,18 @@ export class TaskError extends Error {}
 class Interrupted extends Error {}
 
 export async function runTask(o: TaskRunOptions): Promise<number> {
+  return (await runTaskStep(o)).code;
+}
+
+/** One task; with the outputs named in `capture` as in-memory tars once it ended (whatever its code). */
+export async function runTaskStep(o: TaskRunOptions): Promise<{ code: number; artifacts: Map<string, Buffer> }> {
   const say = (line: string): void => void o.stderr.write(`${line}\n`);
   let prepared: Prepared;
   try {
     prepared = await prepare(o);
   } catch (err) {
     say(`berth task: ${(err as Error).message}`);
-    return EXIT_ERRORED;
+    return { code: EXIT_ERRORED, artifacts: new Map() };
   }
   return new TaskRun(o, prepared, say).run();
 }
@@ -78,16 +94,17 @@ interface Prepared {
 /** Everything checked before the cluster is touched. */
 async function prepare(o: TaskRunOptions): Promise<Prepared> {
   if (o.privileged) throw new TaskUsageError('-p (privileged) is refused: berth runs every task locked down (no privilege escalation, all capabilities dropped)');
-  const text = await readFile(o.configFile, 'utf8').catch((err: NodeJS.ErrnoException) => {
+  const text = o.configText ?? await readFile(o.configFile, 'utf8').catch((err: NodeJS.ErrnoException) => {
     throw new TaskUsageError(`cannot read the task config ${o.configFile}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`);
   });
   const config = parseTaskConfig(text, o.configFile);
   if (config.platform !== 'linux') throw new TaskUsageError(`platform "${config.platform}" is not supported: berth runs tasks as Linux pods (platform: linux)`);
   if (config.caches.length) throw new TaskUsageError(`caches are not yet supported by berth task (${config.caches.map((c) => c.path).join(', ')}): remove them from ${o.configFile} to run the task without a cache`);
   const image = imageOf(config, o.image, o.configFile);
-  const layout = layOut(config, { inputs: o.inputs, outputs: o.outputs, args: o.args, workDir: newWorkDir(), cwd: o.cwd });
+  const layout = layOut(config, { inputs: o.inputs, outputs: o.outputs, args: o.args, workDir: newWorkDir(), cwd: o.cwd, capture: o.capture, inPlan: o.inPlan });
   await checkInputDirs(layout);
-  return { config, layout, image, params: overrideFromEnv(config.params, o.env) };
+  const params = { ...config.params, ...(o.paramOverrides ?? {}) };
+  return { config, layout, image, params: o.paramsFromEnv === false ? params : overrideFromEnv(params, o.env) };
 }
 
 type Client = InstanceType<typeof SandboxCluster>;
@@ -96,6 +113,7 @@ class TaskRun {
   private readonly stop = new AbortController();
   private kube: Client | undefined;
   private created: Array<['pod' | 'secret', string]> = [];
+  private artifacts = new Map<string, Buffer>();
   /** Creations under way: cleanup waits for them, or one landing after the deletes would leak. */
   private readonly inFlight: Array<Promise<unknown>> = [];
 
@@ -105,22 +123,22 @@ class TaskRun {
     private readonly say: (line: string) => void,
   ) {}
 
-  async run(): Promise<number> {
+  async run(): Promise<{ code: number; artifacts: Map<string, Buffer> }> {
     const onAbort = (): void => this.stop.abort();
     this.o.signal.addEventListener('abort', onAbort);
     if (this.o.signal.aborted) this.stop.abort();
     try {
       const code = await this.execute();
       this.say(code === 0 ? 'succeeded' : 'failed');
-      return code;
+      return { code, artifacts: this.artifacts };
     } catch (err) {
       if (this.o.signal.aborted || err instanceof Interrupted) {
         this.say('interrupted');
-        return EXIT_ABORTED;
+        return { code: EXIT_ABORTED, artifacts: new Map() };
       }
       this.say(`berth task: ${(err as Error).message}`);
       this.say('errored');
-      return EXIT_ERRORED;
+      return { code: EXIT_ERRORED, artifacts: new Map() };
     } finally {
       this.o.signal.removeEventListener('abort', onAbort);
       this.stop.abort();
@@ -174,9 +192,9 @@ class TaskRun {
       this.say(`berth: the task ended without an exit code: ${view.message}`);
       code = EXIT_FAILED;
     } else throw new TaskError(`pod ${name} ended without an exit code for the task`);
-    if (this.p.layout.outputs.some((x) => x.dir)) {
+    if (this.p.layout.outputs.some((x) => x.dir || x.capture)) {
       if (view.state !== 'terminated') throw new TaskError(`the outputs of pod ${name} cannot be read: the pod ended (${view.message ?? ''})`);
-      await downloadOutputs(kube, name, this.p.layout, this.say, this.stop.signal);
+      this.artifacts = await downloadOutputs(kube, name, this.p.layout, this.say, this.stop.signal);
     }
     return code;
   }
@@ -185,7 +203,7 @@ class TaskRun {
   private async checkRights(kube: Client): Promise<void> {
     const needs: Array<[string, string, string | undefined]> = [['delete', 'pods', undefined], ['create', 'pods', 'attach'], ['get', 'pods', 'log']];
     if (Object.keys(this.p.params).length) needs.push(['create', 'secrets', undefined], ['delete', 'secrets', undefined]);
-    if (this.p.layout.outputs.some((x) => x.dir)) needs.push(['create', 'pods', 'exec']);
+    if (this.p.layout.outputs.some((x) => x.dir || x.capture)) needs.push(['create', 'pods', 'exec']);
     const answers = await Promise.all(needs.map(([verb, resource, sub]) => kube.canI(verb, resource, sub)));
     const missing = needs.filter((_, i) => answers[i] === false).map(([verb, resource, sub]) => `${verb} ${resource}${sub ? `/${sub}` : ''}`);
     if (missing.length) throw new TaskError(`forbidden: cannot ${missing.join(', ')} in namespace ${kube.namespace} (grant it in the Role: ${TASK_ROLE_PATH})`);

@@ -11,9 +11,12 @@ import { FIXTURES, setUpTask, tempTree, type TaskEnv } from './task-env.js';
 const RUNS = 2;
 const BERTH_FAILURE = [2];
 
+/** A run's outcome, with its stderr for the report of a bad verdict. */
+type Outcome = RunOutcome & { stderr?: string };
+
 interface Scenario {
   name: string;
-  run(t: TaskEnv): Promise<RunOutcome>;
+  run(t: TaskEnv): Promise<Outcome>;
 }
 
 /** stdout, then every downloaded file: a wrong output file is a wrong result. */
@@ -35,7 +38,7 @@ const SCENARIOS: Scenario[] = [
     name: 'print-param (params Secret)',
     run: async (t) => {
       const r = await t.run(['-c', join(FIXTURES, 'print-param.yml')], { extraEnv: { ALSO_ME: 'me' }, timeoutMs: 90_000 }).catch(() => ({ code: null, stdout: '', stderr: '' }));
-      return { code: r.code, stdout: r.stdout, timedOut: r.code === null };
+      return { code: r.code, stdout: r.stdout, timedOut: r.code === null, stderr: r.stderr };
     },
   },
   {
@@ -44,7 +47,7 @@ const SCENARIOS: Scenario[] = [
       const out = tempTree({});
       try {
         const r = await t.run(['-c', join(FIXTURES, 'generic-outputs.yml'), '-o', `main=${out.dir}/main`, '-o', `dev=${out.dir}/dev`], { timeoutMs: 90_000 }).catch(() => ({ code: null, stdout: '', stderr: '' }));
-        return { code: r.code, stdout: withFiles(r.stdout, out.dir), timedOut: r.code === null };
+        return { code: r.code, stdout: withFiles(r.stdout, out.dir), timedOut: r.code === null, stderr: r.stderr };
       } finally {
         out.remove();
       }
@@ -56,7 +59,7 @@ const SCENARIOS: Scenario[] = [
       const tree = tempTree({ 'ascii-banner': ['#!/bin/sh\necho "banner $*"\n[ "$1" = pilot ] && exit 5\ntrue\n', 0o755] });
       try {
         const r = await t.run(['-c', join(FIXTURES, 'binary-test.yml'), '-i', `binary=${tree.dir}`], { timeoutMs: 90_000 }).catch(() => ({ code: null, stdout: '', stderr: '' }));
-        return { code: r.code, stdout: r.stdout, timedOut: r.code === null };
+        return { code: r.code, stdout: r.stdout, timedOut: r.code === null, stderr: r.stderr };
       } finally {
         tree.remove();
       }
@@ -88,15 +91,16 @@ describe('berth task run under faults', () => {
 
   for (const fault of FAULT_CASES) {
     it(`under ${fault.name}: exact or a reported failure, never wrong, never a hang`, async () => {
+      const before = tally.bad().length;
       await underFaults(fault.faults, async () => {
         for (let i = 0; i < RUNS; i++) {
           for (const s of SCENARIOS) {
             const got = await s.run(t);
-            tally.add(s.name, fault.name, judge(expected.get(s.name) as RunOutcome, got, BERTH_FAILURE), `code ${got.code} stdout ${JSON.stringify(got.stdout).slice(0, 300)}`);
+            tally.add(s.name, fault.name, judge(expected.get(s.name) as RunOutcome, got, BERTH_FAILURE), `code ${got.code} stdout ${JSON.stringify(got.stdout).slice(0, 300)} stderr ${JSON.stringify(got.stderr ?? '').slice(-1200)}`);
           }
         }
       });
-      assert.deepEqual(tally.bad(), []);
+      assert.deepEqual(tally.bad().slice(before), []);
     });
   }
 

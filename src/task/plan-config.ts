@@ -1,0 +1,148 @@
+/**
+ * A plan file (`berth task plan run plan.yml`): a Concourse job's `plan:` of steps, of which berth runs
+ * `task`, `in_parallel` and `do`, with the `ensure`, `on_success` and `on_failure` hooks. `get` and `put`
+ * (resources) are not steps berth runs yet. Every error names the field and the line. Pure.
+ */
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node, type Pair, type YAMLMap } from 'yaml';
+import { paramValue } from './params.js';
+
+export interface Hooks {
+  ensure?: Step;
+  onSuccess?: Step;
+  onFailure?: Step;
+}
+
+export type Step =
+  | ({ kind: 'task'; name: string; where: string; file?: string; configText?: string; inputMapping: Record<string, string>; outputMapping: Record<string, string>; params: Record<string, string> } & Hooks)
+  | ({ kind: 'in_parallel'; steps: Step[]; where: string } & Hooks)
+  | ({ kind: 'do'; steps: Step[]; where: string } & Hooks);
+
+export class PlanConfigError extends Error {
+  constructor(
+    readonly file: string,
+    readonly problems: string[],
+  ) {
+    super(`invalid plan in ${file}:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+    this.name = 'PlanConfigError';
+  }
+}
+
+const HOOKS = ['ensure', 'on_success', 'on_failure'];
+const TASK_KEYS = ['task', 'file', 'config', 'input_mapping', 'output_mapping', 'params', ...HOOKS];
+const UNSUPPORTED: Record<string, string> = {
+  get: 'get steps (resources) are not supported yet: pass the resource as a local folder with -i NAME=DIR',
+  put: 'put steps (resources) are not supported yet',
+  image: 'a step\'s `image:` (an image from an artifact) is not supported: berth pulls images through the cluster; use --image REF',
+  privileged: 'privileged tasks are refused: berth runs every task locked down',
+  on_error: 'on_error hooks are not supported yet (ensure runs after errors too)',
+  on_abort: 'on_abort hooks are not supported yet',
+  try: 'try steps are not supported yet',
+  set_pipeline: 'set_pipeline needs a Concourse',
+  load_var: 'load_var steps are not supported yet',
+  across: 'across is not supported yet',
+  timeout: 'step timeouts are not supported yet (the pod\'s deadline is BERTH_TTL)',
+  attempts: 'attempts are not supported yet',
+  tags: 'worker tags do not apply to pods',
+};
+
+export function parsePlan(text: string, file: string): Step[] {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, intAsBigInt: true, uniqueKeys: true, version: '1.1' });
+  const problems: string[] = doc.errors.map((e) => e.message.split('\n')[0]);
+  if (problems.length) throw new PlanConfigError(file, problems);
+  const at = (node: Node | null | undefined): string => {
+    const offset = node?.range?.[0];
+    return offset === undefined ? '' : ` (line ${lines.linePos(offset).line})`;
+  };
+  const field = (map: YAMLMap, key: string): Node | undefined => map.items.find((p) => keyOf(p) === key)?.value as Node | undefined;
+
+  /** The text of a node, padded so that the task config parser reports the plan file's own lines. */
+  const sourceOf = (node: Node): string => {
+    const [start, , end] = node.range ?? [0, 0, 0];
+    const { line, col } = lines.linePos(start);
+    return `${'\n'.repeat(line - 1)}${' '.repeat(col - 1)}${text.slice(start, end)}`;
+  };
+  const stringMap = (node: Node | undefined, name: string): Record<string, string> => {
+    const out: Record<string, string> = {};
+    if (node === undefined || (isScalar(node) && node.value === null)) return out;
+    if (!isMap(node)) {
+      problems.push(`${name} must be a mapping${at(node)}`);
+      return out;
+    }
+    for (const p of node.items) out[keyOf(p)] = paramValue(p.value as Node | null);
+    return out;
+  };
+
+  const step = (node: unknown, where: string): Step | undefined => {
+    if (!isMap(node)) {
+      problems.push(`${where} must be a mapping (a step)${at(node as Node)}`);
+      return undefined;
+    }
+    for (const p of node.items) {
+      const k = keyOf(p);
+      if (UNSUPPORTED[k]) problems.push(`${where}: ${k}${at(p.key as Node)}: ${UNSUPPORTED[k]}`);
+    }
+    const hooks = (s: Step): Step => {
+      const ensure = field(node, 'ensure');
+      const onSuccess = field(node, 'on_success');
+      const onFailure = field(node, 'on_failure');
+      if (ensure) s.ensure = step(ensure, `${where}.ensure`);
+      if (onSuccess) s.onSuccess = step(onSuccess, `${where}.on_success`);
+      if (onFailure) s.onFailure = step(onFailure, `${where}.on_failure`);
+      return s;
+    };
+    const task = field(node, 'task');
+    if (task !== undefined) {
+      for (const p of node.items) {
+        const k = keyOf(p);
+        if (!TASK_KEYS.includes(k) && !UNSUPPORTED[k]) problems.push(`${where}: unknown field ${k}${at(p.key as Node)}: a task step has ${TASK_KEYS.join(', ')}`);
+      }
+      const name = isScalar(task) ? String(task.value ?? '') : '';
+      if (!name) problems.push(`${where}: task needs a name${at(task)}`);
+      const fileNode = field(node, 'file');
+      const config = field(node, 'config');
+      if (!fileNode === !config) problems.push(`${where} (task ${name}): give exactly one of file and config${at(node)}`);
+      if (config && !isMap(config)) problems.push(`${where} (task ${name}): config must be a mapping (a task config)${at(config)}`);
+      return hooks({
+        kind: 'task',
+        name,
+        where: at(node),
+        ...(isScalar(fileNode) ? { file: String(fileNode.value) } : {}),
+        ...(config && isMap(config) ? { configText: sourceOf(config) } : {}),
+        inputMapping: stringMap(field(node, 'input_mapping'), `${where}.input_mapping`),
+        outputMapping: stringMap(field(node, 'output_mapping'), `${where}.output_mapping`),
+        params: stringMap(field(node, 'params'), `${where}.params`),
+      });
+    }
+    for (const kind of ['in_parallel', 'do'] as const) {
+      let inner = field(node, kind);
+      if (inner === undefined) continue;
+      for (const p of node.items) {
+        const k = keyOf(p);
+        if (k !== kind && !HOOKS.includes(k) && !UNSUPPORTED[k]) problems.push(`${where}: unknown field ${k}${at(p.key as Node)}`);
+      }
+      // in_parallel: a list of steps, or {steps: [...], limit, fail_fast}.
+      if (kind === 'in_parallel' && isMap(inner)) inner = field(inner, 'steps');
+      if (!isSeq(inner)) {
+        problems.push(`${where}: ${kind} must be a list of steps${at(inner ?? node)}`);
+        return undefined;
+      }
+      const steps = inner.items.map((s, i) => step(s, `${where}.${kind}[${i}]`)).filter((s): s is Step => s !== undefined);
+      return hooks({ kind, steps, where: at(node) });
+    }
+    if (!node.items.some((p) => UNSUPPORTED[keyOf(p)])) problems.push(`${where}: not a step berth knows${at(node)}: task, in_parallel or do`);
+    return undefined;
+  };
+
+  const root = doc.contents;
+  const planNode = isMap(root) ? field(root, 'plan') : root;
+  if (isMap(root)) for (const p of root.items) if (keyOf(p) !== 'plan') problems.push(`unknown field ${keyOf(p)}${at(p.key as Node)}: a plan file has plan: (a list of steps)`);
+  if (!isSeq(planNode)) throw new PlanConfigError(file, [...problems, `the file must hold plan: (a list of steps)${at((planNode ?? root) as Node)}`]);
+  const steps = planNode.items.map((s, i) => step(s, `plan[${i}]`)).filter((s): s is Step => s !== undefined);
+  if (problems.length) throw new PlanConfigError(file, problems);
+  return steps;
+}
+
+function keyOf(p: Pair): string {
+  return isScalar(p.key) ? String(p.key.value) : String(p.key);
+}

@@ -1,0 +1,65 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parsePlan, PlanConfigError } from '../../../src/task/plan-config.js';
+import { parseTaskConfig, TaskConfigError } from '../../../src/task/config.js';
+
+test('steps, in_parallel (list or steps:), do, hooks, mappings, params', () => {
+  const steps = parsePlan(
+    [
+      'plan:',
+      '  - task: a',
+      '    file: repo/ci/a.yml',
+      '    input_mapping: { src: repo }',
+      '    output_mapping: { out: built }',
+      '    params: { NUM: 1, B: true }',
+      '    ensure: { task: e, file: e.yml }',
+      '  - in_parallel:',
+      '      steps:',
+      '        - task: b',
+      '          config: { platform: linux, run: { path: ls } }',
+      '        - do:',
+      '            - task: c',
+      '              file: c.yml',
+      '      fail_fast: true',
+      '    on_failure: { task: f, file: f.yml }',
+    ].join('\n'),
+    'plan.yml',
+  );
+  assert.equal(steps.length, 2);
+  const a = steps[0];
+  assert.ok(a.kind === 'task');
+  assert.equal(a.file, 'repo/ci/a.yml');
+  assert.deepEqual(a.inputMapping, { src: 'repo' });
+  assert.deepEqual(a.outputMapping, { out: 'built' });
+  assert.deepEqual(a.params, { NUM: '1', B: 'true' });
+  assert.equal(a.ensure?.kind, 'task');
+  const par = steps[1];
+  assert.ok(par.kind === 'in_parallel');
+  assert.deepEqual(par.steps.map((s) => s.kind), ['task', 'do']);
+  assert.equal(par.onFailure?.kind, 'task');
+});
+
+test("an inline config is parsed with the plan file's own line numbers", () => {
+  const steps = parsePlan('plan:\n  - task: b\n    config:\n      platform: linux\n      run:\n        paht: ls\n', 'plan.yml');
+  const b = steps[0];
+  assert.ok(b.kind === 'task' && b.configText !== undefined);
+  assert.throws(
+    () => parseTaskConfig(b.configText as string, 'plan.yml (task b)'),
+    (e: Error) => e instanceof TaskConfigError && /unknown field run\.paht \(line 6\)/.test(e.message) && /missing path to executable to run: run\.path \(line 6\)/.test(e.message),
+  );
+});
+
+test('get/put, unknown fields and steps, file and config together: refused with their line', () => {
+  try {
+    parsePlan('plan:\n  - get: repo\n  - task: x\n    file: x.yml\n    config: {}\n    bogus: 1\n  - wat: 1\n', 'plan.yml');
+    assert.fail('accepted');
+  } catch (err) {
+    assert.ok(err instanceof PlanConfigError);
+    const text = err.problems.join('\n');
+    assert.match(text, /plan\[0\]: get \(line 2\): get steps \(resources\) are not supported yet/);
+    assert.match(text, /plan\[1\] \(task x\): give exactly one of file and config \(line 3\)/);
+    assert.match(text, /plan\[1\]: unknown field bogus \(line 6\)/);
+    assert.match(text, /plan\[2\]: not a step berth knows \(line 7\)/);
+  }
+  assert.throws(() => parsePlan('steps: []\n', 'p.yml'), /unknown field steps[\s\S]*must hold plan:/);
+});
