@@ -258,6 +258,7 @@ export class PodWorker {
   private async deadlineExceeded(): Promise<void> {
     if (this.abort.signal.aborted || this.isTerminalNow()) return;
     this.failure = { reason: 'DeadlineExceeded', message: 'Pod was active on the node longer than the specified deadline' };
+    clearTimeout(this.tokenTimer);
     this.ctx.events.record(this.pod, 'Normal', 'DeadlineExceeded', 'Pod was active on the node longer than the specified deadline');
     this.abort.abort();
     for (const s of [...this.initSlots, ...this.slots]) {
@@ -305,6 +306,7 @@ export class PodWorker {
     if (this.abort.signal.aborted) return;
     if (!this.isTerminalNow()) return;
     clearTimeout(this.deadlineTimer);
+    clearTimeout(this.tokenTimer);
     this.ctx.networkChanged();
     // housekeeping: pods still starting go first
     await this.ctx.idle();
