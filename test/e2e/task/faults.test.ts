@@ -2,9 +2,12 @@
 // judged against its fault-free run. A task's result is exact or a reported failure (berth's 2), never a
 // wrong success or a wrong exit code, never a hang; nothing is left in the namespace.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { berthCli, BUSYBOX } from '../harness/cluster.js';
+import { eventually } from '../../util/eventually.js';
 import { FAULT_CASES, judge, Tally, underFaults, type RunOutcome } from '../reliability/fault-kit.js';
 import { FIXTURES, setUpTask, tempTree, type TaskEnv } from './task-env.js';
 
@@ -101,6 +104,23 @@ describe('berth task run under faults', () => {
         }
       });
       assert.deepEqual(tally.bad().slice(before), []);
+    });
+  }
+
+  for (const fault of FAULT_CASES) {
+    it(`SIGTERM mid-task under ${fault.name}: exit 3, nothing left in the namespace`, async () => {
+      await underFaults(fault.faults, async () => {
+        const child = spawn(process.execPath, [berthCli, 'task', 'run', '-c', join(FIXTURES, 'sleeper.yml'), '--image', BUSYBOX], { env: t.env(), stdio: ['ignore', 'pipe', 'pipe'] });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+        child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+        const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+        await eventually('the task is running', () => stdout.includes('started\n') || /^running /m.test(stderr), { timeoutMs: 60_000 });
+        child.kill('SIGTERM');
+        assert.equal(await exited, 3, stderr);
+      });
+      assert.deepEqual(await t.leftovers(), []);
     });
   }
 

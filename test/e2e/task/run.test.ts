@@ -92,6 +92,19 @@ describe('berth task run', () => {
     assert.equal(zero.code, 0, zero.stderr);
   });
 
+  it('a failed task still has its outputs downloaded, and berth exits with its code', async () => {
+    const out = tempTree({});
+    try {
+      const r = await t.run(['-c', fixture('fail-with-output.yml'), '-o', `report=${out.dir}/report`]);
+      assert.equal(r.code, 9, r.stderr);
+      assert.equal(readFileSync(join(out.dir, 'report/summary'), 'utf8'), 'partial results\n');
+      assert.match(r.stderr, /^tests failed$/m);
+      assert.match(r.stderr, /^failed$/m);
+    } finally {
+      out.remove();
+    }
+  });
+
   it('run.dir, a relative run.path, an output sharing an input\'s path, params converted', async () => {
     const script = '#!/bin/sh\nset -e\necho "pwd=$(pwd)"\necho "NUMBER=$NUMBER FLAG=$FLAG NOTHING=[$NOTHING] MAP=$MAP"\necho built > ../out/built/artifact\necho changed >> input.txt\n';
     const tree = tempTree({ 'scripts/build.sh': [script, 0o755], 'input.txt': 'original\n' });
