@@ -6,6 +6,7 @@
  */
 import type { Duplex, Readable, Writable } from 'node:stream';
 import type { V1NetworkPolicy, V1PersistentVolumeClaim, V1Pod, V1PodTemplate, V1Service } from '@kubernetes/client-node';
+import type { PodLogQuery } from '../kube/pod-log.js';
 
 export type Pod = V1Pod;
 export type Service = V1Service;
@@ -13,15 +14,8 @@ export type Claim = V1PersistentVolumeClaim;
 export type NetworkPolicy = V1NetworkPolicy;
 export type PodTemplate = V1PodTemplate;
 
-export interface LogQuery {
-  follow?: boolean;
-  /** `Stdout`, `Stderr` or `All` (KEP-3288). */
-  stream?: 'Stdout' | 'Stderr' | 'All';
-  tailLines?: number;
-  timestamps?: boolean;
-  sinceSeconds?: number;
-  sinceTime?: string;
-}
+/** A pods/log query (KEP-3288's `stream` included), as src/kube asks it. */
+export type LogQuery = PodLogQuery;
 
 /** A running exec or attach session: `done` settles when the server closes it. */
 export interface Session {
