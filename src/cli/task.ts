@@ -1,15 +1,27 @@
 // `berth task`: Concourse tasks as pods, without a CI server (see docs/task.md).
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import { EXIT_ERRORED, runTask } from '../task/run-task.js';
 import { parseMapping, type Mapping } from '../task/layout.js';
 import { runPlan } from '../task/plan-run.js';
 
-const collect = (flag: string) => (value: string, previous: Mapping[]) => [...previous, parseMapping(value, flag)];
+const collect = (flag: string) => (value: string, previous: Mapping[]) => {
+  try {
+    return [...previous, parseMapping(value, flag)];
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+};
+
+/** A refused command line is berth's failure, not the task's: 2, as for every error before a task runs (help stays 0). */
+const usageExit = (err: { exitCode: number }): void => {
+  if (err.exitCode !== 0) process.exit(2);
+};
 
 export function taskCommand(): Command {
   const task = new Command('task').description('run Concourse tasks (task.yml) as pods, as `fly execute` does, without a CI server');
   task.addCommand(
     new Command('run')
+      .exitOverride(usageExit)
       .description('run one task: inputs uploaded from local folders, its output streamed, outputs downloaded; exits with the task\'s exit code (1: failed without one, 2: berth or the cluster failed, 3: interrupted)')
       .requiredOption('-c, --config <file>', 'the task config (task.yml)')
       .option('-i, --input <name=dir>', 'a local folder as the input NAME (repeatable; a task with one input takes the current folder)', collect('-i'), [])
@@ -45,6 +57,7 @@ export function taskCommand(): Command {
       .description('plans of task steps (a Concourse job\'s plan:, without resources)')
       .addCommand(
         new Command('run')
+          .exitOverride(usageExit)
           .description('run a plan: task steps in order, in_parallel together, outputs of one step as inputs of the next (held in memory), ensure/on_success/on_failure hooks; stops at the first failed step with its exit code')
           .argument('<plan-file>', 'a YAML file with plan: (a list of steps)')
           .option('-i, --input <name=dir>', 'a local folder as the artifact NAME (repeatable)', collect('-i'), [])

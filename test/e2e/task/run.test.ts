@@ -144,6 +144,9 @@ describe('berth task run', () => {
     const p = await t.run(['-c', fixture('print-param.yml'), '-p']);
     assert.equal(p.code, 2);
     assert.match(p.stderr, /-p \(privileged\) is refused/);
+    const usage = await t.run(['-c', fixture('print-param.yml'), '-i', 'no-equals-sign']);
+    assert.equal(usage.code, 2, 'a refused command line is berth\'s failure');
+    assert.match(usage.stderr, /-i no-equals-sign: expected NAME=DIR/);
     const bad = await t.run(['-c', fixture('bad-key.yml')]);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /unknown field ouputs \(line 3\)/);
