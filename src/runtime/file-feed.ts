@@ -7,6 +7,7 @@ import { buffer } from 'node:stream/consumers';
 import { pack } from 'tar-stream';
 import type { KubeCluster } from '../kube/cluster.js';
 import { openAttach } from '../kube/streams.js';
+import { paddedTarStream } from './files.js';
 import { FILES_COMPLETE_MARKER, type TarEntry, type WorkloadPlan } from './plan.js';
 import { viewContainer } from './pod-status.js';
 import { isTerminal, settledOrRunning, type PodTracker } from './pod-tracker.js';
@@ -57,20 +58,7 @@ function tarStream(entries: TarEntry[]): Readable {
     else p.entry({ name: e.name, type: 'symlink', linkname: e.linkname ?? '' });
   }
   p.finalize();
-  const out = new PassThrough();
-  let size = 0;
-  p.on('data', (c: unknown) => {
-    const chunk = c as Buffer;
-    size += chunk.length;
-    out.write(chunk);
-  });
-  p.on('end', () => {
-    const pad = (10240 - (size % 10240)) % 10240;
-    if (pad > 0) out.write(Buffer.alloc(pad));
-    out.end();
-  });
-  p.on('error', (err: Error) => out.destroy(err));
-  return out;
+  return paddedTarStream(p);
 }
 
 

@@ -7,9 +7,9 @@
  */
 import { createGunzip } from 'node:zlib';
 import { posix } from 'node:path';
-import { Readable, Transform, Writable } from 'node:stream';
+import { PassThrough, Readable, Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { extract, pack, type Header } from 'tar-stream';
+import { extract, pack, type Header, type Pack } from 'tar-stream';
 
 export class ArchiveError extends Error {
   constructor(
@@ -190,6 +190,23 @@ export async function sanitizeArchive(input: Buffer | Readable, limit = DEFAULT_
 export function padRecords(tar: Buffer): Buffer {
   const pad = recordPadding(tar.length);
   return pad.length ? Buffer.concat([tar, pad]) : tar;
+}
+
+/**
+ * A tar-stream pack as a stream that ends padded to a whole record, so a tar reading from a pipe that
+ * stays open (attach stdin, exec) reaches the end marker without waiting for EOF.
+ */
+export function paddedTarStream(pack: Pack): Readable {
+  const out = new PassThrough();
+  let size = 0;
+  pack.on('data', (c: unknown) => {
+    const chunk = c as Buffer;
+    size += chunk.length;
+    out.write(chunk);
+  });
+  pack.on('end', () => out.end(recordPadding(size)));
+  pack.on('error', (err: Error) => out.destroy(err));
+  return out;
 }
 
 /** The zeros that complete the last 10240-byte record of a tar of `length` bytes (sent after it, not joined). */

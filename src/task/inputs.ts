@@ -7,10 +7,10 @@
 import { execFile } from 'node:child_process';
 import { lstat, readFile, readdir, readlink, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { PassThrough, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { extract, pack, type Header } from 'tar-stream';
-import { recordPadding } from '../runtime/files.js';
+import { paddedTarStream } from '../runtime/files.js';
 import { TaskUsageError, type Layout } from './layout.js';
 import { INPUTS_MARKER } from './pod-plan.js';
 
@@ -55,15 +55,7 @@ export async function inputFiles(dir: string, includeIgnored: boolean): Promise<
 /** The tar of every input at its path below the working directory, padded, ending with the marker. */
 export function inputsTar(layout: Layout, includeIgnored: boolean): Readable {
   const p = pack();
-  const out = new PassThrough();
-  let size = 0;
-  p.on('data', (c: unknown) => {
-    const chunk = c as Buffer;
-    size += chunk.length;
-    out.write(chunk);
-  });
-  p.on('end', () => out.end(recordPadding(size)));
-  p.on('error', (err: Error) => out.destroy(err));
+  const out = paddedTarStream(p);
   const entry = (header: Parameters<typeof p.entry>[0], data?: Buffer): Promise<void> =>
     new Promise((res, rej) => {
       p.entry(header, data ?? Buffer.alloc(0), (err) => (err ? rej(err) : res()));
