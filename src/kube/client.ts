@@ -39,6 +39,10 @@ export interface ExecOutcome {
   exitCode: number;
 }
 
+/** Answers that hold for the life of the process (see serverVersion and servesSplitLogs). */
+const serverVersions = new Map<string, Promise<{ major: number; minor: number }>>();
+const splitLogAnswers = new Map<string, Promise<boolean>>();
+
 /** Consecutive transient failures a run's pod watch rides out (with backoff) before it gives up. */
 const WATCH_RETRIES = 10;
 
@@ -47,7 +51,6 @@ export class ClusterClient {
   private readonly core: CoreV1Api;
   private readonly networking: NetworkingV1Api;
   private readonly podsPath: string;
-  private splitLogs: Promise<boolean> | undefined;
 
   constructor(
     readonly kc: KubeConfig,
@@ -241,23 +244,29 @@ export class ClusterClient {
   }
 
   /**
-   * Whether `pods/log` serves stdout and stderr apart (KEP-3288, `stream=`): asked once per client.
+   * Whether `pods/log` serves stdout and stderr apart (KEP-3288, `stream=`): asked once per process for
+   * each server, namespace and user (a long-lived caller, the shim agent, makes a client per call).
    * Servers before 1.32 ignore the parameter (both streams would come back merged), and 1.32+ servers
    * without the PodLogsQuerySplitStreams gate refuse it with 422; so: a 1.32+ server that validates
    * the parameter and then looks for the pod (404 for a pod that does not exist).
    */
   servesSplitLogs(): Promise<boolean> {
-    this.splitLogs ??= (async () => {
-      const info = await withRetry(() => this.kc.makeApiClient(VersionApi).getCode()).catch(() => undefined);
-      if (!info || parseInt(info.major, 10) !== 1 || parseInt(info.minor, 10) < 32) return false;
-      try {
-        await withRetry(() => readPodLogBytes(this.kc, this.namespace, 'berth-split-log-probe-0', 'main', { stream: 'Stderr' }));
-        return true;
-      } catch (err) {
-        return statusOf(err).code === 404;
-      }
-    })();
-    return this.splitLogs;
+    const key = `${this.kc.getCurrentCluster()?.server} ${this.namespace} ${this.kc.getCurrentUser()?.name}`;
+    let answer = splitLogAnswers.get(key);
+    if (!answer) {
+      answer = (async () => {
+        const v = await this.serverVersion().catch(() => undefined);
+        if (!v || v.major !== 1 || v.minor < 32) return false;
+        try {
+          await withRetry(() => readPodLogBytes(this.kc, this.namespace, 'berth-split-log-probe-0', 'main', { stream: 'Stderr' }));
+          return true;
+        } catch (err) {
+          return statusOf(err).code === 404;
+        }
+      })();
+      splitLogAnswers.set(key, answer);
+    }
+    return answer;
   }
 
   // --- streams
@@ -301,9 +310,16 @@ export class ClusterClient {
   // --- the server
 
   /** `major.minor` of the server, e.g. `{ major: 1, minor: 32 }`. */
-  async serverVersion(): Promise<{ major: number; minor: number }> {
-    const info = await this.retried(() => this.kc.makeApiClient(VersionApi).getCode(), 'get', 'version');
-    return { major: parseInt(info.major, 10), minor: parseInt(info.minor, 10) };
+  serverVersion(): Promise<{ major: number; minor: number }> {
+    // A server's version does not change under a running process: asked once per server.
+    const server = this.kc.getCurrentCluster()?.server ?? '';
+    let version = serverVersions.get(server);
+    if (!version) {
+      version = this.retried(() => this.kc.makeApiClient(VersionApi).getCode(), 'get', 'version').then((info) => ({ major: parseInt(info.major, 10), minor: parseInt(info.minor, 10) }));
+      version.catch(() => serverVersions.delete(server));
+      serverVersions.set(server, version);
+    }
+    return version;
   }
 
   /**
