@@ -1,5 +1,7 @@
-// Matching of the two selector shapes pods meet: plain maps (Service.spec.selector, nodeSelector) and
-// LabelSelector objects (NetworkPolicy.spec.podSelector) with matchLabels and matchExpressions.
+// The two selector shapes pods meet, matched through the one label matcher of the API (api/selectors.ts):
+// plain maps (Service.spec.selector, nodeSelector) and LabelSelector objects (NetworkPolicy.spec.podSelector)
+// with matchLabels and matchExpressions, whose Gt/Lt (node selector terms) are the API's GreaterThan/LessThan.
+import { matchesLabels, type LabelOperator, type LabelRequirement } from '../api/selectors.js';
 
 export interface LabelSelectorRequirement {
   key: string;
@@ -12,32 +14,17 @@ export interface LabelSelector {
   matchExpressions?: LabelSelectorRequirement[];
 }
 
+const OPERATORS: Record<string, LabelOperator> = { In: 'In', NotIn: 'NotIn', Exists: 'Exists', DoesNotExist: 'DoesNotExist', Gt: 'GreaterThan', Lt: 'LessThan' };
+
 /** every pair of the map is in labels; an empty map matches everything */
 export function matchesMap(selector: Record<string, string> | undefined, labels: Record<string, string> | undefined): boolean {
-  for (const [k, v] of Object.entries(selector ?? {})) if ((labels ?? {})[k] !== v) return false;
-  return true;
+  return matchesLabels(Object.entries(selector ?? {}).map(([key, value]): LabelRequirement => ({ key, operator: 'Equals', values: [value] })), labels);
 }
 
+/** an unknown operator matches nothing, as the API server's own selectors refuse it */
 export function matchesRequirement(req: LabelSelectorRequirement, labels: Record<string, string> | undefined): boolean {
-  const l = labels ?? {};
-  const has = Object.prototype.hasOwnProperty.call(l, req.key);
-  const value = l[req.key];
-  switch (req.operator) {
-    case 'In':
-      return has && (req.values ?? []).includes(value!);
-    case 'NotIn':
-      return !has || !(req.values ?? []).includes(value!);
-    case 'Exists':
-      return has;
-    case 'DoesNotExist':
-      return !has;
-    case 'Gt':
-      return has && Number(value) > Number(req.values?.[0]);
-    case 'Lt':
-      return has && Number(value) < Number(req.values?.[0]);
-    default:
-      return false;
-  }
+  const operator = OPERATORS[req.operator];
+  return operator !== undefined && matchesLabels([{ key: req.key, operator, values: req.values ?? [] }], labels);
 }
 
 /** a LabelSelector; `{}` selects everything, as it does for NetworkPolicy.podSelector */
