@@ -128,3 +128,4 @@ export async function berthObjects(namespace: string): Promise<string[]> {
   const out = await kubectlOk(['-n', namespace, 'get', 'pods,configmaps,networkpolicies,services,persistentvolumeclaims', '-l', 'app.kubernetes.io/managed-by=berth', '-o', 'name']);
   return out.split('\n').filter(Boolean);
 }
+

@@ -49,6 +49,7 @@ describe('deploy/gitlab', () => {
     const docs = await renderRecipe('gitlab');
     assert.deepEqual(byKind(docs), ['Role/berth-serve', 'RoleBinding/berth-serve', 'ServiceAccount/berth-serve']);
     assert.deepEqual(docs.find((d) => d.kind === 'Role')!.rules, serveRole.rules);
+    await kubectlOk(['apply', '-n', ns, '-k', recipeDir('gitlab'), '--dry-run=server']); // literally as a user applies it
     await apply(docs, ns);
     const toml = recipeFile('gitlab', 'config.toml');
     const config = gitlabRunnerConfig(toml);
