@@ -675,8 +675,18 @@ export class PodWorker {
     }
   }
 
+  /**
+   * As the kubelet: the pod's containers get their grace period while the sandbox (the infra container,
+   * which holds the network namespace) stays up, and only then is the sandbox stopped. `podman pod stop`
+   * alone stops the infra container at once, and a container still shutting down loses its network.
+   */
   private async stopSandbox(graceSeconds: number): Promise<void> {
-    await this.ctx.cli.run(['pod', 'stop', '-t', String(graceSeconds), this.podmanPod], (graceSeconds + 30) * 1000);
+    if (graceSeconds > 0) {
+      const listed = await this.ctx.cli.run(['ps', '-q', '--filter', `pod=${this.podmanPod}`, '--filter', `label=io.berth.uid=${this.uid}`]);
+      const ids = listed.stdout.split('\n').map((l) => l.trim()).filter(Boolean);
+      if (ids.length > 0) await this.ctx.cli.run(['stop', '-t', String(graceSeconds), ...ids], (graceSeconds + 30) * 1000);
+    }
+    await this.ctx.cli.run(['pod', 'stop', '-t', '0', this.podmanPod], 30_000);
   }
 
   private async removeSandbox(): Promise<void> {
