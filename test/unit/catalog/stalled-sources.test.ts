@@ -1,9 +1,9 @@
 // A stalled https or OCI catalog source never hangs berth: every download fails within the fetch timeout
 // (BERTH_FETCH_TIMEOUT_SECONDS, lowered here) naming the URL, and nothing partial is cached or vendored.
-import { afterEach, beforeEach, test } from 'node:test';
+import { after, afterEach, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,6 +32,15 @@ spec:
       runtime:
         container: {image: "localhost/berth/busybox:1"}
 `);
+
+/** Temp folders of this file, removed when it ends. */
+const temps: string[] = [];
+const tempDir = (prefix: string): string => {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  temps.push(dir);
+  return dir;
+};
+after(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
 let servers: StallingServer[] = [];
 let savedTimeout: string | undefined;
@@ -75,7 +84,7 @@ test('an https source that accepts and never answers: "catalog source URL stalle
 test('an https source that sends headers and part of the body, then stalls: fails, and a pinned catalog is not cached', async () => {
   const web = await startHeadersThenStall(CATALOG.subarray(0, 60).toString());
   servers.push(web);
-  const cacheDir = mkdtempSync(path.join(tmpdir(), 'berth-cache-'));
+  const cacheDir = tempDir('berth-cache-');
   await failsInTime(() => readCatalogBytes(`${web.url}/cat.yaml@${sha256Digest(CATALOG)}`, { caFile: web.caFile, cacheDir }), new RegExp(`catalog source ${web.url}/cat\\.yaml stalled: no data for 0\\.5 s`));
   assert.deepEqual(web.requests, ['/cat.yaml']);
   assert.deepEqual(filesUnder(cacheDir), []);
@@ -84,7 +93,7 @@ test('an https source that sends headers and part of the body, then stalls: fail
 test('an executable download that stalls midway: fails naming the URL, nothing cached', async () => {
   const web = await startHeadersThenStall('#!/bin/sh\n');
   servers.push(web);
-  const cacheDir = mkdtempSync(path.join(tmpdir(), 'berth-cache-'));
+  const cacheDir = tempDir('berth-cache-');
   const platform: ExecPlatform = { bin: 'stamp', os: 'linux', arch: 'amd64', uri: 'bin/stamp', sha256: '0'.repeat(64) };
   await failsInTime(() => ensureExecutable(platform, { base: `${web.url}/`, name: 'web' }, { cacheDir, caFile: web.caFile }), new RegExp(`executable ${web.url}/bin/stamp stalled: no data for 0\\.5 s`));
   assert.deepEqual(filesUnder(cacheDir), []);
@@ -93,8 +102,8 @@ test('an executable download that stalls midway: fails naming the URL, nothing c
 test('a registry that stalls mid-blob: catalog pull fails naming the blob URL; nothing cached, nothing vendored', async () => {
   const registry = await startStallingRegistry('fns/catalog', '1', CATALOG);
   servers.push(registry);
-  const cacheDir = mkdtempSync(path.join(tmpdir(), 'berth-cache-'));
-  const out = path.join(mkdtempSync(path.join(tmpdir(), 'berth-vendor-')), 'vendor');
+  const cacheDir = tempDir('berth-cache-');
+  const out = path.join(tempDir('berth-vendor-'), 'vendor');
   const ref = `oci://${registry.host}/fns/catalog:1@${registry.manifestDigest}`;
   const blobUrl = `${registry.url}/v2/fns/catalog/blobs/${registry.layerDigest}`;
   await failsInTime(() => pullCatalogs([ref], out, { cacheDir }), new RegExp(`catalog source ${escapeRe(ref)}: layer ${escapeRe(blobUrl)} stalled: no data for 0\\.5 s`));
@@ -119,9 +128,9 @@ test('berth catalog pull, fn render and fn eval (CLI) fail within the timeout na
   const silent = await startSilentServer();
   const web = await startHeadersThenStall(CATALOG.subarray(0, 60).toString());
   servers.push(registry, silent, web);
-  const cacheDir = mkdtempSync(path.join(tmpdir(), 'berth-cache-'));
-  const out = path.join(mkdtempSync(path.join(tmpdir(), 'berth-vendor-')), 'vendor');
-  const pkg = mkdtempSync(path.join(tmpdir(), 'berth-pkg-'));
+  const cacheDir = tempDir('berth-cache-');
+  const out = path.join(tempDir('berth-vendor-'), 'vendor');
+  const pkg = tempDir('berth-pkg-');
   writeFileSync(path.join(pkg, 'Kptfile'), 'apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: p\npipeline:\n  mutators:\n  - configPath: stamp.yaml\n');
   writeFileSync(path.join(pkg, 'stamp.yaml'), 'apiVersion: fn.example.org/v1\nkind: Stamp\nmetadata:\n  name: stamp\n');
 
@@ -148,8 +157,8 @@ test('berth fn eval (CLI) from a registry that stalls mid-blob, and from one who
   const realm = `${silent.url.replace('https:', 'http:')}/token`;
   const guarded = await startChallengingRegistry(realm);
   servers.push(registry, silent, guarded);
-  const cacheDir = mkdtempSync(path.join(tmpdir(), 'berth-cache-'));
-  const pkg = mkdtempSync(path.join(tmpdir(), 'berth-pkg-'));
+  const cacheDir = tempDir('berth-cache-');
+  const pkg = tempDir('berth-pkg-');
   writeFileSync(path.join(pkg, 'stamp.yaml'), 'apiVersion: fn.example.org/v1\nkind: Stamp\nmetadata:\n  name: stamp\n');
   const fnEval = (catalog: string) => runBerth(['fn', 'eval', pkg, '--fn-config', path.join(pkg, 'stamp.yaml'), '--trusted-catalog', catalog], { BERTH_CACHE_DIR: cacheDir });
 
