@@ -25,10 +25,13 @@ echo copied-ok >/tmp/f.txt && $D cp /tmp/f.txt web:/tmp/f.txt && $D exec web cat
 hp=$($D port web 8080/tcp | busybox head -n 1)
 busybox wget -qO- "http://$hp/"
 $D logs web
+$D network create ci-net >/dev/null
+$D run -d --name db --network ci-net --network-alias database localhost/berth/busybox:1 sh -c 'mkdir -p /www && echo alias-ok >/www/index.html && exec httpd -f -p 8081 -h /www' >/dev/null
+i=0; until $D run --rm --network ci-net localhost/berth/busybox:1 wget -qO- http://database:8081/; do i=$((i+1)); [ $i -gt 3 ] && break; busybox sleep 1; done
 echo scenario-done
 `;
 
-const EXPECTED = ['run-ok', 'run-exit=3', 'exec-ok', 'exec-exit=4', 'copied-ok', 'served-ok', 'log-ok', 'scenario-done', 'scenario-exit=0'];
+const EXPECTED = ['run-ok', 'run-exit=3', 'exec-ok', 'exec-exit=4', 'copied-ok', 'served-ok', 'log-ok', 'alias-ok', 'scenario-done', 'scenario-exit=0'];
 
 /**
  * The step stays up after the scenario (as GitLab's build container does, which runs the job's script through
