@@ -37,9 +37,7 @@ export function isTransient(err: unknown): boolean {
 
 /** Seconds the server asked for in Retry-After (429/503), when it said. */
 export function retryAfterMs(err: unknown): number | undefined {
-  const seen = new Set<unknown>();
-  for (let cur = err; cur && typeof cur === 'object' && !seen.has(cur); cur = (cur as { cause?: unknown }).cause) {
-    seen.add(cur);
+  for (const cur of causeChain(err)) {
     const headers = (cur as { headers?: Record<string, string | string[] | undefined> }).headers;
     const raw = headers?.['retry-after'] ?? headers?.['Retry-After'];
     const value = Array.isArray(raw) ? raw[0] : raw;
@@ -87,9 +85,7 @@ function pause(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 function networkCode(err: unknown): string | undefined {
-  const seen = new Set<unknown>();
-  for (let cur = err; cur && typeof cur === 'object' && !seen.has(cur); cur = (cur as { cause?: unknown }).cause) {
-    seen.add(cur);
+  for (const cur of causeChain(err)) {
     const code = (cur as { code?: unknown }).code;
     if (typeof code === 'string' && TRANSIENT_NET.test(code)) return code;
   }
@@ -97,12 +93,15 @@ function networkCode(err: unknown): string | undefined {
 }
 
 function messageChain(err: unknown): string {
-  const parts: string[] = [];
-  const seen = new Set<unknown>();
-  for (let cur = err; cur && typeof cur === 'object' && !seen.has(cur); cur = (cur as { cause?: unknown }).cause) {
-    seen.add(cur);
-    const m = (cur as { message?: unknown }).message;
-    if (typeof m === 'string') parts.push(m);
-  }
-  return parts.join(' | ');
+  return causeChain(err)
+    .map((cur) => (cur as { message?: unknown }).message)
+    .filter((m): m is string => typeof m === 'string')
+    .join(' | ');
+}
+
+/** The error and the causes it wraps (client-node and KubeError nest the network error), each once. */
+function causeChain(err: unknown): object[] {
+  const chain: object[] = [];
+  for (let cur = err; cur && typeof cur === 'object' && !chain.includes(cur); cur = (cur as { cause?: unknown }).cause) chain.push(cur);
+  return chain;
 }

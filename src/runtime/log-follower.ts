@@ -89,7 +89,12 @@ async function followOnce(t: FollowTarget, delivered: StreamDigest): Promise<voi
 async function write(out: Writable, chunk: Buffer, delivered: StreamDigest): Promise<void> {
   if (chunk.length === 0) return;
   delivered.add(chunk);
-  if (!out.write(chunk)) await once(out, 'drain');
+  await writeDrained(out, chunk);
+}
+
+/** Writes and, when the stream's buffer is full, waits for it to drain: output never outruns its reader. */
+export async function writeDrained(out: Writable, data: Buffer): Promise<void> {
+  if (data.length > 0 && !out.write(data)) await once(out, 'drain');
 }
 
 function delay(ms: number): Promise<void> {

@@ -15,7 +15,7 @@ import type {
   V1VolumeMount,
 } from '@kubernetes/client-node';
 import type { MountEntry, MountSnapshot } from './mounts.js';
-import type { Workload } from './workload.js';
+import type { Workload, WorkloadUser } from './workload.js';
 
 export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
 export const LABEL_OWNER = 'berth.dev/owner';
@@ -120,9 +120,7 @@ export function planWorkload(w: Workload, ctx: PlanContext): WorkloadPlan {
   const main = mainContainer(w, ctx, templateContainer, files.mainMounts);
 
   const podSecurity: V1PodSecurityContext = {
-    seccompProfile: { type: 'RuntimeDefault' },
-    ...(w.user ? { runAsUser: w.user.uid } : {}),
-    ...(w.user?.gid !== undefined ? { runAsGroup: w.user.gid } : {}),
+    ...podSecurityFor(w.user),
     ...(w.user && w.user.uid !== 0 ? { runAsNonRoot: true } : {}),
     // The template is the user's deliberate choice and the only thing that may loosen the defaults.
     ...(templateSpec.securityContext ?? {}),
@@ -310,6 +308,15 @@ const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9]
 const LABEL_VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
 
 /** docker labels are free-form; those that are not valid Kubernetes labels are kept as annotations. */
+/** The pod-level security every berth pod starts from: RuntimeDefault seccomp, and the run's user and group. */
+export function podSecurityFor(user: WorkloadUser | undefined): V1PodSecurityContext {
+  return {
+    seccompProfile: { type: 'RuntimeDefault' },
+    ...(user ? { runAsUser: user.uid } : {}),
+    ...(user?.gid !== undefined ? { runAsGroup: user.gid } : {}),
+  };
+}
+
 export function splitLabels(input: Record<string, string>): { labels: Record<string, string>; annotations: Record<string, string> } {
   const labels: Record<string, string> = {};
   const annotations: Record<string, string> = {};

@@ -14,7 +14,7 @@ import { PassThrough, type Readable, type Writable } from 'node:stream';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { KubeCluster } from '../kube/cluster.js';
 import { openAttach, type StreamSession } from '../kube/streams.js';
-import { followLog } from './log-follower.js';
+import { followLog, writeDrained } from './log-follower.js';
 import { MAIN_CONTAINER } from './plan.js';
 import { RunError } from './run-error.js';
 import { StreamDigest } from './stream-digest.js';
@@ -83,11 +83,11 @@ export async function deliverFromAttach(r: RunStreams): Promise<RunOutput> {
       const log = await r.kube.readPodLog(r.podName, MAIN_CONTAINER);
       const verdict = reconcileMerged(log, seen, Boolean(w.tty), complete);
       r.trace(`attach output checked against the log (${verdict.kind})`);
-      if (verdict.kind === 'tail') await write(r.io.stdout, verdict.stdout);
+      if (verdict.kind === 'tail') await writeDrained(r.io.stdout, verdict.stdout);
       else if (verdict.kind === 'merged') {
         // The container wrote before berth could attach, and this cluster cannot say which bytes went
         // to which stream: shown on stderr, and a success is not claimed on top of it.
-        await write(r.io.stderr, Buffer.concat([Buffer.from(`berth: pod ${r.podName} wrote before berth could attach, and this cluster serves its log with stdout and stderr merged (enable PodLogsQuerySplitStreams for exact streams); its log:\n`), verdict.log]));
+        await writeDrained(r.io.stderr, Buffer.concat([Buffer.from(`berth: pod ${r.podName} wrote before berth could attach, and this cluster serves its log with stdout and stderr merged (enable PodLogsQuerySplitStreams for exact streams); its log:\n`), verdict.log]));
         if (exitCode === 0) throw new RunError(`the output of pod ${r.podName} cannot be delivered exactly: stdout and stderr are merged in its log (shown above)`);
       } else if (verdict.kind === 'lost') throw new RunError(`the output of pod ${r.podName} was not fully received: ${verdict.why}`);
     },
@@ -144,10 +144,6 @@ function closeOnAbort(session: StreamSession, signal: AbortSignal): void {
   else signal.addEventListener('abort', () => session.close(), { once: true });
 }
 
-async function write(out: Writable, data: Buffer): Promise<void> {
-  if (data.length === 0) return;
-  if (!out.write(data)) await new Promise<void>((resolve) => out.once('drain', resolve));
-}
 
 function emptyStream(): Readable {
   const s = new PassThrough();

@@ -8,7 +8,7 @@
  * The wrap needs /bin/sh in the image and the entrypoint given (or none in the image).
  */
 import type { V1Container, V1Pod, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
-import { ANNOTATION_EXPIRES_AT, LABEL_MANAGED_BY, LABEL_OWNER, rfc3339, splitLabels } from './plan.js';
+import { ANNOTATION_EXPIRES_AT, LABEL_MANAGED_BY, LABEL_OWNER, podSecurityFor, rfc3339, splitLabels } from './plan.js';
 import { layPodTemplate } from './pod-template.js';
 import type { PodSettings } from './sandbox-settings.js';
 import type { PodTemplateSource } from './workload.js';
@@ -157,9 +157,7 @@ export function planSandboxPod(s: SandboxSpec, ctx: SandboxContext): V1Pod {
       activeDeadlineSeconds: ctx.ttlSeconds,
       terminationGracePeriodSeconds: 10,
       securityContext: {
-        seccompProfile: { type: 'RuntimeDefault' },
-        ...(user ? { runAsUser: user.uid } : {}),
-        ...(user?.gid !== undefined ? { runAsGroup: user.gid } : {}),
+        ...podSecurityFor(user),
         ...(s.supplementalGroups?.length ? { supplementalGroups: s.supplementalGroups } : {}),
       },
       containers: [main],

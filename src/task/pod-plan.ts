@@ -11,7 +11,7 @@
  * Params reach the task as env vars read from a Secret (secretKeyRef), never as values in the spec.
  */
 import type { V1Container, V1EnvVar, V1Pod, V1Secret, V1SecurityContext } from '@kubernetes/client-node';
-import { ANNOTATION_EXPIRES_AT, LABEL_MANAGED_BY, LABEL_OWNER, LABEL_RUN, rfc3339 } from '../runtime/plan.js';
+import { ANNOTATION_EXPIRES_AT, LABEL_MANAGED_BY, LABEL_OWNER, LABEL_RUN, podSecurityFor, rfc3339 } from '../runtime/plan.js';
 import type { TaskConfig } from './config.js';
 import type { Layout } from './layout.js';
 
@@ -113,9 +113,7 @@ export function planTaskPod(config: TaskConfig, layout: Layout, params: Record<s
       activeDeadlineSeconds: ctx.ttlSeconds,
       terminationGracePeriodSeconds: 10,
       securityContext: {
-        seccompProfile: { type: 'RuntimeDefault' },
-        ...(user ? { runAsUser: user.uid } : {}),
-        ...(user?.gid !== undefined ? { runAsGroup: user.gid } : {}),
+        ...podSecurityFor(user),
         ...(user && user.uid !== 0 ? { runAsNonRoot: true } : {}),
       },
       volumes: [{ name: WORK_VOLUME, emptyDir: {} }],
