@@ -22,7 +22,7 @@ export function execSession(cli: PodmanCli, containerId: string, opts: ExecOptio
     stderrTail = (stderrTail + b.toString('utf8')).slice(-4096);
   });
   const stderr = opts.stderr && !opts.tty ? child.stderr! : null;
-  const stdout = opts.stdout ? (stderr ? stdoutHeldForStderr(child.stdout!) : child.stdout!) : null;
+  const stdout = opts.stdout ? (stderr ? stdoutHeldForStderr(child.stdout!, stderr) : child.stdout!) : null;
   if (!stdout) child.stdout!.resume();
   if (!stderr) child.stderr!.resume();
   const done = new Promise<ExitResult>((resolve) => {

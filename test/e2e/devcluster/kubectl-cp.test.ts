@@ -29,7 +29,7 @@ describe('kubectl cp', () => {
   });
 
   test('a missing source: tar\'s error is printed, every time', async () => {
-    for (let i = 0; i < 5; i++) {
+    for (let i = 0; i < 10; i++) {
       const r = await kubectl(['cp', `${ns}/box:/nonexistent`, join(dir, 'x')]);
       // kubectl cp writes the remote stderr to its own stdout
       assert.match(r.stdout + r.stderr, /tar: \/nonexistent: No such file or directory/, `attempt ${i + 1}: ${JSON.stringify(r)}`);
