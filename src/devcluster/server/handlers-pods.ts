@@ -33,10 +33,7 @@ function logOptions(q: URLSearchParams, container: string): LogOptions {
   if (queryBool(q, 'previous')) opts.previous = true;
   if (queryBool(q, 'timestamps')) opts.timestamps = true;
   const since = queryInt(q, 'sinceSeconds');
-  if (since !== undefined) {
-    if (since < 1) throw badRequest('PodLogOptions "" is invalid: sinceSeconds: Invalid value: 0: must be greater than 0');
-    opts.sinceSeconds = since;
-  }
+  if (since !== undefined) opts.sinceSeconds = since;
   const sinceTime = q.get('sinceTime');
   if (sinceTime) opts.sinceTime = sinceTime;
   const tail = queryInt(q, 'tailLines');
@@ -49,23 +46,37 @@ function logOptions(q: URLSearchParams, container: string): LogOptions {
 }
 
 /**
- * KEP-3288's `stream`, validated as a 1.32 server with PodLogsQuerySplitStreams does: before the pod is
- * looked up, so an unsupported value is 422 even for a pod that does not exist.
+ * PodLogOptions validated as a 1.32 server does (with KEP-3288's PodLogsQuerySplitStreams): before the pod is
+ * looked up, so a bad query is 422 even for a pod that does not exist; every problem is listed.
  */
-function validateLogStream(q: URLSearchParams, podName: string): void {
+function validateLogOptions(q: URLSearchParams, podName: string): void {
+  const causes: Array<{ reason: string; message: string; field: string }> = [];
+  const invalid = (field: string, value: string, detail: string) =>
+    causes.push({ reason: 'FieldValueInvalid', message: `Invalid value: ${value}: ${detail}`, field });
+  const forbidden = (detail: string) => causes.push({ reason: 'FieldValueForbidden', message: `Forbidden: ${detail}`, field: '' });
+  const tail = queryInt(q, 'tailLines');
+  if (tail !== undefined && tail < 0) invalid('tailLines', String(tail), 'must be greater than or equal to 0');
+  const limit = queryInt(q, 'limitBytes');
+  if (limit !== undefined && limit < 1) invalid('limitBytes', String(limit), 'must be greater than 0');
+  const since = queryInt(q, 'sinceSeconds');
+  if (since !== undefined && q.get('sinceTime')) forbidden('at most one of `sinceTime` or `sinceSeconds` may be specified');
+  else if (since !== undefined && since < 1) invalid('sinceSeconds', String(since), 'must be greater than 0');
   const stream = q.get('stream');
-  if (stream === null || ['All', 'Stdout', 'Stderr'].includes(stream)) return;
-  const message = `Unsupported value: "${stream}": supported values: "All", "Stderr", "Stdout"`;
-  throw new ApiError(422, 'Invalid', `PodLogOptions "${podName}" is invalid: stream: ${message}`, {
-    name: podName,
-    kind: 'PodLogOptions',
-    causes: [{ reason: 'FieldValueNotSupported', message, field: 'stream' }],
-  });
+  if (stream !== null) {
+    if (!['All', 'Stdout', 'Stderr'].includes(stream)) {
+      causes.push({ reason: 'FieldValueNotSupported', message: `Unsupported value: "${stream}": supported values: "All", "Stderr", "Stdout"`, field: 'stream' });
+    }
+    if (stream !== 'All' && tail !== undefined) forbidden('`tailLines` and specific `stream` are mutually exclusive for now');
+  }
+  if (!causes.length) return;
+  const texts = causes.map((c) => `${c.field}: ${c.message}`);
+  const list = texts.length === 1 ? texts[0] : `[${texts.join(', ')}]`;
+  throw new ApiError(422, 'Invalid', `PodLogOptions "${podName}" is invalid: ${list}`, { name: podName, kind: 'PodLogOptions', causes });
 }
 
 export async function handleLog(ctx: ServerContext, r: ResourceRequest): Promise<void> {
   const { rt, namespace, name } = r.route;
-  validateLogStream(r.url.searchParams, name!);
+  validateLogOptions(r.url.searchParams, name!);
   const pod = ctx.store.get(rt, namespace, name!);
   const opts = logOptions(r.url.searchParams, chooseContainer(pod, r.url.searchParams.get('container')));
   const stream = await ctx.node.logs(pod, opts);

@@ -3,11 +3,14 @@
  * runs gets the whole output of the run), stdout and stderr apart through KEP-3288's `stream` parameter,
  * each copied exactly (log-copy.ts); when it cannot be, the response is cut rather than ended.
  */
+import { once } from 'node:events';
 import type { Writable } from 'node:stream';
+import { text } from 'node:stream/consumers';
 import { KubeError } from '../../kube/errors.js';
 import { badRequest, compareVersions, type Call, type OpenedStream, type Router } from '../http.js';
 import { STDERR, STDOUT, frame, framedWriter } from '../framing.js';
 import { LogIncomplete, copyLog } from '../log-copy.js';
+import { linesAfter, windowStart } from '../log-tail.js';
 import type { LogQuery } from '../cluster.js';
 import type { ContainerRecord } from '../model.js';
 import type { Engine } from '../engine.js';
@@ -104,6 +107,19 @@ async function streamLogs(engine: Engine, c: ContainerRecord, out: Writable, o: 
     const source = { open: () => engine.openLog(podName, q), ended: () => engine.podEnded(podName) };
     await copyLog(source, writer, { follow, resumable: tailLines === undefined, signal: abort.signal, what: `${what} of container ${c.name}` });
   };
+  // A server with split logs refuses tailLines beside a specific stream: the window is cut by time (log-tail.ts).
+  let window: ReturnType<typeof windowStart> | Promise<ReturnType<typeof windowStart>> | undefined;
+  const windowOnce = () =>
+    (window ??= engine.openLog(podName, { tailLines: tailLines! + 1, timestamps: true, sinceTime: since }).then(async (r) => windowStart(await text(r), tailLines!)));
+  const copyTailWindow = async (q: LogQuery, writer: Writable, what: string): Promise<void> => {
+    const start = await windowOnce();
+    const sinceTime = start && (!since || Date.parse(start.sinceTime) > Date.parse(since)) ? start.sinceTime : since;
+    const cut = linesAfter(start?.nanos, o.timestamps);
+    cut.pipe(writer, { end: false });
+    await copy({ ...q, tailLines: undefined, timestamps: true, sinceTime }, cut, what);
+    cut.end();
+    await once(cut, 'end');
+  };
   c.readers++;
   try {
     await Promise.all(
@@ -112,7 +128,7 @@ async function streamLogs(engine: Engine, c: ContainerRecord, out: Writable, o: 
         const q: LogQuery = { follow, stream, tailLines, timestamps: o.timestamps, sinceTime: since };
         const what = stream === 'All' ? 'the log' : `the ${stream.toLowerCase()} log`;
         try {
-          await copy(q, writer, what);
+          await (tailLines !== undefined && stream !== 'All' ? copyTailWindow(q, writer, what) : copy(q, writer, what));
         } catch (err) {
           if (err instanceof LogIncomplete) throw err;
           // A container that never ran has no log to read (its start failure is reported by start).

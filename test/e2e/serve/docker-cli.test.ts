@@ -65,6 +65,10 @@ for (const kind of ['podman', 'berth'] as const) {
       assert.equal(logs.stdout, 'line1\nline2\nline3\n');
       assert.equal(logs.stderr, 'oops\n');
       assert.equal((await ok(['wait', id])).trim(), '4');
+      // the last two lines of the log as written, each on its own stream
+      const tail = await engine.docker(['logs', '--tail', '2', id]);
+      assert.equal(tail.stdout, 'line3\n');
+      assert.equal(tail.stderr, 'oops\n');
       const state = await ok(['inspect', '-f', '{{.State.Status}} {{.State.Running}} {{.State.ExitCode}}', id]);
       assert.equal(state.trim(), 'exited false 4');
     });
