@@ -13,7 +13,7 @@
  *    replacements missing. Then the folders are fsynced so the renames themselves are durable.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, realpathSync, renameSync, rmdirSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fchmodSync, fsyncSync, lstatSync, mkdirSync, openSync, realpathSync, renameSync, rmdirSync, rmSync, statSync, writeSync } from 'node:fs';
 import path from 'node:path';
 
 export class PackageWriteError extends Error {
@@ -29,14 +29,19 @@ interface Staged {
   temp: string;
 }
 
+export interface AtomicWriteOptions {
+  /** Every written file gets exactly this mode (e.g. 0o600 for a file that names credentials), new or replaced. */
+  mode?: number;
+}
+
 /** `changes`: slash-separated path relative to `root` → new text, or null to delete. */
-export function writeFilesAtomically(root: string, changes: ReadonlyMap<string, string | null>): void {
+export function writeFilesAtomically(root: string, changes: ReadonlyMap<string, string | null>, options: AtomicWriteOptions = {}): void {
   const writes = [...changes].filter((c): c is [string, string] => c[1] !== null);
   const deletions = [...changes].filter(([, text]) => text === null).map(([rel]) => rel);
   const made: string[] = [];
   const staged: Staged[] = [];
   try {
-    for (const [rel, text] of writes) staged.push(stage(root, rel, text, made));
+    for (const [rel, text] of writes) staged.push(stage(root, rel, text, made, options.mode));
   } catch (err) {
     for (const s of staged) removeQuietly(s.temp);
     removeMadeFolders(made);
@@ -56,7 +61,7 @@ export function writeFilesAtomically(root: string, changes: ReadonlyMap<string, 
   syncFolders(new Set([...staged.map((s) => path.dirname(s.target)), ...deletions.map((rel) => path.dirname(path.join(root, rel)))]));
 }
 
-function stage(root: string, rel: string, text: string, made: string[]): Staged {
+function stage(root: string, rel: string, text: string, made: string[], forcedMode?: number): Staged {
   const full = path.join(root, rel);
   const exists = existsSync(full);
   // A symlinked file is written where it points, as writing through the link did before.
@@ -70,10 +75,12 @@ function stage(root: string, rel: string, text: string, made: string[]): Staged 
   }
   const temp = path.join(dir, `.${path.basename(target)}.berth-${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
   // A replaced file keeps its permissions; a new one gets the usual 0666 less the umask.
-  const mode = exists ? statSync(target).mode & 0o7777 : 0o666;
+  const mode = forcedMode ?? (exists ? statSync(target).mode & 0o7777 : 0o666);
   let fd: number | undefined;
   try {
     fd = openSync(temp, 'wx', mode);
+    // A forced mode holds whatever the umask says (the temp file is private from its first byte).
+    if (forcedMode !== undefined) fchmodSync(fd, forcedMode);
     const data = Buffer.from(text, 'utf8');
     let off = 0;
     while (off < data.length) off += writeSync(fd, data, off, data.length - off);

@@ -327,16 +327,20 @@ export class ClusterClient {
    * answer (then the real call will tell).
    */
   async canI(verb: string, resource: string, subresource?: string, group = ''): Promise<boolean | undefined> {
-    try {
-      const review = await withRetry(() =>
+    return this.reviewAccess(verb, resource, subresource, group).catch(() => undefined);
+  }
+
+  /** canI for callers that report why the server could not answer (a sentence, as every failure here). */
+  async reviewAccess(verb: string, resource: string, subresource?: string, group = ''): Promise<boolean> {
+    const review = await this.retried(
+      () =>
         this.kc.makeApiClient(AuthorizationV1Api).createSelfSubjectAccessReview({
           body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { namespace: this.namespace, verb, resource, subresource, group } } },
         }),
-      );
-      return review.status?.allowed === true;
-    } catch {
-      return undefined;
-    }
+      'create',
+      'selfsubjectaccessreviews.authorization.k8s.io',
+    );
+    return review.status?.allowed === true;
   }
 
   // --- the one guard and retry policy of every call above

@@ -20,6 +20,8 @@ export interface GarbageOptions {
   onSkip?: (resource: string, reason: string) => void;
   /** Only these kinds (GC_KINDS names); default all. */
   kinds?: string[];
+  /** Narrows berth's objects further (e.g. one face's, by its component label): added to the managed-by selector. */
+  labelSelector?: string;
 }
 
 /** What `berth gc` collects, by the plural name a Role grants `list` on. */
@@ -55,7 +57,7 @@ export async function collectGarbage(opts: GarbageOptions): Promise<CollectedObj
 
   const list = async (plural: LabeledKind, resource: string): Promise<ListedObject[]> => {
     try {
-      return await objects.list(plural, ns, SELECTOR);
+      return await objects.list(plural, ns, opts.labelSelector ? `${SELECTOR},${opts.labelSelector}` : SELECTOR);
     } catch (err) {
       // The shim's Role lists only what the shim creates; serve's kinds need serve's Role.
       if (statusOf(err).code === 403 && opts.onSkip) {
