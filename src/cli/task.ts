@@ -3,6 +3,8 @@ import { Command, InvalidArgumentError } from 'commander';
 import { EXIT_ERRORED, runTask } from '../task/run-task.js';
 import { parseMapping, type Mapping } from '../task/layout.js';
 import { runPlan } from '../task/plan-run.js';
+import { targetForRun, type ClusterFlags, type TaskTarget } from '../task/targets.js';
+import { targetCommand } from './task-target.js';
 
 const collect = (flag: string) => (value: string, previous: Mapping[]) => {
   try {
@@ -27,14 +29,15 @@ export function taskCommand(): Command {
       .option('-i, --input <name=dir>', 'a local folder as the input NAME (repeatable; a task with one input takes the current folder)', collect('-i'), [])
       .option('-o, --output <name=dir>', 'download the output NAME into a local folder (repeatable), also when the task fails', collect('-o'), [])
       .option('--include-ignored', 'upload files git ignores too (by default, in a git work tree, only tracked and untracked-not-ignored files)')
-      .option('-p, --privileged', 'run privileged (refused: berth runs every task locked down)')
+      .option('-p, --privileged', 'run privileged (refused unless the target allows it: berth task target add NAME --allow-privileged)')
       .option('--image <ref>', "run with this image instead of the task's image_resource")
       .option('--kubeconfig <file>', 'kubeconfig file (default: $BERTH_KUBECONFIG, $KUBECONFIG, ~/.kube/config, in-cluster)')
       .option('--context <name>', 'kubeconfig context (default: $BERTH_CONTEXT, the current context)')
       .option('-n, --namespace <ns>', "namespace (default: $BERTH_NAMESPACE, the context's)")
+      .option('--target <name>', 'run on this target (berth task target add), instead of --kubeconfig/--context/-n')
       .argument('[args...]', 'after --: appended to the task\'s run.args')
-      .action(async (args: string[], opts: { config: string; input: Mapping[]; output: Mapping[]; includeIgnored?: boolean; privileged?: boolean; image?: string; kubeconfig?: string; context?: string; namespace?: string }) => {
-        await runWithSignals(opts, (env, signal) =>
+      .action(async (args: string[], opts: { config: string; input: Mapping[]; output: Mapping[]; includeIgnored?: boolean; privileged?: boolean; image?: string } & ClusterFlags) => {
+        await runWithSignals(opts, (env, signal, target) =>
           runTask({
             configFile: opts.config,
             inputs: opts.input,
@@ -42,6 +45,7 @@ export function taskCommand(): Command {
             includeIgnored: Boolean(opts.includeIgnored),
             privileged: Boolean(opts.privileged),
             image: opts.image,
+            target,
             args,
             env,
             cwd: process.cwd(),
@@ -66,29 +70,28 @@ export function taskCommand(): Command {
           .option('--kubeconfig <file>', 'kubeconfig file (default: $BERTH_KUBECONFIG, $KUBECONFIG, ~/.kube/config, in-cluster)')
           .option('--context <name>', 'kubeconfig context (default: $BERTH_CONTEXT, the current context)')
           .option('-n, --namespace <ns>', "namespace (default: $BERTH_NAMESPACE, the context's)")
-          .action(async (planFile: string, opts: { input: Mapping[]; output: Mapping[]; image?: string; kubeconfig?: string; context?: string; namespace?: string }) => {
-            await runWithSignals(opts, (env, signal) =>
-              runPlan({ planFile, inputs: opts.input, outputs: opts.output, image: opts.image, env, cwd: process.cwd(), stdout: process.stdout, stderr: process.stderr, signal }),
+          .option('--target <name>', 'run every step on this target (berth task target add), instead of --kubeconfig/--context/-n')
+          .action(async (planFile: string, opts: { input: Mapping[]; output: Mapping[]; image?: string } & ClusterFlags) => {
+            await runWithSignals(opts, (env, signal, target) =>
+              runPlan({ planFile, inputs: opts.input, outputs: opts.output, image: opts.image, target, env, cwd: process.cwd(), stdout: process.stdout, stderr: process.stderr, signal }),
             );
           }),
       ),
   );
+  task.addCommand(targetCommand());
   return task;
 }
 
-/** The cluster flags as BERTH_* settings; Ctrl-C and SIGTERM abort (what was created is deleted); exits with the code. */
-async function runWithSignals(opts: { kubeconfig?: string; context?: string; namespace?: string }, body: (env: NodeJS.ProcessEnv, signal: AbortSignal) => Promise<number>): Promise<never> {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  if (opts.kubeconfig) env.BERTH_KUBECONFIG = opts.kubeconfig;
-  if (opts.context) env.BERTH_CONTEXT = opts.context;
-  if (opts.namespace) env.BERTH_NAMESPACE = opts.namespace;
+/** The cluster flags or the target as BERTH_* settings; Ctrl-C and SIGTERM abort (what was created is deleted); exits with the code. */
+async function runWithSignals(opts: ClusterFlags, body: (env: NodeJS.ProcessEnv, signal: AbortSignal, target: TaskTarget) => Promise<number>): Promise<never> {
   const abort = new AbortController();
   const onSignal = (): void => abort.abort();
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   let code = EXIT_ERRORED;
   try {
-    code = await body(env, abort.signal);
+    const { env, target } = targetForRun(opts, process.env);
+    code = await body(env, abort.signal, target);
   } catch (err) {
     process.stderr.write(`berth task: ${(err as Error).message}\nerrored\n`);
   }

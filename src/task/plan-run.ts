@@ -14,12 +14,15 @@ import { TaskUsageError, type Mapping } from './layout.js';
 import { unpackTar } from './outputs.js';
 import { parsePlan, type Step } from './plan-config.js';
 import { EXIT_ABORTED, EXIT_ERRORED, runTaskStep } from './run-task.js';
+import type { TaskTarget } from './targets.js';
 
 export interface PlanRunOptions {
   planFile: string;
   inputs: Mapping[];
   outputs: Mapping[];
   image?: string;
+  /** Where every step runs besides the cluster (targets.ts). */
+  target?: TaskTarget;
   env: NodeJS.ProcessEnv;
   cwd: string;
   stdout: Writable;
@@ -130,6 +133,8 @@ class PlanRunner {
       includeIgnored: false,
       privileged: false,
       image: this.o.image,
+      target: this.o.target,
+      step: s.name,
       args: [],
       env: this.o.env,
       cwd: this.o.cwd,

@@ -30,6 +30,20 @@ export interface TaskPodContext {
   image: string;
   helperImage: string;
   pullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
+  /** The step's identity: the task file's name, or the plan step's (label berth.dev/step, whole in an annotation). */
+  step?: string;
+  /** The target's name (label berth.dev/target). */
+  target?: string;
+  /** The task container runs privileged (only on a target that allows it). */
+  privileged?: boolean;
+}
+
+export const LABEL_STEP = 'berth.dev/step';
+export const LABEL_TARGET = 'berth.dev/target';
+
+/** Any text as a label value: at most 63 of [A-Za-z0-9._-], starting and ending with a letter or digit. */
+export function labelValue(text: string): string {
+  return text.replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 63).replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '');
 }
 
 export function taskPodName(runId: string): string {
@@ -41,7 +55,15 @@ export function paramsSecretName(runId: string): string {
 }
 
 function ownership(ctx: TaskPodContext): Record<string, string> {
-  return { [LABEL_MANAGED_BY]: 'berth', [LABEL_OWNER]: ctx.owner, [LABEL_RUN]: ctx.runId, 'app.kubernetes.io/component': 'task' };
+  const labels: Record<string, string> = { [LABEL_MANAGED_BY]: 'berth', [LABEL_OWNER]: ctx.owner, [LABEL_RUN]: ctx.runId, 'app.kubernetes.io/component': 'task' };
+  if (ctx.step && labelValue(ctx.step)) labels[LABEL_STEP] = labelValue(ctx.step);
+  if (ctx.target && labelValue(ctx.target)) labels[LABEL_TARGET] = labelValue(ctx.target);
+  return labels;
+}
+
+/** The expiry, and the step's identity as it was written (a label value cannot hold every name). */
+function annotations(ctx: TaskPodContext): Record<string, string> {
+  return { [ANNOTATION_EXPIRES_AT]: rfc3339(new Date(ctx.now.getTime() + ctx.ttlSeconds * 1000)), ...(ctx.step ? { [LABEL_STEP]: ctx.step } : {}) };
 }
 
 const LOCKED_DOWN: V1SecurityContext = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } };
@@ -79,7 +101,7 @@ export function planTaskPod(config: TaskConfig, layout: Layout, params: Record<s
     imagePullPolicy: ctx.pullPolicy ?? 'IfNotPresent',
     command: layout.command,
     workingDir: layout.cwd,
-    securityContext: LOCKED_DOWN,
+    securityContext: ctx.privileged ? { privileged: true } : LOCKED_DOWN,
     volumeMounts: [work],
     ...(env.length ? { env } : {}),
   };
@@ -106,7 +128,7 @@ export function planTaskPod(config: TaskConfig, layout: Layout, params: Record<s
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name, namespace: ctx.namespace, labels: ownership(ctx), annotations: { [ANNOTATION_EXPIRES_AT]: rfc3339(new Date(ctx.now.getTime() + ctx.ttlSeconds * 1000)) } },
+    metadata: { name, namespace: ctx.namespace, labels: ownership(ctx), annotations: annotations(ctx) },
     spec: {
       restartPolicy: 'Never',
       automountServiceAccountToken: false,
@@ -135,7 +157,7 @@ export function planParamsSecret(params: Record<string, string>, pod: { name: st
       name: paramsSecretName(ctx.runId),
       namespace: ctx.namespace,
       labels: ownership(ctx),
-      annotations: { [ANNOTATION_EXPIRES_AT]: rfc3339(new Date(ctx.now.getTime() + ctx.ttlSeconds * 1000)) },
+      annotations: annotations(ctx),
       ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: pod.name, uid: pod.uid }],
     },
     data,

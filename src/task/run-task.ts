@@ -20,12 +20,15 @@ import { viewContainer } from '../runtime/pod-status.js';
 import { isTerminal, PodTracker, settledOrRunning } from '../runtime/pod-tracker.js';
 import { SandboxCluster } from '../runtime/sandbox.js';
 import { loadRunSettings } from '../runtime/settings.js';
+import { layPodTemplate, loadPodTemplate } from '../runtime/pod-template.js';
 import { noTrace } from '../runtime/trace.js';
+import type { PodTemplateSource } from '../runtime/workload.js';
 import { imageOf, parseTaskConfig, type TaskConfig } from './config.js';
 import { checkInputDirs, inputsTar } from './inputs.js';
 import { layOut, newWorkDir, TaskUsageError, type Layout, type Mapping } from './layout.js';
 import { downloadOutputs } from './outputs.js';
 import { overrideFromEnv } from './params.js';
+import type { TaskTarget } from './targets.js';
 import { INPUTS_CONTAINER, paramsSecretName, planParamsSecret, planTaskPod, TASK_CONTAINER, taskPodName, type TaskPodContext } from './pod-plan.js';
 
 export const TASK_ROLE_PATH = 'deploy/rbac/task-role.yaml';
@@ -54,6 +57,10 @@ export interface TaskRunOptions {
   includeIgnored: boolean;
   privileged: boolean;
   image?: string;
+  /** Where the step runs besides the cluster (its pod template, whether it may be privileged); default: the current context, locked down. */
+  target?: TaskTarget;
+  /** The step's identity on its objects (a plan's step name); default: the task file's name. */
+  step?: string;
   args: string[];
   env: NodeJS.ProcessEnv;
   cwd: string;
@@ -93,7 +100,7 @@ interface Prepared {
 
 /** Everything checked before the cluster is touched. */
 async function prepare(o: TaskRunOptions): Promise<Prepared> {
-  if (o.privileged) throw new TaskUsageError('-p (privileged) is refused: berth runs every task locked down (no privilege escalation, all capabilities dropped)');
+  if (o.privileged && !o.target?.allowPrivileged) throw new TaskUsageError(privilegedRefusal(o.target));
   const text = o.configText ?? await readFile(o.configFile, 'utf8').catch((err: NodeJS.ErrnoException) => {
     throw new TaskUsageError(`cannot read the task config ${o.configFile}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`);
   });
@@ -150,8 +157,14 @@ class TaskRun {
     const settings = loadRunSettings(this.o.env);
     const target = resolveKubeConfig({ kubeconfig: settings.kubeconfig, context: settings.context, namespace: settings.namespace, env: this.o.env });
     const kube = (this.kube = new SandboxCluster(target.kc, target.namespace));
+    const template = this.o.target?.podTemplate
+      ? await this.until(loadPodTemplate(this.o.target.podTemplate, (n) => kube.readPodTemplate(n), `target ${this.o.target.name ?? ''}`))
+      : undefined;
     await this.checkRights(kube);
     const ctx = (runId: string): TaskPodContext => ({
+      step: this.o.step ?? stepOfFile(this.o.configFile),
+      target: this.o.target?.name ?? target.kc.getCurrentContext(),
+      privileged: this.o.privileged,
       namespace: kube.namespace,
       owner: settings.owner,
       runId,
@@ -166,7 +179,7 @@ class TaskRun {
     let pod: { name: string; tracker: PodTracker } | undefined;
     for (let attempt = 1; !pod; attempt++) {
       const c = ctx(randomBytes(4).toString('hex'));
-      const started = await this.startPod(kube, c, startDeadline());
+      const started = await this.startPod(kube, c, startDeadline(), template);
       const fed = await this.feedInputs(kube, started, startDeadline());
       if (fed === true) pod = started;
       else {
@@ -209,8 +222,10 @@ class TaskRun {
     if (missing.length) throw new TaskError(`forbidden: cannot ${missing.join(', ')} in namespace ${kube.namespace} (grant it in the Role: ${TASK_ROLE_PATH})`);
   }
 
-  private async startPod(kube: Client, c: TaskPodContext, deadline: number): Promise<{ name: string; tracker: PodTracker }> {
-    const planned = planTaskPod(this.p.config, this.p.layout, this.p.params, c);
+  private async startPod(kube: Client, c: TaskPodContext, deadline: number, template: PodTemplateSource | undefined): Promise<{ name: string; tracker: PodTracker }> {
+    const own = planTaskPod(this.p.config, this.p.layout, this.p.params, c);
+    // The target's template fills what berth left open, as under every berth pod; the task container is the first.
+    const planned = template ? layPodTemplate(own, template) : own;
     const name = taskPodName(c.runId);
     const tracker = new PodTracker(kube as unknown as KubeCluster, name, this.stop.signal, noTrace);
     this.created.push(['pod', name]);
@@ -298,6 +313,16 @@ class TaskRun {
     await Promise.allSettled(this.inFlight);
     if (this.kube) await this.deleteCreated(this.kube);
   }
+}
+
+function privilegedRefusal(target: TaskTarget | undefined): string {
+  if (target?.name) return `-p (privileged) is refused: target ${target.name} runs every step locked down; allow privileged steps there with \`berth task target add ${target.name} --allow-privileged\` (with its other flags again)`;
+  return '-p (privileged) is refused: without --target, berth runs every task locked down; add a target that allows it (`berth task target add NAME --allow-privileged`) and run with --target NAME';
+}
+
+/** `ci/build.yml` → `build`: a task run's identity on its objects. */
+function stepOfFile(file: string): string {
+  return (file.split('/').pop() ?? file).replace(/\.ya?ml$/, '');
 }
 
 /** A client whose log reads ignore `stream` (servers without KEP-3288 send both streams merged). */

@@ -1,0 +1,70 @@
+/**
+ * What `berth task target check|gc|retire` do in a target's cluster. Everything berth task creates
+ * carries app.kubernetes.io/managed-by=berth and app.kubernetes.io/component=task: gc and retire find
+ * it by those labels in the target's namespace and touch nothing else (not berth serve's, not the
+ * shim's). Pods are deleted; the params Secrets they own follow through the garbage collector.
+ */
+import { labeledObjects, type LabeledKind } from '../kube/labeled-objects.js';
+import { collectGarbage, type CollectedObject } from '../runtime/gc.js';
+import { loadPodTemplate } from '../runtime/pod-template.js';
+import { SandboxCluster } from '../runtime/sandbox.js';
+import { permissionReport, shippedRoleRules, TASK_NEEDS, type PermissionAnswer } from './target-check.js';
+import type { Target } from './target-store.js';
+import { connectTarget } from './targets.js';
+
+export const TASK_COMPONENT_SELECTOR = 'app.kubernetes.io/component=task';
+/** The kinds berth task creates that gc and retire delete themselves (Secrets go with their pods). */
+export const TASK_OBJECT_KINDS: LabeledKind[] = ['pods'];
+
+export interface CheckOutcome {
+  lines: string[];
+  problems: string[];
+}
+
+/** Reachability, the pod template, then every permission, each asked with a SelfSubjectAccessReview. */
+export async function checkTarget(t: Target, env: NodeJS.ProcessEnv): Promise<CheckOutcome> {
+  const { kc, namespace } = connectTarget(t, env);
+  const kube = new SandboxCluster(kc, namespace);
+  const lines = [`target ${t.name}: context ${t.context}, namespace ${namespace}, server ${kube.server}${t.landed ? ' (landed)' : ''}`];
+  try {
+    const v = await kube.serverVersion();
+    lines.push(`reachable: Kubernetes ${v.major}.${v.minor}`);
+  } catch (err) {
+    return { lines, problems: [`the cluster cannot be reached: ${(err as Error).message}`] };
+  }
+  const problems: string[] = [];
+  if (t.podTemplate) {
+    try {
+      await loadPodTemplate(t.podTemplate, () => Promise.reject(new Error('a target names a file')), `target ${t.name}`);
+      lines.push(`pod template: ${t.podTemplate}`);
+    } catch (err) {
+      problems.push(`${(err as Error).message}: fix the file or add the target again with another --pod-template`);
+    }
+  }
+  let answers: PermissionAnswer[];
+  try {
+    answers = await Promise.all(TASK_NEEDS.map(async (need) => {
+      const [resource, sub] = need.resource.split('/');
+      return { need, allowed: await kube.reviewAccess(need.verb, resource, sub, need.group) };
+    }));
+  } catch (err) {
+    return { lines, problems: [...problems, `the permissions cannot be checked: ${(err as Error).message}`] };
+  }
+  const { rules, file } = shippedRoleRules();
+  const report = permissionReport(answers, rules, file, namespace);
+  return { lines: [...lines, ...report.lines], problems: [...problems, ...report.problems] };
+}
+
+/** berth task's objects in the target's namespace: the expired ones (gc), or all of them (retire). */
+export async function collectTaskObjects(t: Target, env: NodeJS.ProcessEnv, all: boolean): Promise<CollectedObject[]> {
+  const { kc, namespace } = connectTarget(t, env);
+  return collectGarbage({
+    objects: labeledObjects(kc),
+    namespace,
+    allNamespaces: false,
+    includeUnexpired: all,
+    dryRun: false,
+    kinds: TASK_OBJECT_KINDS,
+    labelSelector: TASK_COMPONENT_SELECTOR,
+  });
+}
