@@ -4,6 +4,7 @@
 #   localhost/berth/busybox:1   sh, tar, nc, httpd (root by default, /etc/passwd knows nobody=65534)
 #   localhost/berth/node:24     node as an entrypoint, user 65532 (for KRM functions written in JS)
 #   localhost/berth/krm-*:1     KRM test functions from images/krm-fns (the shim's tests)
+#   localhost/berth/test-resource:1  a Concourse resource type of shell scripts from images/test-resource (task plans)
 #   localhost/berth/berth:dev   berth itself (dist/src + production node_modules) on the node image, `docker` = berth
 #   localhost/berth/berth-tools:dev  the berth image + this machine's kubectl and docker CLI (in-cluster tests)
 set -euo pipefail
@@ -51,6 +52,13 @@ for fn in set-annotations generate-configmap require-label exit42 chatty echo pr
   podman_build --no-cache --build-arg "FN=$fn" -t "localhost/berth/krm-$fn:1" "$fns"
 done
 echo "built localhost/berth/krm-{set-annotations,generate-configmap,require-label,exit42,chatty,echo,probe,sleep}:1" >&2
+
+# test resource type (berth task plans' get/put steps): /opt/resource/{check,in,out} on the busybox image
+tr="$work/test-resource"; mkdir -p "$tr/resource"
+cp "$root/images/test-resource/Containerfile" "$tr/"
+cp "$root"/images/test-resource/resource/* "$tr/resource/"; chmod 755 "$tr"/resource/check "$tr"/resource/in "$tr"/resource/out
+podman_build -t localhost/berth/test-resource:1 "$tr"
+echo "built localhost/berth/test-resource:1" >&2
 
 # berth: this checkout's dist/src (run `npm run build` first) and its production dependencies, copied from
 # node_modules (the closure `npm ls --omit=dev` names; no registry), without type declarations and source maps.

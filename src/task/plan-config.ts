@@ -1,10 +1,12 @@
 /**
  * A plan file (`berth task plan run plan.yml`): a Concourse job's `plan:` of steps, of which berth runs
- * `task`, `in_parallel` and `do`, with the `ensure`, `on_success` and `on_failure` hooks. `get` and `put`
- * (resources) are not steps berth runs yet. Every error names the field and the line. Pure.
+ * `task`, `get`, `put`, `in_parallel` and `do`, with the `ensure`, `on_success` and `on_failure` hooks; beside
+ * the plan, the `resource_types:` and `resources:` its get and put steps use (resource-config.ts). The file
+ * is a mapping of those three, or a plain list of steps. Every error names the field and the line. Pure.
  */
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node, type Pair, type YAMLMap } from 'yaml';
 import { paramValue } from './params.js';
+import { parseResources, parseResourceStep, type GetStep, type PutStep, type Resources } from './resource-config.js';
 
 export interface Hooks {
   ensure?: Step;
@@ -15,7 +17,16 @@ export interface Hooks {
 export type Step =
   | ({ kind: 'task'; name: string; where: string; file?: string; configText?: string; inputMapping: Record<string, string>; outputMapping: Record<string, string>; params: Record<string, string> } & Hooks)
   | ({ kind: 'in_parallel'; steps: Step[]; where: string } & Hooks)
-  | ({ kind: 'do'; steps: Step[]; where: string } & Hooks);
+  | ({ kind: 'do'; steps: Step[]; where: string } & Hooks)
+  | GetStep
+  | PutStep;
+
+/** A plan file: its steps, the resources they get and put, and what was read but is ignored (warnings). */
+export interface Plan {
+  steps: Step[];
+  resources: Resources;
+  warnings: string[];
+}
 
 export class PlanConfigError extends Error {
   constructor(
@@ -30,8 +41,6 @@ export class PlanConfigError extends Error {
 const HOOKS = ['ensure', 'on_success', 'on_failure'];
 const TASK_KEYS = ['task', 'file', 'config', 'input_mapping', 'output_mapping', 'params', ...HOOKS];
 const UNSUPPORTED: Record<string, string> = {
-  get: 'get steps (resources) are not supported yet: pass the resource as a local folder with -i NAME=DIR',
-  put: 'put steps (resources) are not supported yet',
   image: 'a step\'s `image:` (an image from an artifact) is not supported: berth pulls images through the cluster; use --image REF',
   privileged: 'privileged tasks are refused: berth runs every task locked down',
   on_error: 'on_error hooks are not supported yet (ensure runs after errors too)',
@@ -46,6 +55,12 @@ const UNSUPPORTED: Record<string, string> = {
 };
 
 export function parsePlan(text: string, file: string): Step[] {
+  return parsePlanFile(text, file).steps;
+}
+
+const ROOT_KEYS = ['plan', 'resource_types', 'resources'];
+
+export function parsePlanFile(text: string, file: string): Plan {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, intAsBigInt: true, uniqueKeys: true, version: '1.1' });
   const problems: string[] = doc.errors.map((e) => e.message.split('\n')[0]);
@@ -91,6 +106,10 @@ export function parsePlan(text: string, file: string): Step[] {
       if (onFailure) s.onFailure = step(onFailure, `${where}.on_failure`);
       return s;
     };
+    if (field(node, 'get') !== undefined || field(node, 'put') !== undefined) {
+      const s = parseResourceStep(node, where, resources, yaml);
+      return s && hooks(s);
+    }
     const task = field(node, 'task');
     if (task !== undefined) {
       for (const p of node.items) {
@@ -130,17 +149,20 @@ export function parsePlan(text: string, file: string): Step[] {
       const steps = inner.items.map((s, i) => step(s, `${where}.${kind}[${i}]`)).filter((s): s is Step => s !== undefined);
       return hooks({ kind, steps, where: at(node) });
     }
-    if (!node.items.some((p) => UNSUPPORTED[keyOf(p)])) problems.push(`${where}: not a step berth knows${at(node)}: task, in_parallel or do`);
+    if (!node.items.some((p) => UNSUPPORTED[keyOf(p)])) problems.push(`${where}: not a step berth knows${at(node)}: task, get, put, in_parallel or do`);
     return undefined;
   };
 
   const root = doc.contents;
   const planNode = isMap(root) ? field(root, 'plan') : root;
-  if (isMap(root)) for (const p of root.items) if (keyOf(p) !== 'plan') problems.push(`unknown field ${keyOf(p)}${at(p.key as Node)}: a plan file has plan: (a list of steps)`);
+  if (isMap(root)) for (const p of root.items) if (!ROOT_KEYS.includes(keyOf(p))) problems.push(`unknown field ${keyOf(p)}${at(p.key as Node)}: a plan file has plan: (a list of steps), resource_types: and resources:`);
+  const warnings: string[] = [];
+  const yaml = { doc, problems, warnings, at, handledElsewhere: (k: string) => HOOKS.includes(k) || k in UNSUPPORTED };
+  const resources = parseResources(isMap(root) ? root : undefined, yaml);
   if (!isSeq(planNode)) throw new PlanConfigError(file, [...problems, `the file must hold plan: (a list of steps)${at((planNode ?? root) as Node)}`]);
   const steps = planNode.items.map((s, i) => step(s, `plan[${i}]`)).filter((s): s is Step => s !== undefined);
   if (problems.length) throw new PlanConfigError(file, problems);
-  return steps;
+  return { steps, resources, warnings };
 }
 
 function keyOf(p: Pair): string {

@@ -12,7 +12,8 @@ import { parseTaskConfig } from './config.js';
 import { tarEntries } from './inputs.js';
 import { TaskUsageError, type Mapping } from './layout.js';
 import { unpackTar } from './outputs.js';
-import { parsePlan, type Step } from './plan-config.js';
+import { parsePlanFile, type Plan, type Step } from './plan-config.js';
+import { runResourceStep } from './resource-step.js';
 import { EXIT_ABORTED, EXIT_ERRORED, runTaskStep } from './run-task.js';
 import type { TaskTarget } from './targets.js';
 
@@ -31,20 +32,21 @@ export interface PlanRunOptions {
 }
 
 /** An artifact: a local folder (given with -i) or the tar of an output of an earlier step. */
-type Artifact = { dir: string } | { tar: Buffer };
+export type Artifact = { dir: string } | { tar: Buffer };
 
 export async function runPlan(o: PlanRunOptions): Promise<number> {
   const say = (line: string): void => void o.stderr.write(`${line}\n`);
-  let steps: Step[];
+  let plan: Plan;
   try {
-    steps = parsePlan(await readFile(o.planFile, 'utf8'), o.planFile);
+    plan = parsePlanFile(await readFile(o.planFile, 'utf8'), o.planFile);
   } catch (err) {
     say(`berth task: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? `cannot read the plan ${o.planFile}: no such file` : (err as Error).message}`);
     return EXIT_ERRORED;
   }
   const artifacts = new Map<string, Artifact>(o.inputs.map((m) => [m.name, { dir: resolve(o.cwd, m.dir) }]));
+  for (const w of plan.warnings) say(`berth task: warning: ${w}`);
   const runner = new PlanRunner(o, artifacts, say);
-  const code = await runner.all(steps);
+  const code = await runner.all(plan.steps);
   if (code !== EXIT_ABORTED) {
     for (const m of o.outputs) {
       const a = artifacts.get(m.name);
@@ -79,6 +81,7 @@ class PlanRunner {
     if (this.o.signal.aborted) return EXIT_ABORTED;
     let code: number;
     if (s.kind === 'task') code = await this.task(s);
+    else if (s.kind === 'get' || s.kind === 'put') code = await runResourceStep(s, { ...this.o, artifacts: this.artifacts, say: this.say });
     else if (s.kind === 'do') code = await this.all(s.steps);
     else {
       const codes = await Promise.all(s.steps.map((x) => this.step(x)));

@@ -52,6 +52,10 @@ export interface TaskRunOptions {
   capture?: string[];
   /** A step of a plan: its inputs are artifacts only (no implicit current folder). */
   inPlan?: boolean;
+  /** A fixed working directory instead of a fresh /tmp/build/<8 hex> (resource containers: resource-step.ts). */
+  workDir?: string;
+  /** Leaves berth's progress lines (initializing, running, succeeded/failed) to the caller. */
+  quiet?: boolean;
   inputs: Mapping[];
   outputs: Mapping[];
   includeIgnored: boolean;
@@ -108,7 +112,7 @@ async function prepare(o: TaskRunOptions): Promise<Prepared> {
   if (config.platform !== 'linux') throw new TaskUsageError(`platform "${config.platform}" is not supported: berth runs tasks as Linux pods (platform: linux)`);
   if (config.caches.length) throw new TaskUsageError(`caches are not yet supported by berth task (${config.caches.map((c) => c.path).join(', ')}): remove them from ${o.configFile} to run the task without a cache`);
   const image = imageOf(config, o.image, o.configFile);
-  const layout = layOut(config, { inputs: o.inputs, outputs: o.outputs, args: o.args, workDir: newWorkDir(), cwd: o.cwd, capture: o.capture, inPlan: o.inPlan });
+  const layout = layOut(config, { inputs: o.inputs, outputs: o.outputs, args: o.args, workDir: o.workDir ?? newWorkDir(), cwd: o.cwd, capture: o.capture, inPlan: o.inPlan });
   await checkInputDirs(layout);
   const params = { ...config.params, ...(o.paramOverrides ?? {}) };
   return { config, layout, image, params: o.paramsFromEnv === false ? params : overrideFromEnv(params, o.env) };
@@ -136,11 +140,11 @@ class TaskRun {
     if (this.o.signal.aborted) this.stop.abort();
     try {
       const code = await this.execute();
-      this.say(code === 0 ? 'succeeded' : 'failed');
+      this.progress(code === 0 ? 'succeeded' : 'failed');
       return { code, artifacts: this.artifacts };
     } catch (err) {
       if (this.o.signal.aborted || err instanceof Interrupted) {
-        this.say('interrupted');
+        this.progress('interrupted');
         return { code: EXIT_ABORTED, artifacts: new Map() };
       }
       this.say(`berth task: ${(err as Error).message}`);
@@ -175,7 +179,7 @@ class TaskRun {
     });
     const startDeadline = (): number => Date.now() + settings.startTimeoutSeconds * 1000;
 
-    this.say('initializing');
+    this.progress('initializing');
     let pod: { name: string; tracker: PodTracker } | undefined;
     for (let attempt = 1; !pod; attempt++) {
       const c = ctx(randomBytes(4).toString('hex'));
@@ -192,7 +196,7 @@ class TaskRun {
     const runningOrNot = await this.until(tracker.until((q) => settledOrRunning(viewContainer(q, TASK_CONTAINER), () => undefined), startDeadline(), `the task's container (${this.p.image}) did not start`));
     const startView = viewContainer(runningOrNot, TASK_CONTAINER);
     if (startView.state === 'failed') throw new TaskError(startView.message);
-    this.say(`running ${this.p.layout.command.join(' ')}`);
+    this.progress(`running ${this.p.layout.command.join(' ')}`);
 
     const ended = tracker.until((q) => isTerminal(viewContainer(q, TASK_CONTAINER)), Infinity, 'the task did not finish');
     ended.catch(() => undefined);
@@ -210,6 +214,10 @@ class TaskRun {
       this.artifacts = await downloadOutputs(kube, name, this.p.layout, this.say, this.stop.signal);
     }
     return code;
+  }
+
+  private progress(line: string): void {
+    if (!this.o.quiet) this.say(line);
   }
 
   /** The rights a run needs beyond creating its pod, asked before anything exists. */

@@ -49,14 +49,14 @@ test("an inline config is parsed with the plan file's own line numbers", () => {
   );
 });
 
-test('get/put, unknown fields and steps, file and config together: refused with their line', () => {
+test('a get of an undeclared resource, unknown fields and steps, file and config together: refused with their line', () => {
   try {
     parsePlan('plan:\n  - get: repo\n  - task: x\n    file: x.yml\n    config: {}\n    bogus: 1\n  - wat: 1\n', 'plan.yml');
     assert.fail('accepted');
   } catch (err) {
     assert.ok(err instanceof PlanConfigError);
     const text = err.problems.join('\n');
-    assert.match(text, /plan\[0\]: get \(line 2\): get steps \(resources\) are not supported yet/);
+    assert.match(text, /plan\[0\] \(get repo\): no resource `repo` \(line 2\): declare it under resources: \(the plan has none\)/);
     assert.match(text, /plan\[1\] \(task x\): give exactly one of file and config \(line 3\)/);
     assert.match(text, /plan\[1\]: unknown field bogus \(line 6\)/);
     assert.match(text, /plan\[2\]: not a step berth knows \(line 7\)/);
