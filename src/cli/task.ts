@@ -58,15 +58,15 @@ export function taskCommand(): Command {
   );
   task.addCommand(
     new Command('plan')
-      .description('plans of task steps (a Concourse job\'s plan:, without resources)')
+      .description('plans of steps: a Concourse job\'s plan: of task, get and put steps, with the resource_types: and resources: they use')
       .addCommand(
         new Command('run')
           .exitOverride(usageExit)
-          .description('run a plan: task steps in order, in_parallel together, outputs of one step as inputs of the next (held in memory), ensure/on_success/on_failure hooks; stops at the first failed step with its exit code')
-          .argument('<plan-file>', 'a YAML file with plan: (a list of steps)')
+          .description('run a plan: steps in order, in_parallel together, outputs of one step as inputs of the next (held in memory), ensure/on_success/on_failure hooks; get/put run a resource type\'s /opt/resource/check|in|out in pods as Concourse does; stops at the first failed step with its exit code')
+          .argument('<plan-file>', 'a YAML file with plan: (a list of steps) and, for get/put, resource_types: and resources: (or just a list of steps)')
           .option('-i, --input <name=dir>', 'a local folder as the artifact NAME (repeatable)', collect('-i'), [])
           .option('-o, --output <name=dir>', 'download the artifact NAME into a local folder once the plan ended (repeatable)', collect('-o'), [])
-          .option('--image <ref>', "run every task with this image instead of its image_resource")
+          .option('--image <ref>', "run every task with this image instead of its image_resource (resource types keep theirs)")
           .option('--kubeconfig <file>', 'kubeconfig file (default: $BERTH_KUBECONFIG, $KUBECONFIG, ~/.kube/config, in-cluster)')
           .option('--context <name>', 'kubeconfig context (default: $BERTH_CONTEXT, the current context)')
           .option('-n, --namespace <ns>', "namespace (default: $BERTH_NAMESPACE, the context's)")

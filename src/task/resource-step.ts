@@ -82,16 +82,8 @@ type ScriptResult = { code: number } | { code: 0; response: unknown; raw: string
  * One resource script in its pod. Without a response: berth or the cluster failed, the run was
  * interrupted or the script failed (each said); the code is the plan's.
  */
-async function runScript(c: ResourceStepContext, label: string, resource: Resource, script: 'check' | 'in' | 'out', request: object, opts: { fetch?: boolean; inputs?: Mapping[] } = {}): Promise<ScriptResult> {
-  const dir = { check: 'check', in: 'get', out: 'put' }[script];
-  const args = script === 'check' ? [] : [`${WORK}/${dir}`];
-  const shown = [`/opt/resource/${script}`, ...args].join(' ');
-  const config = {
-    platform: 'linux',
-    inputs: [{ name: IO_NAME, path: IO }, ...(opts.inputs ?? []).map((m) => ({ name: m.name, path: `put/${m.name}` }))],
-    outputs: [{ name: IO_NAME, path: IO }, ...(opts.fetch ? [{ name: FETCHED, path: 'get' }] : [])],
-    run: { path: '/bin/sh', args: ['-c', `exec /opt/resource/${script} "$@" <${WORK}/${IO}/request.json >${WORK}/${IO}/response.json`, script, ...args], dir },
-  };
+async function runScript(c: ResourceStepContext, label: string, resource: Resource, script: Script, request: object, opts: { fetch?: boolean; inputs?: Mapping[] } = {}): Promise<ScriptResult> {
+  const { config, shown } = scriptTask(script, (opts.inputs ?? []).map((m) => m.name), Boolean(opts.fetch));
   const result = await runTaskStep({
     configFile: `${c.planFile} (${label}: ${shown})`,
     configText: stringify(config),
@@ -132,6 +124,24 @@ async function runScript(c: ResourceStepContext, label: string, resource: Resour
   return { code: 0, response, raw, ...(opts.fetch ? { fetched: result.artifacts.get(FETCHED) } : {}) };
 }
 
+type Script = 'check' | 'in' | 'out';
+
+/**
+ * A resource script as the task config of its pod (working directory /tmp/build): the request file on its
+ * stdin, its stdout into the response file, the artifacts of a put at put/NAME, the fetched folder `get`.
+ */
+export function scriptTask(script: Script, artifacts: string[], fetch: boolean): { config: object; shown: string } {
+  const dir = { check: 'check', in: 'get', out: 'put' }[script];
+  const args = script === 'check' ? [] : [`${WORK}/${dir}`];
+  const config = {
+    platform: 'linux',
+    inputs: [{ name: IO_NAME, path: IO }, ...artifacts.map((name) => ({ name, path: `put/${name}` }))],
+    outputs: [{ name: IO_NAME, path: IO }, ...(fetch ? [{ name: FETCHED, path: 'get' }] : [])],
+    run: { path: '/bin/sh', args: ['-c', `exec /opt/resource/${script} "$@" <${WORK}/${IO}/request.json >${WORK}/${IO}/response.json`, script, ...args], dir },
+  };
+  return { config, shown: [`/opt/resource/${script}`, ...args].join(' ') };
+}
+
 /** The version and metadata of an in or out response, as Concourse shows them beside the step. */
 function show(c: ResourceStepContext, r: { version: Version; metadata?: Array<{ name: string; value: string }> }): void {
   c.say(`version: ${Object.entries(r.version).map(([k, v]) => `${k}=${v}`).join(', ')}`);
@@ -159,7 +169,7 @@ function asInput(name: string, a: Artifact): Mapping {
 }
 
 /** A tar holding request.json (the request's JSON, as the script reads it on stdin). */
-function requestTar(request: object): Promise<Buffer> {
+export function requestTar(request: object): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const p = pack();
     const chunks: Buffer[] = [];

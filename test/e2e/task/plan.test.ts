@@ -41,12 +41,12 @@ describe('berth task plan run', () => {
     assert.deepEqual(await t.leftovers(), []);
   });
 
-  it('get/put and unknown steps are refused with their line, before anything runs', async () => {
+  it('a get of an undeclared resource and unknown steps are refused with their line, before anything runs', async () => {
     const bad = tempTree({ 'plan.yml': 'plan:\n  - get: repo\n  - task: x\n    file: x.yml\n    timeout: 1h\n' });
     try {
       const r = await plan([join(bad.dir, 'plan.yml')]);
       assert.equal(r.code, 2);
-      assert.match(r.stderr, /plan\[0\]: get \(line 2\): get steps \(resources\) are not supported yet/);
+      assert.match(r.stderr, /plan\[0\] \(get repo\): no resource `repo` \(line 2\): declare it under resources:/);
       assert.match(r.stderr, /plan\[1\]: timeout \(line 5\)/);
       assert.equal(r.stdout, '');
     } finally {

@@ -1,7 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parsePlanFile, PlanConfigError } from '../../../src/task/plan-config.js';
+import { stringify } from 'yaml';
+import { parseTaskConfig } from '../../../src/task/config.js';
+import { tarEntries } from '../../../src/task/inputs.js';
+import { layOut } from '../../../src/task/layout.js';
 import { detectInputs } from '../../../src/task/resource-config.js';
+import { requestTar, scriptTask } from '../../../src/task/resource-step.js';
 
 const TYPES = ['resource_types:', '  - name: test', '    type: registry-image', '    source: { repository: localhost/berth/test-resource, tag: "1" }', '    defaults: { region: eu }'];
 
@@ -134,4 +139,27 @@ test('what needs a pipeline, or is not an image, is refused with the field and t
 test('put inputs: detect takes the artifacts named by the first segment of its params\' strings', () => {
   assert.deepEqual(detectInputs({ file: 'built/next', deep: { list: ['notes/n', 'elsewhere/x', 3] }, plain: 'repo' }, ['built', 'notes', 'repo', 'unused']).sort(), ['built', 'notes', 'repo']);
   assert.deepEqual(detectInputs({}, ['built']), []);
+});
+
+test("each resource script is a task whose pod has Concourse's resource container layout", async () => {
+  const lay = (script: 'check' | 'in' | 'out', artifacts: string[], fetch: boolean) => {
+    const { config, shown } = scriptTask(script, artifacts, fetch);
+    return { shown, layout: layOut(parseTaskConfig(stringify(config), 'r.yml'), { inputs: [{ name: '.berth-io', dir: '-' }, ...artifacts.map((name) => ({ name, dir: '-' }))], outputs: [], args: [], workDir: '/tmp/build', cwd: '/here', inPlan: true, capture: ['.berth-io', '.berth-fetched'] }) };
+  };
+  const get = lay('in', [], true);
+  assert.equal(get.shown, '/opt/resource/in /tmp/build/get');
+  assert.equal(get.layout.cwd, '/tmp/build/get');
+  assert.deepEqual(get.layout.command, ['/bin/sh', '-c', 'exec /opt/resource/in "$@" </tmp/build/.berth/io/request.json >/tmp/build/.berth/io/response.json', 'in', '/tmp/build/get']);
+  assert.deepEqual(get.layout.outputs.map((o) => [o.name, o.path, o.capture]), [['.berth-io', '.berth/io', true], ['.berth-fetched', 'get', true]]);
+  const put = lay('out', ['built', 'notes'], false);
+  assert.equal(put.layout.cwd, '/tmp/build/put');
+  assert.deepEqual(put.layout.command.slice(3), ['out', '/tmp/build/put']);
+  assert.deepEqual(put.layout.inputs.map((i) => i.path), ['.berth/io', 'put/built', 'put/notes']);
+  const check = lay('check', [], false);
+  assert.equal(check.shown, '/opt/resource/check');
+  assert.deepEqual(check.layout.command.slice(3), ['check']);
+  // The request (with the source's credentials) is a file of the inputs tar, not a value of the pod spec.
+  const [entry] = await tarEntries(await requestTar({ source: { password: 's3cret' }, version: null }));
+  assert.equal(entry.header.name, 'request.json');
+  assert.equal(entry.data.toString(), '{"source":{"password":"s3cret"},"version":null}');
 });
