@@ -22,7 +22,7 @@ const IO = '.berth/io';
 const IO_NAME = '.berth-io';
 const FETCHED = '.berth-fetched';
 
-export type ResourceStepContext = Pick<PlanRunOptions, 'planFile' | 'env' | 'cwd' | 'stdout' | 'stderr' | 'signal'> & {
+export type ResourceStepContext = Pick<PlanRunOptions, 'planFile' | 'target' | 'env' | 'cwd' | 'stdout' | 'stderr' | 'signal'> & {
   artifacts: Map<string, Artifact>;
   say: (line: string) => void;
 };
@@ -95,6 +95,9 @@ async function runScript(c: ResourceStepContext, label: string, resource: Resour
     includeIgnored: false,
     privileged: false,
     image: resource.type.image,
+    // The plan's target, as for its tasks; the step's identity on the pod: `get repo: in`.
+    target: c.target,
+    step: `${label}: ${script}`,
     args: [],
     env: c.env,
     cwd: c.cwd,
