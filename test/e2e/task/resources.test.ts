@@ -1,5 +1,6 @@
-// get and put steps of berth task plan run, through the real CLI, as the user bound to exactly
-// deploy/rbac/task-role.yaml, with the local test resource type (images/test-resource).
+// get steps of berth task plan run (a plan of 3 steps, and its variant whose middle step fails), through the real
+// CLI, as the user bound to exactly deploy/rbac/task-role.yaml, with the local test resource type
+// (images/test-resource). put steps and broken resource scripts: resources-put.test.ts.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,10 +12,10 @@ const RESOURCES_PLAN = readFileSync(join(FIXTURES, 'plan-resources.yml'), 'utf8'
 /** The same plan with the get pinned to version 1.2: no check pod (the first test covers check). */
 const pinned = (plan: string): string => plan.replace('params: { greeting: hi }', 'params: { greeting: hi }\n    version: { ver: "1.2" }');
 
-// Each test runs a plan of several pods one after another: more than the harness's 2 minutes per test on a loaded machine.
+// Each test runs a plan of several pods one after another: on a loaded machine, more than the harness's 2 minutes per test.
 const PLAN_TIMEOUT = { timeout: 360_000 };
 
-describe('berth task plan run: get and put steps', () => {
+describe('berth task plan run: get steps', () => {
   let t: TaskEnv;
   const plan = (args: string[]) => runCommand(process.execPath, [berthCli, 'task', 'plan', 'run', ...args, '--image', BUSYBOX], { env: t.env(), timeoutMs: 300_000 });
   before(async () => {
@@ -58,46 +59,6 @@ describe('berth task plan run: get and put steps', () => {
       assert.deepEqual(await t.leftovers(), []);
     } finally {
       failing.remove();
-    }
-  });
-
-  it('put: out sees the artifacts its inputs name below /tmp/build/put, then the implicit get of its version; no_get', PLAN_TIMEOUT, async () => {
-    const out = tempTree({});
-    try {
-      const r = await plan([join(FIXTURES, 'plan-put.yml'), '-o', `release=${out.dir}/release`]);
-      assert.equal(r.code, 0, r.stderr);
-      assert.equal(r.stdout, '');
-      // inputs: detect → only `built` (named by params.file); inputs: all (default) → every artifact so far.
-      assert.match(r.stderr, /^put release\nout: artifacts in \/tmp\/build\/put: built \nversion: ver=2\.0\n {2}file: built\/next\nget release\nin: fetching version 2\.0 into \/tmp\/build\/get\n/m);
-      assert.match(r.stderr, /\nput notes-release\nout: artifacts in \/tmp\/build\/put: built notes release \nversion: ver=2\.0-notes\n {2}file: notes\/n\nsucceeded\n$/);
-      assert.doesNotMatch(r.stderr, /^get notes-release$/m, 'no_get: no implicit get');
-      assert.doesNotMatch(r.stderr, /check:/, 'the implicit get fetches the version out made, without a check');
-      assert.equal(readFileSync(join(out.dir, 'release/version'), 'utf8'), '2.0\n');
-      assert.equal(readFileSync(join(out.dir, 'release/greeting'), 'utf8'), 'put then got\n', 'get_params');
-      assert.deepEqual(await t.leftovers(), []);
-    } finally {
-      out.remove();
-    }
-  });
-
-  it('a resource whose in exits non-zero, or prints no JSON, fails the step with a clear sentence', PLAN_TIMEOUT, async () => {
-    const broken = (mode: string): string =>
-      pinned(RESOURCES_PLAN).replace('greeting: hello }', `greeting: hello, mode: ${mode} }`);
-    const plans = tempTree({ 'fails.yml': broken('in-fails'), 'not-json.yml': broken('in-not-json') });
-    try {
-      const fails = await plan([join(plans.dir, 'fails.yml')]);
-      assert.equal(fails.code, 7, fails.stderr);
-      assert.match(fails.stderr, /^in: the source is broken \(mode in-fails\)$/m, 'its log');
-      assert.match(fails.stderr, /^berth task: get source-code: resource script '\/opt\/resource\/in \/tmp\/build\/get' failed: exit status 7$/m);
-      assert.doesNotMatch(fails.stderr, /^task transform$/m);
-      assert.equal(fails.stdout, '');
-      const notJson = await plan([join(plans.dir, 'not-json.yml')]);
-      assert.equal(notJson.code, 1, notJson.stderr);
-      assert.match(notJson.stderr, /^berth task: get source-code: resource script '\/opt\/resource\/in \/tmp\/build\/get' printed invalid JSON on stdout: "fetched version 1\.2\\n" \(a resource script prints its JSON response on stdout, its log on stderr\)$/m);
-      assert.doesNotMatch(notJson.stderr, /^task transform$/m);
-      assert.deepEqual(await t.leftovers(), []);
-    } finally {
-      plans.remove();
     }
   });
 });
