@@ -64,7 +64,7 @@ async function put(s: PutStep, c: ResourceStepContext): Promise<number> {
   const names = s.inputs === 'all' ? all : s.inputs === 'detect' ? detectInputs(s.params, all) : s.inputs;
   const missing = names.filter((n) => !c.artifacts.has(n));
   if (missing.length) {
-    c.say(`berth task: ${label}${s.where}: inputs names ${missing.map((n) => `\`${n}\``).join(', ')}, but the plan's artifacts are ${all.map((n) => `\`${n}\``).join(', ') || '(none)'}`);
+    c.say(`berth task: ${label}${s.where}: inputs: no artifact ${missing.map((n) => `\`${n}\``).join(', ')} in the plan so far (its artifacts: ${all.map((n) => `\`${n}\``).join(', ') || 'none'})`);
     return EXIT_ERRORED;
   }
   const inputs = names.map((n) => asInput(n, c.artifacts.get(n) as Artifact));
