@@ -30,7 +30,10 @@ if (up.status !== 0) {
 const { clusterId, pid } = JSON.parse(execFileSync('cat', [join(stateDir, 'state.json')], { encoding: 'utf8' }));
 let status: number;
 try {
-  const runner = spawn(process.execPath, ['--test', '--test-concurrency=1', '--test-timeout=120000', '--test-reporter=spec', ...files], { stdio: 'inherit', env });
+  // --test-timeout bounds each test and also each file as a whole (node runs a file as one test): a file of
+  // several multi-pod tests can pass 2 minutes on a loaded machine, so the bound is 10 minutes, which only a hang
+  // reaches; tests that need a tighter bound set their own.
+  const runner = spawn(process.execPath, ['--test', '--test-concurrency=1', '--test-timeout=600000', '--test-reporter=spec', ...files], { stdio: 'inherit', env });
   // interrupted (Ctrl-C, a CI timeout): the tests stop, and the cluster is still taken down below
   const interrupt = (signal: NodeJS.Signals) => () => {
     console.error(`e2e: ${signal}, stopping the tests and the dev cluster`);
