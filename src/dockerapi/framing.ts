@@ -28,12 +28,32 @@ export function demux(data: Buffer): Array<{ stream: number; payload: Buffer }> 
   return out;
 }
 
-/** A Writable whose chunks reach `sink` framed as `stream`, or raw when `tty`. */
-export function framedWriter(sink: NodeJS.WritableStream, stream: number, tty: boolean): Writable {
+/**
+ * Frames of one chunk of a log, one per line as dockerd's log drivers store them (a client that reads
+ * frame by frame, like testcontainers' log consumers, gets one line per frame). A trailing part without
+ * its newline is a frame of its own at once, never held back for the rest of the line.
+ */
+export function lineFrames(stream: number, chunk: Buffer): Buffer {
+  const frames: Buffer[] = [];
+  let start = 0;
+  while (start < chunk.length) {
+    const nl = chunk.indexOf(0x0a, start);
+    const end = nl === -1 ? chunk.length : nl + 1;
+    frames.push(frame(stream, chunk.subarray(start, end)));
+    start = end;
+  }
+  return Buffer.concat(frames);
+}
+
+/**
+ * A Writable whose chunks reach `sink` framed as `stream` (a frame per line with `perLine`, as logs
+ * are), or raw when `tty`.
+ */
+export function framedWriter(sink: NodeJS.WritableStream, stream: number, tty: boolean, perLine = false): Writable {
   return new Writable({
     write(chunk: Buffer, _enc, cb) {
       if (chunk.length === 0) return cb();
-      const ok = sink.write(tty ? chunk : frame(stream, chunk));
+      const ok = sink.write(tty ? chunk : perLine ? lineFrames(stream, chunk) : frame(stream, chunk));
       if (ok) cb();
       else sink.once('drain', () => cb());
     },

@@ -124,7 +124,7 @@ async function streamLogs(engine: Engine, c: ContainerRecord, out: Writable, o: 
   try {
     await Promise.all(
       wanted.map(async ([stream, id]) => {
-        const writer = framedWriter(out, id, tty);
+        const writer = framedWriter(out, id, tty, true);
         const q: LogQuery = { follow, stream, tailLines, timestamps: o.timestamps, sinceTime: since };
         const what = stream === 'All' ? 'the log' : `the ${stream.toLowerCase()} log`;
         try {

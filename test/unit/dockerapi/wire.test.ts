@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
-import { demux, frame, framedWriter, STDERR, STDOUT } from '../../../src/dockerapi/framing.js';
+import { demux, frame, framedWriter, lineFrames, STDERR, STDOUT } from '../../../src/dockerapi/framing.js';
 import { anyMatches, FilterError, labelsMatch, parseFilters } from '../../../src/dockerapi/filters.js';
 import { compareVersions, splitVersion } from '../../../src/dockerapi/http.js';
 import { parseListener } from '../../../src/dockerapi/server.js';
@@ -28,6 +28,15 @@ test('framedWriter frames unless tty, and drops empty chunks', async () => {
   raw.write(Buffer.from('y'));
   await new Promise((r) => setImmediate(r));
   assert.deepEqual(Buffer.concat(chunks), Buffer.concat([frame(1, Buffer.from('x')), Buffer.from('y')]));
+});
+
+test('logs go out a frame per line; a part without its newline is a frame at once', () => {
+  const frames = (chunk: string): string[] => demux(lineFrames(STDOUT, Buffer.from(chunk))).map((f) => f.payload.toString());
+  assert.deepEqual(frames('one\ntwo\nthree\n'), ['one\n', 'two\n', 'three\n']);
+  assert.deepEqual(frames('a\n\nprompt> '), ['a\n', '\n', 'prompt> ']);
+  assert.deepEqual(frames('no newline'), ['no newline']);
+  assert.equal(lineFrames(STDERR, Buffer.alloc(0)).length, 0);
+  assert.equal(demux(lineFrames(STDERR, Buffer.from('x\n')))[0].stream, STDERR);
 });
 
 test('filters: map and list forms; labels AND, other keys OR', () => {
