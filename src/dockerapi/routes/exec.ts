@@ -7,6 +7,7 @@ import type { ExecRecord } from '../exec-records.js';
 import type { ContainerRecord } from '../model.js';
 import type { Engine } from '../engine.js';
 import { streamType } from './container-streams.js';
+import { execUserIsContainers, execUserRefusal } from '../exec-user.js';
 
 interface ExecCreateBody {
   Cmd?: string[] | string | null;
@@ -26,6 +27,7 @@ export function execRoutes(r: Router, engine: Engine): void {
     const cmd = Array.isArray(body.Cmd) ? body.Cmd : body.Cmd ? [body.Cmd] : [];
     if (cmd.length === 0) throw badRequest('No exec command specified');
     if (c.status !== 'running') throw conflict(`Container ${c.id} is not running`);
+    if (!execUserIsContainers(body.User ?? '', c.body.User ?? '')) throw badRequest(execUserRefusal(body.User ?? '', c.body.User ?? ''));
     const rec = engine.execs.create({
       containerId: c.id,
       cmd,
