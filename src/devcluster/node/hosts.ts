@@ -52,7 +52,15 @@ export function hostsFileContent(pod: KubeObject, podIP: string | undefined, ser
   return lines.join('\n') + '\n';
 }
 
-/** writes only when the content changed, truncating in place so the inode (and every bind mount) stays */
+/** What was last written to each hosts file, so lines written there by the pod's own processes are told apart. */
+const written = new Map<string, string>();
+
+/**
+ * Writes only when the content changed, truncating in place so the inode (and every bind mount) stays.
+ * A kubelet writes a pod's /etc/hosts once; what processes in the pod add to it later (e.g. `berth serve`
+ * announcing a network alias started later) stays. This file is rewritten when Services change, so the
+ * lines that were not in the last content written here are kept, after the new content.
+ */
 export function writeHostsFile(path: string, content: string): void {
   let old: string | undefined;
   try {
@@ -60,6 +68,21 @@ export function writeHostsFile(path: string, content: string): void {
   } catch {
     old = undefined;
   }
+  const next = content + addedLines(old, written.get(path));
+  written.set(path, content);
   // flag 'w' is O_TRUNC on the existing file: same inode, unlike a write-and-rename
-  if (old !== content) writeFileSync(path, content, { flag: 'w' });
+  if (old !== next) writeFileSync(path, next, { flag: 'w' });
+}
+
+/** The lines of `current` that the last write (`managed`) did not put there, each ending in a newline. */
+export function addedLines(current: string | undefined, managed: string | undefined): string {
+  if (current === undefined || managed === undefined) return '';
+  const ours = new Set(managed.split('\n'));
+  const added = current.split('\n').filter((line) => line !== '' && !ours.has(line));
+  return added.map((line) => `${line}\n`).join('');
+}
+
+/** The pod is gone: its file's record goes too. */
+export function forgetHostsFile(path: string): void {
+  written.delete(path);
 }

@@ -10,7 +10,7 @@ import { ConfigError } from './config-error.js';
 import { ContainerLog } from './container-log.js';
 import { resolveEnv, expandVars, type ApiServerAddress } from './env.js';
 import { containerFieldPath, type EventRecorder } from './events.js';
-import { podHostname, writeHostsFile } from './hosts.js';
+import { forgetHostsFile, podHostname, writeHostsFile } from './hosts.js';
 import { pullFailureMessage, pullPolicy, type ImageCache, type ImageInfo, type ImageLookup } from './images.js';
 import { isFullyIsolated } from './network-policy.js';
 import { CLUSTER_LABEL, containerRunArgs, podCreateArgs, podmanPodName, type ContainerSpec, type Mount } from './podman-args.js';
@@ -699,6 +699,7 @@ export class PodWorker {
   }
 
   private removeFiles(): void {
+    forgetHostsFile(this.hostsFile);
     rmSync(this.podDir, { recursive: true, force: true });
     rmSync(join(this.ctx.memoryDir, this.uid), { recursive: true, force: true });
     this.ctx.events.forget(this.uid);
