@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GenericContainer, ImageName, Network, getContainerRuntimeClient, type StartedTestContainer } from 'testcontainers';
+import { GenericContainer, ImageName, Network, Wait, getContainerRuntimeClient, type StartedTestContainer } from 'testcontainers';
 
 const BUSYBOX = 'localhost/berth/busybox:1';
 /** Built by the test from BUSYBOX: its own CMD is a long sleep, and nobody names a command for it. */
@@ -77,15 +77,45 @@ await step('laterAliasResolves', async () => {
   const started: StartedTestContainer[] = [];
   try {
     started.push(await new GenericContainer(BUSYBOX).withNetwork(network).withNetworkAliases('early').withCommand(['sleep', '600']).start());
-    started.push(await new GenericContainer(BUSYBOX).withNetwork(network).withNetworkAliases('later').withCommand(['sh', '-c', 'echo from-later > /tmp/i; exec httpd -f -p 8080 -h /tmp']).start());
+    started.push(await new GenericContainer(BUSYBOX).withNetwork(network).withNetworkAliases('later', 'later2').withCommand(['sh', '-c', 'echo from-later > /tmp/i; exec httpd -f -p 8080 -h /tmp']).start());
+    // A third member afterwards changes the network's Services (the dev cluster rewrites its pods' /etc/hosts
+    // then): the earlier member still resolves both aliases of the later one.
+    started.push(await new GenericContainer(BUSYBOX).withNetwork(network).withNetworkAliases('third').withCommand(['sleep', '600']).start());
     // TC_ALIAS_TRIES: podman's DNS learns a new member a moment after its start; berth's start answers after
     // the earlier members can resolve it (one try). No `wget -T`: this busybox build crashes with it.
     const tries = Number(process.env.TC_ALIAS_TRIES ?? '1');
-    const r = await started[0].exec(['sh', '-c', `i=0; while [ $i -lt ${tries} ]; do wget -q -O - http://later:8080/i && exit 0; i=$((i+1)); sleep 0.3; done; exit 1`]);
+    const fetch = (alias: string): string => `i=0; while [ $i -lt ${tries} ]; do wget -q -O - http://${alias}:8080/i && break; i=$((i+1)); sleep 0.3; done; [ $i -lt ${tries} ]`;
+    const r = await started[0].exec(['sh', '-c', `${fetch('later')} && ${fetch('later2')}`]);
     return { exitCode: r.exitCode, output: r.output };
   } finally {
     for (const c of started.reverse()) await c.stop();
     await network.stop();
+  }
+});
+
+await step('logFrames', async () => {
+  // One write of three lines: dockerd's (and podman's) logs give a frame per line, which testcontainers'
+  // log consumers (and its own log tracing) see as one `data` event per line.
+  const c = await new GenericContainer(BUSYBOX).withCommand(['sh', '-c', "printf 'one\\ntwo\\nthree\\n'; exec sleep 600"]).withWaitStrategy(Wait.forLogMessage('three')).start();
+  try {
+    const raw = (await docker.getContainer(c.getId()).logs({ stdout: true, stderr: true, follow: false })) as unknown as Buffer;
+    const frames: string[] = [];
+    for (let i = 0; i + 8 <= raw.length; i += 8 + raw.readUInt32BE(i + 4)) frames.push(raw.subarray(i + 8, i + 8 + raw.readUInt32BE(i + 4)).toString());
+    return frames;
+  } finally {
+    await c.stop();
+  }
+});
+
+await step('execOtherUser', async () => {
+  const c = await new GenericContainer(BUSYBOX).withCommand(['sleep', '600']).start();
+  try {
+    const r = await c.exec(['whoami'], { user: 'nobody' });
+    return { ran: true, output: r.output };
+  } catch (err) {
+    return { ran: false, error: (err as Error).message.slice(0, 400) };
+  } finally {
+    await c.stop();
   }
 });
 

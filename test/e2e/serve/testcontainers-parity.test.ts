@@ -1,6 +1,7 @@
 // testcontainers-node's client-parity items (issue 10), against berth serve and against podman's service (the
-// reference): reaper reuse, generated names, LogConfig, pull events, a later network alias, build, copy before
-// start for an image whose command nobody names, UDP ports. Each run is a child process (tc-parity-scenario.ts).
+// reference): reaper reuse, generated names, LogConfig, pull events, a later network alias, a log frame per
+// line, exec as another user, build, copy before start for an image whose command nobody names, UDP ports.
+// Each run is a child process (tc-parity-scenario.ts).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -35,8 +36,9 @@ function value<T>(results: Record<string, Step>, name: string): T {
 function assertCommon(results: Record<string, Step>): void {
   for (const name of value<string[]>(results, 'generatedNames')) assert.match(name, /^\/[a-z]+_[a-z]+(_[0-9a-f]+)?$/, `a generated name: ${name}`);
   assert.equal(value<{ Type: string }>(results, 'logConfig').Type, 'json-file');
-  assert.deepEqual(value(results, 'laterAliasResolves'), { exitCode: 0, output: 'from-later\n' });
+  assert.deepEqual(value(results, 'laterAliasResolves'), { exitCode: 0, output: 'from-later\nfrom-later\n' }, 'both aliases of a later member');
   assert.deepEqual(value(results, 'copyBeforeStartAnyImage'), { exitCode: 0, output: 'copied\n' });
+  assert.deepEqual(value(results, 'logFrames'), ['one\n', 'two\n', 'three\n'], 'a log frame per line');
 }
 
 before(async () => {
@@ -61,6 +63,7 @@ describe('testcontainers-node parity items against podman (reference)', () => {
     assertCommon(results);
     assert.equal(value<{ built: boolean }>(results, 'build').built, true, 'podman builds');
     assert.equal(value<{ started: boolean }>(results, 'udpBinding').started, true, 'podman publishes UDP');
+    assert.deepEqual(value(results, 'execOtherUser'), { ran: true, output: 'nobody\n' });
   });
 });
 
@@ -87,6 +90,10 @@ describe('testcontainers-node parity items against berth serve', () => {
     const udp = value<{ started: boolean; error: string }>(results, 'udpBinding');
     assert.equal(udp.started, false);
     assert.match(udp.error, /cannot publish 53\/udp: berth publishes TCP ports only/);
+    // A Kubernetes exec cannot switch users: refused, never run as the container's user instead.
+    const other = value<{ ran: boolean; error: string }>(results, 'execOtherUser');
+    assert.equal(other.ran, false);
+    assert.match(other.error, /exec as user "nobody" is not possible: a Kubernetes exec runs as the container's own user/);
   });
 
   test("Ryuk: a second session finds the first one's reaper by its label and reuses it", async () => {
