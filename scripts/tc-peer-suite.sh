@@ -195,6 +195,7 @@ main() {
   [ "${TC_PEER_SKIP_INSTALL:-}" = 1 ] || install_suite
   [ "${TC_PEER_SKIP_IMAGES:-}" = 1 ] || build_images
   trap cleanup EXIT
+  trap 'exit 130' INT TERM   # so that the EXIT trap runs (stops the engines and the dev cluster) when interrupted
   for e in $engines; do
     start_engine "$e"
     run_files "$e" "$work/$e.sock"
