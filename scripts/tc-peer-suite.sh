@@ -71,6 +71,8 @@ copy_bins() { # $1 = rootfs, rest = binaries
 #                     EXPOSE line (see below)
 #   alpine, alpine:3.10                   berth's busybox image
 #   mendhak/udp-listener                  a UDP listener on 5005 in node that logs what it receives
+# They stay in podman's store for the next run (TC_PEER_SKIP_IMAGES=1); remove them with
+#   podman rmi node:10-alpine cristianrgreco/testcontainer:1.1.14 mendhak/udp-listener; podman untag localhost/berth/busybox:1 alpine alpine:3.10
 build_images() {
   local b="$work/images"; rm -rf "$b"; mkdir -p "$b"
   log "building node:10-alpine (a stand-in on berth's node image)"
@@ -136,6 +138,9 @@ cleanup() {
   if [[ " $engines " == *" podman "* ]]; then
     podman ps -aq --filter label=org.testcontainers=true --format '{{.ID}} {{.Labels}}' | grep -v io.berth.dev-cluster \
       | awk '{print $1}' | xargs -r podman rm -f >/dev/null 2>&1 || true
+    # images the suite built and committed (Ryuk, which would delete them, is off)
+    podman images --format '{{.Repository}}:{{.Tag}}' | grep -E '^(localhost/[0-9a-f]{12}:[0-9a-f]{12}|docker.io/cristianrgreco/testcontainer:test-commit-)' \
+      | xargs -r podman rmi -f >/dev/null 2>&1 || true
   fi
 }
 
