@@ -23,6 +23,7 @@ import { StartupGate } from './startup-gate.js';
 import { checkFit } from './scheduler.js';
 import { parseQuantity } from './quantity.js';
 import { attachSession, execSession } from './sessions.js';
+import { detectRunc, runcCanExec, runcExecSession, type RuncRuntime } from './runc-exec.js';
 import type { ApiServerAddress } from './env.js';
 import { connectInNamespace, connectTcp } from './port-forward.js';
 
@@ -72,6 +73,8 @@ export class PodmanNode implements NodeRuntime {
   private readonly startup = new StartupGate();
   private apiServerAddress?: ApiServerAddress;
   private gateway?: string;
+  /** exec straight through runc when podman runs containers with it (runc-exec.ts) */
+  private runc?: RuncRuntime;
 
   constructor(opts: PodmanNodeOptions) {
     this.opts = opts;
@@ -83,7 +86,14 @@ export class PodmanNode implements NodeRuntime {
   }
 
   async start(): Promise<void> {
-    const [, hostIP, podmanVersion, imageStore] = await Promise.all([this.removeLeftovers(), this.bridgeGateway(), this.podmanVersion(), this.imageStoreFile()]);
+    const [, hostIP, podmanVersion, imageStore, runc] = await Promise.all([
+      this.removeLeftovers(),
+      this.bridgeGateway(),
+      this.podmanVersion(),
+      this.imageStoreFile(),
+      detectRunc(this.cli, join(this.stateDir, 'exec-logs')),
+    ]);
+    this.runc = runc;
     rmSync(join(this.stateDir, 'pods'), { recursive: true, force: true });
     mkdirSync(join(this.stateDir, 'pods'), { recursive: true });
     const memoryDir = existsSync('/dev/shm') ? `/dev/shm/berth-${this.clusterId}` : join(this.stateDir, 'memory');
@@ -161,6 +171,7 @@ export class PodmanNode implements NodeRuntime {
 
   async exec(pod: KubeObject, opts: ExecOptions): Promise<StreamSession> {
     const { slot } = this.runningContainer(pod, opts.container);
+    if (this.runc && runcCanExec(this.runc, slot.podmanId!, opts)) return runcExecSession(this.runc, slot.podmanId!, opts);
     return execSession(this.cli, slot.podmanId!, opts);
   }
 
