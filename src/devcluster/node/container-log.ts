@@ -59,6 +59,9 @@ export class ContainerLog {
   }
 }
 
+/** how much of the existing log one write carries */
+const WRITE_BATCH_BYTES = 256 * 1024;
+
 export interface ServeLogOptions extends RenderOptions {
   follow?: boolean;
   limitBytes?: number;
@@ -80,12 +83,29 @@ export function serveLog(file: string, live: ContainerLog | undefined, opts: Ser
   };
   const existing = existsSync(file) ? parseRecords(readFileSync(file)) : [];
   let open = true;
+  // What is already written goes out in large writes rather than one per record (a record is at most a
+  // line, or 16 KiB of a longer one): each write is a chunk, and a TLS record or more, on the way out.
+  let batch: Buffer[] = [];
+  let batched = 0;
+  const flush = (): void => {
+    if (batch.length) emit(batch.length === 1 ? batch[0]! : Buffer.concat(batch, batched));
+    batch = [];
+    batched = 0;
+  };
   for (const r of selectRecords(existing, opts)) {
-    if (!emit(renderRecord(r, opts.timestamps))) {
+    const piece = renderRecord(r, opts.timestamps);
+    if (piece.length >= budget - batched) {
+      batch.push(piece);
+      batched += piece.length;
+      flush();
       open = false;
       break;
     }
+    batch.push(piece);
+    batched += piece.length;
+    if (batched >= WRITE_BATCH_BYTES) flush();
   }
+  flush();
   if (!open || !opts.follow || !live || live.closed) {
     out.end();
     return out;

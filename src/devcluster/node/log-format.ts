@@ -20,7 +20,13 @@ export function encodeRecord(r: LogRecord): Buffer {
   return Buffer.concat([Buffer.from(`${r.time} ${r.stream} ${r.partial ? 'P' : 'F'} `), r.content, Buffer.from('\n')]);
 }
 
-/** records of a log file; malformed lines (a torn last write) are skipped */
+const STDOUT_BYTES = Buffer.from('stdout');
+const STDERR_BYTES = Buffer.from('stderr');
+const SPACE = 0x20;
+const TAG_P = 0x50;
+const TAG_F = 0x46;
+
+/** records of a log file; malformed lines (a torn last write) are skipped. Contents are views into `data`. */
 export function parseRecords(data: Buffer): LogRecord[] {
   const out: LogRecord[] = [];
   let start = 0;
@@ -29,14 +35,13 @@ export function parseRecords(data: Buffer): LogRecord[] {
     if (end < 0) break;
     const line = data.subarray(start, end);
     start = end + 1;
-    const s1 = line.indexOf(0x20);
-    const s2 = s1 < 0 ? -1 : line.indexOf(0x20, s1 + 1);
-    const s3 = s2 < 0 ? -1 : line.indexOf(0x20, s2 + 1);
-    if (s3 < 0) continue;
-    const stream = line.subarray(s1 + 1, s2).toString();
-    const tag = line.subarray(s2 + 1, s3).toString();
-    if ((stream !== 'stdout' && stream !== 'stderr') || (tag !== 'P' && tag !== 'F')) continue;
-    out.push({ time: line.subarray(0, s1).toString(), stream, partial: tag === 'P', content: Buffer.from(line.subarray(s3 + 1)) });
+    const s1 = line.indexOf(SPACE);
+    if (s1 < 0 || line.length < s1 + 10 || line[s1 + 7] !== SPACE || line[s1 + 9] !== SPACE) continue;
+    const name = line.subarray(s1 + 1, s1 + 7);
+    const stream = name.equals(STDOUT_BYTES) ? 'stdout' : name.equals(STDERR_BYTES) ? 'stderr' : undefined;
+    const tag = line[s1 + 8];
+    if (!stream || (tag !== TAG_P && tag !== TAG_F)) continue;
+    out.push({ time: line.toString('latin1', 0, s1), stream, partial: tag === TAG_P, content: line.subarray(s1 + 10) });
   }
   return out;
 }
@@ -134,11 +139,14 @@ export function selectRecords(records: LogRecord[], opts: RenderOptions): LogRec
   return out;
 }
 
-/** one record as the API serves it */
+/** one record as the API serves it (the record's own content when nothing is added to it) */
 export function renderRecord(r: LogRecord, timestamps: boolean | undefined): Buffer {
+  if (!timestamps && r.partial) return r.content;
   const parts: Buffer[] = [];
   if (timestamps) parts.push(Buffer.from(`${r.time} `));
   parts.push(r.content);
-  if (!r.partial) parts.push(Buffer.from('\n'));
+  if (!r.partial) parts.push(NEWLINE);
   return Buffer.concat(parts);
 }
+
+const NEWLINE = Buffer.from('\n');

@@ -47,3 +47,30 @@ test('selection filters by stream, since and tail; rendering adds newlines and t
   assert.equal(renderRecord(all[0]!, true).toString(), '2025-01-02T03:04:05.000000001Z o1\n');
   assert.equal(renderRecord(rec('t', 'stdout', 'p', true), false).toString(), 'p');
 });
+
+test('a served log is the records in order, in few writes, cut exactly at limitBytes', async () => {
+  const { mkdtempSync, rmSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { buffer } = await import('node:stream/consumers');
+  const { serveLog } = await import('../../../src/devcluster/node/container-log.js');
+  const dir = mkdtempSync(join(tmpdir(), 'berth-log-'));
+  try {
+    const file = join(dir, '0.log');
+    const records = Array.from({ length: 200 }, (_, i) => rec(`2025-01-02T03:04:05.${String(i).padStart(9, '0')}Z`, i % 3 ? 'stdout' : 'stderr', `${i}:${'x'.repeat(4000)}`, i % 2 === 0));
+    writeFileSync(file, Buffer.concat(records.map(encodeRecord)));
+    const whole = Buffer.concat(records.map((r) => renderRecord(r, false)));
+    const out = serveLog(file, undefined, {});
+    let writes = 0;
+    out.on('data', () => writes++);
+    assert.deepEqual(await buffer(out), whole);
+    assert.ok(writes < 10, `${writes} writes for ${whole.length} bytes`);
+    for (const limit of [1, 4000, 4003, whole.length - 1, whole.length, whole.length + 5]) {
+      assert.deepEqual(await buffer(serveLog(file, undefined, { limitBytes: limit })), whole.subarray(0, limit), `limitBytes ${limit}`);
+    }
+    const stderrOnly = Buffer.concat(records.filter((r) => r.stream === 'stderr').map((r) => renderRecord(r, true)));
+    assert.deepEqual(await buffer(serveLog(file, undefined, { stream: 'Stderr', timestamps: true })), stderrOnly);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
