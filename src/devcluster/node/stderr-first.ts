@@ -5,10 +5,12 @@
 // Two rules put stderr first where it matters:
 // - the end of stdout waits for the end of stderr: when the process exits, podman has written all of stderr
 //   before it closes stdout, so everything the process wrote to stderr goes out before stdout's last bytes;
-// - earlier stdout is held a few milliseconds and then released only after pending I/O has been read (a timer
+// - the first stdout is held a few milliseconds and then released only after pending I/O has been read (a timer
 //   that fires late on a busy loop runs before the poll phase; the release is deferred past it), so stderr that
 //   podman wrote right after it goes first. This part is a mitigation, not a guarantee: podman may be descheduled
-//   between its two writes for longer than the hold.
+//   between its two writes for longer than the hold. Only the start is held: holding every chunk stalled each
+//   pipe-full of a large output (a tar of a directory) by the hold once the reader paused the pipe, capping it
+//   near 12 MiB/s.
 // - when stderr carried bytes just before the end, stdout's last bytes wait a little longer: a client copies the
 //   two channels in separate goroutines, and kubectl cp exits as soon as it has read the end of the archive.
 import { PassThrough, type Readable } from 'node:stream';
@@ -23,6 +25,8 @@ export function stdoutHeldForStderr(stdout: Readable, stderr: Readable): Readabl
   const out = new PassThrough();
   let pending: Buffer[] = [];
   let timer: NodeJS.Timeout | undefined;
+  /** the first hold is over: later stdout goes straight through */
+  let released = false;
   let stdoutEnded = false;
   let stderrSpokeAt = -Infinity;
   stderr.on('data', () => (stderrSpokeAt = performance.now()));
@@ -38,10 +42,15 @@ export function stdoutHeldForStderr(stdout: Readable, stderr: Readable): Readabl
   };
   out.on('drain', () => stdout.resume());
   stdout.on('data', (chunk: Buffer) => {
+    if (released && pending.length === 0) {
+      if (!out.write(chunk)) stdout.pause();
+      return;
+    }
     pending.push(chunk);
     timer ??= setTimeout(() => {
       setImmediate(() => {
         timer = undefined;
+        released = true;
         if (!stdoutEnded) flush();
       });
     }, HOLD_MS);
