@@ -45,17 +45,33 @@ export function lineFrames(stream: number, chunk: Buffer): Buffer {
   return Buffer.concat(frames);
 }
 
+/** how much a framed writer takes in before its writer waits: what can queue into one write */
+const FRAME_BATCH_BYTES = 256 * 1024;
+
 /**
- * A Writable whose chunks reach `sink` framed as `stream` (a frame per line with `perLine`, as logs
- * are), or raw when `tty`.
+ * A Writable whose chunks reach `sink` framed as `stream` (a frame per line with `perLine`, as logs are),
+ * or raw when `tty`. Chunks that queued up while the sink was full go out in one write (one frame unless
+ * `perLine`): a slow reader gets few large writes instead of one per chunk.
  */
 export function framedWriter(sink: NodeJS.WritableStream, stream: number, tty: boolean, perLine = false): Writable {
+  const put = (parts: Buffer[], cb: () => void): void => {
+    const size = parts.reduce((n, p) => n + p.length, 0);
+    if (size === 0) return cb();
+    const joined = parts.length === 1 ? parts[0]! : Buffer.concat(parts, size);
+    const data = tty ? joined : perLine ? lineFrames(stream, joined) : frame(stream, joined);
+    if (sink.write(data)) cb();
+    else sink.once('drain', () => cb());
+  };
   return new Writable({
+    highWaterMark: FRAME_BATCH_BYTES,
     write(chunk: Buffer, _enc, cb) {
-      if (chunk.length === 0) return cb();
-      const ok = sink.write(tty ? chunk : perLine ? lineFrames(stream, chunk) : frame(stream, chunk));
-      if (ok) cb();
-      else sink.once('drain', () => cb());
+      put([chunk], cb);
+    },
+    writev(chunks, cb) {
+      put(
+        chunks.map((c) => c.chunk as Buffer),
+        cb,
+      );
     },
   });
 }
