@@ -170,9 +170,15 @@ async function openStream(
  */
 export const MAX_STDIN_FRAME = 1024 * 1024;
 
-/** stdin → channel 0, pausing while the socket holds more than `maxBuffered` bytes; ends with v5 CLOSE. */
+/**
+ * stdin → channel 0, at most `maxBuffered` bytes in the socket at a time: a large chunk (a whole archive
+ * handed over at once) is framed piece by piece as the socket drains, not copied into frames all at once.
+ * Ends with v5 CLOSE once everything is sent.
+ */
 function pumpStdin(ws: WebSocket, stdin: Readable, canClose: boolean, maxBuffered: number): void {
   let inFlight = 0;
+  let pending: Buffer | undefined;
+  let ended = false;
   const sendFrame = (data: Buffer): void => {
     const frame = Buffer.allocUnsafe(data.length + 1);
     frame[0] = STDIN;
@@ -180,21 +186,35 @@ function pumpStdin(ws: WebSocket, stdin: Readable, canClose: boolean, maxBuffere
     inFlight += frame.length;
     ws.send(frame, { binary: true }, () => {
       inFlight -= frame.length;
-      if (inFlight <= maxBuffered / 2 && stdin.isPaused()) stdin.resume();
+      pump();
     });
   };
-  const onData = (chunk: Buffer | string): void => {
-    const data = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+  const pump = (): void => {
     if (ws.readyState !== WebSocket.OPEN) return;
-    for (let at = 0; at < data.length; at += MAX_STDIN_FRAME) sendFrame(data.subarray(at, at + MAX_STDIN_FRAME));
-    if (inFlight > maxBuffered) stdin.pause();
+    while (pending && inFlight <= maxBuffered) {
+      sendFrame(pending.subarray(0, MAX_STDIN_FRAME));
+      pending = pending.length > MAX_STDIN_FRAME ? pending.subarray(MAX_STDIN_FRAME) : undefined;
+    }
+    if (pending || inFlight > maxBuffered) return;
+    // Without v5 there is no way to end stdin but closing the socket, which ends the whole session:
+    // callers plan for that (stdin delivered as a file) and never give us stdin then.
+    if (ended) {
+      ended = false;
+      if (canClose) ws.send(Buffer.from([CLOSE, STDIN]), { binary: true });
+    } else if (inFlight <= maxBuffered / 2 && stdin.isPaused()) stdin.resume();
+  };
+  const onData = (chunk: Buffer | string): void => {
+    if (ws.readyState !== WebSocket.OPEN) return;
+    pending = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    if (pending.length === 0) pending = undefined;
+    pump();
+    if (pending || inFlight > maxBuffered) stdin.pause();
   };
   stdin.on('data', onData);
   stdin.once('end', () => {
     stdin.off('data', onData);
-    // Without v5 there is no way to end stdin but closing the socket, which ends the whole session:
-    // callers plan for that (stdin delivered as a file) and never give us stdin then.
-    if (canClose && ws.readyState === WebSocket.OPEN) ws.send(Buffer.from([CLOSE, STDIN]), { binary: true });
+    ended = true;
+    pump();
   });
   stdin.once('error', () => ws.close());
   ws.once('close', () => stdin.off('data', onData));
