@@ -1,28 +1,51 @@
 // Benchmark of `berth serve` on the dev cluster against podman's Docker-compatible API on the same machine,
-// in one run; prints medians and the berth/podman ratios: create -> running, exec round trip, log
-// throughput, archive copy throughput (dockerode), N concurrent testcontainers-node starts (bench/tc-starts.ts,
-// a child process per engine).
-// Run: npm run build && node dist/bench/serve.js   (BENCH_ROUNDS, BENCH_CONCURRENT to change the sizes)
+// in one run, the two engines taking turns round by round (so load that comes and goes hits both); prints
+// medians and the berth/podman ratios: create -> running, exec round trip, log throughput, archive copy
+// throughput (dockerode), N concurrent testcontainers-node starts (bench/tc-starts.ts, a child process per
+// engine), and berth serve's resident memory while those N containers run. Reports its goal rows
+// (bench/goal-rows.ts, issue 13's goals) for `npm run bench`.
+// Run: npm run build && node dist/bench/serve.js
+//   BENCH_ROUNDS (5), BENCH_CONCURRENT (50): the sizes
+//   BENCH_SERVE_ONLY=starts,logs,archive,concurrent: a subset of the measures
+//   BENCH_SERVE_ENGINES=berth: measure only one engine (profiling)
+//   BENCH_SERVE_PROFILE_DIR=<dir>: berth serve and the dev cluster write V8 CPU profiles there (--cpu-prof)
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import Docker from 'dockerode';
 import { pack } from 'tar-stream';
+import { reportGoal } from './goal-rows.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const cli = join(root, 'dist/src/cli/main.js');
 const IMAGE = 'localhost/berth/busybox:1';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CONCURRENT = Number(process.env.BENCH_CONCURRENT ?? 50);
+const ONLY = process.env.BENCH_SERVE_ONLY?.split(',').map((s) => s.trim());
+const ENGINES = process.env.BENCH_SERVE_ENGINES?.split(',').map((s) => s.trim()) ?? ['podman', 'berth'];
+const PROFILE_DIR = process.env.BENCH_SERVE_PROFILE_DIR ? resolve(process.env.BENCH_SERVE_PROFILE_DIR) : undefined;
 const LOG_BYTES = 8 * 1024 * 1024;
 const ARCHIVE_BYTES = 16 * 1024 * 1024;
 
 const progress = (what: string): boolean => process.stderr.write(`bench: ${what}\n`);
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const wanted = (part: string): boolean => !ONLY || ONLY.includes(part);
+
+interface Engine {
+  name: string;
+  docker: Docker;
+  socket: string;
+  /** the engine's own process, whose memory is read while N containers run */
+  pid: number;
+  samples: Record<string, number[]>;
+  /** resident set (MB) of the engine process while the N concurrent containers ran, and its peak so far */
+  rssMB?: number;
+  hwmMB?: number;
+}
 
 function waitForPing(socket: string): Promise<void> {
   const until = Date.now() + 30_000;
@@ -47,94 +70,199 @@ async function drain(stream: NodeJS.ReadableStream): Promise<number> {
   return n;
 }
 
-/** N concurrent testcontainers GenericContainer starts, in a child process pointed at `socket`. */
-function testcontainersStarts(socket: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(root, 'dist/bench/tc-starts.js')], {
-      env: { ...process.env, DOCKER_HOST: `unix://${socket}`, TESTCONTAINERS_RYUK_DISABLED: 'true', BENCH_CONCURRENT: String(CONCURRENT) },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`the testcontainers starts against ${socket} failed (exit ${code})`));
-      resolve((JSON.parse(out.trim().split('\n').pop() as string) as { seconds: number }).seconds);
-    });
-  });
+/** VmRSS and VmHWM of a process, in MB (10^6 bytes, as the goal states it). */
+function memoryMB(pid: number): { rss: number; hwm: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (key: string): number => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  return { rss: (kb('VmRSS') * 1024) / 1e6, hwm: (kb('VmHWM') * 1024) / 1e6 };
 }
 
-async function measure(docker: Docker, socket: string): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
+function record(e: Engine, metric: string, value: number): void {
+  (e.samples[metric] ??= []).push(value);
+}
+
+async function pull(docker: Docker): Promise<void> {
   await new Promise<void>((resolve, reject) => docker.pull(IMAGE, (err: Error | null, s: NodeJS.ReadableStream) => (err ? reject(err) : docker.modem.followProgress(s, (e: Error | null) => (e ? reject(e) : resolve())))));
+}
 
-  const starts: number[] = [];
-  const execs: number[] = [];
-  for (let i = 0; i < ROUNDS; i++) {
-    const t0 = performance.now();
-    const c = await docker.createContainer({ Image: IMAGE, Cmd: ['sleep', '600'] });
-    await c.start();
-    starts.push(performance.now() - t0);
-    const t1 = performance.now();
-    const exec = await c.exec({ Cmd: ['true'], AttachStdout: true });
-    await drain(await exec.start({ hijack: true, stdin: false }));
-    await exec.inspect();
-    execs.push(performance.now() - t1);
-    await c.remove({ force: true });
-  }
-  out['create -> running (ms)'] = median(starts);
-  out['exec round trip (ms)'] = median(execs);
+async function startAndExec(e: Engine): Promise<void> {
+  const t0 = performance.now();
+  const c = await e.docker.createContainer({ Image: IMAGE, Cmd: ['sleep', '600'] });
+  await c.start();
+  record(e, 'create -> running (ms)', performance.now() - t0);
+  const t1 = performance.now();
+  const exec = await c.exec({ Cmd: ['true'], AttachStdout: true });
+  await drain(await exec.start({ hijack: true, stdin: false }));
+  await exec.inspect();
+  record(e, 'exec round trip (ms)', performance.now() - t1);
+  await c.remove({ force: true });
+}
 
-  const logger = await docker.createContainer({ Image: IMAGE, Cmd: ['sh', '-c', `head -c ${LOG_BYTES} /dev/zero | tr '\\0' x`] });
+async function logs(e: Engine): Promise<void> {
+  const logger = await e.docker.createContainer({ Image: IMAGE, Cmd: ['sh', '-c', `head -c ${LOG_BYTES} /dev/zero | tr '\\0' x`] });
   await logger.start();
   await logger.wait();
-  const t2 = performance.now();
-  const logBytes = await drain((await logger.logs({ stdout: true, stderr: true, follow: true })) as unknown as NodeJS.ReadableStream);
-  out['log throughput (MiB/s)'] = logBytes / 1048576 / ((performance.now() - t2) / 1000);
+  // podman under load has been seen to answer an empty log right after the wait: read again then
+  for (let attempt = 1; ; attempt++) {
+    const t = performance.now();
+    const n = await drain((await logger.logs({ stdout: true, stderr: true, follow: true })) as unknown as NodeJS.ReadableStream);
+    if (n >= LOG_BYTES) {
+      record(e, 'log throughput (MiB/s)', n / 1048576 / ((performance.now() - t) / 1000));
+      break;
+    }
+    if (attempt === 3) throw new Error(`${e.name}: the log held ${n} bytes, fewer than the ${LOG_BYTES} written`);
+    progress(`${e.name}: the log held ${n} of ${LOG_BYTES} bytes; reading it again`);
+  }
   await logger.remove({ force: true });
+}
 
-  const box = await docker.createContainer({ Image: IMAGE, Cmd: ['sleep', '600'] });
+async function archive(e: Engine): Promise<void> {
+  const box = await e.docker.createContainer({ Image: IMAGE, Cmd: ['sleep', '600'] });
   await box.start();
   const p = pack();
   p.entry({ name: 'blob.bin', size: ARCHIVE_BYTES }, Buffer.alloc(ARCHIVE_BYTES, 7));
   p.finalize();
   const tar = new PassThrough();
   p.pipe(tar);
-  const t3 = performance.now();
+  const t0 = performance.now();
   await box.putArchive(tar, { path: '/tmp' });
-  out['archive PUT (MiB/s)'] = ARCHIVE_BYTES / 1048576 / ((performance.now() - t3) / 1000);
-  const t4 = performance.now();
+  record(e, 'archive PUT (MiB/s)', ARCHIVE_BYTES / 1048576 / ((performance.now() - t0) / 1000));
+  const t1 = performance.now();
   const got = await drain(await box.getArchive({ path: '/tmp/blob.bin' }));
-  out['archive GET (MiB/s)'] = got / 1048576 / ((performance.now() - t4) / 1000);
+  if (got < ARCHIVE_BYTES) throw new Error(`${e.name}: archive GET gave ${got} bytes, fewer than the file's ${ARCHIVE_BYTES}`);
+  record(e, 'archive GET (MiB/s)', got / 1048576 / ((performance.now() - t1) / 1000));
   await box.remove({ force: true });
+}
 
-  out[`${CONCURRENT} concurrent testcontainers starts (s)`] = await testcontainersStarts(socket);
-  return out;
+/** N concurrent testcontainers GenericContainer starts in a child process; memory is read while all N run. */
+function concurrentStarts(e: Engine): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(root, 'dist/bench/tc-starts.js')], {
+      env: { ...process.env, DOCKER_HOST: `unix://${e.socket}`, TESTCONTAINERS_RYUK_DISABLED: 'true', BENCH_CONCURRENT: String(CONCURRENT) },
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (!out.includes('\n')) return;
+      const m = memoryMB(e.pid);
+      e.rssMB = m.rss;
+      e.hwmMB = m.hwm;
+      child.stdin!.end('measured\n');
+    });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`the testcontainers starts against ${e.socket} failed (exit ${code})`));
+      record(e, `${CONCURRENT} concurrent testcontainers starts (s)`, (JSON.parse(out.trim().split('\n')[0]) as { seconds: number }).seconds);
+      resolve();
+    });
+  });
+}
+
+async function measure(engines: Engine[]): Promise<void> {
+  for (const e of engines) await pull(e.docker);
+  // Round by round, each engine in turn: a burst of load from elsewhere lands on both.
+  const turns = async (what: string, rounds: number, one: (e: Engine) => Promise<void>): Promise<void> => {
+    if (!wanted(what)) return;
+    for (let i = 0; i < rounds; i++) {
+      for (const e of i % 2 ? [...engines].reverse() : engines) {
+        progress(`${what} ${i + 1}/${rounds}: ${e.name}`);
+        await one(e);
+      }
+    }
+  };
+  await turns('starts', ROUNDS, startAndExec);
+  await turns('logs', 3, logs);
+  await turns('archive', 3, archive);
+  await turns('concurrent', 1, concurrentStarts);
+}
+
+/** The goals of issue 13 for berth serve: the ratio to podman's API (times: ≤; throughputs: ≥). */
+const GOALS: Record<string, { measure: string; goal: string; unit: string }> = {
+  'create -> running (ms)': { measure: 'create → running', goal: '≤ 1.5×', unit: 'ms' },
+  'exec round trip (ms)': { measure: 'exec round trip', goal: '≤ 1.5×', unit: 'ms' },
+  'log throughput (MiB/s)': { measure: 'log throughput', goal: '≥ 1.0×', unit: 'MiB/s' },
+  'archive PUT (MiB/s)': { measure: 'archive PUT', goal: '≥ 0.5×', unit: 'MiB/s' },
+  'archive GET (MiB/s)': { measure: 'archive GET', goal: '≥ 0.5×', unit: 'MiB/s' },
+  [`${CONCURRENT} concurrent testcontainers starts (s)`]: { measure: `${CONCURRENT} concurrent testcontainers starts`, goal: '≤ 1.5×', unit: 's' },
+};
+
+function report(podman: Engine | undefined, berth: Engine | undefined): void {
+  const metrics = Object.keys((berth ?? podman)!.samples);
+  const fig = (x: number): string => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
+  console.table(
+    metrics.map((k) => {
+      const p = podman?.samples[k] ? median(podman.samples[k]) : NaN;
+      const b = berth?.samples[k] ? median(berth.samples[k]) : NaN;
+      return { metric: k, podman: fig(p), berth: fig(b), 'berth/podman': (b / p).toFixed(2), samples: berth?.samples[k]?.map(fig).join(' ') ?? '' };
+    }),
+  );
+  if (berth?.rssMB !== undefined) console.log(`berth serve with ${CONCURRENT} containers: RSS ${berth.rssMB.toFixed(0)} MB (peak so far ${berth.hwmMB!.toFixed(0)} MB); podman's API service: ${podman?.rssMB?.toFixed(0) ?? '?'} MB`);
+  console.log(`load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  if (!podman || !berth) return;
+  for (const k of metrics) {
+    const g = GOALS[k];
+    if (!g || !podman.samples[k] || !berth.samples[k]) continue;
+    const p = median(podman.samples[k]);
+    const b = median(berth.samples[k]);
+    reportGoal({ area: 'serve', measure: g.measure, value: `${fig(b)} ${g.unit}`, ratio: b / p, reference: `podman API ${fig(p)} ${g.unit}`, goal: g.goal });
+  }
+  if (berth.rssMB !== undefined) {
+    reportGoal({
+      area: 'serve',
+      measure: `RSS of berth serve with ${CONCURRENT} containers`,
+      value: `${berth.rssMB.toFixed(0)} MB (peak ${berth.hwmMB!.toFixed(0)} MB)`,
+      ratio: berth.rssMB,
+      reference: `podman API service ${podman.rssMB?.toFixed(0) ?? '?'} MB`,
+      goal: '≤ 200 MB',
+    });
+  }
 }
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'berth-bench-serve-'));
   const children: ChildProcess[] = [];
+  const profile = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
+  if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
   try {
     progress('starting the dev cluster');
-    const up = spawnSync(process.execPath, [cli, 'dev-cluster', 'up', '--state-dir', dir], { stdio: 'inherit' });
+    const clusterEnv = PROFILE_DIR ? { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${profile.join(' ')}` } : process.env;
+    const up = spawnSync(process.execPath, [cli, 'dev-cluster', 'up', '--state-dir', dir], { stdio: 'inherit', env: clusterEnv });
     if (up.status !== 0) throw new Error('the dev cluster did not start');
     const kubeconfig = join(dir, 'kubeconfig');
     spawnSync('kubectl', ['--kubeconfig', kubeconfig, 'create', 'namespace', 'bench-serve'], { stdio: 'ignore' });
-    const berthSock = join(dir, 'berth.sock');
-    const podmanSock = join(dir, 'podman.sock');
-    children.push(spawn(process.execPath, [cli, 'serve', '--kubeconfig', kubeconfig, '-n', 'bench-serve', '-H', `unix://${berthSock}`, '--instance', 'bench'], { stdio: 'ignore' }));
-    children.push(spawn('podman', ['system', 'service', '--time=0', `unix://${podmanSock}`], { stdio: 'ignore' }));
-    await Promise.all([waitForPing(berthSock), waitForPing(podmanSock)]);
-    progress('measuring podman');
-    const reference = await measure(new Docker({ socketPath: podmanSock }), podmanSock);
-    progress('measuring berth');
-    const berth = await measure(new Docker({ socketPath: berthSock }), berthSock);
-    const rows = Object.keys(reference).map((k) => ({ metric: k, podman: reference[k].toFixed(1), berth: berth[k].toFixed(1), 'berth/podman': (berth[k] / reference[k]).toFixed(2) }));
-    console.table(rows);
+    const engines: Engine[] = [];
+    if (ENGINES.includes('podman')) {
+      const socket = join(dir, 'podman.sock');
+      const child = spawn('podman', ['system', 'service', '--time=0', `unix://${socket}`], { stdio: 'ignore' });
+      children.push(child);
+      engines.push({ name: 'podman', docker: new Docker({ socketPath: socket }), socket, pid: child.pid!, samples: {} });
+    }
+    if (ENGINES.includes('berth')) {
+      const socket = join(dir, 'berth.sock');
+      const child = spawn(process.execPath, [...profile, ...(process.env.BENCH_SERVE_NODE_ARGS?.split(' ').filter(Boolean) ?? []), cli, 'serve', '--kubeconfig', kubeconfig, '-n', 'bench-serve', '-H', `unix://${socket}`, '--instance', 'bench'], { stdio: ['ignore', 'ignore', 'inherit'] });
+      children.push(child);
+      engines.push({ name: 'berth', docker: new Docker({ socketPath: socket }), socket, pid: child.pid!, samples: {} });
+    }
+    await Promise.all(engines.map((e) => waitForPing(e.socket)));
+    progress(`measuring ${engines.map((e) => e.name).join(' and ')}, load average ${loadavg()[0].toFixed(1)}`);
+    await measure(engines);
+    report(
+      engines.find((e) => e.name === 'podman'),
+      engines.find((e) => e.name === 'berth'),
+    );
   } finally {
-    for (const c of children) c.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 3000)); // berth deletes its pods on SIGTERM
+    await Promise.all(
+      children.map(
+        (c) =>
+          new Promise<void>((resolve) => {
+            if (c.exitCode !== null) return resolve();
+            c.once('exit', () => resolve());
+            c.kill('SIGTERM'); // berth deletes its pods on SIGTERM
+            setTimeout(() => (c.kill('SIGKILL'), resolve()), 20_000).unref();
+          }),
+      ),
+    );
     spawnSync(process.execPath, [cli, 'dev-cluster', 'down', '--state-dir', dir], { stdio: 'inherit' });
     rmSync(dir, { recursive: true, force: true });
   }
