@@ -47,6 +47,8 @@ export function pullFailureMessage(image: string, detail: string): string {
  */
 export class ImageCache {
   private readonly found = new Map<string, ImageInfo>();
+  /** lookups under way, by store stamp and image */
+  private readonly inFlight = new Map<string, Promise<ImageLookup>>();
   private storeStamp?: string;
 
   /** storeFile: `<graphRoot>/<driver>-images/images.json`; undefined turns caching off */
@@ -63,7 +65,15 @@ export class ImageCache {
     }
     const cached = this.found.get(image);
     if (cached) return { found: true, image: cached };
-    const result = await lookupImage(this.cli, image);
+    // Pods started together ask for the same image together: one podman process answers them all (50 at
+    // once, each a podman start on a busy machine, ran into the lookup's timeout).
+    const key = `${before} ${image}`;
+    let asked = this.inFlight.get(key);
+    if (!asked) {
+      asked = lookupImage(this.cli, image).finally(() => this.inFlight.delete(key));
+      this.inFlight.set(key, asked);
+    }
+    const result = await asked;
     // kept only when the store did not change while podman was reading it
     if (result.found && before !== undefined && this.stamp() === before && this.storeStamp === before) this.found.set(image, result.image);
     return result;

@@ -90,6 +90,21 @@ test('image cache without a store file to watch caches nothing', async () => {
   assert.equal(cli.calls.length, 2);
 });
 
+test('image cache: lookups of one image made together share one podman call, also a failing one', async () => {
+  let present = true;
+  const cli = fakeCli(() => (present ? ok(JSON.stringify([{ Id: 'abc' }])) : { code: 125, stdout: '', stderr: 'Error: img: image not known' }));
+  const cache = new ImageCache(cli, '/nonexistent/images.json');
+  const together = await Promise.all(Array.from({ length: 5 }, () => cache.lookup('img:1')));
+  assert.equal(cli.calls.length, 1);
+  assert.ok(together.every((r) => r.found));
+  await Promise.all([cache.lookup('img:1'), cache.lookup('img:2')]);
+  assert.equal(cli.calls.length, 3, 'each image is its own lookup, and one that ended is not reused');
+  present = false;
+  const missing = await Promise.all([cache.lookup('img:1'), cache.lookup('img:1')]);
+  assert.equal(cli.calls.length, 4);
+  assert.deepEqual(missing, [{ found: false, message: 'img: image not known' }, { found: false, message: 'img: image not known' }]);
+});
+
 test('start-up gate: idle waits for starting pods, ends are idempotent, and a stuck pod holds it only so long', async () => {
   const gate = new StartupGate(100);
   await gate.idle();
