@@ -34,6 +34,8 @@ const ARCHIVE_BYTES = 16 * 1024 * 1024;
 const progress = (what: string): boolean => process.stderr.write(`bench: ${what}\n`);
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const wanted = (part: string): boolean => !ONLY || ONLY.includes(part);
+/** measures that failed: reported at the end, and the run fails */
+const failures: string[] = [];
 
 interface Engine {
   name: string;
@@ -168,7 +170,14 @@ async function measure(engines: Engine[]): Promise<void> {
     for (let i = 0; i < rounds; i++) {
       for (const e of i % 2 ? [...engines].reverse() : engines) {
         progress(`${what} ${i + 1}/${rounds}: ${e.name}`);
-        await one(e);
+        try {
+          await one(e);
+        } catch (err) {
+          // One failed measure (e.g. starts timing out under load) must not cost the others' figures.
+          failures.push(`${what} on ${e.name}: ${(err as Error).message}`);
+          progress(`${what} on ${e.name} failed: ${(err as Error).message}`);
+          return;
+        }
       }
     }
   };
@@ -189,7 +198,7 @@ const GOALS: Record<string, { measure: string; goal: string; unit: string }> = {
 };
 
 function report(podman: Engine | undefined, berth: Engine | undefined): void {
-  const metrics = Object.keys((berth ?? podman)!.samples);
+  const metrics = [...new Set([...Object.keys(podman?.samples ?? {}), ...Object.keys(berth?.samples ?? {})])];
   const fig = (x: number): string => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
   console.table(
     metrics.map((k) => {
@@ -252,6 +261,8 @@ async function main(): Promise<void> {
       engines.find((e) => e.name === 'podman'),
       engines.find((e) => e.name === 'berth'),
     );
+    for (const f of failures) console.log(`FAILED: ${f}`);
+    if (failures.length) process.exitCode = 1;
   } finally {
     await Promise.all(
       children.map(
