@@ -55,7 +55,7 @@ export function runcExecSession(runtime: RuncRuntime, containerId: string, opts:
   const stderr = opts.stderr ? new PassThrough() : null;
   if (stderr) child.stderr!.pipe(stderr, { end: false });
   else child.stderr!.resume();
-  const stdout = opts.stdout ? (stderr ? stdoutHeldForStderr(child.stdout!) : child.stdout!) : null;
+  const stdout = opts.stdout ? (stderr ? stdoutHeldForStderr(child.stdout!, child.stderr!) : child.stdout!) : null;
   if (!stdout) child.stdout!.resume();
   const done = new Promise<ExitResult>((resolve) => {
     child.on('error', (err) => {
