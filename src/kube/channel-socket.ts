@@ -22,11 +22,11 @@ export async function openChannelSocket(kc: KubeConfig, path: string, protocols:
   if (!server) throw new KubeError('the kubeconfig names no cluster server');
   const url = new URL(path, server);
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-  // An all-zero masking key: ws then sends (and the server's ws reads) payloads as they are, instead of
-  // XOR-ing every byte of an archive in JavaScript on both ends. RFC 6455 masks client frames against
-  // cache poisoning by scripts in browsers behind proxies that misread WebSocket traffic; berth is no
-  // browser and talks to the API server directly, and every server accepts any key.
-  const opts: WebSocket.ClientOptions = { generateMask: (mask: Buffer) => void mask.fill(0) };
+  // Over TLS, an all-zero masking key: ws then sends (and the server's ws reads) payloads as they are,
+  // instead of XOR-ing every byte of an archive in JavaScript on both ends. RFC 6455 masks client frames
+  // against cache poisoning by intermediaries that misread plain-text WebSocket traffic; inside TLS no
+  // intermediary reads the frames. A plain `ws:` server (kubectl proxy) keeps random keys.
+  const opts: WebSocket.ClientOptions = url.protocol === 'wss:' ? { generateMask: (mask: Buffer) => void mask.fill(0) } : {};
   await kc.applyToHTTPSOptions(opts as never);
   const ws = new WebSocket(url, protocols, opts);
   const early: Buffer[] = [];
