@@ -133,6 +133,12 @@ export function applyCreateDefaults(rt: ResourceType, obj: KubeObject, ctx: Defa
     case 'PodTemplate':
       if (obj.template?.spec) defaultPodSpec(obj.template.spec);
       break;
+    case 'PersistentVolumeClaim':
+      obj.spec = { volumeMode: 'Filesystem', ...(obj.spec ?? {}) };
+      obj.status = { phase: 'Pending' };
+      // the StorageObjectInUseProtection admission plugin: a claim a pod uses is not removed under it
+      obj.metadata.finalizers = [...new Set([...(obj.metadata.finalizers ?? []), 'kubernetes.io/pvc-protection'])];
+      break;
   }
 }
 

@@ -29,7 +29,7 @@ export class EventRecorder {
         });
         return;
       }
-      const involvedObject: any = { kind: 'Pod', namespace: ns, name: pod.metadata.name, uid: pod.metadata.uid, apiVersion: 'v1', resourceVersion: pod.metadata.resourceVersion };
+      const involvedObject: any = { kind: pod.kind ?? 'Pod', namespace: ns, name: pod.metadata.name, uid: pod.metadata.uid, apiVersion: 'v1', resourceVersion: pod.metadata.resourceVersion };
       if (opts.fieldPath) involvedObject.fieldPath = opts.fieldPath;
       const name = `${pod.metadata.name}.${randomBytes(8).toString('hex')}`;
       this.store.create(this.rt, ns, {

@@ -21,6 +21,7 @@ import { PodWorker, type NodeContext } from './pod-worker.js';
 import { SandboxPool } from './sandbox-pool.js';
 import { StartupGate } from './startup-gate.js';
 import { checkFit } from './scheduler.js';
+import { ClaimController } from './claim-controller.js';
 import { parseQuantity } from './quantity.js';
 import { attachSession, execSession } from './sessions.js';
 import { detectRunc, runcCanExec, runcExecSession, type RuncRuntime } from './runc-exec.js';
@@ -67,6 +68,7 @@ export class PodmanNode implements NodeRuntime {
   /** pods the scheduler could not place, by uid → the message written */
   private readonly unschedulable = new Map<string, string>();
   private watches: WatchHandle[] = [];
+  private claims?: ClaimController;
   private hostsQueued = false;
   private stopped = false;
   private pool?: SandboxPool;
@@ -133,7 +135,9 @@ export class PodmanNode implements NodeRuntime {
     this.pool.fill();
     // store callbacks may run inside the store's own write: defer the work so the node never re-enters it
     const defer = (fn: (e: WatchEvent) => void) => (e: WatchEvent) => setImmediate(() => this.guard(() => fn(e)));
+    const claims = (this.claims = new ClaimController(this.store, this.ctx.events, join(this.stateDir, 'claims'), () => this.retryUnschedulable()));
     this.watches = [
+      this.store.watch(resourceByKind('PersistentVolumeClaim'), undefined, {}, defer((e) => claims.onClaim(e))),
       this.store.watch(POD, undefined, {}, defer((e) => this.onPod(e))),
       this.store.watch(resourceByKind('ConfigMap'), undefined, {}, defer(() => this.onConfig())),
       this.store.watch(resourceByKind('Secret'), undefined, {}, defer(() => this.onConfig())),
@@ -260,6 +264,7 @@ export class PodmanNode implements NodeRuntime {
       this.unschedulable.delete(uid);
       if (worker) void worker.kill();
       this.retryUnschedulable();
+      this.claims?.onPodsChanged();
       this.queueHostsRefresh();
       return;
     }
@@ -277,7 +282,10 @@ export class PodmanNode implements NodeRuntime {
     if (worker) {
       worker.update(pod);
       const phase = pod.status?.phase;
-      if (phase === 'Succeeded' || phase === 'Failed') this.retryUnschedulable();
+      if (phase === 'Succeeded' || phase === 'Failed') {
+        this.retryUnschedulable();
+        this.claims?.onPodsChanged();
+      }
       return;
     }
     const phase = pod.status?.phase;
@@ -299,7 +307,7 @@ export class PodmanNode implements NodeRuntime {
     const others = this.store
       .list(POD, undefined)
       .items.filter((p) => p.spec?.nodeName === this.nodeName && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
-    const fit = checkFit(pod, node, others);
+    const fit = checkFit(pod, node, others, (ns, name) => this.store.tryGet(resourceByKind('PersistentVolumeClaim'), ns, name));
     const ns = pod.metadata.namespace!;
     const name = pod.metadata.name!;
     const uid = pod.metadata.uid!;

@@ -6,8 +6,13 @@ import { parseQuantity, podRequests } from './quantity.js';
 
 export type FitResult = { fits: true } | { fits: false; message: string };
 
+/** the PersistentVolumeClaim of that name in the pod's namespace, if it exists */
+export type ClaimLookup = (namespace: string, name: string) => KubeObject | undefined;
+
 /** `others` are the non-terminated pods already bound to the node */
-export function checkFit(pod: KubeObject, node: KubeObject, others: KubeObject[]): FitResult {
+export function checkFit(pod: KubeObject, node: KubeObject, others: KubeObject[], claimOf: ClaimLookup = () => undefined): FitResult {
+  const claims = claimProblem(pod, claimOf);
+  if (claims) return unschedulable(claims, 'Preemption is not helpful for scheduling');
   const labels: Record<string, string> = node.metadata.labels ?? {};
   if (!matchesMap(pod.spec?.nodeSelector, labels) || !matchesNodeAffinity(pod, labels)) {
     return unschedulable("1 node(s) didn't match Pod's node affinity/selector", 'Preemption is not helpful for scheduling');
@@ -31,6 +36,24 @@ export function checkFit(pod: KubeObject, node: KubeObject, others: KubeObject[]
     return unschedulable(insufficient.sort().map((r) => `1 Insufficient ${r}`).join(', '), 'No preemption victims found for incoming pod');
   }
   return { fits: true };
+}
+
+/**
+ * The VolumeBinding plugin's PreFilter: every claim the pod names must exist, not be deleted, and be
+ * bound (the dev cluster binds claims at once, as a default class with Immediate binding does).
+ */
+function claimProblem(pod: KubeObject, claimOf: ClaimLookup): string | undefined {
+  const ns = pod.metadata.namespace ?? 'default';
+  let unbound = false;
+  for (const v of pod.spec?.volumes ?? []) {
+    const name: string | undefined = v?.persistentVolumeClaim?.claimName;
+    if (!name) continue;
+    const claim = claimOf(ns, name);
+    if (!claim) return `persistentvolumeclaim "${name}" not found`;
+    if (claim.metadata.deletionTimestamp) return `persistentvolumeclaim "${name}" is being deleted`;
+    if (claim.status?.phase !== 'Bound') unbound = true;
+  }
+  return unbound ? 'pod has unbound immediate PersistentVolumeClaims' : undefined;
 }
 
 function unschedulable(reason: string, preemption: string): FitResult {

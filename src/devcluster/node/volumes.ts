@@ -1,8 +1,10 @@
 // Pod volumes as host directories the containers bind-mount: emptyDir, configMap, secret, downwardAPI,
-// projected, persistentVolumeClaim (a directory per claim, shared by every pod that names it) and hostPath.
+// projected, persistentVolumeClaim (a directory per bound claim, shared by every pod that names it; claim-controller.ts) and hostPath.
 import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
+import { resourceByKind } from '../api/resources.js';
 import type { KubeObject, ObjectStore } from '../types.js';
+import { claimVolumeDir } from './claim-controller.js';
 import { ConfigError } from './config-error.js';
 import { configMapBytes, fieldValue, secretData } from './env.js';
 
@@ -11,7 +13,7 @@ export interface VolumeDirs {
   podVolumes: string;
   /** per pod, on tmpfs: for emptyDir medium Memory */
   podMemoryVolumes: string;
-  /** persistentVolumeClaim directories: <root>/<namespace>/<claim> */
+  /** persistentVolumeClaim volumes: <root>/<volumeName> */
   claims: string;
 }
 
@@ -31,7 +33,11 @@ export function materializeVolume(volume: any, ctx: VolumeContext): string {
   const ns = ctx.pod.metadata.namespace ?? 'default';
   const dir = join(ctx.dirs.podVolumes, safeName(volume.name));
   if (volume.persistentVolumeClaim) {
-    const claimDir = join(ctx.dirs.claims, safeName(ns), safeName(volume.persistentVolumeClaim.claimName));
+    const claimName: string = volume.persistentVolumeClaim.claimName;
+    const claim = ctx.store.tryGet(resourceByKind('PersistentVolumeClaim'), ns, claimName);
+    // the scheduler placed the pod with the claim bound; gone since, it cannot be mounted
+    if (!claim || claim.status?.phase !== 'Bound') throw new ConfigError(`persistentvolumeclaim "${claimName}" ${claim ? 'is not bound' : 'not found'}`);
+    const claimDir = claimVolumeDir(ctx.dirs.claims, claim);
     mkdirSync(claimDir, { recursive: true, mode: 0o777 });
     chmodSync(claimDir, 0o777);
     return claimDir;
