@@ -5,6 +5,13 @@ import { parseMapping, type Mapping } from '../task/layout.js';
 import { runPlan } from '../task/plan-run.js';
 import { targetForRun, type ClusterFlags, type TaskTarget } from '../task/targets.js';
 import { targetCommand } from './task-target.js';
+import { taskCachesCommand } from './task-caches.js';
+
+/** `task run`'s flags for the caches it makes (caches.ts). */
+interface CacheFlags {
+  cacheSize?: string;
+  cacheStorageClass?: string;
+}
 
 const collect = (flag: string) => (value: string, previous: Mapping[]) => {
   try {
@@ -31,12 +38,14 @@ export function taskCommand(): Command {
       .option('--include-ignored', 'upload files git ignores too (by default, in a git work tree, only tracked and untracked-not-ignored files)')
       .option('-p, --privileged', 'run privileged (refused unless the target allows it: berth task target add NAME --allow-privileged)')
       .option('--image <ref>', "run with this image instead of the task's image_resource")
+      .option('--cache-size <size>', 'the size of a cache the task makes (default: $BERTH_TASK_CACHE_SIZE, 1Gi)')
+      .option('--cache-storage-class <class>', "the storage class of a cache the task makes (default: $BERTH_TASK_CACHE_STORAGE_CLASS, the cluster's default)")
       .option('--kubeconfig <file>', 'kubeconfig file (default: $BERTH_KUBECONFIG, $KUBECONFIG, ~/.kube/config, in-cluster)')
       .option('--context <name>', 'kubeconfig context (default: $BERTH_CONTEXT, the current context)')
       .option('-n, --namespace <ns>', "namespace (default: $BERTH_NAMESPACE, the context's)")
       .option('--target <name>', 'run on this target (berth task target add), instead of --kubeconfig/--context/-n')
       .argument('[args...]', 'after --: appended to the task\'s run.args')
-      .action(async (args: string[], opts: { config: string; input: Mapping[]; output: Mapping[]; includeIgnored?: boolean; privileged?: boolean; image?: string } & ClusterFlags) => {
+      .action(async (args: string[], opts: { config: string; input: Mapping[]; output: Mapping[]; includeIgnored?: boolean; privileged?: boolean; image?: string } & CacheFlags & ClusterFlags) => {
         await runWithSignals(opts, (env, signal, target) =>
           runTask({
             configFile: opts.config,
@@ -79,11 +88,12 @@ export function taskCommand(): Command {
       ),
   );
   task.addCommand(targetCommand());
+  task.addCommand(taskCachesCommand());
   return task;
 }
 
-/** The cluster flags or the target as BERTH_* settings; Ctrl-C and SIGTERM abort (what was created is deleted); exits with the code. */
-async function runWithSignals(opts: ClusterFlags, body: (env: NodeJS.ProcessEnv, signal: AbortSignal, target: TaskTarget) => Promise<number>): Promise<never> {
+/** The cluster flags or the target, and the cache flags, as BERTH_* settings; Ctrl-C and SIGTERM abort (what was created is deleted); exits with the code. */
+async function runWithSignals(opts: ClusterFlags & CacheFlags, body: (env: NodeJS.ProcessEnv, signal: AbortSignal, target: TaskTarget) => Promise<number>): Promise<never> {
   const abort = new AbortController();
   const onSignal = (): void => abort.abort();
   process.on('SIGINT', onSignal);
@@ -91,6 +101,8 @@ async function runWithSignals(opts: ClusterFlags, body: (env: NodeJS.ProcessEnv,
   let code = EXIT_ERRORED;
   try {
     const { env, target } = targetForRun(opts, process.env);
+    if (opts.cacheSize) env.BERTH_TASK_CACHE_SIZE = opts.cacheSize;
+    if (opts.cacheStorageClass) env.BERTH_TASK_CACHE_STORAGE_CLASS = opts.cacheStorageClass;
     code = await body(env, abort.signal, target);
   } catch (err) {
     process.stderr.write(`berth task: ${(err as Error).message}\nerrored\n`);

@@ -218,6 +218,16 @@ export class ClusterClient {
     return this.deletedQuietly(() => this.core.deleteNamespacedPersistentVolumeClaim({ namespace: this.namespace, name }), 'persistentvolumeclaims', name);
   }
 
+  readClaim(name: string): Promise<V1PersistentVolumeClaim> {
+    return this.retried(() => this.core.readNamespacedPersistentVolumeClaim({ namespace: this.namespace, name }), 'get', 'persistentvolumeclaims', name);
+  }
+
+  /** Sets (adds or replaces) annotations on a claim. */
+  async annotateClaim(name: string, annotations: Record<string, string>): Promise<void> {
+    const ops = Object.entries(annotations).map(([k, value]) => ({ op: 'add', path: `/metadata/annotations/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, value }));
+    await this.retried(() => this.core.patchNamespacedPersistentVolumeClaim({ namespace: this.namespace, name, body: ops }), 'patch', 'persistentvolumeclaims', name);
+  }
+
   listClaims(labelSelector: string): Promise<V1PersistentVolumeClaim[]> {
     return this.retried(() => this.core.listNamespacedPersistentVolumeClaim({ namespace: this.namespace, labelSelector }), 'list', 'persistentvolumeclaims').then((l) => l.items);
   }

@@ -8,6 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
+import { planStepIdentity } from './caches.js';
 import { parseTaskConfig } from './config.js';
 import { tarEntries } from './inputs.js';
 import { TaskUsageError, type Mapping } from './layout.js';
@@ -133,6 +134,8 @@ class PlanRunner {
       paramOverrides: s.params,
       paramsFromEnv: false,
       inPlan: true,
+      // Caches belong to the step, as in a Concourse job (the plan file's absolute path).
+      cacheIdentity: planStepIdentity(resolve(this.o.cwd, this.o.planFile), s.name),
       includeIgnored: false,
       privileged: false,
       image: this.o.image,

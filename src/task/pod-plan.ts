@@ -36,6 +36,8 @@ export interface TaskPodContext {
   target?: string;
   /** The task container runs privileged (only on a target that allows it). */
   privileged?: boolean;
+  /** The task's caches: each claim mounted at its path below the working directory (caches.ts). */
+  caches?: Array<{ path: string; claim: string }>;
 }
 
 export const LABEL_STEP = 'berth.dev/step';
@@ -73,6 +75,9 @@ export function planTaskPod(config: TaskConfig, layout: Layout, params: Record<s
   const work = { name: WORK_VOLUME, mountPath: layout.workDir };
   const q = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
   const outputDirs = layout.outputs.map((o) => q(`${layout.workDir}/${o.path}`));
+  const caches = ctx.caches ?? [];
+  const cacheMounts = caches.map((c, i) => ({ name: `cache-${i}`, mountPath: `${layout.workDir}/${c.path}` }));
+  const cacheDirs = cacheMounts.map((m) => q(m.mountPath));
   // Directories open to every user: the task may run as another user than the copy (as Concourse's
   // volumes are writable by the task's user). Files keep the modes they had on the caller's disk.
   const unpack = [
@@ -81,7 +86,11 @@ export function planTaskPod(config: TaskConfig, layout: Layout, params: Record<s
     `rm -f ${q(`${layout.workDir}/${INPUTS_MARKER}`)}`,
     ...(outputDirs.length ? [`mkdir -p ${outputDirs.join(' ')}`] : []),
     `mkdir -p ${q(layout.cwd)}`,
-    `find ${q(layout.workDir)} -type d -exec chmod a+rwx {} +`,
+    // A cache keeps the modes its files were left with: only its own folder is opened (best effort: on a
+    // volume whose root the helper does not own, the volume's own modes decide who may write it).
+    cacheDirs.length
+      ? `find ${q(layout.workDir)} \\( ${cacheDirs.map((d) => `-path ${d}`).join(' -o ')} \\) -prune -o -type d -exec chmod a+rwx {} + && { chmod a+rwx ${cacheDirs.join(' ')} 2>/dev/null || true; }`
+      : `find ${q(layout.workDir)} -type d -exec chmod a+rwx {} +`,
   ].join(' && ');
   const user = layout.user;
   const inputs: V1Container = {
@@ -92,7 +101,7 @@ export function planTaskPod(config: TaskConfig, layout: Layout, params: Record<s
     stdin: true,
     stdinOnce: true,
     securityContext: LOCKED_DOWN,
-    volumeMounts: [work],
+    volumeMounts: [work, ...cacheMounts],
   };
   const env: V1EnvVar[] = Object.keys(params).map((k, i) => ({ name: k, valueFrom: { secretKeyRef: { name: paramsSecretName(ctx.runId), key: `p${i}` } } }));
   const task: V1Container = {
@@ -102,7 +111,7 @@ export function planTaskPod(config: TaskConfig, layout: Layout, params: Record<s
     command: layout.command,
     workingDir: layout.cwd,
     securityContext: ctx.privileged ? { privileged: true } : LOCKED_DOWN,
-    volumeMounts: [work],
+    volumeMounts: [work, ...cacheMounts],
     ...(env.length ? { env } : {}),
   };
   const { cpu, memory } = config.containerLimits;
@@ -138,7 +147,7 @@ export function planTaskPod(config: TaskConfig, layout: Layout, params: Record<s
         ...podSecurityFor(user),
         ...(user && user.uid !== 0 ? { runAsNonRoot: true } : {}),
       },
-      volumes: [{ name: WORK_VOLUME, emptyDir: {} }],
+      volumes: [{ name: WORK_VOLUME, emptyDir: {} }, ...caches.map((c, i) => ({ name: `cache-${i}`, persistentVolumeClaim: { claimName: c.claim } }))],
       initContainers: [inputs],
       containers,
     },

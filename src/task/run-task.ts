@@ -10,7 +10,7 @@
  * cluster failed; 3 when interrupted.
  */
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readFile, realpath } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
 import type { V1Pod } from '@kubernetes/client-node';
 import { resolveKubeConfig } from '../kube/config.js';
@@ -24,6 +24,8 @@ import { layPodTemplate, loadPodTemplate } from '../runtime/pod-template.js';
 import { noTrace } from '../runtime/trace.js';
 import type { PodTemplateSource } from '../runtime/workload.js';
 import { imageOf, parseTaskConfig, type TaskConfig } from './config.js';
+import { currentTarget, useCaches, type CacheMount } from './cache-claims.js';
+import { cachePath, cacheSettings, checkCachePaths, type CacheSettings } from './caches.js';
 import { checkInputDirs, inputsTar } from './inputs.js';
 import { layOut, newWorkDir, TaskUsageError, type Layout, type Mapping } from './layout.js';
 import { downloadOutputs } from './outputs.js';
@@ -56,6 +58,8 @@ export interface TaskRunOptions {
   workDir?: string;
   /** Leaves berth's progress lines (initializing, running, succeeded/failed) to the caller. */
   quiet?: boolean;
+  /** Whose caches the task uses (caches.ts); default: the config file's real path. */
+  cacheIdentity?: string;
   inputs: Mapping[];
   outputs: Mapping[];
   includeIgnored: boolean;
@@ -100,6 +104,7 @@ interface Prepared {
   layout: Layout;
   params: Record<string, string>;
   image: string;
+  caches?: { identity: string; settings: CacheSettings };
 }
 
 /** Everything checked before the cluster is touched. */
@@ -110,12 +115,13 @@ async function prepare(o: TaskRunOptions): Promise<Prepared> {
   });
   const config = parseTaskConfig(text, o.configFile);
   if (config.platform !== 'linux') throw new TaskUsageError(`platform "${config.platform}" is not supported: berth runs tasks as Linux pods (platform: linux)`);
-  if (config.caches.length) throw new TaskUsageError(`caches are not yet supported by berth task (${config.caches.map((c) => c.path).join(', ')}): remove them from ${o.configFile} to run the task without a cache`);
   const image = imageOf(config, o.image, o.configFile);
   const layout = layOut(config, { inputs: o.inputs, outputs: o.outputs, args: o.args, workDir: o.workDir ?? newWorkDir(), cwd: o.cwd, capture: o.capture, inPlan: o.inPlan });
   await checkInputDirs(layout);
+  checkCachePaths(config);
+  const caches = config.caches.length ? { identity: o.cacheIdentity ?? (o.configText !== undefined ? o.configFile : await realpath(o.configFile)), settings: cacheSettings(o.env) } : undefined;
   const params = { ...config.params, ...(o.paramOverrides ?? {}) };
-  return { config, layout, image, params: o.paramsFromEnv === false ? params : overrideFromEnv(params, o.env) };
+  return { config, layout, image, caches, params: o.paramsFromEnv === false ? params : overrideFromEnv(params, o.env) };
 }
 
 type Client = InstanceType<typeof SandboxCluster>;
@@ -165,6 +171,7 @@ class TaskRun {
       ? await this.until(loadPodTemplate(this.o.target.podTemplate, (n) => kube.readPodTemplate(n), `target ${this.o.target.name ?? ''}`))
       : undefined;
     await this.checkRights(kube);
+    const caches = await this.useCaches(kube, this.o.target?.name ?? currentTarget(target.kc), settings.owner);
     const ctx = (runId: string): TaskPodContext => ({
       step: this.o.step ?? stepOfFile(this.o.configFile),
       target: this.o.target?.name ?? target.kc.getCurrentContext(),
@@ -176,6 +183,7 @@ class TaskRun {
       ttlSeconds: settings.ttlSeconds,
       image: this.p.image,
       helperImage: settings.helperImage ?? DEFAULT_HELPER_IMAGE,
+      ...(caches.length ? { caches } : {}),
     });
     const startDeadline = (): number => Date.now() + settings.startTimeoutSeconds * 1000;
 
@@ -225,9 +233,18 @@ class TaskRun {
     const needs: Array<[string, string, string | undefined]> = [['delete', 'pods', undefined], ['create', 'pods', 'attach'], ['get', 'pods', 'log']];
     if (Object.keys(this.p.params).length) needs.push(['create', 'secrets', undefined], ['delete', 'secrets', undefined]);
     if (this.p.layout.outputs.some((x) => x.dir || x.capture)) needs.push(['create', 'pods', 'exec']);
+    if (this.p.caches) needs.push(['get', 'persistentvolumeclaims', undefined], ['create', 'persistentvolumeclaims', undefined], ['patch', 'persistentvolumeclaims', undefined]);
     const answers = await Promise.all(needs.map(([verb, resource, sub]) => kube.canI(verb, resource, sub)));
     const missing = needs.filter((_, i) => answers[i] === false).map(([verb, resource, sub]) => `${verb} ${resource}${sub ? `/${sub}` : ''}`);
     if (missing.length) throw new TaskError(`forbidden: cannot ${missing.join(', ')} in namespace ${kube.namespace} (grant it in the Role: ${TASK_ROLE_PATH})`);
+  }
+
+  /** The task's caches on this target, made on first use and marked used (they outlive the run). */
+  private async useCaches(kube: Client, target: string, owner: string): Promise<CacheMount[]> {
+    if (!this.p.caches) return [];
+    const { identity, settings } = this.p.caches;
+    const keys = this.p.config.caches.map((c) => ({ task: identity, path: cachePath(c.path), target }));
+    return this.until(this.creating(useCaches(kube, keys, { owner, now: new Date(), settings })));
   }
 
   private async startPod(kube: Client, c: TaskPodContext, deadline: number, template: PodTemplateSource | undefined): Promise<{ name: string; tracker: PodTracker }> {

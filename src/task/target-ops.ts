@@ -8,6 +8,7 @@ import { labeledObjects, type LabeledKind } from '../kube/labeled-objects.js';
 import { collectGarbage, type CollectedObject } from '../runtime/gc.js';
 import { loadPodTemplate } from '../runtime/pod-template.js';
 import { SandboxCluster } from '../runtime/sandbox.js';
+import { CACHE_COMPONENT, LABEL_TARGET, labelValue } from './caches.js';
 import { permissionReport, shippedRoleRules, TASK_NEEDS, type PermissionAnswer } from './target-check.js';
 import type { Target } from './target-store.js';
 import { connectTarget } from './targets.js';
@@ -55,16 +56,15 @@ export async function checkTarget(t: Target, env: NodeJS.ProcessEnv): Promise<Ch
   return { lines: [...lines, ...report.lines], problems: [...problems, ...report.problems] };
 }
 
-/** berth task's objects in the target's namespace: the expired ones (gc), or all of them (retire). */
+/**
+ * berth task's objects in the target's namespace: the expired ones (gc), or all of them (retire). Pods
+ * first, then the target's caches (claims a pod may still hold wait for it: pvc-protection).
+ */
 export async function collectTaskObjects(t: Target, env: NodeJS.ProcessEnv, all: boolean): Promise<CollectedObject[]> {
   const { kc, namespace } = connectTarget(t, env);
-  return collectGarbage({
-    objects: labeledObjects(kc),
-    namespace,
-    allNamespaces: false,
-    includeUnexpired: all,
-    dryRun: false,
-    kinds: TASK_OBJECT_KINDS,
-    labelSelector: TASK_COMPONENT_SELECTOR,
-  });
+  const collect = (kinds: LabeledKind[], labelSelector: string) =>
+    collectGarbage({ objects: labeledObjects(kc), namespace, allNamespaces: false, includeUnexpired: all, dryRun: false, kinds, labelSelector });
+  const pods = await collect(TASK_OBJECT_KINDS, TASK_COMPONENT_SELECTOR);
+  const caches = await collect(['persistentvolumeclaims'], `app.kubernetes.io/component=${CACHE_COMPONENT},${LABEL_TARGET}=${labelValue(t.name)}`);
+  return [...pods, ...caches];
 }

@@ -140,7 +140,7 @@ describe('berth task run', () => {
     }
   });
 
-  it('refuses -p, bad configs (field and line), caches, before anything is created', async () => {
+  it('refuses -p, bad configs (field and line), bad cache paths, before anything is created', async () => {
     const p = await t.run(['-c', fixture('print-param.yml'), '-p']);
     assert.equal(p.code, 2);
     assert.match(p.stderr, /-p \(privileged\) is refused/);
@@ -153,11 +153,12 @@ describe('berth task run', () => {
     const noImage = await t.run(['-c', fixture('print-param.yml')], { taskImage: true });
     assert.equal(noImage.code, 2);
     assert.match(noImage.stderr, /image_resource.type "mock" \(line 6\) is not supported/);
-    const cached = tempTree({ 'task.yml': 'platform: linux\ncaches:\n  - path: .cache\nrun:\n  path: true\n' });
+    const cached = tempTree({ 'task.yml': 'platform: linux\ninputs:\n  - name: repo\ncaches:\n  - path: repo/.cache\nrun:\n  path: true\n' });
     try {
-      const c = await t.run(['-c', join(cached.dir, 'task.yml')]);
+      const c = await t.run(['-c', join(cached.dir, 'task.yml'), '-i', `repo=${cached.dir}`]);
       assert.equal(c.code, 2);
-      assert.match(c.stderr, /caches are not yet supported by berth task \(\.cache\)/);
+      assert.match(c.stderr, /caches: path "repo\/\.cache" overlaps the input `repo`/);
+      assert.equal(await kubectlOk(['-n', t.namespace, 'get', 'pvc', '-o', 'name']), '', 'no cache was made');
     } finally {
       cached.remove();
     }
