@@ -33,9 +33,9 @@ export const TASK_NEEDS: Need[] = [
   { verb: 'delete', resource: 'secrets', group: '', why: "remove a step's params Secret at its end" },
   { verb: 'create', resource: 'persistentvolumeclaims', group: '', why: "make a task's cache on its first run" },
   { verb: 'get', resource: 'persistentvolumeclaims', group: '', why: "find a task's cache" },
-  { verb: 'patch', resource: 'persistentvolumeclaims', group: '', why: "mark a cache used (its expiry moves on)" },
-  { verb: 'list', resource: 'persistentvolumeclaims', group: '', why: 'list the caches (berth task caches ls, berth gc)' },
-  { verb: 'delete', resource: 'persistentvolumeclaims', group: '', why: 'delete caches (berth task caches rm, berth gc)' },
+  { verb: 'patch', resource: 'persistentvolumeclaims', group: '', why: 'mark a cache used, which moves its expiry on' },
+  { verb: 'list', resource: 'persistentvolumeclaims', group: '', why: 'list the caches for berth task caches ls and berth gc' },
+  { verb: 'delete', resource: 'persistentvolumeclaims', group: '', why: 'delete caches for berth task caches rm and berth gc' },
 ];
 
 export const needName = (n: Need): string => `${n.verb} ${n.resource}${n.group ? `.${n.group}` : ''}`;
