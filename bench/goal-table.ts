@@ -16,6 +16,7 @@ console.log(`\nMachine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}
 console.log('| area | measure | berth | reference (same run) | ratio | goal | met |');
 console.log('|---|---|---|---|---|---|---|');
 for (const r of rows) {
-  const unit = /MB|MiB/.test(r.goal) ? '' : '×';
+  // a ratio (×), or an absolute figure in the goal's own unit (ms, MB, /s)
+  const unit = r.goal.trim().endsWith('×') ? '×' : ` ${r.goal.trim().split(/\s+/).pop()}`;
   console.log(`| ${r.area} | ${r.measure} | ${r.value} | ${r.reference} | ${fmt(r.ratio)}${unit} | ${r.goal} | ${meetsGoal(r) ? 'yes' : 'no'} |`);
 }

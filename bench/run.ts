@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as k8s from '@kubernetes/client-node';
+import { reportGoal } from './goal-rows.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const cli = join(root, 'dist/src/cli/main.js');
@@ -115,6 +116,12 @@ async function main() {
       ['list requests/s', listRps.toFixed(0), '', '', '>= 200/s'],
       ['watch requests/s', watchRps.toFixed(0), '', '', '>= 200/s'],
     ];
+    const running = median(berthRunning) / median(podmanRunning);
+    const exited = median(berthExited) / median(podmanExited);
+    reportGoal({ area: 'dev cluster', measure: 'pod create → Running', value: ms(median(berthRunning)), ratio: running, reference: `podman run -d ${ms(median(podmanRunning))}`, goal: '≤ 1.5×' });
+    reportGoal({ area: 'dev cluster', measure: 'pod create → Succeeded', value: ms(median(berthExited)), ratio: exited, reference: `podman run --rm ${ms(median(podmanExited))}`, goal: '≤ 1.5×' });
+    reportGoal({ area: 'dev cluster', measure: 'list requests on loopback', value: `${listRps.toFixed(0)}/s`, ratio: listRps, reference: '4 keep-alive clients', goal: '≥ 200 /s' });
+    reportGoal({ area: 'dev cluster', measure: 'watch requests on loopback', value: `${watchRps.toFixed(0)}/s`, ratio: watchRps, reference: '4 keep-alive clients', goal: '≥ 200 /s' });
     console.log(`\nmedians of ${ROUNDS} rounds; reference: podman run of ${IMAGE} on the same machine`);
     console.log(['measure', 'dev cluster', 'podman run', 'ratio', 'target'].map((h, i) => h.padEnd(i === 0 ? 26 : 14)).join(''));
     for (const r of rows) console.log(r.map((c, i) => c.padEnd(i === 0 ? 26 : 14)).join(''));

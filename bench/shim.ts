@@ -1,8 +1,11 @@
 // Benchmark of berth's docker shim on a fresh dev cluster, side by side in one run:
-//   per function: berth's shim (a process, as kustomize calls it), berth's runtime in-process (no
-//   process start), the kubectl-shelling approach of the old kustomize proposal (create, kubectl wait,
-//   kubectl attach, delete) and a bare create→terminated pod cycle through the API;
+//   per function: the default path (a thin `docker` client of the shim agent, warm pod or cold), a berth
+//   process per call (BERTH_SHIM_AGENT=0), berth's runtime in-process (no process start), the
+//   kubectl-shelling approach of the old kustomize proposal (create, kubectl wait, kubectl attach, delete)
+//   and a bare create→terminated pod cycle through the API, against `podman run`;
+//   the start-up of a `docker` process of its own (`docker version`, a thin `docker run` client) against `node -e ''`;
 //   a kustomize build with 10 container functions, berth vs a podman-backed docker.
+// Goal rows go to the table of `npm run bench` (bench/goal-rows.ts).
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import * as k8s from '@kubernetes/client-node';
 import { clusterFromConfig } from '../src/kube/cluster.js';
 import { runWorkload } from '../src/runtime/run.js';
+import { reportGoal } from './goal-rows.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const cli = join(root, 'dist/src/cli/main.js');
@@ -25,15 +29,31 @@ const DOCKER_ARGV = ['run', '--rm', '-i', '-a', 'STDIN', '-a', 'STDOUT', '-a', '
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const ms = (x: number) => `${x.toFixed(0)} ms`;
 
-function timed(cmd: string, args: string[], env: NodeJS.ProcessEnv, input = ''): Promise<number> {
+function timedWithStderr(cmd: string, args: string[], env: NodeJS.ProcessEnv, input = ''): Promise<{ ms: number; stderr: string }> {
   return new Promise((resolve, reject) => {
     const t = performance.now();
     const child = spawn(cmd, args, { env, stdio: ['pipe', 'ignore', 'pipe'] });
     let err = '';
     child.stderr.on('data', (d) => (err += d));
-    child.on('close', (code) => (code === 0 ? resolve(performance.now() - t) : reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${err}`))));
+    child.on('close', (code) => (code === 0 ? resolve({ ms: performance.now() - t, stderr: err }) : reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${err}`))));
     child.stdin.end(input);
   });
+}
+
+const timed = async (cmd: string, args: string[], env: NodeJS.ProcessEnv, input = ''): Promise<number> => (await timedWithStderr(cmd, args, env, input)).ms;
+
+/**
+ * A warm call through the agent with BERTH_TRACE=1: its wall time, and the part the client itself spent
+ * (all of it but the wait between sending its request and receiving the exit code, which is the agent's).
+ */
+async function thinClientCall(env: NodeJS.ProcessEnv): Promise<{ wall: number; own: number }> {
+  const { ms, stderr } = await timedWithStderr('docker', DOCKER_ARGV, { ...env, BERTH_TRACE: '1' }, INPUT);
+  const at = (phase: string): number => {
+    const m = new RegExp(`berth trace:\\s+([\\d.]+) ms .*${phase}`).exec(stderr);
+    if (!m) throw new Error(`no "${phase}" trace line from the client:\n${stderr}`);
+    return Number(m[1]);
+  };
+  return { wall: ms, own: ms - (at('client: exit code received') - at('client: connected to the agent')) };
 }
 
 function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, input = ''): void {
@@ -113,25 +133,35 @@ async function main(): Promise<void> {
     const shimDir = join(stateDir, 'shim-bin');
     chmodSync(cli, 0o755);
     execFileSync(process.execPath, [cli, 'shim', 'install', shimDir], { stdio: 'ignore' });
-    const base = { ...process.env, KUBECONFIG: kubeconfig, BERTH_NAMESPACE: NS, BERTH_HELPER_IMAGE: 'localhost/berth/busybox:1' };
-    const berthEnv = { ...base, PATH: `${shimDir}:${process.env.PATH}` };
-    const podmanEnv = { ...base, PATH: `${reference}:${process.env.PATH}` };
+    const base: NodeJS.ProcessEnv = { ...process.env, KUBECONFIG: kubeconfig, BERTH_NAMESPACE: NS, BERTH_HELPER_IMAGE: 'localhost/berth/busybox:1' };
+    delete base.BERTH_SHIM_AGENT;
+    delete base.BERTH_TRACE;
+    // the default path (the agent), with a socket of this run's own
     const agentSocket = join(stateDir, 'agent', 'agent.sock');
-    const agentEnv = { ...berthEnv, BERTH_SHIM_AGENT: '1', BERTH_SHIM_AGENT_SOCKET: agentSocket };
+    const agentEnv = { ...base, PATH: `${shimDir}:${process.env.PATH}`, BERTH_SHIM_AGENT_SOCKET: agentSocket };
+    // a berth process per call, as before the agent was the default
+    const berthEnv = { ...agentEnv, BERTH_SHIM_AGENT: '0' };
+    const podmanEnv = { ...base, PATH: `${reference}:${process.env.PATH}` };
     // The same agent, each call neither taking nor leaving warm pods: a cold call without process start-up.
     const coldAgentEnv = { ...agentEnv, BERTH_SHIM_POOL: '0' };
     run('kubectl', ['create', 'namespace', NS], base);
 
     // One warm-up of each, so image and page caches do not favour whichever runs second.
     await timed('docker', DOCKER_ARGV, berthEnv, INPUT);
+    await timed('docker', DOCKER_ARGV, podmanEnv, INPUT);
     await timed('docker', DOCKER_ARGV, agentEnv, INPUT); // also starts the agent, and warms the plan
     await bareCycle(kc, 0);
-    const r = { shim: [] as number[], agent: [] as number[], warm: [] as number[], inProcess: [] as number[], kubectl: [] as number[], bare: [] as number[], podman: [] as number[] };
+    const r = { shim: [] as number[], agent: [] as number[], warm: [] as number[], warmClientOwn: [] as number[], inProcess: [] as number[], kubectl: [] as number[], bare: [] as number[], podman: [] as number[], node: [] as number[], version: [] as number[] };
     for (let i = 1; i <= ROUNDS; i++) {
+      process.stderr.write(`bench: shim round ${i}/${ROUNDS}\n`);
       r.shim.push(await timed('docker', DOCKER_ARGV, berthEnv, INPUT));
       r.agent.push(await timed('docker', DOCKER_ARGV, coldAgentEnv, INPUT));
       // the pool refills in the background: each warm call finds the pod the previous one started
-      r.warm.push(await timed('docker', DOCKER_ARGV, agentEnv, INPUT));
+      const warm = await thinClientCall(agentEnv);
+      r.warm.push(warm.wall);
+      r.warmClientOwn.push(warm.own);
+      r.node.push(await timed(process.execPath, ['-e', ''], base));
+      r.version.push(await timed('docker', ['version', '--format', '{{.Client.Version}}'], agentEnv));
       r.inProcess.push(await inProcess(kc));
       r.kubectl.push(await kubectlPath(base, i));
       r.bare.push(await bareCycle(kc, i));
@@ -139,9 +169,9 @@ async function main(): Promise<void> {
     }
     const m = Object.fromEntries(Object.entries(r).map(([k, v]) => [k, median(v)])) as Record<keyof typeof r, number>;
     console.log(`\nper function (median of ${ROUNDS}):`);
-    console.log(`  berth shim (process, cold)       ${ms(m.shim)}`);
-    console.log(`  berth via the agent, cold        ${ms(m.agent)}`);
-    console.log(`  berth via the agent, warm pod    ${ms(m.warm)}`);
+    console.log(`  berth process per call, cold     ${ms(m.shim)}`);
+    console.log(`  default path (agent), cold       ${ms(m.agent)}`);
+    console.log(`  default path (agent), warm pod   ${ms(m.warm)}`);
     console.log(`  berth runtime (in-process, cold) ${ms(m.inProcess)}`);
     console.log(`  kubectl create/wait/attach/rm    ${ms(m.kubectl)}`);
     console.log(`  bare create→terminated (API)     ${ms(m.bare)}`);
@@ -151,6 +181,18 @@ async function main(): Promise<void> {
     console.log(`  cold shim / kubectl path         ${(m.shim / m.kubectl).toFixed(2)}x   (goal ≤ 1.0x)`);
     console.log(`  cold agent / kubectl path        ${(m.agent / m.kubectl).toFixed(2)}x`);
     console.log(`  berth in-process - bare cycle    ${ms(m.inProcess - m.bare)}`);
+    const versionOwn = m.version - m.node;
+    const clientOwn = m.warmClientOwn - m.node;
+    console.log(`  node -e '' (baseline)            ${ms(m.node)}`);
+    console.log(`  docker version, own time         ${ms(versionOwn)}   (goal ≤ 60 ms)`);
+    console.log(`  thin docker run client, own time ${ms(clientOwn)}   (goal ≤ 60 ms)`);
+    const vs = (what: string, x: number) => `${what} ${ms(x)}`;
+    reportGoal({ area: 'shim', measure: 'one function call, default settings, repeated (warm pod through the agent)', value: ms(m.warm), ratio: m.warm / m.kubectl, reference: vs('kubectl create/wait/attach/delete', m.kubectl), goal: '≤ 0.33×' });
+    reportGoal({ area: 'shim', measure: 'one function call, default settings, repeated (warm pod through the agent)', value: ms(m.warm), ratio: m.warm / m.podman, reference: vs('podman run', m.podman), goal: '≤ 0.5×' });
+    reportGoal({ area: 'shim', measure: 'first call of a function (cold, through the agent)', value: ms(m.agent), ratio: m.agent / m.kubectl, reference: vs('kubectl flow', m.kubectl), goal: '≤ 1.0×' });
+    reportGoal({ area: 'shim', measure: 'first call of a function (cold, a berth process: BERTH_SHIM_AGENT=0)', value: ms(m.shim), ratio: m.shim / m.kubectl, reference: vs('kubectl flow', m.kubectl), goal: '≤ 1.0×' });
+    reportGoal({ area: 'shim', measure: '`docker version`, its own time (beyond starting node)', value: ms(m.version), ratio: versionOwn, reference: vs("node -e ''", m.node), goal: '≤ 60 ms' });
+    reportGoal({ area: 'shim', measure: 'thin `docker run` client, its own time (beyond starting node; the agent does the run)', value: `${ms(m.warmClientOwn)} of ${ms(m.warm)}`, ratio: clientOwn, reference: vs("node -e ''", m.node), goal: '≤ 60 ms' });
 
     const dir = join(stateDir, 'kustomize10');
     kustomization(dir, 10);
@@ -165,6 +207,8 @@ async function main(): Promise<void> {
     console.log(`\nkustomize build, 10 container functions:`);
     console.log(`  berth (process per function) ${ms(kBerth)}   agent, pool off ${ms(kAgentCold)}   agent+pool first build ${ms(kFirst)}   second build ${ms(kSecond)}   podman ${ms(kPodman)}`);
     console.log(`  second build / podman ${(kSecond / kPodman).toFixed(2)}x (goal ≤ 1.0x)   first build / podman ${(kFirst / kPodman).toFixed(2)}x (goal ≤ 2.0x)   process per function / podman ${(kBerth / kPodman).toFixed(2)}x`);
+    reportGoal({ area: 'shim', measure: 'kubectl kustomize, 10 container functions, second build (default path)', value: ms(kSecond), ratio: kSecond / kPodman, reference: vs('podman-backed docker', kPodman), goal: '≤ 1.0×' });
+    reportGoal({ area: 'shim', measure: 'kubectl kustomize, 10 container functions, first build (default path)', value: ms(kFirst), ratio: kFirst / kPodman, reference: vs('podman-backed docker', kPodman), goal: '≤ 2.0×' });
   } finally {
     try {
       process.kill(Number(readFileSync(`${join(stateDir, 'agent', 'agent.sock')}.pid`, 'utf8')), 'SIGTERM');

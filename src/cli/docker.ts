@@ -3,31 +3,8 @@ import { chmodSync, lstatSync, mkdirSync, readlinkSync, statSync, symlinkSync, u
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
-import { agentEnabled, defaultAgentSocket } from '../shim/agent-frames.js';
-import { parseDockerArgv } from '../shim/argv.js';
-import { runDockerShim } from '../shim/shim.js';
-
-/** Runs the shim with docker's own argv; docker's flag grammar is the shim's, so commander stays out of it. */
-export async function runAsDocker(argv: string[]): Promise<never> {
-  const code = (await throughAgent(argv)) ?? (await runDockerShim(argv, process.env, { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr }));
-  // stdout may still hold the function's output: exit once it is flushed, not before.
-  process.stdout.write('', () => process.exit(code));
-  return new Promise<never>(() => undefined);
-}
-
-/** `docker run` goes to the shim agent when it is enabled; everything else is answered here */
-async function throughAgent(argv: string[]): Promise<number | undefined> {
-  if (argv[0] !== 'run' || !agentEnabled()) return undefined;
-  let command;
-  try {
-    command = parseDockerArgv(argv, process.env, process.cwd());
-  } catch {
-    return undefined; // the in-process shim reports the usage error
-  }
-  if (command.kind !== 'run') return undefined;
-  const { runThroughAgent } = await import('./shim-agent-client.js');
-  return runThroughAgent(argv, defaultAgentSocket(), command.workload.stdin === true);
-}
+import { agentIdleSeconds, defaultAgentSocket } from '../shim/agent-frames.js';
+import { runAsDocker } from './docker-entry.js';
 
 export function shimCommand(): Command {
   const cmd = new Command('shim').description('the docker shim that kustomize and kpt call to run functions as pods');
@@ -63,11 +40,11 @@ export function shimCommand(): Command {
       // First on PATH only for the tools that run functions: exported, it would also shadow the real docker CLI.
       process.stdout.write(`${link} -> ${target}\nput it first on PATH for kustomize and kpt:  PATH=${resolve(dir)}:$PATH kubectl kustomize --enable-alpha-plugins DIR\n`);
     });
-  cmd
+  const agent = cmd
     .command('agent')
-    .description('serve `docker run` for short-lived docker processes (BERTH_SHIM_AGENT=1 starts it on first use), keeping warm pods')
-    .option('--socket <path>', 'unix socket (mode 0600)', defaultAgentSocket())
-    .option('--idle <seconds>', 'exit after this long without requests', '300')
+    .description('serve `docker run` for short-lived docker processes, keeping warm pods (the first `docker run` starts it; BERTH_SHIM_AGENT=0: no agent)')
+    .option('--socket <path>', 'unix socket (mode 0600, in a folder only you can open)', defaultAgentSocket())
+    .option('--idle <seconds>', 'exit after this long without requests [$BERTH_SHIM_AGENT_IDLE]', agentIdleSeconds())
     .option('--pool-size <n>', 'warm pods kept per run plan (0: none) [$BERTH_SHIM_POOL_SIZE]', process.env.BERTH_SHIM_POOL_SIZE ?? '2')
     .option('--pool-plans <n>', 'run plans kept warm at once [$BERTH_SHIM_POOL_PLANS]', process.env.BERTH_SHIM_POOL_PLANS ?? '16')
     .option('--pool-idle <seconds>', 'a warm pod not used for this long is deleted (at most --idle) [$BERTH_SHIM_POOL_IDLE]', process.env.BERTH_SHIM_POOL_IDLE ?? '300')
@@ -90,6 +67,20 @@ export function shimCommand(): Command {
       if (!live) await startAgent(o.socket, idle, pool);
       process.stdout.write(`ready ${o.socket}\n`);
     });
+  const ask = (what: 'status' | 'stop') => async (o: { socket: string }) => {
+    const { askAgent } = await import('./shim-agent-client.js');
+    const answer = await askAgent(o.socket, what);
+    if (answer === undefined) {
+      process.stdout.write(`no shim agent is running at ${o.socket}\n`);
+      // status: nothing runs (exit 1, as a service status); stop: already stopped
+      if (what === 'status') process.exitCode = 1;
+      return;
+    }
+    process.stdout.write(answer);
+    if (what === 'stop') await waitGone(o.socket);
+  };
+  agent.command('status').description("this berth's agent: pid, socket, idle time, calls running, warm pods (exit 1: none runs)").option('--socket <path>', "the agent's socket", defaultAgentSocket()).action(ask('status'));
+  agent.command('stop').description('stop the agent once its calls have ended; its warm pods are deleted').option('--socket <path>', "the agent's socket", defaultAgentSocket()).action(ask('stop'));
   const pool = cmd.command('pool').description("the shim agent's warm pods: function pods started ahead of the call that needs them");
   const control = (what: 'pool-ls' | 'pool-drain') => async (o: { socket: string }) => {
     const { askAgent } = await import('./shim-agent-client.js');
@@ -99,6 +90,13 @@ export function shimCommand(): Command {
   pool.command('ls').description('list the warm pods of the running agent').option('--socket <path>', 'the agent\'s socket', defaultAgentSocket()).action(control('pool-ls'));
   pool.command('drain').description('delete every warm pod of the running agent now').option('--socket <path>', 'the agent\'s socket', defaultAgentSocket()).action(control('pool-drain'));
   return cmd;
+}
+
+/** Resolves once the agent's pid file is gone (it removes it last, after its warm pods), or after 60 s. */
+async function waitGone(socket: string): Promise<void> {
+  const { existsSync } = await import('node:fs');
+  const deadline = Date.now() + 60_000;
+  while (existsSync(`${socket}.pid`) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
 }
 
 export function dockerCommand(): Command {

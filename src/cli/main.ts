@@ -10,9 +10,9 @@ module.enableCompileCache?.();
 
 // Each face is imported only when it runs, so the shim does not pay for the dev cluster and the other faces.
 if (basename(process.argv[1] ?? '') === 'docker') {
-  await (await import('./docker.js')).runAsDocker(process.argv.slice(2));
+  await (await import('./docker-entry.js')).runAsDocker(process.argv.slice(2));
 } else if (process.argv[2] === 'docker') {
-  await (await import('./docker.js')).runAsDocker(process.argv.slice(3));
+  await (await import('./docker-entry.js')).runAsDocker(process.argv.slice(3));
 } else {
   const { Command } = await import('commander');
   const { BERTH_VERSION } = await import('./version.js');

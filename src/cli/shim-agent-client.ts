@@ -1,10 +1,13 @@
 // The `docker` process as a thin client of the shim agent: it forwards its argv, environment, working directory,
 // stdin and signals, and plays back stdout, stderr and the exit code. The agent is started on first use.
 import { spawn } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
+import { delimiter, dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
-import { encodeFrame, FRAME, FrameDecoder, type AgentRequest, type Frame } from '../shim/agent-frames.js';
+import { agentIdleSeconds, encodeFrame, FRAME, FrameDecoder, type AgentRequest, type Frame } from '../shim/agent-frames.js';
+import type { Trace } from '../runtime/trace.js';
 
 const AGENT_START_TIMEOUT_MS = 10_000;
 
@@ -16,46 +19,83 @@ function connectTo(path: string): Promise<Socket | undefined> {
   });
 }
 
-/** starts `berth shim agent` detached and resolves once it listens (or gives up: the caller runs in-process) */
+/**
+ * Starts `berth shim agent` detached (a session of its own: a terminal's Ctrl-C is for the client) and
+ * resolves once it listens, or gives up (the caller runs in-process). It holds none of the client's
+ * stdio (a shell reading the client's output must not wait for the agent); what it says goes to
+ * `SOCKET.log`, private to the user as the socket is.
+ */
 function startAgent(path: string): Promise<void> {
   const main = fileURLToPath(new URL('./main.js', import.meta.url));
-  const child = spawn(process.execPath, [main, 'shim', 'agent', '--socket', path], { detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
+  let log: number | 'ignore' = 'ignore';
+  try {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    if (!(statSync(dirname(path)).mode & 0o077)) log = openSync(`${path}.log`, 'a', 0o600);
+  } catch {
+    // no log: the agent still runs
+  }
+  const child = spawn(process.execPath, [main, 'shim', 'agent', '--socket', path, '--idle', agentIdleSeconds()], { detached: true, stdio: ['ignore', 'pipe', log] });
+  if (typeof log === 'number') closeSync(log);
+  const stdout = child.stdout as NonNullable<typeof child.stdout>;
   return new Promise((resolve) => {
     const timer = setTimeout(finish, AGENT_START_TIMEOUT_MS);
     function finish() {
       clearTimeout(timer);
-      child.stdout.destroy();
+      stdout.destroy();
       child.unref();
       resolve();
     }
-    createInterface({ input: child.stdout }).once('line', finish);
+    createInterface({ input: stdout }).once('line', finish);
     child.once('exit', finish);
   });
 }
 
-/** the exit code, or undefined when no agent could be reached (the caller then runs the shim in-process) */
-export async function runThroughAgent(argv: string[], socketPath: string, forwardStdin: boolean): Promise<number | undefined> {
+/**
+ * The paths in the environment that name files relative to the working directory, made absolute: the agent
+ * resolves them from its own.
+ */
+function absolutePaths(env: NodeJS.ProcessEnv, cwd: string): NodeJS.ProcessEnv {
+  const out = { ...env };
+  const abs = (p: string) => (p && !isAbsolute(p) ? resolve(cwd, p) : p);
+  if (out.KUBECONFIG) out.KUBECONFIG = out.KUBECONFIG.split(delimiter).map(abs).join(delimiter);
+  for (const name of ['BERTH_KUBECONFIG', 'BERTH_CONFIG']) if (out[name]) out[name] = abs(out[name]);
+  // a template name stays a name; a file found from here becomes its absolute path
+  const template = out.BERTH_POD_TEMPLATE;
+  if (template && !isAbsolute(template) && existsSync(resolve(cwd, template))) out.BERTH_POD_TEMPLATE = resolve(cwd, template);
+  return out;
+}
+
+/**
+ * The exit code, or undefined when no agent could be reached or it declined the call (the caller then runs
+ * the shim in-process: nothing of stdin has been read yet).
+ */
+export async function runThroughAgent(argv: string[], socketPath: string, forwardStdin: boolean, trace: Trace): Promise<number | undefined> {
   let socket = await connectTo(socketPath);
   if (!socket) {
+    trace('client: no agent: starting one');
     await startAgent(socketPath);
     socket = await connectTo(socketPath);
   }
   if (!socket) return undefined;
-  const request: AgentRequest = { argv, env: process.env, cwd: process.cwd(), stderrIsTTY: Boolean(process.stderr.isTTY) };
+  trace('client: connected to the agent');
+  const cwd = process.cwd();
+  const request: AgentRequest = { argv, env: absolutePaths(process.env, cwd), cwd, stderrIsTTY: Boolean(process.stderr.isTTY) };
   socket.write(encodeFrame(FRAME.header, JSON.stringify(request)));
-  if (forwardStdin) {
+  const forward = (): void => {
+    if (!forwardStdin) return;
     process.stdin.on('data', (chunk: Buffer) => {
       if (socket.write(encodeFrame(FRAME.stdin, chunk))) return;
       process.stdin.pause();
       socket.once('drain', () => process.stdin.resume());
     });
     process.stdin.on('end', () => socket.write(encodeFrame(FRAME.stdinEnd)));
-  }
+  };
   const relay = (name: string) => () => socket.write(encodeFrame(FRAME.signal, name));
   process.on('SIGINT', relay('SIGINT'));
   process.on('SIGTERM', relay('SIGTERM'));
-  return new Promise<number>((resolve) => {
+  return new Promise<number | undefined>((resolve) => {
     let code: number | undefined;
+    let declined = false;
     const decoder = new FrameDecoder();
     socket.pipe(decoder);
     decoder.on('data', (frame: Frame) => {
@@ -64,17 +104,31 @@ export async function runThroughAgent(argv: string[], socketPath: string, forwar
         socket.pause();
         process.stdout.once('drain', () => socket.resume());
       } else if (frame.type === FRAME.stderr) process.stderr.write(frame.payload);
-      else if (frame.type === FRAME.exit) code = frame.payload.readInt32BE(0);
+      else if (frame.type === FRAME.accepted) {
+        trace('client: the agent runs the call');
+        forward();
+      } else if (frame.type === FRAME.declined) {
+        declined = true;
+        trace(`client: the agent declined (${frame.payload.toString()}): running in this process`);
+      } else if (frame.type === FRAME.exit) {
+        code = frame.payload.readInt32BE(0);
+        trace('client: exit code received');
+      }
     });
     socket.on('error', () => undefined);
     socket.on('close', () => {
+      if (declined) {
+        process.removeAllListeners('SIGINT');
+        process.removeAllListeners('SIGTERM');
+        return resolve(undefined);
+      }
       if (code === undefined) process.stderr.write('docker: berth\'s shim agent went away before the run ended (see `berth shim agent --help`)\n');
       resolve(code ?? 125);
     });
   });
 }
 
-/** A control question (`berth shim pool ls|drain`) to a running agent; undefined when none runs. */
+/** A control question (`berth shim pool ls|drain`, `berth shim agent status|stop`) to a running agent; undefined when none runs. */
 export async function askAgent(socketPath: string, control: NonNullable<AgentRequest['control']>): Promise<string | undefined> {
   const socket = await connectTo(socketPath);
   if (!socket) return undefined;

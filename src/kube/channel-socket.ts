@@ -8,6 +8,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import WebSocket from 'ws';
 import { text } from 'node:stream/consumers';
 import { KubeError, toKubeError, type KubeAction } from './errors.js';
+import { isSharedAgent } from './shared-connections.js';
 
 export interface ChannelSocket {
   ws: WebSocket;
@@ -28,6 +29,8 @@ export async function openChannelSocket(kc: KubeConfig, path: string, protocols:
   // intermediary reads the frames. A plain `ws:` server (kubectl proxy) keeps random keys.
   const opts: WebSocket.ClientOptions = url.protocol === 'wss:' ? { generateMask: (mask: Buffer) => void mask.fill(0) } : {};
   await kc.applyToHTTPSOptions(opts as never);
+  // its own connection (the TLS settings are on opts too): see isSharedAgent
+  if (isSharedAgent(opts.agent)) delete opts.agent;
   const ws = new WebSocket(url, protocols, opts);
   const early: Buffer[] = [];
   const queue = (data: Buffer): void => void early.push(data);

@@ -31,6 +31,7 @@ import { openPodLog, readPodLogBytes, type PodLogQuery } from './pod-log.js';
 import { openPortForward } from './port-forward.js';
 import { isTransient, withRetry } from './retry.js';
 import { exitCodeOfStatus, openAttach, openExec, type StreamSession } from './streams.js';
+import { shareConnections } from './shared-connections.js';
 import { resumableWatch, watchRequests } from './watch.js';
 
 export type LogQuery = PodLogQuery;
@@ -56,6 +57,8 @@ export class ClusterClient {
     readonly kc: KubeConfig,
     readonly namespace: string,
   ) {
+    // Every call of every client of this process reuses kept-alive connections (shared-connections.ts).
+    shareConnections(kc);
     this.core = kc.makeApiClient(CoreV1Api);
     this.networking = kc.makeApiClient(NetworkingV1Api);
     this.server = kc.getCurrentCluster()?.server ?? '';

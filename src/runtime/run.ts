@@ -167,12 +167,16 @@ class WorkloadRun {
   private async runWarm(warm: WarmPod, splitLogs: Promise<boolean>): Promise<{ exitCode: number } | undefined> {
     this.trace(`warm pod ${warm.podName} taken`);
     this.created = [...warm.created];
-    const tracker = new PodTracker(this.kube, warm.podName, this.stopWatch.signal, this.trace);
+    // The pool's watch of the pod goes on for the call: it knows the container runs already.
+    const tracker = warm.tracker;
+    if (this.stopWatch.signal.aborted) warm.release();
+    else this.stopWatch.signal.addEventListener('abort', () => warm.release(), { once: true });
     try {
       return await this.execute(tracker, warm.podName, false, splitLogs, true);
     } catch (err) {
       if (!(err instanceof WarmPodUnusable)) throw err;
       this.trace(`warm pod ${warm.podName} unusable (${err.message}): starting a pod`);
+      warm.release();
       await cleanup(this.kube, this.created, false, (line) => this.report(line));
       this.created = [];
       return undefined;

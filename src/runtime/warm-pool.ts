@@ -6,6 +6,7 @@
  * The pool is bounded (pods per plan, plans) and every pod leaves it after an idle time.
  */
 import type { KubeCluster } from '../kube/cluster.js';
+import type { PodTracker } from './pod-tracker.js';
 import { cleanup, type Created } from './run-objects.js';
 
 export interface WarmPodOptions {
@@ -29,7 +30,12 @@ export interface WarmPod {
   readyAt: number;
   /** False once its container is seen not running (a warm pod that died is never used). */
   alive(): boolean;
-  /** Ends the pool's watch of the pod (the call watches it itself from now on). */
+  /**
+   * The pod's watch, running since it was started: the call that takes the pod goes on with it (it
+   * already knows the container runs, and sees its end without opening a watch of its own).
+   */
+  tracker: PodTracker;
+  /** Ends the pod's watch: the pool does when it discards the pod, the call that took it when it ends. */
   release(): void;
 }
 
@@ -64,6 +70,7 @@ export class WarmPool {
   /**
    * A running warm pod of this plan for exactly one call, or undefined. Dead ones are deleted. With
    * none ready, a pod still starting is claimed and waited for: it is partway to running already.
+   * The caller owns the pod from now on, its watch included (it calls release() when done).
    */
   async take(key: string): Promise<WarmPod | undefined> {
     this.touch(key);
@@ -71,10 +78,7 @@ export class WarmPool {
     while (pods.length > 0) {
       const pod = pods.shift() as WarmPod;
       this.forget(pod);
-      if (pod.alive()) {
-        pod.release();
-        return pod;
-      }
+      if (pod.alive()) return pod;
       this.discard(pod);
     }
     const start = this.pending.get(key)?.find((p) => !p.claimed);
@@ -82,10 +86,7 @@ export class WarmPool {
     start.claimed = true;
     const pod = await start.pod.catch(() => undefined);
     if (!pod) return undefined;
-    if (pod.alive() && !this.draining) {
-      pod.release();
-      return pod;
-    }
+    if (pod.alive() && !this.draining) return pod;
     this.discard(pod);
     return undefined;
   }

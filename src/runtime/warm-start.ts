@@ -54,6 +54,7 @@ export async function startWarmPod(w: Workload, context: PlanContext, kube: Kube
         const now = tracker.current();
         return !tracker.failed() && now !== undefined && viewContainer(now, MAIN_CONTAINER).state === 'running' && !now.metadata?.deletionTimestamp;
       },
+      tracker,
       release: () => stop.abort(),
     };
   } catch (err) {

@@ -1,7 +1,10 @@
 // The shim agent's wire format over its unix socket: frames of a 1-byte type, a 4-byte big-endian length and the
 // payload. The client sends the request header, stdin and signals; the agent sends stdout, stderr and the exit code.
+import { createHash } from 'node:crypto';
+import { statSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Transform, type TransformCallback } from 'node:stream';
 
 export const FRAME = {
@@ -11,7 +14,10 @@ export const FRAME = {
   stdinEnd: 0x45,
   /** a signal name the client received (SIGINT, SIGTERM) */
   signal: 0x53,
-  /** agent → client */
+  /** agent → client: the run is the agent's; stdin may follow (nothing is sent before it) */
+  accepted: 0x41,
+  /** agent → client: the agent cannot run this one as the client would (payload: why); the client runs it itself */
+  declined: 0x44,
   stdout: 0x4f,
   stderr: 0x52,
   /** 4-byte exit code; the last frame */
@@ -19,8 +25,8 @@ export const FRAME = {
 } as const;
 
 export interface AgentRequest {
-  /** A question for the agent itself (`berth shim pool ls|drain`) instead of a docker command. */
-  control?: 'pool-ls' | 'pool-drain';
+  /** A question for the agent itself (`berth shim pool ls|drain`, `berth shim agent status|stop`) instead of a docker command. */
+  control?: 'pool-ls' | 'pool-drain' | 'status' | 'stop';
   argv: string[];
   env: Record<string, string | undefined>;
   cwd: string;
@@ -66,12 +72,36 @@ export class FrameDecoder extends Transform {
   }
 }
 
+/**
+ * `$XDG_RUNTIME_DIR` (else the temp dir) `/berth-<uid>/shim-agent-<build>.sock`, in a folder only the user
+ * can open. `<build>` names this copy of berth (where it is installed and when it was built): a client only
+ * ever talks to an agent of its own code, and an upgrade starts a new agent (the old one ends when idle).
+ */
 export function defaultAgentSocket(env: NodeJS.ProcessEnv = process.env): string {
   if (env.BERTH_SHIM_AGENT_SOCKET) return env.BERTH_SHIM_AGENT_SOCKET;
-  return join(env.XDG_RUNTIME_DIR || tmpdir(), `berth-${userInfo().uid}`, 'shim-agent.sock');
+  return join(env.XDG_RUNTIME_DIR || tmpdir(), `berth-${userInfo().uid}`, `shim-agent-${buildId()}.sock`);
 }
 
-/** BERTH_SHIM_AGENT=1|true|on sends `docker run` to the agent */
+function buildId(): string {
+  const self = fileURLToPath(import.meta.url);
+  let built = 0;
+  try {
+    built = statSync(self).mtimeMs;
+  } catch {
+    // bundled or virtual: the path alone
+  }
+  return createHash('sha256').update(`${self} ${built}`).digest('hex').slice(0, 12);
+}
+
+/**
+ * Whether `docker run` goes to the agent: by default yes; BERTH_SHIM_AGENT=0|false|off|no runs every call in
+ * its own berth process.
+ */
 export function agentEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
-  return /^(1|true|on|yes)$/i.test(env.BERTH_SHIM_AGENT ?? '');
+  return !/^(0|false|off|no)$/i.test((env.BERTH_SHIM_AGENT ?? '').trim());
+}
+
+/** Seconds an agent started on first use waits without requests before it exits (BERTH_SHIM_AGENT_IDLE, default 300). */
+export function agentIdleSeconds(env: NodeJS.ProcessEnv = process.env): string {
+  return env.BERTH_SHIM_AGENT_IDLE?.trim() || '300';
 }

@@ -2,9 +2,11 @@
 // kustomize and kpt start a `docker` process per function; without the agent each of them pays for loading
 // @kubernetes/client-node and opening a first TLS connection (about a second here). The agent keeps those loaded,
 // runs each request with the caller's argv, environment and working directory, and exits after an idle period.
-import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
-import { dirname } from 'node:path';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import type { KubeCluster } from '../kube/cluster.js';
+import { connectWithSettings, loadRunSettings } from '../runtime/settings.js';
 import { EventEmitter } from 'node:events';
 import { PassThrough, Writable } from 'node:stream';
 import { WarmPool, type WarmPodOptions } from '../runtime/warm-pool.js';
@@ -24,8 +26,48 @@ function frameWriter(socket: Socket, type: number, isTTY: boolean): Writable & {
   return w;
 }
 
+/**
+ * The cluster a run request names, or why the agent cannot stand in for the client: the agent runs with
+ * its own environment and working directory, so a kubeconfig user whose credentials come from a program
+ * (exec plugin, auth provider: it would run with the agent's environment, e.g. another cloud profile) or a
+ * relative path in the berth config would not be what the client meant. Those run in the client's process.
+ * A config the agent cannot read is the run's to report (runDockerShim says why).
+ */
+async function standIn(request: AgentRequest): Promise<{ cluster?: KubeCluster; declined?: string }> {
+  const env = request.env as NodeJS.ProcessEnv;
+  let settings;
+  try {
+    settings = loadRunSettings(env);
+  } catch {
+    return {};
+  }
+  if (settings.kubeconfig && !isAbsolute(settings.kubeconfig)) return { declined: `the kubeconfig path ${settings.kubeconfig} is relative` };
+  if (settings.podTemplate && !isAbsolute(settings.podTemplate) && existsSync(resolve(request.cwd, settings.podTemplate))) return { declined: `the pod template path ${settings.podTemplate} is relative` };
+  let cluster: KubeCluster;
+  try {
+    cluster = await connectWithSettings(settings, env);
+  } catch {
+    return {};
+  }
+  const user = cluster.kc.getCurrentUser();
+  if (user?.exec || user?.authProvider) return { declined: `the kubeconfig user ${user.name} gets its credentials from ${user.exec ? 'an exec plugin' : 'an auth provider'}, which would run with the agent's environment` };
+  return { cluster };
+}
+
+/** What `berth shim agent status` prints. */
+function statusText(socketPath: string, startedAt: number, idleSeconds: number, active: () => number, pool: WarmPool | undefined): string {
+  return [
+    `pid:        ${process.pid}`,
+    `socket:     ${socketPath}`,
+    `up:         ${Math.round((Date.now() - startedAt) / 1000)}s (exits after ${idleSeconds}s without requests)`,
+    `running:    ${active()} call${active() === 1 ? '' : 's'} and deletions`,
+    `warm pods:  ${pool ? `${pool.list().length} (up to ${pool.perPlan} per plan, ${pool.maxPlans} plans, ${pool.idleSeconds}s idle)` : 'off (--pool-size 0)'}`,
+    '',
+  ].join('\n');
+}
+
 /** `berth shim pool ls|drain`, answered from the agent's own pool. */
-async function answerControl(control: NonNullable<AgentRequest['control']>, pool: WarmPool): Promise<string> {
+async function answerControl(control: 'pool-ls' | 'pool-drain', pool: WarmPool): Promise<string> {
   if (control === 'pool-drain') {
     const n = await pool.drain();
     pool.reopen();
@@ -36,12 +78,20 @@ async function answerControl(control: NonNullable<AgentRequest['control']>, pool
   return `${'POD'.padEnd(40)} ${'NAMESPACE'.padEnd(20)} ${'IDLE'.padStart(7)}  ${'PLAN'.padEnd(12)}  IMAGE\n${rows.map((r) => `${r}\n`).join('')}`;
 }
 
-function serveConnection(socket: Socket, pool: WarmPool | undefined, onDone: () => void, background: (deletions: Promise<void>) => void): void {
+interface AgentContext {
+  pool: WarmPool | undefined;
+  status(): string;
+  stop(): void;
+}
+
+function serveConnection(socket: Socket, agent: AgentContext, onDone: () => void, background: (deletions: Promise<void>) => void): void {
+  const pool = agent.pool;
   const decoder = new FrameDecoder();
   const stdin = new PassThrough();
   const signals = new EventEmitter();
   let started = false;
   let finished = false;
+  let gone = false;
   socket.on('error', () => socket.destroy());
   socket.pipe(decoder);
   decoder.on('data', (frame: Frame) => {
@@ -58,26 +108,54 @@ function serveConnection(socket: Socket, pool: WarmPool | undefined, onDone: () 
         const stdout = frameWriter(socket, FRAME.stdout, false);
         const stderr = frameWriter(socket, FRAME.stderr, request.stderrIsTTY);
         if (request.control) {
-          const answer = pool ? answerControl(request.control, pool) : Promise.resolve('this agent keeps no warm pods (started with --pool-size 0)\n');
+          const control = request.control;
+          const answer =
+            control === 'status' || control === 'stop'
+              ? Promise.resolve(control === 'status' ? agent.status() : `agent ${process.pid} stops: its warm pods are deleted\n`)
+              : pool
+                ? answerControl(control, pool)
+                : Promise.resolve('this agent keeps no warm pods (started with --pool-size 0)\n');
           void answer.then((text) => {
             finished = true;
             stdout.write(text);
             if (!socket.destroyed) socket.end(exitFrame(0));
             onDone();
+            if (control === 'stop') agent.stop();
           });
           return;
         }
+        const traceOrigin = performance.now();
         // BERTH_SHIM_POOL=0 in a caller's environment: that call neither takes nor leaves warm pods.
         const usePool = (request.env.BERTH_SHIM_POOL ?? '') !== '0' ? pool : undefined;
-        runDockerShim(request.argv, request.env as NodeJS.ProcessEnv, { stdin, stdout, stderr, signals, cwd: request.cwd, traceOrigin: performance.now(), background, pool: usePool })
-          .catch((err: Error) => {
-            stderr.write(`docker: ${err.message}\n`);
-            return 125;
+        void standIn(request)
+          .then(({ cluster, declined }) => {
+            if (gone) {
+              // the client went away while the agent looked at its request: nothing was started
+              finished = true;
+              onDone();
+              return undefined;
+            }
+            if (declined) {
+              // The client has sent nothing but its request: it runs the call itself.
+              finished = true;
+              if (!socket.destroyed) socket.end(encodeFrame(FRAME.declined, declined));
+              onDone();
+              return undefined;
+            }
+            socket.write(encodeFrame(FRAME.accepted));
+            return runDockerShim(request.argv, request.env as NodeJS.ProcessEnv, { stdin, stdout, stderr, signals, cwd: request.cwd, traceOrigin, background, pool: usePool, cluster });
           })
           .then((code) => {
+            if (code === undefined) return;
             finished = true;
             // stdout and stderr frames are queued on the socket in order: the exit frame comes after them
             if (!socket.destroyed) socket.end(exitFrame(code));
+            onDone();
+          })
+          .catch((err: Error) => {
+            stderr.write(`docker: ${err.message}\n`);
+            finished = true;
+            if (!socket.destroyed) socket.end(exitFrame(125));
             onDone();
           });
         return;
@@ -99,6 +177,7 @@ function serveConnection(socket: Socket, pool: WarmPool | undefined, onDone: () 
   });
   // the client went away (killed, even with SIGKILL) before its run ended: clean up as for SIGTERM
   socket.on('close', () => {
+    gone = true;
     if (started && !finished) signals.emit('SIGTERM');
     if (!started) onDone();
   });
@@ -119,13 +198,19 @@ export function startAgent(socketPath: string, idleSeconds: number, poolOptions:
   rmSync(socketPath, { force: true });
   let active = 0;
   let idle: NodeJS.Timeout | undefined;
+  const startedAt = Date.now();
   const pendingDeletions = new Set<Promise<void>>();
+  const context: AgentContext = {
+    pool,
+    status: () => statusText(socketPath, startedAt, idleSeconds, () => active - 1, pool),
+    stop: () => stop(),
+  };
   const server = createServer((socket) => {
     active++;
     if (idle) clearTimeout(idle);
     serveConnection(
       socket,
-      pool,
+      context,
       () => {
         active--;
         armIdle();
@@ -152,10 +237,17 @@ export function startAgent(socketPath: string, idleSeconds: number, poolOptions:
   };
   server.on('close', () => {
     rmSync(socketPath, { force: true });
-    rmSync(`${socketPath}.pid`, { force: true });
     // Idle or stopped: warm pods go with the agent (after a SIGKILL, their deadline and berth gc do),
-    // once the deletions of finished runs have settled.
-    void Promise.allSettled([pool?.drain(), ...pendingDeletions]).then(() => process.exit(0));
+    // once the deletions of finished runs have settled. The pid file goes last: `berth shim agent stop`
+    // waits for it (a newer agent may own it by then).
+    void Promise.allSettled([pool?.drain(), ...pendingDeletions]).then(() => {
+      try {
+        if (readFileSync(`${socketPath}.pid`, 'utf8').trim() === String(process.pid)) rmSync(`${socketPath}.pid`, { force: true });
+      } catch {
+        // no pid file
+      }
+      process.exit(0);
+    });
   });
   const stop = (): void => {
     if (idle) clearTimeout(idle);

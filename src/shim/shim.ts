@@ -14,10 +14,9 @@ import { noTrace, traceEnabled, traceTo } from '../runtime/trace.js';
 import { PodTemplateError } from '../runtime/pod-template.js';
 import { applySettings, connectWithSettings, loadRunSettings, runClusterOf, SettingsError } from '../runtime/settings.js';
 import { DockerUsageError, parseDockerArgv, type DockerCommand, type RunCommand } from './argv.js';
-import { shimHelp } from './help.js';
+import { answerLocally, SHIM_DOCKER_VERSION } from './answers.js';
 
-/** What `docker version` reports: kpt requires ≥ 20.10.0 (for `--pull`). */
-export const SHIM_DOCKER_VERSION = '28.0.0';
+export { SHIM_DOCKER_VERSION };
 
 export interface ShimIO {
   stdin: Readable;
@@ -51,42 +50,16 @@ export async function runDockerShim(argv: string[], env: NodeJS.ProcessEnv, io: 
     }
     throw err;
   }
+  const answered = answerLocally(command, io.stdout);
+  if (answered !== undefined) return answered;
   switch (command.kind) {
-    case 'help':
-      io.stdout.write(shimHelp(command.command));
-      return 0;
-    case 'version':
-      io.stdout.write(formatVersion(command.format));
-      return 0;
-    case 'image-inspect':
-      // The cluster pulls images itself; whether a node has one cannot be asked through the API.
-      // "Unknowable" answers as present, so kpt goes on to run (where --pull decides).
-      io.stdout.write(command.format ? command.images.map(() => '\n').join('') : `${JSON.stringify(command.images.map((i) => ({ Id: '', RepoTags: [i] })), null, 4)}\n`);
-      return 0;
-    case 'image-pull':
-      // Nothing to do: the kubelet pulls when the pod starts, under the pod's imagePullPolicy.
-      if (!command.quiet) io.stdout.write(`${command.image}: the cluster pulls the image when the pod starts\n`);
-      return 0;
-    case 'image-ls':
-      // No tag list exists on a cluster; an empty answer makes kpt fall back to the tag it was given.
-      return 0;
     case 'info':
       return info(env, io, command.format);
     case 'run':
       return run(command, env, io);
+    default:
+      throw new Error(`berth bug: docker ${command.kind} has no answer`);
   }
-}
-
-function formatVersion(format?: string): string {
-  const data = { Client: { Version: SHIM_DOCKER_VERSION, ApiVersion: '1.48', Platform: { Name: 'berth' } }, Server: { Version: SHIM_DOCKER_VERSION } };
-  if (!format) return `Client: berth (docker-compatible shim)\n Version:           ${SHIM_DOCKER_VERSION}\n API version:       1.48\n`;
-  if (/^\s*\{\{\s*json\s+\.\s*\}\}\s*$/.test(format)) return `${JSON.stringify(data)}\n`;
-  // Only field paths like {{.Client.Version}}: enough for kpt, honest about everything else.
-  return `${format.replace(/\{\{\s*\.([A-Za-z.]+)\s*\}\}/g, (_m, p: string) => {
-    let cur: unknown = data;
-    for (const k of p.split('.')) cur = cur && typeof cur === 'object' ? (cur as Record<string, unknown>)[k] : undefined;
-    return cur === undefined ? '' : String(cur);
-  })}\n`;
 }
 
 async function info(env: NodeJS.ProcessEnv, io: ShimIO, format?: string): Promise<number> {

@@ -48,8 +48,8 @@ export interface NodeContext {
   networkChanged(): void;
   /** image lookups, kept while podman's image store is unchanged */
   images: Pick<ImageCache, 'lookup' | 'forget'>;
-  /** a ready sandbox (infra running, IP known) for an ordinary pod, if one is at hand */
-  takeSandbox(): Sandbox | undefined;
+  /** a ready sandbox (infra running, IP known) for an ordinary pod, or one without a network for an isolated pod, if one is at hand */
+  takeSandbox(isolated: boolean): Sandbox | undefined;
   /** this pod is starting: housekeeping waits; the returned function says it has started (or given up) */
   beginStartup(): () => void;
   /** resolves when housekeeping may run (no pod starting, or waited long enough) */
@@ -337,19 +337,19 @@ export class PodWorker {
     }
   }
 
-  /** an ordinary pod (pod network, not isolated) takes a ready sandbox: its IP is known at once */
+  /** a pod on the pod network, or isolated, takes a ready sandbox: its IP is known at once */
   private takePooledSandbox(): boolean {
     this.throwIfAborted();
     const policies = this.ctx.store.list(resourceByKind('NetworkPolicy'), this.namespace).items;
     this.isolated = isFullyIsolated(this.pod, policies);
-    if (this.isolated || this.pod.spec?.hostNetwork === true) return false;
-    const sandbox = this.ctx.takeSandbox();
+    if (this.pod.spec?.hostNetwork === true) return false;
+    const sandbox = this.ctx.takeSandbox(this.isolated);
     if (!sandbox) return false;
     this.podmanPod = sandbox.name;
     this.infraName = sandbox.infraName;
     this.sharedUts = false;
     this.infraPid = sandbox.infraPid;
-    this.podIP = sandbox.ip;
+    this.podIP = sandbox.ip || undefined;
     this.sandboxReady = true;
     this.networkKnown = Promise.resolve();
     mkdirSync(this.podDir, { recursive: true });

@@ -47,7 +47,7 @@ export interface PodmanNodeOptions {
   imageBackoffMaxMs?: number;
   /** how long ErrImagePull shows before ImagePullBackOff (default 1 s) */
   errImagePullMs?: number;
-  /** pod sandboxes kept ready for ordinary pods (default 2; 0: every pod makes its own) */
+  /** pod sandboxes kept ready for ordinary pods, and as many without a network for isolated pods (default 2; 0: every pod makes its own) */
   sandboxPoolSize?: number;
   /** tokens for projected serviceAccountToken volumes, bound to the pod (what the kubelet asks the TokenRequest API for) */
   serviceAccountToken?: (pod: KubeObject, projection: { audience?: string; expirationSeconds?: number }) => string;
@@ -72,6 +72,8 @@ export class PodmanNode implements NodeRuntime {
   private hostsQueued = false;
   private stopped = false;
   private pool?: SandboxPool;
+  /** sandboxes without a network, for pods a deny-all NetworkPolicy isolates */
+  private isolatedPool?: SandboxPool;
   private readonly startup = new StartupGate();
   private apiServerAddress?: ApiServerAddress;
   private gateway?: string;
@@ -123,7 +125,7 @@ export class PodmanNode implements NodeRuntime {
       hostsContent: (pod, podIP) => this.hostsFor(pod, podIP),
       networkChanged: () => this.queueHostsRefresh(),
       images: new ImageCache(this.cli, imageStore),
-      takeSandbox: () => this.pool?.take(),
+      takeSandbox: (isolated) => (isolated ? this.isolatedPool : this.pool)?.take(),
       beginStartup: () => this.startup.begin(),
       idle: () => this.startup.idle(),
       apiServer: () => this.apiServerAddress,
@@ -132,7 +134,9 @@ export class PodmanNode implements NodeRuntime {
     // refills run at a lower priority than the pods being started, which they would otherwise slow down
     const niceCli = new PodmanCli({ binary: 'nice', globalArgs: ['-n', '10', this.cli.binary, ...this.cli.globalArgs] });
     this.pool = new SandboxPool(niceCli, this.clusterId, this.opts.sandboxPoolSize ?? 2, () => this.startup.idle());
+    this.isolatedPool = new SandboxPool(niceCli, this.clusterId, this.opts.sandboxPoolSize ?? 2, () => this.startup.idle(), 'none');
     this.pool.fill();
+    this.isolatedPool.fill();
     // store callbacks may run inside the store's own write: defer the work so the node never re-enters it
     const defer = (fn: (e: WatchEvent) => void) => (e: WatchEvent) => setImmediate(() => this.guard(() => fn(e)));
     const claims = (this.claims = new ClaimController(this.store, this.ctx.events, join(this.stateDir, 'claims'), () => this.retryUnschedulable()));
@@ -162,7 +166,7 @@ export class PodmanNode implements NodeRuntime {
     this.watches = [];
     const workers = [...this.workers.values()];
     this.workers.clear();
-    await this.pool?.stop();
+    await Promise.all([this.pool?.stop(), this.isolatedPool?.stop()]);
     await this.removeLeftovers();
     await Promise.all(workers.map((w) => w.kill()));
     // anything a worker created while being stopped

@@ -1,6 +1,7 @@
 // A few podman pods made ahead of time, their infra running and their IP known, so an ordinary pod starts
 // with one podman call (its container's `podman run`) instead of four. Pods that need a special sandbox
-// (no network, the host's network) still get their own. Pool sandboxes do not share the UTS namespace:
+// (the host's network) still get their own. Pods isolated by a deny-all NetworkPolicy (berth's shim runs every
+// `--network none` function so) have a pool of their own, of sandboxes without a network. Pool sandboxes do not share the UTS namespace:
 // each container gets the pod's hostname itself, since a pod's name is not known when its sandbox is made.
 import { randomBytes } from 'node:crypto';
 import { CLUSTER_LABEL } from './podman-args.js';
@@ -14,11 +15,15 @@ export interface Sandbox {
   infraName: string;
   /** pid of the infra container: its network namespace is the pod's */
   infraPid: number;
+  /** '' for a sandbox without a network */
   ip: string;
 }
 
-export function poolSandboxArgs(clusterId: string, name: string): string[] {
-  return ['pod', 'create', '--name', name, '--infra-name', `${name}-infra`, '--share', 'ipc,net', '--no-hosts', '--label', `${CLUSTER_LABEL}=${clusterId}`, '--label', `${POOL_LABEL}=true`, '--network', 'podman'];
+/** `podman`: the pod network; `none`: loopback only (an isolated pod) */
+export type SandboxNetwork = 'podman' | 'none';
+
+export function poolSandboxArgs(clusterId: string, name: string, network: SandboxNetwork = 'podman'): string[] {
+  return ['pod', 'create', '--name', name, '--infra-name', `${name}-infra`, '--share', 'ipc,net', '--no-hosts', '--label', `${CLUSTER_LABEL}=${clusterId}`, '--label', `${POOL_LABEL}=true`, '--network', network];
 }
 
 export class SandboxPool {
@@ -38,6 +43,7 @@ export class SandboxPool {
     private readonly clusterId: string,
     private readonly size: number,
     private readonly idle: () => Promise<void> = () => Promise.resolve(),
+    private readonly network: SandboxNetwork = 'podman',
   ) {}
 
   /** a ready sandbox, now owned by the caller (it removes the podman pod), or undefined: make one */
@@ -79,13 +85,13 @@ export class SandboxPool {
   private async make(): Promise<Sandbox | undefined> {
     const name = `${this.clusterId}-sandbox-${randomBytes(4).toString('hex')}`;
     const infraName = `${name}-infra`;
-    const created = await this.cli.run(poolSandboxArgs(this.clusterId, name));
+    const created = await this.cli.run(poolSandboxArgs(this.clusterId, name, this.network));
     if (created.code !== 0) return this.failed(name, podmanMessage(created));
     const started = await this.cli.run(['start', infraName]);
     if (started.code !== 0) return this.failed(name, podmanMessage(started));
     const inspected = await this.cli.run(['inspect', infraName, '--format', '{{.State.Pid}} {{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}']);
-    const [pid, ip] = inspected.stdout.trim().split(/\s+/);
-    if (inspected.code !== 0 || !Number(pid) || !ip) return this.failed(name, podmanMessage(inspected) || 'no pid or IP');
+    const [pid, ip = ''] = inspected.stdout.trim().split(/\s+/);
+    if (inspected.code !== 0 || !Number(pid) || (!ip && this.network !== 'none')) return this.failed(name, podmanMessage(inspected) || 'no pid or IP');
     return { name, infraName, infraPid: Number(pid), ip };
   }
 

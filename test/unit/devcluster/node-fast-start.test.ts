@@ -163,3 +163,9 @@ test('pool sandboxes share the network and IPC but not the UTS namespace, and ca
   assert.ok(args.includes('io.berth.dev-cluster=c1'));
   assert.deepEqual(args.slice(-2), ['--network', 'podman']);
 });
+
+test('the pool for isolated pods makes sandboxes without a network', () => {
+  const args = poolSandboxArgs('c1', 'c1-sandbox-y', 'none');
+  assert.deepEqual(args.slice(-2), ['--network', 'none']);
+  assert.ok(args.includes('io.berth.sandbox-pool=true'));
+});

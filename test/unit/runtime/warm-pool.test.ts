@@ -12,7 +12,7 @@ function fakeKube(deleted: string[]): KubeCluster {
 let n = 0;
 function pod(key: string, kube: KubeCluster, alive = () => true): WarmPod {
   const name = `warm-${++n}`;
-  return { key, image: 'fn', podName: name, created: [['pods', name]], kube, readyAt: Date.now(), alive, release: () => undefined };
+  return { key, image: 'fn', podName: name, created: [['pods', name]], kube, readyAt: Date.now(), alive, tracker: {} as WarmPod['tracker'], release: () => undefined };
 }
 
 /** Resolves once the pool holds a ready pod for `key` (refill starts in the background). */

@@ -18,8 +18,10 @@ test('frames survive being split and joined at any byte', async () => {
   }
 });
 
-test('the agent is used only when asked for', () => {
-  assert.equal(agentEnabled({}), false);
+test('the agent is the default, BERTH_SHIM_AGENT=0 opts out', () => {
+  assert.equal(agentEnabled({}), true, 'the agent is the default');
+  assert.equal(agentEnabled({ BERTH_SHIM_AGENT: '' }), true);
+  assert.equal(agentEnabled({ BERTH_SHIM_AGENT: 'off' }), false);
   assert.equal(agentEnabled({ BERTH_SHIM_AGENT: '0' }), false);
   assert.equal(agentEnabled({ BERTH_SHIM_AGENT: '1' }), true);
   assert.equal(agentEnabled({ BERTH_SHIM_AGENT: 'true' }), true);
