@@ -21,7 +21,7 @@ import assert from 'node:assert/strict';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { kubectl, repoRoot, stateDir } from '../harness/cluster.js';
+import { kubectl, repoRoot, runCommand, stateDir } from '../harness/cluster.js';
 import { readmeBlocks } from './readme-blocks.js';
 import { freshUserEnv, runDocumented, substitute, type Substitution } from './readme-shell.js';
 
@@ -49,6 +49,8 @@ before(() => {
   symlinkSync(stateDir(), path.join(home, '.berth/dev-cluster'));
 });
 after(async () => {
+  // the README's shim block stops the agent it started; after a failure before that line, this does
+  await runCommand(process.execPath, [path.join(work, 'dist/src/cli/main.js'), 'shim', 'agent', 'stop'], { env: userEnv(), timeoutMs: 90_000 });
   for (const ns of NAMESPACES) await kubectl(['delete', 'namespace', ns, '--ignore-not-found', '--wait=true', '--timeout=60s']);
   rmSync(home, { recursive: true, force: true });
   rmSync(work, { recursive: true, force: true });

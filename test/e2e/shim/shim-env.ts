@@ -55,6 +55,9 @@ export async function setUpShim(prefix: string, opts: { edit?: (yaml: string) =>
       BERTH_OWNER: `e2e-${process.pid}`,
       KRM_FN_RUNTIME: 'docker',
       KPT_FN_RUNTIME: 'docker',
+      // A berth process per call unless a test asks for the agent (the default path: agent-default.test.ts):
+      // a shared agent's warm pods would be another test's leftovers.
+      BERTH_SHIM_AGENT: '0',
     };
     delete base.BERTH_CONFIG;
     delete base.BERTH_VERBOSE;
