@@ -2,7 +2,7 @@
 // start for every question and every function. It loads as little as the answer needs: `version`, `--help` and
 // `image ...` are answered from two small modules; `docker run` goes to the shim agent (the default) as a thin
 // client; only a call the agent does not take loads the runtime and @kubernetes/client-node here.
-import { agentEnabled, defaultAgentSocket } from '../shim/agent-frames.js';
+import { agentEnabled } from '../shim/agent-choice.js';
 import { answerLocally } from '../shim/answers.js';
 import { parseDockerArgv, type DockerCommand } from '../shim/argv.js';
 import { noTrace, traceEnabled, traceTo } from '../runtime/trace.js';
@@ -29,7 +29,7 @@ async function dockerMain(argv: string[]): Promise<number> {
     if (command.kind === 'run' && agentEnabled() && !command.workload.tty) {
       const trace = traceEnabled(process.env) ? traceTo(process.stderr, 0) : noTrace;
       trace('client begins');
-      const { runThroughAgent } = await import('./shim-agent-client.js');
+      const [{ runThroughAgent }, { defaultAgentSocket }] = await Promise.all([import('./shim-agent-client.js'), import('../shim/agent-frames.js')]);
       const code = await runThroughAgent(argv, defaultAgentSocket(), command.workload.stdin === true, trace);
       if (code !== undefined) return code;
     }

@@ -9,15 +9,16 @@
  * The agents are shared by process, not by KubeConfig: the shim agent reads a fresh kubeconfig per call,
  * and equal TLS settings (server, CA, client certificate and key, verification) share connections.
  * Credentials sent as headers (tokens) are still set per request. Proxied clusters keep client-node's
- * own agents. An idle connection is closed after FREE_SOCKET_MS (below any API server's idle timeout,
- * berth's dev cluster closes them after 5 s), so a reused one is not one the server is closing; free
- * connections do not keep a process alive.
+ * own agents. An idle connection is closed after FREE_SOCKET_MS, well below any API server's idle timeout
+ * (berth's dev cluster closes them after 5 s), so a reused one is rarely one the server is closing; when it
+ * is, the call fails with ECONNRESET before the server saw it, and every call of ClusterClient is retried on
+ * that (retry.ts). Free connections do not keep a process alive.
  */
 import { createHash } from 'node:crypto';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 
-const FREE_SOCKET_MS = 4000;
+const FREE_SOCKET_MS = 2000;
 const shared = new Map<string, https.Agent>();
 const patched = new WeakSet<KubeConfig>();
 

@@ -93,13 +93,7 @@ function buildId(): string {
   return createHash('sha256').update(`${self} ${built}`).digest('hex').slice(0, 12);
 }
 
-/**
- * Whether `docker run` goes to the agent: by default yes; BERTH_SHIM_AGENT=0|false|off|no runs every call in
- * its own berth process.
- */
-export function agentEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
-  return !/^(0|false|off|no)$/i.test((env.BERTH_SHIM_AGENT ?? '').trim());
-}
+export { agentEnabled } from './agent-choice.js';
 
 /** Seconds an agent started on first use waits without requests before it exits (BERTH_SHIM_AGENT_IDLE, default 300). */
 export function agentIdleSeconds(env: NodeJS.ProcessEnv = process.env): string {
