@@ -1,11 +1,9 @@
 // The `docker` process as a thin client of the shim agent: it forwards its argv, environment, working directory,
 // stdin and signals, and plays back stdout, stderr and the exit code. The agent is started on first use.
-import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { delimiter, dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createInterface } from 'node:readline';
 import { agentIdleSeconds, encodeFrame, FRAME, FrameDecoder, type AgentRequest, type Frame } from '../shim/agent-frames.js';
 import type { Trace } from '../runtime/trace.js';
 
@@ -25,7 +23,9 @@ function connectTo(path: string): Promise<Socket | undefined> {
  * stdio (a shell reading the client's output must not wait for the agent); what it says goes to
  * `SOCKET.log`, private to the user as the socket is.
  */
-function startAgent(path: string): Promise<void> {
+async function startAgent(path: string): Promise<void> {
+  // only the first call of a session starts the agent: the others do not load these
+  const [{ spawn }, { createInterface }] = await Promise.all([import('node:child_process'), import('node:readline')]);
   const main = fileURLToPath(new URL('./main.js', import.meta.url));
   let log: number | 'ignore' = 'ignore';
   try {

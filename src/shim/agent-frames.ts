@@ -1,6 +1,5 @@
 // The shim agent's wire format over its unix socket: frames of a 1-byte type, a 4-byte big-endian length and the
 // payload. The client sends the request header, stdin and signals; the agent sends stdout, stderr and the exit code.
-import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -90,7 +89,19 @@ function buildId(): string {
   } catch {
     // bundled or virtual: the path alone
   }
-  return createHash('sha256').update(`${self} ${built}`).digest('hex').slice(0, 12);
+  return shortHash(`${self} ${built}`);
+}
+
+/** 12 hex digits of two FNV-1a passes: a name, not a secret (node:crypto would cost every `docker run` its load). */
+function shortHash(text: string): string {
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193) >>> 0;
+    b = Math.imul(b ^ c ^ (i & 0xff), 0x01000193) >>> 0;
+  }
+  return (a.toString(16).padStart(8, '0') + b.toString(16).padStart(8, '0')).slice(0, 12);
 }
 
 export { agentEnabled } from './agent-choice.js';
