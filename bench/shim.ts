@@ -22,6 +22,7 @@ const cli = join(root, 'dist/src/cli/main.js');
 const reference = join(root, 'test/e2e/shim/fixtures');
 const IMAGE = 'localhost/berth/krm-echo:1';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const STARTUP_ROUNDS = 21;
 const NS = 'bench-shim';
 const INPUT = 'apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n';
 const DOCKER_ARGV = ['run', '--rm', '-i', '-a', 'STDIN', '-a', 'STDOUT', '-a', 'STDERR', '--network', 'none', '--user', 'nobody', '--security-opt=no-new-privileges', IMAGE];
@@ -164,12 +165,16 @@ async function main(): Promise<void> {
       const warm = await thinClientCall(agentEnv);
       r.warm.push(warm.wall);
       r.warmClientOwn.push(warm.own);
-      r.node.push(await timed(process.execPath, ['-e', ''], base));
-      r.version.push(await timed('docker', ['version', '--format', '{{.Client.Version}}'], agentEnv));
+
       r.inProcess.push(await inProcess(kubeconfig));
       r.kubectl.push(await kubectlPath(base, i));
       r.bare.push(await bareCycle(kc, i));
       r.podman.push(await timed('docker', DOCKER_ARGV, podmanEnv, INPUT));
+    }
+    // start-up figures are small beside the machine's noise: more samples, each pair side by side
+    for (let i = 0; i < STARTUP_ROUNDS; i++) {
+      r.node.push(await timed(process.execPath, ['-e', ''], base));
+      r.version.push(await timed('docker', ['version', '--format', '{{.Client.Version}}'], agentEnv));
     }
     const m = Object.fromEntries(Object.entries(r).map(([k, v]) => [k, median(v)])) as Record<keyof typeof r, number>;
     console.log(`\nper function (median of ${ROUNDS}):`);
