@@ -67,7 +67,9 @@ export function shimCommand(): Command {
       if (!live) await startAgent(o.socket, idle, pool);
       process.stdout.write(`ready ${o.socket}\n`);
     });
-  const ask = (what: 'status' | 'stop') => async (o: { socket: string }) => {
+  // --socket is the agent command's own option (commander gives it to `agent` also when it follows the subcommand)
+  const ask = (what: 'status' | 'stop') => async () => {
+    const o = agent.opts<{ socket: string }>();
     const { askAgent } = await import('./shim-agent-client.js');
     const answer = await askAgent(o.socket, what);
     if (answer === undefined) {
@@ -79,8 +81,8 @@ export function shimCommand(): Command {
     process.stdout.write(answer);
     if (what === 'stop') await waitGone(o.socket);
   };
-  agent.command('status').description("this berth's agent: pid, socket, idle time, calls running, warm pods (exit 1: none runs)").option('--socket <path>', "the agent's socket", defaultAgentSocket()).action(ask('status'));
-  agent.command('stop').description('stop the agent once its calls have ended; its warm pods are deleted').option('--socket <path>', "the agent's socket", defaultAgentSocket()).action(ask('stop'));
+  agent.command('status').description("this berth's agent (or the one at --socket): pid, socket, idle time, calls running, warm pods (exit 1: none runs)").action(ask('status'));
+  agent.command('stop').description('stop the agent (or the one at --socket) once its calls have ended; its warm pods are deleted').action(ask('stop'));
   const pool = cmd.command('pool').description("the shim agent's warm pods: function pods started ahead of the call that needs them");
   const control = (what: 'pool-ls' | 'pool-drain') => async (o: { socket: string }) => {
     const { askAgent } = await import('./shim-agent-client.js');
