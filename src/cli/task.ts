@@ -12,6 +12,7 @@ interface CacheFlags {
   cacheSize?: string;
   cacheStorageClass?: string;
 }
+import { ARTIFACT_MODES, ARTIFACTS_ENV, artifactMode, DEFAULT_ARTIFACT_MODE } from '../task/artifacts.js';
 
 const collect = (flag: string) => (value: string, previous: Mapping[]) => {
   try {
@@ -76,13 +77,14 @@ export function taskCommand(): Command {
           .option('-i, --input <name=dir>', 'a local folder as the artifact NAME (repeatable)', collect('-i'), [])
           .option('-o, --output <name=dir>', 'download the artifact NAME into a local folder once the plan ended (repeatable)', collect('-o'), [])
           .option('--image <ref>', "run every task with this image instead of its image_resource (resource types keep theirs)")
+          .option('--artifacts <mode>', `how outputs pass to later steps: ${ARTIFACT_MODES.join(' (pod to pod) or ')} (read into berth, streamed into the next pod) (default: $${ARTIFACTS_ENV}, else ${DEFAULT_ARTIFACT_MODE})`)
           .option('--kubeconfig <file>', 'kubeconfig file (default: $BERTH_KUBECONFIG, $KUBECONFIG, ~/.kube/config, in-cluster)')
           .option('--context <name>', 'kubeconfig context (default: $BERTH_CONTEXT, the current context)')
           .option('-n, --namespace <ns>', "namespace (default: $BERTH_NAMESPACE, the context's)")
           .option('--target <name>', 'run every step on this target (berth task target add), instead of --kubeconfig/--context/-n')
-          .action(async (planFile: string, opts: { input: Mapping[]; output: Mapping[]; image?: string } & ClusterFlags) => {
+          .action(async (planFile: string, opts: { input: Mapping[]; output: Mapping[]; image?: string; artifacts?: string } & ClusterFlags) => {
             await runWithSignals(opts, (env, signal, target) =>
-              runPlan({ planFile, inputs: opts.input, outputs: opts.output, image: opts.image, target, env, cwd: process.cwd(), stdout: process.stdout, stderr: process.stderr, signal }),
+              runPlan({ planFile, inputs: opts.input, outputs: opts.output, image: opts.image, target, artifacts: artifactMode(opts.artifacts, env), env, cwd: process.cwd(), stdout: process.stdout, stderr: process.stderr, signal }),
             );
           }),
       ),

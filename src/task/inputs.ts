@@ -19,7 +19,7 @@ const run = promisify(execFile);
 /** Fails (before any pod exists) when an input's folder is missing or is not a folder. */
 export async function checkInputDirs(layout: Layout): Promise<void> {
   for (const i of layout.inputs) {
-    if (i.tar) continue;
+    if (i.tar || i.from) continue;
     const s = await stat(i.dir).catch(() => undefined);
     if (!s) throw new TaskUsageError(`input \`${i.name}\`: ${i.dir} does not exist (-i ${i.name}=DIR names a local folder)`);
     if (!s.isDirectory()) throw new TaskUsageError(`input \`${i.name}\`: ${i.dir} is a file, not a folder (-i ${i.name}=DIR names a local folder)`);
@@ -62,6 +62,7 @@ export function inputsTar(layout: Layout, includeIgnored: boolean): Readable {
     });
   void (async () => {
     for (const input of layout.inputs) {
+      if (input.from) continue; // fetched by the pod itself, from the pod that produced it
       const root = resolve(input.dir);
       const prefix = input.path === '.' ? '' : `${input.path}/`;
       if (prefix) await entry({ name: input.path, type: 'directory', mode: 0o755 });

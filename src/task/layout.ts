@@ -10,6 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { posix } from 'node:path';
+import type { PodArtifact } from './artifacts.js';
 import type { TaskConfig } from './config.js';
 
 export class TaskUsageError extends Error {
@@ -24,6 +25,8 @@ export interface Mapping {
   dir: string;
   /** An artifact of an earlier plan step: a tar of the folder's content, in memory (dir is then only its name). */
   tar?: Buffer;
+  /** An artifact served by the pod of an earlier plan step (direct mode): the pod fetches it itself. */
+  from?: PodArtifact;
 }
 
 export interface Layout {
@@ -32,7 +35,7 @@ export interface Layout {
   cwd: string;
   command: string[];
   /** Inputs that are fed, with their local folder and their path below workDir. */
-  inputs: Array<{ name: string; path: string; dir: string; tar?: Buffer }>;
+  inputs: Array<{ name: string; path: string; dir: string; tar?: Buffer; from?: PodArtifact }>;
   /** Every output's path below workDir, the local folder it is downloaded into, if asked, and whether it is kept as an artifact (plans). */
   outputs: Array<{ name: string; path: string; dir?: string; capture?: boolean }>;
   user?: { uid: number; gid?: number };
@@ -62,7 +65,7 @@ export function layOut(config: TaskConfig, opts: { inputs: Mapping[]; outputs: M
   const inputs: Layout['inputs'] = [];
   for (const i of config.inputs) {
     const m = inputMappings.find((x) => x.name === i.name);
-    if (m) inputs.push({ name: i.name, path: clean(i.path), dir: m.dir, ...(m.tar ? { tar: m.tar } : {}) });
+    if (m) inputs.push({ name: i.name, path: clean(i.path), dir: m.dir, ...(m.tar ? { tar: m.tar } : {}), ...(m.from ? { from: m.from } : {}) });
     else if (!i.optional) throw new TaskUsageError(opts.inPlan ? `missing required input \`${i.name}\`: no artifact of that name (produce it in an earlier step, map it with input_mapping, or pass -i ${i.name}=DIR)` : `missing required input \`${i.name}\`: pass -i ${i.name}=DIR`);
   }
   const outputs = config.outputs.map((o) => ({ name: o.name, path: clean(o.path), dir: opts.outputs.find((m) => m.name === o.name)?.dir, ...(opts.capture?.includes(o.name) ? { capture: true } : {}) }));

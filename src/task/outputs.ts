@@ -24,21 +24,27 @@ export async function downloadOutputs(kube: ExecClient, pod: string, layout: Lay
   const artifacts = new Map<string, Buffer>();
   for (const o of layout.outputs) {
     if (!o.dir && !o.capture) continue;
-    for (let attempt = 1; ; attempt++) {
-      if (signal.aborted) throw new Error('interrupted');
-      try {
-        const tar = await readOnce(kube, pod, `${layout.workDir}/${o.path}`);
-        if (o.capture) artifacts.set(o.name, tar);
-        if (o.dir) await unpackTar(tar, resolve(o.dir));
-        break;
-      } catch (err) {
-        if (attempt >= ATTEMPTS) throw new Error(`could not download output \`${o.name}\` from pod ${pod} after ${ATTEMPTS} tries: ${(err as Error).message}`, { cause: err });
-        await new Promise((r) => setTimeout(r, Math.min(2000, 100 * 2 ** attempt)));
-      }
+    const tar = await readOutputTar(kube, pod, layout.workDir, o, signal);
+    if (o.capture) artifacts.set(o.name, tar);
+    if (o.dir) {
+      await unpackTar(tar, resolve(o.dir));
+      say(`downloaded output ${o.name} to ${o.dir}`);
     }
-    if (o.dir) say(`downloaded output ${o.name} to ${o.dir}`);
   }
   return artifacts;
+}
+
+/** One output's folder as a whole tar, read again after a broken read (ATTEMPTS tries). */
+export async function readOutputTar(kube: ExecClient, pod: string, workDir: string, o: { name: string; path: string }, signal: AbortSignal): Promise<Buffer> {
+  for (let attempt = 1; ; attempt++) {
+    if (signal.aborted) throw new Error('interrupted');
+    try {
+      return await readOnce(kube, pod, `${workDir}/${o.path}`);
+    } catch (err) {
+      if (attempt >= ATTEMPTS) throw new Error(`could not download output \`${o.name}\` from pod ${pod} after ${ATTEMPTS} tries: ${(err as Error).message}`, { cause: err });
+      await new Promise((r) => setTimeout(r, Math.min(2000, 100 * 2 ** attempt)));
+    }
+  }
 }
 
 /** The output folder as a tar, whole: only an exec that ended with tar's exit status 0 and a complete archive counts. */

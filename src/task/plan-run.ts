@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { planStepIdentity } from './caches.js';
+import { artifactTar, type Artifact, type ArtifactMode } from './artifacts.js';
 import { parseTaskConfig } from './config.js';
 import { tarEntries } from './inputs.js';
 import { TaskUsageError, type Mapping } from './layout.js';
@@ -25,15 +26,14 @@ export interface PlanRunOptions {
   image?: string;
   /** Where every step runs besides the cluster (targets.ts). */
   target?: TaskTarget;
+  /** How outputs pass to later steps (artifacts.ts). */
+  artifacts: ArtifactMode;
   env: NodeJS.ProcessEnv;
   cwd: string;
   stdout: Writable;
   stderr: Writable;
   signal: AbortSignal;
 }
-
-/** An artifact: a local folder (given with -i) or the tar of an output of an earlier step. */
-export type Artifact = { dir: string } | { tar: Buffer };
 
 export async function runPlan(o: PlanRunOptions): Promise<number> {
   const say = (line: string): void => void o.stderr.write(`${line}\n`);
@@ -47,27 +47,49 @@ export async function runPlan(o: PlanRunOptions): Promise<number> {
   const artifacts = new Map<string, Artifact>(o.inputs.map((m) => [m.name, { dir: resolve(o.cwd, m.dir) }]));
   for (const w of plan.warnings) say(`berth task: warning: ${w}`);
   const runner = new PlanRunner(o, artifacts, say);
-  const code = await runner.all(plan.steps);
-  if (code !== EXIT_ABORTED) {
-    for (const m of o.outputs) {
-      const a = artifacts.get(m.name);
-      if (!a) {
-        say(`berth task: no artifact \`${m.name}\` to download (-o ${m.name}=...): the plan's artifacts are ${[...artifacts.keys()].map((k) => `\`${k}\``).join(', ') || '(none)'}`);
-        return code === 0 ? EXIT_ERRORED : code;
-      }
-      if ('tar' in a) await unpackTar(a.tar, resolve(o.cwd, m.dir));
-    }
+  let code: number;
+  try {
+    code = await runner.all(plan.steps);
+    if (code !== EXIT_ABORTED) code = await downloadArtifacts(o, artifacts, code, say);
+  } finally {
+    await runner.releaseAll();
   }
   say(code === 0 ? 'succeeded' : code === EXIT_ABORTED ? 'interrupted' : code === EXIT_ERRORED ? 'errored' : 'failed');
   return code;
 }
 
+/** -o folders at the end of the plan, from the plan's artifacts. */
+async function downloadArtifacts(o: PlanRunOptions, artifacts: Map<string, Artifact>, code: number, say: (line: string) => void): Promise<number> {
+  for (const m of o.outputs) {
+    const a = artifacts.get(m.name);
+    if (!a) {
+      say(`berth task: no artifact \`${m.name}\` to download (-o ${m.name}=...): the plan's artifacts are ${[...artifacts.keys()].map((k) => `\`${k}\``).join(', ') || '(none)'}`);
+      return code === 0 ? EXIT_ERRORED : code;
+    }
+    if ('dir' in a) continue;
+    try {
+      await unpackTar(await artifactTar(a), resolve(o.cwd, m.dir));
+    } catch (err) {
+      say(`berth task: could not download artifact \`${m.name}\` to ${m.dir}: ${(err as Error).message}`);
+      return code === 0 ? EXIT_ERRORED : code;
+    }
+  }
+  return code;
+}
+
 class PlanRunner {
+  /** Pods kept to serve their outputs to later steps (direct artifacts): deleted when the plan ends. */
+  private readonly kept: Array<() => Promise<void>> = [];
+
   constructor(
     private readonly o: PlanRunOptions,
     private readonly artifacts: Map<string, Artifact>,
     private readonly say: (line: string) => void,
   ) {}
+
+  async releaseAll(): Promise<void> {
+    await Promise.all(this.kept.splice(0).map((release) => release()));
+  }
 
   /** Steps in order; the first that fails ends the sequence with its code. */
   async all(steps: Step[]): Promise<number> {
@@ -123,7 +145,9 @@ class PlanRunner {
     for (const name of inputNames) {
       const from = s.inputMapping[name] ?? name;
       const a = this.artifacts.get(from);
-      if (a) inputs.push('dir' in a ? { name, dir: a.dir } : { name, dir: `(artifact ${from})`, tar: a.tar });
+      if (!a) continue;
+      if ('dir' in a) inputs.push({ name, dir: a.dir });
+      else inputs.push({ name, dir: `(artifact ${from})`, ...('tar' in a ? { tar: a.tar } : { from: a.pod }) });
     }
     const result = await runTaskStep({
       configFile,
@@ -131,6 +155,7 @@ class PlanRunner {
       inputs,
       outputs: [],
       capture: outputNames,
+      serveOutputs: this.o.artifacts === 'direct',
       paramOverrides: s.params,
       paramsFromEnv: false,
       inPlan: true,
@@ -148,7 +173,8 @@ class PlanRunner {
       stderr: this.o.stderr,
       signal: this.o.signal,
     });
-    for (const [name, tar] of result.artifacts) this.artifacts.set(s.outputMapping[name] ?? name, { tar });
+    if (result.release) this.kept.push(result.release);
+    for (const [name, a] of result.artifacts) this.artifacts.set(s.outputMapping[name] ?? name, a);
     return result.code;
   }
 
@@ -163,8 +189,8 @@ class PlanRunner {
     const a = slash > 0 ? this.artifacts.get(file.slice(0, slash)) : undefined;
     const rest = file.slice(slash + 1);
     if (a && 'dir' in a) return { configText: await readFile(join(a.dir, rest), 'utf8'), configFile: file };
-    if (a && 'tar' in a) {
-      const entry = (await tarEntries(a.tar)).find((e) => e.header.name.replace(/^\.\//, '') === rest);
+    if (a) {
+      const entry = (await tarEntries(await artifactTar(a))).find((e) => e.header.name.replace(/^\.\//, '') === rest);
       if (!entry) throw new TaskUsageError(`file ${file}: the artifact \`${file.slice(0, slash)}\` has no ${rest}`);
       return { configText: entry.data.toString('utf8'), configFile: file };
     }

@@ -14,6 +14,7 @@ import type { V1Container, V1EnvVar, V1Pod, V1Secret, V1SecurityContext } from '
 import { ANNOTATION_EXPIRES_AT, LABEL_MANAGED_BY, LABEL_OWNER, LABEL_RUN, podSecurityFor, rfc3339 } from '../runtime/plan.js';
 import type { TaskConfig } from './config.js';
 import type { Layout } from './layout.js';
+import { fetchScript, serveCommand } from './artifact-stream.js';
 
 export const INPUTS_CONTAINER = 'inputs';
 export const TASK_CONTAINER = 'task';
@@ -38,6 +39,8 @@ export interface TaskPodContext {
   privileged?: boolean;
   /** The task's caches: each claim mounted at its path below the working directory (caches.ts). */
   caches?: Array<{ path: string; claim: string }>;
+  /** Direct artifacts: the `outputs` container serves the outputs to the pods of later steps, to this token. */
+  artifactToken?: string;
 }
 
 export const LABEL_STEP = 'berth.dev/step';
@@ -80,10 +83,14 @@ export function planTaskPod(config: TaskConfig, layout: Layout, params: Record<s
   const cacheDirs = cacheMounts.map((m) => q(m.mountPath));
   // Directories open to every user: the task may run as another user than the copy (as Concourse's
   // volumes are writable by the task's user). Files keep the modes they had on the caller's disk.
-  const unpack = [
+  const received = [
     `tar -x -o -f - -C ${q(layout.workDir)}`,
     `test -e ${q(`${layout.workDir}/${INPUTS_MARKER}`)} || { echo 'berth: the inputs stream was cut before its end' >&2; exit 1; }`,
     `rm -f ${q(`${layout.workDir}/${INPUTS_MARKER}`)}`,
+  ].join(' && ');
+  // Artifacts served by the pods of earlier steps (direct mode) are fetched after berth's own stream.
+  const fetched = fetchScript(layout.workDir, layout.inputs.flatMap((i) => (i.from ? [{ name: i.name, path: i.path, from: i.from }] : [])));
+  const prepared = [
     ...(outputDirs.length ? [`mkdir -p ${outputDirs.join(' ')}`] : []),
     `mkdir -p ${q(layout.cwd)}`,
     // A cache keeps the modes its files were left with: only its own folder is opened (best effort: on a
@@ -92,6 +99,7 @@ export function planTaskPod(config: TaskConfig, layout: Layout, params: Record<s
       ? `find ${q(layout.workDir)} \\( ${cacheDirs.map((d) => `-path ${d}`).join(' -o ')} \\) -prune -o -type d -exec chmod a+rwx {} + && { chmod a+rwx ${cacheDirs.join(' ')} 2>/dev/null || true; }`
       : `find ${q(layout.workDir)} -type d -exec chmod a+rwx {} +`,
   ].join(' && ');
+  const unpack = [`${received} || exit 1`, ...(fetched ? [fetched] : []), prepared].join('\n');
   const user = layout.user;
   const inputs: V1Container = {
     name: INPUTS_CONTAINER,
@@ -128,8 +136,8 @@ export function planTaskPod(config: TaskConfig, layout: Layout, params: Record<s
       name: OUTPUTS_CONTAINER,
       image: ctx.helperImage,
       imagePullPolicy: 'IfNotPresent',
-      // Nothing to do but stay: berth reads the outputs with exec, then deletes the pod.
-      command: ['sh', '-c', `exec sleep ${ctx.ttlSeconds}`],
+      // Stays up so berth can read the outputs with exec; in direct mode also serves them to later steps' pods.
+      command: ctx.artifactToken ? serveCommand(layout.workDir, layout.outputs, ctx.artifactToken, ctx.ttlSeconds) : ['sh', '-c', `exec sleep ${ctx.ttlSeconds}`],
       securityContext: LOCKED_DOWN,
       volumeMounts: [work],
     });

@@ -12,9 +12,10 @@ import { pack } from 'tar-stream';
 import { stringify } from 'yaml';
 import { tarEntries } from './inputs.js';
 import type { Mapping } from './layout.js';
-import type { Artifact, PlanRunOptions } from './plan-run.js';
+import type { Artifact } from './artifacts.js';
+import type { PlanRunOptions } from './plan-run.js';
 import { detectInputs, type GetStep, type JsonObject, type PutStep, type Resource, type Version } from './resource-config.js';
-import { EXIT_ERRORED, EXIT_FAILED, runTaskStep } from './run-task.js';
+import { EXIT_ERRORED, EXIT_FAILED, runTaskStep, type StepArtifact } from './run-task.js';
 
 const WORK = '/tmp/build';
 /** request.json in, response.json out, below the working directory. */
@@ -107,7 +108,7 @@ async function runScript(c: ResourceStepContext, label: string, resource: Resour
     workDir: WORK,
     quiet: true,
   });
-  const io = result.artifacts.get(IO_NAME);
+  const io = inMemory(result.artifacts.get(IO_NAME));
   // No response folder: the script never ended with an exit code (berth, the cluster or an interrupt; run-task said why).
   if (!io) return { code: result.code === 0 ? EXIT_ERRORED : result.code };
   if (result.code !== 0) {
@@ -124,7 +125,12 @@ async function runScript(c: ResourceStepContext, label: string, resource: Resour
     c.say(`berth task: ${label}: resource script '${shown}' printed ${what} (a resource script prints its JSON response on stdout, its log on stderr)`);
     return { code: EXIT_FAILED };
   }
-  return { code: 0, response, raw, ...(opts.fetch ? { fetched: result.artifacts.get(FETCHED) } : {}) };
+  return { code: 0, response, raw, ...(opts.fetch ? { fetched: inMemory(result.artifacts.get(FETCHED)) } : {}) };
+}
+
+/** A resource script's outputs are read into memory (its pod is not kept to serve them). */
+function inMemory(a: StepArtifact | undefined): Buffer | undefined {
+  return a && 'tar' in a ? a.tar : undefined;
 }
 
 type Script = 'check' | 'in' | 'out';
@@ -168,7 +174,8 @@ function isResponse(r: unknown): r is { version: Version; metadata?: Array<{ nam
 
 /** An artifact as an input of the out container (at put/<name>). */
 function asInput(name: string, a: Artifact): Mapping {
-  return 'dir' in a ? { name, dir: a.dir } : { name, dir: `(artifact ${name})`, tar: a.tar };
+  if ('dir' in a) return { name, dir: a.dir };
+  return { name, dir: `(artifact ${name})`, ...('tar' in a ? { tar: a.tar } : { from: a.pod }) };
 }
 
 /** A tar holding request.json (the request's JSON, as the script reads it on stdin). */

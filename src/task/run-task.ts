@@ -21,14 +21,16 @@ import { isTerminal, PodTracker, settledOrRunning } from '../runtime/pod-tracker
 import { SandboxCluster } from '../runtime/sandbox.js';
 import { loadRunSettings } from '../runtime/settings.js';
 import { layPodTemplate, loadPodTemplate } from '../runtime/pod-template.js';
-import { noTrace } from '../runtime/trace.js';
+import { noTrace, traceEnabled, traceTo, type Trace } from '../runtime/trace.js';
 import type { PodTemplateSource } from '../runtime/workload.js';
 import { imageOf, parseTaskConfig, type TaskConfig } from './config.js';
 import { currentTarget, useCaches, type CacheMount } from './cache-claims.js';
 import { cachePath, cacheSettings, checkCachePaths, type CacheSettings } from './caches.js';
 import { checkInputDirs, inputsTar } from './inputs.js';
 import { layOut, newWorkDir, TaskUsageError, type Layout, type Mapping } from './layout.js';
-import { downloadOutputs } from './outputs.js';
+import type { PodArtifact } from './artifacts.js';
+import { ARTIFACT_PORT } from './artifact-stream.js';
+import { downloadOutputs, readOutputTar } from './outputs.js';
 import { overrideFromEnv } from './params.js';
 import type { TaskTarget } from './targets.js';
 import { INPUTS_CONTAINER, paramsSecretName, planParamsSecret, planTaskPod, TASK_CONTAINER, taskPodName, type TaskPodContext } from './pod-plan.js';
@@ -52,6 +54,11 @@ export interface TaskRunOptions {
   paramsFromEnv?: boolean;
   /** Outputs kept in memory as artifacts for the next steps of a plan. */
   capture?: string[];
+  /**
+   * Direct artifacts (plans): the captured outputs stay in the pod, which serves them to the pods of
+   * later steps; the pod is kept until the step's `release` is called.
+   */
+  serveOutputs?: boolean;
   /** A step of a plan: its inputs are artifacts only (no implicit current folder). */
   inPlan?: boolean;
   /** A fixed working directory instead of a fresh /tmp/build/<8 hex> (resource containers: resource-step.ts). */
@@ -86,8 +93,18 @@ export async function runTask(o: TaskRunOptions): Promise<number> {
   return (await runTaskStep(o)).code;
 }
 
-/** One task; with the outputs named in `capture` as in-memory tars once it ended (whatever its code). */
-export async function runTaskStep(o: TaskRunOptions): Promise<{ code: number; artifacts: Map<string, Buffer> }> {
+/** A captured output: read into memory, or served by its kept pod (serveOutputs). */
+export type StepArtifact = { tar: Buffer } | { pod: PodArtifact };
+
+export interface StepResult {
+  code: number;
+  artifacts: Map<string, StepArtifact>;
+  /** Deletes the pod kept to serve the artifacts (serveOutputs); absent when no pod was kept. */
+  release?: () => Promise<void>;
+}
+
+/** One task; with the outputs named in `capture` once it ended (whatever its code). */
+export async function runTaskStep(o: TaskRunOptions): Promise<StepResult> {
   const say = (line: string): void => void o.stderr.write(`${line}\n`);
   let prepared: Prepared;
   try {
@@ -130,24 +147,29 @@ class TaskRun {
   private readonly stop = new AbortController();
   private kube: Client | undefined;
   private created: Array<['pod' | 'secret', string]> = [];
-  private artifacts = new Map<string, Buffer>();
+  private artifacts = new Map<string, StepArtifact>();
+  private release: (() => Promise<void>) | undefined;
   /** Creations under way: cleanup waits for them, or one landing after the deletes would leak. */
   private readonly inFlight: Array<Promise<unknown>> = [];
+  /** BERTH_TRACE=1: where a run's time goes, one stderr line per phase (counted from the process start). */
+  private readonly trace: Trace;
 
   constructor(
     private readonly o: TaskRunOptions,
     private readonly p: Prepared,
     private readonly say: (line: string) => void,
-  ) {}
+  ) {
+    this.trace = traceEnabled(o.env) ? traceTo(o.stderr, 0) : noTrace;
+  }
 
-  async run(): Promise<{ code: number; artifacts: Map<string, Buffer> }> {
+  async run(): Promise<StepResult> {
     const onAbort = (): void => this.stop.abort();
     this.o.signal.addEventListener('abort', onAbort);
     if (this.o.signal.aborted) this.stop.abort();
     try {
       const code = await this.execute();
       this.progress(code === 0 ? 'succeeded' : 'failed');
-      return { code, artifacts: this.artifacts };
+      return { code, artifacts: this.artifacts, ...(this.release ? { release: this.release } : {}) };
     } catch (err) {
       if (this.o.signal.aborted || err instanceof Interrupted) {
         this.progress('interrupted');
@@ -160,6 +182,7 @@ class TaskRun {
       this.o.signal.removeEventListener('abort', onAbort);
       this.stop.abort();
       await this.cleanup();
+      this.trace('cleaned up');
     }
   }
 
@@ -167,15 +190,20 @@ class TaskRun {
     const settings = loadRunSettings(this.o.env);
     const target = resolveKubeConfig({ kubeconfig: settings.kubeconfig, context: settings.context, namespace: settings.namespace, env: this.o.env });
     const kube = (this.kube = new SandboxCluster(target.kc, target.namespace));
+    this.trace('task run begins');
     const template = this.o.target?.podTemplate
       ? await this.until(loadPodTemplate(this.o.target.podTemplate, (n) => kube.readPodTemplate(n), `target ${this.o.target.name ?? ''}`))
       : undefined;
     await this.checkRights(kube);
+    this.trace('rights checked');
     const caches = await this.useCaches(kube, this.o.target?.name ?? currentTarget(target.kc), settings.owner);
+    const serving = this.o.serveOutputs === true && this.p.layout.outputs.some((x) => x.capture);
+    const token = randomBytes(16).toString('hex');
     const ctx = (runId: string): TaskPodContext => ({
       step: this.o.step ?? stepOfFile(this.o.configFile),
       target: this.o.target?.name ?? target.kc.getCurrentContext(),
       privileged: this.o.privileged,
+      ...(serving ? { artifactToken: token } : {}),
       namespace: kube.namespace,
       owner: settings.owner,
       runId,
@@ -192,7 +220,9 @@ class TaskRun {
     for (let attempt = 1; !pod; attempt++) {
       const c = ctx(randomBytes(4).toString('hex'));
       const started = await this.startPod(kube, c, startDeadline(), template);
+      this.trace('inputs container running');
       const fed = await this.feedInputs(kube, started, startDeadline());
+      this.trace(fed === true ? 'inputs in place' : 'inputs broke');
       if (fed === true) pod = started;
       else {
         await this.deleteCreated(kube);
@@ -205,11 +235,13 @@ class TaskRun {
     const startView = viewContainer(runningOrNot, TASK_CONTAINER);
     if (startView.state === 'failed') throw new TaskError(startView.message);
     this.progress(`running ${this.p.layout.command.join(' ')}`);
+    this.trace('task running');
 
     const ended = tracker.until((q) => isTerminal(viewContainer(q, TASK_CONTAINER)), Infinity, 'the task did not finish');
     ended.catch(() => undefined);
     await this.followOutput(kube, name, ended);
     const endedPod = await this.until(ended);
+    this.trace('task ended, output complete');
     const view = viewContainer(endedPod, TASK_CONTAINER);
     let code: number;
     if (view.state === 'terminated') code = view.exitCode;
@@ -219,9 +251,36 @@ class TaskRun {
     } else throw new TaskError(`pod ${name} ended without an exit code for the task`);
     if (this.p.layout.outputs.some((x) => x.dir || x.capture)) {
       if (view.state !== 'terminated') throw new TaskError(`the outputs of pod ${name} cannot be read: the pod ended (${view.message ?? ''})`);
-      this.artifacts = await downloadOutputs(kube, name, this.p.layout, this.say, this.stop.signal);
+      const ip = endedPod.status?.podIP;
+      if (serving && ip) {
+        const rest = { ...this.p.layout, outputs: this.p.layout.outputs.map((x) => ({ ...x, capture: false })) };
+        await downloadOutputs(kube, name, rest, this.say, this.stop.signal);
+        this.artifacts = this.keepServing(kube, name, ip, token);
+      } else {
+        for (const [k, tar] of await downloadOutputs(kube, name, this.p.layout, this.say, this.stop.signal)) this.artifacts.set(k, { tar });
+      }
+      this.trace('outputs read');
     }
     return code;
+  }
+
+  /**
+   * The captured outputs as artifacts the pod serves: the pod leaves the list of what the run deletes
+   * and is deleted by `release` (the plan's end), or by its deadline and `berth gc`.
+   */
+  private keepServing(kube: Client, pod: string, ip: string, token: string): Map<string, StepArtifact> {
+    this.created = this.created.filter(([k, n]) => !(k === 'pod' && n === pod));
+    this.release = () =>
+      kube.deletePod(pod).then(
+        () => undefined,
+        (err: Error) => this.say(`berth: could not delete pod ${pod} in namespace ${kube.namespace}: ${err.message}; it expires by its deadline and \`berth gc\` removes it`),
+      );
+    const served = new Map<string, StepArtifact>();
+    for (const x of this.p.layout.outputs.filter((y) => y.capture)) {
+      const read = (): Promise<Buffer> => readOutputTar(kube, pod, this.p.layout.workDir, x, new AbortController().signal);
+      served.set(x.name, { pod: { pod, ip, port: ARTIFACT_PORT, token, output: x.name, path: x.path, read } });
+    }
+    return served;
   }
 
   private progress(line: string): void {
@@ -255,6 +314,7 @@ class TaskRun {
     const tracker = new PodTracker(kube as unknown as KubeCluster, name, this.stop.signal, noTrace);
     this.created.push(['pod', name]);
     const pod: V1Pod = await this.until(this.creating(kube.createPod(planned)));
+    this.trace(`pod ${name} created`);
     if (Object.keys(this.p.params).length) {
       this.created.push(['secret', paramsSecretName(c.runId)]);
       await this.until(this.creating(kube.createSecret(planParamsSecret(this.p.params, { name, uid: pod.metadata?.uid ?? '' }, c))));
