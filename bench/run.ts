@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as k8s from '@kubernetes/client-node';
 import { reportGoal } from './goal-rows.js';
+import { podPhase } from './pod-phase.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const cli = join(root, 'dist/src/cli/main.js');
@@ -23,25 +24,6 @@ function podmanRun(args: string[]): number {
   const t = performance.now();
   execFileSync('podman', ['run', ...args], { stdio: 'ignore' });
   return performance.now() - t;
-}
-
-async function podPhase(kc: k8s.KubeConfig, core: k8s.CoreV1Api, ns: string, name: string, command: string[], until: (p: k8s.V1Pod) => boolean): Promise<number> {
-  const watch = new k8s.Watch(kc);
-  const list = await core.listNamespacedPod({ namespace: ns });
-  let t0 = 0;
-  let resolveReached!: (ms: number) => void;
-  let rejectReached!: (err: unknown) => void;
-  const reached = new Promise<number>((resolve, reject) => ((resolveReached = resolve), (rejectReached = reject)));
-  // the watch is connected once client-node hands back its request; only then does the clock start
-  const req = await watch.watch(`/api/v1/namespaces/${ns}/pods`, { resourceVersion: list.metadata!.resourceVersion, fieldSelector: `metadata.name=${name}` }, (_t, pod: k8s.V1Pod) => {
-    if (until(pod)) resolveReached(performance.now() - t0);
-  }, (err) => err && rejectReached(err));
-  t0 = performance.now();
-  await core.createNamespacedPod({ namespace: ns, body: { metadata: { name }, spec: { restartPolicy: 'Never', terminationGracePeriodSeconds: 0, containers: [{ name: 'main', image: IMAGE, command }] } } });
-  const elapsed = await reached;
-  req.abort();
-  await core.deleteNamespacedPod({ namespace: ns, name, gracePeriodSeconds: 0 });
-  return elapsed;
 }
 
 async function requestsPerSecond(server: string, token: string, ca: Buffer, path: string, seconds: number, readFirstLineOnly: boolean): Promise<number> {
@@ -87,7 +69,7 @@ async function main() {
     // warm both paths once
     progress('warming up');
     podmanRun(['--rm', IMAGE, 'true']);
-    await podPhase(kc, core, ns, 'warm', ['true'], (p) => p.status?.phase === 'Succeeded');
+    await podPhase(kc, core, ns, IMAGE, 'warm', ['true'], (p) => p.status?.phase === 'Succeeded');
 
     const podmanRunning: number[] = [];
     const podmanExited: number[] = [];
@@ -99,8 +81,8 @@ async function main() {
       const name = `bench-ref-${process.pid}-${i}`;
       podmanRunning.push(podmanRun(['-d', '--name', name, IMAGE, 'sleep', '60']));
       execFileSync('podman', ['rm', '-f', '-t', '0', name], { stdio: 'ignore' });
-      berthExited.push(await podPhase(kc, core, ns, `exit-${i}`, ['true'], (p) => p.status?.phase === 'Succeeded'));
-      berthRunning.push(await podPhase(kc, core, ns, `run-${i}`, ['sleep', '60'], (p) => p.status?.phase === 'Running'));
+      berthExited.push(await podPhase(kc, core, ns, IMAGE, `exit-${i}`, ['true'], (p) => p.status?.phase === 'Succeeded'));
+      berthRunning.push(await podPhase(kc, core, ns, IMAGE, `run-${i}`, ['sleep', '60'], (p) => p.status?.phase === 'Running'));
     }
     const server = JSON.parse(readFileSync(join(stateDir, 'state.json'), 'utf8')).server as string;
     const token = kc.getCurrentUser()!.token!;
