@@ -19,15 +19,20 @@ if (basename(process.argv[1] ?? '') === 'docker') {
   const program = new Command('berth')
     .description('run container workloads as native Kubernetes pods')
     .version(BERTH_VERSION)
-    .showHelpAfterError()
-    .addCommand((await import('./docker.js')).dockerCommand())
-    .addCommand((await import('./docker.js')).shimCommand())
-    .addCommand((await import('./gc.js')).gcCommand())
-    .addCommand((await import('./dev-cluster.js')).devClusterCommand())
-    .addCommand((await import('./catalog.js')).catalogCommand())
-    .addCommand((await import('./fn.js')).fnCommand())
-    .addCommand((await import('./serve.js')).serveCommand())
-    .addCommand((await import('./task.js')).taskCommand());
+    .showHelpAfterError();
+  const faces: Record<string, () => Promise<InstanceType<typeof Command>>> = {
+    docker: async () => (await import('./docker.js')).dockerCommand(),
+    shim: async () => (await import('./docker.js')).shimCommand(),
+    gc: async () => (await import('./gc.js')).gcCommand(),
+    'dev-cluster': async () => (await import('./dev-cluster.js')).devClusterCommand(),
+    catalog: async () => (await import('./catalog.js')).catalogCommand(),
+    fn: async () => (await import('./fn.js')).fnCommand(),
+    serve: async () => (await import('./serve.js')).serveCommand(),
+    task: async () => (await import('./task.js')).taskCommand(),
+  };
+  // `berth FACE ...` loads that face alone (a CI step or a function call pays for nothing else); anything else, all.
+  const face = process.argv[2];
+  for (const name of face && Object.hasOwn(faces, face) ? [face] : Object.keys(faces)) program.addCommand(await faces[name]());
   program.parseAsync(process.argv).catch((err: Error) => {
     process.stderr.write(`berth: ${err.message}\n`);
     process.exit(1);

@@ -25,6 +25,11 @@ const q = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /** The `outputs` container's command: serve the outputs; keep the pod up (for exec reads) even if nc cannot listen. */
 export function serveCommand(workDir: string, outputs: Array<{ name: string; path: string }>, token: string, ttlSeconds: number): string[] {
+  return ['sh', '-c', `nc -ll -p ${ARTIFACT_PORT} -e sh -c ${q(serveAnswer(workDir, outputs, token))}\nexec sleep ${ttlSeconds}`];
+}
+
+/** What the server runs for one connection: the request line on stdin, the answer on stdout. */
+export function serveAnswer(workDir: string, outputs: Array<{ name: string; path: string }>, token: string): string {
   const cases = outputs.map((o) => `  ${q(o.name)}) p=${q(o.path)} ;;`).join('\n');
   const answer = [
     'read -r tok name',
@@ -36,7 +41,7 @@ export function serveCommand(workDir: string, outputs: Array<{ name: string; pat
     `touch ${ARTIFACT_MARKER} || exit 1`,
     `exec tar -c -f - "$p" ${ARTIFACT_MARKER}`,
   ].join('\n');
-  return ['sh', '-c', `nc -ll -p ${ARTIFACT_PORT} -e sh -c ${q(answer)}\nexec sleep ${ttlSeconds}`];
+  return answer;
 }
 
 /** Shell lines for the `inputs` container: fetch each artifact into its input's path, or exit 1. */

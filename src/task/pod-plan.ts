@@ -73,6 +73,14 @@ function annotations(ctx: TaskPodContext): Record<string, string> {
 
 const LOCKED_DOWN: V1SecurityContext = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } };
 
+/**
+ * Whether the pod needs its `inputs` container: not when there is nothing to put in place (no inputs, no
+ * outputs, no run.dir), as the emptyDir is created open to every user (0777). One container start less.
+ */
+export function needsInputsContainer(layout: Layout): boolean {
+  return layout.inputs.length > 0 || layout.outputs.length > 0 || layout.cwd !== layout.workDir;
+}
+
 export function planTaskPod(config: TaskConfig, layout: Layout, params: Record<string, string>, ctx: TaskPodContext): V1Pod {
   const name = taskPodName(ctx.runId);
   const work = { name: WORK_VOLUME, mountPath: layout.workDir };
@@ -156,7 +164,8 @@ export function planTaskPod(config: TaskConfig, layout: Layout, params: Record<s
         ...(user && user.uid !== 0 ? { runAsNonRoot: true } : {}),
       },
       volumes: [{ name: WORK_VOLUME, emptyDir: {} }, ...caches.map((c, i) => ({ name: `cache-${i}`, persistentVolumeClaim: { claimName: c.claim } }))],
-      initContainers: [inputs],
+      // the inputs container also opens the caches' folders to the task's user
+      ...(needsInputsContainer(layout) || caches.length ? { initContainers: [inputs] } : {}),
       containers,
     },
   };

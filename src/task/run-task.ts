@@ -33,7 +33,7 @@ import { ARTIFACT_PORT } from './artifact-stream.js';
 import { downloadOutputs, readOutputTar } from './outputs.js';
 import { overrideFromEnv } from './params.js';
 import type { TaskTarget } from './targets.js';
-import { INPUTS_CONTAINER, paramsSecretName, planParamsSecret, planTaskPod, TASK_CONTAINER, taskPodName, type TaskPodContext } from './pod-plan.js';
+import { INPUTS_CONTAINER, needsInputsContainer, paramsSecretName, planParamsSecret, planTaskPod, TASK_CONTAINER, taskPodName, type TaskPodContext } from './pod-plan.js';
 
 export const TASK_ROLE_PATH = 'deploy/rbac/task-role.yaml';
 export const EXIT_FAILED = 1;
@@ -220,9 +220,8 @@ class TaskRun {
     for (let attempt = 1; !pod; attempt++) {
       const c = ctx(randomBytes(4).toString('hex'));
       const started = await this.startPod(kube, c, startDeadline(), template);
-      this.trace('inputs container running');
       const fed = await this.feedInputs(kube, started, startDeadline());
-      this.trace(fed === true ? 'inputs in place' : 'inputs broke');
+      if (needsInputsContainer(this.p.layout)) this.trace(fed === true ? 'inputs in place' : 'inputs broke');
       if (fed === true) pod = started;
       else {
         await this.deleteCreated(kube);
@@ -319,14 +318,17 @@ class TaskRun {
       this.created.push(['secret', paramsSecretName(c.runId)]);
       await this.until(this.creating(kube.createSecret(planParamsSecret(this.p.params, { name, uid: pod.metadata?.uid ?? '' }, c))));
     }
+    if (!needsInputsContainer(this.p.layout)) return { name, tracker };
     const init = await this.until(tracker.until((q) => settledOrRunning(viewContainer(q, INPUTS_CONTAINER, true), () => undefined), deadline, `the inputs container (${c.helperImage}) did not start`));
     const v = viewContainer(init, INPUTS_CONTAINER, true);
+    this.trace('inputs container started');
     if (v.state === 'failed') throw new TaskError(`${v.message} (the helper image ${c.helperImage} copies the inputs into the pod: set BERTH_HELPER_IMAGE to an image with sh and tar that the cluster can pull)`);
     return { name, tracker };
   }
 
   /** true once the inputs are in place; otherwise why the copy broke (the pod is then replaced). */
   private async feedInputs(kube: Client, pod: { name: string; tracker: PodTracker }, deadline: number): Promise<true | string> {
+    if (!needsInputsContainer(this.p.layout)) return true;
     const early = viewContainer(pod.tracker.current() as V1Pod, INPUTS_CONTAINER, true);
     if (early.state === 'running') {
       const session = await this.until(kube.attachStdin(pod.name, INPUTS_CONTAINER, inputsTar(this.p.layout, this.o.includeIgnored), false)).catch((err: Error) => err);

@@ -1,4 +1,4 @@
-// berth task run under the dev cluster's fault switches: each scenario a few times under each fault case,
+// berth task run (and a plan passing an artifact) under the dev cluster's fault switches: each scenario a few times under each fault case,
 // judged against its fault-free run. A task's result is exact or a reported failure (berth's 2), never a
 // wrong success or a wrong exit code, never a hang; nothing is left in the namespace.
 import assert from 'node:assert/strict';
@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { berthCli, BUSYBOX } from '../harness/cluster.js';
 import { eventually } from '../../util/eventually.js';
 import { FAULT_CASES, judge, Tally, underFaults, type RunOutcome } from '../reliability/fault-kit.js';
-import { FIXTURES, setUpTask, tempTree, type TaskEnv } from './task-env.js';
+import { FIXTURES, runCommand, setUpTask, tempTree, type TaskEnv } from './task-env.js';
 
 const RUNS = 2;
 const BERTH_FAILURE = [2];
@@ -35,6 +35,20 @@ function withFiles(stdout: string, dir: string): string {
   walk('');
   return `${stdout}${files.join('')}`;
 }
+
+/** Two steps: an output of the first is the input of the second, and comes back with -o. */
+const PLAN = `plan:
+  - task: make
+    config:
+      platform: linux
+      outputs: [{ name: made }]
+      run: { path: sh, args: [-c, 'mkdir made/d && echo one > made/d/one && seq 1 2000 > made/numbers'] }
+  - task: use
+    config:
+      platform: linux
+      inputs: [{ name: made }]
+      run: { path: sh, args: [-c, 'cat made/d/one && wc -l < made/numbers'] }
+`;
 
 const SCENARIOS: Scenario[] = [
   {
@@ -68,6 +82,18 @@ const SCENARIOS: Scenario[] = [
       }
     },
   },
+  {
+    name: 'plan: an artifact pod to pod (the default mode), -o at the end',
+    run: async (t) => {
+      const tree = tempTree({ 'plan.yml': PLAN });
+      try {
+        const r = await runCommand(process.execPath, [berthCli, 'task', 'plan', 'run', join(tree.dir, 'plan.yml'), '--image', BUSYBOX, '-o', `made=${tree.dir}/out`], { env: t.env(), timeoutMs: 150_000 }).catch(() => ({ code: null, stdout: '', stderr: '' }));
+        return { code: r.code, stdout: withFiles(r.stdout, join(tree.dir, 'out')), timedOut: r.code === null, stderr: r.stderr };
+      } finally {
+        tree.remove();
+      }
+    },
+  },
 ];
 
 describe('berth task run under faults', () => {
@@ -90,6 +116,7 @@ describe('berth task run under faults', () => {
     }
     assert.equal(expected.get(SCENARIOS[2].name)?.code, 5);
     assert.match(String(expected.get(SCENARIOS[1].name)?.stdout), /--- main\/version\nhello-world\n/);
+    assert.match(String(expected.get(SCENARIOS[3].name)?.stdout), /^one\n2000\n--- d\/one\none\n--- numbers\n1\n2\n/);
   });
 
   for (const fault of FAULT_CASES) {
