@@ -72,7 +72,7 @@ export function taskCommand(): Command {
       .addCommand(
         new Command('run')
           .exitOverride(usageExit)
-          .description('run a plan: steps in order, in_parallel together, outputs of one step as inputs of the next (held in memory), ensure/on_success/on_failure hooks; get/put run a resource type\'s /opt/resource/check|in|out in pods as Concourse does; stops at the first failed step with its exit code')
+          .description('run a plan: steps in order, in_parallel together, outputs of one step as inputs of the next (pod to pod, or through berth with --artifacts), ensure/on_success/on_failure hooks; get/put run a resource type\'s /opt/resource/check|in|out in pods as Concourse does; stops at the first failed step with its exit code')
           .argument('<plan-file>', 'a YAML file with plan: (a list of steps) and, for get/put, resource_types: and resources: (or just a list of steps)')
           .option('-i, --input <name=dir>', 'a local folder as the artifact NAME (repeatable)', collect('-i'), [])
           .option('-o, --output <name=dir>', 'download the artifact NAME into a local folder once the plan ended (repeatable)', collect('-o'), [])

@@ -221,7 +221,7 @@ class TaskRun {
       const c = ctx(randomBytes(4).toString('hex'));
       const started = await this.startPod(kube, c, startDeadline(), template);
       const fed = await this.feedInputs(kube, started, startDeadline());
-      if (needsInputsContainer(this.p.layout)) this.trace(fed === true ? 'inputs in place' : 'inputs broke');
+      if (needsInputsContainer(this.p.layout, this.p.params)) this.trace(fed === true ? 'inputs in place' : 'inputs broke');
       if (fed === true) pod = started;
       else {
         await this.deleteCreated(kube);
@@ -318,7 +318,7 @@ class TaskRun {
       this.created.push(['secret', paramsSecretName(c.runId)]);
       await this.until(this.creating(kube.createSecret(planParamsSecret(this.p.params, { name, uid: pod.metadata?.uid ?? '' }, c))));
     }
-    if (!needsInputsContainer(this.p.layout)) return { name, tracker };
+    if (!needsInputsContainer(this.p.layout, this.p.params)) return { name, tracker };
     const init = await this.until(tracker.until((q) => settledOrRunning(viewContainer(q, INPUTS_CONTAINER, true), () => undefined), deadline, `the inputs container (${c.helperImage}) did not start`));
     const v = viewContainer(init, INPUTS_CONTAINER, true);
     this.trace('inputs container started');
@@ -328,7 +328,7 @@ class TaskRun {
 
   /** true once the inputs are in place; otherwise why the copy broke (the pod is then replaced). */
   private async feedInputs(kube: Client, pod: { name: string; tracker: PodTracker }, deadline: number): Promise<true | string> {
-    if (!needsInputsContainer(this.p.layout)) return true;
+    if (!needsInputsContainer(this.p.layout, this.p.params)) return true;
     const early = viewContainer(pod.tracker.current() as V1Pod, INPUTS_CONTAINER, true);
     if (early.state === 'running') {
       const session = await this.until(kube.attachStdin(pod.name, INPUTS_CONTAINER, inputsTar(this.p.layout, this.o.includeIgnored), false)).catch((err: Error) => err);

@@ -49,7 +49,8 @@ describe(`a ${MIB} MiB artifact from step to step`, () => {
   });
 
   for (const mode of ['direct', 'through-berth']) {
-    it(`--artifacts ${mode}: the consumer's sha256 is the producer's${mode === 'direct' ? '; -o downloads the same bytes' : ''}`, async () => {
+    // 200 MiB twice through a loaded machine can outlast the harness's default of 120 s per test
+    it(`--artifacts ${mode}: the consumer's sha256 is the producer's${mode === 'direct' ? '; -o downloads the same bytes' : ''}`, { timeout: 300_000 }, async () => {
       const out = tempTree({});
       try {
         const r = await run(['--artifacts', mode, ...(mode === 'direct' ? ['-o', `blob=${out.dir}/blob`] : [])]);
