@@ -4,6 +4,7 @@
 //   - the per-step overhead of `berth task run` (a task running `true`) against the bare pod
 //     create -> terminated cycle through the API and against `podman run` of the same image;
 //   - a 3-step plan against the sum of its three steps run singly.
+// The goals are ours (the issue sets none); docs/benchmarks.md gives the reason for each.
 // Run: npm run build && node dist/bench/task.js   (BENCH_ROUNDS, BENCH_ARTIFACT_ROUNDS, BENCH_ARTIFACT_MIB)
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -27,10 +28,30 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 const ms = (x: number): string => `${x.toFixed(0)} ms`;
 
 function timed(cmd: string, args: string[], env?: NodeJS.ProcessEnv): number {
+  return timedWithStderr(cmd, args, env).ms;
+}
+
+function timedWithStderr(cmd: string, args: string[], env?: NodeJS.ProcessEnv): { ms: number; stderr: string } {
   const t = performance.now();
   const r = spawnSync(cmd, args, { env, stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 64 * 1024 * 1024 });
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status ?? r.signal}: ${r.stderr?.toString().slice(-2000)}`);
-  return performance.now() - t;
+  return { ms: performance.now() - t, stderr: r.stderr.toString() };
+}
+
+/**
+ * The artifact's hand-off in a plan run with BERTH_TRACE=1: from the producing task's end to its outputs
+ * read (through berth: the exec out; direct: nothing to read), plus the consuming pod's `inputs` container
+ * from its start to the inputs in place (through berth: the attach in; direct: the fetch from the producing
+ * pod). The container starts around it, whose noise would drown a transfer of a few seconds, are left out.
+ */
+function handoff(stderr: string): number {
+  const phase = (step: string, name: string): number => {
+    const section = stderr.split(/^task /m).find((x) => x.startsWith(`${step}\n`)) ?? '';
+    const m = new RegExp(`\\(\\+\\s*([\\d.]+)\\)\\s+${name}$`, 'm').exec(section);
+    if (!m) throw new Error(`no "${name}" in the trace of step ${step}:\n${stderr}`);
+    return Number(m[1]);
+  };
+  return phase('make', 'outputs read') + phase('use', 'inputs in place');
 }
 
 /** A plan whose first step writes `bytes` into an output that the second step takes as its input. */
@@ -82,6 +103,7 @@ async function main(): Promise<void> {
     const emptyPlan = file('empty.yml', artifactPlan(0));
     const taskRun = (): number => timed(process.execPath, [cli, 'task', 'run', '-c', trueTask, '--image', IMAGE], env);
     const planRun = (plan: string, mode?: string): number => timed(process.execPath, [cli, 'task', 'plan', 'run', plan, '--image', IMAGE, ...(mode ? ['--artifacts', mode] : [])], env);
+    const handoffOf = (plan: string, mode: string): number => handoff(timedWithStderr(process.execPath, [cli, 'task', 'plan', 'run', plan, '--image', IMAGE, '--artifacts', mode], { ...env, BERTH_TRACE: '1' }).stderr);
 
     progress('warming up');
     timed('podman', ['run', '--rm', IMAGE, 'true']);
@@ -109,11 +131,12 @@ async function main(): Promise<void> {
       artifact.podman.big.push(podmanPipe(MIB * 1024 * 1024));
       artifact.podman.empty.push(podmanPipe(0));
       for (const mode of MODES) {
-        artifact[mode].big.push(planRun(bigPlan, mode));
-        artifact[mode].empty.push(planRun(emptyPlan, mode));
+        artifact[mode].big.push(handoffOf(bigPlan, mode));
+        artifact[mode].empty.push(handoffOf(emptyPlan, mode));
       }
     }
-    // Throughput: the artifact's size over what it adds to the same run with an empty artifact.
+    // Throughput: the artifact's size over what it adds to the same run with an empty artifact (berth: to
+    // the hand-off phases of the plan; podman: to the whole pipe, whose two containers start side by side).
     const rate = (k: string): { mibs: number; added: number } => {
       const added = Math.max(1, median(artifact[k].big) - median(artifact[k].empty));
       return { mibs: MIB / (added / 1000), added };
@@ -125,15 +148,15 @@ async function main(): Promise<void> {
     console.log(`  podman run | podman run (tar pipe)   ${ms(ref.added).padStart(9)}   ${ref.mibs.toFixed(0)} MiB/s   (runs ${ms(median(artifact.podman.big))}, empty ${ms(median(artifact.podman.empty))})`);
     for (const mode of MODES) {
       const r = rate(mode);
-      console.log(`  berth plan, --artifacts ${mode.padEnd(13)} ${ms(r.added).padStart(9)}   ${r.mibs.toFixed(0)} MiB/s   (plans ${ms(median(artifact[mode].big))}, empty ${ms(median(artifact[mode].empty))})   ${(r.mibs / ref.mibs).toFixed(2)}x the pipe`);
+      console.log(`  berth plan, --artifacts ${mode.padEnd(13)} ${ms(r.added).padStart(9)}   ${r.mibs.toFixed(0)} MiB/s   (hand-off ${ms(median(artifact[mode].big))}, empty ${ms(median(artifact[mode].empty))})   ${(r.mibs / ref.mibs).toFixed(2)}x the pipe`);
       reportGoal({ area: 'task', measure: `${MIB} MiB artifact step to step, ${mode}${mode === 'direct' ? ' (default)' : ''}`, value: `${r.mibs.toFixed(0)} MiB/s`, ratio: r.mibs / ref.mibs, reference: `podman run tar pipe ${ref.mibs.toFixed(0)} MiB/s`, goal: mode === 'direct' ? '≥ 0.5×' : '≥ 0.25×' });
     }
     const single = median(task);
     console.log('per step (a task running `true`):');
     console.log(`  berth task run ${ms(single)}; bare pod create -> Succeeded ${ms(median(pod))} (${(single / median(pod)).toFixed(2)}x); podman run ${ms(median(podman))} (${(single / median(podman)).toFixed(2)}x)`);
     console.log(`  3-step plan ${ms(median(plan3))}; its steps run singly ${ms(3 * single)} (${(median(plan3) / (3 * single)).toFixed(2)}x)`);
-    reportGoal({ area: 'task', measure: 'berth task run `true` vs bare pod create -> Succeeded', value: ms(single), ratio: single / median(pod), reference: `pod cycle ${ms(median(pod))}`, goal: '≤ 3×' });
-    reportGoal({ area: 'task', measure: 'berth task run `true` vs podman run', value: ms(single), ratio: single / median(podman), reference: `podman run ${ms(median(podman))}`, goal: '≤ 5×' });
+    reportGoal({ area: 'task', measure: 'berth task run `true` vs bare pod create -> Succeeded', value: ms(single), ratio: single / median(pod), reference: `pod cycle ${ms(median(pod))}`, goal: '≤ 2×' });
+    reportGoal({ area: 'task', measure: 'berth task run `true` vs podman run', value: ms(single), ratio: single / median(podman), reference: `podman run ${ms(median(podman))}`, goal: '≤ 3×' });
     reportGoal({ area: 'task', measure: '3-step plan vs its steps run singly', value: ms(median(plan3)), ratio: median(plan3) / (3 * single), reference: `3 × task run ${ms(3 * single)}`, goal: '≤ 1×' });
   } finally {
     spawnSync(process.execPath, [cli, 'dev-cluster', 'down', '--state-dir', stateDir], { stdio: 'inherit' });

@@ -191,6 +191,8 @@ class TaskRun {
     const target = resolveKubeConfig({ kubeconfig: settings.kubeconfig, context: settings.context, namespace: settings.namespace, env: this.o.env });
     const kube = (this.kube = new SandboxCluster(target.kc, target.namespace));
     this.trace('task run begins');
+    // Whether the cluster serves stdout and stderr apart is asked once per process: asked now, it is known by the time the task runs.
+    void kube.servesSplitLogs().catch(() => undefined);
     const template = this.o.target?.podTemplate
       ? await this.until(loadPodTemplate(this.o.target.podTemplate, (n) => kube.readPodTemplate(n), `target ${this.o.target.name ?? ''}`))
       : undefined;
