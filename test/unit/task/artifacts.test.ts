@@ -42,6 +42,18 @@ test('the pod plan: a served step runs the artifact server; a fetched input is f
   assert.doesNotMatch(plain.spec!.initContainers![0].command!.join(' '), /fetch/);
 });
 
+test('a step with nothing to put in place has no inputs container; params, inputs, outputs or run.dir bring it back', () => {
+  const ctx: TaskPodContext = { namespace: 'ci', owner: 'me', runId: 'abcd1234', now: new Date(0), ttlSeconds: 600, image: 'busybox:1', helperImage: 'helper:1' };
+  const pod = (yaml: string, params: Record<string, string> = {}) => {
+    const c = parseTaskConfig(`platform: linux\n${yaml}`, 't.yml');
+    return planTaskPod(c, layOut(c, { inputs: [], outputs: [], args: [], workDir: '/w', cwd: '/', inPlan: true }), params, ctx).spec!.initContainers;
+  };
+  assert.equal(pod('run: {path: "true"}\n'), undefined);
+  assert.equal(pod('run: {path: "true"}\n', { A: '1' })?.length, 1);
+  assert.equal(pod('outputs: [{name: o}]\nrun: {path: "true"}\n')?.length, 1);
+  assert.equal(pod('run: {path: "true", dir: sub}\n')?.length, 1);
+});
+
 /**
  * A producer's working folder with output `out` (two files, one below a folder), and a consumer's; `nc`
  * on PATH runs the producer's answer with the request on stdin, its stream passed through `cut` (a shell
