@@ -1,18 +1,14 @@
 // Benchmarks of the dev cluster, printed as ratios against a reference measured in the same run:
 //   pod create -> Running and create -> Succeeded, against `podman run` of the same image;
 //   list and watch requests per second on loopback.
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import * as k8s from '@kubernetes/client-node';
+import { startBenchCluster } from './bench-cluster.js';
 import { reportGoal } from './goal-rows.js';
 import { podPhase } from './pod-phase.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
-const cli = join(root, 'dist/src/cli/main.js');
 const IMAGE = 'localhost/berth/busybox:1';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 
@@ -56,15 +52,9 @@ async function requestsPerSecond(server: string, token: string, ca: Buffer, path
 }
 
 async function main() {
-  const stateDir = mkdtempSync(join(tmpdir(), 'berth-bench-'));
-  const up = spawnSync(process.execPath, [cli, 'dev-cluster', 'up', '--state-dir', stateDir], { stdio: 'inherit' });
-  if (up.status !== 0) throw new Error('dev cluster did not start');
+  const cluster = await startBenchCluster();
   try {
-    const kc = new k8s.KubeConfig();
-    kc.loadFromFile(join(stateDir, 'kubeconfig'));
-    const core = kc.makeApiClient(k8s.CoreV1Api);
-    const ns = 'bench';
-    await core.createNamespace({ body: { metadata: { name: ns } } });
+    const { stateDir, kc, core, ns } = cluster;
 
     // warm both paths once
     progress('warming up');
@@ -108,8 +98,7 @@ async function main() {
     console.log(['measure', 'dev cluster', 'podman run', 'ratio', 'target'].map((h, i) => h.padEnd(i === 0 ? 26 : 14)).join(''));
     for (const r of rows) console.log(r.map((c, i) => c.padEnd(i === 0 ? 26 : 14)).join(''));
   } finally {
-    spawnSync(process.execPath, [cli, 'dev-cluster', 'down', '--state-dir', stateDir], { stdio: 'inherit' });
-    rmSync(stateDir, { recursive: true, force: true });
+    cluster.down();
   }
 }
 

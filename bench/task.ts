@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import * as k8s from '@kubernetes/client-node';
+import { startBenchCluster } from './bench-cluster.js';
 import { reportGoal } from './goal-rows.js';
 import { podPhase } from './pod-phase.js';
 
@@ -81,17 +81,11 @@ function podmanPipe(bytes: number): number {
 }
 
 async function main(): Promise<void> {
-  const stateDir = mkdtempSync(join(tmpdir(), 'berth-bench-'));
+  const cluster = await startBenchCluster();
   const files = mkdtempSync(join(tmpdir(), 'berth-bench-task-'));
-  const up = spawnSync(process.execPath, [cli, 'dev-cluster', 'up', '--state-dir', stateDir], { stdio: 'inherit' });
-  if (up.status !== 0) throw new Error('dev cluster did not start');
   try {
-    const kc = new k8s.KubeConfig();
-    kc.loadFromFile(join(stateDir, 'kubeconfig'));
-    const core = kc.makeApiClient(k8s.CoreV1Api);
-    const ns = 'bench';
-    await core.createNamespace({ body: { metadata: { name: ns } } });
-    const env: NodeJS.ProcessEnv = { ...process.env, KUBECONFIG: join(stateDir, 'kubeconfig'), BERTH_NAMESPACE: ns, BERTH_HELPER_IMAGE: IMAGE, BERTH_OWNER: 'bench' };
+    const { kubeconfig, kc, core, ns } = cluster;
+    const env: NodeJS.ProcessEnv = { ...process.env, KUBECONFIG: kubeconfig, BERTH_NAMESPACE: ns, BERTH_HELPER_IMAGE: IMAGE, BERTH_OWNER: 'bench' };
     for (const k of ['BERTH_CONFIG', 'BERTH_KUBECONFIG', 'BERTH_CONTEXT', 'BERTH_TASK_ARTIFACTS']) delete env[k];
     const file = (name: string, text: string): string => {
       writeFileSync(join(files, name), text);
@@ -159,8 +153,7 @@ async function main(): Promise<void> {
     reportGoal({ area: 'task', measure: 'berth task run `true` vs podman run', value: ms(single), ratio: single / median(podman), reference: `podman run ${ms(median(podman))}`, goal: '≤ 3×' });
     reportGoal({ area: 'task', measure: '3-step plan vs its steps run singly', value: ms(median(plan3)), ratio: median(plan3) / (3 * single), reference: `3 × task run ${ms(3 * single)}`, goal: '≤ 1×' });
   } finally {
-    spawnSync(process.execPath, [cli, 'dev-cluster', 'down', '--state-dir', stateDir], { stdio: 'inherit' });
-    rmSync(stateDir, { recursive: true, force: true });
+    cluster.down();
     rmSync(files, { recursive: true, force: true });
   }
 }

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { ExecOptions, ExitResult, StreamSession } from '../types.js';
 import type { PodmanCli } from './podman-cli.js';
+import { processSession } from './sessions.js';
 import { stdoutHeldForStderr } from './stderr-first.js';
 
 /** runc's state directory when run as root (podman passes no --root of its own) */
@@ -77,15 +78,7 @@ export function runcExecSession(runtime: RuncRuntime, containerId: string, opts:
       else resolve({ exitCode: code });
     });
   });
-  return {
-    stdin: opts.stdin ? child.stdin! : null,
-    stdout,
-    stderr,
-    resize: () => undefined,
-    done,
-    // stops runc; like the real kubelet (client-node#2532) the process in the container may live on
-    abort: () => void child.kill('SIGKILL'),
-  };
+  return processSession(child, opts, stdout, stderr, done);
 }
 
 /** The last error runc logged (JSON lines), or undefined when it logged none: the 255 was the process's own. */

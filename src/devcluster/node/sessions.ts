@@ -1,5 +1,6 @@
 // exec and attach as StreamSessions over podman child processes and the attached container's pipes.
-import { PassThrough, Writable } from 'node:stream';
+import type { ChildProcess } from 'node:child_process';
+import { PassThrough, Writable, type Readable } from 'node:stream';
 import type { ExecOptions, ExitResult, StreamSession, AttachOptions } from '../types.js';
 import type { AttachedContainer } from './attached-container.js';
 import type { PodmanCli } from './podman-cli.js';
@@ -35,15 +36,16 @@ export function execSession(cli: PodmanCli, containerId: string, opts: ExecOptio
       else resolve({ exitCode: code });
     });
   });
-  return {
-    stdin: opts.stdin ? child.stdin! : null,
-    stdout,
-    stderr,
-    resize: () => undefined,
-    done,
-    // stops the podman client; like the real kubelet (client-node#2532) the process in the container may live on
-    abort: () => void child.kill('SIGKILL'),
-  };
+  return processSession(child, opts, stdout, stderr, done);
+}
+
+/**
+ * An exec session over the child process that runs it (podman exec, runc exec). Resize is not supported: the
+ * process has no terminal it could resize. Abort stops the child; like the real kubelet (client-node#2532),
+ * the process in the container may live on.
+ */
+export function processSession(child: ChildProcess, opts: ExecOptions, stdout: Readable | null, stderr: Readable | null, done: Promise<ExitResult>): StreamSession {
+  return { stdin: opts.stdin ? child.stdin! : null, stdout, stderr, resize: () => undefined, done, abort: () => void child.kill('SIGKILL') };
 }
 
 /** taps the live output of a running container (no replay) and feeds its stdin */
