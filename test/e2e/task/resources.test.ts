@@ -5,19 +5,13 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { berthCli, BUSYBOX } from '../harness/cluster.js';
-import { FIXTURES, runCommand, setUpTask, tempTree, type TaskEnv } from './task-env.js';
+import { PLAN_TIMEOUT, RESOURCES_PLAN, pinned, planRunner } from './resource-env.js';
+import { FIXTURES, setUpTask, tempTree, type TaskEnv } from './task-env.js';
 
-const RESOURCES_PLAN = readFileSync(join(FIXTURES, 'plan-resources.yml'), 'utf8');
-/** The same plan with the get pinned to version 1.2: no check pod (the first test covers check). */
-const pinned = (plan: string): string => plan.replace('params: { greeting: hi }', 'params: { greeting: hi }\n    version: { ver: "1.2" }');
-
-// Each test runs a plan of several pods one after another: on a loaded machine, more than the harness's 2 minutes per test.
-const PLAN_TIMEOUT = { timeout: 360_000 };
 
 describe('berth task plan run: get steps', () => {
   let t: TaskEnv;
-  const plan = (args: string[]) => runCommand(process.execPath, [berthCli, 'task', 'plan', 'run', ...args, '--image', BUSYBOX], { env: t.env(), timeoutMs: 300_000 });
+  const plan = planRunner(() => t);
   before(async () => {
     t = await setUpTask('task-res');
   });
