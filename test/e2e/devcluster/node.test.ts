@@ -10,6 +10,7 @@ import type { Readable } from 'node:stream';
 import { MemoryStore } from '../../../src/devcluster/api/store.js';
 import { resourceByKind } from '../../../src/devcluster/api/resources.js';
 import { PodmanNode } from '../../../src/devcluster/node/podman-node.js';
+import { claimVolumeDir } from '../../../src/devcluster/node/claim-controller.js';
 import { noFaults, type KubeObject, type StreamSession } from '../../../src/devcluster/types.js';
 import { eventually } from '../../util/eventually.js';
 import { rejectedApiError } from '../../util/api-error.js';
@@ -331,6 +332,13 @@ describe('PodmanNode', () => {
   });
 
   test('graceful deletion sends SIGTERM, then the pod leaves the store and podman', async () => {
+    // the claim the pod writes its proof to: bound by the node's provisioner to a folder of its own
+    store.create(resourceByKind('PersistentVolumeClaim'), NS, {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: 'graceful-claim', namespace: NS },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Mi' } } },
+    });
     const p = pod('graceful', {
       volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'graceful-claim' } }],
       containers: [
@@ -345,7 +353,8 @@ describe('PodmanNode', () => {
     const started = await waitForPod('graceful', running);
     // the trap is set once the shell printed "ready"
     await readUntil(await node.logs(started, { follow: true }), 'ready\n');
-    const claimFile = join(stateDir, 'claims', NS, 'graceful-claim', 'term');
+    const claim = store.get(resourceByKind('PersistentVolumeClaim'), NS, 'graceful-claim');
+    const claimFile = join(claimVolumeDir(join(stateDir, 'claims'), claim), 'term');
     rmSync(claimFile, { force: true });
     // what the API server does on DELETE with a grace period
     store.mutate(POD, NS, 'graceful', (o) => {
