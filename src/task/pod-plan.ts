@@ -77,10 +77,11 @@ const LOCKED_DOWN: V1SecurityContext = { allowPrivilegeEscalation: false, capabi
  * Whether the pod needs its `inputs` container: not when there is nothing to put in place (no inputs, no
  * outputs, no run.dir), as the emptyDir is created open to every user (0777), and no params: the params
  * Secret is created after the pod, and the `inputs` container (waiting for berth's stream) is what holds
- * the task back until it exists. One container start less for such a step.
+ * the task back until it exists; and no caches: it opens the caches' folders to the task's user. One
+ * container start less for such a step.
  */
-export function needsInputsContainer(layout: Layout, params: Record<string, string>): boolean {
-  return layout.inputs.length > 0 || layout.outputs.length > 0 || layout.cwd !== layout.workDir || Object.keys(params).length > 0;
+export function needsInputsContainer(layout: Layout, params: Record<string, string>, caches = 0): boolean {
+  return layout.inputs.length > 0 || layout.outputs.length > 0 || layout.cwd !== layout.workDir || Object.keys(params).length > 0 || caches > 0;
 }
 
 export function planTaskPod(config: TaskConfig, layout: Layout, params: Record<string, string>, ctx: TaskPodContext): V1Pod {
@@ -166,8 +167,7 @@ export function planTaskPod(config: TaskConfig, layout: Layout, params: Record<s
         ...(user && user.uid !== 0 ? { runAsNonRoot: true } : {}),
       },
       volumes: [{ name: WORK_VOLUME, emptyDir: {} }, ...caches.map((c, i) => ({ name: `cache-${i}`, persistentVolumeClaim: { claimName: c.claim } }))],
-      // the inputs container also opens the caches' folders to the task's user
-      ...(needsInputsContainer(layout, params) || caches.length ? { initContainers: [inputs] } : {}),
+      ...(needsInputsContainer(layout, params, caches.length) ? { initContainers: [inputs] } : {}),
       containers,
     },
   };

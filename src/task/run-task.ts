@@ -147,6 +147,8 @@ class TaskRun {
   private readonly stop = new AbortController();
   private kube: Client | undefined;
   private created: Array<['pod' | 'secret', string]> = [];
+  /** the caches the pod mounts (known once they are claimed): they need the `inputs` container too */
+  private cacheCount = 0;
   private artifacts = new Map<string, StepArtifact>();
   private release: (() => Promise<void>) | undefined;
   /** Creations under way: cleanup waits for them, or one landing after the deletes would leak. */
@@ -199,6 +201,7 @@ class TaskRun {
     await this.checkRights(kube);
     this.trace('rights checked');
     const caches = await this.useCaches(kube, this.o.target?.name ?? currentTarget(target.kc), settings.owner);
+    this.cacheCount = caches.length;
     const serving = this.o.serveOutputs === true && this.p.layout.outputs.some((x) => x.capture);
     const token = randomBytes(16).toString('hex');
     const ctx = (runId: string): TaskPodContext => ({
@@ -223,7 +226,7 @@ class TaskRun {
       const c = ctx(randomBytes(4).toString('hex'));
       const started = await this.startPod(kube, c, startDeadline(), template);
       const fed = await this.feedInputs(kube, started, startDeadline());
-      if (needsInputsContainer(this.p.layout, this.p.params)) this.trace(fed === true ? 'inputs in place' : 'inputs broke');
+      if (this.needsInputs()) this.trace(fed === true ? 'inputs in place' : 'inputs broke');
       if (fed === true) pod = started;
       else {
         await this.deleteCreated(kube);
@@ -320,7 +323,7 @@ class TaskRun {
       this.created.push(['secret', paramsSecretName(c.runId)]);
       await this.until(this.creating(kube.createSecret(planParamsSecret(this.p.params, { name, uid: pod.metadata?.uid ?? '' }, c))));
     }
-    if (!needsInputsContainer(this.p.layout, this.p.params)) return { name, tracker };
+    if (!this.needsInputs()) return { name, tracker };
     const init = await this.until(tracker.until((q) => settledOrRunning(viewContainer(q, INPUTS_CONTAINER, true), () => undefined), deadline, `the inputs container (${c.helperImage}) did not start`));
     const v = viewContainer(init, INPUTS_CONTAINER, true);
     this.trace('inputs container started');
@@ -328,9 +331,14 @@ class TaskRun {
     return { name, tracker };
   }
 
+  /** whether this run's pod has an `inputs` container that berth must feed (pod-plan.ts decides the same) */
+  private needsInputs(): boolean {
+    return needsInputsContainer(this.p.layout, this.p.params, this.cacheCount);
+  }
+
   /** true once the inputs are in place; otherwise why the copy broke (the pod is then replaced). */
   private async feedInputs(kube: Client, pod: { name: string; tracker: PodTracker }, deadline: number): Promise<true | string> {
-    if (!needsInputsContainer(this.p.layout, this.p.params)) return true;
+    if (!this.needsInputs()) return true;
     const early = viewContainer(pod.tracker.current() as V1Pod, INPUTS_CONTAINER, true);
     if (early.state === 'running') {
       const session = await this.until(kube.attachStdin(pod.name, INPUTS_CONTAINER, inputsTar(this.p.layout, this.o.includeIgnored), false)).catch((err: Error) => err);

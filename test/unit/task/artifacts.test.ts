@@ -11,7 +11,7 @@ import { artifactMode, type PodArtifact } from '../../../src/task/artifacts.js';
 import { ARTIFACT_PORT, fetchScript, serveAnswer } from '../../../src/task/artifact-stream.js';
 import { parseTaskConfig } from '../../../src/task/config.js';
 import { layOut } from '../../../src/task/layout.js';
-import { INPUTS_CONTAINER, OUTPUTS_CONTAINER, planTaskPod, type TaskPodContext } from '../../../src/task/pod-plan.js';
+import { INPUTS_CONTAINER, OUTPUTS_CONTAINER, needsInputsContainer, planTaskPod, type TaskPodContext } from '../../../src/task/pod-plan.js';
 
 const BUSYBOX = '/bin/busybox';
 const APPLETS = ['sh', 'tar', 'mkdir', 'rm', 'mv', 'dirname', 'test', '[', 'sleep', 'head', 'find', 'touch', 'cat', 'echo'];
@@ -44,14 +44,17 @@ test('the pod plan: a served step runs the artifact server; a fetched input is f
 
 test('a step with nothing to put in place has no inputs container; params, inputs, outputs or run.dir bring it back', () => {
   const ctx: TaskPodContext = { namespace: 'ci', owner: 'me', runId: 'abcd1234', now: new Date(0), ttlSeconds: 600, image: 'busybox:1', helperImage: 'helper:1' };
-  const pod = (yaml: string, params: Record<string, string> = {}) => {
+  const pod = (yaml: string, params: Record<string, string> = {}, caches: TaskPodContext['caches'] = undefined) => {
     const c = parseTaskConfig(`platform: linux\n${yaml}`, 't.yml');
-    return planTaskPod(c, layOut(c, { inputs: [], outputs: [], args: [], workDir: '/w', cwd: '/', inPlan: true }), params, ctx).spec!.initContainers;
+    return planTaskPod(c, layOut(c, { inputs: [], outputs: [], args: [], workDir: '/w', cwd: '/', inPlan: true }), params, { ...ctx, caches }).spec!.initContainers;
   };
   assert.equal(pod('run: {path: "true"}\n'), undefined);
   assert.equal(pod('run: {path: "true"}\n', { A: '1' })?.length, 1);
   assert.equal(pod('outputs: [{name: o}]\nrun: {path: "true"}\n')?.length, 1);
   assert.equal(pod('run: {path: "true", dir: sub}\n')?.length, 1);
+  // it opens a cache's folder to the task's user, and berth feeds it (needsInputsContainer says so to both)
+  assert.equal(pod('caches: [{path: c}]\nrun: {path: "true"}\n', {}, [{ path: 'c', claim: 'task-cache-x' }])?.length, 1);
+  assert.equal(needsInputsContainer(layOut(parseTaskConfig('platform: linux\nrun: {path: "true"}\n', 't.yml'), { inputs: [], outputs: [], args: [], workDir: '/w', cwd: '/', inPlan: true }), {}, 1), true);
 });
 
 /**
