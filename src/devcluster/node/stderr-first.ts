@@ -2,17 +2,18 @@
 // both have data: `tar cf - /nonexistent` writes its error, then the empty archive, and podman hands them over in
 // the opposite order. A client that stops at the end of the archive (kubectl cp) then never sees the error that a
 // real node, which copies the two streams independently, delivers first.
-// Two rules put stderr first where it matters:
-// - the end of stdout waits for the end of stderr: when the process exits, podman has written all of stderr
-//   before it closes stdout, so everything the process wrote to stderr goes out before stdout's last bytes;
+// Three rules put stderr first where it matters:
 // - the first stdout is held a few milliseconds and then released only after pending I/O has been read (a timer
 //   that fires late on a busy loop runs before the poll phase; the release is deferred past it), so stderr that
 //   podman wrote right after it goes first. This part is a mitigation, not a guarantee: podman may be descheduled
 //   between its two writes for longer than the hold. Only the start is held: holding every chunk stalled each
 //   pipe-full of a large output (a tar of a directory) by the hold once the reader paused the pipe, capping it
 //   near 12 MiB/s.
-// - when stderr carried bytes just before the end, stdout's last bytes wait a little longer: a client copies the
-//   two channels in separate goroutines, and kubectl cp exits as soon as it has read the end of the archive.
+// - what is still held when stdout ends, and the end itself, wait for the end of stderr: when the process exits,
+//   podman has written all of stderr before it closes stdout. A short output (`tar cf - /nonexistent` writes
+//   only the archive's end) is all still held then, so all of stderr goes out before it.
+// - when stderr carried bytes just before the end, stdout's held bytes and its end wait a little longer: a client
+//   copies the two channels in separate goroutines, and kubectl cp exits as soon as it has read the end of the archive.
 import { PassThrough, type Readable } from 'node:stream';
 
 /** long enough for podman to write the stderr that conmon relayed just after; short next to any network hop */

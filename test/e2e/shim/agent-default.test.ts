@@ -4,13 +4,13 @@
 // nothing once its pods' deadline has passed and `berth gc` ran. BERTH_SHIM_AGENT=0 opts out.
 import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import { berthCli, kubeConfig, kubectlOk, runCommand, waitForPod } from '../harness/cluster.js';
+import { berthCli, kubectlOk, runCommand } from '../harness/cluster.js';
 import { eventually } from '../../util/eventually.js';
-import { BERTH_LABEL, setUpShim, tempTree, transformAndValidate, type ShimEnv } from './shim-env.js';
+import { BERTH_LABEL, killAgentLeavesNothing, setUpShim, tempTree, transformAndValidate, type ShimEnv } from './shim-env.js';
 
 const ECHO = 'localhost/berth/krm-echo:1';
 const LIST = 'apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n';
@@ -155,12 +155,5 @@ test('an agent killed with SIGKILL leaves nothing once its pods\' deadline has p
   assert.equal((await dockerRun(env)).code, 0);
   const socket = agentSocket(xdg) as string;
   const warm = await eventually('a warm pod', async () => (await berth(['shim', 'pool', 'ls'], env)).stdout.split('\n').slice(1).filter(Boolean)[0], { timeoutMs: 60_000, intervalMs: 250 });
-  process.kill(agentPid(socket), 'SIGKILL');
-  const ended = await waitForPod(kubeConfig(), shim.namespace, warm.split(/\s+/)[0], (p) => p.status?.phase === 'Failed', 120_000);
-  assert.equal(ended.status?.reason, 'DeadlineExceeded');
-  const gc = spawnSync(process.execPath, [berthCli, 'gc', '--kinds', 'pods,configmaps,networkpolicies'], { env: shim.env('berth'), encoding: 'utf8' });
-  assert.equal(gc.status, 0, gc.stderr);
-  assert.deepEqual(await shim.leftovers(), []);
-  rmSync(socket, { force: true });
-  rmSync(`${socket}.pid`, { force: true });
+  await killAgentLeavesNothing(shim, socket, warm.split(/\s+/)[0], 120_000);
 });

@@ -4,12 +4,11 @@
 // `berth gc` do. kustomize through the pool prints what podman prints, the second build served warm.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { berthCli, kubeConfig, kubectlOk, runCommand, waitForPod } from '../harness/cluster.js';
-import { BERTH_LABEL, setUpShim, tempTree, transformAndValidate, type ShimEnv } from './shim-env.js';
+import { berthCli, kubectlOk, runCommand } from '../harness/cluster.js';
+import { BERTH_LABEL, killAgentLeavesNothing, setUpShim, tempTree, transformAndValidate, type ShimEnv } from './shim-env.js';
 
 const ECHO = 'localhost/berth/krm-echo:1';
 const LIST = 'apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n';
@@ -145,13 +144,5 @@ test('pool drain leaves nothing at once; after a SIGKILLed agent, the deadline a
   await docker(['run', '--rm', '-i', ECHO], LIST, short);
   const [line] = await poolHolds(1);
   const warmName = line.split(/\s+/)[0];
-  const pid = Number(readFileSync(`${socket}.pid`, 'utf8'));
-  process.kill(pid, 'SIGKILL');
-  const ended = await waitForPod(kubeConfig(), shim.namespace, warmName, (p) => p.status?.phase === 'Failed', 60_000);
-  assert.equal(ended.status?.reason, 'DeadlineExceeded');
-  const gc = spawnSync(process.execPath, [berthCli, 'gc', '--kinds', 'pods,configmaps,networkpolicies'], { env: shim.env('berth'), encoding: 'utf8' });
-  assert.equal(gc.status, 0, gc.stderr);
-  assert.deepEqual(await shim.leftovers(), []);
-  rmSync(socket, { force: true });
-  rmSync(`${socket}.pid`, { force: true });
+  await killAgentLeavesNothing(shim, socket, warmName, 60_000);
 });

@@ -4,7 +4,9 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { dirname } from 'node:path';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { berthCli, contextFor, deleteNamespace, freshNamespace, kubeconfigPath, kubectlOk, repoRoot, runCommand, type Result } from '../harness/cluster.js';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { berthCli, contextFor, deleteNamespace, freshNamespace, kubeConfig, kubeconfigPath, kubectlOk, repoRoot, runCommand, waitForPod, type Result } from '../harness/cluster.js';
 
 export const REFERENCE_DIR = join(repoRoot, 'test/e2e/shim/fixtures');
 export const SHIM_USER = 'shim';
@@ -112,4 +114,19 @@ export function transformAndValidate(owner: string): Record<string, string> {
     'validate.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: validate\n  annotations:\n    ${functionAnnotation('require-label')}\ndata: {label: team, kinds: Service}\n`,
     'kustomization.yaml': 'resources: [service.yaml]\ntransformers: [annotate.yaml]\nvalidators: [validate.yaml]\n',
   };
+}
+
+/**
+ * SIGKILLs the shim agent serving `socket` and shows what it leaves: its warm pod `warmPod` ends at its own
+ * deadline, `berth gc` removes the rest, and nothing of berth's is left; then the dead agent's socket files go.
+ */
+export async function killAgentLeavesNothing(shim: ShimEnv, socket: string, warmPod: string, deadlineMs: number): Promise<void> {
+  process.kill(Number(readFileSync(`${socket}.pid`, 'utf8')), 'SIGKILL');
+  const ended = await waitForPod(kubeConfig(), shim.namespace, warmPod, (p) => p.status?.phase === 'Failed', deadlineMs);
+  assert.equal(ended.status?.reason, 'DeadlineExceeded');
+  const gc = spawnSync(process.execPath, [berthCli, 'gc', '--kinds', 'pods,configmaps,networkpolicies'], { env: shim.env('berth'), encoding: 'utf8' });
+  assert.equal(gc.status, 0, gc.stderr);
+  assert.deepEqual(await shim.leftovers(), []);
+  rmSync(socket, { force: true });
+  rmSync(`${socket}.pid`, { force: true });
 }
