@@ -134,8 +134,8 @@ for (const kind of ['podman', 'berth'] as const) {
       await ok(['cp', join(work, 'one.txt'), `${c}:/data/one.txt`]);
       await ok(['cp', `${join(work, 'tree')}/.`, `${c}:/tree`]);
       await ok(['start', c]);
-      const logs = await ok(['logs', c]);
-      assert.equal(logs, 'first file\nsecond file\n');
+      // `start` answers once the process runs, as dockerd's does, not once it has written: wait for its output
+      await eventually('the log of the started container', async () => assert.equal(await ok(['logs', c]), 'first file\nsecond file\n') ?? true);
       await ok(['cp', join(work, 'one.txt'), `${c}:/tmp/late.txt`]);
       assert.equal(await ok(['exec', c, 'cat', '/tmp/late.txt']), 'first file\n');
       await ok(['exec', c, 'sh', '-c', 'mkdir -p /out && echo result > /out/r.txt']);

@@ -2,6 +2,7 @@
 // --prune-start instead deletes what a crashed predecessor left, and so does `berth gc`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { eventually } from '../../util/eventually.js';
 import { berthCli, BUSYBOX, freshNamespace, kubeconfigPath, kubectlOk, runCommand } from '../harness/cluster.js';
 import { berthLeftovers, type DockerEngine, dropNamespace, startBerth } from './serve-env.js';
 
@@ -19,7 +20,9 @@ test('a crashed berth serve is taken over by the next one, or pruned with --prun
     engine = await startBerth(namespace, instance);
     assert.equal((await engine.dockerOk(['ps', '--filter', 'label=suite=recover', '--format', '{{.Names}} {{.State}}'])).trim(), 'keep running');
     assert.equal((await engine.dockerOk(['inspect', '-f', '{{.State.Status}} {{.State.ExitCode}}', 'done'])).trim(), 'exited 3');
-    assert.equal(await engine.dockerOk(['logs', 'keep']), 'kept\n');
+    // the log of a container started before the crash: `run -d` does not wait for its first line
+    const taken = engine;
+    await eventually('the log of `keep`', async () => assert.equal(await taken.dockerOk(['logs', 'keep']), 'kept\n') ?? true);
     assert.equal(await engine.dockerOk(['exec', 'keep', 'echo', 'still here']), 'still here\n');
     await engine.dockerOk(['run', '-d', '--name', 'orphan', BUSYBOX, 'sleep', '600']);
     await engine.crash();

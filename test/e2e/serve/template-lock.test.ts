@@ -3,6 +3,7 @@
 // its holder, and takes over when the first stops.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { eventually } from '../../util/eventually.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -93,8 +94,8 @@ test('--pod-template: every pod is laid on the file; berth keeps its own default
   assert.equal(pod.spec!.terminationGracePeriodSeconds, 2);
   assert.equal(pod.spec!.automountServiceAccountToken, false);
   assert.equal(pod.spec!.containers[0].securityContext?.allowPrivilegeEscalation, false);
-  const logs = await engine.docker(['logs', id]);
-  assert.match(logs.stdout, /env=file/);
+  // `run -d` does not wait for the first line
+  await eventually('the env line in the log', async () => assert.match((await engine.docker(['logs', id])).stdout, /env=file/) ?? true);
   await docker(['rm', '-f', id]);
 });
 
