@@ -155,6 +155,17 @@ spec:
     assert.match(typo.stderr, /field "containerz" does not exist/);
   });
 
+  test('apply --server-side is refused with the reason, creating and changing nothing (the README names the gap)', async () => {
+    const cm = (value: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\n  namespace: ${ns}\ndata:\n  key: ${value}\n`;
+    const refused = await kubectl(['apply', '--server-side', '-f', '-'], { input: cm('first') });
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /Server-side apply not available on the server: .*does not implement server-side apply.*use client-side kubectl apply/);
+    assert.match((await kubectl(['get', 'configmap', 'ssa', '-n', ns])).stderr, /not found/);
+    await kubectlOk(['apply', '-f', '-'], { input: cm('first') });
+    assert.equal((await kubectl(['apply', '--server-side', '-f', '-'], { input: cm('second') })).code, 1);
+    assert.equal(await kubectlOk(['get', 'configmap', 'ssa', '-n', ns, '-o', 'jsonpath={.data.key}']), 'first');
+  });
+
   test('auth can-i answers for a restricted user from its rules', async () => {
     assert.equal((await kubectl(['auth', 'can-i', 'list', 'pods', '-n', ns], { user: 'viewer' })).stdout.trim(), 'yes');
     const no = await kubectl(['auth', 'can-i', 'create', 'pods', '-n', ns], { user: 'viewer' });
