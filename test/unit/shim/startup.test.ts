@@ -4,6 +4,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const main = fileURLToPath(new URL('../../../src/cli/main.js', import.meta.url));
 // Reports every module URL resolved, through node's module hooks, on stderr.
@@ -22,3 +25,20 @@ for (const args of [['docker', 'version', '--format', '{{.Client.Version}}'], ['
     assert.deepEqual(loaded.filter((u) => u.includes('@kubernetes/client-node')).slice(0, 1), []);
   });
 }
+
+// The help a user asks the real process for, as `berth docker ...` and through the `docker` link
+// (`berth shim install`): usage on stdout and exit 0, as the docker CLI gives it.
+test('berth docker, --help and -h, and the same through a link named docker: usage, exit 0', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'berth-link-'));
+  try {
+    symlinkSync(main, join(dir, 'docker'));
+    const calls = [[main, 'docker'], [main, 'docker', '--help'], [main, 'docker', '-h'], [join(dir, 'docker'), '--help'], [join(dir, 'docker')]];
+    for (const argv of calls) {
+      const r = spawnSync(process.execPath, argv, { encoding: 'utf8' });
+      assert.equal(r.status, 0, `${argv.slice(1).join(' ')}: ${r.stderr}`);
+      assert.match(r.stdout, /Run 'docker COMMAND --help'/, argv.slice(1).join(' '));
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
