@@ -5,7 +5,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { berthCli, kubeConfig, runCommand, waitForPod } from '../harness/cluster.js';
-import { setUpShim, type ShimEnv } from './shim-env.js';
+import { setUpShim, tempTree, type ShimEnv } from './shim-env.js';
+import { CONFIGMAP_MOUNT_BYTES } from '../../../src/runtime/plan.js';
 
 const SLEEP_INPUT = 'apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: c}\n  data: {seconds: "300"}\n';
 const RUN_ARGV = ['run', '--rm', '-i', '--network', 'none', '--user', 'nobody', '--security-opt=no-new-privileges', 'localhost/berth/krm-sleep:1'];
@@ -109,4 +110,21 @@ test('a user without delete on pods gets an error naming that rule, and no pod i
   assert.equal(r.code, 125);
   assert.match(r.stderr, /forbidden: cannot delete pods in namespace shim-nodelete-\S+ .*deploy\/rbac\/shim-role\.yaml/);
   assert.deepEqual(await noDelete.leftovers(), []);
+});
+
+test('a helper image the cluster cannot pull: the error names it and BERTH_HELPER_IMAGE, and nothing is left', async () => {
+  // larger than a ConfigMap holds: the files go in through the helper image's init container
+  const big = tempTree({ 'blob.bin': 'x'.repeat(CONFIGMAP_MOUNT_BYTES + 1) });
+  try {
+    const helper = 'localhost/berth/does-not-exist:1';
+    const r = await shim.run('berth', 'docker', ['run', '--rm', '--network', 'none', '--mount', `type=bind,source=${big.dir},target=/data`, 'localhost/berth/busybox:1', 'ls', '/data'], {
+      extraEnv: { BERTH_HELPER_IMAGE: helper },
+      timeoutMs: 60_000,
+    });
+    assert.equal(r.code, 125, r.stderr);
+    assert.match(r.stderr, new RegExp(`the helper image ${helper.replace(/[./]/g, '\\$&')} copies mounted files into the pod: set BERTH_HELPER_IMAGE`));
+    assert.deepEqual(await shim.leftovers(), []);
+  } finally {
+    big.remove();
+  }
 });
