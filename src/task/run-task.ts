@@ -278,11 +278,13 @@ class TaskRun {
    */
   private keepServing(kube: Client, pod: string, ip: string, token: string): Map<string, StepArtifact> {
     this.created = this.created.filter(([k, n]) => !(k === 'pod' && n === pod));
-    this.release = () =>
-      kube.deletePod(pod).then(
+    this.release = () => {
+      this.o.ledger?.deleting(kube.namespace, 'pod', pod);
+      return kube.deletePod(pod).then(
         () => this.o.ledger?.remove(kube.namespace, 'pod', pod),
         (err: Error) => this.say(`berth: could not delete pod ${pod} in namespace ${kube.namespace}: ${err.message}; it expires by its deadline and \`berth gc\` removes it`),
       );
+    };
     const served = new Map<string, StepArtifact>();
     for (const x of this.p.layout.outputs.filter((y) => y.capture)) {
       const read = (): Promise<Buffer> => readOutputTar(kube, pod, this.p.layout.workDir, x, new AbortController().signal);
@@ -398,11 +400,12 @@ class TaskRun {
       await Promise.all(
         items
           .filter(([k]) => k === kind)
-          .map(([k, name]) =>
-            (k === 'pod' ? kube.deletePod(name) : kube.deleteSecret(name)).then(() => this.o.ledger?.remove(kube.namespace, k, name), (err: Error) =>
+          .map(([k, name]) => {
+            this.o.ledger?.deleting(kube.namespace, k, name);
+            return (k === 'pod' ? kube.deletePod(name) : kube.deleteSecret(name)).then(() => this.o.ledger?.remove(kube.namespace, k, name), (err: Error) =>
               this.say(`berth: could not delete ${k} ${name} in namespace ${kube.namespace}: ${err.message}; it expires by its deadline and \`berth gc\` removes it`),
-            ),
-          ),
+            );
+          }),
       );
     }
   }
