@@ -21,12 +21,12 @@ import { isTerminal, PodTracker, settledOrRunning } from '../runtime/pod-tracker
 import { SandboxCluster } from '../runtime/sandbox.js';
 import { loadRunSettings } from '../runtime/settings.js';
 import { layPodTemplate, loadPodTemplate } from '../runtime/pod-template.js';
-import { EXIT_ABORTED, EXIT_ERRORED, EXIT_FAILED } from './exit-codes.js';
-import type { Ledger } from './ledger.js';
-import { ABORTED, ERRORED, exitCodeOf, outcomeOfCode, type StepOutcome } from './outcome.js';
 import { noTrace, traceEnabled, traceTo, type Trace } from '../runtime/trace.js';
 import type { PodTemplateSource } from '../runtime/workload.js';
 import { imageOf, parseTaskConfig, type TaskConfig } from './config.js';
+import { EXIT_FAILED } from './exit-codes.js';
+import type { Ledger } from './ledger.js';
+import { ABORTED, ERRORED, exitCodeOf, outcomeOfCode, type StepOutcome } from './outcome.js';
 import { currentTarget, useCaches, type CacheMount } from './cache-claims.js';
 import { cachePath, cacheSettings, checkCachePaths, type CacheSettings } from './caches.js';
 import { checkInputDirs, inputsTar } from './inputs.js';
@@ -39,7 +39,6 @@ import type { TaskTarget } from './targets.js';
 import { INPUTS_CONTAINER, needsInputsContainer, paramsSecretName, planParamsSecret, planTaskPod, TASK_CONTAINER, taskPodName, type TaskPodContext } from './pod-plan.js';
 
 export const TASK_ROLE_PATH = 'deploy/rbac/task-role.yaml';
-export { EXIT_ABORTED, EXIT_ERRORED, EXIT_FAILED };
 const DEFAULT_HELPER_IMAGE = 'docker.io/library/busybox:1.36';
 /** Pods tried when the copy of the inputs breaks (the task has not run yet, so trying again is safe). */
 const INPUT_ATTEMPTS = 4;
