@@ -82,7 +82,7 @@ export function targetCommand(): Command {
   );
 
   target.addCommand(
-    sub('retire', "delete everything berth task created in the target's namespace (its pods, by berth's labels, and with them their params Secrets), then forget the target")
+    sub('retire', "delete everything berth task created in the target's namespace (its pods, by berth's labels, and with them their params Secrets; the target's caches), then forget the target")
       .argument('<name>', 'the target')
       .option('--forget-only', 'forget the target without touching its cluster (e.g. a cluster that is gone)')
       .action(async (name: string, o: { forgetOnly?: boolean }) => {

@@ -1,6 +1,8 @@
 // `berth task`: Concourse tasks as pods, without a CI server (see docs/task.md).
 import { Command, InvalidArgumentError } from 'commander';
-import { EXIT_ERRORED, runTask } from '../task/run-task.js';
+import { EXIT_ABORTED, EXIT_ERRORED } from '../task/exit-codes.js';
+import { Ledger } from '../task/ledger.js';
+import { runTask } from '../task/run-task.js';
 import { parseMapping, type Mapping } from '../task/layout.js';
 import { runPlan } from '../task/plan-run.js';
 import { targetForRun, type ClusterFlags, type TaskTarget } from '../task/targets.js';
@@ -32,9 +34,9 @@ export function taskCommand(): Command {
   task.addCommand(
     new Command('run')
       .exitOverride(usageExit)
-      .description('run one task: inputs uploaded from local folders, its output streamed, outputs downloaded; exits with the task\'s exit code (1: failed without one, 2: berth or the cluster failed, 3: interrupted)')
+      .description('run one task: inputs uploaded from local folders, its output streamed, outputs downloaded; exits with the task\'s exit code (1: failed without one, 2: berth or the cluster failed, 3: interrupted; Ctrl-C deletes the pod first, a second Ctrl-C exits at once and leaves it to its deadline and `berth gc`)')
       .requiredOption('-c, --config <file>', 'the task config (task.yml)')
-      .option('-i, --input <name=dir>', 'a local folder as the input NAME (repeatable; a task with one input takes the current folder)', collect('-i'), [])
+      .option('-i, --input <name=dir>', 'a local folder as the input NAME (repeatable); without one for it, the current folder is the input named as the folder is (run from repo/, it is the input repo), as fly does', collect('-i'), [])
       .option('-o, --output <name=dir>', 'download the output NAME into a local folder (repeatable), also when the task fails', collect('-o'), [])
       .option('--include-ignored', 'upload files git ignores too (by default, in a git work tree, only tracked and untracked-not-ignored files)')
       .option('-p, --privileged', 'run privileged (refused unless the target allows it: berth task target add NAME --allow-privileged)')
@@ -47,7 +49,7 @@ export function taskCommand(): Command {
       .option('--target <name>', 'run on this target (berth task target add), instead of --kubeconfig/--context/-n')
       .argument('[args...]', 'after --: appended to the task\'s run.args')
       .action(async (args: string[], opts: { config: string; input: Mapping[]; output: Mapping[]; includeIgnored?: boolean; privileged?: boolean; image?: string } & CacheFlags & ClusterFlags) => {
-        await runWithSignals(opts, (env, signal, target) =>
+        await runWithSignals(opts, (env, signal, target, ledger) =>
           runTask({
             configFile: opts.config,
             inputs: opts.input,
@@ -62,6 +64,7 @@ export function taskCommand(): Command {
             stdout: process.stdout,
             stderr: process.stderr,
             signal,
+            ledger,
           }),
         );
       }),
@@ -72,7 +75,7 @@ export function taskCommand(): Command {
       .addCommand(
         new Command('run')
           .exitOverride(usageExit)
-          .description('run a plan: steps in order, in_parallel together, outputs of one step as inputs of the next (pod to pod, or through berth with --artifacts), ensure/on_success/on_failure hooks; get/put run a resource type\'s /opt/resource/check|in|out in pods as Concourse does; stops at the first failed step with its exit code')
+          .description('run a plan: steps in order, in_parallel together, outputs of one step as inputs of the next (pod to pod, or through berth with --artifacts), ensure/on_success/on_failure hooks; get/put run a resource type\'s /opt/resource/check|in|out in pods as Concourse does; stops at the first failed step with its exit code; Ctrl-C deletes the running steps\' pods, then runs the ensure hooks (2 minutes at most), a second Ctrl-C exits at once')
           .argument('<plan-file>', 'a YAML file with plan: (a list of steps) and, for get/put, resource_types: and resources: (or just a list of steps)')
           .option('-i, --input <name=dir>', 'a local folder as the artifact NAME (repeatable)', collect('-i'), [])
           .option('-o, --output <name=dir>', 'download the artifact NAME into a local folder once the plan ended (repeatable)', collect('-o'), [])
@@ -83,8 +86,8 @@ export function taskCommand(): Command {
           .option('-n, --namespace <ns>', "namespace (default: $BERTH_NAMESPACE, the context's)")
           .option('--target <name>', 'run every step on this target (berth task target add), instead of --kubeconfig/--context/-n')
           .action(async (planFile: string, opts: { input: Mapping[]; output: Mapping[]; image?: string; artifacts?: string } & ClusterFlags) => {
-            await runWithSignals(opts, (env, signal, target) =>
-              runPlan({ planFile, inputs: opts.input, outputs: opts.output, image: opts.image, target, artifacts: artifactMode(opts.artifacts, env), env, cwd: process.cwd(), stdout: process.stdout, stderr: process.stderr, signal }),
+            await runWithSignals(opts, (env, signal, target, ledger) =>
+              runPlan({ planFile, inputs: opts.input, outputs: opts.output, image: opts.image, target, artifacts: artifactMode(opts.artifacts, env), env, cwd: process.cwd(), stdout: process.stdout, stderr: process.stderr, signal, ledger }),
             );
           }),
       ),
@@ -94,10 +97,25 @@ export function taskCommand(): Command {
   return task;
 }
 
-/** The cluster flags or the target, and the cache flags, as BERTH_* settings; Ctrl-C and SIGTERM abort (what was created is deleted); exits with the code. */
-async function runWithSignals(opts: ClusterFlags & CacheFlags, body: (env: NodeJS.ProcessEnv, signal: AbortSignal, target: TaskTarget) => Promise<number>): Promise<never> {
+/**
+ * The cluster flags or the target, and the cache flags, as BERTH_* settings; exits with the code. The first
+ * Ctrl-C or SIGTERM aborts: what was created is deleted (a plan's ensure hooks run) before berth exits. A
+ * second one exits at once, as fly does, naming what is left: its deadline and `berth gc` remove it.
+ */
+async function runWithSignals(opts: ClusterFlags & CacheFlags, body: (env: NodeJS.ProcessEnv, signal: AbortSignal, target: TaskTarget, ledger: Ledger) => Promise<number>): Promise<never> {
   const abort = new AbortController();
-  const onSignal = (): void => abort.abort();
+  const ledger = new Ledger();
+  const onSignal = (): void => {
+    if (!abort.signal.aborted) {
+      // fly's words; a second signal ends the wait.
+      process.stderr.write('aborting...\n');
+      abort.abort();
+      return;
+    }
+    const left = ledger.describe();
+    process.stderr.write(`berth task: interrupted again: exiting immediately; ${left ? `left ${left}: each expires by its deadline (BERTH_TTL) and \`berth gc\` removes it` : 'nothing this run created is left'}\n`);
+    process.exit(EXIT_ABORTED);
+  };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   let code = EXIT_ERRORED;
@@ -105,7 +123,7 @@ async function runWithSignals(opts: ClusterFlags & CacheFlags, body: (env: NodeJ
     const { env, target } = targetForRun(opts, process.env);
     if (opts.cacheSize) env.BERTH_TASK_CACHE_SIZE = opts.cacheSize;
     if (opts.cacheStorageClass) env.BERTH_TASK_CACHE_STORAGE_CLASS = opts.cacheStorageClass;
-    code = await body(env, abort.signal, target);
+    code = await body(env, abort.signal, target, ledger);
   } catch (err) {
     process.stderr.write(`berth task: ${(err as Error).message}\nerrored\n`);
   }

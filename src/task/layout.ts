@@ -54,8 +54,9 @@ export function parseMapping(text: string, flag: string): Mapping {
 
 export function layOut(config: TaskConfig, opts: { inputs: Mapping[]; outputs: Mapping[]; args: string[]; workDir: string; cwd: string; capture?: string[]; inPlan?: boolean }): Layout {
   const inputMappings = [...opts.inputs];
-  // fly execute: a task with exactly one input and no -i takes the current directory (a plan step does not).
-  if (!opts.inPlan && inputMappings.length === 0 && config.inputs.length === 1) inputMappings.push({ name: config.inputs[0].name, dir: opts.cwd });
+  // fly execute: the current directory is the input named as the directory is, unless an -i gives that input (not in a plan).
+  const here = posix.basename(opts.cwd);
+  if (!opts.inPlan && config.inputs.some((i) => i.name === here) && !inputMappings.some((m) => m.name === here)) inputMappings.push({ name: here, dir: opts.cwd });
   for (const m of inputMappings) {
     if (!config.inputs.some((i) => i.name === m.name)) throw new TaskUsageError(`unknown input \`${m.name}\` (-i ${m.name}=...): the task's inputs are ${names(config.inputs)}`);
   }

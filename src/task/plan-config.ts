@@ -16,7 +16,8 @@ export interface Hooks {
 
 export type Step =
   | ({ kind: 'task'; name: string; where: string; file?: string; configText?: string; inputMapping: Record<string, string>; outputMapping: Record<string, string>; params: Record<string, string> } & Hooks)
-  | ({ kind: 'in_parallel'; steps: Step[]; where: string } & Hooks)
+  /** limit: at most that many steps at once (all when absent); failFast: a failing step aborts the others and starts no more. */
+  | ({ kind: 'in_parallel'; steps: Step[]; where: string; limit?: number; failFast: boolean } & Hooks)
   | ({ kind: 'do'; steps: Step[]; where: string } & Hooks)
   | GetStep
   | PutStep;
@@ -39,9 +40,11 @@ export class PlanConfigError extends Error {
 }
 
 const HOOKS = ['ensure', 'on_success', 'on_failure'];
+const PARALLEL_KEYS = ['steps', 'limit', 'fail_fast'];
 const TASK_KEYS = ['task', 'file', 'config', 'input_mapping', 'output_mapping', 'params', ...HOOKS];
 const UNSUPPORTED: Record<string, string> = {
-  image: 'a step\'s `image:` (an image from an artifact) is not supported: berth pulls images through the cluster; use --image REF',
+  image:
+    'a task step\'s `image:` names an artifact holding an image\'s root filesystem (a get of an image resource), which Concourse runs the task in; a pod\'s image must be a reference the cluster pulls from a registry, so no artifact can be one: give the task config an `image_resource` (type registry-image, with its repository and tag) or run the plan with --image REF',
   privileged: 'privileged tasks are refused: berth runs every task locked down',
   on_error: 'on_error hooks are not supported yet (ensure runs after errors too)',
   on_abort: 'on_abort hooks are not supported yet',
@@ -86,6 +89,29 @@ export function parsePlanFile(text: string, file: string): Plan {
     }
     for (const p of node.items) out[keyOf(p)] = paramValue(p.value as Node | null);
     return out;
+  };
+
+  /** `in_parallel: {steps, limit, fail_fast}`: limit a positive integer, fail_fast a boolean. */
+  const parallelOptions = (map: YAMLMap, where: string): { limit?: number; failFast: boolean } => {
+    for (const p of map.items) {
+      const k = keyOf(p);
+      if (!PARALLEL_KEYS.includes(k)) problems.push(`${where}: unknown field ${k}${at(p.key as Node)}: in_parallel has ${PARALLEL_KEYS.join(', ')}`);
+    }
+    const limitNode = field(map, 'limit');
+    const failFastNode = field(map, 'fail_fast');
+    let limit: number | undefined;
+    if (limitNode !== undefined && !(isScalar(limitNode) && limitNode.value === null)) {
+      const v = isScalar(limitNode) ? limitNode.value : undefined;
+      if (typeof v === 'bigint' && v > 0n) limit = Number(v);
+      else problems.push(`${where}.limit${at(limitNode)}: must be a whole number of steps above 0 (at most that many run at once)`);
+    }
+    let failFast = false;
+    if (failFastNode !== undefined && !(isScalar(failFastNode) && failFastNode.value === null)) {
+      const v = isScalar(failFastNode) ? failFastNode.value : undefined;
+      if (typeof v === 'boolean') failFast = v;
+      else problems.push(`${where}.fail_fast${at(failFastNode)}: must be true or false`);
+    }
+    return { ...(limit !== undefined ? { limit } : {}), failFast };
   };
 
   const step = (node: unknown, where: string): Step | undefined => {
@@ -141,13 +167,15 @@ export function parsePlanFile(text: string, file: string): Plan {
         if (k !== kind && !HOOKS.includes(k) && !UNSUPPORTED[k]) problems.push(`${where}: unknown field ${k}${at(p.key as Node)}`);
       }
       // in_parallel: a list of steps, or {steps: [...], limit, fail_fast}.
+      const options = kind === 'in_parallel' && isMap(inner) ? parallelOptions(inner, `${where}.in_parallel`) : { failFast: false };
       if (kind === 'in_parallel' && isMap(inner)) inner = field(inner, 'steps');
       if (!isSeq(inner)) {
         problems.push(`${where}: ${kind} must be a list of steps${at(inner ?? node)}`);
         return undefined;
       }
       const steps = inner.items.map((s, i) => step(s, `${where}.${kind}[${i}]`)).filter((s): s is Step => s !== undefined);
-      return hooks({ kind, steps, where: at(node) });
+      if (kind === 'do') return hooks({ kind, steps, where: at(node) });
+      return hooks({ kind, steps, where: at(node), ...options });
     }
     if (!node.items.some((p) => UNSUPPORTED[keyOf(p)])) problems.push(`${where}: not a step berth knows${at(node)}: task, get, put, in_parallel or do`);
     return undefined;

@@ -1,9 +1,8 @@
 /**
- * `berth task plan run`: the steps of a plan in order (in_parallel ones together), each task a pod of
- * its own (run-task.ts). Artifacts pass from step to step through berth: a task's outputs are read
- * from its pod as tar streams, held in memory, and streamed into the next pods' inputs; nothing is
- * written to disk but the -o folders at the end. A failed step stops the plan with its code; its
- * on_failure hook runs, and every ensure hook runs whatever happened (except after an interrupt).
+ * `berth task plan run`: the steps of a plan (their order, in_parallel and hooks: plan-flow.ts), each
+ * task a pod of its own (run-task.ts), each get and put too (resource-step.ts). Artifacts pass from step
+ * to step pod to pod, or through berth (artifacts.ts); nothing is written to disk but the -o folders at
+ * the end. A step that does not succeed stops the plan; berth exits with its code.
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
@@ -15,9 +14,15 @@ import { tarEntries } from './inputs.js';
 import { TaskUsageError, type Mapping } from './layout.js';
 import { unpackTar } from './outputs.js';
 import { parsePlanFile, type Plan, type Step } from './plan-config.js';
+import { runFlow } from './plan-flow.js';
 import { runResourceStep } from './resource-step.js';
-import { EXIT_ABORTED, EXIT_ERRORED, runTaskStep } from './run-task.js';
+import { runTaskStep } from './run-task.js';
+import type { Ledger } from './ledger.js';
+import { ERRORED, exitCodeOf, outcomeWord, type StepOutcome } from './outcome.js';
 import type { TaskTarget } from './targets.js';
+
+/** How long the ensure hooks may run after an interrupt, in all (plan-flow.ts). */
+export const ENSURE_AFTER_INTERRUPT_MS = 120_000;
 
 export interface PlanRunOptions {
   planFile: string;
@@ -32,7 +37,12 @@ export interface PlanRunOptions {
   cwd: string;
   stdout: Writable;
   stderr: Writable;
+  /** The first interrupt: running steps are aborted, then the ensure hooks run. */
   signal: AbortSignal;
+  /** Told of every object the plan's steps create and delete (named at a second interrupt). */
+  ledger?: Ledger;
+  /** The bound of the ensure hooks after an interrupt; default ENSURE_AFTER_INTERRUPT_MS. */
+  ensureTimeoutMs?: number;
 }
 
 export async function runPlan(o: PlanRunOptions): Promise<number> {
@@ -42,39 +52,44 @@ export async function runPlan(o: PlanRunOptions): Promise<number> {
     plan = parsePlanFile(await readFile(o.planFile, 'utf8'), o.planFile);
   } catch (err) {
     say(`berth task: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? `cannot read the plan ${o.planFile}: no such file` : (err as Error).message}`);
-    return EXIT_ERRORED;
+    return exitCodeOf(ERRORED);
   }
   const artifacts = new Map<string, Artifact>(o.inputs.map((m) => [m.name, { dir: resolve(o.cwd, m.dir) }]));
   for (const w of plan.warnings) say(`berth task: warning: ${w}`);
   const runner = new PlanRunner(o, artifacts, say);
-  let code: number;
+  let outcome: StepOutcome;
   try {
-    code = await runner.all(plan.steps);
-    if (code !== EXIT_ABORTED) code = await downloadArtifacts(o, artifacts, code, say);
+    outcome = await runFlow(plan.steps, {
+      interrupt: o.signal,
+      ensureTimeoutMs: o.ensureTimeoutMs ?? ENSURE_AFTER_INTERRUPT_MS,
+      runLeaf: (s, signal) => (s.kind === 'task' ? runner.task(s, signal) : runResourceStep(s, { ...o, signal, artifacts, say })),
+    });
+    // -o of an interrupted plan is not read: berth is on its way out.
+    if (outcome.kind !== 'aborted' && !o.signal.aborted) outcome = await downloadArtifacts(o, artifacts, outcome, say);
   } finally {
     await runner.releaseAll();
   }
-  say(code === 0 ? 'succeeded' : code === EXIT_ABORTED ? 'interrupted' : code === EXIT_ERRORED ? 'errored' : 'failed');
-  return code;
+  say(outcomeWord(outcome));
+  return exitCodeOf(outcome);
 }
 
 /** -o folders at the end of the plan, from the plan's artifacts. */
-async function downloadArtifacts(o: PlanRunOptions, artifacts: Map<string, Artifact>, code: number, say: (line: string) => void): Promise<number> {
+async function downloadArtifacts(o: PlanRunOptions, artifacts: Map<string, Artifact>, outcome: StepOutcome, say: (line: string) => void): Promise<StepOutcome> {
   for (const m of o.outputs) {
     const a = artifacts.get(m.name);
     if (!a) {
       say(`berth task: no artifact \`${m.name}\` to download (-o ${m.name}=...): the plan's artifacts are ${[...artifacts.keys()].map((k) => `\`${k}\``).join(', ') || '(none)'}`);
-      return code === 0 ? EXIT_ERRORED : code;
+      return outcome.kind === 'succeeded' ? ERRORED : outcome;
     }
     if ('dir' in a) continue;
     try {
       await unpackTar(await artifactTar(a), resolve(o.cwd, m.dir));
     } catch (err) {
       say(`berth task: could not download artifact \`${m.name}\` to ${m.dir}: ${(err as Error).message}`);
-      return code === 0 ? EXIT_ERRORED : code;
+      return outcome.kind === 'succeeded' ? ERRORED : outcome;
     }
   }
-  return code;
+  return outcome;
 }
 
 class PlanRunner {
@@ -91,36 +106,8 @@ class PlanRunner {
     await Promise.all(this.kept.splice(0).map((release) => release()));
   }
 
-  /** Steps in order; the first that fails ends the sequence with its code. */
-  async all(steps: Step[]): Promise<number> {
-    for (const s of steps) {
-      const code = await this.step(s);
-      if (code !== 0) return code;
-    }
-    return 0;
-  }
-
-  private async step(s: Step): Promise<number> {
-    if (this.o.signal.aborted) return EXIT_ABORTED;
-    let code: number;
-    if (s.kind === 'task') code = await this.task(s);
-    else if (s.kind === 'get' || s.kind === 'put') code = await runResourceStep(s, { ...this.o, artifacts: this.artifacts, say: this.say });
-    else if (s.kind === 'do') code = await this.all(s.steps);
-    else {
-      const codes = await Promise.all(s.steps.map((x) => this.step(x)));
-      code = codes.find((c) => c !== 0) ?? 0;
-    }
-    if (code === EXIT_ABORTED) return code;
-    if (code === 0 && s.onSuccess) code = await this.step(s.onSuccess);
-    else if (code !== 0 && code !== EXIT_ERRORED && s.onFailure) await this.step(s.onFailure);
-    if (s.ensure) {
-      const ensured = await this.step(s.ensure);
-      if (code === 0) code = ensured;
-    }
-    return code;
-  }
-
-  private async task(s: Extract<Step, { kind: 'task' }>): Promise<number> {
+  /** A task step: its config, its inputs from the plan's artifacts, its outputs as new artifacts. */
+  async task(s: Extract<Step, { kind: 'task' }>, signal: AbortSignal): Promise<StepOutcome> {
     this.say(`task ${s.name}`);
     let configText: string;
     let configFile: string;
@@ -128,7 +115,7 @@ class PlanRunner {
       ({ configText, configFile } = await this.configOf(s));
     } catch (err) {
       this.say(`berth task: task ${s.name}${s.where}: ${(err as Error).message}`);
-      return EXIT_ERRORED;
+      return ERRORED;
     }
     // The task's own inputs, each from the artifact input_mapping names (or the artifact of its name).
     let inputNames: string[];
@@ -139,7 +126,7 @@ class PlanRunner {
       outputNames = config.outputs.map((x) => x.name);
     } catch (err) {
       this.say(`berth task: ${(err as Error).message}`);
-      return EXIT_ERRORED;
+      return ERRORED;
     }
     const inputs: Mapping[] = [];
     for (const name of inputNames) {
@@ -171,11 +158,12 @@ class PlanRunner {
       cwd: this.o.cwd,
       stdout: this.o.stdout,
       stderr: this.o.stderr,
-      signal: this.o.signal,
+      signal,
+      ledger: this.o.ledger,
     });
     if (result.release) this.kept.push(result.release);
     for (const [name, a] of result.artifacts) this.artifacts.set(s.outputMapping[name] ?? name, a);
-    return result.code;
+    return result.outcome;
   }
 
   /**

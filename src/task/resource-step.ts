@@ -15,7 +15,9 @@ import type { Mapping } from './layout.js';
 import type { Artifact } from './artifacts.js';
 import type { PlanRunOptions } from './plan-run.js';
 import { detectInputs, type GetStep, type JsonObject, type PutStep, type Resource, type Version } from './resource-config.js';
-import { EXIT_ERRORED, EXIT_FAILED, runTaskStep, type StepArtifact } from './run-task.js';
+import { EXIT_FAILED } from './exit-codes.js';
+import { ERRORED, failed, SUCCEEDED, type StepOutcome } from './outcome.js';
+import { runTaskStep, type StepArtifact } from './run-task.js';
 
 const WORK = '/tmp/build';
 /** request.json in, response.json out, below the working directory. */
@@ -23,42 +25,42 @@ const IO = '.berth/io';
 const IO_NAME = '.berth-io';
 const FETCHED = '.berth-fetched';
 
-export type ResourceStepContext = Pick<PlanRunOptions, 'planFile' | 'target' | 'env' | 'cwd' | 'stdout' | 'stderr' | 'signal'> & {
+export type ResourceStepContext = Pick<PlanRunOptions, 'planFile' | 'target' | 'env' | 'cwd' | 'stdout' | 'stderr' | 'signal' | 'ledger'> & {
   artifacts: Map<string, Artifact>;
   say: (line: string) => void;
 };
 
-export async function runResourceStep(s: GetStep | PutStep, c: ResourceStepContext): Promise<number> {
+export async function runResourceStep(s: GetStep | PutStep, c: ResourceStepContext): Promise<StepOutcome> {
   if (s.kind === 'get') return get(s.name, s.resource, s.version, s.params, c);
   return put(s, c);
 }
 
 /** check (unless the version is pinned), then in; the fetched folder becomes the artifact `name`. */
-async function get(name: string, resource: Resource, pinned: 'latest' | Version, params: JsonObject, c: ResourceStepContext): Promise<number> {
+async function get(name: string, resource: Resource, pinned: 'latest' | Version, params: JsonObject, c: ResourceStepContext): Promise<StepOutcome> {
   c.say(`get ${name}`);
   const label = `get ${name}`;
   let version: Version;
   if (pinned === 'latest') {
     const checked = await runScript(c, label, resource, 'check', { source: resource.source, version: null });
-    if (!('response' in checked)) return checked.code;
+    if (!('response' in checked)) return checked.outcome;
     const versions = checked.response;
     if (!Array.isArray(versions) || !versions.every(isVersion)) return invalid(c, label, 'check', 'a list of versions ([{"key": "value"}, ...])', checked.raw);
     if (!versions.length) {
       c.say(`berth task: ${label}: /opt/resource/check found no version of resource ${resource.name} (it printed []): nothing to fetch`);
-      return EXIT_FAILED;
+      return failed(EXIT_FAILED);
     }
     version = versions[versions.length - 1];
   } else version = pinned;
   const fetched = await runScript(c, label, resource, 'in', { source: resource.source, version, params }, { fetch: true });
-  if (!('response' in fetched)) return fetched.code;
+  if (!('response' in fetched)) return fetched.outcome;
   if (!isResponse(fetched.response)) return invalid(c, label, 'in', '{"version": {...}, "metadata": [...]}', fetched.raw);
   show(c, fetched.response);
   c.artifacts.set(name, { tar: fetched.fetched as Buffer });
-  return 0;
+  return SUCCEEDED;
 }
 
 /** out with the artifacts its inputs name below /tmp/build/put, then (unless no_get) the get of the version it made. */
-async function put(s: PutStep, c: ResourceStepContext): Promise<number> {
+async function put(s: PutStep, c: ResourceStepContext): Promise<StepOutcome> {
   c.say(`put ${s.name}`);
   const label = `put ${s.name}`;
   const all = [...c.artifacts.keys()];
@@ -66,22 +68,22 @@ async function put(s: PutStep, c: ResourceStepContext): Promise<number> {
   const missing = names.filter((n) => !c.artifacts.has(n));
   if (missing.length) {
     c.say(`berth task: ${label}${s.where}: inputs: no artifact ${missing.map((n) => `\`${n}\``).join(', ')} in the plan so far (its artifacts: ${all.map((n) => `\`${n}\``).join(', ') || 'none'})`);
-    return EXIT_ERRORED;
+    return ERRORED;
   }
   const inputs = names.map((n) => asInput(n, c.artifacts.get(n) as Artifact));
   const out = await runScript(c, label, s.resource, 'out', { source: s.resource.source, params: s.params }, { inputs });
-  if (!('response' in out)) return out.code;
+  if (!('response' in out)) return out.outcome;
   if (!isResponse(out.response)) return invalid(c, label, 'out', '{"version": {...}, "metadata": [...]}', out.raw);
   show(c, out.response);
-  if (s.noGet) return 0;
+  if (s.noGet) return SUCCEEDED;
   return get(s.name, s.resource, out.response.version, s.getParams, c);
 }
 
-type ScriptResult = { code: number } | { code: 0; response: unknown; raw: string; fetched?: Buffer };
+type ScriptResult = { outcome: StepOutcome } | { response: unknown; raw: string; fetched?: Buffer };
 
 /**
  * One resource script in its pod. Without a response: berth or the cluster failed, the run was
- * interrupted or the script failed (each said); the code is the plan's.
+ * interrupted or the script failed (each said), and how the step ended.
  */
 async function runScript(c: ResourceStepContext, label: string, resource: Resource, script: Script, request: object, opts: { fetch?: boolean; inputs?: Mapping[] } = {}): Promise<ScriptResult> {
   const { config, shown } = scriptTask(script, (opts.inputs ?? []).map((m) => m.name), Boolean(opts.fetch));
@@ -105,17 +107,20 @@ async function runScript(c: ResourceStepContext, label: string, resource: Resour
     stdout: c.stdout,
     stderr: c.stderr,
     signal: c.signal,
+    ledger: c.ledger,
     workDir: WORK,
     quiet: true,
   });
   const io = inMemory(result.artifacts.get(IO_NAME));
   // No response folder: the script never ended with an exit code (berth, the cluster or an interrupt; run-task said why).
-  if (!io) return { code: result.code === 0 ? EXIT_ERRORED : result.code };
-  if (result.code !== 0) {
-    const hint = result.code === 127 || result.code === 126 ? `: the image ${resource.type.image} has no executable /opt/resource/${script} (is it a Concourse resource type?)` : '';
-    c.say(`berth task: ${label}: resource script '${shown}' failed: exit status ${result.code}${hint}`);
-    return { code: result.code };
+  if (!io) return { outcome: result.outcome.kind === 'succeeded' ? ERRORED : result.outcome };
+  if (result.outcome.kind === 'failed') {
+    const code = result.outcome.code;
+    const hint = code === 127 || code === 126 ? `: the image ${resource.type.image} has no executable /opt/resource/${script} (is it a Concourse resource type?)` : '';
+    c.say(`berth task: ${label}: resource script '${shown}' failed: exit status ${code}${hint}`);
+    return { outcome: result.outcome };
   }
+  if (result.outcome.kind !== 'succeeded') return { outcome: result.outcome };
   const raw = (await tarEntries(io)).find((e) => e.header.name.replace(/^\.\//, '') === 'response.json')?.data.toString('utf8') ?? '';
   let response: unknown;
   try {
@@ -123,9 +128,9 @@ async function runScript(c: ResourceStepContext, label: string, resource: Resour
   } catch {
     const what = raw.trim() ? `invalid JSON on stdout: ${JSON.stringify(raw.length > 200 ? `${raw.slice(0, 200)}...` : raw)}` : 'nothing on stdout';
     c.say(`berth task: ${label}: resource script '${shown}' printed ${what} (a resource script prints its JSON response on stdout, its log on stderr)`);
-    return { code: EXIT_FAILED };
+    return { outcome: failed(EXIT_FAILED) };
   }
-  return { code: 0, response, raw, ...(opts.fetch ? { fetched: inMemory(result.artifacts.get(FETCHED)) } : {}) };
+  return { response, raw, ...(opts.fetch ? { fetched: inMemory(result.artifacts.get(FETCHED)) } : {}) };
 }
 
 /** A resource script's outputs are read into memory (its pod is not kept to serve them). */
@@ -157,9 +162,9 @@ function show(c: ResourceStepContext, r: { version: Version; metadata?: Array<{ 
   for (const m of r.metadata ?? []) c.say(`  ${m.name}: ${m.value}`);
 }
 
-function invalid(c: ResourceStepContext, label: string, script: string, expected: string, raw: string): number {
+function invalid(c: ResourceStepContext, label: string, script: string, expected: string, raw: string): StepOutcome {
   c.say(`berth task: ${label}: resource script '/opt/resource/${script}' printed JSON that is not ${expected}: ${raw.length > 200 ? `${raw.slice(0, 200)}...` : raw.trim()}`);
-  return EXIT_FAILED;
+  return failed(EXIT_FAILED);
 }
 
 function isVersion(v: unknown): v is Version {

@@ -24,6 +24,9 @@ import { layPodTemplate, loadPodTemplate } from '../runtime/pod-template.js';
 import { noTrace, traceEnabled, traceTo, type Trace } from '../runtime/trace.js';
 import type { PodTemplateSource } from '../runtime/workload.js';
 import { imageOf, parseTaskConfig, type TaskConfig } from './config.js';
+import { EXIT_FAILED } from './exit-codes.js';
+import type { Ledger } from './ledger.js';
+import { ABORTED, ERRORED, exitCodeOf, outcomeOfCode, type StepOutcome } from './outcome.js';
 import { currentTarget, useCaches, type CacheMount } from './cache-claims.js';
 import { cachePath, cacheSettings, checkCachePaths, type CacheSettings } from './caches.js';
 import { checkInputDirs, inputsTar } from './inputs.js';
@@ -36,9 +39,6 @@ import type { TaskTarget } from './targets.js';
 import { INPUTS_CONTAINER, needsInputsContainer, paramsSecretName, planParamsSecret, planTaskPod, TASK_CONTAINER, taskPodName, type TaskPodContext } from './pod-plan.js';
 
 export const TASK_ROLE_PATH = 'deploy/rbac/task-role.yaml';
-export const EXIT_FAILED = 1;
-export const EXIT_ERRORED = 2;
-export const EXIT_ABORTED = 3;
 const DEFAULT_HELPER_IMAGE = 'docker.io/library/busybox:1.36';
 /** Pods tried when the copy of the inputs breaks (the task has not run yet, so trying again is safe). */
 const INPUT_ATTEMPTS = 4;
@@ -82,6 +82,8 @@ export interface TaskRunOptions {
   stdout: Writable;
   stderr: Writable;
   signal: AbortSignal;
+  /** Told of every object the run creates and deletes (named at a second interrupt: ledger.ts). */
+  ledger?: Ledger;
 }
 
 /** A failure of berth or the cluster, said in a sentence: exit 2. */
@@ -90,14 +92,15 @@ export class TaskError extends Error {}
 class Interrupted extends Error {}
 
 export async function runTask(o: TaskRunOptions): Promise<number> {
-  return (await runTaskStep(o)).code;
+  return exitCodeOf((await runTaskStep(o)).outcome);
 }
 
 /** A captured output: read into memory, or served by its kept pod (serveOutputs). */
 export type StepArtifact = { tar: Buffer } | { pod: PodArtifact };
 
 export interface StepResult {
-  code: number;
+  /** How the task ended; its exit code is `exitCodeOf(outcome)` (a task's own 2 or 3 is a failure, not berth's code). */
+  outcome: StepOutcome;
   artifacts: Map<string, StepArtifact>;
   /** Deletes the pod kept to serve the artifacts (serveOutputs); absent when no pod was kept. */
   release?: () => Promise<void>;
@@ -111,7 +114,7 @@ export async function runTaskStep(o: TaskRunOptions): Promise<StepResult> {
     prepared = await prepare(o);
   } catch (err) {
     say(`berth task: ${(err as Error).message}`);
-    return { code: EXIT_ERRORED, artifacts: new Map() };
+    return { outcome: ERRORED, artifacts: new Map() };
   }
   return new TaskRun(o, prepared, say).run();
 }
@@ -171,15 +174,15 @@ class TaskRun {
     try {
       const code = await this.execute();
       this.progress(code === 0 ? 'succeeded' : 'failed');
-      return { code, artifacts: this.artifacts, ...(this.release ? { release: this.release } : {}) };
+      return { outcome: outcomeOfCode(code), artifacts: this.artifacts, ...(this.release ? { release: this.release } : {}) };
     } catch (err) {
       if (this.o.signal.aborted || err instanceof Interrupted) {
         this.progress('interrupted');
-        return { code: EXIT_ABORTED, artifacts: new Map() };
+        return { outcome: ABORTED, artifacts: new Map() };
       }
       this.say(`berth task: ${(err as Error).message}`);
       this.say('errored');
-      return { code: EXIT_ERRORED, artifacts: new Map() };
+      return { outcome: ERRORED, artifacts: new Map() };
     } finally {
       this.o.signal.removeEventListener('abort', onAbort);
       this.stop.abort();
@@ -274,11 +277,13 @@ class TaskRun {
    */
   private keepServing(kube: Client, pod: string, ip: string, token: string): Map<string, StepArtifact> {
     this.created = this.created.filter(([k, n]) => !(k === 'pod' && n === pod));
-    this.release = () =>
-      kube.deletePod(pod).then(
-        () => undefined,
+    this.release = () => {
+      this.o.ledger?.deleting(kube.namespace, 'pod', pod);
+      return kube.deletePod(pod).then(
+        () => this.o.ledger?.remove(kube.namespace, 'pod', pod),
         (err: Error) => this.say(`berth: could not delete pod ${pod} in namespace ${kube.namespace}: ${err.message}; it expires by its deadline and \`berth gc\` removes it`),
       );
+    };
     const served = new Map<string, StepArtifact>();
     for (const x of this.p.layout.outputs.filter((y) => y.capture)) {
       const read = (): Promise<Buffer> => readOutputTar(kube, pod, this.p.layout.workDir, x, new AbortController().signal);
@@ -317,10 +322,12 @@ class TaskRun {
     const name = taskPodName(c.runId);
     const tracker = new PodTracker(kube as unknown as KubeCluster, name, this.stop.signal, noTrace);
     this.created.push(['pod', name]);
+    this.o.ledger?.add(kube.namespace, 'pod', name);
     const pod: V1Pod = await this.until(this.creating(kube.createPod(planned)));
     this.trace(`pod ${name} created`);
     if (Object.keys(this.p.params).length) {
       this.created.push(['secret', paramsSecretName(c.runId)]);
+      this.o.ledger?.add(kube.namespace, 'secret', paramsSecretName(c.runId));
       await this.until(this.creating(kube.createSecret(planParamsSecret(this.p.params, { name, uid: pod.metadata?.uid ?? '' }, c))));
     }
     if (!this.needsInputs()) return { name, tracker };
@@ -392,11 +399,12 @@ class TaskRun {
       await Promise.all(
         items
           .filter(([k]) => k === kind)
-          .map(([k, name]) =>
-            (k === 'pod' ? kube.deletePod(name) : kube.deleteSecret(name)).catch((err: Error) =>
+          .map(([k, name]) => {
+            this.o.ledger?.deleting(kube.namespace, k, name);
+            return (k === 'pod' ? kube.deletePod(name) : kube.deleteSecret(name)).then(() => this.o.ledger?.remove(kube.namespace, k, name), (err: Error) =>
               this.say(`berth: could not delete ${k} ${name} in namespace ${kube.namespace}: ${err.message}; it expires by its deadline and \`berth gc\` removes it`),
-            ),
-          ),
+            );
+          }),
       );
     }
   }

@@ -66,19 +66,40 @@ describe('berth task run', () => {
     }
   });
 
-  it('binary-test: the executable lives in the input; stdout and stderr stay apart', async () => {
-    const tree = tempTree({ 'ascii-banner': ['#!/bin/sh\necho "banner: $*"\n', 0o755] });
+  it('binary-test: the executable lives in the input; stdout and stderr stay apart; a folder named as the input is it', async () => {
+    const tree = tempTree({ 'binary/ascii-banner': ['#!/bin/sh\necho "banner: $*"\n', 0o755] });
     try {
-      const r = await t.run(['-c', fixture('binary-test.yml'), '-i', `binary=${tree.dir}`]);
+      const r = await t.run(['-c', fixture('binary-test.yml'), '-i', `binary=${tree.dir}/binary`]);
       assert.equal(r.code, 0, r.stderr);
       assert.equal(r.stdout, 'banner: -list\nbanner: concourse\nbanner: plane\nbanner: pilot\n');
       assert.match(r.stderr, /^\+ \.\/binary\/ascii-banner concourse$/m, 'sh -x traces go to stderr');
-      // One input and no -i: fly execute takes the current folder.
-      const here = await t.run(['-c', fixture('binary-test.yml')], { cwd: tree.dir });
+      // fly execute: run from a folder named `binary` and no -i, that folder is the input `binary`.
+      const here = await t.run(['-c', fixture('binary-test.yml')], { cwd: join(tree.dir, 'binary') });
       assert.equal(here.code, 0, here.stderr);
       assert.equal(here.stdout, r.stdout);
+      // From a folder named otherwise, nothing is taken, as fly does, even for a task of one input.
+      const elsewhere = await t.run(['-c', fixture('binary-test.yml')], { cwd: tree.dir });
+      assert.equal(elsewhere.code, 2, elsewhere.stderr);
+      assert.match(elsewhere.stderr, /missing required input `binary`: pass -i binary=DIR/);
     } finally {
       tree.remove();
+    }
+  });
+
+  it('date-tag: the task writes a date tag into its output (a folder named as its input is the input)', async () => {
+    const tree = tempTree({ 'repo/README': 'the repo\n' });
+    const out = tempTree({});
+    try {
+      const r = await t.run(['-c', fixture('date-tag.yml'), '-o', `image=${out.dir}/image`], { cwd: join(tree.dir, 'repo') });
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, 'building the image...\nimage built!\n');
+      const tag = readFileSync(join(out.dir, 'image/version'), 'utf8');
+      assert.match(tag, /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])\n$/, `a YYYY-MM-DD tag: ${JSON.stringify(tag)}`);
+      const [year] = tag.split('-');
+      assert.ok(Math.abs(Number(year) - new Date().getUTCFullYear()) <= 1, `the task's date is today's: ${tag}`);
+    } finally {
+      tree.remove();
+      out.remove();
     }
   });
 
@@ -167,14 +188,19 @@ describe('berth task run', () => {
     assert.deepEqual(await t.leftovers(), []);
   });
 
-  it('SIGTERM mid-task: exit 3, the pod and its Secret are gone; params are not in the pod spec', async () => {
+  /** The sleeper fixture running, once it printed `started`. */
+  const startSleeper = async () => {
     const child = spawn(process.execPath, [berthCli, 'task', 'run', '-c', fixture('sleeper.yml'), '--image', 'localhost/berth/busybox:1'], { env: t.env(), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const out = { stdout: '', stderr: '' };
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out.stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (out.stderr += d));
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-    await eventually('the task prints started', () => stdout.includes('started\n'), { timeoutMs: 60_000 });
+    await eventually('the task prints started', () => out.stdout.includes('started\n'), { timeoutMs: 60_000 });
+    return { child, out, exited };
+  };
+
+  it('SIGTERM mid-task: exit 3, the pod and its Secret are gone; params are not in the pod spec', async () => {
+    const { child, out, exited } = await startSleeper();
     const spec = await kubectlOk(['-n', t.namespace, 'get', 'pods', '-l', 'app.kubernetes.io/managed-by=berth', '-o', 'json']);
     assert.doesNotMatch(spec, /do-not-print/, 'the param is in a Secret, not in the pod spec');
     assert.match(spec, /secretKeyRef/);
@@ -182,8 +208,52 @@ describe('berth task run', () => {
     assert.equal(secret.items.length, 1);
     assert.equal(secret.items[0].metadata.ownerReferences?.[0]?.kind, 'Pod');
     child.kill('SIGTERM');
-    assert.equal(await exited, 3, stderr);
-    assert.match(stderr, /^interrupted$/m);
+    assert.equal(await exited, 3, out.stderr);
+    assert.match(out.stderr, /^interrupted$/m);
     assert.deepEqual(await t.leftovers(), [], 'nothing of the task is left in the namespace');
+  });
+
+  it('Ctrl-C (SIGINT) mid-task: exit 3, nothing left', async () => {
+    const { child, out, exited } = await startSleeper();
+    child.kill('SIGINT');
+    assert.equal(await exited, 3, out.stderr);
+    assert.match(out.stderr, /^interrupted$/m);
+    assert.match(out.stderr, /^aborting\.\.\.$/m, "fly's words");
+    assert.doesNotMatch(out.stderr, /exiting immediately/, 'one Ctrl-C waits for the cleanup');
+    assert.deepEqual(await t.leftovers(), [], 'nothing of the task is left in the namespace');
+  });
+
+  it("a second signal exits at once, naming what it may leave (deletes under way); what is still there is berth's and expiring; berth gc removes it", async () => {
+    const { child, out, exited } = await startSleeper();
+    const signalled = Date.now();
+    // Two signals of one kind sent before the first is handled are one to the kernel (standard signals do not
+    // queue): SIGTERM then SIGINT are two, whatever the timing, as a CI runner's SIGTERM and a user's Ctrl-C.
+    child.kill('SIGTERM');
+    child.kill('SIGINT');
+    assert.equal(await exited, 3, out.stderr);
+    const tookMs = Date.now() - signalled;
+    // No answer of the cluster is waited for (plan.test.ts leaves a running ensure hook's pod this way).
+    assert.ok(tookMs < 5_000, `exited ${tookMs} ms after the second signal: ${out.stderr}`);
+    const said = /^berth task: interrupted again: exiting immediately; left (.+) in namespace (\S+): each expires by its deadline \(BERTH_TTL\) and `berth gc` removes it$/m.exec(out.stderr);
+    assert.ok(said, `one line names what is left: ${out.stderr}`);
+    assert.equal(said[2], t.namespace);
+    const named = said[1].split(', ');
+    // The first signal's deletes were on their way: named, as their answer never came.
+    assert.ok(named.some((n) => /^pod\/task-[0-9a-f]{8}( \(deletion asked\))?$/.test(n)), `the pod is named: ${said[1]}`);
+    assert.ok(named.some((n) => n.startsWith('secret/')), `its params Secret is named: ${said[1]}`);
+    // What it named and is still there, read by name (not by berth's label, which is what is checked), is berth's and expires.
+    const names = named.map((n) => n.replace(/ \(deletion asked\)$/, ''));
+    const left = JSON.parse((await kubectlOk(['-n', t.namespace, 'get', ...names, '--ignore-not-found', '-o', 'json'])) || '{"items":[]}') as { items: Array<{ kind: string; metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: Array<{ kind: string }> }; spec?: { activeDeadlineSeconds?: number } }> };
+    for (const o of left.items) {
+      const what = `${o.kind}/${o.metadata.name}`;
+      assert.equal(o.metadata.labels?.['app.kubernetes.io/managed-by'], 'berth', `${what} carries berth's label`);
+      assert.ok(o.metadata.labels?.['berth.dev/owner'], `${what} carries its owner`);
+      assert.ok(Date.parse(o.metadata.annotations?.['berth.dev/expires-at'] ?? '') > Date.now(), `${what} carries an expiry`);
+      if (o.kind === 'Pod') assert.ok((o.spec?.activeDeadlineSeconds ?? 0) > 0, `${what} has a deadline`);
+      else assert.equal(o.metadata.ownerReferences?.[0]?.kind, 'Pod', `${what} goes with its pod`);
+    }
+    const gc = await runCommand(process.execPath, [berthCli, 'gc', '--all', '--kinds', 'pods', '-n', t.namespace, '--context', String(t.env().BERTH_CONTEXT)], { env: t.env() });
+    assert.equal(gc.code, 0, gc.stderr);
+    await eventually('berth gc --all removed what was left (the Secret with its pod)', async () => (await t.leftovers()).length === 0, { timeoutMs: 60_000 });
   });
 });

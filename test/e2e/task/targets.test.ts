@@ -36,6 +36,7 @@ describe('berth task target', () => {
       // Runs until the test lets it go (kubectl exec touches /tmp/go): a step that is running whatever the machine's speed.
       'held.yml': 'platform: linux\nrun:\n  path: sh\n  args: [-c, \'echo "ready $FROM_TEMPLATE"; until [ -e /tmp/go ]; do sleep 0.2; done; echo done\']\n',
       'caps.yml': 'platform: linux\nrun:\n  path: sh\n  args: [-c, \'grep CapEff /proc/self/status\']\n',
+      'cached.yml': 'platform: linux\ncaches:\n  - path: cache\nrun:\n  path: sh\n  args: [-c, \'echo kept > cache/file\']\n',
     });
     // The target supplies the context and the namespace: none comes from the environment.
     env = { ...t.env({ XDG_CONFIG_HOME: join(home.dir, 'config') }) };
@@ -168,17 +169,26 @@ describe('berth task target', () => {
     assert.equal(gc.code, 0, gc.stderr);
     assert.equal(gc.stdout, `pod/old-task (target ci, namespace ${t.namespace}) deleted\n`);
 
+    // A cache of the target's: retire deletes it too.
+    const cached = await berth(['run', '--target', 'ci', '-c', join(home.dir, 'cached.yml'), '--image', BUSYBOX]);
+    assert.equal(cached.code, 0, cached.stderr);
+    const claims = (await kubectlOk(['-n', t.namespace, 'get', 'persistentvolumeclaims', '-l', 'app.kubernetes.io/component=task-cache', '-o', 'name'])).split('\n').filter(Boolean);
+    assert.equal(claims.length, 1, `the task made its cache: ${claims.join(' ')}`);
+
     const sleeper = start(['run', '--target', 'ci', '-c', join(FIXTURES, 'sleeper.yml'), '--image', BUSYBOX]);
     await eventually('the task prints started', () => sleeper.out.stdout.includes('started\n'), { timeoutMs: 90_000 });
     const retire = await berth(['target', 'retire', 'ci']);
     assert.equal(retire.code, 0, retire.stderr);
     assert.match(retire.stdout, /^pod\/new-task \(target ci/m);
     assert.match(retire.stdout, /^pod\/task-[0-9a-f]{8} \(target ci/m);
+    assert.match(retire.stdout, new RegExp(`^${claims[0]} \\(target ci, namespace ${t.namespace}\\) deleted$`, 'm'), retire.stdout);
     assert.match(retire.stdout, /^target ci retired$/m);
     const code = await sleeper.exited;
     assert.ok(code !== 0 && code !== null, `the step whose pod was deleted does not succeed (exit ${code}): ${sleeper.out.stderr}`);
-    // The params Secret of the running step went with its pod (ownerReferences); berth serve's and the shim's objects stay.
-    await eventually('nothing of berth task is left', async () => (await t.leftovers()).join(' ') === 'pod/old-shim', { timeoutMs: 60_000 });
+    // The params Secret of the running step went with its pod (ownerReferences), the cache's claim is gone; berth serve's and the shim's objects stay.
+    const everything = async (): Promise<string> =>
+      (await kubectlOk(['-n', t.namespace, 'get', 'pods,secrets,configmaps,persistentvolumeclaims', '-l', 'app.kubernetes.io/managed-by=berth', '-o', 'name'])).split('\n').filter(Boolean).join(' ');
+    await eventually('nothing of berth task is left, caches included', async () => (await everything()) === 'pod/old-shim', { timeoutMs: 60_000 });
     await kubectlOk(['-n', t.namespace, 'delete', 'pod', 'old-shim', '--grace-period=0']);
     const ls = await berth(['target', 'ls']);
     assert.doesNotMatch(ls.stdout, /^ci /m, 'the target is forgotten');

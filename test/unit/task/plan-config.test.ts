@@ -63,3 +63,37 @@ test('a get of an undeclared resource, unknown fields and steps, file and config
   }
   assert.throws(() => parsePlan('steps: []\n', 'p.yml'), /unknown field steps[\s\S]*must hold plan:/);
 });
+
+test('in_parallel: limit and fail_fast are read (a whole number above 0, a boolean); anything else is refused with its line', () => {
+  const [par] = parsePlan('plan:\n  - in_parallel:\n      limit: 2\n      fail_fast: true\n      steps:\n        - task: a\n          file: a.yml\n', 'plan.yml');
+  assert.ok(par.kind === 'in_parallel');
+  assert.equal(par.limit, 2);
+  assert.equal(par.failFast, true);
+  const [list] = parsePlan('plan:\n  - in_parallel:\n      - task: a\n        file: a.yml\n', 'plan.yml');
+  assert.ok(list.kind === 'in_parallel');
+  assert.equal(list.limit, undefined, 'a list: no limit');
+  assert.equal(list.failFast, false);
+  try {
+    parsePlan('plan:\n  - in_parallel:\n      limit: 0\n      fail_fast: maybe\n      steps: []\n      wait: 1\n', 'plan.yml');
+    assert.fail('accepted');
+  } catch (err) {
+    assert.ok(err instanceof PlanConfigError);
+    const text = err.problems.join('\n');
+    assert.match(text, /plan\[0\]\.in_parallel\.limit \(line 3\): must be a whole number of steps above 0/);
+    assert.match(text, /plan\[0\]\.in_parallel\.fail_fast \(line 4\): must be true or false/);
+    assert.match(text, /plan\[0\]\.in_parallel: unknown field wait \(line 6\)/);
+  }
+});
+
+test("a task step's image: is refused, saying why a pod cannot run one and what to use instead", () => {
+  try {
+    parsePlan('plan:\n  - task: t\n    image: my-image\n    file: t.yml\n', 'plan.yml');
+    assert.fail('accepted');
+  } catch (err) {
+    assert.ok(err instanceof PlanConfigError);
+    const text = err.problems.join('\n');
+    assert.match(text, /plan\[0\]: image \(line 3\): .*artifact holding an image's root filesystem/);
+    assert.match(text, /a pod's image must be a reference the cluster pulls from a registry/);
+    assert.match(text, /`image_resource` .* or run the plan with --image REF/);
+  }
+});

@@ -18,7 +18,7 @@ test('run.path: absolute as is, relative with a slash from run.dir, a bare name 
   assert.deepEqual(inDir.command, [`${WORK}/repo/scripts/build.sh`]);
 });
 
-test('inputs: -i names checked, required ones present, one input and no -i takes the current folder', () => {
+test('inputs: -i names checked, required ones present, the current folder is the input named as it is (fly execute)', () => {
   const c = config('inputs: [{name: a}, {name: b, path: x/b}, {name: c, optional: true}]\noutputs: [{name: o}]\nrun: {path: ls}\n');
   const base = { outputs: [], args: [], workDir: WORK, cwd: '/here' };
   assert.throws(() => layOut(c, { ...base, inputs: [] }), (e: Error) => e instanceof TaskUsageError && /missing required input `a`: pass -i a=DIR/.test(e.message));
@@ -29,8 +29,16 @@ test('inputs: -i names checked, required ones present, one input and no -i takes
     { name: 'a', path: 'a', dir: '/a' },
     { name: 'b', path: 'x/b', dir: '/b' },
   ]);
-  const one = layOut(config('inputs: [{name: repo}]\nrun: {path: ls}\n'), { ...base, inputs: [] });
-  assert.deepEqual(one.inputs, [{ name: 'repo', path: 'repo', dir: '/here' }]);
+  // fly execute: the current folder is the input named as it is, whatever the number of inputs, unless an -i gives it.
+  const one = config('inputs: [{name: repo}]\nrun: {path: ls}\n');
+  assert.deepEqual(layOut(one, { ...base, inputs: [], cwd: '/src/repo' }).inputs, [{ name: 'repo', path: 'repo', dir: '/src/repo' }]);
+  assert.throws(() => layOut(one, { ...base, inputs: [] }), /missing required input `repo`: pass -i repo=DIR/, 'a folder named otherwise is not taken, even for a single input');
+  assert.deepEqual(layOut(c, { ...base, inputs: [{ name: 'a', dir: '/a' }], cwd: '/work/b' }).inputs, [
+    { name: 'a', path: 'a', dir: '/a' },
+    { name: 'b', path: 'x/b', dir: '/work/b' },
+  ]);
+  assert.deepEqual(layOut(c, { ...base, inputs: [{ name: 'a', dir: '/a' }, { name: 'b', dir: '/other' }], cwd: '/work/b' }).inputs[1], { name: 'b', path: 'x/b', dir: '/other' }, 'an -i for that input wins');
+  assert.throws(() => layOut(one, { ...base, inputs: [], cwd: '/src/repo', inPlan: true }), /missing required input `repo`: no artifact of that name/, 'never in a plan');
   assert.deepEqual(parseMapping('a=b=c', '-i'), { name: 'a', dir: 'b=c' });
   assert.throws(() => parseMapping('a', '-i'), /expected NAME=DIR/);
 });
