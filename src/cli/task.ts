@@ -15,6 +15,7 @@ interface CacheFlags {
   cacheStorageClass?: string;
 }
 import { ARTIFACT_MODES, ARTIFACTS_ENV, artifactMode, DEFAULT_ARTIFACT_MODE } from '../task/artifacts.js';
+import { taskErrorText } from '../task/error-text.js';
 
 const collect = (flag: string) => (value: string, previous: Mapping[]) => {
   try {
@@ -125,7 +126,7 @@ async function runWithSignals(opts: ClusterFlags & CacheFlags, body: (env: NodeJ
     if (opts.cacheStorageClass) env.BERTH_TASK_CACHE_STORAGE_CLASS = opts.cacheStorageClass;
     code = await body(env, abort.signal, target, ledger);
   } catch (err) {
-    process.stderr.write(`berth task: ${(err as Error).message}\nerrored\n`);
+    process.stderr.write(`berth task: ${taskErrorText(err)}\nerrored\n`);
   }
   // Everything written is flushed before the code is given back.
   await new Promise<void>((r) => process.stdout.write('', () => r()));

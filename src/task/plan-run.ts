@@ -20,6 +20,7 @@ import { runTaskStep } from './run-task.js';
 import type { Ledger } from './ledger.js';
 import { ERRORED, exitCodeOf, outcomeWord, type StepOutcome } from './outcome.js';
 import type { TaskTarget } from './targets.js';
+import { taskErrorText } from './error-text.js';
 
 /** How long the ensure hooks may run after an interrupt, in all (plan-flow.ts). */
 export const ENSURE_AFTER_INTERRUPT_MS = 120_000;
@@ -51,7 +52,7 @@ export async function runPlan(o: PlanRunOptions): Promise<number> {
   try {
     plan = parsePlanFile(await readFile(o.planFile, 'utf8'), o.planFile);
   } catch (err) {
-    say(`berth task: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? `cannot read the plan ${o.planFile}: no such file` : (err as Error).message}`);
+    say(`berth task: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? `cannot read the plan ${o.planFile}: no such file` : taskErrorText(err)}`);
     return exitCodeOf(ERRORED);
   }
   const artifacts = new Map<string, Artifact>(o.inputs.map((m) => [m.name, { dir: resolve(o.cwd, m.dir) }]));
@@ -114,7 +115,7 @@ class PlanRunner {
     try {
       ({ configText, configFile } = await this.configOf(s));
     } catch (err) {
-      this.say(`berth task: task ${s.name}${s.where}: ${(err as Error).message}`);
+      this.say(`berth task: task ${s.name}${s.where}: ${taskErrorText(err)}`);
       return ERRORED;
     }
     // The task's own inputs, each from the artifact input_mapping names (or the artifact of its name).
@@ -125,7 +126,7 @@ class PlanRunner {
       inputNames = config.inputs.map((i) => i.name);
       outputNames = config.outputs.map((x) => x.name);
     } catch (err) {
-      this.say(`berth task: ${(err as Error).message}`);
+      this.say(`berth task: ${taskErrorText(err)}`);
       return ERRORED;
     }
     const inputs: Mapping[] = [];

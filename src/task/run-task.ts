@@ -37,6 +37,7 @@ import { downloadOutputs, readOutputTar } from './outputs.js';
 import { overrideFromEnv } from './params.js';
 import type { TaskTarget } from './targets.js';
 import { INPUTS_CONTAINER, needsInputsContainer, paramsSecretName, planParamsSecret, planTaskPod, TASK_CONTAINER, taskPodName, type TaskPodContext } from './pod-plan.js';
+import { taskErrorText } from './error-text.js';
 
 export const TASK_ROLE_PATH = 'deploy/rbac/task-role.yaml';
 const DEFAULT_HELPER_IMAGE = 'docker.io/library/busybox:1.36';
@@ -113,7 +114,7 @@ export async function runTaskStep(o: TaskRunOptions): Promise<StepResult> {
   try {
     prepared = await prepare(o);
   } catch (err) {
-    say(`berth task: ${(err as Error).message}`);
+    say(`berth task: ${taskErrorText(err)}`);
     return { outcome: ERRORED, artifacts: new Map() };
   }
   return new TaskRun(o, prepared, say).run();
@@ -180,7 +181,7 @@ class TaskRun {
         this.progress('interrupted');
         return { outcome: ABORTED, artifacts: new Map() };
       }
-      this.say(`berth task: ${(err as Error).message}`);
+      this.say(`berth task: ${taskErrorText(err)}`);
       this.say('errored');
       return { outcome: ERRORED, artifacts: new Map() };
     } finally {

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { berthCli, kubectlOk } from '../harness/cluster.js';
+import { berthCli, contextFor, kubectlOk } from '../harness/cluster.js';
 import { eventually } from '../../util/eventually.js';
 import { FIXTURES, runCommand, setUpTask, tempTree, type TaskEnv } from './task-env.js';
 
@@ -183,6 +183,12 @@ describe('berth task run', () => {
     } finally {
       cached.remove();
     }
+    // berth task's own words: its flag and its Role, never the docker shim's BERTH_NAMESPACE or shim-role.yaml
+    // (as admin: the task user is forbidden everything where its RoleBinding is not, and hears so)
+    const missing = await t.run(['-c', fixture('print-param.yml'), '-n', `${t.namespace}-missing`], { extraEnv: { BERTH_CONTEXT: contextFor('admin') } });
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, new RegExp(`namespace ${t.namespace}-missing does not exist \\(create it, or pick another with -n \\(--namespace\\) or --target\\)`));
+    assert.doesNotMatch(missing.stderr, /BERTH_NAMESPACE|shim-role/);
     const own = await t.run(['-c', fixture('exit-code.yml')], { taskImage: true, extraEnv: { CODE: '0' } });
     assert.equal(own.code, 0, `a registry-image image_resource names the pod's image: ${own.stderr}`);
     assert.deepEqual(await t.leftovers(), []);
