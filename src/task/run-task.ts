@@ -20,6 +20,7 @@ import { viewContainer } from '../runtime/pod-status.js';
 import { isTerminal, PodTracker, settledOrRunning } from '../runtime/pod-tracker.js';
 import { SandboxCluster } from '../runtime/sandbox.js';
 import { loadRunSettings } from '../runtime/settings.js';
+import { DEFAULT_HELPER_IMAGE } from '../runtime/plan.js';
 import { layPodTemplate, loadPodTemplate } from '../runtime/pod-template.js';
 import { noTrace, traceEnabled, traceTo, type Trace } from '../runtime/trace.js';
 import type { PodTemplateSource } from '../runtime/workload.js';
@@ -37,10 +38,8 @@ import { downloadOutputs, readOutputTar } from './outputs.js';
 import { overrideFromEnv } from './params.js';
 import type { TaskTarget } from './targets.js';
 import { INPUTS_CONTAINER, needsInputsContainer, paramsSecretName, planParamsSecret, planTaskPod, TASK_CONTAINER, taskPodName, type TaskPodContext } from './pod-plan.js';
-import { taskErrorText } from './error-text.js';
+import { TASK_HINTS, taskErrorText } from './error-text.js';
 
-export const TASK_ROLE_PATH = 'deploy/rbac/task-role.yaml';
-const DEFAULT_HELPER_IMAGE = 'docker.io/library/busybox:1.36';
 /** Pods tried when the copy of the inputs breaks (the task has not run yet, so trying again is safe). */
 const INPUT_ATTEMPTS = 4;
 
@@ -305,7 +304,7 @@ class TaskRun {
     if (this.p.caches) needs.push(['get', 'persistentvolumeclaims', undefined], ['create', 'persistentvolumeclaims', undefined], ['patch', 'persistentvolumeclaims', undefined]);
     const answers = await Promise.all(needs.map(([verb, resource, sub]) => kube.canI(verb, resource, sub)));
     const missing = needs.filter((_, i) => answers[i] === false).map(([verb, resource, sub]) => `${verb} ${resource}${sub ? `/${sub}` : ''}`);
-    if (missing.length) throw new TaskError(`forbidden: cannot ${missing.join(', ')} in namespace ${kube.namespace} (grant it in the Role: ${TASK_ROLE_PATH})`);
+    if (missing.length) throw new TaskError(`forbidden: cannot ${missing.join(', ')} in namespace ${kube.namespace} (grant it in the Role: ${TASK_HINTS.roleFile})`);
   }
 
   /** The task's caches on this target, made on first use and marked used (they outlive the run). */
