@@ -7,7 +7,7 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import { LABEL_OWNER, ANNOTATION_EXPIRES_AT, rfc3339 } from '../runtime/plan.js';
-import { DOCKER_IMAGE_CAPABILITIES, LABEL_CONTAINER_ID, READY_FILE, SANDBOX_CONTAINER, SandboxPlanError, type SandboxVolume } from '../runtime/sandbox-plan.js';
+import { LABEL_CONTAINER_ID, READY_FILE, SANDBOX_CONTAINER, SandboxPlanError, type SandboxVolume } from '../runtime/sandbox-plan.js';
 import { podSettingsFrom, SETTINGS_PREFIX } from '../runtime/sandbox-settings.js';
 import { checkOneContainer, loadPodTemplate } from '../runtime/pod-template.js';
 import type { PodTemplateSource } from '../runtime/workload.js';
@@ -22,6 +22,7 @@ import type { ImageConfigSource } from './image-config.js';
 import { mergeImageConfig } from './image-merge.js';
 import { Serial } from './serial.js';
 import { HostConfigRefused, judgeHostConfig, type HostConfigPlan } from './host-config.js';
+import { DOCKER_DEFAULT_CAPABILITIES } from './capabilities.js';
 import { asArgv, newId, podState, type ContainerRecord, type ContainerStatus, type CreateBody } from './model.js';
 import type { LogQuery, Pod, ServeCluster, Session } from './cluster.js';
 import { EventBus } from './event-bus.js';
@@ -51,8 +52,8 @@ export interface EngineOptions {
   /** How published ports reach pods: port-forward through the API server (default) or straight to the pod IP. */
   portMode?: PortMode;
   allowPrivileged: boolean;
-  /** Given back after dropping ALL; default DOCKER_IMAGE_CAPABILITIES. */
-  capabilities?: string[];
+  /** `--capabilities`: given back after dropping ALL, and all CapAdd may ask for; default Docker's set. */
+  capabilities?: readonly string[];
   /** Operator's `berth.dev/…` settings (from flags); a container's labels of the same key win. */
   podDefaults?: Record<string, string>;
   /** A failed container's pod outlives `rm`, the reaper and shutdown this long (0: deleted at once). */
@@ -354,7 +355,7 @@ export class Engine {
   /** The HostConfig's verdicts (host-config.ts): refused fields are create's 400. */
   private hostConfigPlan(body: CreateBody): HostConfigPlan {
     try {
-      return judgeHostConfig(body.HostConfig as Record<string, unknown> | null | undefined, { baseCapabilities: this.opts.capabilities ?? DOCKER_IMAGE_CAPABILITIES, allowPrivileged: this.opts.allowPrivileged });
+      return judgeHostConfig(body.HostConfig as Record<string, unknown> | null | undefined, { allowed: this.opts.capabilities ?? DOCKER_DEFAULT_CAPABILITIES, allowPrivileged: this.opts.allowPrivileged });
     } catch (err) {
       if (err instanceof HostConfigRefused) throw badRequest(err.message);
       throw err;

@@ -5,6 +5,7 @@
  * Zero values (what the docker CLI sends for every flag not given) say nothing and pass. Pure.
  */
 import { isIP } from 'node:net';
+import { CapabilityRefused, containerCapabilities, type CapabilityPolicy } from './capabilities.js';
 
 export class HostConfigRefused extends Error {
   constructor(message: string) {
@@ -13,12 +14,8 @@ export class HostConfigRefused extends Error {
   }
 }
 
-export interface HostConfigPolicy {
-  /** Capabilities every pod gets back after dropping ALL (berth's default set). */
-  baseCapabilities: readonly string[];
-  /** `--allow-privileged`: Privileged and any CapAdd are granted. */
-  allowPrivileged: boolean;
-}
+/** `allowed`: the capabilities every pod gets back after dropping ALL; `allowPrivileged`: Privileged and any CapAdd are granted. */
+export type HostConfigPolicy = CapabilityPolicy;
 
 /** What the HostConfig makes of the pod, beyond the fields the engine maps itself (ports, mounts, memory, cpus). */
 export interface HostConfigPlan {
@@ -115,11 +112,6 @@ const NAMESPACE_MODES: Record<string, { ok: string[]; why: string }> = {
 /** Fields whose "not given" is not a zero value (the docker CLI sends --memory-swappiness's -1). */
 const UNSET: Record<string, unknown> = { MemorySwappiness: -1 };
 
-/** `cap_net_admin`, `CAP_NET_ADMIN`, `net_admin` → `NET_ADMIN`. */
-export function capabilityName(cap: string): string {
-  return cap.trim().toUpperCase().replace(/^CAP_/, '');
-}
-
 /** True for what the docker CLI sends when a flag was not given: null, false, 0, '', [], {} (also nested). */
 export function isZero(v: unknown): boolean {
   if (v === null || v === undefined || v === false || v === 0 || v === '') return true;
@@ -135,7 +127,7 @@ function refuse(field: string, value: unknown, why: string): never {
 
 /** Judges a create request's HostConfig; throws HostConfigRefused (a 400) for what cannot be honoured. */
 export function judgeHostConfig(hc: Record<string, unknown> | null | undefined, policy: HostConfigPolicy): HostConfigPlan {
-  const plan: HostConfigPlan = { warnings: [], capabilities: [...policy.baseCapabilities], privileged: false, readOnlyRootFilesystem: false, supplementalGroups: [], extraHosts: [], denyNetwork: false };
+  const plan: HostConfigPlan = { warnings: [], capabilities: [...policy.allowed], privileged: false, readOnlyRootFilesystem: false, supplementalGroups: [], extraHosts: [], denyNetwork: false };
   const h = hc ?? {};
   for (const [field, value] of Object.entries(h)) {
     if (MAPPED_ELSEWHERE.has(field) || CLIENT_SIDE.has(field)) continue;
@@ -190,7 +182,12 @@ export function judgeHostConfig(hc: Record<string, unknown> | null | undefined, 
     }
     plan.warnings.push(`HostConfig.${field} is not known to berth and is ignored`);
   }
-  plan.capabilities = capabilities(asList(h.CapAdd), asList(h.CapDrop), policy);
+  try {
+    plan.capabilities = containerCapabilities(asList(h.CapAdd), asList(h.CapDrop), policy);
+  } catch (err) {
+    if (err instanceof CapabilityRefused) throw new HostConfigRefused(err.message);
+    throw err;
+  }
   if (h.Privileged === true && policy.allowPrivileged) plan.privileged = true;
   return plan;
 }
@@ -226,23 +223,6 @@ function judgeSecurityOpt(opt: string): void {
   if (key === 'apparmor') refuse('SecurityOpt', opt, "berth pods run with the node's default AppArmor profile; only an operator's pod template changes it");
   if (key === 'label') refuse('SecurityOpt', opt, "SELinux labels of pods are set by the cluster (seLinuxOptions in an operator's pod template)");
   refuse('SecurityOpt', opt, 'berth does not know this security option');
-}
-
-/** CapAdd/CapDrop on top of berth's set: drops always apply; adds only within it (or with --allow-privileged). */
-export function capabilities(add: string[], drop: string[], policy: HostConfigPolicy): string[] {
-  const drops = new Set(drop.map(capabilityName));
-  const base = drops.has('ALL') ? [] : policy.baseCapabilities.filter((c) => !drops.has(c));
-  const out = new Set(base);
-  for (const raw of add) {
-    const cap = capabilityName(raw);
-    if (policy.baseCapabilities.includes(cap) || policy.allowPrivileged) {
-      if (cap === 'ALL') continue; // privileged pods: granted through Privileged, not a list
-      out.add(cap);
-      continue;
-    }
-    refuse('CapAdd', cap, `berth pods drop all capabilities but ${policy.baseCapabilities.join(', ')}; ${cap} is not given (an operator's pod template or --allow-privileged can)`);
-  }
-  return [...out];
 }
 
 function extraHosts(entries: string[]): Array<{ ip: string; hostnames: string[] }> {
