@@ -20,6 +20,7 @@ import { PortProxy, PortTargetGone, type PortMode, type PortTarget } from './por
 import { PortPublisher } from './published-ports.js';
 import type { ImageConfigSource } from './image-config.js';
 import { mergeImageConfig } from './image-merge.js';
+import { checkPublishAll } from './create-checks.js';
 import { Serial } from './serial.js';
 import { HostConfigRefused, judgeHostConfig, type HostConfigPlan } from './host-config.js';
 import { DOCKER_DEFAULT_CAPABILITIES } from './capabilities.js';
@@ -300,6 +301,7 @@ export class Engine {
     if (body.Env && !Array.isArray(body.Env)) throw badRequest('Env must be a list of "KEY=VALUE"');
     if (body.User && !/^\d+(:\d+)?$/.test(body.User)) throw badRequest(`user "${body.User}" must be numeric (uid or uid:gid): pods cannot resolve user names`);
     Object.assign(body, mergeImageConfig(body, img.info?.config)); // the request's own object: what follows sees the merged config
+    checkPublishAll(body);
     // The Ryuk image's own LABEL (berth never reads that image): testcontainers finds a running reaper to reuse by it.
     if (isReaperImage(body.Image)) body.Labels = { [LABEL_RYUK]: 'true', ...(body.Labels ?? {}) };
     else {
