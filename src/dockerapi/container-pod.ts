@@ -88,6 +88,7 @@ export function planRunPod(c: ContainerRecord, inputs: RunPodInputs, ctx: PodCon
     { namespace: ctx.namespace, owner: ctx.owner, now: new Date(), ttlSeconds: ctx.ttlSeconds },
   );
   if (hc.dns) applyDns(pod, hc.dns);
+  if (hc.hostNetwork) pod.spec!.hostNetwork = true;
   if (inputs.fileFeed) addFileFeed(pod, inputs.fileFeed.mounts, inputs.fileFeed.helperImage);
   return pod;
 }

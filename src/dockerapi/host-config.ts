@@ -28,6 +28,8 @@ export interface HostConfigPlan {
   extraHosts: Array<{ ip: string; hostnames: string[] }>;
   /** NetworkMode=none: the pod keeps its interface (a pod always has one) but a deny-all NetworkPolicy selects it. */
   denyNetwork: boolean;
+  /** NetworkMode=host on a berth started with --allow-privileged: the pod's hostNetwork (the node's network). */
+  hostNetwork: boolean;
   /** Dns, DnsSearch, DnsOptions: the pod's dnsConfig (dnsPolicy None when servers are given, as Kubernetes requires). */
   dns?: PodDns;
 }
@@ -127,12 +129,14 @@ function refuse(field: string, value: unknown, why: string): never {
 
 /** Judges a create request's HostConfig; throws HostConfigRefused (a 400) for what cannot be honoured. */
 export function judgeHostConfig(hc: Record<string, unknown> | null | undefined, policy: HostConfigPolicy): HostConfigPlan {
-  const plan: HostConfigPlan = { warnings: [], capabilities: [...policy.allowed], privileged: false, readOnlyRootFilesystem: false, supplementalGroups: [], extraHosts: [], denyNetwork: false };
+  const plan: HostConfigPlan = { warnings: [], capabilities: [...policy.allowed], privileged: false, readOnlyRootFilesystem: false, supplementalGroups: [], extraHosts: [], denyNetwork: false, hostNetwork: false };
   const h = hc ?? {};
   for (const [field, value] of Object.entries(h)) {
     if (MAPPED_ELSEWHERE.has(field) || CLIENT_SIDE.has(field)) continue;
     if (field === 'NetworkMode') {
-      plan.denyNetwork = judgeNetworkMode(value);
+      const mode = judgeNetworkMode(value, policy.allowPrivileged);
+      plan.denyNetwork = mode === 'none';
+      plan.hostNetwork = mode === 'host';
       continue;
     }
     if (field in NAMESPACE_MODES) {
@@ -196,12 +200,18 @@ function asList(v: unknown): string[] {
   return Array.isArray(v) ? v.map(String) : [];
 }
 
-/** Whether the mode asks for no network (mapped to a deny-all NetworkPolicy); host and container: modes are refused. */
-function judgeNetworkMode(value: unknown): boolean {
+/**
+ * `none` (a deny-all NetworkPolicy), `host` (the pod's hostNetwork: the node's network, as privileged as
+ * Privileged, so only with --allow-privileged) or the pod network; container: modes are refused.
+ */
+function judgeNetworkMode(value: unknown, allowPrivileged: boolean): 'none' | 'host' | 'pod' {
   const mode = typeof value === 'string' ? value : '';
-  if (mode === 'host') refuse('NetworkMode', mode, `${POD_NETWORK}; host networking is not available`);
+  if (mode === 'host') {
+    if (allowPrivileged) return 'host';
+    refuse('NetworkMode', mode, `${POD_NETWORK}; the node's network (hostNetwork) is given only by a berth serve started with --allow-privileged`);
+  }
   if (mode.startsWith('container:')) refuse('NetworkMode', mode, `${POD_NETWORK}; each container is its own pod and cannot join another's network namespace`);
-  return mode === 'none';
+  return mode === 'none' ? 'none' : 'pod';
 }
 
 /** `--dns 10.0.0.2 --dns-search corp --dns-option ndots:2` → a pod dnsConfig. */

@@ -1,9 +1,10 @@
 // What a container is given and what an operator decides, through the installed docker CLI against berth serve
 // and against podman's Docker API (the reference): capabilities (Docker's default set, --cap-drop, --cap-add),
-// --add-host, -P with an exposed UDP port; and berth serve's operator settings --capabilities and --helper-image.
+// --add-host, -P with an exposed UDP port, --network host; and berth serve's operator settings --capabilities,
+// --helper-image and --allow-privileged.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BUSYBOX, freshNamespace } from '../harness/cluster.js';
@@ -137,5 +138,55 @@ describe('berth serve --helper-image that cannot be pulled', () => {
     } finally {
       await engine.docker(['rm', '-f', name]);
     }
+  });
+});
+
+/** The network namespace of this machine (the dev cluster's node, and podman's host). */
+const hostNetNamespace = (): string => readlinkSync('/proc/self/ns/net');
+
+for (const kind of ['podman', 'berth'] as const) {
+  describe(`--network host, docker CLI against ${kind}${kind === 'berth' ? ' --allow-privileged' : ''}`, () => {
+    let engine: DockerEngine;
+    let namespace = '';
+    const instance = `${prefix}-hostnet-${kind}`;
+    before(async () => {
+      if (kind === 'podman') engine = await startPodman();
+      else {
+        namespace = await freshNamespace('serve-hostnet');
+        engine = await startBerth(namespace, instance, { extra: ['--allow-privileged'] });
+      }
+    });
+    after(async () => {
+      if (kind === 'podman') await engine.stop();
+      else await stopAndCheckLeftovers(engine, namespace, instance);
+    });
+
+    test("the container is in the node's network namespace, and inspect says host", async () => {
+      const name = `${prefix}-hostnet-${kind}`;
+      await engine.dockerOk(['run', '-d', '--name', name, '--network', 'host', BUSYBOX, 'sleep', '60']);
+      try {
+        assert.equal((await engine.dockerOk(['exec', name, 'readlink', '/proc/self/ns/net'])).trim(), hostNetNamespace());
+        assert.equal((await engine.dockerOk(['inspect', '-f', '{{.HostConfig.NetworkMode}}', name])).trim(), 'host');
+      } finally {
+        await engine.docker(['rm', '-f', name]);
+      }
+    });
+  });
+}
+
+describe('--network host on a berth serve without --allow-privileged', () => {
+  let engine: DockerEngine;
+  let namespace = '';
+  const instance = `${prefix}-nohostnet`;
+  before(async () => {
+    namespace = await freshNamespace('serve-nohostnet');
+    engine = await startBerth(namespace, instance);
+  });
+  after(async () => stopAndCheckLeftovers(engine, namespace, instance));
+
+  test('is refused at create, naming --allow-privileged', async () => {
+    const r = await engine.docker(['run', '--rm', '--network', 'host', BUSYBOX, 'true']);
+    assert.equal(r.code, 125, r.stderr);
+    assert.match(r.stderr, /NetworkMode=host: berth runs containers as pods on the pod network; the node's network \(hostNetwork\) is given only by a berth serve started with --allow-privileged/);
   });
 });

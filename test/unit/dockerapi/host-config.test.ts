@@ -28,7 +28,7 @@ test('the docker CLI defaults pass without a warning and give Docker\'s default 
 
 test('host and container namespaces are refused, naming the field and why', () => {
   assert.throws(() => judgeHostConfig({ NetworkMode: 'host' }, policy), {
-    message: 'NetworkMode=host: berth runs containers as pods on the pod network; host networking is not available',
+    message: "NetworkMode=host: berth runs containers as pods on the pod network; the node's network (hostNetwork) is given only by a berth serve started with --allow-privileged",
   });
   refused({ NetworkMode: 'container:abc' }, /^NetworkMode=container:abc: /);
   refused({ PidMode: 'host' }, /^PidMode=host: /);
@@ -106,6 +106,13 @@ test('zero values are what the CLI sends for flags not given', () => {
   assert.equal(isZero([]), true);
   assert.equal(isZero({ Name: 'always' }), false);
   assert.equal(isZero(-1), false);
+});
+
+test('NetworkMode host is the pod\'s hostNetwork on a berth with --allow-privileged, and only there', () => {
+  const plan = judgeHostConfig({ NetworkMode: 'host' }, { ...policy, allowPrivileged: true });
+  assert.deepEqual([plan.hostNetwork, plan.denyNetwork, plan.warnings], [true, false, []]);
+  assert.equal(judgeHostConfig({ NetworkMode: 'bridge' }, { ...policy, allowPrivileged: true }).hostNetwork, false);
+  assert.throws(() => judgeHostConfig({ NetworkMode: 'container:x' }, { ...policy, allowPrivileged: true }), /^HostConfigRefused|NetworkMode=container:x/);
 });
 
 test('NetworkMode none maps to a deny-all policy; other modes do not', () => {
