@@ -134,7 +134,12 @@ for (const kind of ['podman', 'berth'] as const) {
       await ok(['cp', join(work, 'one.txt'), `${c}:/data/one.txt`]);
       await ok(['cp', `${join(work, 'tree')}/.`, `${c}:/tree`]);
       await ok(['start', c]);
-      const logs = await ok(['logs', c]);
+      // start answers once the process runs (as dockerd's); what it writes comes a moment later
+      const logs = await eventually('both files in the log', async () => {
+        const out = await ok(['logs', c]);
+        if (out.split('\n').length <= 2) throw new Error(`the log so far: ${JSON.stringify(out)}`);
+        return out;
+      });
       assert.equal(logs, 'first file\nsecond file\n');
       await ok(['cp', join(work, 'one.txt'), `${c}:/tmp/late.txt`]);
       assert.equal(await ok(['exec', c, 'cat', '/tmp/late.txt']), 'first file\n');
