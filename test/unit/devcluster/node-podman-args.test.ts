@@ -10,6 +10,7 @@ test('pod create: hostname, labels, own hosts file, and no network when isolated
   const args = podCreateArgs({ name: 'n', infraName: 'n-infra', hostname: 'p', labels: { a: 'b' }, isolated: true });
   assert.deepEqual(args, ['pod', 'create', '--name', 'n', '--infra-name', 'n-infra', '--hostname', 'p', '--no-hosts', '--label', 'a=b', '--network', 'none']);
   assert.deepEqual(podCreateArgs({ name: 'n', infraName: 'i', hostname: 'h', labels: {}, isolated: false }).slice(-2), ['--network', 'podman']);
+  assert.deepEqual(podCreateArgs({ name: 'n', infraName: 'i', hostname: 'h', labels: {}, isolated: false, hostIPC: true }).slice(-4), ['--share', 'net,uts', '--network', 'podman'], 'hostIPC: the sandbox keeps no IPC namespace');
 });
 
 test('container create maps command, args, env, security, resources and mounts', () => {
@@ -36,6 +37,8 @@ test('container create maps command, args, env, security, resources and mounts',
     assert.ok(joined.includes(part), part);
   }
   assert.ok(!joined.includes('--tty'));
+  assert.ok(!joined.includes('--ipc'));
+  assert.ok(containerCreateArgs({ podName: 'pp', name: 'n', labels: {}, image: 'i', env: [], security, stdin: false, tty: false, mounts: [], hostIPC: true }).join(' ').includes('--ipc host'));
   assert.deepEqual(args.slice(-2), ['img:1', 'echo hi']);
 });
 
