@@ -73,7 +73,7 @@ export function serveCommand(): Command {
     .option('--port-mode <mode>', 'how published ports reach pods: forward (port-forward), direct (pod IP) or auto (direct when berth runs in a pod)', 'auto')
     .option('--pod-template <file|name>', 'lay every pod on this template: a Pod or PodTemplate YAML file, or a PodTemplate object in the namespace (a container\'s label berth.dev/pod-template names its own)')
     .option('--inherit-pod-settings', `pods take the node selector, tolerations and image pull secrets of the pod berth runs in (default: $${INHERIT_ENV})`)
-    .option('--allow-privileged', 'accept Privileged containers, CapAdd beyond --capabilities and NetworkMode=host (hostNetwork) (all refused by default)')
+    .option('--allow-privileged', 'accept Privileged containers, CapAdd beyond --capabilities, NetworkMode=host and IpcMode=host (hostNetwork, hostIPC) (all refused by default)')
     .option(`${CAPABILITIES_FLAG} <list>`, `the capabilities every container gets and CapAdd may ask for: a comma-separated subset of Docker's default set, or none (default: $${CAPABILITIES_ENV}, else Docker's set: ${DOCKER_DEFAULT_CAPABILITIES.join(',')})`)
     .option('--insecure-registry <host:port...>', 'read image configs from this registry over plain http (repeatable; loopback registries always are)', [])
     .option('--helper-image <image>', 'an image with sh and tar that delivers files copied before start into a container whose command berth does not know (default: $BERTH_HELPER_IMAGE, else docker.io/library/busybox:1.36)')

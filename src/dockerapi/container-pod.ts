@@ -89,6 +89,7 @@ export function planRunPod(c: ContainerRecord, inputs: RunPodInputs, ctx: PodCon
   );
   if (hc.dns) applyDns(pod, hc.dns);
   if (hc.hostNetwork) pod.spec!.hostNetwork = true;
+  if (hc.hostIPC) pod.spec!.hostIPC = true;
   if (inputs.fileFeed) addFileFeed(pod, inputs.fileFeed.mounts, inputs.fileFeed.helperImage);
   return pod;
 }

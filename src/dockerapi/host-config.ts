@@ -30,6 +30,8 @@ export interface HostConfigPlan {
   denyNetwork: boolean;
   /** NetworkMode=host on a berth started with --allow-privileged: the pod's hostNetwork (the node's network). */
   hostNetwork: boolean;
+  /** IpcMode=host on a berth started with --allow-privileged: the pod's hostIPC. */
+  hostIPC: boolean;
   /** Dns, DnsSearch, DnsOptions: the pod's dnsConfig (dnsPolicy None when servers are given, as Kubernetes requires). */
   dns?: PodDns;
 }
@@ -105,7 +107,7 @@ const WARNED: Record<string, string> = {
 /** Namespace modes: the values a pod has anyway pass; sharing the node's or another container's is refused. */
 const NAMESPACE_MODES: Record<string, { ok: string[]; why: string }> = {
   PidMode: { ok: ['', 'private'], why: "a pod has its own process namespace; berth shares neither the node's nor another pod's" },
-  IpcMode: { ok: ['', 'private', 'shareable', 'none'], why: "a pod has its own IPC namespace; berth shares neither the node's nor another pod's" },
+  IpcMode: { ok: ['', 'private', 'shareable', 'none'], why: "a pod has its own IPC namespace; the node's (hostIPC) is given only by a berth serve started with --allow-privileged, another pod's never" },
   UTSMode: { ok: ['', 'private'], why: "a pod has its own hostname; berth does not give it the node's" },
   UsernsMode: { ok: ['', 'host'], why: 'pods run in the node\'s user namespace (set hostUsers in a pod template)' },
   CgroupnsMode: { ok: ['', 'private'], why: "a pod has its own cgroup namespace; berth does not give it the node's" },
@@ -129,7 +131,7 @@ function refuse(field: string, value: unknown, why: string): never {
 
 /** Judges a create request's HostConfig; throws HostConfigRefused (a 400) for what cannot be honoured. */
 export function judgeHostConfig(hc: Record<string, unknown> | null | undefined, policy: HostConfigPolicy): HostConfigPlan {
-  const plan: HostConfigPlan = { warnings: [], capabilities: [...policy.allowed], privileged: false, readOnlyRootFilesystem: false, supplementalGroups: [], extraHosts: [], denyNetwork: false, hostNetwork: false };
+  const plan: HostConfigPlan = { warnings: [], capabilities: [...policy.allowed], privileged: false, readOnlyRootFilesystem: false, supplementalGroups: [], extraHosts: [], denyNetwork: false, hostNetwork: false, hostIPC: false };
   const h = hc ?? {};
   for (const [field, value] of Object.entries(h)) {
     if (MAPPED_ELSEWHERE.has(field) || CLIENT_SIDE.has(field)) continue;
@@ -141,6 +143,11 @@ export function judgeHostConfig(hc: Record<string, unknown> | null | undefined, 
     }
     if (field in NAMESPACE_MODES) {
       const mode = typeof value === 'string' ? value : '';
+      // The node's IPC namespace is a pod field (hostIPC), as privileged as Privileged.
+      if (field === 'IpcMode' && mode === 'host' && policy.allowPrivileged) {
+        plan.hostIPC = true;
+        continue;
+      }
       if (!NAMESPACE_MODES[field].ok.includes(mode)) refuse(field, value, NAMESPACE_MODES[field].why);
       continue;
     }

@@ -1,6 +1,6 @@
 // What a container is given and what an operator decides, through the installed docker CLI against berth serve
 // and against podman's Docker API (the reference): capabilities (Docker's default set, --cap-drop, --cap-add),
-// --add-host, -P with an exposed UDP port, --network host; and berth serve's operator settings --capabilities,
+// --add-host, -P with an exposed UDP port, --network host, --ipc host; and berth serve's operator settings --capabilities,
 // --helper-image and --allow-privileged.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -141,11 +141,11 @@ describe('berth serve --helper-image that cannot be pulled', () => {
   });
 });
 
-/** The network namespace of this machine (the dev cluster's node, and podman's host). */
-const hostNetNamespace = (): string => readlinkSync('/proc/self/ns/net');
+/** A namespace of this machine (the dev cluster's node, and podman's host): `net:[4026531840]`. */
+const hostNamespace = (kind: 'net' | 'ipc'): string => readlinkSync(`/proc/self/ns/${kind}`);
 
 for (const kind of ['podman', 'berth'] as const) {
-  describe(`--network host, docker CLI against ${kind}${kind === 'berth' ? ' --allow-privileged' : ''}`, () => {
+  describe(`--network host, --ipc host, docker CLI against ${kind}${kind === 'berth' ? ' --allow-privileged' : ''}`, () => {
     let engine: DockerEngine;
     let namespace = '';
     const instance = `${prefix}-hostnet-${kind}`;
@@ -165,16 +165,23 @@ for (const kind of ['podman', 'berth'] as const) {
       const name = `${prefix}-hostnet-${kind}`;
       await engine.dockerOk(['run', '-d', '--name', name, '--network', 'host', BUSYBOX, 'sleep', '60']);
       try {
-        assert.equal((await engine.dockerOk(['exec', name, 'readlink', '/proc/self/ns/net'])).trim(), hostNetNamespace());
+        assert.equal((await engine.dockerOk(['exec', name, 'readlink', '/proc/self/ns/net'])).trim(), hostNamespace('net'));
         assert.equal((await engine.dockerOk(['inspect', '-f', '{{.HostConfig.NetworkMode}}', name])).trim(), 'host');
       } finally {
         await engine.docker(['rm', '-f', name]);
       }
     });
+
+    test("--ipc host: the container is in the node's IPC namespace", async () => {
+      const ipc = await engine.dockerOk(['run', '--rm', '--ipc', 'host', BUSYBOX, 'readlink', '/proc/self/ns/ipc']);
+      assert.equal(ipc.trim(), hostNamespace('ipc'));
+      const own = await engine.dockerOk(['run', '--rm', BUSYBOX, 'readlink', '/proc/self/ns/ipc']);
+      assert.notEqual(own.trim(), hostNamespace('ipc'), 'without it, an IPC namespace of its own');
+    });
   });
 }
 
-describe('--network host on a berth serve without --allow-privileged', () => {
+describe('--network host and --ipc host on a berth serve without --allow-privileged', () => {
   let engine: DockerEngine;
   let namespace = '';
   const instance = `${prefix}-nohostnet`;
@@ -188,5 +195,8 @@ describe('--network host on a berth serve without --allow-privileged', () => {
     const r = await engine.docker(['run', '--rm', '--network', 'host', BUSYBOX, 'true']);
     assert.equal(r.code, 125, r.stderr);
     assert.match(r.stderr, /NetworkMode=host: berth runs containers as pods on the pod network; the node's network \(hostNetwork\) is given only by a berth serve started with --allow-privileged/);
+    const ipc = await engine.docker(['run', '--rm', '--ipc', 'host', BUSYBOX, 'true']);
+    assert.equal(ipc.code, 125, ipc.stderr);
+    assert.match(ipc.stderr, /IpcMode=host: a pod has its own IPC namespace; the node's \(hostIPC\) is given only by a berth serve started with --allow-privileged/);
   });
 });

@@ -108,6 +108,13 @@ test('zero values are what the CLI sends for flags not given', () => {
   assert.equal(isZero(-1), false);
 });
 
+test('IpcMode host is the pod\'s hostIPC on a berth with --allow-privileged, and only there', () => {
+  assert.equal(judgeHostConfig({ IpcMode: 'host' }, { ...policy, allowPrivileged: true }).hostIPC, true);
+  assert.throws(() => judgeHostConfig({ IpcMode: 'host' }, policy), { message: /^IpcMode=host: .*--allow-privileged/ });
+  assert.throws(() => judgeHostConfig({ IpcMode: 'container:x' }, { ...policy, allowPrivileged: true }), { message: /^IpcMode=container:x: / });
+  assert.throws(() => judgeHostConfig({ PidMode: 'host' }, { ...policy, allowPrivileged: true }), { message: /^PidMode=host: / });
+});
+
 test('NetworkMode host is the pod\'s hostNetwork on a berth with --allow-privileged, and only there', () => {
   const plan = judgeHostConfig({ NetworkMode: 'host' }, { ...policy, allowPrivileged: true });
   assert.deepEqual([plan.hostNetwork, plan.denyNetwork, plan.warnings], [true, false, []]);
