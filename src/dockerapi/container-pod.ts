@@ -64,7 +64,7 @@ export function planRunPod(c: ContainerRecord, inputs: RunPodInputs, ctx: PodCon
       cmd: c.cmd,
       env: c.body.Env ?? [],
       workingDir: c.body.WorkingDir,
-      user: podUser(c.body.User),
+      user: c.podUser ?? podUser(c.body.User),
       // Docker's hostname is the short id unless one was given (clients such as the Kafka module read it).
       hostname: (c.body.Hostname || shortId).toLowerCase(),
       tty: c.body.Tty,

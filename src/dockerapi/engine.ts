@@ -21,6 +21,7 @@ import { PortPublisher } from './published-ports.js';
 import type { ImageConfigSource } from './image-config.js';
 import { mergeImageConfig } from './image-merge.js';
 import { checkPublishAll } from './create-checks.js';
+import { UserNotFound, isNamedUser, isValidUser, resolveUser } from './named-user.js';
 import { Serial } from './serial.js';
 import { HostConfigRefused, judgeHostConfig, type HostConfigPlan } from './host-config.js';
 import { DOCKER_DEFAULT_CAPABILITIES } from './capabilities.js';
@@ -299,7 +300,8 @@ export class Engine {
     if (hc.Privileged && !this.opts.allowPrivileged) throw new DockerError(403, 'privileged containers are refused by this berth serve (start it with --allow-privileged)');
     const warnings = isReaperImage(body.Image) ? [] : this.hostConfigPlan(body).warnings;
     if (body.Env && !Array.isArray(body.Env)) throw badRequest('Env must be a list of "KEY=VALUE"');
-    if (body.User && !/^\d+(:\d+)?$/.test(body.User)) throw badRequest(`user "${body.User}" must be numeric (uid or uid:gid): pods cannot resolve user names`);
+    if (body.User && !isValidUser(body.User)) throw badRequest(`invalid user "${body.User}": give user or uid, optionally :group or :gid`);
+    const requestedUser = body.User;
     Object.assign(body, mergeImageConfig(body, img.info?.config)); // the request's own object: what follows sees the merged config
     checkPublishAll(body);
     // The Ryuk image's own LABEL (berth never reads that image): testcontainers finds a running reaper to reuse by it.
@@ -333,6 +335,7 @@ export class Engine {
       networks: this.memberships(body),
       readers: 0,
       warnings,
+      ...(isNamedUser(requestedUser) && requestedUser !== img.info?.config?.User ? { namedUser: requestedUser } : {}),
     };
     this.containers.set(id, c);
     this.emit('container', 'create', c);
@@ -405,6 +408,7 @@ export class Engine {
     if (c.status === 'running') return 'already';
     if (c.status === 'removing' || c.status === 'dead') throw conflict(`container ${c.name} is being removed (or its removal failed): remove it again`);
     if (isReaperImage(c.image)) return this.ryuk.start(c);
+    if (c.namedUser && !c.podUser) await this.lookUpUser(c, c.namedUser);
     await this.peeks.retire(c.id);
     if (c.podName) {
       // A stopped container starts again as a new pod: the old one keeps nothing a restart needs.
@@ -445,6 +449,24 @@ export class Engine {
     if (status() === 'running') await this.networks.announce(c, (o, argv) => this.execCollect(o, argv));
     if (wantsHealthcheck(c)) runHealthcheck(c, c.generation, { exec: (x, argv) => this.execCollect(x, argv), changed: (x) => this.changed(x) });
     return 'started';
+  }
+
+  /**
+   * A `User` given by name becomes numbers from the image's /etc/passwd and /etc/group, read through the
+   * container's peek pod (one pod start more, once: restarts keep them). A name the image lacks fails the
+   * start with dockerd's words, before any pod of the container exists.
+   */
+  private async lookUpUser(c: ContainerRecord, user: string): Promise<void> {
+    try {
+      const files = await this.files.userDatabase(c);
+      c.podUser = resolveUser(user, files.passwd, files.group);
+    } catch (err) {
+      const why = err instanceof UserNotFound ? err.message : `berth reads /etc/passwd and /etc/group of the image to run user ${user} (pods take numbers only), which failed: ${(err as Error).message}; give a numeric uid[:gid]`;
+      if (c.body.HostConfig?.AutoRemove && this.containers.get(c.id) === c) {
+        await this.remove(c.id, true).catch((e: Error) => process.stderr.write(`berth serve: auto-remove of ${c.name}: ${e.message}\n`));
+      }
+      throw new DockerError(500, `failed to start container ${c.name}: ${why}`);
+    }
   }
 
   /** NetworkMode=none: the deny-all policy, made before the pod (network-isolation.ts); kept across restarts. */

@@ -95,6 +95,10 @@ export interface ContainerRecord {
   removalFailures?: number;
   /** HostConfig fields ignored with a warning (create's `Warnings`). */
   warnings?: string[];
+  /** A `User` the request gave by name (not the image's own USER, which the kubelet runs itself): looked up at the first start. */
+  namedUser?: string;
+  /** `namedUser` as the numbers the image's /etc/passwd and /etc/group give it (`uid:gid`). */
+  podUser?: string;
 }
 
 export interface NetworkRecord {

@@ -1,6 +1,6 @@
 // What a container is given and what an operator decides, through the installed docker CLI against berth serve
 // and against podman's Docker API (the reference): capabilities (Docker's default set, --cap-drop, --cap-add),
-// --add-host, -P with an exposed UDP port, --network host, --ipc host; and berth serve's operator settings --capabilities,
+// --add-host, -P with an exposed UDP port, --user by name, --network host, --ipc host; and berth serve's operator settings --capabilities,
 // --helper-image and --allow-privileged.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -73,6 +73,25 @@ for (const kind of ['podman', 'berth'] as const) {
     test('--add-host: the name and address are in /etc/hosts', async () => {
       const hosts = await engine.dockerOk(['run', '--rm', '--add-host', 'db.example:10.1.2.3', BUSYBOX, 'cat', '/etc/hosts']);
       assert.match(hosts, /^10\.1\.2\.3\s+db\.example$/m, hosts);
+    });
+
+    test('--user by name: the image\'s passwd and group give the numbers; a name the image lacks fails the start with dockerd\'s words', async () => {
+      const name = `${prefix}-user-${kind}`;
+      await engine.dockerOk(['run', '-d', '--name', name, '--user', 'nonroot', BUSYBOX, 'sleep', '60']);
+      try {
+        // (supplementary groups differ between exec paths, podman's own too: uid and gid only)
+        assert.equal(await engine.dockerOk(['exec', name, 'sh', '-c', 'id -u; id -g; id -un']), '65532\n65532\nnonroot\n');
+        assert.equal(await engine.dockerOk(['exec', '--user', 'nonroot', name, 'whoami']), 'nonroot\n', 'an exec as the container\'s own user');
+        assert.equal((await engine.dockerOk(['inspect', '-f', '{{.Config.User}}', name])).trim(), 'nonroot');
+      } finally {
+        await engine.docker(['rm', '-f', name]);
+      }
+      assert.equal(await engine.dockerOk(['run', '--rm', '--user', 'nonroot:nogroup', BUSYBOX, 'id', '-g']), '65534\n');
+      const missing = await engine.docker(['run', '--rm', '--user', 'postgres', BUSYBOX, 'true']);
+      assert.notEqual(missing.code, 0);
+      if (kind === 'podman') return; // podman 4.3 answers the attach with a 409 instead of the start's error
+      assert.match(missing.stderr, /unable to find user postgres: no matching entries in passwd file/);
+      assert.equal(await engine.dockerOk(['ps', '-a', '-q']), '', 'the auto-remove container whose start failed is removed');
     });
 
     test('docker create -P of a container exposing 53/udp: podman publishes it; berth refuses it at create, naming the port', async () => {
