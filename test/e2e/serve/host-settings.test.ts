@@ -90,6 +90,7 @@ for (const kind of ['podman', 'berth'] as const) {
       const missing = await engine.docker(['run', '--rm', '--user', 'postgres', BUSYBOX, 'true']);
       assert.notEqual(missing.code, 0);
       if (kind === 'podman') return; // podman 4.3 answers the attach with a 409 instead of the start's error
+      assert.equal(missing.code, 125, 'a failed start, as dockerd\'s');
       assert.match(missing.stderr, /unable to find user postgres: no matching entries in passwd file/);
       assert.equal(await engine.dockerOk(['ps', '-a', '-q']), '', 'the auto-remove container whose start failed is removed');
     });
