@@ -9,6 +9,7 @@ import { ImageConfigSource } from '../dockerapi/image-config.js';
 import { resolvePortMode } from '../dockerapi/port-proxy.js';
 import { dockerRoutes } from '../dockerapi/routes.js';
 import { SERVE_HINTS, withFaceHints } from '../dockerapi/face-hints.js';
+import { CAPABILITIES_ENV, CAPABILITIES_FLAG, DOCKER_DEFAULT_CAPABILITIES, parseAllowedCapabilities } from '../dockerapi/capabilities.js';
 import { BERTH_VERSION } from './version.js';
 import { checkListenerSecurity, parseListener, serveDockerApi } from '../dockerapi/server.js';
 import { loadListenerTls } from '../dockerapi/tls-options.js';
@@ -72,7 +73,8 @@ export function serveCommand(): Command {
     .option('--port-mode <mode>', 'how published ports reach pods: forward (port-forward), direct (pod IP) or auto (direct when berth runs in a pod)', 'auto')
     .option('--pod-template <file|name>', 'lay every pod on this template: a Pod or PodTemplate YAML file, or a PodTemplate object in the namespace (a container\'s label berth.dev/pod-template names its own)')
     .option('--inherit-pod-settings', `pods take the node selector, tolerations and image pull secrets of the pod berth runs in (default: $${INHERIT_ENV})`)
-    .option('--allow-privileged', 'accept Privileged containers (refused by default)')
+    .option('--allow-privileged', 'accept Privileged containers, CapAdd beyond --capabilities, NetworkMode=host and IpcMode=host (hostNetwork, hostIPC) (all refused by default)')
+    .option(`${CAPABILITIES_FLAG} <list>`, `the capabilities every container gets and CapAdd may ask for: a comma-separated subset of Docker's default set, or none (default: $${CAPABILITIES_ENV}, else Docker's set: ${DOCKER_DEFAULT_CAPABILITIES.join(',')})`)
     .option('--insecure-registry <host:port...>', 'read image configs from this registry over plain http (repeatable; loopback registries always are)', [])
     .option('--helper-image <image>', 'an image with sh and tar that delivers files copied before start into a container whose command berth does not know (default: $BERTH_HELPER_IMAGE, else docker.io/library/busybox:1.36)')
     .option('--no-image-config', 'do not read image configs (ExposedPorts, Healthcheck, User, …) from registries')
@@ -88,6 +90,8 @@ export function serveCommand(): Command {
         if (value !== undefined) podDefaults[`${SETTINGS_PREFIX}${key}`] = value;
       }
       podSettingsFrom(podDefaults); // a bad flag stops here, not at the first container
+      const capabilitiesSetting = o.capabilities !== undefined ? { value: o.capabilities as string, source: CAPABILITIES_FLAG } : process.env[CAPABILITIES_ENV] !== undefined ? { value: process.env[CAPABILITIES_ENV], source: `$${CAPABILITIES_ENV}` } : undefined;
+      const capabilities = capabilitiesSetting ? parseAllowedCapabilities(capabilitiesSetting.value, capabilitiesSetting.source) : undefined;
       const keepFailedMinutes = Number(o.keepFailed);
       if (!Number.isFinite(keepFailedMinutes) || keepFailedMinutes < 0) throw new Error(`--keep-failed ${o.keepFailed}: give minutes (0 or more)`);
       const hosts: string[] = o.host?.length ? o.host : ['unix:///var/run/berth.sock', 'tcp://127.0.0.1:2475'];
@@ -118,6 +122,7 @@ export function serveCommand(): Command {
         startTimeoutMs: Number(o.startTimeout) * 1000,
         portMode,
         allowPrivileged: Boolean(o.allowPrivileged),
+        capabilities,
         podDefaults,
         keepFailedSeconds: keepFailedMinutes * 60,
         helperImage: (o.helperImage as string | undefined) ?? process.env.BERTH_HELPER_IMAGE,

@@ -48,6 +48,15 @@ export class ContainerFiles {
     if (r.exitCode !== 0) throw new ArchiveError(`extracting into ${path} failed (tar exit ${r.exitCode}): ${r.stderr.trim()}`, /No such file|can't cd|cannot change/i.test(r.stderr) ? 404 : 500);
   }
 
+  /** The image's /etc/passwd and /etc/group (with what was copied in before start), '' where one is missing. */
+  async userDatabase(c: ContainerRecord): Promise<{ passwd: string; group: string }> {
+    return this.withFiles(c, async (pod) => {
+      const passwd = await this.execInPod(pod, ['cat', '/etc/passwd']);
+      const group = await this.execInPod(pod, ['cat', '/etc/group']);
+      return { passwd: passwd.exitCode === 0 ? passwd.stdout : '', group: group.exitCode === 0 ? group.stdout : '' };
+    });
+  }
+
   /** PUT archive: into the running container, or queued for the start of one never started (and into its peek pod). */
   async put(c: ContainerRecord, path: string, tar: Buffer): Promise<void> {
     if (c.status === 'created' && !c.podName) {

@@ -3,13 +3,14 @@
  * the operator's settings) and its peek pod (the same image and settings kept alive by `sleep`, to read
  * the files of a container never started). Pure: planning touches no cluster.
  */
-import { DOCKER_IMAGE_CAPABILITIES, LABEL_CONTAINER_ID, planSandboxPod, sandboxPodName, type SandboxVolume } from '../runtime/sandbox-plan.js';
+import { LABEL_CONTAINER_ID, planSandboxPod, sandboxPodName, type SandboxVolume } from '../runtime/sandbox-plan.js';
 import { podSettingsFrom } from '../runtime/sandbox-settings.js';
 import type { PodTemplateSource } from '../runtime/workload.js';
 import { podUser } from './image-merge.js';
 import { LABEL_PEEK } from './peek.js';
 import { tryNormalizeImage } from './image-ref.js';
 import { addFileFeed } from './file-feed.js';
+import { DOCKER_DEFAULT_CAPABILITIES } from './capabilities.js';
 import type { HostConfigPlan, PodDns } from './host-config.js';
 import type { ContainerRecord } from './model.js';
 import type { Pod } from './cluster.js';
@@ -20,8 +21,8 @@ export interface PodContext {
   ttlSeconds: number;
   /** Operator's `berth.dev/…` settings (from flags); a container's labels of the same key win. */
   podDefaults?: Record<string, string>;
-  /** Given back after dropping ALL; default DOCKER_IMAGE_CAPABILITIES. */
-  capabilities?: string[];
+  /** Given back after dropping ALL (the operator's --capabilities); default Docker's set. */
+  capabilities?: readonly string[];
 }
 
 /** What the engine knows at start beyond the container record. */
@@ -63,7 +64,7 @@ export function planRunPod(c: ContainerRecord, inputs: RunPodInputs, ctx: PodCon
       cmd: c.cmd,
       env: c.body.Env ?? [],
       workingDir: c.body.WorkingDir,
-      user: podUser(c.body.User),
+      user: c.podUser ?? podUser(c.body.User),
       // Docker's hostname is the short id unless one was given (clients such as the Kafka module read it).
       hostname: (c.body.Hostname || shortId).toLowerCase(),
       tty: c.body.Tty,
@@ -87,6 +88,8 @@ export function planRunPod(c: ContainerRecord, inputs: RunPodInputs, ctx: PodCon
     { namespace: ctx.namespace, owner: ctx.owner, now: new Date(), ttlSeconds: ctx.ttlSeconds },
   );
   if (hc.dns) applyDns(pod, hc.dns);
+  if (hc.hostNetwork) pod.spec!.hostNetwork = true;
+  if (hc.hostIPC) pod.spec!.hostIPC = true;
   if (inputs.fileFeed) addFileFeed(pod, inputs.fileFeed.mounts, inputs.fileFeed.helperImage);
   return pod;
 }
@@ -114,7 +117,7 @@ export function planPeekPod(c: ContainerRecord, podName: string, template: PodTe
       env: c.body.Env ?? [],
       workingDir: c.body.WorkingDir,
       user: podUser(c.body.User),
-      capabilities: ctx.capabilities ?? DOCKER_IMAGE_CAPABILITIES,
+      capabilities: [...(ctx.capabilities ?? DOCKER_DEFAULT_CAPABILITIES)],
       settings: podSettingsFrom(ctx.podDefaults, c.body.Labels),
       template,
     },

@@ -23,6 +23,25 @@ function checkPortKey(key: string, where: string): void {
   }
 }
 
+/** Why a UDP or SCTP port cannot be published, for `cannot publish <key>: …`. */
+function tcpOnly(key: string): string {
+  return `berth publishes TCP ports only (each connection is a Kubernetes port-forward or a TCP connection to the pod, which carry no ${key.split('/')[1].toUpperCase()})`;
+}
+
+/**
+ * `-P` (PublishAllPorts) publishes every exposed port, the image's too: dockerd publishes UDP ones as well,
+ * so a UDP port berth would leave out is refused rather than accepted and never published. Checked once
+ * the image's config is merged (its EXPOSE lines are in ExposedPorts then).
+ */
+export function checkPublishAll(body: CreateBody): void {
+  if (!body.HostConfig?.PublishAllPorts) return;
+  for (const key of Object.keys(body.ExposedPorts ?? {})) {
+    if (/\/(udp|sctp)$/i.test(key)) {
+      throw badRequest(`cannot publish ${key} (exposed by the image or --expose; -P publishes every exposed port): ${tcpOnly(key)}; publish its TCP ports with -p instead of -P, or reach ${key} from a pod of the cluster`);
+    }
+  }
+}
+
 export function checkCreateValues(body: CreateBody): void {
   for (const [i, kv] of (body.Env ?? []).entries()) {
     const name = kv.includes('=') ? kv.slice(0, kv.indexOf('=')) : kv;
@@ -35,7 +54,7 @@ export function checkCreateValues(body: CreateBody): void {
   const hc = body.HostConfig ?? {};
   for (const [key, bindings] of Object.entries(hc.PortBindings ?? {})) {
     checkPortKey(key, 'HostConfig.PortBindings');
-    if (/\/(udp|sctp)$/.test(key)) throw badRequest(`cannot publish ${key}: berth publishes TCP ports only (each connection is a Kubernetes port-forward or a TCP connection to the pod, which carry no ${key.split('/')[1].toUpperCase()}); reach it from a pod of the cluster, or publish a TCP port`);
+    if (/\/(udp|sctp)$/.test(key)) throw badRequest(`cannot publish ${key}: ${tcpOnly(key)}; reach it from a pod of the cluster, or publish a TCP port`);
     for (const b of bindings ?? []) {
       const hp = b.HostPort ?? '';
       const m = HOST_PORT.exec(hp);

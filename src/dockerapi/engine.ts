@@ -7,7 +7,7 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import { LABEL_OWNER, ANNOTATION_EXPIRES_AT, rfc3339 } from '../runtime/plan.js';
-import { DOCKER_IMAGE_CAPABILITIES, LABEL_CONTAINER_ID, READY_FILE, SANDBOX_CONTAINER, SandboxPlanError, type SandboxVolume } from '../runtime/sandbox-plan.js';
+import { LABEL_CONTAINER_ID, READY_FILE, SANDBOX_CONTAINER, SandboxPlanError, type SandboxVolume } from '../runtime/sandbox-plan.js';
 import { podSettingsFrom, SETTINGS_PREFIX } from '../runtime/sandbox-settings.js';
 import { checkOneContainer, loadPodTemplate } from '../runtime/pod-template.js';
 import type { PodTemplateSource } from '../runtime/workload.js';
@@ -20,8 +20,11 @@ import { PortProxy, PortTargetGone, type PortMode, type PortTarget } from './por
 import { PortPublisher } from './published-ports.js';
 import type { ImageConfigSource } from './image-config.js';
 import { mergeImageConfig } from './image-merge.js';
+import { checkPublishAll } from './create-checks.js';
+import { UserNotFound, isNamedUser, isValidUser, resolveUser } from './named-user.js';
 import { Serial } from './serial.js';
 import { HostConfigRefused, judgeHostConfig, type HostConfigPlan } from './host-config.js';
+import { DOCKER_DEFAULT_CAPABILITIES } from './capabilities.js';
 import { asArgv, newId, podState, type ContainerRecord, type ContainerStatus, type CreateBody } from './model.js';
 import type { LogQuery, Pod, ServeCluster, Session } from './cluster.js';
 import { EventBus } from './event-bus.js';
@@ -51,8 +54,8 @@ export interface EngineOptions {
   /** How published ports reach pods: port-forward through the API server (default) or straight to the pod IP. */
   portMode?: PortMode;
   allowPrivileged: boolean;
-  /** Given back after dropping ALL; default DOCKER_IMAGE_CAPABILITIES. */
-  capabilities?: string[];
+  /** `--capabilities`: given back after dropping ALL, and all CapAdd may ask for; default Docker's set. */
+  capabilities?: readonly string[];
   /** Operator's `berth.dev/…` settings (from flags); a container's labels of the same key win. */
   podDefaults?: Record<string, string>;
   /** A failed container's pod outlives `rm`, the reaper and shutdown this long (0: deleted at once). */
@@ -297,8 +300,10 @@ export class Engine {
     if (hc.Privileged && !this.opts.allowPrivileged) throw new DockerError(403, 'privileged containers are refused by this berth serve (start it with --allow-privileged)');
     const warnings = isReaperImage(body.Image) ? [] : this.hostConfigPlan(body).warnings;
     if (body.Env && !Array.isArray(body.Env)) throw badRequest('Env must be a list of "KEY=VALUE"');
-    if (body.User && !/^\d+(:\d+)?$/.test(body.User)) throw badRequest(`user "${body.User}" must be numeric (uid or uid:gid): pods cannot resolve user names`);
+    if (body.User && !isValidUser(body.User)) throw badRequest(`invalid user "${body.User}": give user or uid, optionally :group or :gid`);
+    const requestedUser = body.User;
     Object.assign(body, mergeImageConfig(body, img.info?.config)); // the request's own object: what follows sees the merged config
+    checkPublishAll(body);
     // The Ryuk image's own LABEL (berth never reads that image): testcontainers finds a running reaper to reuse by it.
     if (isReaperImage(body.Image)) body.Labels = { [LABEL_RYUK]: 'true', ...(body.Labels ?? {}) };
     else {
@@ -330,6 +335,7 @@ export class Engine {
       networks: this.memberships(body),
       readers: 0,
       warnings,
+      ...(isNamedUser(requestedUser) && requestedUser !== img.info?.config?.User ? { namedUser: requestedUser } : {}),
     };
     this.containers.set(id, c);
     this.emit('container', 'create', c);
@@ -354,7 +360,7 @@ export class Engine {
   /** The HostConfig's verdicts (host-config.ts): refused fields are create's 400. */
   private hostConfigPlan(body: CreateBody): HostConfigPlan {
     try {
-      return judgeHostConfig(body.HostConfig as Record<string, unknown> | null | undefined, { baseCapabilities: this.opts.capabilities ?? DOCKER_IMAGE_CAPABILITIES, allowPrivileged: this.opts.allowPrivileged });
+      return judgeHostConfig(body.HostConfig as Record<string, unknown> | null | undefined, { allowed: this.opts.capabilities ?? DOCKER_DEFAULT_CAPABILITIES, allowPrivileged: this.opts.allowPrivileged });
     } catch (err) {
       if (err instanceof HostConfigRefused) throw badRequest(err.message);
       throw err;
@@ -402,6 +408,7 @@ export class Engine {
     if (c.status === 'running') return 'already';
     if (c.status === 'removing' || c.status === 'dead') throw conflict(`container ${c.name} is being removed (or its removal failed): remove it again`);
     if (isReaperImage(c.image)) return this.ryuk.start(c);
+    if (c.namedUser && !c.podUser) await this.lookUpUser(c, c.namedUser);
     await this.peeks.retire(c.id);
     if (c.podName) {
       // A stopped container starts again as a new pod: the old one keeps nothing a restart needs.
@@ -442,6 +449,24 @@ export class Engine {
     if (status() === 'running') await this.networks.announce(c, (o, argv) => this.execCollect(o, argv));
     if (wantsHealthcheck(c)) runHealthcheck(c, c.generation, { exec: (x, argv) => this.execCollect(x, argv), changed: (x) => this.changed(x) });
     return 'started';
+  }
+
+  /**
+   * A `User` given by name becomes numbers from the image's /etc/passwd and /etc/group, read through the
+   * container's peek pod (one pod start more, once: restarts keep them). A name the image lacks fails the
+   * start with dockerd's words, before any pod of the container exists.
+   */
+  private async lookUpUser(c: ContainerRecord, user: string): Promise<void> {
+    try {
+      const files = await this.files.userDatabase(c);
+      c.podUser = resolveUser(user, files.passwd, files.group);
+    } catch (err) {
+      const why = err instanceof UserNotFound ? err.message : `berth reads /etc/passwd and /etc/group of the image to run user ${user} (pods take numbers only), which failed: ${(err as Error).message}; give a numeric uid[:gid]`;
+      if (c.body.HostConfig?.AutoRemove && this.containers.get(c.id) === c) {
+        await this.remove(c.id, true).catch((e: Error) => process.stderr.write(`berth serve: auto-remove of ${c.name}: ${e.message}\n`));
+      }
+      throw new DockerError(500, `failed to start container ${c.name}: ${why}`);
+    }
   }
 
   /** NetworkMode=none: the deny-all policy, made before the pod (network-isolation.ts); kept across restarts. */

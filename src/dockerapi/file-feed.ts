@@ -19,6 +19,11 @@ const FEED_READY = `${FEED_ROOT}/.berth-ready`;
 
 type Archive = { path: string; tar: Buffer };
 
+/** Why the init container could not run (its image not pulled), naming the image and the setting that picks another. */
+export function feedFailure(image: string, reason: string): string {
+  return `init container ${FEED_CONTAINER} (the helper image ${image}, which delivers the files copied before start): ${reason} (start berth serve with --helper-image, or $BERTH_HELPER_IMAGE, naming an image with sh and tar that the cluster can pull)`;
+}
+
 /** Whether the files of `c` need the init container: some were copied before start and its command is unknown. */
 export function needsFileFeed(c: ContainerRecord): boolean {
   return c.pendingArchives.length + c.copiedArchives.length > 0 && c.entrypoint.length + c.cmd.length === 0;

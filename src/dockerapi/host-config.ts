@@ -5,6 +5,7 @@
  * Zero values (what the docker CLI sends for every flag not given) say nothing and pass. Pure.
  */
 import { isIP } from 'node:net';
+import { CapabilityRefused, containerCapabilities, type CapabilityPolicy } from './capabilities.js';
 
 export class HostConfigRefused extends Error {
   constructor(message: string) {
@@ -13,12 +14,8 @@ export class HostConfigRefused extends Error {
   }
 }
 
-export interface HostConfigPolicy {
-  /** Capabilities every pod gets back after dropping ALL (berth's default set). */
-  baseCapabilities: readonly string[];
-  /** `--allow-privileged`: Privileged and any CapAdd are granted. */
-  allowPrivileged: boolean;
-}
+/** `allowed`: the capabilities every pod gets back after dropping ALL; `allowPrivileged`: Privileged and any CapAdd are granted. */
+export type HostConfigPolicy = CapabilityPolicy;
 
 /** What the HostConfig makes of the pod, beyond the fields the engine maps itself (ports, mounts, memory, cpus). */
 export interface HostConfigPlan {
@@ -31,6 +28,10 @@ export interface HostConfigPlan {
   extraHosts: Array<{ ip: string; hostnames: string[] }>;
   /** NetworkMode=none: the pod keeps its interface (a pod always has one) but a deny-all NetworkPolicy selects it. */
   denyNetwork: boolean;
+  /** NetworkMode=host on a berth started with --allow-privileged: the pod's hostNetwork (the node's network). */
+  hostNetwork: boolean;
+  /** IpcMode=host on a berth started with --allow-privileged: the pod's hostIPC. */
+  hostIPC: boolean;
   /** Dns, DnsSearch, DnsOptions: the pod's dnsConfig (dnsPolicy None when servers are given, as Kubernetes requires). */
   dns?: PodDns;
 }
@@ -106,7 +107,7 @@ const WARNED: Record<string, string> = {
 /** Namespace modes: the values a pod has anyway pass; sharing the node's or another container's is refused. */
 const NAMESPACE_MODES: Record<string, { ok: string[]; why: string }> = {
   PidMode: { ok: ['', 'private'], why: "a pod has its own process namespace; berth shares neither the node's nor another pod's" },
-  IpcMode: { ok: ['', 'private', 'shareable', 'none'], why: "a pod has its own IPC namespace; berth shares neither the node's nor another pod's" },
+  IpcMode: { ok: ['', 'private', 'shareable', 'none'], why: "a pod has its own IPC namespace; the node's (hostIPC) is given only by a berth serve started with --allow-privileged, another pod's never" },
   UTSMode: { ok: ['', 'private'], why: "a pod has its own hostname; berth does not give it the node's" },
   UsernsMode: { ok: ['', 'host'], why: 'pods run in the node\'s user namespace (set hostUsers in a pod template)' },
   CgroupnsMode: { ok: ['', 'private'], why: "a pod has its own cgroup namespace; berth does not give it the node's" },
@@ -114,11 +115,6 @@ const NAMESPACE_MODES: Record<string, { ok: string[]; why: string }> = {
 
 /** Fields whose "not given" is not a zero value (the docker CLI sends --memory-swappiness's -1). */
 const UNSET: Record<string, unknown> = { MemorySwappiness: -1 };
-
-/** `cap_net_admin`, `CAP_NET_ADMIN`, `net_admin` → `NET_ADMIN`. */
-export function capabilityName(cap: string): string {
-  return cap.trim().toUpperCase().replace(/^CAP_/, '');
-}
 
 /** True for what the docker CLI sends when a flag was not given: null, false, 0, '', [], {} (also nested). */
 export function isZero(v: unknown): boolean {
@@ -135,16 +131,23 @@ function refuse(field: string, value: unknown, why: string): never {
 
 /** Judges a create request's HostConfig; throws HostConfigRefused (a 400) for what cannot be honoured. */
 export function judgeHostConfig(hc: Record<string, unknown> | null | undefined, policy: HostConfigPolicy): HostConfigPlan {
-  const plan: HostConfigPlan = { warnings: [], capabilities: [...policy.baseCapabilities], privileged: false, readOnlyRootFilesystem: false, supplementalGroups: [], extraHosts: [], denyNetwork: false };
+  const plan: HostConfigPlan = { warnings: [], capabilities: [...policy.allowed], privileged: false, readOnlyRootFilesystem: false, supplementalGroups: [], extraHosts: [], denyNetwork: false, hostNetwork: false, hostIPC: false };
   const h = hc ?? {};
   for (const [field, value] of Object.entries(h)) {
     if (MAPPED_ELSEWHERE.has(field) || CLIENT_SIDE.has(field)) continue;
     if (field === 'NetworkMode') {
-      plan.denyNetwork = judgeNetworkMode(value);
+      const mode = judgeNetworkMode(value, policy.allowPrivileged);
+      plan.denyNetwork = mode === 'none';
+      plan.hostNetwork = mode === 'host';
       continue;
     }
     if (field in NAMESPACE_MODES) {
       const mode = typeof value === 'string' ? value : '';
+      // The node's IPC namespace is a pod field (hostIPC), as privileged as Privileged.
+      if (field === 'IpcMode' && mode === 'host' && policy.allowPrivileged) {
+        plan.hostIPC = true;
+        continue;
+      }
       if (!NAMESPACE_MODES[field].ok.includes(mode)) refuse(field, value, NAMESPACE_MODES[field].why);
       continue;
     }
@@ -190,7 +193,12 @@ export function judgeHostConfig(hc: Record<string, unknown> | null | undefined, 
     }
     plan.warnings.push(`HostConfig.${field} is not known to berth and is ignored`);
   }
-  plan.capabilities = capabilities(asList(h.CapAdd), asList(h.CapDrop), policy);
+  try {
+    plan.capabilities = containerCapabilities(asList(h.CapAdd), asList(h.CapDrop), policy);
+  } catch (err) {
+    if (err instanceof CapabilityRefused) throw new HostConfigRefused(err.message);
+    throw err;
+  }
   if (h.Privileged === true && policy.allowPrivileged) plan.privileged = true;
   return plan;
 }
@@ -199,12 +207,18 @@ function asList(v: unknown): string[] {
   return Array.isArray(v) ? v.map(String) : [];
 }
 
-/** Whether the mode asks for no network (mapped to a deny-all NetworkPolicy); host and container: modes are refused. */
-function judgeNetworkMode(value: unknown): boolean {
+/**
+ * `none` (a deny-all NetworkPolicy), `host` (the pod's hostNetwork: the node's network, as privileged as
+ * Privileged, so only with --allow-privileged) or the pod network; container: modes are refused.
+ */
+function judgeNetworkMode(value: unknown, allowPrivileged: boolean): 'none' | 'host' | 'pod' {
   const mode = typeof value === 'string' ? value : '';
-  if (mode === 'host') refuse('NetworkMode', mode, `${POD_NETWORK}; host networking is not available`);
+  if (mode === 'host') {
+    if (allowPrivileged) return 'host';
+    refuse('NetworkMode', mode, `${POD_NETWORK}; the node's network (hostNetwork) is given only by a berth serve started with --allow-privileged`);
+  }
   if (mode.startsWith('container:')) refuse('NetworkMode', mode, `${POD_NETWORK}; each container is its own pod and cannot join another's network namespace`);
-  return mode === 'none';
+  return mode === 'none' ? 'none' : 'pod';
 }
 
 /** `--dns 10.0.0.2 --dns-search corp --dns-option ndots:2` → a pod dnsConfig. */
@@ -226,23 +240,6 @@ function judgeSecurityOpt(opt: string): void {
   if (key === 'apparmor') refuse('SecurityOpt', opt, "berth pods run with the node's default AppArmor profile; only an operator's pod template changes it");
   if (key === 'label') refuse('SecurityOpt', opt, "SELinux labels of pods are set by the cluster (seLinuxOptions in an operator's pod template)");
   refuse('SecurityOpt', opt, 'berth does not know this security option');
-}
-
-/** CapAdd/CapDrop on top of berth's set: drops always apply; adds only within it (or with --allow-privileged). */
-export function capabilities(add: string[], drop: string[], policy: HostConfigPolicy): string[] {
-  const drops = new Set(drop.map(capabilityName));
-  const base = drops.has('ALL') ? [] : policy.baseCapabilities.filter((c) => !drops.has(c));
-  const out = new Set(base);
-  for (const raw of add) {
-    const cap = capabilityName(raw);
-    if (policy.baseCapabilities.includes(cap) || policy.allowPrivileged) {
-      if (cap === 'ALL') continue; // privileged pods: granted through Privileged, not a list
-      out.add(cap);
-      continue;
-    }
-    refuse('CapAdd', cap, `berth pods drop all capabilities but ${policy.baseCapabilities.join(', ')}; ${cap} is not given (an operator's pod template or --allow-privileged can)`);
-  }
-  return [...out];
 }
 
 function extraHosts(entries: string[]): Array<{ ip: string; hostnames: string[] }> {

@@ -5,6 +5,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Pod as V1Pod } from './cluster.js';
 import type { ImageInfo } from './image-config.js';
 import { tryNormalizeImage } from './image-ref.js';
+import { FEED_CONTAINER, feedFailure } from './file-feed.js';
 
 export interface CreateBody {
   Image?: string;
@@ -94,6 +95,10 @@ export interface ContainerRecord {
   removalFailures?: number;
   /** HostConfig fields ignored with a warning (create's `Warnings`). */
   warnings?: string[];
+  /** A `User` the request gave by name (not the image's own USER, which the kubelet runs itself): looked up at the first start. */
+  namedUser?: string;
+  /** `namedUser` as the numbers the image's /etc/passwd and /etc/group give it (`uid:gid`). */
+  podUser?: string;
 }
 
 export interface NetworkRecord {
@@ -298,7 +303,11 @@ export function podState(pod: V1Pod): { status: ContainerStatus; exitCode?: numb
   if (waiting?.reason && fatal.includes(waiting.reason)) return { status: 'exited', exitCode: 125, error: `${waiting.reason}: ${waiting.message ?? ''}`.trim() };
   // An init container that cannot start (its image cannot be pulled) holds the pod forever: as fatal.
   const init = pod.status?.initContainerStatuses?.find((s) => s.state?.waiting?.reason && fatal.includes(s.state.waiting.reason));
-  if (init) return { status: 'exited', exitCode: 125, error: `init container ${init.name}: ${`${init.state!.waiting!.reason}: ${init.state!.waiting!.message ?? ''}`.trim()}` };
+  if (init) {
+    const reason = `${init.state!.waiting!.reason}: ${init.state!.waiting!.message ?? ''}`.trim();
+    const image = pod.spec?.initContainers?.find((x) => x.name === init.name)?.image ?? init.image;
+    return { status: 'exited', exitCode: 125, error: init.name === FEED_CONTAINER ? feedFailure(image, reason) : `init container ${init.name} (image ${image}): ${reason}` };
+  }
   if (pod.status?.phase === 'Failed' || pod.status?.phase === 'Succeeded') {
     return { status: 'exited', exitCode: 137, error: pod.status.reason === 'DeadlineExceeded' ? '' : (pod.status.message ?? pod.status.reason ?? ''), finishedAt: new Date().toISOString() };
   }

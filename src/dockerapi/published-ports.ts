@@ -31,7 +31,11 @@ export class PortPublisher {
       for (const b of bindings ?? [{}]) wanted.push({ key: key.includes('/') ? key : `${key}/tcp`, hostIp: b.HostIp ?? '', hostPort: Number(b.HostPort || 0) });
     }
     if (hc.PublishAllPorts) {
-      for (const key of Object.keys(c.body.ExposedPorts ?? {})) if (!wanted.some((w) => w.key === key) && key.endsWith('/tcp')) wanted.push({ key, hostIp: '', hostPort: 0 });
+      // UDP and SCTP ones were refused at create (create-checks.ts); `80` is `80/tcp`, as for dockerd.
+      for (const exposed of Object.keys(c.body.ExposedPorts ?? {})) {
+        const key = exposed.includes('/') ? exposed : `${exposed}/tcp`;
+        if (key.endsWith('/tcp') && !wanted.some((w) => w.key === key)) wanted.push({ key, hostIp: '', hostPort: 0 });
+      }
     }
     const servers: net.Server[] = [];
     this.servers.set(c.id, servers);

@@ -24,6 +24,8 @@ export interface SavedContainer {
   body: CreateBody;
   networks: Array<{ id: string; name: string; labels: Record<string, string>; builtin: boolean; aliases: string[] }>;
   restartCount: number;
+  /** A `User` given by name, as its numbers (read from the image at the first start). */
+  podUser?: string;
 }
 
 export function savedRecord(c: ContainerRecord, networks: Networks): SavedContainer {
@@ -31,7 +33,7 @@ export function savedRecord(c: ContainerRecord, networks: Networks): SavedContai
     const n = networks.get(id);
     return { id, name: n?.name ?? id, labels: n?.labels ?? {}, builtin: n?.builtin ?? false, aliases };
   });
-  return { id: c.id, name: c.name, created: c.created.toISOString(), image: c.image, body: c.body, networks: saved, restartCount: c.restartCount };
+  return { id: c.id, name: c.name, created: c.created.toISOString(), image: c.image, body: c.body, networks: saved, restartCount: c.restartCount, ...(c.podUser ? { podUser: c.podUser } : {}) };
 }
 
 /** The container a pod of an earlier berth runs, its networks adopted; undefined for pods that are no container's. */
@@ -68,6 +70,7 @@ export function containerFromPod(pod: Pod, networks: Networks): ContainerRecord 
     networks: memberships,
     podIP: pod.status?.podIP,
     readers: 0,
+    ...(saved.podUser ? { podUser: saved.podUser } : {}),
   };
   const s = podState(pod);
   c.status = s.status;

@@ -52,7 +52,7 @@ export interface SandboxSpec {
   /** Hold the process until berth has unpacked the queued archives. */
   waitForFiles?: boolean;
   pullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
-  /** Capabilities given back after dropping ALL (Docker images expect some of dockerd's defaults). */
+  /** Capabilities given back after dropping ALL (Docker images expect dockerd's defaults). */
   capabilities?: string[];
   /** HostConfig.Privileged on a berth started with --allow-privileged. */
   privileged?: boolean;
@@ -81,9 +81,6 @@ export class SandboxPlanError extends Error {
     this.name = 'SandboxPlanError';
   }
 }
-
-/** dockerd's default capabilities minus those that reach the network or the kernel (NET_RAW, MKNOD, AUDIT_WRITE, SYS_CHROOT, SETPCAP, SETFCAP). */
-export const DOCKER_IMAGE_CAPABILITIES = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'SETGID', 'SETUID', 'NET_BIND_SERVICE'];
 
 export function ownerLabels(owner: string): Record<string, string> {
   return { [LABEL_MANAGED_BY]: 'berth', [LABEL_OWNER]: owner };

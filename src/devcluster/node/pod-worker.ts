@@ -323,7 +323,7 @@ export class PodWorker {
       mkdirSync(this.podDir, { recursive: true });
       writeHostsFile(this.hostsFile, this.ctx.hostsContent(this.pod, undefined));
       const labels = { [CLUSTER_LABEL]: this.ctx.clusterId, 'io.berth.namespace': this.namespace, 'io.berth.pod': this.name, 'io.berth.uid': this.uid };
-      const spec = { name: this.podmanPod, infraName: this.infraName, hostname: podHostname(this.pod), labels, isolated: this.isolated, hostNetwork: this.pod.spec?.hostNetwork === true };
+      const spec = { name: this.podmanPod, infraName: this.infraName, hostname: podHostname(this.pod), labels, isolated: this.isolated, hostNetwork: this.pod.spec?.hostNetwork === true, hostIPC: this.pod.spec?.hostIPC === true };
       const created = await this.ctx.cli.run(podCreateArgs(spec));
       if (created.code === 0) {
         this.podmanPodRemoved = false;
@@ -342,7 +342,7 @@ export class PodWorker {
     this.throwIfAborted();
     const policies = this.ctx.store.list(resourceByKind('NetworkPolicy'), this.namespace).items;
     this.isolated = isFullyIsolated(this.pod, policies);
-    if (this.pod.spec?.hostNetwork === true) return false;
+    if (this.pod.spec?.hostNetwork === true || this.pod.spec?.hostIPC === true) return false;
     const sandbox = this.ctx.takeSandbox(this.isolated);
     if (!sandbox) return false;
     this.podmanPod = sandbox.name;
@@ -631,6 +631,7 @@ export class PodWorker {
       cpus: limits.cpu !== undefined ? parseQuantity(limits.cpu) : undefined,
       mounts,
       hostname: this.sharedUts ? undefined : podHostname(this.pod),
+      hostIPC: this.pod.spec?.hostIPC === true,
     };
   }
 

@@ -12,11 +12,14 @@ export interface SandboxSpec {
   isolated: boolean;
   /** spec.hostNetwork: the node's network namespace */
   hostNetwork?: boolean;
+  /** spec.hostIPC: the node's IPC namespace, which the pod's containers then join each (the sandbox keeps none) */
+  hostIPC?: boolean;
 }
 
 export function podCreateArgs(s: SandboxSpec): string[] {
   const args = ['pod', 'create', '--name', s.name, '--infra-name', s.infraName, '--hostname', s.hostname, '--no-hosts'];
   for (const [k, v] of Object.entries(s.labels)) args.push('--label', `${k}=${v}`);
+  if (s.hostIPC) args.push('--share', 'net,uts');
   args.push('--network', s.isolated ? 'none' : s.hostNetwork ? 'host' : 'podman');
   return args;
 }
@@ -45,6 +48,8 @@ export interface ContainerSpec {
   mounts: Mount[];
   /** the pod's hostname, for a container in a sandbox that does not share its UTS namespace (a pooled one) */
   hostname?: string;
+  /** spec.hostIPC */
+  hostIPC?: boolean;
 }
 
 export function containerCreateArgs(c: ContainerSpec): string[] {
@@ -55,6 +60,7 @@ export function containerCreateArgs(c: ContainerSpec): string[] {
   for (const [k, v] of c.env) args.push('--env', `${k}=${v}`);
   if (c.workingDir) args.push('--workdir', c.workingDir);
   if (c.hostname) args.push('--hostname', c.hostname);
+  if (c.hostIPC) args.push('--ipc', 'host');
   const s = c.security;
   if (s.user !== undefined) args.push('--user', s.user);
   for (const g of s.groupAdd) args.push('--group-add', g);

@@ -43,7 +43,27 @@ export function securitySettings(pod: KubeObject, container: any, imageUser: str
     readOnlyRootFilesystem: sc.readOnlyRootFilesystem === true,
     noNewPrivileges: sc.allowPrivilegeEscalation === false,
     privileged: sc.privileged === true,
-    capAdd: sc.capabilities?.add ?? [],
-    capDrop: sc.capabilities?.drop ?? [],
+    // A privileged container has every capability: the kubelet applies no list to it.
+    ...(sc.privileged === true ? { capAdd: [], capDrop: [] } : podmanCapabilities(sc.capabilities?.add ?? [], sc.capabilities?.drop ?? [])),
   };
+}
+
+/** containerd's default capabilities (those of dockerd), which a container gets unless its pod drops them. */
+export const CRI_DEFAULT_CAPABILITIES = ['CHOWN', 'DAC_OVERRIDE', 'FSETID', 'FOWNER', 'MKNOD', 'NET_RAW', 'SETGID', 'SETUID', 'SETFCAP', 'SETPCAP', 'NET_BIND_SERVICE', 'SYS_CHROOT', 'KILL', 'AUDIT_WRITE'];
+
+/**
+ * The podman flags that give a container the capabilities containerd would: from its default set (not
+ * podman's containers.conf one, which lacks NET_RAW, MKNOD and AUDIT_WRITE), `ALL` in add then in drop
+ * first, then the single adds, then the single drops. Always `--cap-drop ALL` plus the list, so podman's
+ * own defaults never decide.
+ */
+function podmanCapabilities(add: string[], drop: string[]): { capAdd: string[]; capDrop: string[] } {
+  const name = (c: string): string => c.trim().toUpperCase().replace(/^CAP_/, '');
+  const adds = add.map(name);
+  const drops = drop.map(name);
+  if (adds.includes('ALL') && !drops.includes('ALL')) return { capAdd: ['ALL'], capDrop: drops.filter((c) => c !== 'ALL') };
+  const caps = new Set(drops.includes('ALL') ? [] : CRI_DEFAULT_CAPABILITIES);
+  for (const c of adds) if (c !== 'ALL') caps.add(c);
+  for (const c of drops) caps.delete(c);
+  return { capAdd: [...caps], capDrop: ['ALL'] };
 }

@@ -99,6 +99,20 @@ spec:
     assert.match(left.stderr, /pods "exiter" not found/);
   });
 
+  test('capabilities are those containerd gives: its default set (dockerd\'s) unless the pod adds or drops', async () => {
+    const capEff = async (name: string, overrides?: object): Promise<string> => {
+      const args = ['run', name, '-n', ns, '--rm', '-i', '--restart=Never', `--image=${BUSYBOX}`, ...(overrides ? [`--overrides=${JSON.stringify(overrides)}`] : []), '--', 'grep', 'CapEff', '/proc/self/status'];
+      const r = await kubectl(args, { timeoutMs: 60_000 });
+      assert.equal(r.code, 0, r.stderr);
+      return /^CapEff:\s+([0-9a-f]+)$/m.exec(r.stdout)?.[1] ?? r.stdout;
+    };
+    // CHOWN … AUDIT_WRITE: NET_RAW, MKNOD and AUDIT_WRITE too, which podman's own default lacks
+    assert.equal(await capEff('caps-default'), '00000000a80425fb');
+    const securityContext = { capabilities: { add: ['NET_ADMIN'], drop: ['CHOWN'] } };
+    const spec = { spec: { containers: [{ name: 'caps-changed', image: BUSYBOX, command: ['grep', 'CapEff', '/proc/self/status'], stdin: true, stdinOnce: true, securityContext }] } };
+    assert.equal(await capEff('caps-changed', spec), '00000000a80435fa', 'NET_ADMIN added, CHOWN dropped');
+  });
+
   test('port-forward reaches a server inside a pod', async () => {
     await kubectlOk(['apply', '-f', '-'], { input: podYaml(ns, 'web', 'echo served-from-pod > /tmp/index.html; httpd -f -p 8080 -h /tmp') });
     await kubectlOk(['wait', '--for=condition=Ready', 'pod/web', '-n', ns, '--timeout=30s']);

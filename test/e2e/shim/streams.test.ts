@@ -1,5 +1,5 @@
 // `docker run -i` through berth's shim against podman: a 10 MiB ResourceList round-trips intact, stdout
-// and stderr stay apart, exit codes 0, 1 and 42 pass through.
+// and stderr stay apart, exit codes 0, 1 and 42 pass through; no output is lost, with or without -i.
 import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -70,6 +70,17 @@ test('docker run without -i: a command that writes at once never loses its outpu
   assert.equal(ref.stdout, 'hello\n');
   for (let i = 0; i < 10; i++) {
     const berth = await shim.run('berth', 'docker', argv);
+    assert.deepEqual([berth.code, berth.stdout, berth.stderr], [ref.code, ref.stdout, ref.stderr], `run ${i + 1}`);
+  }
+});
+
+test('docker run -i whose process writes before it reads: nothing lost, before or after stdin (10 runs, as podman)', async () => {
+  const argv = ['run', '--rm', '-i', 'localhost/berth/busybox:1', 'sh', '-c', 'echo before; cat; echo after >&2; echo after'];
+  const input = 'line one\nline two\n';
+  const ref = await shim.run('podman', 'docker', argv, { input });
+  assert.deepEqual([ref.code, ref.stdout, ref.stderr], [0, `before\n${input}after\n`, 'after\n'], 'the reference');
+  for (let i = 0; i < 10; i++) {
+    const berth = await shim.run('berth', 'docker', argv, { input });
     assert.deepEqual([berth.code, berth.stdout, berth.stderr], [ref.code, ref.stdout, ref.stderr], `run ${i + 1}`);
   }
 });

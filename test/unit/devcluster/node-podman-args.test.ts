@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { containerCreateArgs, podCreateArgs, podmanPodName } from '../../../src/devcluster/node/podman-args.js';
-import { securitySettings } from '../../../src/devcluster/node/security.js';
+import { CRI_DEFAULT_CAPABILITIES, securitySettings } from '../../../src/devcluster/node/security.js';
 import { ConfigError } from '../../../src/devcluster/node/config-error.js';
 
 const pod = (spec: any = {}) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'ns' }, spec });
@@ -10,6 +10,7 @@ test('pod create: hostname, labels, own hosts file, and no network when isolated
   const args = podCreateArgs({ name: 'n', infraName: 'n-infra', hostname: 'p', labels: { a: 'b' }, isolated: true });
   assert.deepEqual(args, ['pod', 'create', '--name', 'n', '--infra-name', 'n-infra', '--hostname', 'p', '--no-hosts', '--label', 'a=b', '--network', 'none']);
   assert.deepEqual(podCreateArgs({ name: 'n', infraName: 'i', hostname: 'h', labels: {}, isolated: false }).slice(-2), ['--network', 'podman']);
+  assert.deepEqual(podCreateArgs({ name: 'n', infraName: 'i', hostname: 'h', labels: {}, isolated: false, hostIPC: true }).slice(-4), ['--share', 'net,uts', '--network', 'podman'], 'hostIPC: the sandbox keeps no IPC namespace');
 });
 
 test('container create maps command, args, env, security, resources and mounts', () => {
@@ -36,7 +37,25 @@ test('container create maps command, args, env, security, resources and mounts',
     assert.ok(joined.includes(part), part);
   }
   assert.ok(!joined.includes('--tty'));
+  assert.ok(!joined.includes('--ipc'));
+  assert.ok(containerCreateArgs({ podName: 'pp', name: 'n', labels: {}, image: 'i', env: [], security, stdin: false, tty: false, mounts: [], hostIPC: true }).join(' ').includes('--ipc host'));
   assert.deepEqual(args.slice(-2), ['img:1', 'echo hi']);
+});
+
+test('capabilities as containerd gives them: its default set (not podman\'s) unless dropped, ALL first, then single adds and drops', () => {
+  const caps = (capabilities?: object, privileged = false) => {
+    const s = securitySettings(pod(), { name: 'c', securityContext: { privileged, ...(capabilities ? { capabilities } : {}) } }, '');
+    return { add: s.capAdd, drop: s.capDrop };
+  };
+  assert.deepEqual(caps(), { add: CRI_DEFAULT_CAPABILITIES, drop: ['ALL'] }, 'no list: containerd\'s default set, with NET_RAW, MKNOD and AUDIT_WRITE that podman\'s lacks');
+  assert.ok(CRI_DEFAULT_CAPABILITIES.includes('NET_RAW') && CRI_DEFAULT_CAPABILITIES.includes('SYS_CHROOT'));
+  assert.deepEqual(caps({ drop: ['ALL'], add: ['CHOWN', 'NET_RAW'] }), { add: ['CHOWN', 'NET_RAW'], drop: ['ALL'] });
+  assert.deepEqual(caps({ drop: ['ALL'] }), { add: [], drop: ['ALL'] });
+  assert.deepEqual(caps({ add: ['NET_ADMIN'], drop: ['CAP_CHOWN'] }), { add: [...CRI_DEFAULT_CAPABILITIES.filter((c) => c !== 'CHOWN'), 'NET_ADMIN'], drop: ['ALL'] });
+  assert.deepEqual(caps({ add: ['NET_ADMIN'], drop: ['NET_ADMIN'] }).add.includes('NET_ADMIN'), false, 'a single drop wins over a single add');
+  assert.deepEqual(caps({ add: ['ALL'], drop: ['NET_RAW'] }), { add: ['ALL'], drop: ['NET_RAW'] });
+  assert.deepEqual(caps({ add: ['ALL', 'CHOWN'], drop: ['ALL'] }), { add: ['CHOWN'], drop: ['ALL'] }, 'ALL added then ALL dropped, then the single add');
+  assert.deepEqual(caps({ drop: ['ALL'] }, true), { add: [], drop: [] }, 'privileged: no list');
 });
 
 test('runAsNonRoot: root or unknown image users are refused, numeric ones pass', () => {

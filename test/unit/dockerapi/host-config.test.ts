@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HostConfigRefused, capabilityName, isZero, judgeHostConfig } from '../../../src/dockerapi/host-config.js';
-import { DOCKER_IMAGE_CAPABILITIES } from '../../../src/runtime/sandbox-plan.js';
+import { HostConfigRefused, isZero, judgeHostConfig } from '../../../src/dockerapi/host-config.js';
+import { DOCKER_DEFAULT_CAPABILITIES, capabilityName, parseAllowedCapabilities } from '../../../src/dockerapi/capabilities.js';
 
-const policy = { baseCapabilities: DOCKER_IMAGE_CAPABILITIES, allowPrivileged: false };
+const policy = { allowed: DOCKER_DEFAULT_CAPABILITIES, allowPrivileged: false };
 const refused = (hc: Record<string, unknown>, field: RegExp): void => {
   assert.throws(() => judgeHostConfig(hc, policy), (err: Error) => err instanceof HostConfigRefused && field.test(err.message), JSON.stringify(hc));
 };
@@ -19,16 +19,16 @@ const CLI_DEFAULTS = {
   PidsLimit: null, Ulimits: [], CpuCount: 0, CpuPercent: 0, IOMaximumIOps: 0, IOMaximumBandwidth: 0, MaskedPaths: null, ReadonlyPaths: null, Init: null,
 };
 
-test('the docker CLI defaults pass without a warning and give berth\'s capabilities', () => {
+test('the docker CLI defaults pass without a warning and give Docker\'s default capabilities', () => {
   const plan = judgeHostConfig(CLI_DEFAULTS, policy);
   assert.deepEqual(plan.warnings, []);
-  assert.deepEqual(plan.capabilities, DOCKER_IMAGE_CAPABILITIES);
+  assert.deepEqual(plan.capabilities, DOCKER_DEFAULT_CAPABILITIES);
   assert.equal(plan.privileged, false);
 });
 
 test('host and container namespaces are refused, naming the field and why', () => {
   assert.throws(() => judgeHostConfig({ NetworkMode: 'host' }, policy), {
-    message: 'NetworkMode=host: berth runs containers as pods on the pod network; host networking is not available',
+    message: "NetworkMode=host: berth runs containers as pods on the pod network; the node's network (hostNetwork) is given only by a berth serve started with --allow-privileged",
   });
   refused({ NetworkMode: 'container:abc' }, /^NetworkMode=container:abc: /);
   refused({ PidMode: 'host' }, /^PidMode=host: /);
@@ -51,13 +51,38 @@ test('devices, sysctls and unconfined security options are refused', () => {
   assert.deepEqual(judgeHostConfig({ SecurityOpt: ['no-new-privileges', 'no-new-privileges:true'] }, policy).warnings, []);
 });
 
-test('CapAdd within berth\'s set and CapDrop map to the pod; other CapAdd is refused naming the capability', () => {
-  assert.deepEqual(judgeHostConfig({ CapAdd: ['cap_chown'], CapDrop: ['KILL', 'CAP_SETUID'] }, policy).capabilities, DOCKER_IMAGE_CAPABILITIES.filter((c) => c !== 'KILL' && c !== 'SETUID'));
+test('Docker\'s default set is moby\'s (oci/caps/defaults.go): 14 capabilities, sshd\'s SYS_CHROOT among them', () => {
+  assert.deepEqual([...DOCKER_DEFAULT_CAPABILITIES].sort(), ['AUDIT_WRITE', 'CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'MKNOD', 'NET_BIND_SERVICE', 'NET_RAW', 'SETFCAP', 'SETGID', 'SETPCAP', 'SETUID', 'SYS_CHROOT']);
+});
+
+test('CapAdd within the allowed set and CapDrop map to the pod; other CapAdd is refused naming the capability and the flag', () => {
+  const without = (...caps: string[]): string[] => DOCKER_DEFAULT_CAPABILITIES.filter((c) => !caps.includes(c));
+  assert.deepEqual(judgeHostConfig({ CapAdd: ['cap_chown'], CapDrop: ['KILL', 'CAP_SETUID'] }, policy).capabilities, without('KILL', 'SETUID'));
   assert.deepEqual(judgeHostConfig({ CapDrop: ['ALL'], CapAdd: ['NET_BIND_SERVICE'] }, policy).capabilities, ['NET_BIND_SERVICE']);
-  assert.throws(() => judgeHostConfig({ CapAdd: ['NET_ADMIN'] }, policy), { name: 'HostConfigRefused', message: /^CapAdd=NET_ADMIN: berth pods drop all capabilities but CHOWN/ });
-  refused({ CapAdd: ['ALL'] }, /^CapAdd=ALL: /);
-  assert.deepEqual(judgeHostConfig({ CapAdd: ['NET_ADMIN'] }, { ...policy, allowPrivileged: true }).capabilities, [...DOCKER_IMAGE_CAPABILITIES, 'NET_ADMIN']);
+  assert.deepEqual(judgeHostConfig({ CapDrop: ['ALL'] }, policy).capabilities, []);
+  assert.throws(() => judgeHostConfig({ CapAdd: ['NET_ADMIN'] }, policy), {
+    name: 'HostConfigRefused',
+    message: /^CapAdd=NET_ADMIN: berth serve gives containers only CHOWN, .*AUDIT_WRITE \(Docker's default set\); NET_ADMIN is beyond it and only a berth serve started with --allow-privileged grants it$/,
+  });
+  refused({ CapAdd: ['ALL'] }, /^CapAdd=ALL: .*--allow-privileged/);
+  assert.deepEqual(judgeHostConfig({ CapAdd: ['NET_ADMIN'] }, { ...policy, allowPrivileged: true }).capabilities, [...DOCKER_DEFAULT_CAPABILITIES, 'NET_ADMIN']);
   assert.equal(capabilityName(' cap_sys_time '), 'SYS_TIME');
+});
+
+test('an operator\'s narrower set is the default and the limit of CapAdd', () => {
+  const narrow = { allowed: parseAllowedCapabilities('net_bind_service, CAP_CHOWN', '--capabilities'), allowPrivileged: false };
+  assert.deepEqual(narrow.allowed, ['CHOWN', 'NET_BIND_SERVICE'], "in Docker's order");
+  assert.deepEqual(judgeHostConfig({}, narrow).capabilities, ['CHOWN', 'NET_BIND_SERVICE']);
+  assert.deepEqual(judgeHostConfig({ CapAdd: ['CHOWN'], CapDrop: ['NET_BIND_SERVICE'] }, narrow).capabilities, ['CHOWN']);
+  assert.throws(() => judgeHostConfig({ CapAdd: ['NET_RAW'] }, narrow), { message: /^CapAdd=NET_RAW: berth serve gives containers only CHOWN, NET_BIND_SERVICE: its operator narrowed Docker's default set with --capabilities/ });
+  assert.throws(() => judgeHostConfig({ CapAdd: ['SYS_ADMIN'] }, narrow), { message: /^CapAdd=SYS_ADMIN: .*narrowed by --capabilities\); SYS_ADMIN is beyond it and only a berth serve started with --allow-privileged grants it$/ });
+  assert.deepEqual(judgeHostConfig({ CapAdd: ['NET_RAW'] }, { ...narrow, allowPrivileged: true }).capabilities, ['CHOWN', 'NET_BIND_SERVICE', 'NET_RAW']);
+  assert.deepEqual(parseAllowedCapabilities('none', '--capabilities'), []);
+  assert.deepEqual(parseAllowedCapabilities('', '--capabilities'), []);
+  assert.throws(() => judgeHostConfig({ CapAdd: ['CHOWN'] }, { allowed: [], allowPrivileged: false }), { message: /^CapAdd=CHOWN: berth serve gives containers no capabilities: its operator narrowed/ });
+  assert.throws(() => parseAllowedCapabilities('CHOWN,NET_ADMIN', '$BERTH_SERVE_CAPABILITIES'), {
+    message: /^\$BERTH_SERVE_CAPABILITIES CHOWN,NET_ADMIN: NET_ADMIN is not in Docker's default set \(.*\); this setting only narrows that set/,
+  });
 });
 
 test('resource knobs dockerd may ignore are warned about; unknown fields too', () => {
@@ -81,6 +106,20 @@ test('zero values are what the CLI sends for flags not given', () => {
   assert.equal(isZero([]), true);
   assert.equal(isZero({ Name: 'always' }), false);
   assert.equal(isZero(-1), false);
+});
+
+test('IpcMode host is the pod\'s hostIPC on a berth with --allow-privileged, and only there', () => {
+  assert.equal(judgeHostConfig({ IpcMode: 'host' }, { ...policy, allowPrivileged: true }).hostIPC, true);
+  assert.throws(() => judgeHostConfig({ IpcMode: 'host' }, policy), { message: /^IpcMode=host: .*--allow-privileged/ });
+  assert.throws(() => judgeHostConfig({ IpcMode: 'container:x' }, { ...policy, allowPrivileged: true }), { message: /^IpcMode=container:x: / });
+  assert.throws(() => judgeHostConfig({ PidMode: 'host' }, { ...policy, allowPrivileged: true }), { message: /^PidMode=host: / });
+});
+
+test('NetworkMode host is the pod\'s hostNetwork on a berth with --allow-privileged, and only there', () => {
+  const plan = judgeHostConfig({ NetworkMode: 'host' }, { ...policy, allowPrivileged: true });
+  assert.deepEqual([plan.hostNetwork, plan.denyNetwork, plan.warnings], [true, false, []]);
+  assert.equal(judgeHostConfig({ NetworkMode: 'bridge' }, { ...policy, allowPrivileged: true }).hostNetwork, false);
+  assert.throws(() => judgeHostConfig({ NetworkMode: 'container:x' }, { ...policy, allowPrivileged: true }), /^HostConfigRefused|NetworkMode=container:x/);
 });
 
 test('NetworkMode none maps to a deny-all policy; other modes do not', () => {

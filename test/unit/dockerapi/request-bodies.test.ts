@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkBody } from '../../../src/dockerapi/request-bodies.js';
-import { checkCreateValues } from '../../../src/dockerapi/create-checks.js';
+import { checkCreateValues, checkPublishAll } from '../../../src/dockerapi/create-checks.js';
 import { decodePathPart, DockerError } from '../../../src/dockerapi/http.js';
 import type { CreateBody } from '../../../src/dockerapi/model.js';
 import { parseSignal } from '../../../src/dockerapi/signals.js';
@@ -41,6 +41,12 @@ test('values that would fail at start are 400s at create', () => {
   bad({ HostConfig: { Binds: ['data:relative'] } }, /mount path must be absolute/);
   bad({ Healthcheck: { Interval: 5 } }, /Interval in Healthcheck cannot be less than 1ms/);
   checkCreateValues({ Env: ['A=1', 'B', 'C='], ExposedPorts: { '80/tcp': {}, '53/udp': {} }, HostConfig: { Memory: 0, NanoCpus: 5e8, PortBindings: { '80/tcp': [{ HostIp: '127.0.0.1', HostPort: '0' }] } }, WorkingDir: '/w', Hostname: 'db' });
+});
+
+test('-P with an exposed UDP port is refused naming the port; without -P, or with TCP ports only, it passes', () => {
+  assert.throws(() => checkPublishAll({ ExposedPorts: { '80/tcp': {}, '53/udp': {} }, HostConfig: { PublishAllPorts: true } }), is400(/^cannot publish 53\/udp \(exposed by the image or --expose; -P publishes every exposed port\): berth publishes TCP ports only .*-p instead of -P/));
+  checkPublishAll({ ExposedPorts: { '80/tcp': {}, '53/udp': {} }, HostConfig: { PublishAllPorts: false } });
+  checkPublishAll({ ExposedPorts: { '80/tcp': {}, '81': {} }, HostConfig: { PublishAllPorts: true } });
 });
 
 test('signals as dockerd takes them; others are 400', () => {

@@ -86,4 +86,11 @@ test('image names get :latest; pod states map to Docker states with the real exi
   assert.equal(pull.status, 'exited');
   assert.match(pull.error ?? '', /ImagePullBackOff/);
   assert.equal(podState({ status: { phase: 'Pending' } }).status, 'created');
+  const helper = 'localhost/berth/does-not-exist:1';
+  const feed = podState({
+    spec: { containers: [{ name: 'main' }], initContainers: [{ name: 'berth-files', image: helper }] },
+    status: { initContainerStatuses: [{ name: 'berth-files', image: helper, imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'ErrImagePull', message: 'not found' } } }] },
+  });
+  assert.equal(feed.status, 'exited');
+  assert.equal(feed.error, `init container berth-files (the helper image ${helper}, which delivers the files copied before start): ErrImagePull: not found (start berth serve with --helper-image, or $BERTH_HELPER_IMAGE, naming an image with sh and tar that the cluster can pull)`);
 });
