@@ -6,6 +6,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type { ContainerLog } from './container-log.js';
+import type { ExitFiles } from './exit-files.js';
 import type { PodmanCli } from './podman-cli.js';
 
 export interface OutputTap {
@@ -30,6 +31,14 @@ export class AttachedContainer {
   private stderrTail = '';
   /** resolves when the podman process ended: the container exited or was killed, or was never made */
   readonly exited: Promise<void>;
+  /**
+   * resolves once the container's exit code is known: from conmon's exit file, once what the process wrote
+   * before it ended has been read from the pipes, or else when `podman run` ended (see exit-files.ts)
+   */
+  readonly ended: Promise<void>;
+  /** output that arrived after the exit file was taken as the end: none, unless a pipe held more than it seemed */
+  lateOutputBytes = 0;
+  private endedByExitFile = false;
   /** the container's id once podman created it; undefined when podman ended without creating it */
   readonly created: Promise<string | undefined>;
   /**
@@ -47,6 +56,7 @@ export class AttachedContainer {
     private readonly files: RunFiles,
     readonly opts: { stdin: boolean; stdinOnce: boolean; tty: boolean },
     log: ContainerLog,
+    exitFiles?: ExitFiles,
   ) {
     // warnings (e.g. --tty without a terminal) would otherwise land in the container's stderr log
     this.child = cli.spawn(['--log-level', 'error', ...runArgs], [opts.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe']);
@@ -55,10 +65,12 @@ export class AttachedContainer {
       this.stdinClosed = true; // the container is gone; nothing more to write
     });
     this.child.stdout!.on('data', (b: Buffer) => {
+      if (this.endedByExitFile) this.lateOutputBytes += b.length;
       log.write('stdout', b);
       for (const t of this.taps) t.stdout(b);
     });
     this.child.stderr!.on('data', (b: Buffer) => {
+      if (this.endedByExitFile) this.lateOutputBytes += b.length;
       log.write('stderr', b);
       this.stderrTail = (this.stderrTail + b.toString('utf8')).slice(-STDERR_TAIL);
       for (const t of this.taps) t.stderr(b);
@@ -71,19 +83,35 @@ export class AttachedContainer {
       });
       this.child.on('close', (code) => {
         ended = true;
-        this.exitCode = code;
+        // the exit file holds the container's own code; podman's may be its own failure during cleanup
+        if (!this.endedByExitFile) this.exitCode = code;
         resolve();
       });
     });
+    let resolveEnded!: () => void;
+    this.ended = new Promise((r) => (resolveEnded = r));
+    void this.exited.then(() => resolveEnded());
     let resolveCreated!: (id: string | undefined) => void;
     let resolveRunning!: (running: boolean) => void;
     this.created = new Promise((r) => (resolveCreated = r));
     this.running = new Promise((r) => (resolveRunning = r));
     let id: string | undefined;
+    let stopWatching = (): void => undefined;
+    const onExitFile = (code: number): void => {
+      void afterPendingReads().then(() => {
+        if (ended) return;
+        this.exitCode = code;
+        this.endedByExitFile = true;
+        resolveRunning(false);
+        resolveEnded();
+      });
+    };
+    void this.exited.then(() => stopWatching());
     const poll = () => {
-      id ??= this.containerId();
+      // a terminal's output comes through conmon's relay, which may still hold some when the exit file appears
+      if (!id && (id = this.containerId()) && !opts.tty) stopWatching = exitFiles?.onExit(id, onExitFile) ?? stopWatching;
       if (id) resolveCreated(id);
-      if (ended) {
+      if (ended || this.endedByExitFile) {
         resolveCreated(id);
         resolveRunning(false);
         return;
@@ -153,6 +181,15 @@ export class AttachedContainer {
 export function isRuntimeInit(argv: string[]): boolean {
   const bin = (argv[0] ?? '').split('/').pop() ?? '';
   return argv[1] === 'init' && (bin === 'runc' || bin === 'crun' || argv[0] === '/proc/self/exe');
+}
+
+/**
+ * Two turns of the event loop, each polling for I/O. The container's process wrote its output into the pipes
+ * before it exited, and conmon wrote the exit file after that: by then the pipes are readable, and one poll
+ * reads what they hold.
+ */
+function afterPendingReads(): Promise<void> {
+  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 }
 
 function readText(path: string): string | undefined {

@@ -13,6 +13,7 @@ import { containerFieldPath, type EventRecorder } from './events.js';
 import { forgetHostsFile, podHostname, writeHostsFile } from './hosts.js';
 import { pullFailureMessage, pullPolicy, type ImageCache, type ImageInfo, type ImageLookup } from './images.js';
 import { isFullyIsolated } from './network-policy.js';
+import type { ExitFiles } from './exit-files.js';
 import { CLUSTER_LABEL, containerRunArgs, podCreateArgs, podmanPodName, type ContainerSpec, type Mount } from './podman-args.js';
 import { podmanMessage, type PodmanCli } from './podman-cli.js';
 import { composePodStatus, terminatedReason, type ContainerStatus } from './pod-status.js';
@@ -48,6 +49,8 @@ export interface NodeContext {
   networkChanged(): void;
   /** image lookups, kept while podman's image store is unchanged */
   images: Pick<ImageCache, 'lookup' | 'forget'>;
+  /** conmon's exit files, watched: a container's end is known when its process ended, not when `podman run` did */
+  exitFiles?: ExitFiles;
   /** a ready sandbox (infra running, IP known) for an ordinary pod, or one without a network for an isolated pod, if one is at hand */
   takeSandbox(isolated: boolean): Sandbox | undefined;
   /** this pod is starting: housekeeping waits; the returned function says it has started (or given up) */
@@ -440,7 +443,7 @@ export class PodWorker {
         rmSync(files.pidFile, { force: true });
         mkdirSync(join(this.podDir, 'logs', slot.spec.name), { recursive: true });
         const log = new ContainerLog(this.logFile(slot, index));
-        const attached = new AttachedContainer(this.ctx.cli, containerRunArgs(spec, files), files, { stdin: slot.spec.stdin === true, stdinOnce: slot.spec.stdinOnce === true, tty: slot.spec.tty === true }, log);
+        const attached = new AttachedContainer(this.ctx.cli, containerRunArgs(spec, files), files, { stdin: slot.spec.stdin === true, stdinOnce: slot.spec.stdinOnce === true, tty: slot.spec.tty === true }, log, this.ctx.exitFiles);
         const createdId = await attached.created;
         if (!createdId) {
           await attached.exited;
@@ -477,16 +480,18 @@ export class PodWorker {
           this.queueStatus();
         }
 
-        await attached.exited;
+        await attached.ended;
         log.close();
         slot.attached = undefined;
+        void attached.exited.then(() => this.reportLateOutput(slot, attached));
         const startedAt = slot.status.state.running?.startedAt ?? spawnedAt;
         const code = attached.exitCode;
-        // podman's inspect only adds news for podman's own failures (>= 125), kills and possible OOM kills
+        // podman's inspect only adds news for podman's own failures (>= 125), kills and possible OOM kills,
+        // and it has them once `podman run` has ended
         const terminated =
           code !== null && code < 125 && slot.spec.resources?.limits?.memory === undefined
             ? { exitCode: code, reason: terminatedReason(code, false), startedAt, finishedAt: isoNow(), containerID }
-            : await this.inspectExit(slot.podmanId, containerID, startedAt);
+            : await attached.exited.then(() => this.inspectExit(slot.podmanId!, containerID, startedAt));
         slot.status.state = { terminated };
         slot.status.started = false;
         slot.status.ready = slot.init && terminated.exitCode === 0;
@@ -521,6 +526,14 @@ export class PodWorker {
       this.setWaiting(slot, 'RunContainerError', String((err as Error)?.message ?? err));
       return false;
     }
+  }
+
+  /** output after the end was reported is not in the log: never expected (exit-files.ts), said if it happens */
+  private reportLateOutput(slot: ContainerSlot, attached: AttachedContainer): void {
+    if (attached.lateOutputBytes === 0) return;
+    const message = `${attached.lateOutputBytes} bytes of output arrived after container ${slot.spec.name} was reported terminated and are not in its log`;
+    this.ctx.events.record(this.pod, 'Warning', 'LateOutput', message, { fieldPath: containerFieldPath(slot.init, slot.spec.name) });
+    process.stderr.write(`dev cluster: ${this.namespace}/${this.name}: ${message}\n`);
   }
 
   /** the pod has started once every regular container has run (or ended) once */

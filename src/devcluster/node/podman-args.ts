@@ -53,8 +53,10 @@ export interface ContainerSpec {
 }
 
 export function containerCreateArgs(c: ContainerSpec): string[] {
-  // the node captures output itself through the attached pipes: podman's own log file would be a second copy
-  const args = ['create', '--pod', c.podName, '--name', c.name, '--pull', 'never', '--log-driver', 'none'];
+  // The node captures output itself through the attached pipes: podman's own log file would be a second copy.
+  // passthrough gives the container those pipes themselves, so what it wrote before it exited is in them when
+  // conmon's exit file appears (exit-files.ts); a terminal (tty) needs conmon's relay.
+  const args = ['create', '--pod', c.podName, '--name', c.name, '--pull', 'never', '--log-driver', c.tty ? 'none' : 'passthrough'];
   for (const [k, v] of Object.entries(c.labels)) args.push('--label', `${k}=${v}`);
   if (c.command && c.command.length > 0) args.push('--entrypoint', JSON.stringify(c.command));
   for (const [k, v] of c.env) args.push('--env', `${k}=${v}`);

@@ -27,6 +27,7 @@ import { attachSession, execSession } from './sessions.js';
 import { detectRunc, runcCanExec, runcExecSession, type RuncRuntime } from './runc-exec.js';
 import type { ApiServerAddress } from './env.js';
 import { connectInNamespace, connectTcp } from './port-forward.js';
+import { ExitFiles, podmanExitsDir } from './exit-files.js';
 
 export interface PodmanNodeOptions {
   store: ObjectStore;
@@ -125,6 +126,7 @@ export class PodmanNode implements NodeRuntime {
       hostsContent: (pod, podIP) => this.hostsFor(pod, podIP),
       networkChanged: () => this.queueHostsRefresh(),
       images: new ImageCache(this.cli, imageStore),
+      exitFiles: new ExitFiles(podmanExitsDir()),
       takeSandbox: (isolated) => (isolated ? this.isolatedPool : this.pool)?.take(),
       beginStartup: () => this.startup.begin(),
       idle: () => this.startup.idle(),
@@ -171,6 +173,7 @@ export class PodmanNode implements NodeRuntime {
     await Promise.all(workers.map((w) => w.kill()));
     // anything a worker created while being stopped
     await this.removeLeftovers();
+    this.ctx?.exitFiles?.close();
     if (this.ctx) rmSync(this.ctx.memoryDir, { recursive: true, force: true });
     rmSync(join(this.stateDir, 'pods'), { recursive: true, force: true });
   }

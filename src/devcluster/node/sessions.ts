@@ -68,7 +68,7 @@ export function attachSession(container: AttachedContainer, opts: AttachOptions,
     stderr?.end();
     finish({ exitCode: 0 });
   };
-  void container.exited.then(end);
+  void container.ended.then(end);
   const stdin = opts.stdin
     ? new Writable({
         write(chunk: Buffer, _enc, cb) {

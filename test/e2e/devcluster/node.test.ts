@@ -159,6 +159,23 @@ describe('PodmanNode', () => {
     for (const r of ['Scheduled', 'Pulled', 'Created', 'Started']) assert.ok(events.includes(r), `${r} in ${events}`);
   });
 
+  test('the log is whole the moment the status says terminated (ended by conmon\'s exit file), unfinished last line included', async (t) => {
+    // 200 KiB of stdout (more than a pipe holds) and a last line without a newline on each stream, 8 times
+    const script = 'head -c 204800 /dev/zero | tr "\\0" x; printf "tail-out"; printf "tail-err" >&2; exit 4';
+    for (let i = 0; i < 8; i++) {
+      const name = `whole-log-${i}`;
+      t.after(() => remove(name));
+      pod(name, { containers: [{ name: 'main', image: BUSYBOX, command: ['sh', '-c', script] }] });
+      const p = await waitForPod(name, (o) => o.status?.containerStatuses?.[0]?.state?.terminated !== undefined);
+      // read at once, in the same turn as the status change was seen
+      const [out, err] = await Promise.all([readAll(await node.logs(p, { stream: 'Stdout' })), readAll(await node.logs(p, { stream: 'Stderr' }))]);
+      assert.equal(p.status.containerStatuses[0].state.terminated.exitCode, 4);
+      assert.equal(out.length, 204800 + 'tail-out'.length, `run ${i}: stdout has ${out.length} bytes`);
+      assert.ok(out.endsWith('xtail-out'), `run ${i}`);
+      assert.equal(err, 'tail-err');
+    }
+  });
+
   test('init containers run in order before the containers', async (t) => {
     t.after(() => remove('init-order'));
     pod('init-order', {

@@ -32,7 +32,7 @@ test('container create maps command, args, env, security, resources and mounts',
     mounts: [{ hostPath: '/h', containerPath: '/c', readOnly: true }],
   });
   const joined = args.join(' ');
-  assert.ok(joined.startsWith('create --pod pp --name pp-c-0 --pull never --log-driver none --label l=v'));
+  assert.ok(joined.startsWith('create --pod pp --name pp-c-0 --pull never --log-driver passthrough --label l=v'));
   for (const part of ['--entrypoint ["sh","-c"]', '--env A=x=y', '--workdir /w', '--user 1000:2000', '--read-only --read-only-tmpfs=false', '--security-opt no-new-privileges', '--cap-add NET_ADMIN', '--cap-drop ALL', '--interactive', `--memory ${64 * 1024 * 1024}`, '--cpus 0.5', '--volume /h:/c:ro']) {
     assert.ok(joined.includes(part), part);
   }
