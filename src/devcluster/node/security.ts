@@ -44,8 +44,12 @@ export function securitySettings(pod: KubeObject, container: any, imageUser: str
     noNewPrivileges: sc.allowPrivilegeEscalation === false,
     privileged: sc.privileged === true,
     // A privileged container has every capability: the kubelet applies no list to it.
-    ...(sc.privileged === true ? { capAdd: [], capDrop: [] } : podmanCapabilities(sc.capabilities?.add ?? [], sc.capabilities?.drop ?? [])),
+    ...(sc.privileged === true ? { capAdd: [], capDrop: [] } : podmanCapabilities(sc.capabilities?.add ?? [], sc.capabilities?.drop ?? [], runsAsNonRoot(uid, imageUserName))),
   };
+}
+
+function runsAsNonRoot(uid: number | undefined, imageUserName: string): boolean {
+  return uid !== undefined ? uid !== 0 : !['', 'root', '0'].includes(imageUserName);
 }
 
 /** containerd's default capabilities (those of dockerd), which a container gets unless its pod drops them. */
@@ -54,16 +58,20 @@ export const CRI_DEFAULT_CAPABILITIES = ['CHOWN', 'DAC_OVERRIDE', 'FSETID', 'FOW
 /**
  * The podman flags that give a container the capabilities containerd would: from its default set (not
  * podman's containers.conf one, which lacks NET_RAW, MKNOD and AUDIT_WRITE), `ALL` in add then in drop
- * first, then the single adds, then the single drops. Always `--cap-drop ALL` plus the list, so podman's
- * own defaults never decide.
+ * first, then the single adds, then the single drops. For root, `--cap-drop ALL` plus the list, so podman's
+ * own defaults never decide. A non-root process gets no effective capabilities from containerd (the list
+ * only bounds what it may gain), but podman makes every `--cap-add` of a non-root user ambient, hence
+ * effective: so for non-root the list is only drops from the default set, and capabilities outside podman's
+ * own default (NET_RAW, MKNOD, AUDIT_WRITE, added ones) are not in its bounding set.
  */
-function podmanCapabilities(add: string[], drop: string[]): { capAdd: string[]; capDrop: string[] } {
+function podmanCapabilities(add: string[], drop: string[], nonRoot: boolean): { capAdd: string[]; capDrop: string[] } {
   const name = (c: string): string => c.trim().toUpperCase().replace(/^CAP_/, '');
   const adds = add.map(name);
   const drops = drop.map(name);
-  if (adds.includes('ALL') && !drops.includes('ALL')) return { capAdd: ['ALL'], capDrop: drops.filter((c) => c !== 'ALL') };
+  if (adds.includes('ALL') && !drops.includes('ALL')) return nonRoot ? { capAdd: [], capDrop: drops } : { capAdd: ['ALL'], capDrop: drops.filter((c) => c !== 'ALL') };
   const caps = new Set(drops.includes('ALL') ? [] : CRI_DEFAULT_CAPABILITIES);
   for (const c of adds) if (c !== 'ALL') caps.add(c);
   for (const c of drops) caps.delete(c);
+  if (nonRoot) return { capAdd: [], capDrop: CRI_DEFAULT_CAPABILITIES.filter((c) => !caps.has(c)) };
   return { capAdd: [...caps], capDrop: ['ALL'] };
 }

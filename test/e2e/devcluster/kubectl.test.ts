@@ -111,6 +111,9 @@ spec:
     const securityContext = { capabilities: { add: ['NET_ADMIN'], drop: ['CHOWN'] } };
     const spec = { spec: { containers: [{ name: 'caps-changed', image: BUSYBOX, command: ['grep', 'CapEff', '/proc/self/status'], stdin: true, stdinOnce: true, securityContext }] } };
     assert.equal(await capEff('caps-changed', spec), '00000000a80435fa', 'NET_ADMIN added, CHOWN dropped');
+    // a non-root process has none in effect, as on containerd (the list only bounds what it may gain)
+    const asUser = { spec: { containers: [{ ...spec.spec.containers[0], name: 'caps-user', securityContext: { ...securityContext, runAsUser: 1000 } }] } };
+    assert.equal(await capEff('caps-user', asUser), '0000000000000000', 'runAsUser 1000: no effective capabilities');
   });
 
   test('port-forward reaches a server inside a pod', async () => {

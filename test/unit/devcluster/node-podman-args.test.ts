@@ -33,7 +33,7 @@ test('container create maps command, args, env, security, resources and mounts',
   });
   const joined = args.join(' ');
   assert.ok(joined.startsWith('create --pod pp --name pp-c-0 --pull never --log-driver passthrough --label l=v'));
-  for (const part of ['--entrypoint ["sh","-c"]', '--env A=x=y', '--workdir /w', '--user 1000:2000', '--read-only --read-only-tmpfs=false', '--security-opt no-new-privileges', '--cap-add NET_ADMIN', '--cap-drop ALL', '--interactive', `--memory ${64 * 1024 * 1024}`, '--cpus 0.5', '--volume /h:/c:ro']) {
+  for (const part of ['--entrypoint ["sh","-c"]', '--env A=x=y', '--workdir /w', '--user 1000:2000', '--read-only --read-only-tmpfs=false', '--security-opt no-new-privileges', '--cap-drop CHOWN', '--interactive', `--memory ${64 * 1024 * 1024}`, '--cpus 0.5', '--volume /h:/c:ro']) {
     assert.ok(joined.includes(part), part);
   }
   assert.ok(!joined.includes('--tty'));
@@ -56,6 +56,18 @@ test('capabilities as containerd gives them: its default set (not podman\'s) unl
   assert.deepEqual(caps({ add: ['ALL'], drop: ['NET_RAW'] }), { add: ['ALL'], drop: ['NET_RAW'] });
   assert.deepEqual(caps({ add: ['ALL', 'CHOWN'], drop: ['ALL'] }), { add: ['CHOWN'], drop: ['ALL'] }, 'ALL added then ALL dropped, then the single add');
   assert.deepEqual(caps({ drop: ['ALL'] }, true), { add: [], drop: [] }, 'privileged: no list');
+});
+
+test('a non-root user gets no --cap-add (podman would make it ambient, so effective): only drops from the default set', () => {
+  const caps = (securityContext: object, imageUser = '') => {
+    const s = securitySettings(pod(), { name: 'c', securityContext }, imageUser);
+    return { add: s.capAdd, drop: s.capDrop };
+  };
+  assert.deepEqual(caps({ runAsUser: 1000 }), { add: [], drop: [] });
+  assert.deepEqual(caps({}, 'nobody'), { add: [], drop: [] }, 'the image\'s non-root user');
+  assert.deepEqual(caps({}, '0'), { add: CRI_DEFAULT_CAPABILITIES, drop: ['ALL'] }, 'the image\'s root user');
+  assert.deepEqual(caps({ runAsUser: 1000, capabilities: { drop: ['ALL'], add: ['CHOWN', 'NET_ADMIN'] } }), { add: [], drop: CRI_DEFAULT_CAPABILITIES.filter((c) => c !== 'CHOWN') });
+  assert.deepEqual(caps({ runAsUser: 1000, capabilities: { add: ['ALL'], drop: ['NET_RAW'] } }), { add: [], drop: ['NET_RAW'] });
 });
 
 test('runAsNonRoot: root or unknown image users are refused, numeric ones pass', () => {
