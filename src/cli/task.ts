@@ -98,6 +98,9 @@ export function taskCommand(): Command {
   return task;
 }
 
+/** A repeat of the first signal within this long is the same interrupt delivered twice. */
+const REPEAT_WINDOW_MS = 1000;
+
 /**
  * The cluster flags or the target, and the cache flags, as BERTH_* settings; exits with the code. The first
  * Ctrl-C or SIGTERM aborts: what was created is deleted (a plan's ensure hooks run) before berth exits. A
@@ -106,13 +109,17 @@ export function taskCommand(): Command {
 async function runWithSignals(opts: ClusterFlags & CacheFlags, body: (env: NodeJS.ProcessEnv, signal: AbortSignal, target: TaskTarget, ledger: Ledger) => Promise<number>): Promise<never> {
   const abort = new AbortController();
   const ledger = new Ledger();
-  const onSignal = (): void => {
-    if (!abort.signal.aborted) {
+  let first: { signal: NodeJS.Signals; at: number } | undefined;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (!first) {
       // fly's words; a second signal ends the wait.
+      first = { signal, at: Date.now() };
       process.stderr.write('aborting...\n');
       abort.abort();
       return;
     }
+    // One Ctrl-C under `npm run` arrives twice (the terminal's and npm's forwarded copy): not a second interrupt.
+    if (signal === first.signal && Date.now() - first.at < REPEAT_WINDOW_MS) return;
     const left = ledger.describe();
     process.stderr.write(`berth task: interrupted again: exiting immediately; ${left ? `left ${left}: each expires by its deadline (BERTH_TTL) and \`berth gc\` removes it` : 'nothing this run created is left'}\n`);
     process.exit(EXIT_ABORTED);

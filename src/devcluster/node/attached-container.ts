@@ -109,7 +109,7 @@ export class AttachedContainer {
     void this.exited.then(() => stopWatching());
     const poll = () => {
       // a terminal's output comes through conmon's relay, which may still hold some when the exit file appears
-      if (!id && (id = this.containerId()) && !opts.tty) stopWatching = exitFiles?.onExit(id, onExitFile) ?? stopWatching;
+      if (!id && (id = this.containerId()) && !opts.tty && !ended) stopWatching = exitFiles?.onExit(id, onExitFile) ?? stopWatching;
       if (id) resolveCreated(id);
       if (ended || this.endedByExitFile) {
         resolveCreated(id);

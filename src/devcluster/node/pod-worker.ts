@@ -108,6 +108,8 @@ export class PodWorker {
   private startMs = 0;
   private failure?: { reason: string; message: string };
   private readonly abort = new AbortController();
+  /** every `podman run` of this pod still running: a container's may outlive its end (cleanup) */
+  private readonly podmanRuns = new Set<AttachedContainer>();
   private deadlineTimer?: NodeJS.Timeout;
   /** the next rotation of the pod's projected service account tokens */
   private tokenTimer?: NodeJS.Timeout;
@@ -395,6 +397,8 @@ export class PodWorker {
     let crashes = 0;
     let configBackoff = 500;
     let imageBackoff = this.ctx.imageBackoffMs;
+    /** the previous instance's `podman run`, which may still be cleaning up after its container ended */
+    let previousRun: AttachedContainer | undefined;
     try {
       for (;;) {
         this.throwIfAborted();
@@ -444,6 +448,8 @@ export class PodWorker {
         mkdirSync(join(this.podDir, 'logs', slot.spec.name), { recursive: true });
         const log = new ContainerLog(this.logFile(slot, index));
         const attached = new AttachedContainer(this.ctx.cli, containerRunArgs(spec, files), files, { stdin: slot.spec.stdin === true, stdinOnce: slot.spec.stdinOnce === true, tty: slot.spec.tty === true }, log, this.ctx.exitFiles);
+        this.podmanRuns.add(attached);
+        void attached.exited.then(() => this.podmanRuns.delete(attached));
         const createdId = await attached.created;
         if (!createdId) {
           await attached.exited;
@@ -460,7 +466,9 @@ export class PodWorker {
         }
         const previousId = slot.podmanId;
         slot.podmanId = createdId;
-        if (previousId) void this.ctx.cli.run(['rm', '-f', '-t', '0', previousId]);
+        // once its `podman run` has ended: removing a container under it makes podman report errors
+        if (previousId) void (previousRun?.exited ?? Promise.resolve()).then(() => this.ctx.cli.run(['rm', '-f', '-t', '0', previousId]));
+        previousRun = attached;
         if (slot.instances > 0) slot.status.restartCount++;
         slot.instances++;
         this.ctx.events.record(this.pod, 'Normal', 'Created', `Created container ${slot.spec.name}`, { fieldPath });
@@ -530,7 +538,8 @@ export class PodWorker {
 
   /** output after the end was reported is not in the log: never expected (exit-files.ts), said if it happens */
   private reportLateOutput(slot: ContainerSlot, attached: AttachedContainer): void {
-    if (attached.lateOutputBytes === 0) return;
+    // a pod being removed can make podman itself write to the container's stderr (it is podman's too)
+    if (attached.lateOutputBytes === 0 || this.abort.signal.aborted) return;
     const message = `${attached.lateOutputBytes} bytes of output arrived after container ${slot.spec.name} was reported terminated and are not in its log`;
     this.ctx.events.record(this.pod, 'Warning', 'LateOutput', message, { fieldPath: containerFieldPath(slot.init, slot.spec.name) });
     process.stderr.write(`dev cluster: ${this.namespace}/${this.name}: ${message}\n`);
@@ -709,7 +718,7 @@ export class PodWorker {
     this.sandboxReady = false;
     await this.ctx.cli.run(['pod', 'rm', '-f', '-t', '0', this.podmanPod], 60_000);
     // a container whose attach process lost podman: make sure nothing of ours lingers
-    for (const s of [...this.initSlots, ...this.slots]) s.attached?.killAttachProcess();
+    for (const run of this.podmanRuns) run.killAttachProcess();
   }
 
   private removeFiles(): void {

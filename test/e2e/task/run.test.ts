@@ -229,6 +229,18 @@ describe('berth task run', () => {
     assert.deepEqual(await t.leftovers(), [], 'nothing of the task is left in the namespace');
   });
 
+  it('one Ctrl-C delivered twice (the terminal\'s and `npm run`\'s forwarded copy) is one interrupt: the cleanup is done', async () => {
+    const { child, out, exited } = await startSleeper();
+    child.kill('SIGINT');
+    // the scenario itself: npm forwards its own SIGINT to the child a moment after the terminal's
+    await new Promise((r) => setTimeout(r, 50));
+    child.kill('SIGINT');
+    assert.equal(await exited, 3, out.stderr);
+    assert.doesNotMatch(out.stderr, /exiting immediately/);
+    assert.match(out.stderr, /^interrupted$/m);
+    assert.deepEqual(await t.leftovers(), [], 'nothing of the task is left in the namespace');
+  });
+
   it("a second signal exits at once, naming what it may leave (deletes under way); what is still there is berth's and expiring; berth gc removes it", async () => {
     const { child, out, exited } = await startSleeper();
     const signalled = Date.now();
