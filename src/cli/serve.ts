@@ -90,7 +90,7 @@ export function serveCommand(): Command {
         if (value !== undefined) podDefaults[`${SETTINGS_PREFIX}${key}`] = value;
       }
       podSettingsFrom(podDefaults); // a bad flag stops here, not at the first container
-      const capabilitiesSetting = o.capabilities !== undefined ? { value: o.capabilities as string, source: CAPABILITIES_FLAG } : process.env[CAPABILITIES_ENV] !== undefined ? { value: process.env[CAPABILITIES_ENV], source: `$${CAPABILITIES_ENV}` } : undefined;
+      const capabilitiesSetting = o.capabilities !== undefined ? { value: o.capabilities as string, source: CAPABILITIES_FLAG } : process.env[CAPABILITIES_ENV]?.trim() ? { value: process.env[CAPABILITIES_ENV], source: `$${CAPABILITIES_ENV}` } : undefined;
       const capabilities = capabilitiesSetting ? parseAllowedCapabilities(capabilitiesSetting.value, capabilitiesSetting.source) : undefined;
       const keepFailedMinutes = Number(o.keepFailed);
       if (!Number.isFinite(keepFailedMinutes) || keepFailedMinutes < 0) throw new Error(`--keep-failed ${o.keepFailed}: give minutes (0 or more)`);

@@ -44,6 +44,7 @@ export function capabilityName(cap: string): string {
  */
 export function parseAllowedCapabilities(value: string, source: string): string[] {
   const names = value.split(',').map(capabilityName).filter((c) => c !== '');
+  if (names.length === 0) throw new CapabilityRefused(`${source} is empty: give a comma-separated list of capabilities, or none`);
   if (names.length === 1 && names[0] === 'NONE') return [];
   for (const cap of names) {
     if (!DOCKER_DEFAULT_CAPABILITIES.includes(cap)) {

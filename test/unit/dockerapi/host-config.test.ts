@@ -78,7 +78,7 @@ test('an operator\'s narrower set is the default and the limit of CapAdd', () =>
   assert.throws(() => judgeHostConfig({ CapAdd: ['SYS_ADMIN'] }, narrow), { message: /^CapAdd=SYS_ADMIN: .*narrowed by --capabilities\); SYS_ADMIN is beyond it and only a berth serve started with --allow-privileged grants it$/ });
   assert.deepEqual(judgeHostConfig({ CapAdd: ['NET_RAW'] }, { ...narrow, allowPrivileged: true }).capabilities, ['CHOWN', 'NET_BIND_SERVICE', 'NET_RAW']);
   assert.deepEqual(parseAllowedCapabilities('none', '--capabilities'), []);
-  assert.deepEqual(parseAllowedCapabilities('', '--capabilities'), []);
+  assert.throws(() => parseAllowedCapabilities(' , ', '--capabilities'), { message: /^--capabilities is empty: give a comma-separated list of capabilities, or none$/ });
   assert.throws(() => judgeHostConfig({ CapAdd: ['CHOWN'] }, { allowed: [], allowPrivileged: false }), { message: /^CapAdd=CHOWN: berth serve gives containers no capabilities: its operator narrowed/ });
   assert.throws(() => parseAllowedCapabilities('CHOWN,NET_ADMIN', '$BERTH_SERVE_CAPABILITIES'), {
     message: /^\$BERTH_SERVE_CAPABILITIES CHOWN,NET_ADMIN: NET_ADMIN is not in Docker's default set \(.*\); this setting only narrows that set/,
