@@ -462,9 +462,7 @@ export class Engine {
       c.podUser = resolveUser(user, files.passwd, files.group);
     } catch (err) {
       const why = err instanceof UserNotFound ? err.message : `berth reads /etc/passwd and /etc/group of the image to run user ${user} (pods take numbers only), which failed: ${(err as Error).message}; give a numeric uid[:gid]`;
-      if (c.body.HostConfig?.AutoRemove && this.containers.get(c.id) === c) {
-        await this.remove(c.id, true).catch((e: Error) => process.stderr.write(`berth serve: auto-remove of ${c.name}: ${e.message}\n`));
-      }
+      await this.autoRemoveFailed(c);
       throw new DockerError(500, `failed to start container ${c.name}: ${why}`);
     }
   }
@@ -574,10 +572,15 @@ export class Engine {
     // dockerd removes an AutoRemove container whose start failed; `docker run --rm` waits for that removal
     // before it exits. Nothing ran, so there is no output for attached clients to wait for: removed at once
     // (an attach still waiting for the run ends when its container goes).
+    await this.autoRemoveFailed(c);
+    throw new DockerError(500, `failed to start container ${c.name}: ${why}${left}`);
+  }
+
+  /** An AutoRemove container whose start failed is removed, as dockerd does (`docker run --rm` waits for it). */
+  private async autoRemoveFailed(c: ContainerRecord): Promise<void> {
     if (c.body.HostConfig?.AutoRemove && this.containers.get(c.id) === c) {
       await this.remove(c.id, true).catch((err: Error) => process.stderr.write(`berth serve: auto-remove of ${c.name}: ${err.message}\n`));
     }
-    throw new DockerError(500, `failed to start container ${c.name}: ${why}${left}`);
   }
 
   isReaper(c: ContainerRecord): boolean {
