@@ -87,9 +87,13 @@ for (const kind of ['podman', 'berth'] as const) {
         await engine.docker(['rm', '-f', name]);
       }
       assert.equal(await engine.dockerOk(['run', '--rm', '--user', 'nonroot:nogroup', BUSYBOX, 'id', '-g']), '65534\n');
-      const missing = await engine.docker(['run', '--rm', '--user', 'postgres', BUSYBOX, 'true']);
+      const missing = await engine.docker(['run', '--rm', '--name', `${name}-missing`, '--user', 'postgres', BUSYBOX, 'true']);
       assert.notEqual(missing.code, 0);
-      if (kind === 'podman') return; // podman 4.3 answers the attach with a 409 instead of the start's error
+      if (kind === 'podman') {
+        // podman 4.3 answers the attach with a 409 instead of the start's error, and keeps the container
+        await engine.docker(['rm', '-f', `${name}-missing`]);
+        return;
+      }
       assert.equal(missing.code, 125, 'a failed start, as dockerd\'s');
       assert.match(missing.stderr, /unable to find user postgres: no matching entries in passwd file/);
       assert.equal(await engine.dockerOk(['ps', '-a', '-q']), '', 'the auto-remove container whose start failed is removed');
