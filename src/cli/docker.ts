@@ -46,9 +46,10 @@ export function shimCommand(): Command {
     .option('--socket <path>', 'unix socket (mode 0600, in a folder only you can open)', defaultAgentSocket())
     .option('--idle <seconds>', 'exit after this long without requests [$BERTH_SHIM_AGENT_IDLE]', agentIdleSeconds())
     .option('--pool-size <n>', 'warm pods kept per run plan (0: none) [$BERTH_SHIM_POOL_SIZE]', process.env.BERTH_SHIM_POOL_SIZE ?? '2')
+    .option('--pool-burst <n>', 'the most warm pods of a plan called more than --pool-size times in the last minute (a kustomization using one function many times) [$BERTH_SHIM_POOL_BURST]', process.env.BERTH_SHIM_POOL_BURST ?? '8')
     .option('--pool-plans <n>', 'run plans kept warm at once [$BERTH_SHIM_POOL_PLANS]', process.env.BERTH_SHIM_POOL_PLANS ?? '16')
     .option('--pool-idle <seconds>', 'a warm pod not used for this long is deleted (at most --idle) [$BERTH_SHIM_POOL_IDLE]', process.env.BERTH_SHIM_POOL_IDLE ?? '300')
-    .action(async (o: { socket: string; idle: string; poolSize: string; poolPlans: string; poolIdle: string }) => {
+    .action(async (o: { socket: string; idle: string; poolSize: string; poolBurst: string; poolPlans: string; poolIdle: string }) => {
       const idle = Number(o.idle);
       if (!(idle > 0)) throw new Error(`--idle must be a positive number of seconds, got "${o.idle}"`);
       const count = (text: string, flag: string, min: number): number => {
@@ -56,7 +57,7 @@ export function shimCommand(): Command {
         if (!Number.isInteger(n) || n < min) throw new Error(`${flag} must be a whole number ≥ ${min}, got "${text}"`);
         return n;
       };
-      const pool = { perPlan: count(o.poolSize, '--pool-size', 0), maxPlans: count(o.poolPlans, '--pool-plans', 1), idleSeconds: count(o.poolIdle, '--pool-idle', 1) };
+      const pool = { perPlan: count(o.poolSize, '--pool-size', 0), burstMax: count(o.poolBurst, '--pool-burst', 0), maxPlans: count(o.poolPlans, '--pool-plans', 1), idleSeconds: count(o.poolIdle, '--pool-idle', 1) };
       const { startAgent } = await import('../shim/agent.js');
       const { connect } = await import('node:net');
       // another agent already serving this socket: it answers, and this one is not needed

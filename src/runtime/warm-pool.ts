@@ -3,7 +3,10 @@
  * already running and waiting on stdin. A pod is handed to exactly one call (take removes it), only for
  * the exact plan it was started from (the key covers every byte of the pod, its ConfigMaps and its
  * NetworkPolicy, and the cluster, namespace and identity), and only while its container still runs.
- * The pool is bounded (pods per plan, plans) and every pod leaves it after an idle time.
+ * The pool is bounded (pods per plan, plans) and every pod leaves it after an idle time. A plan called
+ * many times in a row (a kustomization using one function for several transformers) keeps as many pods
+ * as it was called in the last minute, up to `burstMax`: otherwise each call of the burst waits for the
+ * pod the previous call's refill is still starting.
  */
 import type { KubeCluster } from '../kube/cluster.js';
 import type { PodTracker } from './pod-tracker.js';
@@ -12,6 +15,8 @@ import { cleanup, type Created } from './run-objects.js';
 export interface WarmPodOptions {
   /** Warm pods kept per plan (default 2: a build calls one function many times in a row). */
   perPlan?: number;
+  /** The most pods a plan keeps when it was called more than `perPlan` times in the last minute (default 8). */
+  burstMax?: number;
   /** Plans kept at once; the least recently used one is dropped beyond it (default 16). */
   maxPlans?: number;
   /** A warm pod not taken within this many seconds is deleted (default 300). */
@@ -47,8 +52,12 @@ export interface WarmPodInfo {
   idleSeconds: number;
 }
 
+/** How far back a plan's calls count towards its pool size. */
+const BURST_WINDOW_MS = 60_000;
+
 export class WarmPool {
   readonly perPlan: number;
+  readonly burstMax: number;
   readonly maxPlans: number;
   readonly idleSeconds: number;
   private readonly ready = new Map<string, WarmPod[]>();
@@ -59,10 +68,13 @@ export class WarmPool {
   private readonly pending = new Map<string, Array<{ pod: Promise<WarmPod>; claimed: boolean }>>();
   /** Plans in use order, most recent last. */
   private readonly used: string[] = [];
+  /** When each plan was called, within the last BURST_WINDOW_MS. */
+  private readonly calls = new Map<string, number[]>();
   private draining = false;
 
   constructor(private readonly opts: WarmPodOptions = {}) {
     this.perPlan = opts.perPlan ?? 2;
+    this.burstMax = Math.max(this.perPlan, opts.burstMax ?? 8);
     this.maxPlans = opts.maxPlans ?? 16;
     this.idleSeconds = opts.idleSeconds ?? 300;
   }
@@ -74,6 +86,7 @@ export class WarmPool {
    */
   async take(key: string): Promise<WarmPod | undefined> {
     this.touch(key);
+    this.countCall(key);
     const pods = this.ready.get(key) ?? [];
     while (pods.length > 0) {
       const pod = pods.shift() as WarmPod;
@@ -91,7 +104,10 @@ export class WarmPool {
     return undefined;
   }
 
-  /** Starts warm pods for this plan up to `perPlan` (ready and unclaimed starts), in the background; a failure is only reported. */
+  /**
+   * Starts warm pods for this plan up to its size (ready and unclaimed starts): `perPlan`, or its calls of the
+   * last minute up to `burstMax`; in the background, a failure is only reported.
+   */
   refill(key: string, start: () => Promise<WarmPod>): void {
     if (this.draining || this.perPlan <= 0) return;
     this.touch(key);
@@ -99,7 +115,7 @@ export class WarmPool {
     const pending = this.pending.get(key) ?? [];
     this.pending.set(key, pending);
     const have = (this.ready.get(key)?.length ?? 0) + pending.filter((p) => !p.claimed).length;
-    for (let i = have; i < this.perPlan; i++) {
+    for (let i = have; i < this.sizeOf(key); i++) {
       const entry = { pod: start(), claimed: false };
       pending.push(entry);
       const landed: Promise<void> = entry.pod
@@ -159,6 +175,23 @@ export class WarmPool {
     this.draining = false;
   }
 
+  /** How many pods this plan keeps now. */
+  sizeOf(key: string): number {
+    if (this.perPlan <= 0) return 0;
+    return Math.min(this.burstMax, Math.max(this.perPlan, this.recentCalls(key).length));
+  }
+
+  private countCall(key: string): void {
+    const recent = this.recentCalls(key);
+    recent.push(Date.now());
+    this.calls.set(key, recent);
+  }
+
+  private recentCalls(key: string): number[] {
+    const since = Date.now() - BURST_WINDOW_MS;
+    return (this.calls.get(key) ?? []).filter((t) => t >= since);
+  }
+
   private touch(key: string): void {
     const at = this.used.indexOf(key);
     if (at >= 0) this.used.splice(at, 1);
@@ -173,6 +206,7 @@ export class WarmPool {
         this.discard(p);
       }
       this.ready.delete(oldest);
+      this.calls.delete(oldest);
     }
   }
 

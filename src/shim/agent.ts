@@ -61,7 +61,7 @@ function statusText(socketPath: string, startedAt: number, idleSeconds: number, 
     `socket:     ${socketPath}`,
     `up:         ${Math.round((Date.now() - startedAt) / 1000)}s (exits after ${idleSeconds}s without requests)`,
     `running:    ${active()} call${active() === 1 ? '' : 's'} and deletions`,
-    `warm pods:  ${pool ? `${pool.list().length} (up to ${pool.perPlan} per plan, ${pool.maxPlans} plans, ${pool.idleSeconds}s idle)` : 'off (--pool-size 0)'}`,
+    `warm pods:  ${pool ? `${pool.list().length} (${pool.perPlan} per plan, up to ${pool.burstMax} for a plan called in bursts; ${pool.maxPlans} plans, ${pool.idleSeconds}s idle)` : 'off (--pool-size 0)'}`,
     '',
   ].join('\n');
 }

@@ -49,6 +49,23 @@ test('refill keeps at most perPlan pods per plan, counting starts in flight', as
   await pool.drain();
 });
 
+test('a plan called in a burst keeps as many pods as its calls of the last minute, up to burstMax; other plans keep perPlan', async () => {
+  const kube = fakeKube([]);
+  const pool = new WarmPool({ perPlan: 2, burstMax: 4, idleSeconds: 60 });
+  const start = async () => pod('a', kube);
+  for (let call = 1; call <= 6; call++) {
+    await pool.take('a');
+    pool.refill('a', start);
+    await settled();
+    assert.equal(pool.sizeOf('a'), Math.min(4, Math.max(2, call)), `after call ${call}`);
+  }
+  assert.equal(pool.list().filter((p) => p.key === 'a').length, 4, 'the burst of six calls leaves four pods ready');
+  assert.equal(pool.sizeOf('b'), 2, 'a plan called once keeps perPlan');
+  assert.equal(new WarmPool({ perPlan: 0, burstMax: 8 }).sizeOf('a'), 0, 'no pool: no burst either');
+  assert.equal(new WarmPool({ perPlan: 3, burstMax: 1 }).burstMax, 3, 'the burst bound is never below perPlan');
+  await pool.drain();
+});
+
 test('a warm pod whose container died is never handed out: it is deleted and the call gets none', async () => {
   const deleted: string[] = [];
   const kube = fakeKube(deleted);
