@@ -40,7 +40,7 @@ export function capabilityName(cap: string): string {
 
 /**
  * The operator's `--capabilities` (or $BERTH_SERVE_CAPABILITIES): a comma-separated subset of Docker's default
- * set, or `none` / empty for none at all. Anything outside Docker's set is refused: the setting only narrows.
+ * set, or `none` for none at all (an empty list is refused). Anything outside Docker's set is refused: the setting only narrows.
  */
 export function parseAllowedCapabilities(value: string, source: string): string[] {
   const names = value.split(',').map(capabilityName).filter((c) => c !== '');

@@ -115,7 +115,8 @@ export class WarmPool {
     const pending = this.pending.get(key) ?? [];
     this.pending.set(key, pending);
     const have = (this.ready.get(key)?.length ?? 0) + pending.filter((p) => !p.claimed).length;
-    for (let i = have; i < this.sizeOf(key); i++) {
+    const size = this.sizeOf(key);
+    for (let i = have; i < size; i++) {
       const entry = { pod: start(), claimed: false };
       pending.push(entry);
       const landed: Promise<void> = entry.pod

@@ -22,10 +22,11 @@ export function securitySettings(pod: KubeObject, container: any, imageUser: str
   const nonRoot: boolean = sc.runAsNonRoot ?? podSc.runAsNonRoot ?? false;
   const where = `(pod: "${pod.metadata.namespace}/${pod.metadata.name}", container: ${container.name})`;
   const imageUserName = imageUser.split(':')[0] ?? '';
+  const imageUserIsRoot = ['', 'root', '0'].includes(imageUserName);
   if (nonRoot) {
     if (uid !== undefined) {
       if (uid === 0) throw new ConfigError(`container's runAsUser breaks non-root policy ${where}`);
-    } else if (imageUserName === '' || imageUserName === 'root' || imageUserName === '0') {
+    } else if (imageUserIsRoot) {
       throw new ConfigError(`container has runAsNonRoot and image will run as root ${where}`);
     } else if (!/^\d+$/.test(imageUserName)) {
       throw new ConfigError(`container has runAsNonRoot and image has non-numeric user (${imageUserName}), cannot verify user is non-root ${where}`);
@@ -44,12 +45,8 @@ export function securitySettings(pod: KubeObject, container: any, imageUser: str
     noNewPrivileges: sc.allowPrivilegeEscalation === false,
     privileged: sc.privileged === true,
     // A privileged container has every capability: the kubelet applies no list to it.
-    ...(sc.privileged === true ? { capAdd: [], capDrop: [] } : podmanCapabilities(sc.capabilities?.add ?? [], sc.capabilities?.drop ?? [], runsAsNonRoot(uid, imageUserName))),
+    ...(sc.privileged === true ? { capAdd: [], capDrop: [] } : podmanCapabilities(sc.capabilities?.add ?? [], sc.capabilities?.drop ?? [], uid !== undefined ? uid !== 0 : !imageUserIsRoot)),
   };
-}
-
-function runsAsNonRoot(uid: number | undefined, imageUserName: string): boolean {
-  return uid !== undefined ? uid !== 0 : !['', 'root', '0'].includes(imageUserName);
 }
 
 /** containerd's default capabilities (those of dockerd), which a container gets unless its pod drops them. */

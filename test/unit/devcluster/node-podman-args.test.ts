@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { containerCreateArgs, podCreateArgs, podmanPodName } from '../../../src/devcluster/node/podman-args.js';
 import { CRI_DEFAULT_CAPABILITIES, securitySettings } from '../../../src/devcluster/node/security.js';
 import { ConfigError } from '../../../src/devcluster/node/config-error.js';
+import { DOCKER_DEFAULT_CAPABILITIES } from '../../../src/dockerapi/capabilities.js';
 
 const pod = (spec: any = {}) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'ns' }, spec });
 
@@ -56,6 +57,10 @@ test('capabilities as containerd gives them: its default set (not podman\'s) unl
   assert.deepEqual(caps({ add: ['ALL'], drop: ['NET_RAW'] }), { add: ['ALL'], drop: ['NET_RAW'] });
   assert.deepEqual(caps({ add: ['ALL', 'CHOWN'], drop: ['ALL'] }), { add: ['CHOWN'], drop: ['ALL'] }, 'ALL added then ALL dropped, then the single add');
   assert.deepEqual(caps({ drop: ['ALL'] }, true), { add: [], drop: [] }, 'privileged: no list');
+});
+
+test('the dev cluster\'s containerd default set is dockerd\'s, the one berth serve gives (two copies: the dev cluster imports nothing of berth)', () => {
+  assert.deepEqual([...CRI_DEFAULT_CAPABILITIES].sort(), [...DOCKER_DEFAULT_CAPABILITIES].sort());
 });
 
 test('a non-root user gets no --cap-add (podman would make it ambient, so effective): only drops from the default set', () => {
