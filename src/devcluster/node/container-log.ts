@@ -1,9 +1,10 @@
 // One container instance's log: a CRI-format file under the state dir plus live subscribers (follow).
 // Writes are synchronous so that "read the file, then subscribe" in one tick never loses or doubles a record.
-import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
-import { PassThrough, type Readable } from 'node:stream';
+import { closeSync, existsSync, openSync, readFileSync, writevSync } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+import { PassThrough, Readable } from 'node:stream';
 import {
-  encodeRecord,
+  encodedParts,
   formatNs,
   LineSplitter,
   nowNs,
@@ -20,6 +21,8 @@ export class ContainerLog {
   private fd: number | undefined;
   private readonly splitters = { stdout: new LineSplitter(), stderr: new LineSplitter() };
   private readonly listeners = new Set<(r: LogRecord | null) => void>();
+  /** the streams that have at least one record in the file */
+  readonly written = new Set<LogStream>();
 
   constructor(readonly file: string) {
     this.fd = openSync(file, 'a');
@@ -54,13 +57,36 @@ export class ContainerLog {
   }
 
   private append(r: LogRecord): void {
-    writeSync(this.fd!, encodeRecord(r));
+    writeAll(this.fd!, encodedParts(r));
+    this.written.add(r.stream);
     for (const l of this.listeners) l(r);
+  }
+}
+
+/** writes every byte of `parts`: a write to a file may be short */
+function writeAll(fd: number, parts: Buffer[]): void {
+  let rest = parts;
+  for (;;) {
+    let n = writevSync(fd, rest);
+    const left: Buffer[] = [];
+    for (const p of rest) {
+      if (n >= p.length) n -= p.length;
+      else {
+        left.push(p.subarray(n));
+        n = 0;
+      }
+    }
+    if (left.length === 0) return;
+    rest = left;
   }
 }
 
 /** how much of the existing log one write carries */
 const WRITE_BATCH_BYTES = 256 * 1024;
+/** a rendered record this long is written by itself rather than copied into a batch */
+const WHOLE_RECORD_BYTES = 8 * 1024;
+/** how much of an ended log's file one read takes */
+const READ_BLOCK_BYTES = 1024 * 1024;
 
 export interface ServeLogOptions extends RenderOptions {
   follow?: boolean;
@@ -72,51 +98,33 @@ export interface ServeLogOptions extends RenderOptions {
  * records until the container ends or limitBytes is reached.
  */
 export function serveLog(file: string, live: ContainerLog | undefined, opts: ServeLogOptions): Readable {
+  const following = opts.follow && live && !live.closed;
+  // An ended instance's log that never had a record of the stream asked for (KEP-3288: most containers
+  // write no stderr) is empty without reading the other stream's megabytes.
+  if (!following && live?.closed && opts.stream && opts.stream !== 'All' && ![...live.written].some((s) => streamSelected(s, opts.stream))) return Readable.from([]);
+  // A tail needs the whole file before its first record; a follow must read the file and subscribe in one
+  // tick. Anything else is streamed from the file block by block: the first bytes leave at once, and a log
+  // of megabytes is never held whole.
+  if (opts.tailLines === undefined && !following) return Readable.from(streamedRecords(file, opts), { objectMode: false });
   const out = new PassThrough();
-  let budget = opts.limitBytes !== undefined && opts.limitBytes > 0 ? opts.limitBytes : Infinity;
-  const emit = (b: Buffer): boolean => {
-    if (budget <= 0) return false;
-    const piece = b.length > budget ? b.subarray(0, budget) : b;
-    budget -= piece.length;
-    out.write(piece);
-    return budget > 0;
-  };
+  const pieces = renderedPieces(opts);
   const existing = existsSync(file) ? parseRecords(readFileSync(file)) : [];
-  let open = true;
-  // What is already written goes out in large writes rather than one per record (a record is at most a
-  // line, or 16 KiB of a longer one): each write is a chunk, and a TLS record or more, on the way out.
-  let batch: Buffer[] = [];
-  let batched = 0;
-  const flush = (): void => {
-    if (batch.length) emit(batch.length === 1 ? batch[0]! : Buffer.concat(batch, batched));
-    batch = [];
-    batched = 0;
-  };
-  for (const r of selectRecords(existing, opts)) {
-    const piece = renderRecord(r, opts.timestamps);
-    if (piece.length >= budget - batched) {
-      batch.push(piece);
-      batched += piece.length;
-      flush();
-      open = false;
-      break;
-    }
-    batch.push(piece);
-    batched += piece.length;
-    if (batched >= WRITE_BATCH_BYTES) flush();
-  }
-  flush();
-  if (!open || !opts.follow || !live || live.closed) {
+  for (const batch of pieces.of(selectRecords(existing, opts))) out.write(batch);
+  const last = pieces.end();
+  if (last) out.write(last);
+  if (pieces.full() || !following) {
     out.end();
     return out;
   }
-  const unsubscribe = live.subscribe((r) => {
+  const unsubscribe = live!.subscribe((r) => {
     if (r === null) {
       out.end();
       return;
     }
     if (!streamSelected(r.stream, opts.stream)) return;
-    if (!emit(renderRecord(r, opts.timestamps))) {
+    const piece = pieces.take(renderRecord(r, opts.timestamps));
+    if (piece) out.write(piece);
+    if (pieces.full()) {
       unsubscribe();
       out.end();
     }
@@ -124,4 +132,80 @@ export function serveLog(file: string, live: ContainerLog | undefined, opts: Ser
   // the reader went away (client closed the request): stop following
   out.on('close', unsubscribe);
   return out;
+}
+
+/** an ended (or not followed) log's selected records, rendered, read from its file a block at a time */
+async function* streamedRecords(file: string, opts: ServeLogOptions): AsyncGenerator<Buffer> {
+  const pieces = renderedPieces(opts);
+  let handle: FileHandle;
+  try {
+    handle = await open(file, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw err;
+  }
+  try {
+    let carry: Buffer = Buffer.alloc(0);
+    while (!pieces.full()) {
+      // a record cut by the last block's end (at most a record's length) leads the next block
+      const block = Buffer.allocUnsafe(carry.length + READ_BLOCK_BYTES);
+      carry.copy(block);
+      const { bytesRead } = await handle.read(block, carry.length, READ_BLOCK_BYTES, null);
+      if (bytesRead === 0) break;
+      const data = block.subarray(0, carry.length + bytesRead);
+      const end = data.lastIndexOf(0x0a) + 1;
+      carry = data.subarray(end);
+      yield* pieces.of(selectRecords(parseRecords(data.subarray(0, end)), opts));
+    }
+  } finally {
+    await handle.close();
+  }
+  const last = pieces.end();
+  if (last) yield last;
+}
+
+/**
+ * Rendered records gathered into writes of WRITE_BATCH_BYTES rather than one per record (a record is at
+ * most a line, or 16 KiB of a longer one): each write is a chunk, and a TLS record or more, on the way out.
+ * Records of a long line go out as they are, not copied into a batch: every copy of a log's megabytes is
+ * memory outside the heap that ends in a full garbage collection. Cut exactly at limitBytes.
+ */
+function renderedPieces(opts: ServeLogOptions) {
+  let budget = opts.limitBytes !== undefined && opts.limitBytes > 0 ? opts.limitBytes : Infinity;
+  let batch: Buffer[] = [];
+  let batched = 0;
+  const take = (b: Buffer): Buffer | undefined => {
+    if (budget <= 0) return undefined;
+    const piece = b.length > budget ? b.subarray(0, budget) : b;
+    budget -= piece.length;
+    return piece;
+  };
+  const end = (): Buffer | undefined => {
+    const joined = batch.length === 0 ? undefined : batch.length === 1 ? batch[0]! : Buffer.concat(batch, batched);
+    batch = [];
+    batched = 0;
+    return joined;
+  };
+  return {
+    take,
+    end,
+    full: (): boolean => budget <= 0,
+    *of(records: Iterable<LogRecord>): Generator<Buffer> {
+      for (const r of records) {
+        const piece = take(renderRecord(r, opts.timestamps));
+        if (!piece) return;
+        if (piece.length >= WHOLE_RECORD_BYTES) {
+          const before = end();
+          if (before) yield before;
+          yield piece;
+          if (budget <= 0) return;
+          continue;
+        }
+        batch.push(piece);
+        batched += piece.length;
+        if (batched >= WRITE_BATCH_BYTES || budget <= 0) yield end()!;
+        if (budget <= 0) return;
+      }
+    },
+  };
 }

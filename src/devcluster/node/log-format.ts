@@ -17,7 +17,12 @@ export interface LogRecord {
 export const MAX_RECORD_BYTES = 16 * 1024;
 
 export function encodeRecord(r: LogRecord): Buffer {
-  return Buffer.concat([Buffer.from(`${r.time} ${r.stream} ${r.partial ? 'P' : 'F'} `), r.content, Buffer.from('\n')]);
+  return Buffer.concat(encodedParts(r));
+}
+
+/** a record as the buffers of its line in the file, for a gathering write without a copy of the content */
+export function encodedParts(r: LogRecord): Buffer[] {
+  return [Buffer.from(`${r.time} ${r.stream} ${r.partial ? 'P' : 'F'} `), r.content, NEWLINE];
 }
 
 const STDOUT_BYTES = Buffer.from('stdout');
@@ -46,14 +51,34 @@ export function parseRecords(data: Buffer): LogRecord[] {
   return out;
 }
 
-/** cuts one stream's raw output into records at newlines, holding back an unfinished line */
+/**
+ * Cuts one stream's raw output into records at newlines, holding back an unfinished line. The records are
+ * views of the chunk they came in (they are written and handed on at once); only the held-back part is
+ * copied, so a container's megabytes of output cost no copies of their own on the way to the log file.
+ */
 export class LineSplitter {
-  private pending: Buffer = Buffer.alloc(0);
+  private pending: Buffer = EMPTY;
 
   /** complete lines (without the newline) and, for over-long lines, partial pieces */
   push(chunk: Buffer): { content: Buffer; partial: boolean }[] {
     const out: { content: Buffer; partial: boolean }[] = [];
-    let data = this.pending.length ? Buffer.concat([this.pending, chunk]) : chunk;
+    let data = chunk;
+    if (this.pending.length) {
+      // the held-back part is completed first, by the rest of its line or up to a whole record
+      const room = MAX_RECORD_BYTES - this.pending.length;
+      const nl = chunk.indexOf(0x0a);
+      if (nl >= 0 && nl <= room) {
+        out.push({ content: Buffer.concat([this.pending, chunk.subarray(0, nl)]), partial: false });
+        data = chunk.subarray(nl + 1);
+      } else if (chunk.length >= room) {
+        out.push({ content: Buffer.concat([this.pending, chunk.subarray(0, room)]), partial: true });
+        data = chunk.subarray(room);
+      } else {
+        this.pending = Buffer.concat([this.pending, chunk]);
+        return out;
+      }
+      this.pending = EMPTY;
+    }
     for (;;) {
       const nl = data.indexOf(0x0a);
       if (nl < 0) break;
@@ -61,10 +86,10 @@ export class LineSplitter {
       data = data.subarray(nl + 1);
     }
     while (data.length > MAX_RECORD_BYTES) {
-      out.push({ content: Buffer.from(data.subarray(0, MAX_RECORD_BYTES)), partial: true });
+      out.push({ content: data.subarray(0, MAX_RECORD_BYTES), partial: true });
       data = data.subarray(MAX_RECORD_BYTES);
     }
-    this.pending = Buffer.from(data);
+    this.pending = data.length ? Buffer.from(data) : EMPTY;
     return out;
   }
 
@@ -72,17 +97,19 @@ export class LineSplitter {
   flush(): { content: Buffer; partial: boolean } | undefined {
     if (this.pending.length === 0) return undefined;
     const content = this.pending;
-    this.pending = Buffer.alloc(0);
+    this.pending = EMPTY;
     return { content, partial: true };
   }
 }
 
+const EMPTY = Buffer.alloc(0);
+
 function pushLine(out: { content: Buffer; partial: boolean }[], line: Buffer): void {
   while (line.length > MAX_RECORD_BYTES) {
-    out.push({ content: Buffer.from(line.subarray(0, MAX_RECORD_BYTES)), partial: true });
+    out.push({ content: line.subarray(0, MAX_RECORD_BYTES), partial: true });
     line = line.subarray(MAX_RECORD_BYTES);
   }
-  out.push({ content: Buffer.from(line), partial: false });
+  out.push({ content: line, partial: false });
 }
 
 const epochNsAtStart = BigInt(Date.now()) * 1_000_000n;

@@ -26,6 +26,8 @@ import { materializeVolume, refreshVolumeTokens, tokenRefreshSeconds, type Volum
 export interface NodeContext {
   store: ObjectStore;
   cli: PodmanCli;
+  /** the same podman at a lower priority, for work nobody waits on */
+  housekeepingCli: PodmanCli;
   events: EventRecorder;
   faults: Faults;
   clusterId: string;
@@ -119,6 +121,7 @@ export class PodWorker {
   private runDone: Promise<void> = Promise.resolve();
   private wakeConfig: (() => void)[] = [];
   private podmanPodRemoved = false;
+  private sandboxRemoval: Promise<void> = Promise.resolve();
   private networkKnown?: Promise<void>;
   private endStartup: () => void = () => undefined;
   /** regular containers whose first instance has run (or ended) */
@@ -313,9 +316,10 @@ export class PodWorker {
     clearTimeout(this.deadlineTimer);
     clearTimeout(this.tokenTimer);
     this.ctx.networkChanged();
-    // housekeeping: pods still starting go first
+    // housekeeping: pods still starting go first, and it runs at a lower priority than the reads of the
+    // pod's logs and files that usually follow a pod's end
     await this.ctx.idle();
-    await this.removeSandbox();
+    await this.removeSandbox(this.ctx.housekeepingCli);
   }
 
   private async createSandbox(): Promise<void> {
@@ -712,13 +716,16 @@ export class PodWorker {
     await this.ctx.cli.run(['pod', 'stop', '-t', '0', this.podmanPod], 30_000);
   }
 
-  private async removeSandbox(): Promise<void> {
-    if (this.podmanPodRemoved) return;
+  /** removes the sandbox once; a second call (a delete during a finished pod's removal) waits for the first */
+  private removeSandbox(cli = this.ctx.cli): Promise<void> {
+    if (this.podmanPodRemoved) return this.sandboxRemoval;
     this.podmanPodRemoved = true;
     this.sandboxReady = false;
-    await this.ctx.cli.run(['pod', 'rm', '-f', '-t', '0', this.podmanPod], 60_000);
-    // a container whose attach process lost podman: make sure nothing of ours lingers
-    for (const run of this.podmanRuns) run.killAttachProcess();
+    this.sandboxRemoval = cli.run(['pod', 'rm', '-f', '-t', '0', this.podmanPod], 60_000).then(() => {
+      // a container whose attach process lost podman: make sure nothing of ours lingers
+      for (const run of this.podmanRuns) run.killAttachProcess();
+    });
+    return this.sandboxRemoval;
   }
 
   private removeFiles(): void {

@@ -107,9 +107,13 @@ export class PodmanNode implements NodeRuntime {
     const facts: NodeFacts = { nodeName: this.nodeName, hostIP, podmanVersion };
     this.registerNode(facts);
     const node = this.store.get(NODE, undefined, this.nodeName);
+    // refills and the removal of finished pods' sandboxes run at a lower priority than the pods being started and
+    // the clients reading what finished pods left (logs, files), which they would otherwise slow down
+    const niceCli = new PodmanCli({ binary: 'nice', globalArgs: ['-n', '10', this.cli.binary, ...this.cli.globalArgs] });
     this.ctx = {
       store: this.store,
       cli: this.cli,
+      housekeepingCli: niceCli,
       events: new EventRecorder(this.store, this.nodeName),
       faults: this.opts.faults,
       clusterId: this.clusterId,
@@ -133,8 +137,6 @@ export class PodmanNode implements NodeRuntime {
       apiServer: () => this.apiServerAddress,
       serviceAccountToken: this.opts.serviceAccountToken,
     };
-    // refills run at a lower priority than the pods being started, which they would otherwise slow down
-    const niceCli = new PodmanCli({ binary: 'nice', globalArgs: ['-n', '10', this.cli.binary, ...this.cli.globalArgs] });
     // Four each: a sandbox takes three podman calls at low priority to make, so pods started one after another
     // (a test's, a warm pool's refills) emptied a pool of two; measured, the second of two back-to-back pods reached
     // Running in 353 ms with two and 205 ms with four (podman run -d: 183 ms). An idle sandbox is a pause process.
@@ -223,7 +225,8 @@ export class PodmanNode implements NodeRuntime {
       index = slot.lastIndex;
     } else {
       index = slot.currentIndex!;
-      live = slot.attached ? slot.log : undefined;
+      // the instance's log: followed while open; once closed, it still knows which streams it holds
+      live = slot.log;
     }
     let sinceNs: bigint | undefined;
     if (opts.sinceTime) sinceNs = parseTimeNs(opts.sinceTime);

@@ -27,6 +27,40 @@ test('the splitter holds back unfinished lines and splits over-long ones', () =>
   assert.equal(long[0]!.partial, true);
 });
 
+test('the splitter cuts the same records however the output is chunked', () => {
+  // the records of a whole output: lines, over-long ones cut every MAX_RECORD_BYTES from the line's start
+  const expected = (all: Buffer): string[] => {
+    const out: string[] = [];
+    const lines = all.toString('latin1').split('\n');
+    const last = lines.pop()!;
+    const cut = (line: string, ended: boolean): void => {
+      for (; line.length > MAX_RECORD_BYTES; line = line.slice(MAX_RECORD_BYTES)) out.push(`P:${line.slice(0, MAX_RECORD_BYTES)}`);
+      if (ended) out.push(`F:${line}`);
+      else if (line) out.push(`P:${line}`);
+    };
+    for (const line of lines) cut(line, true);
+    cut(last, false);
+    return out;
+  };
+  let seed = 7;
+  const random = (n: number): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n);
+  for (let round = 0; round < 40; round++) {
+    const parts: string[] = [];
+    while (parts.join('').length < 80_000) parts.push(random(4) === 0 ? '\n' : 'abcdefgh'.repeat(1 + random(round % 2 ? 5000 : 40)));
+    const all = Buffer.from(parts.join(''), 'latin1');
+    const s = new LineSplitter();
+    const got: string[] = [];
+    for (let at = 0; at < all.length; ) {
+      const size = 1 + random(round % 3 === 0 ? 70_000 : 20_000);
+      for (const r of s.push(Buffer.from(all.subarray(at, at + size)))) got.push(`${r.partial ? 'P' : 'F'}:${r.content.toString('latin1')}`);
+      at += size;
+    }
+    const rest = s.flush();
+    if (rest) got.push(`P:${rest.content.toString('latin1')}`);
+    assert.deepEqual(got, expected(all), `round ${round}`);
+  }
+});
+
 test('timestamps have nine fraction digits and parse back', () => {
   const ns = 1735787045123456789n;
   assert.equal(formatNs(ns), '2025-01-02T03:04:05.123456789Z');
@@ -70,6 +104,21 @@ test('a served log is the records in order, in few writes, cut exactly at limitB
     }
     const stderrOnly = Buffer.concat(records.filter((r) => r.stream === 'stderr').map((r) => renderRecord(r, true)));
     assert.deepEqual(await buffer(serveLog(file, undefined, { stream: 'Stderr', timestamps: true })), stderrOnly);
+    // read from the file a block (1 MiB) at a time: records cut by a block's end are whole in the output
+    const many = Array.from({ length: 700 }, (_, i) => rec(`2025-01-02T03:04:06.${String(i).padStart(9, '0')}Z`, i % 5 ? 'stdout' : 'stderr', `${i}:${'y'.repeat(3000 + i)}`, i % 7 === 0));
+    writeFileSync(file, Buffer.concat(many.map(encodeRecord)));
+    assert.deepEqual(await buffer(serveLog(file, undefined, { stream: 'Stdout' })), Buffer.concat(many.filter((r) => r.stream === 'stdout').map((r) => renderRecord(r, false))));
+    const late = many.slice(400);
+    assert.deepEqual(await buffer(serveLog(file, undefined, { sinceNs: parseTimeNs(late[0]!.time), timestamps: true })), Buffer.concat(late.map((r) => renderRecord(r, true))));
+    assert.deepEqual(await buffer(serveLog(join(dir, 'none.log'), undefined, {})), Buffer.alloc(0), 'a container that wrote nothing has an empty log');
+    // an ended log knows which streams it holds: a stream it never had is empty, the other one whole
+    const { ContainerLog } = await import('../../../src/devcluster/node/container-log.js');
+    const ended = new ContainerLog(join(dir, '1.log'));
+    ended.write('stdout', Buffer.from('only out\n'));
+    ended.close();
+    assert.equal((await buffer(serveLog(join(dir, '1.log'), ended, { stream: 'Stderr' }))).length, 0);
+    assert.equal((await buffer(serveLog(join(dir, '1.log'), ended, { stream: 'Stdout' }))).toString(), 'only out\n');
+    assert.equal((await buffer(serveLog(join(dir, '1.log'), ended, { follow: true }))).toString(), 'only out\n');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
