@@ -14,6 +14,8 @@ if (basename(process.argv[1] ?? '') === 'docker') {
 } else if (process.argv[2] === 'docker') {
   await (await import('./docker-entry.js')).runAsDocker(process.argv.slice(3));
 } else {
+  // a long-lived server: its heap is sized for streaming before anything is loaded (server-heap.ts)
+  if (process.argv[2] === 'serve') (await import('./server-heap.js')).useServerHeap();
   const { Command } = await import('commander');
   const { BERTH_VERSION } = await import('./version.js');
   const program = new Command('berth')

@@ -1,0 +1,17 @@
+/**
+ * berth serve passes megabytes of logs and archives through short-lived Buffers. With V8's default young
+ * generation (semi-spaces growing to 8 MiB and more) the little objects holding those buffers survive long
+ * enough that the buffers' memory piles up outside the heap, and V8 answers that with full mark-compacts
+ * of the whole heap, one or more per 8 MiB log. A 1 MiB semi-space frees them at the next scavenge: on
+ * the bench machine berth serve's CPU per 8 MiB log read fell from 65–77 ms to 37–48 ms, and it keeps less
+ * memory. The flag takes effect only when the heap is made, so the process replaces itself once.
+ */
+const FLAG = '--max-semi-space-size=1';
+
+/** Re-executes this process (same pid, argv and environment) with the flag; nothing when it has it. */
+export function useServerHeap(): void {
+  const execve = (process as { execve?: (file: string, args: string[], env: NodeJS.ProcessEnv) => never }).execve;
+  // process.execve came with Node 22.15 and 23.11; an older node runs with its default heap.
+  if (typeof execve !== 'function' || process.execArgv.some((a) => a.startsWith('--max-semi-space-size')) || process.env.BERTH_DEFAULT_HEAP === '1') return;
+  execve.call(process, process.execPath, [process.execPath, FLAG, ...process.execArgv, ...process.argv.slice(1)], process.env);
+}
