@@ -30,7 +30,12 @@ async function startAgent(path: string): Promise<void> {
   let log: number | 'ignore' = 'ignore';
   try {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    if (!(statSync(dirname(path)).mode & 0o077)) log = openSync(`${path}.log`, 'a', 0o600);
+    if (statSync(dirname(path)).mode & 0o077) {
+      // the agent would refuse it: say so once per call, as each call is then slower by a whole berth start
+      process.stderr.write(`berth: the shim agent was not started: ${dirname(path)} must be private to you (mode 0700); this call runs in its own process, which is slower (name a socket in a private folder with BERTH_SHIM_AGENT_SOCKET, or set BERTH_SHIM_AGENT=0 to run every call so, without this line)\n`);
+      return;
+    }
+    log = openSync(`${path}.log`, 'a', 0o600);
   } catch {
     // no log: the agent still runs
   }

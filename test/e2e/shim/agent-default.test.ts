@@ -5,7 +5,7 @@
 import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { berthCli, kubectlOk, runCommand } from '../harness/cluster.js';
@@ -108,6 +108,17 @@ test('BERTH_SHIM_AGENT=0 opts out: the docker process runs the call itself and s
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout, LIST);
   assert.equal(agentSocket(xdg), undefined, 'an agent was started');
+});
+
+test('a socket in a folder others may read: no agent, the call runs in its process and says why once', async () => {
+  const shared = runtimeDir();
+  chmodSync(shared, 0o755);
+  const r = await dockerRun(defaultEnv(runtimeDir(), { BERTH_SHIM_AGENT_SOCKET: join(shared, 'agent.sock') }));
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, LIST);
+  assert.match(r.stderr, /the shim agent was not started: .* must be private to you \(mode 0700\).*BERTH_SHIM_AGENT_SOCKET/);
+  assert.equal(r.stderr.split('\n').filter((l) => l.includes('shim agent')).length, 1);
+  assert.equal(existsSync(join(shared, 'agent.sock')), false, 'an agent listens in a shared folder');
 });
 
 test('a client killed with SIGKILL: its pod is deleted, and the same agent serves the next call', async () => {
