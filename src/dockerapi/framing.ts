@@ -106,7 +106,7 @@ const FRAME_BATCH_BYTES = 256 * 1024;
 /**
  * A Writable whose chunks reach `sink` framed as `stream` (a frame per line with `perLine`, as logs are),
  * or raw when `tty`. Chunks that queued up while the sink was full go out together (one frame unless
- * `perLine`), corked into one system call: a slow reader gets few large writes instead of one per chunk.
+ * `perLine`) in one system call: a slow reader gets few large writes instead of one per chunk.
  */
 export function framedWriter(sink: Writable | NodeJS.WritableStream, stream: number, tty: boolean, perLine = false): Writable {
   const put = (parts: Buffer[], cb: () => void): void => {
@@ -119,10 +119,13 @@ export function framedWriter(sink: Writable | NodeJS.WritableStream, stream: num
     if (corkable) (sink as Writable).cork();
     for (const p of pieces) ready = sink.write(p) && ready;
     if (corkable) (sink as Writable).uncork();
-    // Done after this turn of the event loop, not at once: the chunks that arrive meanwhile (a read from the
-    // cluster's connection brings several) reach the next writev together, a system call for them all.
-    if (ready) setImmediate(cb);
-    else sink.once('drain', () => cb());
+    // A log's chunk is done after this turn of the event loop, not at once: the chunks that arrive meanwhile (a
+    // read from the cluster's connection brings several) reach the next writev together, one system call. Not
+    // for exec and attach: stdout and stderr share their sink, and a held chunk would let the other stream's
+    // later chunk overtake it (a log's streams come from requests of their own, in no common order).
+    if (!ready) sink.once('drain', () => cb());
+    else if (perLine) setImmediate(cb);
+    else cb();
   };
   return new Writable({
     highWaterMark: FRAME_BATCH_BYTES,
