@@ -26,22 +26,16 @@ export function demux(data: Buffer): Array<{ stream: number; payload: Buffer }> 
   return out;
 }
 
-/**
- * Frames of one chunk of a log, one per line as dockerd's log drivers store them (a client that reads
- * frame by frame, like testcontainers' log consumers, gets one line per frame). A trailing part without
- * its newline is a frame of its own at once, never held back for the rest of the line.
- */
-export function lineFrames(stream: number, chunk: Buffer): Buffer {
-  return Buffer.concat(framedPieces(stream, [chunk], true));
-}
-
 /** a payload at least this long goes out as a view of itself rather than copied beside its header */
 const COPY_LIMIT = 16 * 1024;
 
 /**
- * `parts` framed as `stream` (a frame per line with `perLine`, else one frame of them all), as buffers to
- * write in order. Short frames are gathered into one buffer; a long payload is passed as a view of the
- * chunk it came in, not copied: a log of megabytes crosses berth without a copy of its own.
+ * `parts` framed as `stream`, as buffers to write in order: one frame of them all, or with `perLine` a frame
+ * per line, as dockerd's log drivers store logs (a client that reads frame by frame, like testcontainers' log
+ * consumers, gets one line per frame; a trailing part without its newline is a frame of its own at once,
+ * never held back for the rest of the line). Short frames are gathered into one buffer; a long payload is
+ * passed as a view of the chunk it came in, not copied: a log of megabytes crosses berth without a copy of
+ * its own.
  */
 export function framedPieces(stream: number, parts: Buffer[], perLine: boolean): Buffer[] {
   const out: Buffer[] = [];

@@ -90,13 +90,8 @@ export async function handleLog(ctx: ServerContext, r: ResourceRequest): Promise
   ctx.liveStreams.add(finish);
   r.req.on('close', finish);
   r.res.on('close', finish);
-  // A log read from its file goes as fast as the client takes it, not all at once into memory.
-  stream.on('data', (chunk: Buffer | string) => {
-    if (!r.res.write(chunk)) {
-      stream.pause();
-      r.res.once('drain', () => stream.resume());
-    }
-  });
+  // as fast as the client takes it, not all at once into memory; `finish` ends the response
+  stream.pipe(r.res, { end: false });
   stream.on('end', finish);
   // The dropStreams fault cuts a followed log too: the connection goes without the chunked terminator,
   // as when a node or proxy in between fails, after its first output or 100 ms.

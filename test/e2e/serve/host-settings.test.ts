@@ -8,7 +8,7 @@ import { mkdtempSync, readlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BUSYBOX, freshNamespace } from '../harness/cluster.js';
-import { type DockerEngine, startBerth, startPodman, stopAndCheckLeftovers } from './serve-env.js';
+import { type DockerEngine, type EngineKind, startBerth, startPodman, stopAndCheckLeftovers } from './serve-env.js';
 
 const prefix = `hs${process.pid}`;
 
@@ -34,74 +34,85 @@ async function capEff(engine: DockerEngine, flags: string[]): Promise<bigint> {
 
 const hex = (n: bigint): string => n.toString(16).padStart(16, '0');
 
+/**
+ * The engine of the describe block this is called in: podman's API, or a berth serve of the block's own (started
+ * with `extra` in a fresh namespace, and checked for leftovers, and `work` removed, when the block ends).
+ */
+function suiteEngine(kind: EngineKind, namespaceName: string, instance: string, extra: string[] = [], work?: string): () => DockerEngine {
+  let engine: DockerEngine | undefined;
+  let namespace = '';
+  before(async () => {
+    if (kind === 'podman') engine = await startPodman();
+    else {
+      namespace = await freshNamespace(namespaceName);
+      engine = await startBerth(namespace, instance, { extra });
+    }
+  });
+  after(async () => {
+    if (kind === 'podman') await engine!.stop();
+    else await stopAndCheckLeftovers(engine!, namespace, instance, work);
+  });
+  return () => {
+    assert.ok(engine, `the ${kind} engine of this block did not start`);
+    return engine;
+  };
+}
+
 for (const kind of ['podman', 'berth'] as const) {
   describe(`container settings, docker CLI against ${kind}`, () => {
-    let engine: DockerEngine;
-    let namespace = '';
-    const instance = `${prefix}-${kind}`;
-    before(async () => {
-      if (kind === 'podman') engine = await startPodman();
-      else {
-        namespace = await freshNamespace('serve-host');
-        engine = await startBerth(namespace, instance, { extra: ['--helper-image', BUSYBOX] });
-      }
-    });
-    after(async () => {
-      if (kind === 'podman') await engine.stop();
-      else await stopAndCheckLeftovers(engine, namespace, instance);
-    });
+    const engine = suiteEngine(kind, 'serve-host', `${prefix}-${kind}`, ['--helper-image', BUSYBOX]);
 
     test("capabilities: Docker's default set (sshd's SYS_CHROOT among them); --cap-drop removes one", async () => {
       // podman's default leaves out NET_RAW, MKNOD and AUDIT_WRITE (its containers.conf): a deviation of the reference.
       const expected = kind === 'berth' ? DOCKER_DEFAULT : PODMAN_DEFAULT;
-      assert.equal(hex(await capEff(engine, [])), hex(expected));
-      assert.equal(hex(await capEff(engine, ['--cap-drop', 'CHOWN'])), hex(expected & ~mask(['CHOWN'])));
-      assert.equal(hex(await capEff(engine, ['--cap-drop', 'ALL', '--cap-add', 'NET_BIND_SERVICE'])), hex(mask(['NET_BIND_SERVICE'])));
+      assert.equal(hex(await capEff(engine(), [])), hex(expected));
+      assert.equal(hex(await capEff(engine(), ['--cap-drop', 'CHOWN'])), hex(expected & ~mask(['CHOWN'])));
+      assert.equal(hex(await capEff(engine(), ['--cap-drop', 'ALL', '--cap-add', 'NET_BIND_SERVICE'])), hex(mask(['NET_BIND_SERVICE'])));
     });
 
     test('--cap-add NET_ADMIN: podman grants it; berth refuses it at create, naming it and --allow-privileged', async () => {
-      const r = await engine.docker(['run', '--rm', '--cap-add', 'NET_ADMIN', BUSYBOX, 'grep', 'CapEff', '/proc/self/status']);
+      const r = await engine().docker(['run', '--rm', '--cap-add', 'NET_ADMIN', BUSYBOX, 'grep', 'CapEff', '/proc/self/status']);
       if (kind === 'podman') {
         assert.equal(r.code, 0, r.stderr);
         return assert.equal(BigInt(`0x${/CapEff:\s+([0-9a-f]+)/.exec(r.stdout)![1]}`) & mask(['NET_ADMIN']), mask(['NET_ADMIN']));
       }
       assert.equal(r.code, 125, r.stderr);
       assert.match(r.stderr, /CapAdd=NET_ADMIN: berth serve gives containers only CHOWN, .*; NET_ADMIN is beyond it and only a berth serve started with --allow-privileged grants it/);
-      assert.equal(await engine.dockerOk(['ps', '-a', '-q']), '', 'a refused create leaves no container');
+      assert.equal(await engine().dockerOk(['ps', '-a', '-q']), '', 'a refused create leaves no container');
     });
 
     test('--add-host: the name and address are in /etc/hosts', async () => {
-      const hosts = await engine.dockerOk(['run', '--rm', '--add-host', 'db.example:10.1.2.3', BUSYBOX, 'cat', '/etc/hosts']);
+      const hosts = await engine().dockerOk(['run', '--rm', '--add-host', 'db.example:10.1.2.3', BUSYBOX, 'cat', '/etc/hosts']);
       assert.match(hosts, /^10\.1\.2\.3\s+db\.example$/m, hosts);
     });
 
     test('--user by name: the image\'s passwd and group give the numbers; a name the image lacks fails the start with dockerd\'s words', async () => {
       const name = `${prefix}-user-${kind}`;
-      await engine.dockerOk(['run', '-d', '--name', name, '--user', 'nonroot', BUSYBOX, 'sleep', '60']);
+      await engine().dockerOk(['run', '-d', '--name', name, '--user', 'nonroot', BUSYBOX, 'sleep', '60']);
       try {
         // (supplementary groups differ between exec paths, podman's own too: uid and gid only)
-        assert.equal(await engine.dockerOk(['exec', name, 'sh', '-c', 'id -u; id -g; id -un']), '65532\n65532\nnonroot\n');
-        assert.equal(await engine.dockerOk(['exec', '--user', 'nonroot', name, 'whoami']), 'nonroot\n', 'an exec as the container\'s own user');
-        assert.equal((await engine.dockerOk(['inspect', '-f', '{{.Config.User}}', name])).trim(), 'nonroot');
+        assert.equal(await engine().dockerOk(['exec', name, 'sh', '-c', 'id -u; id -g; id -un']), '65532\n65532\nnonroot\n');
+        assert.equal(await engine().dockerOk(['exec', '--user', 'nonroot', name, 'whoami']), 'nonroot\n', 'an exec as the container\'s own user');
+        assert.equal((await engine().dockerOk(['inspect', '-f', '{{.Config.User}}', name])).trim(), 'nonroot');
       } finally {
-        await engine.docker(['rm', '-f', name]);
+        await engine().docker(['rm', '-f', name]);
       }
-      assert.equal(await engine.dockerOk(['run', '--rm', '--user', 'nonroot:nogroup', BUSYBOX, 'id', '-g']), '65534\n');
-      const missing = await engine.docker(['run', '--rm', '--name', `${name}-missing`, '--user', 'postgres', BUSYBOX, 'true']);
+      assert.equal(await engine().dockerOk(['run', '--rm', '--user', 'nonroot:nogroup', BUSYBOX, 'id', '-g']), '65534\n');
+      const missing = await engine().docker(['run', '--rm', '--name', `${name}-missing`, '--user', 'postgres', BUSYBOX, 'true']);
       assert.notEqual(missing.code, 0);
       if (kind === 'podman') {
         // podman 4.3 answers the attach with a 409 instead of the start's error, and keeps the container
-        await engine.docker(['rm', '-f', `${name}-missing`]);
+        await engine().docker(['rm', '-f', `${name}-missing`]);
         return;
       }
       assert.equal(missing.code, 125, 'a failed start, as dockerd\'s');
       assert.match(missing.stderr, /unable to find user postgres: no matching entries in passwd file/);
-      assert.equal(await engine.dockerOk(['ps', '-a', '-q']), '', 'the auto-remove container whose start failed is removed');
+      assert.equal(await engine().dockerOk(['ps', '-a', '-q']), '', 'the auto-remove container whose start failed is removed');
     });
 
     test('docker create -P of a container exposing 53/udp: podman publishes it; berth refuses it at create, naming the port', async () => {
       const name = `${prefix}-udp-${kind}`;
-      const r = await engine.docker(['create', '--name', name, '-P', '--expose', '53/udp', '--expose', '8080', BUSYBOX, 'true']);
+      const r = await engine().docker(['create', '--name', name, '-P', '--expose', '53/udp', '--expose', '8080', BUSYBOX, 'true']);
       try {
         if (kind === 'podman') {
           assert.equal(r.code, 0, r.stderr);
@@ -109,58 +120,44 @@ for (const kind of ['podman', 'berth'] as const) {
         }
         assert.equal(r.code, 1, 'docker create exits 1 on a refused create');
         assert.match(r.stderr, /cannot publish 53\/udp \(exposed by the image or --expose; -P publishes every exposed port\): berth publishes TCP ports only .*-p instead of -P/);
-        assert.equal(await engine.dockerOk(['ps', '-a', '-q', '--filter', `name=${name}`]), '', 'nothing created');
+        assert.equal(await engine().dockerOk(['ps', '-a', '-q', '--filter', `name=${name}`]), '', 'nothing created');
       } finally {
-        await engine.docker(['rm', '-f', name]);
+        await engine().docker(['rm', '-f', name]);
       }
     });
   });
 }
 
 describe('berth serve --capabilities narrows the default set and the limit of CapAdd', () => {
-  let engine: DockerEngine;
-  let namespace = '';
-  const instance = `${prefix}-caps`;
-  before(async () => {
-    namespace = await freshNamespace('serve-caps');
-    engine = await startBerth(namespace, instance, { extra: ['--capabilities', 'CHOWN,NET_BIND_SERVICE'] });
-  });
-  after(async () => stopAndCheckLeftovers(engine, namespace, instance));
+  const engine = suiteEngine('berth', 'serve-caps', `${prefix}-caps`, ['--capabilities', 'CHOWN,NET_BIND_SERVICE']);
 
   test('--capabilities CHOWN,NET_BIND_SERVICE: the default shrinks to them, and a CapAdd of another is refused naming the flag', async () => {
-    assert.equal(hex(await capEff(engine, [])), hex(mask(['CHOWN', 'NET_BIND_SERVICE'])));
-    assert.equal(hex(await capEff(engine, ['--cap-add', 'CHOWN'])), hex(mask(['CHOWN', 'NET_BIND_SERVICE'])), 'an add within the set keeps it');
-    const r = await engine.docker(['run', '--rm', '--cap-add', 'SYS_CHROOT', BUSYBOX, 'true']);
+    assert.equal(hex(await capEff(engine(), [])), hex(mask(['CHOWN', 'NET_BIND_SERVICE'])));
+    assert.equal(hex(await capEff(engine(), ['--cap-add', 'CHOWN'])), hex(mask(['CHOWN', 'NET_BIND_SERVICE'])), 'an add within the set keeps it');
+    const r = await engine().docker(['run', '--rm', '--cap-add', 'SYS_CHROOT', BUSYBOX, 'true']);
     assert.equal(r.code, 125, r.stderr);
     assert.match(r.stderr, /CapAdd=SYS_CHROOT: berth serve gives containers only CHOWN, NET_BIND_SERVICE: its operator narrowed Docker's default set with --capabilities/);
   });
 });
 
 describe('berth serve --helper-image that cannot be pulled', () => {
-  let engine: DockerEngine;
-  let namespace = '';
-  const instance = `${prefix}-helper`;
   const work = mkdtempSync(join(tmpdir(), 'berth-host-settings-'));
-  before(async () => {
-    namespace = await freshNamespace('serve-helper');
-    engine = await startBerth(namespace, instance, { extra: ['--helper-image', 'localhost/berth/does-not-exist:1'] });
-  });
-  after(async () => stopAndCheckLeftovers(engine, namespace, instance, work));
+  const engine = suiteEngine('berth', 'serve-helper', `${prefix}-helper`, ['--helper-image', 'localhost/berth/does-not-exist:1'], work);
 
   test('docker start after docker cp names the image and --helper-image', async () => {
     const name = `${prefix}-feed`;
     const file = join(work, 'greeting.txt');
     writeFileSync(file, 'hello\n');
     // No command and an image whose config berth cannot read: the files come through the helper's init container.
-    await engine.dockerOk(['create', '--name', name, BUSYBOX]);
+    await engine().dockerOk(['create', '--name', name, BUSYBOX]);
     try {
-      await engine.dockerOk(['cp', file, `${name}:/tmp/greeting.txt`]);
-      const r = await engine.docker(['start', name], { timeoutMs: 180_000 });
+      await engine().dockerOk(['cp', file, `${name}:/tmp/greeting.txt`]);
+      const r = await engine().docker(['start', name], { timeoutMs: 180_000 });
       assert.notEqual(r.code, 0);
       assert.match(r.stderr, /init container berth-files \(the helper image localhost\/berth\/does-not-exist:1, which delivers the files copied before start\): \w+/);
       assert.match(r.stderr, /start berth serve with --helper-image, or \$BERTH_HELPER_IMAGE, naming an image with sh and tar that the cluster can pull/);
     } finally {
-      await engine.docker(['rm', '-f', name]);
+      await engine().docker(['rm', '-f', name]);
     }
   });
 });
@@ -170,56 +167,36 @@ const hostNamespace = (kind: 'net' | 'ipc'): string => readlinkSync(`/proc/self/
 
 for (const kind of ['podman', 'berth'] as const) {
   describe(`--network host, --ipc host, docker CLI against ${kind}${kind === 'berth' ? ' --allow-privileged' : ''}`, () => {
-    let engine: DockerEngine;
-    let namespace = '';
-    const instance = `${prefix}-hostnet-${kind}`;
-    before(async () => {
-      if (kind === 'podman') engine = await startPodman();
-      else {
-        namespace = await freshNamespace('serve-hostnet');
-        engine = await startBerth(namespace, instance, { extra: ['--allow-privileged'] });
-      }
-    });
-    after(async () => {
-      if (kind === 'podman') await engine.stop();
-      else await stopAndCheckLeftovers(engine, namespace, instance);
-    });
+    const engine = suiteEngine(kind, 'serve-hostnet', `${prefix}-hostnet-${kind}`, ['--allow-privileged']);
 
     test("the container is in the node's network namespace, and inspect says host", async () => {
       const name = `${prefix}-hostnet-${kind}`;
-      await engine.dockerOk(['run', '-d', '--name', name, '--network', 'host', BUSYBOX, 'sleep', '60']);
+      await engine().dockerOk(['run', '-d', '--name', name, '--network', 'host', BUSYBOX, 'sleep', '60']);
       try {
-        assert.equal((await engine.dockerOk(['exec', name, 'readlink', '/proc/self/ns/net'])).trim(), hostNamespace('net'));
-        assert.equal((await engine.dockerOk(['inspect', '-f', '{{.HostConfig.NetworkMode}}', name])).trim(), 'host');
+        assert.equal((await engine().dockerOk(['exec', name, 'readlink', '/proc/self/ns/net'])).trim(), hostNamespace('net'));
+        assert.equal((await engine().dockerOk(['inspect', '-f', '{{.HostConfig.NetworkMode}}', name])).trim(), 'host');
       } finally {
-        await engine.docker(['rm', '-f', name]);
+        await engine().docker(['rm', '-f', name]);
       }
     });
 
     test("--ipc host: the container is in the node's IPC namespace", async () => {
-      const ipc = await engine.dockerOk(['run', '--rm', '--ipc', 'host', BUSYBOX, 'readlink', '/proc/self/ns/ipc']);
+      const ipc = await engine().dockerOk(['run', '--rm', '--ipc', 'host', BUSYBOX, 'readlink', '/proc/self/ns/ipc']);
       assert.equal(ipc.trim(), hostNamespace('ipc'));
-      const own = await engine.dockerOk(['run', '--rm', BUSYBOX, 'readlink', '/proc/self/ns/ipc']);
+      const own = await engine().dockerOk(['run', '--rm', BUSYBOX, 'readlink', '/proc/self/ns/ipc']);
       assert.notEqual(own.trim(), hostNamespace('ipc'), 'without it, an IPC namespace of its own');
     });
   });
 }
 
 describe('--network host and --ipc host on a berth serve without --allow-privileged', () => {
-  let engine: DockerEngine;
-  let namespace = '';
-  const instance = `${prefix}-nohostnet`;
-  before(async () => {
-    namespace = await freshNamespace('serve-nohostnet');
-    engine = await startBerth(namespace, instance);
-  });
-  after(async () => stopAndCheckLeftovers(engine, namespace, instance));
+  const engine = suiteEngine('berth', 'serve-nohostnet', `${prefix}-nohostnet`);
 
   test('is refused at create, naming --allow-privileged', async () => {
-    const r = await engine.docker(['run', '--rm', '--network', 'host', BUSYBOX, 'true']);
+    const r = await engine().docker(['run', '--rm', '--network', 'host', BUSYBOX, 'true']);
     assert.equal(r.code, 125, r.stderr);
     assert.match(r.stderr, /NetworkMode=host: berth runs containers as pods on the pod network; the node's network \(hostNetwork\) is given only by a berth serve started with --allow-privileged/);
-    const ipc = await engine.docker(['run', '--rm', '--ipc', 'host', BUSYBOX, 'true']);
+    const ipc = await engine().docker(['run', '--rm', '--ipc', 'host', BUSYBOX, 'true']);
     assert.equal(ipc.code, 125, ipc.stderr);
     assert.match(ipc.stderr, /IpcMode=host: a pod has its own IPC namespace; the node's \(hostIPC\) is given only by a berth serve started with --allow-privileged/);
   });

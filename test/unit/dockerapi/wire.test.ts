@@ -1,7 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
-import { demux, frame, framedWriter, lineFrames, STDERR, STDOUT } from '../../../src/dockerapi/framing.js';
+import { demux, frame, framedPieces, framedWriter, STDERR, STDOUT } from '../../../src/dockerapi/framing.js';
+
+/** a log chunk's frames, one per line, as one buffer */
+const lineFrames = (stream: number, chunk: Buffer): Buffer => Buffer.concat(framedPieces(stream, [chunk], true));
 import { anyMatches, FilterError, labelsMatch, parseFilters } from '../../../src/dockerapi/filters.js';
 import { compareVersions, splitVersion } from '../../../src/dockerapi/http.js';
 import { parseListener } from '../../../src/dockerapi/server.js';
