@@ -59,11 +59,12 @@ for (const kind of ['podman', 'berth'] as const) {
       assert.equal(listed[0].State, 'running');
       assert.equal(typeof listed[0].Labels, 'object');
 
-      // output may not be written yet
-      const logs = await eventually('the container\'s stderr in its log', async () => {
+      // Output may not be logged yet, and stdout and stderr are two pipes: a log read between the node's reads
+      // of the two can hold one stream's line and not yet the other's.
+      const logs = await eventually('the container\'s stdout and stderr in its log', async () => {
         const frames = demux((await c.logs({ stdout: true, stderr: true, follow: false })) as unknown as Buffer);
         const both = { stdout: text(frames, 1), stderr: text(frames, 2) };
-        return both.stderr !== '' && both;
+        return both.stdout !== '' && both.stderr !== '' && both;
       }, { timeoutMs: 5_000 });
       assert.deepEqual(logs, { stdout: 'configured\n', stderr: 'warn\n' });
 
