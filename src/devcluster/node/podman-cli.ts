@@ -1,17 +1,17 @@
 // Runs podman as a child process. Every call has a timeout so a wedged podman never wedges the node.
+// Calls that run to completion go through a ProcessRunner (process-runner.ts), streams are spawned here.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { inProcessRunner, type ProcessRunner, type RunResult } from './process-runner.js';
 
-export interface PodmanResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+export type PodmanResult = RunResult;
 
 export interface PodmanCliOptions {
   /** binary, default 'podman' */
   binary?: string;
   /** global flags put before every sub-command, e.g. ['--runtime', '/usr/sbin/runc'] */
   globalArgs?: string[];
+  /** where calls that run to completion run; default: this process */
+  runner?: ProcessRunner;
 }
 
 export class PodmanCli {
@@ -20,44 +20,18 @@ export class PodmanCli {
   /** how many podman processes this node started: the cost model for pod start-up */
   invocations = 0;
 
+  private readonly runner: ProcessRunner;
+
   constructor(opts: PodmanCliOptions = {}) {
     this.binary = opts.binary ?? 'podman';
     this.globalArgs = opts.globalArgs ?? [];
+    this.runner = opts.runner ?? inProcessRunner;
   }
 
   /** runs to completion; never rejects: a spawn failure or timeout becomes code -1 with a message in stderr */
   run(args: string[], timeoutMs = 30_000): Promise<PodmanResult> {
-    return new Promise((resolve) => {
-      let child: ChildProcess;
-      try {
-        child = this.spawn(args, ['ignore', 'pipe', 'pipe']);
-      } catch (err) {
-        resolve({ code: -1, stdout: '', stderr: String(err) });
-        return;
-      }
-      const out: Buffer[] = [];
-      const errOut: Buffer[] = [];
-      let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        child.kill('SIGKILL');
-      }, timeoutMs);
-      child.stdout!.on('data', (d: Buffer) => out.push(d));
-      child.stderr!.on('data', (d: Buffer) => errOut.push(d));
-      child.on('error', (err) => {
-        clearTimeout(timer);
-        resolve({ code: -1, stdout: '', stderr: String(err) });
-      });
-      child.on('close', (code) => {
-        clearTimeout(timer);
-        const stderr = Buffer.concat(errOut).toString('utf8');
-        resolve({
-          code: timedOut ? -1 : (code ?? -1),
-          stdout: Buffer.concat(out).toString('utf8'),
-          stderr: timedOut ? `podman ${args[0]} timed out after ${timeoutMs} ms. ${stderr}` : stderr,
-        });
-      });
-    });
+    this.invocations++;
+    return this.runner.run({ file: this.binary, args: [...this.globalArgs, ...args], timeoutMs, what: `podman ${args[0] ?? ''}` });
   }
 
   /** runs and throws PodmanError on a non-zero exit */

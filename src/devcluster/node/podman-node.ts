@@ -4,6 +4,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Duplex, Readable } from 'node:stream';
 import type { AttachOptions, ExecOptions, Faults, KubeObject, LogOptions, NodeRuntime, ObjectStore, StreamSession, WatchEvent, WatchHandle } from '../types.js';
 import { resourceByKind } from '../api/resources.js';
@@ -17,6 +18,7 @@ import { isFullyIsolated } from './network-policy.js';
 import { nodeObject, nodeStatus, type NodeFacts } from './node-object.js';
 import { CLUSTER_LABEL } from './podman-args.js';
 import { PodmanCli } from './podman-cli.js';
+import { HelperProcessRunner, type ProcessRunner } from './process-runner.js';
 import { PodWorker, type NodeContext } from './pod-worker.js';
 import { SandboxPool } from './sandbox-pool.js';
 import { StartupGate } from './startup-gate.js';
@@ -80,6 +82,8 @@ export class PodmanNode implements NodeRuntime {
   private gateway?: string;
   /** exec straight through runc when podman runs containers with it (runc-exec.ts) */
   private runc?: RuncRuntime;
+  /** podman calls that run to completion run in a helper process, off this event loop */
+  private readonly runner: ProcessRunner;
 
   constructor(opts: PodmanNodeOptions) {
     this.opts = opts;
@@ -87,7 +91,8 @@ export class PodmanNode implements NodeRuntime {
     this.clusterId = opts.clusterId;
     this.nodeName = opts.nodeName ?? 'berth-dev';
     this.stateDir = opts.stateDir;
-    this.cli = new PodmanCli({ binary: opts.podman, globalArgs: opts.podmanArgs });
+    this.runner = new HelperProcessRunner(fileURLToPath(new URL('./runner-helper.js', import.meta.url)));
+    this.cli = new PodmanCli({ binary: opts.podman, globalArgs: opts.podmanArgs, runner: this.runner });
   }
 
   async start(): Promise<void> {
@@ -109,7 +114,7 @@ export class PodmanNode implements NodeRuntime {
     const node = this.store.get(NODE, undefined, this.nodeName);
     // refills and the removal of finished pods' sandboxes run at a lower priority than the pods being started and
     // the clients reading what finished pods left (logs, files), which they would otherwise slow down
-    const niceCli = new PodmanCli({ binary: 'nice', globalArgs: ['-n', '10', this.cli.binary, ...this.cli.globalArgs] });
+    const niceCli = new PodmanCli({ binary: 'nice', globalArgs: ['-n', '10', this.cli.binary, ...this.cli.globalArgs], runner: this.runner });
     this.ctx = {
       store: this.store,
       cli: this.cli,
@@ -182,6 +187,7 @@ export class PodmanNode implements NodeRuntime {
     this.ctx?.exitFiles?.close();
     if (this.ctx) rmSync(this.ctx.memoryDir, { recursive: true, force: true });
     rmSync(join(this.stateDir, 'pods'), { recursive: true, force: true });
+    this.runner.close();
   }
 
   // ---- exec, attach, logs, port-forward ----
