@@ -5,6 +5,7 @@
 import type { Duplex } from 'node:stream';
 import { WebSocket } from 'ws';
 import { ChannelCodec, toBuffer } from './channel-codec.js';
+import { sendOnChannel } from './channel-send.js';
 import { forwardingError } from './portforward-errors.js';
 import { isBase64Protocol } from './subprotocols.js';
 
@@ -27,10 +28,7 @@ export function servePortForwardOverChannels(ws: WebSocket, protocol: string, po
   const forwards: ForwardedPort[] = ports.map((port) => ({ port, pending: [], over: false }));
   let socketPaused = false;
 
-  const send = (channel: number, payload: Buffer, sent?: () => void) => {
-    if (ws.readyState !== WebSocket.OPEN) return;
-    ws.send(codec.encode(channel, payload), { binary: !codec.base64 }, () => sent?.());
-  };
+  const send = (channel: number, payload: Buffer, sent?: () => void) => sendOnChannel(ws, codec, channel, payload, sent);
   const finish = (f: ForwardedPort) => {
     if (f.over) return;
     f.over = true;

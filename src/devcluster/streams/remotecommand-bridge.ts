@@ -6,6 +6,7 @@ import { WebSocket } from 'ws';
 import type { ExitResult, StreamSession } from '../types.js';
 import { sessionOutcome } from './remotecommand-session.js';
 import { ChannelCodec, toBuffer } from './channel-codec.js';
+import { sendOnChannel } from './channel-send.js';
 import { legacyErrorText, sessionStatus, type SessionKind } from './exit-status.js';
 import { ResizeDecoder } from './resize-decoder.js';
 import { isBase64Protocol, V4_BASE64_CHANNEL, V4_CHANNEL, V5_CHANNEL } from './subprotocols.js';
@@ -196,8 +197,7 @@ class RemoteCommandBridge {
   }
 
   private send(channel: number, payload: Buffer, sent?: () => void): void {
-    if (this.ws.readyState !== WebSocket.OPEN) return;
-    this.ws.send(this.codec.encode(channel, payload), { binary: !this.codec.base64 }, () => sent?.());
+    sendOnChannel(this.ws, this.codec, channel, payload, sent);
   }
 
   private safely(action: () => void): void {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { after, before, test } from 'node:test';
+import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { badRequest } from '../../../src/devcluster/api/errors.js';
 import { handleRemoteCommandUpgrade } from '../../../src/devcluster/streams/remotecommand.js';
@@ -255,6 +256,24 @@ test('10 MiB through stdin arrive whole into a slow stdin, with backpressure', a
   assert.ok(refusals > 0, 'stdin signalled backpressure');
   fake.exit({ exitCode: 0 });
   assert.equal(await client.closed, 1000);
+});
+
+test('random stdout and stderr in pipe-sized chunks arrive exactly, each on its channel (frames are reused buffers)', async () => {
+  const fake = prepare(fakeSession());
+  const client = await connectChannels(execUrl(['cat']), [V5]);
+  const out = randomBytes(6 * 1024 * 1024);
+  const err = randomBytes(2 * 1024 * 1024);
+  // sizes up to a pipe read (64 KiB) and one past it, so pooled and unpooled frames alternate
+  const sizes = [65536, 1, 4096, 65535, 65537, 30000];
+  for (let o = 0, e = 0, i = 0; o < out.length || e < err.length; i++) {
+    const n = sizes[i % sizes.length]!;
+    if (o < out.length) fake.stdout.write(out.subarray(o, (o += n)));
+    if (e < err.length && i % 3 === 0) fake.stderr.write(err.subarray(e, (e += n)));
+  }
+  fake.exit({ exitCode: 0 });
+  await client.closed;
+  assert.ok(Buffer.concat(client.received.get(1)!).equals(out), 'stdout arrived byte for byte');
+  assert.ok(Buffer.concat(client.received.get(2)!).equals(err), 'stderr arrived byte for byte');
 });
 
 test('10 MiB of stdout all arrive before the status', async () => {
