@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { CLUSTER_NAME } from '../devcluster/cluster.js';
+import { serverHeapFlags } from './server-heap.js';
 import {
   defaultStateDir,
   probeReady,
@@ -98,7 +99,8 @@ export function devClusterCommand(): Command {
       }
       const passthrough = process.argv.slice(process.argv.indexOf('up') + 1);
       if (process.stderr.isTTY) process.stderr.write('starting the dev cluster…\r');
-      const state = await startBackground(cliPath, passthrough, o.stateDir);
+      // the dev cluster streams logs and archives as berth serve does and gains as much from serve's heap flags
+      const state = await startBackground(cliPath, passthrough, o.stateDir, serverHeapFlags());
       if (process.stderr.isTTY) process.stderr.write('\x1b[2K');
       process.stdout.write(`dev cluster running at ${state.server} (pid ${state.pid})\nkubeconfig: ${state.kubeconfig}\n  export KUBECONFIG=${state.kubeconfig}\n`);
     });

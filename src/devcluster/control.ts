@@ -72,12 +72,12 @@ export async function runForeground(opts: DevClusterOptions, onReady: (state: Cl
   onReady(state);
 }
 
-/** Starts the cluster as a detached process and resolves once its API answers. */
-export async function startBackground(cliPath: string, args: string[], stateDir: string, timeoutMs = 60_000): Promise<ClusterState> {
+/** Starts the cluster as a detached process (node run with nodeFlags) and resolves once its API answers. */
+export async function startBackground(cliPath: string, args: string[], stateDir: string, nodeFlags: string[] = [], timeoutMs = 60_000): Promise<ClusterState> {
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   const logPath = join(stateDir, 'server.log');
   const log = openSync(logPath, 'a');
-  const child = spawn(process.execPath, [cliPath, 'dev-cluster', 'up', '--foreground', ...args], {
+  const child = spawn(process.execPath, [...nodeFlags, cliPath, 'dev-cluster', 'up', '--foreground', ...args], {
     detached: true,
     stdio: ['ignore', log, log, 'ipc'],
   });

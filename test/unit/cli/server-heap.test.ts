@@ -34,3 +34,11 @@ test('BERTH_DEFAULT_HEAP=1, or a size of the user own, keeps the heap as it is',
   assert.deepEqual(run({ BERTH_DEFAULT_HEAP: '1' }).reported.execArgv, []);
   assert.deepEqual(run({ NODE_OPTIONS: '--max-semi-space-size=4' }).reported.execArgv, []);
 });
+
+test('serverHeapFlags: the flags a server berth starts (the dev cluster) gets, with the same opt-outs', async () => {
+  const { serverHeapFlags } = (await import(moduleUrl)) as typeof import('../../../src/cli/server-heap.js');
+  assert.deepEqual(serverHeapFlags([], {}), ['--max-semi-space-size=1']);
+  assert.deepEqual(serverHeapFlags([], { BERTH_DEFAULT_HEAP: '1' }), []);
+  assert.deepEqual(serverHeapFlags(['--max-semi-space-size=8'], {}), []);
+  assert.deepEqual(serverHeapFlags([], { NODE_OPTIONS: '--enable-source-maps --max-semi-space-size=2' }), []);
+});
