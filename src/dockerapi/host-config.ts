@@ -14,9 +14,6 @@ export class HostConfigRefused extends Error {
   }
 }
 
-/** `allowed`: the capabilities every pod gets back after dropping ALL; `allowPrivileged`: Privileged and any CapAdd are granted. */
-export type HostConfigPolicy = CapabilityPolicy;
-
 /** What the HostConfig makes of the pod, beyond the fields the engine maps itself (ports, mounts, memory, cpus). */
 export interface HostConfigPlan {
   warnings: string[];
@@ -130,7 +127,7 @@ function refuse(field: string, value: unknown, why: string): never {
 }
 
 /** Judges a create request's HostConfig; throws HostConfigRefused (a 400) for what cannot be honoured. */
-export function judgeHostConfig(hc: Record<string, unknown> | null | undefined, policy: HostConfigPolicy): HostConfigPlan {
+export function judgeHostConfig(hc: Record<string, unknown> | null | undefined, policy: CapabilityPolicy): HostConfigPlan {
   const plan: HostConfigPlan = { warnings: [], capabilities: [...policy.allowed], privileged: false, readOnlyRootFilesystem: false, supplementalGroups: [], extraHosts: [], denyNetwork: false, hostNetwork: false, hostIPC: false };
   const h = hc ?? {};
   for (const [field, value] of Object.entries(h)) {

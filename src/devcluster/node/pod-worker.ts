@@ -152,6 +152,15 @@ export class PodWorker {
     return this.gone;
   }
 
+  /** the pod shares the node's network namespace: no sandbox of the pool, the node's IP */
+  private get hostNetwork(): boolean {
+    return this.pod.spec?.hostNetwork === true;
+  }
+
+  private get hostIPC(): boolean {
+    return this.pod.spec?.hostIPC === true;
+  }
+
   slot(name: string): ContainerSlot | undefined {
     return [...this.initSlots, ...this.slots].find((s) => s.spec.name === name);
   }
@@ -332,7 +341,7 @@ export class PodWorker {
       mkdirSync(this.podDir, { recursive: true });
       writeHostsFile(this.hostsFile, this.ctx.hostsContent(this.pod, undefined));
       const labels = { [CLUSTER_LABEL]: this.ctx.clusterId, 'io.berth.namespace': this.namespace, 'io.berth.pod': this.name, 'io.berth.uid': this.uid };
-      const spec = { name: this.podmanPod, infraName: this.infraName, hostname: podHostname(this.pod), labels, isolated: this.isolated, hostNetwork: this.pod.spec?.hostNetwork === true, hostIPC: this.pod.spec?.hostIPC === true };
+      const spec = { name: this.podmanPod, infraName: this.infraName, hostname: podHostname(this.pod), labels, isolated: this.isolated, hostNetwork: this.hostNetwork, hostIPC: this.hostIPC };
       const created = await this.ctx.cli.run(podCreateArgs(spec));
       if (created.code === 0) {
         this.podmanPodRemoved = false;
@@ -351,7 +360,7 @@ export class PodWorker {
     this.throwIfAborted();
     const policies = this.ctx.store.list(resourceByKind('NetworkPolicy'), this.namespace).items;
     this.isolated = isFullyIsolated(this.pod, policies);
-    if (this.pod.spec?.hostNetwork === true || this.pod.spec?.hostIPC === true) return false;
+    if (this.hostNetwork || this.hostIPC) return false;
     const sandbox = this.ctx.takeSandbox(this.isolated);
     if (!sandbox) return false;
     this.podmanPod = sandbox.name;
@@ -387,7 +396,7 @@ export class PodWorker {
     const [pid, ip] = inspected.stdout.trim().split(/\s+/);
     this.infraPid = Number(pid) || undefined;
     // a hostNetwork pod has the node's address, as on a real node
-    this.podIP = this.pod.spec?.hostNetwork === true ? this.ctx.hostIP : ip || undefined;
+    this.podIP = this.hostNetwork ? this.ctx.hostIP : ip || undefined;
     this.sandboxReady = true;
     writeHostsFile(this.hostsFile, this.ctx.hostsContent(this.pod, this.podIP));
     this.queueStatus();
@@ -657,7 +666,7 @@ export class PodWorker {
       cpus: limits.cpu !== undefined ? parseQuantity(limits.cpu) : undefined,
       mounts,
       hostname: this.sharedUts ? undefined : podHostname(this.pod),
-      hostIPC: this.pod.spec?.hostIPC === true,
+      hostIPC: this.hostIPC,
     };
   }
 
