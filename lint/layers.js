@@ -9,7 +9,8 @@
  *   devcluster: stands alone
  *
  * Type-only imports of @kubernetes/client-node are allowed everywhere (they are erased at build); its
- * values (API classes, Watch, KubeConfig as a constructor) only in src/kube. src/devcluster is outside
+ * values (API classes, Watch, KubeConfig as a constructor) only in src/kube, through src/kube/client-node.ts
+ * (the build bundles what that module exports: scripts/bundle-client-node.mjs). src/devcluster is outside
  * berth's layers: it is a cluster, not a client of one, and only berth's own code is barred from it
  * (it reads client-node's generated models as its list of known fields: api/known-fields.ts).
  */
@@ -52,6 +53,7 @@ const layers = {
     schema: [],
     messages: {
       clientNode: 'only src/kube imports @kubernetes/client-node at runtime (use `import type` here, or a src/kube interface)',
+      clientNodeDoor: "src/kube takes client-node's values from ./client-node.js (add the name there; the build bundles what it exports)",
       layer: "src/{{from}} may not import src/{{to}} (layers: docs/layout.md){{hint}}",
       devcluster: 'src/devcluster stands alone: it may not import berth code outside src/devcluster ({{to}})',
     },
@@ -65,6 +67,7 @@ const layers = {
       if (typeof source !== 'string') return;
       if (source === CLIENT_NODE || source.startsWith(`${CLIENT_NODE}/`)) {
         if (!typeOnly && from !== 'kube' && from !== 'devcluster') context.report({ node, messageId: 'clientNode' });
+        else if (!typeOnly && from === 'kube' && path.basename(file) !== 'client-node.ts') context.report({ node, messageId: 'clientNodeDoor' });
         return;
       }
       if (!source.startsWith('.')) return;

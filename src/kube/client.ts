@@ -11,21 +11,8 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { PassThrough, type Duplex, type Readable, type Writable } from 'node:stream';
-import {
-  AuthorizationV1Api,
-  CoreV1Api,
-  NetworkingV1Api,
-  VersionApi,
-  type KubeConfig,
-  type V1ConfigMap,
-  type V1NetworkPolicy,
-  type V1ObjectMeta,
-  type V1PersistentVolumeClaim,
-  type V1Pod,
-  type V1PodTemplate,
-  type V1Secret,
-  type V1Service,
-} from '@kubernetes/client-node';
+import type { V1ConfigMap, V1NetworkPolicy, V1ObjectMeta, V1PersistentVolumeClaim, V1Pod, V1PodTemplate, V1Secret, V1Service } from '@kubernetes/client-node';
+import { AuthorizationV1Api, CoreV1Api, NetworkingV1Api, VersionApi, type KubeConfig } from './client-node.js';
 import { KubeError, statusOf, toKubeError, type KubeAction } from './errors.js';
 import { openPodLog, readPodLogBytes, type PodLogQuery } from './pod-log.js';
 import { openPortForward } from './port-forward.js';

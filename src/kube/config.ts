@@ -5,7 +5,7 @@
 import { readFileSync, existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from './client-node.js';
 import YAML from 'yaml';
 import { SERVICE_ACCOUNT_DIR } from './service-account-dir.js';
 

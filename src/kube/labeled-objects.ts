@@ -3,7 +3,7 @@
  * Failures come back as the server gave them (runtime/gc.ts decides what a 403 or a 404 means);
  * transient ones are retried first, as every call berth makes (retry.ts).
  */
-import { CoordinationV1Api, CoreV1Api, NetworkingV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api, NetworkingV1Api, type KubeConfig } from './client-node.js';
 import { withRetry } from './retry.js';
 
 /** The kinds berth creates, by the plural name a Role grants `list` on. */

@@ -5,7 +5,8 @@
  * Optimistic concurrency (resourceVersion) decides between two processes taking it at once.
  */
 import { hostname } from 'node:os';
-import { CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+import type { V1Lease } from '@kubernetes/client-node';
+import { CoordinationV1Api, V1MicroTime, type KubeConfig } from './client-node.js';
 import { KubeError, statusOf, toKubeError } from './errors.js';
 
 export interface LeaseLockOptions {

@@ -6,7 +6,7 @@
  * What a failure means (try again after a pause, or give up) is the caller's policy: a run's pod
  * watch gives up after a few transient failures, berth serve's reflector never does.
  */
-import { Watch, type KubeConfig } from '@kubernetes/client-node';
+import { Watch, type KubeConfig } from './client-node.js';
 import { statusOf } from './errors.js';
 
 export type WatchQuery = Record<string, string | boolean>;
