@@ -220,12 +220,17 @@ type: kubernetes.io/service-account-token
 
   test('@kubernetes/client-node in a pod finds its in-cluster config (loadFromDefault) and is the ServiceAccount', async () => {
     // berth's own client inside a pod, as in Argo CD's repo-server: the repository's client-node, mounted read-only
+    // a step that hangs says which one it was (a full suite once saw this pod run for 60 s without an answer)
     const script = `
+      let step = 'loading client-node';
+      setTimeout(() => { console.error('stuck ' + step); process.exit(3); }, 40000).unref();
       const k8s = await import('/deps/node_modules/@kubernetes/client-node/dist/index.js');
       const kc = new k8s.KubeConfig();
       kc.loadFromDefault();
       const ns = (await import('node:fs')).readFileSync('${TOKEN_DIR}/namespace', 'utf8');
+      step = 'listing pods at ' + kc.getCurrentCluster().server;
       const pods = await kc.makeApiClient(k8s.CoreV1Api).listNamespacedPod({ namespace: ns });
+      step = 'listing secrets';
       let denied = '';
       try { await kc.makeApiClient(k8s.CoreV1Api).listNamespacedSecret({ namespace: ns }); } catch (e) { denied = String(e.code ?? e.message); }
       console.log(JSON.stringify({ server: kc.getCurrentCluster().server, pods: pods.items.length, denied }));
