@@ -14,8 +14,10 @@ if (basename(process.argv[1] ?? '') === 'docker') {
 } else if (process.argv[2] === 'docker') {
   await (await import('./docker-entry.js')).runAsDocker(process.argv.slice(3));
 } else {
-  // a long-lived server: its heap is sized for streaming before anything is loaded (server-heap.ts)
-  if (process.argv[2] === 'serve') (await import('./server-heap.js')).useServerHeap();
+  // a long-lived server (berth serve, the dev cluster): its heap is sized for streaming before anything is loaded
+  // (server-heap.ts); `dev-cluster up` in the background starts its server with the flag already
+  const [face, sub] = process.argv.slice(2);
+  if (face === 'serve' || (face === 'dev-cluster' && sub === 'up' && process.argv.includes('--foreground'))) (await import('./server-heap.js')).useServerHeap();
   const { Command } = await import('commander');
   const { BERTH_VERSION } = await import('./version.js');
   const program = new Command('berth')
@@ -33,7 +35,6 @@ if (basename(process.argv[1] ?? '') === 'docker') {
     task: async () => (await import('./task.js')).taskCommand(),
   };
   // `berth FACE ...` loads that face alone (a CI step or a function call pays for nothing else); anything else, all.
-  const face = process.argv[2];
   for (const name of face && Object.hasOwn(faces, face) ? [face] : Object.keys(faces)) program.addCommand(await faces[name]());
   program.parseAsync(process.argv).catch((err: Error) => {
     process.stderr.write(`berth: ${err.message}\n`);
