@@ -1,5 +1,5 @@
 // Runs a command to completion and collects its output. Node's spawn blocks its event loop until the child
-// has called exec: 7 to 26 ms per podman call on the bench machine under load, a dozen calls per pod, so the
+// has called exec: 7 to 26 ms per podman call on the bench machine under load, about nine calls per pod, so the
 // dev cluster's own loop (every API request, log and exec stream) stalled for that long on each. The dev
 // cluster therefore runs these calls in a small helper process (runner-helper.ts) whose loop blocks instead.
 import { fork, spawn, type ChildProcess } from 'node:child_process';
@@ -97,8 +97,6 @@ export class HelperProcessRunner implements ProcessRunner {
   /** the helper ends once the calls it holds are answered; later calls run here */
   close(): void {
     this.failed = true;
-    const helper = this.helper;
-    if (!helper) return;
     if (this.pending.size === 0) this.disconnect();
   }
 

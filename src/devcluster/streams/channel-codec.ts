@@ -9,9 +9,10 @@ export interface ChannelMessage {
 export class ChannelCodec {
   constructor(readonly base64: boolean) {}
 
-  encode(channel: number, payload: Uint8Array): Buffer | string {
+  /** `alloc`: where a binary frame's bytes go (channel-send.ts passes reused buffers) */
+  encode(channel: number, payload: Uint8Array, alloc: (size: number) => Buffer = Buffer.allocUnsafe): Buffer | string {
     if (this.base64) return String.fromCharCode(48 + channel) + Buffer.from(payload).toString('base64');
-    const frame = Buffer.allocUnsafe(payload.length + 1);
+    const frame = alloc(payload.length + 1);
     frame[0] = channel;
     frame.set(payload, 1);
     return frame;

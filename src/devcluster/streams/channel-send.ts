@@ -35,17 +35,11 @@ const pool = new FramePool();
 /** Nothing when the socket is no longer open; `sent` runs once the frame is written (or the socket is gone). */
 export function sendOnChannel(ws: WebSocket, codec: ChannelCodec, channel: number, payload: Uint8Array, sent?: () => void): void {
   if (ws.readyState !== WebSocket.OPEN) return;
-  if (codec.base64) {
-    ws.send(codec.encode(channel, payload), { binary: false }, () => sent?.());
-    return;
-  }
-  const frame = pool.take(payload.length + 1);
-  frame[0] = channel;
-  frame.set(payload, 1);
+  const frame = codec.encode(channel, payload, (size) => pool.take(size));
   // ws calls back once the socket has taken the bytes, or with the error that discarded them: either way the
   // buffer is free again
-  ws.send(frame, { binary: true }, () => {
-    pool.give(frame);
+  ws.send(frame, { binary: !codec.base64 }, () => {
+    if (typeof frame !== 'string') pool.give(frame);
     sent?.();
   });
 }
