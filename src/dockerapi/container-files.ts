@@ -4,13 +4,16 @@
  * created and never started is read through a peek pod of its image (peek.ts).
  */
 import { PassThrough, Writable, type Readable } from 'node:stream';
-import { ArchiveError, recordPadding } from '../runtime/files.js';
+import { ArchiveError, recordPadding, type HeldTar } from '../runtime/files.js';
 import { SANDBOX_CONTAINER } from '../runtime/sandbox-plan.js';
 import type { ServeCluster } from './cluster.js';
 import { parseStatLines, statArgv, tarArgv, type PathStat } from './archive-exec.js';
 import { DockerError, conflict, notFound } from './http.js';
 import type { ContainerRecord } from './model.js';
 import { PeekFailed, type PeekPods, type PeekSource } from './peek.js';
+
+/** `$1` = destination. Reads one line first: `go` unpacks the rest of stdin there, anything else (or EOF) changes nothing. */
+const EXTRACT_AFTER_GO = 'IFS= read -r go && [ "$go" = go ] || exit 0; mkdir -p -- "$1" && exec tar -x -o -f - -C "$1"';
 
 export interface ContainerFilesDeps {
   cluster: ServeCluster;
@@ -22,30 +25,42 @@ export interface ContainerFilesDeps {
 export class ContainerFiles {
   constructor(private readonly deps: ContainerFilesDeps) {}
 
-  /** `stdin`: the pieces in order (written without joining them: archives are large). */
-  async execInPod(pod: string, argv: string[], stdin?: Buffer[], container = SANDBOX_CONTAINER): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+  async execInPod(pod: string, argv: string[], stdin?: Readable, container = SANDBOX_CONTAINER): Promise<{ exitCode: number; stdout: string; stderr: string }> {
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     const stdout = new PassThrough().on('data', (b: Buffer) => out.push(b));
     const stderr = new PassThrough().on('data', (b: Buffer) => err.push(b));
-    let input: Readable | undefined;
-    if (stdin) {
-      const s = new PassThrough();
-      for (const piece of stdin) s.write(piece);
-      s.end();
-      input = s;
-    }
-    const { done } = await this.deps.cluster.exec(pod, container, argv, { stdin: input, stdout, stderr });
+    const { done } = await this.deps.cluster.exec(pod, container, argv, { stdin, stdout, stderr });
     const r = await done;
     return { exitCode: r.exitCode, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') };
   }
 
-  /** Unpacks `tar` at `path` in the pod, making the folder first (copies queued before start may name one the image lacks). */
-  async extractInPod(pod: string, path: string, tar: Buffer, container = SANDBOX_CONTAINER): Promise<void> {
-    if (tar.length === 0) return;
-    // Queued before start, the destination may not exist in the image yet: made like docker cp would.
-    const r = await this.execInPod(pod, ['/bin/sh', '-c', 'mkdir -p -- "$1" && exec tar -x -o -f - -C "$1"', 'berth-put', path], [tar, recordPadding(tar.length)], container);
+  /**
+   * Unpacks the archive at `path` in the pod, making the folder first (copies queued before start may name
+   * one the image lacks). Given an archive still being received and checked, the process starts meanwhile
+   * (a process start in the container runtime is most of a small copy's time) and waits for a go line
+   * before it touches anything: an archive refused meanwhile changes nothing.
+   */
+  async extractInPod(pod: string, path: string, archive: HeldTar | Promise<HeldTar>, container = SANDBOX_CONTAINER): Promise<HeldTar> {
+    if (!(archive instanceof Promise) && archive.length === 0) return archive;
+    const stdin = new PassThrough();
+    const run = this.execInPod(pod, ['/bin/sh', '-c', EXTRACT_AFTER_GO, 'berth-put', path], stdin, container);
+    run.catch(() => undefined); // awaited below, after the archive
+    let tar: HeldTar;
+    try {
+      tar = await archive;
+    } catch (err) {
+      // Any other line ends the shell unchanged (a cluster without v5 cannot end stdin for it).
+      stdin.end('stop\n');
+      await run.catch(() => undefined);
+      throw err;
+    }
+    stdin.write(tar.length > 0 ? 'go\n' : 'stop\n');
+    for (const piece of tar.pieces) stdin.write(piece);
+    stdin.end(recordPadding(tar.length));
+    const r = await run;
     if (r.exitCode !== 0) throw new ArchiveError(`extracting into ${path} failed (tar exit ${r.exitCode}): ${r.stderr.trim()}`, /No such file|can't cd|cannot change/i.test(r.stderr) ? 404 : 500);
+    return tar;
   }
 
   /** The image's /etc/passwd and /etc/group (with what was copied in before start), '' where one is missing. */
@@ -57,16 +72,21 @@ export class ContainerFiles {
     });
   }
 
-  /** PUT archive: into the running container, or queued for the start of one never started (and into its peek pod). */
-  async put(c: ContainerRecord, path: string, tar: Buffer): Promise<void> {
+  /**
+   * PUT archive: into the running container, or queued for the start of one never started (and into its
+   * peek pod). `archive` may still be arriving: only a running container's copy starts before it is whole.
+   */
+  async put(c: ContainerRecord, path: string, archive: Promise<HeldTar>): Promise<void> {
+    const early = c.status === 'running' && c.podName;
+    const tar = early ? archive : await archive;
     if (c.status === 'created' && !c.podName) {
-      c.pendingArchives.push({ path, tar });
-      await this.deps.peeks.update(c.id, (pod) => this.extractInPod(pod, path, tar));
+      const held = await tar;
+      c.pendingArchives.push({ path, tar: held });
+      await this.deps.peeks.update(c.id, (pod) => this.extractInPod(pod, path, held).then(() => undefined));
       return;
     }
     if (c.status !== 'running') throw conflict(`container ${c.name} is ${c.status}: berth copies files into a running container or one not yet started`);
-    await this.extractInPod(c.podName!, path, tar);
-    c.copiedArchives.push({ path, tar });
+    c.copiedArchives.push({ path, tar: await this.extractInPod(c.podName!, path, tar) });
   }
 
   /**

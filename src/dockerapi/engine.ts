@@ -16,6 +16,7 @@ import { DockerError, badRequest, conflict, notFound } from './http.js';
 import { isReaperImage } from './reaper.js';
 import { PeekPods, type PeekSource } from './peek.js';
 import { ContainerFiles } from './container-files.js';
+import type { HeldTar } from '../runtime/files.js';
 import { PortProxy, PortTargetGone, type PortMode, type PortTarget } from './port-proxy.js';
 import { PortPublisher } from './published-ports.js';
 import type { ImageConfigSource } from './image-config.js';
@@ -755,9 +756,9 @@ export class Engine {
 
   // ---- exec, logs, attach ----
 
-  async execCollect(c: ContainerRecord, argv: string[], stdin?: Buffer[]): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+  async execCollect(c: ContainerRecord, argv: string[]): Promise<{ exitCode: number; stdout: string; stderr: string }> {
     if (!c.podName) throw conflict(`container ${c.name} is not running`);
-    return this.files.execInPod(c.podName, argv, stdin);
+    return this.files.execInPod(c.podName, argv);
   }
 
   async execStream(c: ContainerRecord, argv: string[], io: { stdin?: Readable; stdout: Writable; stderr: Writable; tty?: boolean }): Promise<number> {
@@ -786,8 +787,9 @@ export class Engine {
     await this.networks.disconnect(n.id, this.container(containerRef));
   }
 
-  async putArchive(ref: string, path: string, tar: Buffer): Promise<void> {
-    await this.files.put(this.container(ref), path, tar);
+  /** `archive` may still be arriving (container-files.ts starts the copy meanwhile). */
+  async putArchive(ref: string, path: string, archive: Promise<HeldTar>): Promise<void> {
+    await this.files.put(this.container(ref), path, archive);
   }
 
   private peekSource(c: ContainerRecord): PeekSource {

@@ -10,14 +10,13 @@
 import { posix } from 'node:path';
 import { extract } from 'tar-stream';
 import type { Pod } from './cluster.js';
-import type { ContainerRecord } from './model.js';
+import type { HeldTar } from '../runtime/files.js';
+import type { ContainerRecord, CopiedArchive } from './model.js';
 
 export const FEED_CONTAINER = 'berth-files';
 const FEED_VOLUME = 'berth-files';
 const FEED_ROOT = '/berth-files';
 const FEED_READY = `${FEED_ROOT}/.berth-ready`;
-
-type Archive = { path: string; tar: Buffer };
 
 /** Why the init container could not run (its image not pulled), naming the image and the setting that picks another. */
 export function feedFailure(image: string, reason: string): string {
@@ -37,7 +36,7 @@ export function feedFolder(k: number): string {
 export const FEED_READY_ARGV = ['/bin/sh', '-c', `: > ${FEED_READY}`];
 
 /** One subPath mount per regular file of the archives, at its destination (a later copy of the same path wins). */
-export async function feedMounts(archives: Archive[]): Promise<Array<{ name: string; mountPath: string; subPath: string }>> {
+export async function feedMounts(archives: CopiedArchive[]): Promise<Array<{ name: string; mountPath: string; subPath: string }>> {
   const byTarget = new Map<string, string>();
   for (const [k, a] of archives.entries()) {
     for (const name of await regularFiles(a.tar)) byTarget.set(posix.join(a.path, name), `${k}/${name}`);
@@ -65,7 +64,7 @@ export function addFileFeed(pod: Pod, mounts: Array<{ name: string; mountPath: s
 }
 
 /** The names of the regular files in a (sanitized) archive, without a leading `./`. */
-async function regularFiles(tar: Buffer): Promise<string[]> {
+async function regularFiles(tar: HeldTar): Promise<string[]> {
   const ex = extract();
   const names: string[] = [];
   ex.on('entry', (header, stream, next) => {
@@ -78,7 +77,8 @@ async function regularFiles(tar: Buffer): Promise<string[]> {
     ex.on('finish', resolve);
     ex.on('error', reject);
   });
-  ex.end(tar);
+  for (const piece of tar.pieces) ex.write(piece);
+  ex.end(Buffer.alloc(0));
   await done;
   return names;
 }

@@ -3,6 +3,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Pod as V1Pod } from './cluster.js';
+import type { HeldTar } from '../runtime/files.js';
 import type { ImageInfo } from './image-config.js';
 import { tryNormalizeImage } from './image-ref.js';
 import { FEED_CONTAINER, feedFailure } from './file-feed.js';
@@ -58,6 +59,12 @@ export interface PublishedPort {
   hostPort: number;
 }
 
+/** An archive copied into a container at `path` (checked: runtime/files.ts). */
+export interface CopiedArchive {
+  path: string;
+  tar: HeldTar;
+}
+
 export interface ContainerRecord {
   id: string;
   name: string;
@@ -75,9 +82,9 @@ export interface ContainerRecord {
   startedAt?: string;
   finishedAt?: string;
   restartCount: number;
-  pendingArchives: Array<{ path: string; tar: Buffer }>;
+  pendingArchives: CopiedArchive[];
   /** Delivered archives, copied again into the new pod of a restart. */
-  copiedArchives: Array<{ path: string; tar: Buffer }>;
+  copiedArchives: CopiedArchive[];
   ports: PublishedPort[];
   /** network id → aliases */
   networks: Map<string, string[]>;

@@ -167,8 +167,9 @@ async function openStream(
  * Largest stdin payload per WebSocket message. The kubelet's and API server's stream code (x/net/websocket)
  * refuses messages over 32 MiB, and the receiver holds a whole message before writing any of it to the
  * process: a big chunk (a whole archive) is cut so the process starts reading while the rest travels.
+ * kubectl's own stdin messages are at most 32 KiB (one read of its stdin).
  */
-export const MAX_STDIN_FRAME = 1024 * 1024;
+export const MAX_STDIN_FRAME = 64 * 1024;
 
 /**
  * stdin → channel 0, at most `maxBuffered` bytes in the socket at a time: a large chunk (a whole archive
@@ -179,13 +180,18 @@ function pumpStdin(ws: WebSocket, stdin: Readable, canClose: boolean, maxBuffere
   let inFlight = 0;
   let pending: Buffer | undefined;
   let ended = false;
+  // A frame's buffer is reused once the socket has written it (or is gone): a fresh one per message made
+  // V8 count each 16 MiB archive twice towards its next full collection. As many as maxBuffered holds.
+  const spare: Buffer[] = [];
   const sendFrame = (data: Buffer): void => {
-    const frame = Buffer.allocUnsafe(data.length + 1);
+    const block = spare.pop() ?? Buffer.allocUnsafe(MAX_STDIN_FRAME + 1);
+    const frame = block.subarray(0, data.length + 1);
     frame[0] = STDIN;
     data.copy(frame, 1);
     inFlight += frame.length;
     ws.send(frame, { binary: true }, () => {
       inFlight -= frame.length;
+      spare.push(block);
       pump();
     });
   };

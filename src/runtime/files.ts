@@ -91,24 +91,22 @@ export function linkStaysInside(entry: string, target: string): boolean {
 }
 
 /**
- * Checks and re-packs an archive (plain or gzip) as it streams in; returns a plain tar. At most `limit`
+ * Checks and re-packs an archive (plain or gzip) as it streams in; returns a plain tar, held in pieces. At most `limit`
  * bytes are read, and at most `limit` bytes after gzip inflation: a small bomb is refused (413) once its
  * inflated bytes pass the limit, not after they were all made. Any failure (a truncated or malformed tar,
  * a bad entry, an error of `input` itself) rejects, with nothing re-packed handed on.
  */
-export async function sanitizeArchive(input: Buffer | Readable, limit = DEFAULT_MAX_ARCHIVE_BYTES): Promise<{ tar: Buffer; entries: number }> {
+export async function sanitizeArchive(input: Buffer | Readable, limit = DEFAULT_MAX_ARCHIVE_BYTES): Promise<{ tar: HeldTar; entries: number }> {
   const source = Buffer.isBuffer(input) ? Readable.from([input]) : input;
   const head = await peek(source, 2);
-  if (head.length === 0) return { tar: Buffer.alloc(0), entries: 0 };
+  if (head.length === 0) return { tar: heldTar(Buffer.alloc(0)), entries: 0 };
   const gzipped = head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b;
   const ex = extract();
   const out = pack();
   const links = new Set<string>();
   let count = 0;
-  const packed: Buffer[] = [];
-  out.on('data', (c: unknown) => {
-    packed.push(c as Buffer);
-  });
+  const packed = new TarCollector();
+  out.on('data', (c: unknown) => packed.add(c as Buffer));
   const finished = new Promise<void>((resolve, reject) => {
     out.on('end', resolve);
     out.on('error', reject);
@@ -183,7 +181,57 @@ export async function sanitizeArchive(input: Buffer | Readable, limit = DEFAULT_
   if (failure !== undefined) throw failure;
   out.finalize();
   await finished;
-  return { tar: Buffer.concat(packed), entries: count };
+  return { tar: packed.held(), entries: count };
+}
+
+/**
+ * A tar archive held in the pieces it was re-packed in, not joined into one buffer: joining 16 MiB cost
+ * berth serve 13–15 ms of CPU (fresh pages) and 16 MiB more for V8 to count towards its next full
+ * collection, per copy into a container.
+ */
+export interface HeldTar {
+  readonly pieces: readonly Buffer[];
+  readonly length: number;
+}
+
+export function heldTar(tar: Buffer): HeldTar {
+  return { pieces: tar.length > 0 ? [tar] : [], length: tar.length };
+}
+
+/** A piece this small is joined with its neighbours: an archive of many small files is not sent as many tiny frames. */
+const SMALL_PIECE = 8 * 1024;
+const JOINED_PIECE = 64 * 1024;
+
+/** Gathers a tar's chunks: large ones are kept as they came, runs of small ones (headers, small files) joined. */
+class TarCollector {
+  private readonly pieces: Buffer[] = [];
+  private run: Buffer[] = [];
+  private runBytes = 0;
+  private length = 0;
+
+  add(chunk: Buffer): void {
+    this.length += chunk.length;
+    if (chunk.length >= SMALL_PIECE) {
+      this.closeRun();
+      this.pieces.push(chunk);
+      return;
+    }
+    this.run.push(chunk);
+    this.runBytes += chunk.length;
+    if (this.runBytes >= JOINED_PIECE) this.closeRun();
+  }
+
+  held(): HeldTar {
+    this.closeRun();
+    return { pieces: this.pieces, length: this.length };
+  }
+
+  private closeRun(): void {
+    // Joined even when one piece: a small view would keep its whole 64 KiB read buffer alive.
+    if (this.run.length > 0) this.pieces.push(Buffer.concat(this.run, this.runBytes));
+    this.run = [];
+    this.runBytes = 0;
+  }
 }
 
 /** GNU and busybox tar read whole records: pad so the reader reaches the end marker without EOF. */

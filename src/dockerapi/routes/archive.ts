@@ -19,9 +19,11 @@ export function archiveRoutes(r: Router, engine: Engine): void {
   r.op('PutContainerArchive', 'PUT', '/containers/{id}/archive', async (call, [id]) => {
     engine.container(id);
     const path = requirePath(call);
-    // Bounded before and after gzip inflation, and in time (a stalled upload is a 408).
-    const { tar } = await sanitizeArchive(call.body(), DEFAULT_MAX_ARCHIVE_BYTES);
-    await engine.putArchive(id, path, tar);
+    // Bounded before and after gzip inflation, and in time (a stalled upload is a 408). Handed on while it
+    // arrives: the copy into a running container starts meanwhile and waits for the checked whole.
+    const archive = sanitizeArchive(call.body(), DEFAULT_MAX_ARCHIVE_BYTES).then((r) => r.tar);
+    archive.catch(() => undefined); // the copy awaits it; a copy refused before (the container gone) does not
+    await engine.putArchive(id, path, archive);
     // An empty body: testcontainers-node feeds the response to Readable.from.
     call.send(200);
   });

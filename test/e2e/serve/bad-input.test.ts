@@ -82,6 +82,10 @@ describe('berth serve: bad input', () => {
     // nothing half-written: the good entry of the first archive is not there either
     const check = await engine.request('HEAD', `/containers/${running}/archive?path=/tmp/ok.txt`);
     assert.equal(check.status, 404);
+    // the copy's process starts while the archive arrives: refused, it does not even make the destination
+    const r4 = await engine.request('PUT', `/containers/${running}/archive?path=/tmp/made-by-copy`, dotdot, { 'Content-Type': 'application/x-tar' });
+    assert.equal(r4.status, 400);
+    assert.equal((await engine.request('HEAD', `/containers/${running}/archive?path=/tmp/made-by-copy`)).status, 404);
     const good = await engine.request('PUT', `/containers/${running}/archive?path=/tmp`, await tarOf([{ name: 'ok.txt', content: 'fine' }]), { 'Content-Type': 'application/x-tar' });
     assert.equal(good.status, 200);
     assert.equal(good.body, '', 'PUT archive answers with an empty body');

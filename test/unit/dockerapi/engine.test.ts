@@ -6,6 +6,7 @@ import type { DockerEvent } from '../../../src/dockerapi/event-bus.js';
 import type { ContainerRecord, CreateBody } from '../../../src/dockerapi/model.js';
 import { FakeCluster } from './fake-cluster.js';
 import { pack } from 'tar-stream';
+import { ArchiveError, heldTar, type HeldTar } from '../../../src/runtime/files.js';
 
 const IMAGE = 'localhost/berth/busybox:1';
 
@@ -245,7 +246,7 @@ test('files copied before start into a container whose command is unknown come t
   const cluster = new FakeCluster();
   const engine = engineOn(cluster, { helperImage: 'localhost/berth/busybox:1' });
   const c = create(engine, 'fed', { Cmd: null });
-  await engine.putArchive('fed', '/etc/app', await tarOf([{ name: 'conf.txt', content: 'x=1\n' }, { name: 'sub/deep.txt', content: 'deep\n' }]));
+  await engine.putArchive('fed', '/etc/app', Promise.resolve(heldTar(await tarOf([{ name: 'conf.txt', content: 'x=1\n' }, { name: 'sub/deep.txt', content: 'deep\n' }]))));
   await engine.start('fed');
   assert.equal(c.status, 'running');
   const spec = cluster.pod(c.podName!).spec!;
@@ -269,4 +270,36 @@ test('events are kept for GET /events?since= to replay, oldest first', async () 
   assert.deepEqual(bus.history(now - 1).map((e) => e.Action), ['pull', 'pull']);
   assert.deepEqual(bus.history(now + 10), []);
   assert.deepEqual(bus.history(now - 1, now - 1), []);
+});
+
+test('a copy into a running container starts while its archive arrives, and unpacks only after the go line', async () => {
+  const cluster = new FakeCluster();
+  const engine = engineOn(cluster);
+  const c = create(engine, 'cp', { Cmd: ['sleep', '60'] });
+  await engine.start('cp');
+  let arrive!: (tar: HeldTar) => void;
+  const put = engine.putArchive('cp', '/dst', new Promise<HeldTar>((resolve) => (arrive = resolve)));
+  await until('the exec started before the archive was whole', () => cluster.execs.some((e) => e.argv.includes('berth-put')));
+  const call = cluster.execs.find((e) => e.argv.includes('berth-put'))!;
+  assert.equal(call.argv.at(-1), '/dst');
+  const tar = await tarOf([{ name: 'a.txt', content: 'A' }]);
+  arrive(heldTar(tar));
+  await put;
+  const stdin = await call.stdin!;
+  assert.equal(stdin.subarray(0, 3).toString(), 'go\n');
+  assert.ok(stdin.subarray(3, 3 + tar.length).equals(tar), 'the archive follows the go line whole');
+  assert.equal((stdin.length - 3) % 10240, 0, 'padded to a whole tar record');
+  assert.equal(c.copiedArchives.length, 1, 'kept for a restart');
+});
+
+test('a refused archive ends the waiting copy with a stop line: nothing unpacked, nothing kept', async () => {
+  const cluster = new FakeCluster();
+  const engine = engineOn(cluster);
+  const c = create(engine, 'cpbad', { Cmd: ['sleep', '60'] });
+  await engine.start('cpbad');
+  const refused = new ArchiveError('archive entry "../x" points outside the destination');
+  await assert.rejects(engine.putArchive('cpbad', '/dst', Promise.reject(refused)), (err) => err === refused);
+  const call = cluster.execs.find((e) => e.argv.includes('berth-put'))!;
+  assert.equal((await call.stdin!).toString(), 'stop\n');
+  assert.deepEqual(c.copiedArchives, []);
 });

@@ -3,6 +3,7 @@
  * kubelet the test drives (run, exit) or lets run every pod at once. No HTTP, no client-node.
  */
 import { PassThrough, Readable, type Duplex } from 'node:stream';
+import { buffer } from 'node:stream/consumers';
 import type { Claim, ExecIo, LogQuery, NetworkPolicy, Pod, PodTemplate, ServeCluster, Service, Session } from '../../../src/dockerapi/cluster.js';
 
 type Watcher = (type: string, pod: Pod) => void;
@@ -11,6 +12,8 @@ export interface ExecCall {
   pod: string;
   container: string;
   argv: string[];
+  /** everything written to the exec's stdin, once it ends */
+  stdin?: Promise<Buffer>;
 }
 
 export class FakeCluster implements ServeCluster {
@@ -143,13 +146,12 @@ export class FakeCluster implements ServeCluster {
 
   async exec(pod: string, container: string, argv: string[], io: ExecIo): Promise<{ session: Session; done: Promise<{ exitCode: number }> }> {
     this.pod(pod);
-    const call = { pod, container, argv };
+    const call: ExecCall = { pod, container, argv, stdin: io.stdin ? buffer(io.stdin) : undefined };
     // The file feed's init container ends once its folder is marked ready: then the main container runs.
     if (container === 'berth-files' && argv.join(' ').includes('.berth-ready') && this.autoRun) setImmediate(() => this.pods.has(pod) && this.run(pod));
     this.execs.push(call);
     const answer = this.execAnswer(call);
     if (answer.stdout) io.stdout?.write(answer.stdout);
-    io.stdin?.resume();
     const done = Promise.resolve({ exitCode: answer.exitCode });
     return { session: { done, close: () => undefined }, done };
   }
