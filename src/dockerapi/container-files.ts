@@ -3,8 +3,9 @@
  * container not yet started), tar out and stat (GET/HEAD archive, in one exec). A container that was
  * created and never started is read through a peek pod of its image (peek.ts).
  */
-import { PassThrough, Writable, type Readable } from 'node:stream';
+import { PassThrough, Readable, Writable } from 'node:stream';
 import { ArchiveError, recordPadding, type HeldTar } from '../runtime/files.js';
+import { tarPieces, type ArchiveSpill, type KeptTar } from './archive-spill.js';
 import { SANDBOX_CONTAINER } from '../runtime/sandbox-plan.js';
 import type { ServeCluster } from './cluster.js';
 import { parseStatLines, statArgv, tarArgv, type PathStat } from './archive-exec.js';
@@ -18,6 +19,8 @@ const EXTRACT_AFTER_GO = 'IFS= read -r go && [ "$go" = go ] || exit 0; mkdir -p 
 export interface ContainerFilesDeps {
   cluster: ServeCluster;
   peeks: PeekPods;
+  /** where large archives kept for a restart go */
+  spill: ArchiveSpill;
   isReaper(c: ContainerRecord): boolean;
   peekSource(c: ContainerRecord): PeekSource;
 }
@@ -41,26 +44,32 @@ export class ContainerFiles {
    * (a process start in the container runtime is most of a small copy's time) and waits for a go line
    * before it touches anything: an archive refused meanwhile changes nothing.
    */
-  async extractInPod(pod: string, path: string, archive: HeldTar | Promise<HeldTar>, container = SANDBOX_CONTAINER): Promise<HeldTar> {
+  async extractInPod(pod: string, path: string, archive: KeptTar | Promise<HeldTar>, container = SANDBOX_CONTAINER): Promise<KeptTar> {
     if (!(archive instanceof Promise) && archive.length === 0) return archive;
-    const stdin = new PassThrough();
-    const run = this.execInPod(pod, ['/bin/sh', '-c', EXTRACT_AFTER_GO, 'berth-put', path], stdin, container);
-    run.catch(() => undefined); // awaited below, after the archive
-    let tar: HeldTar;
-    try {
-      tar = await archive;
-    } catch (err) {
-      // Any other line ends the shell unchanged (a cluster without v5 cannot end stdin for it).
-      stdin.end('stop\n');
-      await run.catch(() => undefined);
-      throw err;
+    const arrived = Promise.resolve(archive);
+    arrived.catch(() => undefined); // awaited in the input, or below when the exec never read it
+    async function* input(): AsyncGenerator<Buffer> {
+      let tar: KeptTar;
+      try {
+        tar = await arrived;
+      } catch {
+        // Any other line than go ends the shell unchanged (a cluster without v5 cannot end stdin for it).
+        yield Buffer.from('stop\n');
+        return;
+      }
+      yield Buffer.from(tar.length > 0 ? 'go\n' : 'stop\n');
+      yield* tarPieces(tar);
+      yield recordPadding(tar.length);
     }
-    stdin.write(tar.length > 0 ? 'go\n' : 'stop\n');
-    for (const piece of tar.pieces) stdin.write(piece);
-    stdin.end(recordPadding(tar.length));
-    const r = await run;
+    let r: { exitCode: number; stderr: string };
+    try {
+      r = await this.execInPod(pod, ['/bin/sh', '-c', EXTRACT_AFTER_GO, 'berth-put', path], Readable.from(input()), container);
+    } finally {
+      // whatever the exec did, the archive's own failure is the answer, and only once it is whole
+      await arrived;
+    }
     if (r.exitCode !== 0) throw new ArchiveError(`extracting into ${path} failed (tar exit ${r.exitCode}): ${r.stderr.trim()}`, /No such file|can't cd|cannot change/i.test(r.stderr) ? 404 : 500);
-    return tar;
+    return arrived;
   }
 
   /** The image's /etc/passwd and /etc/group (with what was copied in before start), '' where one is missing. */
@@ -80,13 +89,16 @@ export class ContainerFiles {
     const early = c.status === 'running' && c.podName;
     const tar = early ? archive : await archive;
     if (c.status === 'created' && !c.podName) {
-      const held = await tar;
-      c.pendingArchives.push({ path, tar: held });
-      await this.deps.peeks.update(c.id, (pod) => this.extractInPod(pod, path, held).then(() => undefined));
+      const entry = { path, tar: await tar };
+      c.pendingArchives.push(entry);
+      void this.deps.spill.spill(entry);
+      await this.deps.peeks.update(c.id, (pod) => this.extractInPod(pod, path, entry.tar).then(() => undefined));
       return;
     }
     if (c.status !== 'running') throw conflict(`container ${c.name} is ${c.status}: berth copies files into a running container or one not yet started`);
-    c.copiedArchives.push({ path, tar: await this.extractInPod(c.podName!, path, tar) });
+    const entry = { path, tar: await this.extractInPod(c.podName!, path, tar) };
+    c.copiedArchives.push(entry);
+    void this.deps.spill.spill(entry);
   }
 
   /**

@@ -17,6 +17,7 @@ import { isReaperImage } from './reaper.js';
 import { PeekPods, type PeekSource } from './peek.js';
 import { ContainerFiles } from './container-files.js';
 import type { HeldTar } from '../runtime/files.js';
+import { ArchiveSpill } from './archive-spill.js';
 import { PortProxy, PortTargetGone, type PortMode, type PortTarget } from './port-proxy.js';
 import { PortPublisher } from './published-ports.js';
 import type { ImageConfigSource } from './image-config.js';
@@ -91,6 +92,8 @@ export class Engine {
   private stopWatch?: () => void;
   private readonly cluster: ServeCluster;
   private readonly peeks: PeekPods;
+  /** large archives kept for a restart, on disk */
+  private readonly spill = new ArchiveSpill();
   private readonly ports: PortPublisher;
   private readonly ryuk: RyukContainers;
   private readonly starts = new Serial();
@@ -103,7 +106,7 @@ export class Engine {
     this.networks = new Networks(shared);
     this.volumes = new Volumes(shared);
     this.peeks = new PeekPods({ cluster: opts.cluster, idleMs: PEEK_IDLE_MS, startTimeoutMs: opts.startTimeoutMs });
-    this.files = new ContainerFiles({ cluster: opts.cluster, peeks: this.peeks, isReaper: (c) => this.isReaper(c), peekSource: (c) => this.peekSource(c) });
+    this.files = new ContainerFiles({ cluster: opts.cluster, peeks: this.peeks, spill: this.spill, isReaper: (c) => this.isReaper(c), peekSource: (c) => this.peekSource(c) });
     this.ports = new PortPublisher({
       publishAddress: opts.publishAddress,
       proxy: new PortProxy({
@@ -712,6 +715,7 @@ export class Engine {
       throw new DockerError(500, c.removalError);
     }
     this.containers.delete(c.id);
+    this.spill.drop([...c.copiedArchives, ...c.pendingArchives]);
     this.execs.forgetContainer(c.id);
     c.health = undefined;
     this.emit('container', 'destroy', c);
@@ -815,6 +819,7 @@ export class Engine {
       await this.keepIfFailed(c).catch(() => false);
     }
     await this.pruneCluster();
+    this.spill.close();
   }
 
   /**

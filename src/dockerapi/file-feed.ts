@@ -10,7 +10,8 @@
 import { posix } from 'node:path';
 import { extract } from 'tar-stream';
 import type { Pod } from './cluster.js';
-import type { HeldTar } from '../runtime/files.js';
+import { once } from 'node:events';
+import { tarPieces, type KeptTar } from './archive-spill.js';
 import type { ContainerRecord, CopiedArchive } from './model.js';
 
 export const FEED_CONTAINER = 'berth-files';
@@ -64,7 +65,7 @@ export function addFileFeed(pod: Pod, mounts: Array<{ name: string; mountPath: s
 }
 
 /** The names of the regular files in a (sanitized) archive, without a leading `./`. */
-async function regularFiles(tar: HeldTar): Promise<string[]> {
+async function regularFiles(tar: KeptTar): Promise<string[]> {
   const ex = extract();
   const names: string[] = [];
   ex.on('entry', (header, stream, next) => {
@@ -77,7 +78,8 @@ async function regularFiles(tar: HeldTar): Promise<string[]> {
     ex.on('finish', resolve);
     ex.on('error', reject);
   });
-  for (const piece of tar.pieces) ex.write(piece);
+  done.catch(() => undefined); // awaited below; an error while writing ends the loop first
+  for await (const piece of tarPieces(tar)) if (!ex.write(piece)) await once(ex, 'drain');
   ex.end(Buffer.alloc(0));
   await done;
   return names;

@@ -3,7 +3,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Pod as V1Pod } from './cluster.js';
-import type { HeldTar } from '../runtime/files.js';
+import type { KeptTar } from './archive-spill.js';
 import type { ImageInfo } from './image-config.js';
 import { tryNormalizeImage } from './image-ref.js';
 import { FEED_CONTAINER, feedFailure } from './file-feed.js';
@@ -59,10 +59,10 @@ export interface PublishedPort {
   hostPort: number;
 }
 
-/** An archive copied into a container at `path` (checked: runtime/files.ts). */
+/** An archive copied into a container at `path` (checked: runtime/files.ts; large ones kept on disk: archive-spill.ts). */
 export interface CopiedArchive {
   path: string;
-  tar: HeldTar;
+  tar: KeptTar;
 }
 
 export interface ContainerRecord {

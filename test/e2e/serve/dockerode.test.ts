@@ -1,6 +1,7 @@
 // dockerode against berth serve and podman's service: pull, create, copy before start, start, attach-free
 // logs (demuxed), exec with the exit code, restart, stop, wait, remove.
 import { after, before, describe, test } from 'node:test';
+import { createHash, randomBytes } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import Docker from 'dockerode';
@@ -74,10 +75,17 @@ for (const kind of ['podman', 'berth'] as const) {
       assert.equal(out.stdout, 'in-exec\n');
       assert.equal((await exec.inspect()).ExitCode, 9);
 
+      // A copy into the running container, large enough for berth serve to keep it on disk for the restart.
+      const big = randomBytes(2 * 1024 * 1024 + 123);
+      await c.putArchive(await tarOf([{ name: 'big.bin', content: big }]), { path: '/tmp' });
+
       await c.restart({ t: 0 });
       assert.equal((await c.inspect()).State.Running, true);
       const afterRestart = await c.exec({ Cmd: ['cat', '/conf/app.txt'], AttachStdout: true });
       assert.equal((await demuxed(docker, await afterRestart.start({ hijack: true, stdin: false }))).stdout, 'configured\n');
+      const bigAfter = await c.exec({ Cmd: ['sha256sum', '/tmp/big.bin'], AttachStdout: true });
+      const sum = (await demuxed(docker, await bigAfter.start({ hijack: true, stdin: false }))).stdout.split(' ')[0];
+      assert.equal(sum, createHash('sha256').update(big).digest('hex'), 'the large copy is there, whole, after the restart');
 
       await c.stop({ t: 1 });
       const state = (await c.inspect()).State;
