@@ -3,8 +3,7 @@
 // every use, and vendored by `catalog pull` as the archive itself.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ensureExecutable, ensureProvider, verifyExecutable } from '../../../src/catalog/exec.js';
@@ -12,12 +11,13 @@ import type { ExecPlatform } from '../../../src/catalog/model.js';
 import { sha256Digest } from '../../../src/catalog/oci.js';
 import { pullCatalogs } from '../../../src/catalog/pull.js';
 import { tgz, type TgzEntry } from './tgz.js';
+import { scratchDir } from '../../util/scratch.js';
 
 const SCRIPT = '#!/bin/sh\ncat\n';
 
 /** A folder holding `name` (the archive) and a cache; the catalog base is the folder. */
 function place(data: Buffer, name = 'fn.tgz'): { dir: string; cacheDir: string; catalog: { base: string; name: string } } {
-  const dir = mkdtempSync(path.join(tmpdir(), 'berth-tgz-'));
+  const dir = scratchDir('berth-tgz-');
   writeFileSync(path.join(dir, name), data);
   return { dir, cacheDir: path.join(dir, 'cache'), catalog: { base: pathToFileURL(`${dir}/`).href, name: 'archives' } };
 }

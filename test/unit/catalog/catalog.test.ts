@@ -1,7 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CatalogError, parseCatalog } from '../../../src/catalog/parse.js';
@@ -10,6 +9,7 @@ import { ensureExecutable, selectPlatform } from '../../../src/catalog/exec.js';
 import { sha256Digest } from '../../../src/catalog/oci.js';
 import { loadCatalog, parseRef } from '../../../src/catalog/source.js';
 import type { Catalog } from '../../../src/catalog/model.js';
+import { scratchDir } from '../../util/scratch.js';
 
 /** A catalog with one function per [kind, version, image] triple. */
 function catalogYaml(name: string, fns: Array<{ kind: string; version?: string; image?: string; deprecated?: boolean; group?: string }>): string {
@@ -129,7 +129,7 @@ test('platform selection picks the os/arch entry, nothing else', () => {
 });
 
 test('executables are verified by sha256: a mismatch is refused and nothing is cached', async () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'berth-exec-'));
+  const dir = scratchDir('berth-exec-');
   try {
     writeFileSync(path.join(dir, 'fn.sh'), '#!/bin/sh\ncat\n');
     const good = sha256Digest(readFileSync(path.join(dir, 'fn.sh')));
@@ -151,7 +151,7 @@ test('references: pins parse, and a file whose digest differs from its pin is re
   assert.deepEqual(parseRef(`https://h/c.yaml@sha256:${'c'.repeat(64)}`), { kind: 'https', location: 'https://h/c.yaml', pin: `sha256:${'c'.repeat(64)}` });
   assert.equal(parseRef(`oci://127.0.0.1:5000/fns/cat:1@sha256:${'d'.repeat(64)}`).pin, `sha256:${'d'.repeat(64)}`);
   assert.throws(() => parseRef('git://x/y'), /file, an https:\/\/ URL or an oci:\/\/ reference/);
-  const dir = mkdtempSync(path.join(tmpdir(), 'berth-cat-'));
+  const dir = scratchDir('berth-cat-');
   try {
     const text = catalogYaml('pinned', [{ kind: 'SetTeam' }]);
     writeFileSync(path.join(dir, 'c.yaml'), text);

@@ -7,7 +7,6 @@ import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkFunctionConfig, ConfigSchemaError } from '../../../src/catalog/config-schema.js';
@@ -15,6 +14,7 @@ import { sha256Digest } from '../../../src/catalog/oci.js';
 import { parseCatalog } from '../../../src/catalog/parse.js';
 import { findMatches } from '../../../src/catalog/resolve.js';
 import { tgz } from './tgz.js';
+import { scratchDir } from '../../util/scratch.js';
 
 const berth = fileURLToPath(new URL('../../../src/cli/main.js', import.meta.url));
 let root = '';
@@ -38,7 +38,7 @@ const SCHEMA = `
               not: {required: [legacyOwner]}`;
 
 before(async () => {
-  root = mkdtempSync(path.join(tmpdir(), 'berth-schema-'));
+  root = scratchDir('berth-schema-');
   marker = path.join(root, 'ran.marker');
   // The function: records that it ran, then echoes its input (a valid ResourceList).
   const script = `#!/bin/sh\necho ran >> "${marker}"\ncat\n`;

@@ -3,8 +3,7 @@
 import { after, afterEach, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureExecutable } from '../../../src/catalog/exec.js';
@@ -14,6 +13,7 @@ import { pullCatalogs } from '../../../src/catalog/pull.js';
 import { loadCatalog, readCatalogBytes } from '../../../src/catalog/source.js';
 import { fetchTimeoutMs, fetchUrl } from '../../../src/registry/http.js';
 import { startChallengingRegistry, startHeadersThenStall, startSilentServer, startStallingRegistry, type StallingServer } from './stalling-servers.js';
+import { scratchDir } from '../../util/scratch.js';
 
 const berth = fileURLToPath(new URL('../../../src/cli/main.js', import.meta.url));
 const CATALOG = Buffer.from(`apiVersion: config.kubernetes.io/v1alpha1
@@ -36,7 +36,7 @@ spec:
 /** Temp folders of this file, removed when it ends. */
 const temps: string[] = [];
 const tempDir = (prefix: string): string => {
-  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  const dir = scratchDir(prefix);
   temps.push(dir);
   return dir;
 };

@@ -5,10 +5,10 @@ import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import https from 'node:https';
 import net, { type AddressInfo } from 'node:net';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { sha256Digest } from '../../../src/catalog/oci.js';
+import { scratchDir } from '../../util/scratch.js';
 
 export interface StallingServer {
   url: string;
@@ -50,7 +50,7 @@ export async function startSilentServer(): Promise<StallingServer> {
 }
 
 function selfSigned(): { key: Buffer; cert: Buffer; caFile: string } {
-  const dir = mkdtempSync(path.join(tmpdir(), 'berth-stall-ca-'));
+  const dir = scratchDir('berth-stall-ca-');
   const key = path.join(dir, 'key.pem');
   const cert = path.join(dir, 'cert.pem');
   execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });

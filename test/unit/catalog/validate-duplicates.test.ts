@@ -3,10 +3,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { scratchDir } from '../../util/scratch.js';
 
 const berth = fileURLToPath(new URL('../../../src/cli/main.js', import.meta.url));
 
@@ -18,7 +18,7 @@ function catalog(name: string, kinds: Array<[string, string]>): string {
 }
 
 test('catalog validate warns about each kind given by several catalogs, naming the winner; unique kinds and other versions pass quietly', async () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'berth-dup-'));
+  const dir = scratchDir('berth-dup-');
   const a = path.join(dir, 'a.yaml');
   const b = path.join(dir, 'b.yaml');
   const c = path.join(dir, 'c.yaml');

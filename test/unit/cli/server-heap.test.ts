@@ -1,17 +1,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { scratchDir } from '../../util/scratch.js';
 
 const moduleUrl = pathToFileURL(join(import.meta.dirname, '../../../src/cli/server-heap.js')).href;
 const hasExecve = typeof (process as { execve?: unknown }).execve === 'function';
 
 /** runs a script that calls useServerHeap and reports its pid, node flags and arguments */
 function run(env: NodeJS.ProcessEnv): { pid: number; reported: { pid: number; execArgv: string[]; argv: string[] } } {
-  const dir = mkdtempSync(join(tmpdir(), 'berth-heap-'));
+  const dir = scratchDir('berth-heap-');
   try {
     const script = join(dir, 'serve.mjs');
     writeFileSync(script, `const { useServerHeap } = await import(${JSON.stringify(moduleUrl)});\nuseServerHeap();\nconsole.log(JSON.stringify({ pid: process.pid, execArgv: process.execArgv, argv: process.argv.slice(2) }));\n`);

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { ADMIN_USER, TokenAuthenticator } from '../../../src/devcluster/server/auth.js';
 import { loadUsersFile } from '../../../src/devcluster/server/users-file.js';
+import { scratchDir } from '../../util/scratch.js';
 
 test('bearer tokens identify users, who all join system:authenticated', () => {
   const auth = new TokenAuthenticator([
@@ -24,7 +24,7 @@ test('bearer tokens identify users, who all join system:authenticated', () => {
 });
 
 test('users file: parsed, defaulted and validated with the file and field named', (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'berth-users-'));
+  const dir = scratchDir('berth-users-');
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const file = (name: string, text: string) => {
     const p = join(dir, name);

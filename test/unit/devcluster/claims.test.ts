@@ -3,9 +3,7 @@
 // claim made again after a delete gets a volume of its own.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, existsSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { mkdirSync, existsSync, rmSync } from 'node:fs';
 import { applyCreateDefaults } from '../../../src/devcluster/api/defaults.js';
 import { resourceByKind } from '../../../src/devcluster/api/resources.js';
 import { MemoryStore } from '../../../src/devcluster/api/store.js';
@@ -13,6 +11,7 @@ import { ClaimController, claimVolumeDir, PVC_PROTECTION } from '../../../src/de
 import { EventRecorder } from '../../../src/devcluster/node/events.js';
 import { checkFit } from '../../../src/devcluster/node/scheduler.js';
 import type { KubeObject, WatchEvent } from '../../../src/devcluster/types.js';
+import { scratchDir } from '../../util/scratch.js';
 
 const PVC = resourceByKind('PersistentVolumeClaim');
 const POD = resourceByKind('Pod');
@@ -21,7 +20,7 @@ const EVENT = resourceByKind('Event');
 /** The node handles the store's events after the write that made them (podman-node.ts defers them): flush() does that here. */
 function setUp(): { store: MemoryStore; claims: ClaimController; dir: string; bound: string[]; flush(): void; events: () => Array<{ reason: string; message: string }>; done(): void } {
   const store = new MemoryStore();
-  const dir = mkdtempSync(join(tmpdir(), 'claims-'));
+  const dir = scratchDir('claims-');
   const bound: string[] = [];
   const claims = new ClaimController(store, new EventRecorder(store, 'node'), dir, () => bound.push('bound'));
   const queue: WatchEvent[] = [];

@@ -2,17 +2,17 @@
 // written before the container's id was known; nothing for other ids, empty files or after the watch stopped.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ExitFiles, podmanExitsDir } from '../../../src/devcluster/node/exit-files.js';
+import { scratchDir } from '../../util/scratch.js';
 
 function exitOf(files: ExitFiles, id: string): Promise<number> {
   return new Promise((resolve) => files.onExit(id, resolve));
 }
 
 test('the code written for a container is reported once; other ids and empty files are not', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'berth-exits-'));
+  const dir = scratchDir('berth-exits-');
   const files = new ExitFiles(dir);
   try {
     const seen: number[] = [];
@@ -33,7 +33,7 @@ test('the code written for a container is reported once; other ids and empty fil
 });
 
 test('a file written before the id was known is read when the id is registered', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'berth-exits-'));
+  const dir = scratchDir('berth-exits-');
   const files = new ExitFiles(dir);
   try {
     writeFileSync(join(dir, 'early'), '42');
@@ -49,7 +49,7 @@ test('without a directory nothing is watched and nothing is reported; the exits 
   let called = false;
   files.onExit('x', () => (called = true))();
   assert.equal(called, false);
-  const runtime = mkdtempSync(join(tmpdir(), 'berth-xdg-'));
+  const runtime = scratchDir('berth-xdg-');
   try {
     assert.equal(podmanExitsDir({ XDG_RUNTIME_DIR: runtime }, 1000), undefined);
     mkdirSync(join(runtime, 'libpod/tmp/exits'), { recursive: true });

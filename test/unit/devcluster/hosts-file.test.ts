@@ -1,12 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { addedLines, forgetHostsFile, writeHostsFile } from '../../../src/devcluster/node/hosts.js';
+import { scratchDir } from '../../util/scratch.js';
 
 test("a rewritten hosts file keeps what the pod's processes appended, in place", () => {
-  const dir = mkdtempSync(join(tmpdir(), 'hosts-'));
+  const dir = scratchDir('hosts-');
   const path = join(dir, 'etc-hosts');
   try {
     writeHostsFile(path, '127.0.0.1\tlocalhost\n10.0.0.1\tsvc-a\n');

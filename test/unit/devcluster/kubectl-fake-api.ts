@@ -1,18 +1,17 @@
 // Test helper: a small API server built from the pure modules (discovery, patch, tables) so that the real
 // kubectl 1.32 can be pointed at them, and a kubectl runner. Not the dev cluster's HTTP server.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ApiError } from '../../../src/devcluster/api/errors.js';
 import { applyPatch } from '../../../src/devcluster/api/patch.js';
 import { findResource } from '../../../src/devcluster/api/resources.js';
 import { toTable } from '../../../src/devcluster/api/tables.js';
 import { discoveryResponse } from '../../../src/devcluster/server/discovery.js';
 import type { KubeObject } from '../../../src/devcluster/types.js';
+import { scratchDir } from '../../util/scratch.js';
 
 export interface RecordedRequest {
   method: string;
@@ -102,7 +101,7 @@ export async function startFakeApi(opts: FakeApiOptions = {}): Promise<FakeApi> 
   const server = opts.tls ? https.createServer({ cert: opts.tls.certPem, key: opts.tls.keyPem }, handler) : http.createServer(handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  const cacheDir = mkdtempSync(join(tmpdir(), 'berth-kubectl-cache-'));
+  const cacheDir = scratchDir('berth-kubectl-cache-');
   return {
     url: `${opts.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     cacheDir,

@@ -2,8 +2,7 @@
 // invalidation, the start-up gate and the sandbox pool's bookkeeping, without podman.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { containerRunArgs, type ContainerSpec } from '../../../src/devcluster/node/podman-args.js';
 import { isRuntimeInit } from '../../../src/devcluster/node/attached-container.js';
@@ -12,6 +11,7 @@ import { StartupGate } from '../../../src/devcluster/node/startup-gate.js';
 import { poolSandboxArgs, SandboxPool } from '../../../src/devcluster/node/sandbox-pool.js';
 import type { PodmanCli, PodmanResult } from '../../../src/devcluster/node/podman-cli.js';
 import { securitySettings } from '../../../src/devcluster/node/security.js';
+import { scratchDir } from '../../util/scratch.js';
 
 const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'ns' }, spec: {} };
 
@@ -50,7 +50,7 @@ test('a process waiting in the runtime init is not running yet; anything else is
 });
 
 test('image cache: found images are kept until the image store file changes; missing ones never', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'berth-imgcache-'));
+  const dir = scratchDir('berth-imgcache-');
   try {
     const storeFile = join(dir, 'images.json');
     writeFileSync(storeFile, '[1]');

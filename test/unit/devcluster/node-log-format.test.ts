@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { encodeRecord, formatNs, LineSplitter, MAX_RECORD_BYTES, parseRecords, parseTimeNs, renderRecord, selectRecords, type LogRecord } from '../../../src/devcluster/node/log-format.js';
+import { scratchDir } from '../../util/scratch.js';
 
 const rec = (time: string, stream: 'stdout' | 'stderr', content: string, partial = false): LogRecord => ({ time, stream, partial, content: Buffer.from(content) });
 
@@ -87,12 +88,11 @@ test('selection filters by stream, since and tail; rendering adds newlines and t
 });
 
 test('a served log is the records in order, in few writes, cut exactly at limitBytes', async () => {
-  const { mkdtempSync, rmSync, writeFileSync } = await import('node:fs');
-  const { tmpdir } = await import('node:os');
+  const { rmSync, writeFileSync } = await import('node:fs');
   const { join } = await import('node:path');
   const { buffer } = await import('node:stream/consumers');
   const { serveLog } = await import('../../../src/devcluster/node/container-log.js');
-  const dir = mkdtempSync(join(tmpdir(), 'berth-log-'));
+  const dir = scratchDir('berth-log-');
   try {
     const file = join(dir, '0.log');
     const records = Array.from({ length: 200 }, (_, i) => rec(`2025-01-02T03:04:05.${String(i).padStart(9, '0')}Z`, i % 3 ? 'stdout' : 'stderr', `${i}:${'x'.repeat(4000)}`, i % 2 === 0));

@@ -2,11 +2,11 @@
 // through; runc's own failures, read from its JSON log, become 127/126 or an error as podman exec's did.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { text } from 'node:stream/consumers';
 import { runcExecSession, type RuncRuntime } from '../../../src/devcluster/node/runc-exec.js';
+import { scratchDir } from '../../util/scratch.js';
 
 const ID = 'a'.repeat(64);
 // --root R --log L --log-format json exec ID cmd...
@@ -23,7 +23,7 @@ esac
 `;
 
 function runtime(t: { after(fn: () => void): void }): RuncRuntime {
-  const dir = mkdtempSync(join(tmpdir(), 'berth-runc-'));
+  const dir = scratchDir('berth-runc-');
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const binary = join(dir, 'runc');
   writeFileSync(binary, FAKE_RUNC);

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { ApiError } from '../../../src/devcluster/api/errors.js';
@@ -8,6 +7,7 @@ import { applyPatch } from '../../../src/devcluster/api/patch.js';
 import type { KubeObject } from '../../../src/devcluster/types.js';
 import { kubectl, startFakeApi } from './kubectl-fake-api.js';
 import { thrownApiError } from '../../util/api-error.js';
+import { scratchDir } from '../../util/scratch.js';
 
 const SMP = 'application/strategic-merge-patch+json';
 const MERGE = 'application/merge-patch+json';
@@ -163,7 +163,7 @@ test('server-side apply bodies (YAML) merge into the object', () => {
 
 test('what kubectl 1.32 sends for apply, label, annotate and patch works', async (t) => {
   const api = await startFakeApi();
-  const dir = mkdtempSync(join(tmpdir(), 'berth-patch-test-'));
+  const dir = scratchDir('berth-patch-test-');
   t.after(async () => {
     await api.close();
     rmSync(dir, { recursive: true, force: true });

@@ -2,8 +2,7 @@
 // token is a user, the TokenRequest rules, the ServiceAccount admission plugin and the kubelet's variables.
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { admitPodServiceAccount, tokenVolumeSource } from '../../../src/devcluster/api/service-account-admission.js';
@@ -17,6 +16,7 @@ import { issueTokenRequest } from '../../../src/devcluster/server/handlers-token
 import { signJwt, verifyJwt, keyId } from '../../../src/devcluster/server/jwt.js';
 import { ISSUER, ServiceAccountTokens, tokenClaims, validateClaims, type LiveObject, type TokenLookup } from '../../../src/devcluster/server/service-account-tokens.js';
 import type { KubeObject } from '../../../src/devcluster/types.js';
+import { scratchDir } from '../../util/scratch.js';
 
 const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const NOW = 1_800_000_000;
@@ -327,7 +327,7 @@ test('legacy Secret-based tokens: valid while the Secret holds that very token a
 });
 
 test('projected tokens: written at mount, rotated in place at 80% of their lifetime (at most a day), as the kubelet does', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'berth-sa-vol-'));
+  const dir = scratchDir('berth-sa-vol-');
   try {
     const { store } = storeWithPod();
     store.create(resourceByKind('ConfigMap'), 'ci', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kube-root-ca.crt', namespace: 'ci' }, data: { 'ca.crt': 'CA' } });

@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { KubeConfig, VersionApi } from '@kubernetes/client-node';
 import { renderKubeconfig } from '../../../src/devcluster/server/kubeconfig.js';
 import { generateCa, issueServerCert } from '../../../src/devcluster/server/tls.js';
 import { kubectl, startFakeApi } from './kubectl-fake-api.js';
+import { scratchDir } from '../../util/scratch.js';
 
 const started = Date.now();
 const ca = generateCa();
@@ -58,7 +58,7 @@ test('node TLS accepts the server only with the CA', async (t) => {
 
 test('kubeconfig: kubectl (Go TLS) and client-node connect with it, one context per user', async (t) => {
   const api = await startFakeApi({ tls: serving });
-  const dir = mkdtempSync(join(tmpdir(), 'berth-kubeconfig-'));
+  const dir = scratchDir('berth-kubeconfig-');
   t.after(async () => {
     await api.close();
     rmSync(dir, { recursive: true, force: true });

@@ -2,11 +2,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseStatLines, statArgv, tarArgv } from '../../../src/dockerapi/archive-exec.js';
 import { padRecords, recordPadding } from '../../../src/runtime/files.js';
+import { scratchDir } from '../../util/scratch.js';
 
 function run(argv: string[]): { code: number | null; stdout: Buffer; stderr: string } {
   const r = spawnSync(argv[0], argv.slice(1));
@@ -14,7 +14,7 @@ function run(argv: string[]): { code: number | null; stdout: Buffer; stderr: str
 }
 
 test('stat script and parser: file, symlink, missing path', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'berth-archive-exec-'));
+  const dir = scratchDir('berth-archive-exec-');
   try {
     writeFileSync(join(dir, 'f.txt'), 'hello');
     symlinkSync('f.txt', join(dir, 'link'));
@@ -37,7 +37,7 @@ test('stat script and parser: file, symlink, missing path', () => {
 });
 
 test('tar script: stat lines on stderr, then the tar of the base name on stdout', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'berth-archive-exec-'));
+  const dir = scratchDir('berth-archive-exec-');
   try {
     mkdirSync(join(dir, 'sub'));
     writeFileSync(join(dir, 'sub', 'a.txt'), 'abc');

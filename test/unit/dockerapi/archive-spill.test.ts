@@ -3,16 +3,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { buffer } from 'node:stream/consumers';
 import { Readable } from 'node:stream';
 import { ArchiveSpill, tarPieces, type KeptTar } from '../../../src/dockerapi/archive-spill.js';
 import { heldTar } from '../../../src/runtime/files.js';
+import { scratchDir } from '../../util/scratch.js';
 
 function scratch(): string {
-  return mkdtempSync(join(tmpdir(), 'spill-test-'));
+  return scratchDir('spill-test-');
 }
 
 const bytesOf = (tar: KeptTar): Promise<Buffer> => buffer(Readable.from(tarPieces(tar)));

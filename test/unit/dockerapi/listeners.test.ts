@@ -1,15 +1,15 @@
 // Listeners are what they say: loopback by resolved address, unix sockets replaced only when stale, tokens long enough.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { rmSync, writeFileSync, existsSync } from 'node:fs';
 import { spawn } from 'node:child_process';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isLoopbackAddress, resolveLoopback } from '../../../src/dockerapi/loopback.js';
 import { Router } from '../../../src/dockerapi/http.js';
 import { checkListenerSecurity, parseListener, serveDockerApi } from '../../../src/dockerapi/server.js';
 import { TOKEN_ENV, checkToken, resolveToken } from '../../../src/dockerapi/token.js';
 import { claimSocketPath } from '../../../src/dockerapi/unix-socket.js';
+import { scratchDir } from '../../util/scratch.js';
 
 test('loopback addresses: v4 127/8, ::1, v4-mapped; nothing else', () => {
   for (const a of ['127.0.0.1', '127.8.9.10', '::1', '::ffff:127.0.0.1', '[::1]']) assert.equal(isLoopbackAddress(a), true, a);
@@ -26,7 +26,7 @@ test('a name is loopback only when every address it resolves to is', async () =>
 
 test('tokens: at least 16 characters, from --token, --token-file or the environment', () => {
   assert.throws(() => checkToken('x', '--token'), /1 characters, at least 16/);
-  const dir = mkdtempSync(join(tmpdir(), 'berth-token-'));
+  const dir = scratchDir('berth-token-');
   try {
     const file = join(dir, 'token');
     writeFileSync(file, 'from-a-file-0123456789\n');
@@ -43,7 +43,7 @@ test('tokens: at least 16 characters, from --token, --token-file or the environm
 });
 
 test('a unix socket path: a live socket or a file is refused and kept, a stale socket is replaced', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'berth-sock-'));
+  const dir = scratchDir('berth-sock-');
   try {
     const file = join(dir, 'notes.txt');
     writeFileSync(file, 'precious');

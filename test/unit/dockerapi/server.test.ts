@@ -1,12 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { rmSync, statSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Router } from '../../../src/dockerapi/http.js';
 import { parseListener, serveDockerApi } from '../../../src/dockerapi/server.js';
+import { scratchDir } from '../../util/scratch.js';
 
 function get(opts: http.RequestOptions): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
   return new Promise((resolve, reject) => {
@@ -23,7 +23,7 @@ function get(opts: http.RequestOptions): Promise<{ status: number; body: string;
 const router = (): Router => new Router().add('GET', '/_ping', (call) => call.send(200, 'OK')).add('POST', '/echo', async (call) => call.send(200, (await call.json()) ?? {}));
 
 test('unix socket is 0600, version prefixes route alike, too-old versions and unknown paths are refused', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'berth-unit-'));
+  const dir = scratchDir('berth-unit-');
   const path = join(dir, 's.sock');
   const server = await serveDockerApi({ listeners: [parseListener(`unix://${path}`)], router: router() });
   try {

@@ -3,15 +3,15 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import tls from 'node:tls';
 import { Router } from '../../../src/dockerapi/http.js';
 import { checkListenerSecurity, parseListener, serveDockerApi } from '../../../src/dockerapi/server.js';
 import { loadListenerTls, type ListenerTls } from '../../../src/dockerapi/tls-options.js';
 import { makeDockerCerts, type DockerCerts } from '../../e2e/serve/docker-certs.js';
+import { scratchDir } from '../../util/scratch.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'berth-tls-unit-'));
+const dir = scratchDir('berth-tls-unit-');
 let certs: DockerCerts;
 before(() => {
   certs = makeDockerCerts(dir);

@@ -1,16 +1,16 @@
 // Local executables running the repo's KRM test functions (images/krm-fns) under this node, for tests
 // that run functions without a cluster: berth's exec providers and kpt's `exec:` alike.
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
+import { scratchDir } from '../../util/scratch.js';
 
 const repo = fileURLToPath(new URL('../../../../', import.meta.url));
 
 /** A folder holding one script per named function; returns name → absolute path. */
 export function functionScripts(names: string[]): { dir: string; path: Record<string, string> } {
-  const dir = mkdtempSync(path.join(tmpdir(), 'berth-fns-'));
+  const dir = scratchDir('berth-fns-');
   // A copy outside the repo: the repo's package.json would make node read the CommonJS files as ESM.
   if (!existsSync(path.join(dir, 'fn'))) cpSync(path.join(repo, 'images/krm-fns/fn'), path.join(dir, 'fn'), { recursive: true });
   const paths: Record<string, string> = {};
@@ -24,7 +24,7 @@ export function functionScripts(names: string[]): { dir: string; path: Record<st
 }
 
 export function tree(files: Record<string, string>, prefix = 'berth-pkg-'): string {
-  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  const dir = scratchDir(prefix);
   writeTree(dir, files);
   return dir;
 }

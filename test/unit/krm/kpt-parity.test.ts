@@ -5,13 +5,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { evalFunction } from '../../../src/krm/eval.js';
 import { renderPackage } from '../../../src/krm/render.js';
 import { dataOf, functionScripts, tree } from './fn-scripts.js';
+import { scratchDir } from '../../util/scratch.js';
 
 const kptMissing = spawnSync('kpt', ['version'], { encoding: 'utf8' }).error ? 'kpt is not installed' : false;
 
@@ -49,7 +49,7 @@ interface Side {
 
 /** The same package twice, side by side: kpt renders (or evals) one, berth the other. */
 async function both(kptfile: string | undefined, kptArgs: (dir: string, results: string) => string[], berth: (dir: string, results: string, report: PassThrough) => Promise<unknown>): Promise<{ kpt: Side; berth: Side; cleanup(): void }> {
-  const work = mkdtempSync(path.join(tmpdir(), 'berth-parity-'));
+  const work = scratchDir('berth-parity-');
   const src = tree({ ...(kptfile ? { Kptfile: kptfile } : {}), 'resources.yaml': RESOURCES });
   const side = (name: string) => ({ dir: path.join(work, name), results: path.join(work, `${name}-results`) });
   const k = side('kpt');

@@ -1,9 +1,9 @@
 // What the write-safety tests share: a fingerprint of every file of a folder (hidden ones too, so a
 // leftover temp file shows), and exec functions that print fixed bytes whatever they are given.
 import { createHash } from 'node:crypto';
-import { chmodSync, lstatSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, lstatSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { scratchDir } from '../../util/scratch.js';
 
 /** relative path → `mode sha256` for files, `dir mode` for folders. */
 export function hashTree(dir: string): Record<string, string> {
@@ -24,7 +24,7 @@ export function hashTree(dir: string): Record<string, string> {
 
 /** An executable that reads its input and prints exactly `output` (then exits `code`). */
 export function printingFunction(output: string | Buffer, code = 0): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'berth-printfn-'));
+  const dir = scratchDir('berth-printfn-');
   writeFileSync(path.join(dir, 'out.bin'), output);
   const file = path.join(dir, 'fn.sh');
   writeFileSync(file, `#!/bin/sh\ncat >/dev/null\ncat '${dir}/out.bin'\nexit ${code}\n`);

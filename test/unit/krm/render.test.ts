@@ -2,8 +2,7 @@
 // so the pipeline, write-back and catalog logic is tested without a cluster.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -14,11 +13,12 @@ import { renderPackage } from '../../../src/krm/render.js';
 import { evalFunction } from '../../../src/krm/eval.js';
 import { catalogResolver } from '../../../src/cli/fn-resolver.js';
 import { pathToFileURL } from 'node:url';
+import { scratchDir } from '../../util/scratch.js';
 
 const repo = fileURLToPath(new URL('../../../../', import.meta.url));
 
 function tree(files: Record<string, string>): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'berth-render-'));
+  const dir = scratchDir('berth-render-');
   for (const [rel, text] of Object.entries(files)) {
     mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
     writeFileSync(path.join(dir, rel), text);
@@ -106,7 +106,7 @@ function pkg(extra: Record<string, string> = {}): string {
 }
 
 function setup() {
-  const fnDir = mkdtempSync(path.join(tmpdir(), 'berth-fns-'));
+  const fnDir = scratchDir('berth-fns-');
   const setAnn = fnScript(fnDir, 'set-annotations');
   const require = fnScript(fnDir, 'require-label');
   const catalog = catalogOf(fnDir, [

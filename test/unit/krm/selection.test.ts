@@ -2,14 +2,14 @@
 // --results-dir's FunctionResultList.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { selectionFromFlags } from '../../../src/cli/fn.js';
 import type { KrmObject } from '../../../src/krm/package.js';
 import { buildResultList, serializeResultList, withResultsDir } from '../../../src/krm/results.js';
 import { ANN_SELECTION_ID, isEmptySelector, matchesSelector, mergeSelectionOutput, parseSelectorList, selectResources, tagSelected } from '../../../src/krm/selection.js';
+import { scratchDir } from '../../util/scratch.js';
 
 const svc: KrmObject = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'cart', namespace: 'shop', labels: { team: 'shop', tier: 'web' }, annotations: { owner: 'a' } } as KrmObject['metadata'] };
 const deploy: KrmObject = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'cart', namespace: 'shop', labels: { team: 'shop' } } as KrmObject['metadata'] };
@@ -121,7 +121,7 @@ items:
 });
 
 test('withResultsDir: written (exitCode 1) when the work fails, the error passed on; nothing written without a dir', async () => {
-  const base = mkdtempSync(path.join(tmpdir(), 'berth-results-'));
+  const base = scratchDir('berth-results-');
   const dir = path.join(base, 'nested', 'out');
   try {
     const report = new PassThrough();

@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, writeFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { resolveKubeConfig, KubeConfigError } from '../../../src/kube/config.js';
+import { scratchDir } from '../../util/scratch.js';
 
 function kubeconfig(ctxs: Array<{ name: string; cluster: string; ns?: string }>, clusters: Array<{ name: string; server: string; ca?: string }>, current?: string): string {
   return JSON.stringify({
@@ -17,7 +17,7 @@ function kubeconfig(ctxs: Array<{ name: string; cluster: string; ns?: string }>,
 }
 
 function tmp(t: { after(fn: () => void): void }): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'berth-kc-'));
+  const dir = scratchDir('berth-kc-');
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }

@@ -4,12 +4,12 @@
 // folder and a docker-credential-* helper script, as `docker login` would leave them.
 import { execFileSync } from 'node:child_process';
 import { createPrivateKey, randomUUID, sign } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startRegistry, type Registry } from '../../e2e/catalog/servers.js';
+import { scratchDir } from '../../util/scratch.js';
 
 export const USER = 'berth';
 export const PASSWORD = 's3cret-pass';
@@ -96,7 +96,7 @@ export interface AuthRegistry extends Registry {
 }
 
 export async function startTokenRegistry(): Promise<AuthRegistry> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'berth-token-'));
+  const dir = scratchDir('berth-token-');
   const tokens = await startTokenServer(dir, 'berth-test', 'berth-test-issuer');
   const registry = await startRegistry({ auth: `{token: {realm: "${tokens.url}", service: berth-test, issuer: berth-test-issuer, rootcertbundle: ${tokens.certFile}}}` });
   return {
@@ -110,7 +110,7 @@ export async function startTokenRegistry(): Promise<AuthRegistry> {
 }
 
 export async function startHtpasswdRegistry(): Promise<AuthRegistry> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'berth-htpasswd-'));
+  const dir = scratchDir('berth-htpasswd-');
   const file = path.join(dir, 'htpasswd');
   writeFileSync(file, HTPASSWD);
   return startRegistry({ auth: `{htpasswd: {realm: berth-test, path: ${file}}}` });
@@ -125,7 +125,7 @@ export interface DockerConfigDir {
 
 /** A docker config folder as `docker login` leaves it: `auths` with base64 user:password, or a helper. */
 export function dockerConfig(registry: string, how: 'auths' | 'identitytoken' | 'credsStore' | 'credHelpers' | 'wrong-password' | 'none'): DockerConfigDir {
-  const dir = mkdtempSync(path.join(tmpdir(), 'berth-docker-config-'));
+  const dir = scratchDir('berth-docker-config-');
   const bin = path.join(dir, 'bin');
   mkdirSync(bin);
   const auth = (pw: string): string => Buffer.from(`${USER}:${pw}`).toString('base64');

@@ -3,21 +3,21 @@
 // and the progress line of large downloads.
 import { afterEach, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { RegistryClient } from '../../../src/registry/client.js';
 import { credentialServerKey, findCredentials, loginCommand } from '../../../src/registry/credentials.js';
 import { fetchUrl } from '../../../src/registry/http.js';
 import { formatBytes, terminalProgress, withProgress } from '../../../src/registry/progress.js';
 import { clearTokenCache } from '../../../src/registry/token.js';
+import { scratchDir } from '../../util/scratch.js';
 
 afterEach(() => clearTokenCache());
 
 function configDir(config: unknown, helpers: Record<string, string> = {}): { env: NodeJS.ProcessEnv; dir: string } {
-  const dir = mkdtempSync(path.join(tmpdir(), 'berth-dockercfg-'));
+  const dir = scratchDir('berth-dockercfg-');
   writeFileSync(path.join(dir, 'config.json'), JSON.stringify(config));
   const bin = path.join(dir, 'bin');
   mkdirSync(bin);

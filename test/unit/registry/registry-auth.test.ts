@@ -6,8 +6,7 @@
 import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
@@ -17,6 +16,7 @@ import { readImageInfo } from '../../../src/dockerapi/image-config.js';
 import { RegistryClient } from '../../../src/registry/client.js';
 import { clearTokenCache } from '../../../src/registry/token.js';
 import { dockerConfig, startHtpasswdRegistry, startTokenRegistry, type AuthRegistry } from './auth-servers.js';
+import { scratchDir } from '../../util/scratch.js';
 
 const berth = fileURLToPath(new URL('../../../src/cli/main.js', import.meta.url));
 const CATALOG = Buffer.from(`apiVersion: config.kubernetes.io/v1alpha1
@@ -105,7 +105,7 @@ for (const mode of ['token', 'htpasswd'] as const) {
       const pulled = await pullCatalogArtifact(parseOciRef(`oci://${host}/private/catalog:1@${digest}`));
       assert.equal(pulled.layer.toString(), CATALOG.toString());
       await pushBlob(new RegistryClient(host), 'private/fns', EXECUTABLE);
-      const cacheDir = mkdtempSync(path.join(tmpdir(), 'berth-cache-'));
+      const cacheDir = scratchDir('berth-cache-');
       const file = await ensureExecutable({ bin: 'stamp', os: 'linux', arch: 'amd64', uri: blobRef(), sha256: sha256Digest(EXECUTABLE) }, { base: 'file:///', name: 'private-fns' }, { cacheDir });
       assert.equal(readFileSync(file, 'utf8'), EXECUTABLE.toString());
       configDigest = await pushImage(host, 'private/web');
@@ -118,7 +118,7 @@ for (const mode of ['token', 'htpasswd'] as const) {
     test('without credentials: catalog pull, exec blob and image config are refused, naming the registry and docker login', async () => {
       useCredentials(host, 'none');
       await assert.rejects(pullCatalogArtifact(parseOciRef(`oci://${host}/private/catalog:1`)), loginHint());
-      const cacheDir = mkdtempSync(path.join(tmpdir(), 'berth-cache-'));
+      const cacheDir = scratchDir('berth-cache-');
       await assert.rejects(ensureExecutable({ bin: 'stamp', os: 'linux', arch: 'amd64', uri: blobRef(), sha256: sha256Digest(EXECUTABLE) }, { base: 'file:///', name: 'private-fns' }, { cacheDir }), loginHint());
       assert.equal(existsSync(path.join(cacheDir, 'exec')), false, 'nothing cached');
       await assert.rejects(readImageInfo(`${host}/private/web:1`), loginHint());
@@ -138,7 +138,7 @@ for (const mode of ['token', 'htpasswd'] as const) {
         const dir = useCredentials(host, how);
         const pulled = await pullCatalogArtifact(parseOciRef(`oci://${host}/private/catalog:1`));
         assert.equal(pulled.layer.toString(), CATALOG.toString());
-        const cacheDir = mkdtempSync(path.join(tmpdir(), 'berth-cache-'));
+        const cacheDir = scratchDir('berth-cache-');
         await ensureExecutable({ bin: 'stamp', os: 'linux', arch: 'amd64', uri: blobRef(), sha256: sha256Digest(EXECUTABLE) }, { base: 'file:///', name: 'private-fns' }, { cacheDir });
         assert.deepEqual((await readImageInfo(`${host}/private/web:1`)).config.Cmd, ['httpd']);
         // The helper was asked with the server URL on stdin, as docker asks it.
@@ -149,7 +149,7 @@ for (const mode of ['token', 'htpasswd'] as const) {
     test('berth catalog push / pull (CLI): with a docker config, and without one (exit 1, docker login named)', async () => {
       const withCreds = dockerConfig(host, 'auths');
       const none = dockerConfig(host, 'none');
-      const dir = mkdtempSync(path.join(tmpdir(), 'berth-cli-'));
+      const dir = scratchDir('berth-cli-');
       const file = path.join(dir, 'catalog.yaml');
       writeFileSync(file, CATALOG);
       const ref = `oci://${host}/private/cli:1`;
@@ -177,7 +177,7 @@ for (const mode of ['token', 'htpasswd'] as const) {
       );
       const ref = `oci://${host}/private/blob-fns:1`;
       await pushCatalogArtifact(parseOciRef(ref), catalog);
-      const dir = mkdtempSync(path.join(tmpdir(), 'berth-fn-'));
+      const dir = scratchDir('berth-fn-');
       writeFileSync(path.join(dir, 'svc.yaml'), 'apiVersion: v1\nkind: Service\nmetadata:\n  name: cart\n');
       const config = path.join(dir, 'echo.yaml');
       writeFileSync(config, 'apiVersion: fn.example.org/v1\nkind: Echo\nmetadata:\n  name: echo\n');

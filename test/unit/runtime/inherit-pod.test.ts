@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -8,6 +8,7 @@ import { inheritedFrom, inheritRequested, InheritPodError, ownPodRef, readInheri
 import { applySettings, loadRunSettings } from '../../../src/runtime/settings.js';
 import { planWorkload } from '../../../src/runtime/plan.js';
 import { planSandboxPod } from '../../../src/runtime/sandbox-plan.js';
+import { scratchDir } from '../../util/scratch.js';
 
 const ciPod: V1Pod = {
   metadata: { name: 'build-7-abc', namespace: 'ci' },
@@ -77,7 +78,7 @@ test('berth serve: a container pod planned under the inherited settings carries 
 });
 
 test('the pod is found by POD_NAME, else HOSTNAME, in POD_NAMESPACE, else the service account namespace file', () => {
-  const sa = mkdtempSync(join(tmpdir(), 'berth-sa-'));
+  const sa = scratchDir('berth-sa-');
   writeFileSync(join(sa, 'namespace'), 'ci\n');
   assert.deepEqual(ownPodRef({ HOSTNAME: 'build-7-abc' }, sa), { namespace: 'ci', name: 'build-7-abc' });
   assert.deepEqual(ownPodRef({ HOSTNAME: 'h', POD_NAME: 'p', POD_NAMESPACE: 'other' }, sa), { namespace: 'other', name: 'p' });
@@ -99,13 +100,13 @@ test('inheritance asked for outside a pod, or without the right to read it, fail
 test('BERTH_INHERIT_POD_SETTINGS turns it on for the shim and berth fn', () => {
   assert.equal(inheritRequested({ BERTH_INHERIT_POD_SETTINGS: '1' }), true);
   assert.equal(inheritRequested({ BERTH_INHERIT_POD_SETTINGS: '0' }), false);
-  const home = mkdtempSync(join(tmpdir(), 'berth-home-'));
+  const home = scratchDir('berth-home-');
   assert.equal(loadRunSettings({ BERTH_INHERIT_POD_SETTINGS: 'true' }, home).inheritPodSettings, true);
   assert.equal(loadRunSettings({}, home).inheritPodSettings, false);
 });
 
 test('the shim: applySettings needs the cluster connection, and without inheritance asks nothing', async () => {
-  const home = mkdtempSync(join(tmpdir(), 'berth-home-'));
+  const home = scratchDir('berth-home-');
   const off = await applySettings({ image: 'img' }, loadRunSettings({}, home), { readPodTemplate: () => Promise.reject(new Error('unused')) });
   assert.equal(off.podTemplate, undefined);
   await assert.rejects(applySettings({ image: 'img' }, loadRunSettings({ BERTH_INHERIT_POD_SETTINGS: '1' }, home), { readPodTemplate: () => Promise.reject(new Error('unused')) }), /needs a connection/);

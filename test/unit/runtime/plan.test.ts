@@ -1,11 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, writeFileSync, rmSync, chmodSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, writeFileSync, rmSync, chmodSync } from 'node:fs';
 import path from 'node:path';
 import { planWorkload, PlanError, podNameFor, splitLabels, LABEL_RUN, FILES_CONTAINER, type PlanContext } from '../../../src/runtime/plan.js';
 import { snapshotMounts, MountError } from '../../../src/runtime/mounts.js';
 import type { Workload } from '../../../src/runtime/workload.js';
+import { scratchDir } from '../../util/scratch.js';
 
 const ctx: PlanContext = { namespace: 'ci', owner: 'shim-host', now: new Date('2025-01-02T03:04:05.678Z'), ttlSeconds: 600, runId: 'abc12345' };
 
@@ -103,7 +103,7 @@ test('a pod template keeps its fields and may loosen defaults; berth fills the c
 });
 
 test('small read-only mounts become one ConfigMap with nested items; rw or large ones go through tar', async (t) => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'berth-plan-'));
+  const dir = scratchDir('berth-plan-');
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   mkdirSync(path.join(dir, 'tree/sub'), { recursive: true });
   writeFileSync(path.join(dir, 'tree/a.yaml'), 'a: 1\n');
@@ -146,7 +146,7 @@ test('small read-only mounts become one ConfigMap with nested items; rw or large
 });
 
 test('mount size limit and missing sources give clear errors', async (t) => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'berth-plan-'));
+  const dir = scratchDir('berth-plan-');
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   writeFileSync(path.join(dir, 'f'), Buffer.alloc(2048));
   await assert.rejects(snapshotMounts([{ source: path.join(dir, 'f'), target: '/f', readOnly: true }], 1024), (e: unknown) => e instanceof MountError && /exceed berth's limit of 1 KiB/.test(e.message));

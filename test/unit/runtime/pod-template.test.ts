@@ -1,11 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isPodTemplateFile, layPodTemplate, loadPodTemplate, PodTemplateError } from '../../../src/runtime/pod-template.js';
 import { planSandboxPod } from '../../../src/runtime/sandbox-plan.js';
 import type { PodTemplateSource } from '../../../src/runtime/workload.js';
+import { scratchDir } from '../../util/scratch.js';
 
 const ctx = { namespace: 'ns', owner: 'inst1', now: new Date('2024-01-01T00:00:00Z'), ttlSeconds: 600 };
 const noObjects = (name: string): Promise<never> => Promise.reject(new Error(`no object ${name}`));
@@ -81,7 +81,7 @@ test('a template with a second container is refused, naming where it came from',
 });
 
 test('templates load from a Pod, a PodTemplate or a bare template file, or by object name', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'berth-tpl-'));
+  const dir = scratchDir('berth-tpl-');
   const pod = join(dir, 'pod.yaml');
   writeFileSync(pod, 'apiVersion: v1\nkind: Pod\nmetadata: {labels: {a: "1"}}\nspec: {priorityClassName: x, containers: [{name: c}]}\n');
   const pt = join(dir, 'pt.yaml');

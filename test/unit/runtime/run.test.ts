@@ -5,8 +5,7 @@
 // so no stream is opened.
 import { afterEach, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { IncomingMessage } from 'node:http';
 import { PassThrough, Readable, Writable } from 'node:stream';
@@ -15,6 +14,7 @@ import type { KubeCluster } from '../../../src/kube/cluster.js';
 import { KubeError } from '../../../src/kube/errors.js';
 import { RunError, runWorkload, type RunCluster } from '../../../src/runtime/run.js';
 import type { Workload } from '../../../src/runtime/workload.js';
+import { scratchDir } from '../../util/scratch.js';
 
 type Kind = 'pods' | 'configmaps' | 'networkpolicies';
 
@@ -99,7 +99,7 @@ afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force
 
 /** A stdin-reading function with --network none and one small read-only mount (a ConfigMap). */
 function workload(): Workload {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'berth-run-'));
+  const dir = scratchDir('berth-run-');
   dirs.push(dir);
   writeFileSync(path.join(dir, 'a.txt'), 'a');
   return { image: 'fn', stdin: true, network: 'none', mounts: [{ source: dir, target: '/in', readOnly: true }] };

@@ -1,11 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { runDockerShim, SHIM_DOCKER_VERSION } from '../../../src/shim/shim.js';
 import { applySettings, loadRunSettings, parseDuration, SettingsError } from '../../../src/runtime/settings.js';
+import { scratchDir } from '../../util/scratch.js';
 
 function io() {
   const stdout = new PassThrough();
@@ -36,7 +36,7 @@ test('unknown flag exits 125 with docker wording on stderr; image preflight answ
 });
 
 test('config file + env: env wins, durations parse, pod template from file is applied', async (t) => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'berth-cfg-'));
+  const dir = scratchDir('berth-cfg-');
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const tpl = path.join(dir, 'tpl.yaml');
   writeFileSync(tpl, 'apiVersion: v1\nkind: PodTemplate\nmetadata: {name: t}\ntemplate:\n  metadata: {labels: {tier: fn}}\n  spec: {nodeSelector: {pool: fn}, containers: []}\n');

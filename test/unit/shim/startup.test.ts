@@ -4,9 +4,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { scratchDir } from '../../util/scratch.js';
 
 const main = fileURLToPath(new URL('../../../src/cli/main.js', import.meta.url));
 // Reports every module URL resolved, through node's module hooks, on stderr.
@@ -29,7 +29,7 @@ for (const args of [['docker', 'version', '--format', '{{.Client.Version}}'], ['
 // The help a user asks the real process for, as `berth docker ...` and through the `docker` link
 // (`berth shim install`): usage on stdout and exit 0, as the docker CLI gives it.
 test('berth docker, --help and -h, and the same through a link named docker: usage, exit 0', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'berth-link-'));
+  const dir = scratchDir('berth-link-');
   try {
     symlinkSync(main, join(dir, 'docker'));
     const calls = [[main, 'docker'], [main, 'docker', '--help'], [main, 'docker', '-h'], [join(dir, 'docker'), '--help'], [join(dir, 'docker')]];

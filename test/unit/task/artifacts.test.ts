@@ -4,14 +4,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { artifactMode, type PodArtifact } from '../../../src/task/artifacts.js';
 import { ARTIFACT_PORT, fetchScript, serveAnswer } from '../../../src/task/artifact-stream.js';
 import { parseTaskConfig } from '../../../src/task/config.js';
 import { layOut } from '../../../src/task/layout.js';
 import { INPUTS_CONTAINER, OUTPUTS_CONTAINER, needsInputsContainer, planTaskPod, type TaskPodContext } from '../../../src/task/pod-plan.js';
+import { scratchDir } from '../../util/scratch.js';
 
 const BUSYBOX = '/bin/busybox';
 const APPLETS = ['sh', 'tar', 'mkdir', 'rm', 'mv', 'dirname', 'test', '[', 'sleep', 'head', 'find', 'touch', 'cat', 'echo'];
@@ -63,7 +63,7 @@ test('a step with nothing to put in place has no inputs container; params, input
  * filter, e.g. `head -c 3000`).
  */
 function world(cut = 'cat', token = 'tok'): { root: string; consumer: string; run(): Promise<{ code: number | null; stderr: string }> } {
-  const root = mkdtempSync(join(tmpdir(), 'berth-artifacts-'));
+  const root = scratchDir('berth-artifacts-');
   const bin = join(root, 'bin');
   const producer = join(root, 'producer');
   const consumer = join(root, 'consumer');

@@ -1,7 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeRule, grants, missingSentence, needName, parseRoleRules, permissionReport, shippedRoleRules, TASK_NEEDS, type Need } from '../../../src/task/target-check.js';
 import { findTarget, parseTargets, readTargets, targetsFile, TargetStoreError, updateTargets, writeTargets, type Target } from '../../../src/task/target-store.js';
@@ -9,9 +8,10 @@ import { activeTargetName, targetForRun } from '../../../src/task/targets.js';
 import { labelValue, planTaskPod } from '../../../src/task/pod-plan.js';
 import { parseTaskConfig } from '../../../src/task/config.js';
 import { layOut } from '../../../src/task/layout.js';
+import { scratchDir } from '../../util/scratch.js';
 
 const temp = (): { dir: string; remove(): void } => {
-  const dir = mkdtempSync(join(tmpdir(), 'berth-targets-'));
+  const dir = scratchDir('berth-targets-');
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 };
 const ci: Target = { name: 'ci', context: 'dev', namespace: 'builds', allowPrivileged: false, landed: false };
