@@ -7,7 +7,7 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import { LABEL_OWNER, ANNOTATION_EXPIRES_AT, rfc3339 } from '../runtime/plan.js';
-import { LABEL_CONTAINER_ID, READY_FILE, SANDBOX_CONTAINER, SandboxPlanError, type SandboxVolume } from '../runtime/sandbox-plan.js';
+import { ANNOTATION_CONTAINER, LABEL_CONTAINER_ID, READY_FILE, SANDBOX_CONTAINER, SandboxPlanError, type SandboxVolume } from '../runtime/sandbox-plan.js';
 import { podSettingsFrom, SETTINGS_PREFIX } from '../runtime/sandbox-settings.js';
 import { checkOneContainer, loadPodTemplate } from '../runtime/pod-template.js';
 import type { PodTemplateSource } from '../runtime/workload.js';
@@ -414,6 +414,10 @@ export class Engine {
     if (isReaperImage(c.image)) return this.ryuk.start(c);
     if (c.namedUser && !c.podUser) await this.lookUpUser(c, c.namedUser);
     await this.peeks.retire(c.id);
+    if (c.archivesLost) {
+      // Its new pod would start without the files, where docker keeps them: refused rather than a start that looks right.
+      throw conflict(`container ${c.name} had ${c.archivesLost} archive(s) copied into it (docker cp) under the berth serve this one took it over from, which kept them; a new pod would start without those files: create the container again and copy them into it`);
+    }
     if (c.podName) {
       // A stopped container starts again as a new pod: the old one keeps nothing a restart needs.
       const old = c.podName;
@@ -793,7 +797,15 @@ export class Engine {
 
   /** `archive` may still be arriving (container-files.ts starts the copy meanwhile). */
   async putArchive(ref: string, path: string, archive: Promise<HeldTar>): Promise<void> {
-    await this.files.put(this.container(ref), path, archive);
+    const c = this.container(ref);
+    const running = c.podName && c.status === 'running' ? c.podName : undefined;
+    await this.files.put(c, path, archive);
+    // A berth that takes this container over learns from its pod that files were copied in (recovery.ts).
+    if (running) {
+      await this.cluster.annotatePod(running, { [ANNOTATION_CONTAINER]: JSON.stringify(savedRecord(c, this.networks)) }).catch((err: Error) => {
+        process.stderr.write(`berth serve: could not note the copy into ${c.name} on its pod ${running} (a berth taking it over would restart it without those files): ${err.message}\n`);
+      });
+    }
   }
 
   private peekSource(c: ContainerRecord): PeekSource {

@@ -85,6 +85,8 @@ export interface ContainerRecord {
   pendingArchives: CopiedArchive[];
   /** Delivered archives, copied again into the new pod of a restart. */
   copiedArchives: CopiedArchive[];
+  /** Archives copied in under the berth serve this one took the container over from: not here to copy again. */
+  archivesLost?: number;
   ports: PublishedPort[];
   /** network id → aliases */
   networks: Map<string, string[]>;

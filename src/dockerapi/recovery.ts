@@ -26,6 +26,8 @@ export interface SavedContainer {
   restartCount: number;
   /** A `User` given by name, as its numbers (read from the image at the first start). */
   podUser?: string;
+  /** How many archives were copied into it: they live in the berth serve that copied them, not in the cluster. */
+  archives?: number;
 }
 
 export function savedRecord(c: ContainerRecord, networks: Networks): SavedContainer {
@@ -33,7 +35,8 @@ export function savedRecord(c: ContainerRecord, networks: Networks): SavedContai
     const n = networks.get(id);
     return { id, name: n?.name ?? id, labels: n?.labels ?? {}, builtin: n?.builtin ?? false, aliases };
   });
-  return { id: c.id, name: c.name, created: c.created.toISOString(), image: c.image, body: c.body, networks: saved, restartCount: c.restartCount, ...(c.podUser ? { podUser: c.podUser } : {}) };
+  const archives = c.copiedArchives.length + c.pendingArchives.length + (c.archivesLost ?? 0);
+  return { id: c.id, name: c.name, created: c.created.toISOString(), image: c.image, body: c.body, networks: saved, restartCount: c.restartCount, ...(c.podUser ? { podUser: c.podUser } : {}), ...(archives ? { archives } : {}) };
 }
 
 /** The container a pod of an earlier berth runs, its networks adopted; undefined for pods that are no container's. */
@@ -71,6 +74,7 @@ export function containerFromPod(pod: Pod, networks: Networks): ContainerRecord 
     podIP: pod.status?.podIP,
     readers: 0,
     ...(saved.podUser ? { podUser: saved.podUser } : {}),
+    ...(saved.archives ? { archivesLost: saved.archives } : {}),
   };
   const s = podState(pod);
   c.status = s.status;

@@ -303,3 +303,22 @@ test('a refused archive ends the waiting copy with a stop line: nothing unpacked
   assert.equal((await call.stdin!).toString(), 'stop\n');
   assert.deepEqual(c.copiedArchives, []);
 });
+
+test('a container with files copied in, taken over by another berth, is not restarted without them', async () => {
+  const cluster = new FakeCluster();
+  const first = engineOn(cluster);
+  const c = create(first, 'cfg', { Cmd: ['sleep', '60'] });
+  await first.start('cfg');
+  await first.putArchive('cfg', '/etc/app', Promise.resolve(heldTar(await tarOf([{ name: 'app.conf', content: 'x=1\n' }]))));
+  const saved = JSON.parse(cluster.pod(c.podName!).metadata!.annotations!['berth.dev/docker-container']!) as { archives?: number };
+  assert.equal(saved.archives, 1, 'the pod says a copy went in');
+  const second = engineOn(cluster);
+  assert.equal(await second.recover(), 1);
+  const taken = second.container('cfg');
+  cluster.exit(c.podName!, 0);
+  await until('exit seen by the new berth', () => taken.status === 'exited');
+  const pods = cluster.pods.size;
+  await assert.rejects(second.start('cfg'), (err: Error & { status?: number }) => err.status === 409 && /1 archive\(s\) copied into it/.test(err.message));
+  assert.equal(cluster.pods.size, pods, 'no pod made');
+  assert.equal(taken.status, 'exited');
+});
