@@ -11,7 +11,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$root/scripts/node-env.sh"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
-podman_build() { podman build --runtime /usr/sbin/runc --ulimit nofile=1024:1024 --ulimit nproc=4096:4096 -q "$@" >/dev/null; }
+# Every image is labeled, so the ones a rebuild replaced (untagged, 100 MB and more each) can be pruned below.
+podman_build() { podman build --runtime /usr/sbin/runc --ulimit nofile=1024:1024 --ulimit nproc=4096:4096 --label berth.dev/test-image=1 -q "$@" >/dev/null; }
 
 write_etc() { # $1 = rootfs
   mkdir -p "$1/etc" "$1/tmp" "$1/root" "$1/home/nonroot"; chmod 1777 "$1/tmp"
@@ -89,3 +90,6 @@ mkdir -p "$bt/kustomize"; printf '#!/bin/sh\n[ "$1" = build ] && shift\nexec /op
 chmod 755 "$bt/kustomize/kustomize"
 podman_build -t localhost/berth/berth-tools:dev "$bt"
 echo "built localhost/berth/berth-tools:dev" >&2
+
+# The images this script built before and a rebuild left untagged; nobody else's.
+podman image prune -f --filter label=berth.dev/test-image=1 >/dev/null
