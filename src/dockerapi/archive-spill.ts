@@ -31,6 +31,8 @@ export async function* tarPieces(tar: KeptTar): AsyncGenerator<Buffer> {
 }
 
 const PREFIX = 'berth-serve-';
+/** a folder's name: the prefix, the pid of the berth serve that made it, mkdtemp's suffix */
+const FOLDER_NAME = new RegExp(`^${PREFIX}(\\d+)-`);
 
 export class ArchiveSpill {
   private dir: string | undefined;
@@ -89,7 +91,7 @@ export class ArchiveSpill {
       return;
     }
     for (const name of names) {
-      const pid = Number(new RegExp(`^${PREFIX}(\\d+)-`).exec(name)?.[1]);
+      const pid = Number(FOLDER_NAME.exec(name)?.[1]);
       if (!pid || pid === process.pid || alive(pid)) continue;
       // Another user's folder is not ours to remove, and the system says so.
       try {

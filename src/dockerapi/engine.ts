@@ -495,7 +495,7 @@ export class Engine {
     const fileFeed = needsFileFeed(c) ? { helperImage: this.opts.helperImage ?? DEFAULT_HELPER_IMAGE, mounts: await feedMounts([...c.copiedArchives, ...c.pendingArchives]) } : undefined;
     return planRunPod(
       c,
-      { podName, volumes, ports: this.containerPorts(c), hostAliases: this.networks.hostAliasesFor(c), hostConfig, template, record: JSON.stringify(savedRecord(c, this.networks)), fileFeed },
+      { podName, volumes, ports: this.containerPorts(c), hostAliases: this.networks.hostAliasesFor(c), hostConfig, template, record: this.recordAnnotation(c), fileFeed },
       this.podContext,
     );
   }
@@ -802,10 +802,15 @@ export class Engine {
     await this.files.put(c, path, archive);
     // A berth that takes this container over learns from its pod that files were copied in (recovery.ts).
     if (running) {
-      await this.cluster.annotatePod(running, { [ANNOTATION_CONTAINER]: JSON.stringify(savedRecord(c, this.networks)) }).catch((err: Error) => {
+      await this.cluster.annotatePod(running, { [ANNOTATION_CONTAINER]: this.recordAnnotation(c) }).catch((err: Error) => {
         process.stderr.write(`berth serve: could not note the copy into ${c.name} on its pod ${running} (a berth taking it over would restart it without those files): ${err.message}\n`);
       });
     }
+  }
+
+  /** What a berth taking the container over reads back from its pod (recovery.ts). */
+  private recordAnnotation(c: ContainerRecord): string {
+    return JSON.stringify(savedRecord(c, this.networks));
   }
 
   private peekSource(c: ContainerRecord): PeekSource {
