@@ -98,6 +98,8 @@ export class Engine {
   private readonly ryuk: RyukContainers;
   private readonly starts = new Serial();
   private readonly removals = new Map<string, Promise<void>>();
+  /** the last write of each container's record onto its pod (noteRecord) */
+  private readonly recordNotes = new WeakMap<ContainerRecord, Promise<void>>();
 
   constructor(private readonly opts: EngineOptions) {
     this.cluster = opts.cluster;
@@ -726,13 +728,15 @@ export class Engine {
     this.changed(c);
   }
 
-  rename(ref: string, name: string): void {
+  async rename(ref: string, name: string): Promise<void> {
     const c = this.container(ref);
     const clean = name.replace(/^\//, '');
     if (!NAME_RE.test(clean)) throw badRequest(`Invalid container name (${name}), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed`);
     for (const o of this.containers.values()) if (o !== c && o.name === clean) throw conflict(`Conflict. The container name "/${clean}" is already in use by container "${o.id}". You have to remove (or rename) that container to be able to reuse that name.`);
+    const was = c.name;
     c.name = clean;
     this.emit('container', 'rename', c);
+    await this.noteRecord(c, `its new name (a berth taking it over would call it ${was})`);
   }
 
   /** Waits per Docker's conditions; resolves with the exit state. */
@@ -787,30 +791,49 @@ export class Engine {
 
   async connect(netRef: string, containerRef: string, aliases: string[]): Promise<void> {
     const n = this.networks.find(netRef);
-    await this.networks.connect(n.id, this.container(containerRef), aliases);
+    const c = this.container(containerRef);
+    await this.networks.connect(n.id, c, aliases);
+    await this.noteRecord(c, `its connection to ${n.name}`);
   }
 
   async disconnect(netRef: string, containerRef: string): Promise<void> {
     const n = this.networks.find(netRef);
-    await this.networks.disconnect(n.id, this.container(containerRef));
+    const c = this.container(containerRef);
+    await this.networks.disconnect(n.id, c);
+    await this.noteRecord(c, `its disconnection from ${n.name}`);
   }
 
   /** `archive` may still be arriving (container-files.ts starts the copy meanwhile). */
   async putArchive(ref: string, path: string, archive: Promise<HeldTar>): Promise<void> {
     const c = this.container(ref);
-    const running = c.podName && c.status === 'running' ? c.podName : undefined;
     await this.files.put(c, path, archive);
-    // A berth that takes this container over learns from its pod that files were copied in (recovery.ts).
-    if (running) {
-      await this.cluster.annotatePod(running, { [ANNOTATION_CONTAINER]: this.recordAnnotation(c) }).catch((err: Error) => {
-        process.stderr.write(`berth serve: could not note the copy into ${c.name} on its pod ${running} (a berth taking it over would restart it without those files): ${err.message}\n`);
-      });
-    }
+    // A berth that takes this container over learns from its pod that files were copied in.
+    await this.noteRecord(c, 'the copy into it (a berth taking it over would restart it without those files)');
   }
 
   /** What a berth taking the container over reads back from its pod (recovery.ts). */
   private recordAnnotation(c: ContainerRecord): string {
     return JSON.stringify(savedRecord(c, this.networks));
+  }
+
+  /**
+   * Writes c's record onto its pod again after a change that a berth taking the container over must know
+   * (name, networks, copied files). One container's writes go one after another, each with the record as it
+   * is when it goes, so the last one written is the newest. A container without a pod has nothing to note:
+   * its next pod is made with the record. A pod gone meanwhile is no failure for the same reason.
+   */
+  private noteRecord(c: ContainerRecord, what: string): Promise<void> {
+    const write = async (): Promise<void> => {
+      const pod = c.podName;
+      if (!pod || !this.containers.has(c.id)) return;
+      await this.cluster.annotatePod(pod, { [ANNOTATION_CONTAINER]: this.recordAnnotation(c) }).catch((err: Error) => {
+        if (statusOf(err).code === 404) return;
+        process.stderr.write(`berth serve: could not note ${what} on the pod ${pod} of ${c.name}: ${err.message}\n`);
+      });
+    };
+    const next = (this.recordNotes.get(c) ?? Promise.resolve()).then(write);
+    this.recordNotes.set(c, next);
+    return next;
   }
 
   private peekSource(c: ContainerRecord): PeekSource {

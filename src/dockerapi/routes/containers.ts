@@ -61,10 +61,10 @@ export function containerRoutes(r: Router, engine: Engine): void {
     await engine.remove(id, call.flag('force'));
     call.send(204);
   });
-  r.op('ContainerRename', 'POST', '/containers/{id}/rename', (call, [id]) => {
+  r.op('ContainerRename', 'POST', '/containers/{id}/rename', async (call, [id]) => {
     const name = call.query.get('name');
     if (!name) throw badRequest('name is required');
-    engine.rename(id, name);
+    await engine.rename(id, name);
     call.send(204);
   });
   r.op('ContainerResize', 'POST', '/containers/{id}/resize', (call, [id]) => {

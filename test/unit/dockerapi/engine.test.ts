@@ -102,6 +102,25 @@ test('a berth restarted with the same instance takes the containers over from th
   await until('exit seen by the new berth', () => taken.status === 'exited');
 });
 
+test('a rename and network changes after the start reach the pod: a berth taking the container over sees them', async () => {
+  const cluster = new FakeCluster();
+  const first = engineOn(cluster);
+  first.networks.create({ Name: 'front' });
+  first.networks.create({ Name: 'back' });
+  const c = create(first, 'web', { Cmd: ['sleep', '60'], NetworkingConfig: { EndpointsConfig: { back: {} } } });
+  await first.start('web');
+  await first.rename('web', 'web2');
+  await first.connect('front', 'web2', ['www']);
+  await first.disconnect('back', 'web2');
+  const second = engineOn(cluster);
+  assert.equal(await second.recover(), 1);
+  const taken = second.container(c.id);
+  assert.equal(taken.name, 'web2');
+  const names = [...taken.networks.keys()].map((id) => second.networks.get(id)?.name);
+  assert.deepEqual(names.sort(), ['bridge', 'front']);
+  assert.deepEqual(taken.networks.get(second.networks.find('front').id), ['www']);
+});
+
 test('recovery passes by pods of other instances and pods kept for debugging, and deletes stray peek pods', async () => {
   const cluster = new FakeCluster();
   const other = engineOn(cluster, { owner: 'other' });
