@@ -12,6 +12,10 @@ import { parseStatLines, statArgv, tarArgv, type PathStat } from './archive-exec
 import { DockerError, conflict, notFound } from './http.js';
 import type { ContainerRecord } from './model.js';
 import { PeekFailed, type PeekPods, type PeekSource } from './peek.js';
+import { StreamLost } from '../kube/errors.js';
+
+/** How often a command that only reads (stat, tar out) is run when its stream is lost before anything was passed on. */
+const READ_ATTEMPTS = 3;
 
 /** `$1` = destination. Reads one line first: `go` unpacks the rest of stdin there, anything else (or EOF) changes nothing. */
 const EXTRACT_AFTER_GO = 'IFS= read -r go && [ "$go" = go ] || exit 0; mkdir -p -- "$1" && exec tar -x -o -f - -C "$1"';
@@ -36,6 +40,11 @@ export class ContainerFiles {
     const { done } = await this.deps.cluster.exec(pod, container, argv, { stdin, stdout, stderr });
     const r = await done;
     return { exitCode: r.exitCode, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') };
+  }
+
+  /** A command that changes nothing, run again when its stream was lost (see readAgainIfLost). */
+  private readInPod(pod: string, argv: string[]): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+    return readAgainIfLost(() => this.execInPod(pod, argv), () => false);
   }
 
   /**
@@ -75,8 +84,8 @@ export class ContainerFiles {
   /** The image's /etc/passwd and /etc/group (with what was copied in before start), '' where one is missing. */
   async userDatabase(c: ContainerRecord): Promise<{ passwd: string; group: string }> {
     return this.withFiles(c, async (pod) => {
-      const passwd = await this.execInPod(pod, ['cat', '/etc/passwd']);
-      const group = await this.execInPod(pod, ['cat', '/etc/group']);
+      const passwd = await this.readInPod(pod, ['cat', '/etc/passwd']);
+      const group = await this.readInPod(pod, ['cat', '/etc/group']);
       return { passwd: passwd.exitCode === 0 ? passwd.stdout : '', group: group.exitCode === 0 ? group.stdout : '' };
     });
   }
@@ -127,7 +136,7 @@ export class ContainerFiles {
     const notThere = (): DockerError => notFound(`Could not find the file ${path} in container ${c.name}`);
     try {
       return await this.withFiles(c, async (pod) => {
-        const r = await this.execInPod(pod, statArgv(path));
+        const r = await this.readInPod(pod, statArgv(path));
         const st = r.exitCode === 0 ? parseStatLines(r.stdout, path) : undefined;
         if (!st) throw notThere();
         return st;
@@ -146,41 +155,66 @@ export class ContainerFiles {
    */
   async read(c: ContainerRecord, path: string, open: (st: PathStat) => Writable): Promise<void> {
     await this.withFiles(c, async (pod) => {
-      let errText = '';
-      let out: Writable | undefined;
-      let held: Buffer[] = [];
-      const stderr = new Writable({
-        write(chunk: Buffer, _enc, cb) {
-          errText = (errText + chunk.toString('utf8')).slice(-65536);
-          if (!out) {
-            const st = parseStatLines(errText, path);
-            if (st) {
-              out = open(st);
-              for (const b of held) out.write(b);
-              held = [];
-            }
-          }
-          cb();
-        },
-      });
-      // The stat lines were written before tar started; should stdout still overtake them, it waits here.
-      const stdout = new Writable({
-        write(chunk: Buffer, _enc, cb) {
-          if (!out) {
-            held.push(chunk);
-            return cb();
-          }
-          if (out.write(chunk)) cb();
-          else out.once('drain', () => cb());
-        },
-      });
-      const { done } = await this.deps.cluster.exec(pod, SANDBOX_CONTAINER, tarArgv(path), { stdout, stderr });
-      const { exitCode } = await done;
-      if (!out) {
-        if (exitCode !== 0) throw notFound(`Could not find the file ${path} in container ${c.name}`);
-        throw new DockerError(500, `reading ${path} in container ${c.name} failed: ${errText.trim() || 'no stat from the container'}`);
-      }
-      if (exitCode !== 0) process.stderr.write(`berth serve: tar of ${path} in ${c.name} exited ${exitCode}: ${errText.replace(/^berth-(stat|link) .*\n/gm, '').trim()}\n`);
+      let opened = false;
+      const openOnce = (st: PathStat): Writable => {
+        opened = true;
+        return open(st);
+      };
+      await readAgainIfLost(() => this.tarOut(c, pod, path, openOnce), () => opened);
     });
+  }
+
+  /** One try of GET archive: the stat lines on stderr, then the tar on stdout. */
+  private async tarOut(c: ContainerRecord, pod: string, path: string, open: (st: PathStat) => Writable): Promise<void> {
+    let errText = '';
+    let out: Writable | undefined;
+    let held: Buffer[] = [];
+    const stderr = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        errText = (errText + chunk.toString('utf8')).slice(-65536);
+        if (!out) {
+          const st = parseStatLines(errText, path);
+          if (st) {
+            out = open(st);
+            for (const b of held) out.write(b);
+            held = [];
+          }
+        }
+        cb();
+      },
+    });
+    // The stat lines were written before tar started; should stdout still overtake them, it waits here.
+    const stdout = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        if (!out) {
+          held.push(chunk);
+          return cb();
+        }
+        if (out.write(chunk)) cb();
+        else out.once('drain', () => cb());
+      },
+    });
+    const { done } = await this.deps.cluster.exec(pod, SANDBOX_CONTAINER, tarArgv(path), { stdout, stderr });
+    const { exitCode } = await done;
+    if (!out) {
+      if (exitCode !== 0) throw notFound(`Could not find the file ${path} in container ${c.name}`);
+      throw new DockerError(500, `reading ${path} in container ${c.name} failed: ${errText.trim() || 'no stat from the container'}`);
+    }
+    if (exitCode !== 0) process.stderr.write(`berth serve: tar of ${path} in ${c.name} exited ${exitCode}: ${errText.replace(/^berth-(stat|link) .*\n/gm, '').trim()}\n`);
+  }
+}
+
+/**
+ * Runs a command that only reads again when its stream was lost (a dropped connection to the API server)
+ * before any of its output was passed on: the client has seen nothing, and nothing in the container
+ * changed. Once output went out, a loss is the client's error: a second run could not continue it.
+ */
+async function readAgainIfLost<T>(attempt: () => Promise<T>, passedOn: () => boolean): Promise<T> {
+  for (let n = 1; ; n++) {
+    try {
+      return await attempt();
+    } catch (err) {
+      if (!(err instanceof StreamLost) || passedOn() || n >= READ_ATTEMPTS) throw err;
+    }
   }
 }

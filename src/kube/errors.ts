@@ -59,6 +59,17 @@ export class KubeError extends Error {
   }
 }
 
+/**
+ * A stream (exec, attach, port-forward) that ended without the server's status: the connection went, and
+ * what the command did meanwhile is unknown. A caller whose command only reads may run it again.
+ */
+export class StreamLost extends KubeError {
+  constructor(message: string, cause?: unknown) {
+    super(message, undefined, undefined, cause);
+    this.name = 'StreamLost';
+  }
+}
+
 export function statusOf(err: unknown): { code?: number; status?: StatusLike } {
   if (!err || typeof err !== 'object') return {};
   const e = err as { code?: unknown; statusCode?: unknown; body?: unknown; status?: StatusLike };

@@ -10,7 +10,7 @@ import querystring from 'node:querystring';
 import type { KubeConfig } from '@kubernetes/client-node';
 import WebSocket from 'ws';
 import { openChannelSocket } from './channel-socket.js';
-import { KubeError, toKubeError, type StatusLike } from './errors.js';
+import { KubeError, StreamLost, toKubeError, type StatusLike } from './errors.js';
 
 export const PROTOCOL_V5 = 'v5.channel.k8s.io';
 /** Offered newest first, as client-go does; v5 is the one that can end stdin. */
@@ -129,7 +129,7 @@ async function openStream(
   ws.on('pong', () => (lastPong = Date.now()));
   const pinger = setInterval(() => {
     if (Date.now() - lastPong > pongTimeout) {
-      failure = new KubeError(`the ${action.resource} stream to ${action.name} went silent (no pong for ${Math.round(pongTimeout / 1000)} s)`);
+      failure = new StreamLost(`the ${action.resource} stream to ${action.name} went silent (no pong for ${Math.round(pongTimeout / 1000)} s)`);
       ws.terminate();
       return;
     }
@@ -138,13 +138,13 @@ async function openStream(
   pinger.unref();
 
   const done = new Promise<StreamResult>((resolve, reject) => {
-    ws.on('error', (err) => (failure ??= toKubeError(err, { ...action, server })));
+    ws.on('error', (err) => (failure ??= new StreamLost(toKubeError(err, { ...action, server }).message, err)));
     ws.on('close', () => {
       clearInterval(pinger);
       if (opts.stdin) opts.stdin.unpipe?.();
       if (status) resolve({ protocol, status });
       else if (closedByUs) reject(new KubeError(`the ${action.resource} stream to ${action.name} was closed by berth`));
-      else reject(failure ?? new KubeError(`the ${action.resource} stream to ${action.name} closed without a status: the connection was lost`));
+      else reject(failure ?? new StreamLost(`the ${action.resource} stream to ${action.name} closed without a status: the connection was lost`));
     });
   });
   done.catch(() => undefined);
