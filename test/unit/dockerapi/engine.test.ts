@@ -6,6 +6,7 @@ import type { DockerEvent } from '../../../src/dockerapi/event-bus.js';
 import type { ContainerRecord, CreateBody } from '../../../src/dockerapi/model.js';
 import { FakeCluster } from './fake-cluster.js';
 import { pack } from 'tar-stream';
+import { Writable } from 'node:stream';
 import { ArchiveError, heldTar, type HeldTar } from '../../../src/runtime/files.js';
 
 const IMAGE = 'localhost/berth/busybox:1';
@@ -278,6 +279,28 @@ test('files copied before start into a container whose command is unknown come t
   ]);
   const feed = cluster.execs.filter((e) => e.container === 'berth-files').map((e) => e.argv.at(-1));
   assert.deepEqual(feed, ['/berth-files/0', ': > /berth-files/.berth-ready']);
+});
+
+test('a stat or tar out whose stream is lost before any answer runs again; one cut after its first bytes fails', async () => {
+  const cluster = new FakeCluster();
+  const engine = engineOn(cluster);
+  const c = create(engine, 'rd', { Cmd: ['sleep', '60'] });
+  await engine.start('rd');
+  const stat = 'berth-stat 5 81a4 1700000000\nberth-link \n';
+  let losses = 2;
+  cluster.execAnswer = () => (losses-- > 0 ? { exitCode: 0, lost: true } : { exitCode: 0, stdout: stat });
+  assert.equal((await engine.files.stat(c, '/f')).size, 5, 'the third try answers');
+  losses = 1;
+  cluster.execAnswer = () => (losses-- > 0 ? { exitCode: 0, lost: true } : { exitCode: 0, stderr: stat, stdout: 'tar' });
+  const chunks: Buffer[] = [];
+  const sink = (): Writable => new Writable({ write: (b: Buffer, _e, cb) => (chunks.push(b), cb()) });
+  await engine.files.read(c, '/f', sink);
+  assert.equal(Buffer.concat(chunks).toString(), 'tar', 'the second try answers');
+  // The stat went out (the answer's headers): a loss now is the client's error, not a second run.
+  const tries = cluster.execs.length;
+  cluster.execAnswer = () => ({ exitCode: 0, stderr: stat, stdout: 'ta', lost: true });
+  await assert.rejects(engine.files.read(c, '/f', sink), /connection was lost/);
+  assert.equal(cluster.execs.length, tries + 1, 'run once');
 });
 
 test('events are kept for GET /events?since= to replay, oldest first', async () => {

@@ -5,6 +5,7 @@
 import { PassThrough, Readable, type Duplex } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import type { Claim, ExecIo, LogQuery, NetworkPolicy, Pod, PodTemplate, ServeCluster, Service, Session } from '../../../src/dockerapi/cluster.js';
+import { StreamLost } from '../../../src/kube/errors.js';
 
 type Watcher = (type: string, pod: Pod) => void;
 
@@ -25,7 +26,7 @@ export class FakeCluster implements ServeCluster {
   readonly templates = new Map<string, PodTemplate>();
   readonly execs: ExecCall[] = [];
   /** What an exec answers; default: exit 0, no output. */
-  execAnswer: (call: ExecCall) => { exitCode: number; stdout?: string } = () => ({ exitCode: 0 });
+  execAnswer: (call: ExecCall) => { exitCode: number; stdout?: string; stderr?: string; lost?: boolean } = () => ({ exitCode: 0 });
   /** Every created pod runs at once (as a kubelet with the image at hand). */
   autoRun = true;
   private readonly watchers = new Set<Watcher>();
@@ -151,8 +152,11 @@ export class FakeCluster implements ServeCluster {
     if (container === 'berth-files' && argv.join(' ').includes('.berth-ready') && this.autoRun) setImmediate(() => this.pods.has(pod) && this.run(pod));
     this.execs.push(call);
     const answer = this.execAnswer(call);
+    if (answer.stderr) io.stderr?.write(answer.stderr);
     if (answer.stdout) io.stdout?.write(answer.stdout);
-    const done = Promise.resolve({ exitCode: answer.exitCode });
+    // lost: the connection went before the server's status (what a dropped exec stream looks like)
+    const done = answer.lost ? Promise.reject(new StreamLost('the pods/exec stream closed without a status: the connection was lost')) : Promise.resolve({ exitCode: answer.exitCode });
+    done.catch(() => undefined);
     return { session: { done, close: () => undefined }, done };
   }
 
