@@ -13,13 +13,18 @@ test('a crashed berth serve is taken over by the next one, or pruned with --prun
   try {
     engine = await startBerth(namespace, instance);
     await engine.dockerOk(['pull', BUSYBOX]);
-    await engine.dockerOk(['run', '-d', '--name', 'keep', '-l', 'suite=recover', BUSYBOX, 'sh', '-c', 'echo kept; exec sleep 600']);
+    await engine.dockerOk(['run', '-d', '--name', 'kept', '-l', 'suite=recover', BUSYBOX, 'sh', '-c', 'echo kept; exec sleep 600']);
     assert.equal((await engine.docker(['run', '--name', 'done', BUSYBOX, 'sh', '-c', 'exit 3'])).code, 3);
+    // changed after its start: what the next berth knows of it comes from its pod
+    await engine.dockerOk(['rename', 'kept', 'keep']);
+    await engine.dockerOk(['network', 'create', 'later']);
+    await engine.dockerOk(['network', 'connect', '--alias', 'late', 'later', 'keep']);
     await engine.crash();
 
     engine = await startBerth(namespace, instance);
     assert.equal((await engine.dockerOk(['ps', '--filter', 'label=suite=recover', '--format', '{{.Names}} {{.State}}'])).trim(), 'keep running');
     assert.equal((await engine.dockerOk(['inspect', '-f', '{{.State.Status}} {{.State.ExitCode}}', 'done'])).trim(), 'exited 3');
+    assert.equal((await engine.dockerOk(['inspect', '-f', '{{json .NetworkSettings.Networks.later.Aliases}}', 'keep'])).trim(), '["late"]');
     // the log of a container started before the crash: `run -d` does not wait for its first line
     const taken = engine;
     await eventually('the log of `keep`', async () => assert.equal(await taken.dockerOk(['logs', 'keep']), 'kept\n') ?? true);
