@@ -66,6 +66,18 @@ export interface NodeContext {
 }
 
 const CRASH_BACKOFF_MAX_MS = 300_000;
+/** CreateContainerConfigError is retried after this, doubling up to the max (a fixed Secret or ConfigMap is picked up sooner on a config change) */
+const CONFIG_BACKOFF_MS = 500;
+const CONFIG_BACKOFF_MAX_MS = 10_000;
+
+/** one container's waits between tries, kept across its instances */
+interface SlotBackoff {
+  crashes: number;
+  configMs: number;
+  imageMs: number;
+}
+
+type Terminated = NonNullable<ContainerStatus['state']['terminated']>;
 
 /** one container of the pod as the node tracks it */
 export interface ContainerSlot {
@@ -405,141 +417,23 @@ export class PodWorker {
 
   /** runs one container until it is done for good; true when it ended successfully */
   private async runContainer(slot: ContainerSlot, prefetched: Map<string, Promise<ImageLookup>>): Promise<boolean> {
-    const restartPolicy: string = this.pod.spec?.restartPolicy ?? 'Always';
-    const fieldPath = containerFieldPath(slot.init, slot.spec.name);
-    let crashes = 0;
-    let configBackoff = 500;
-    let imageBackoff = this.ctx.imageBackoffMs;
+    const backoff: SlotBackoff = { crashes: 0, configMs: CONFIG_BACKOFF_MS, imageMs: this.ctx.imageBackoffMs };
     /** the previous instance's `podman run`, which may still be cleaning up after its container ended */
     let previousRun: AttachedContainer | undefined;
     try {
       for (;;) {
         this.throwIfAborted();
-        // image first, as the kubelet does: a missing image hides config errors
-        const lookup = prefetched.get(slot.spec.image);
-        prefetched.delete(slot.spec.image);
-        const image = await this.ensureImage(slot, lookup ?? this.ctx.images.lookup(slot.spec.image), imageBackoff);
-        if (!image) {
-          imageBackoff = Math.min(imageBackoff * 2, this.ctx.imageBackoffMaxMs);
-          continue;
-        }
-        imageBackoff = this.ctx.imageBackoffMs;
-        slot.status.imageID = image.imageRef;
-
-        // the container joins the pod's network, which must be up first (a pooled sandbox's is)
-        try {
-          await this.network();
-        } catch (err) {
-          this.throwIfAborted();
-          const message = (err as Error).message;
-          this.setWaiting(slot, 'CreateContainerError', message);
-          this.ctx.events.record(this.pod, 'Warning', 'FailedCreatePodSandBox', `Failed to create pod sandbox: ${message}`, {});
-          await this.sleep(this.crashDelay(++crashes) || 1000);
-          continue;
-        }
-        let spec: ContainerSpec;
-        try {
-          spec = this.containerSpec(slot, image);
-        } catch (err) {
-          if (!(err instanceof ConfigError)) throw err;
-          this.setWaiting(slot, 'CreateContainerConfigError', err.message);
-          this.ctx.events.record(this.pod, 'Warning', 'Failed', `Error: ${err.message}`, { fieldPath });
-          await this.sleep(configBackoff, true);
-          configBackoff = Math.min(configBackoff * 2, 10_000);
-          continue;
-        }
-        configBackoff = 500;
-
+        const spec = await this.readySpec(slot, prefetched, backoff);
+        if (!spec) continue;
         this.throwIfAborted();
-        // one `podman run` creates and starts the instance; it is the slot's only once podman created it
-        const index = slot.instances;
-        const runDir = join(this.podDir, 'run');
-        const files = { cidFile: join(runDir, `${slot.spec.name}-${index}.cid`), pidFile: join(runDir, `${slot.spec.name}-${index}.pid`) };
-        mkdirSync(runDir, { recursive: true });
-        rmSync(files.cidFile, { force: true });
-        rmSync(files.pidFile, { force: true });
-        mkdirSync(join(this.podDir, 'logs', slot.spec.name), { recursive: true });
-        const log = new ContainerLog(this.logFile(slot, index));
-        const attached = new AttachedContainer(this.ctx.cli, containerRunArgs(spec, files), files, { stdin: slot.spec.stdin === true, stdinOnce: slot.spec.stdinOnce === true, tty: slot.spec.tty === true }, log, this.ctx.exitFiles);
-        this.podmanRuns.add(attached);
-        void attached.exited.then(() => this.podmanRuns.delete(attached));
-        const createdId = await attached.created;
-        if (!createdId) {
-          await attached.exited;
-          log.close();
-          rmSync(this.logFile(slot, index), { force: true });
-          this.throwIfAborted();
-          // the image may have gone since it was looked up
-          this.ctx.images.forget(slot.spec.image);
-          const message = podmanMessage({ code: attached.exitCode ?? -1, stdout: '', stderr: attached.podmanError }) || `podman run exited with ${attached.exitCode}`;
-          this.setWaiting(slot, 'CreateContainerError', message);
-          this.ctx.events.record(this.pod, 'Warning', 'Failed', `Error: ${message}`, { fieldPath });
-          await this.sleep(this.crashDelay(++crashes) || 1000);
-          continue;
-        }
-        const previousId = slot.podmanId;
-        slot.podmanId = createdId;
-        // once its `podman run` has ended: removing a container under it makes podman report errors
-        if (previousId) void (previousRun?.exited ?? Promise.resolve()).then(() => this.ctx.cli.run(['rm', '-f', '-t', '0', previousId]));
+        const attached = await this.launch(slot, spec, previousRun, backoff);
+        if (!attached) continue;
         previousRun = attached;
-        if (slot.instances > 0) slot.status.restartCount++;
-        slot.instances++;
-        this.ctx.events.record(this.pod, 'Normal', 'Created', `Created container ${slot.spec.name}`, { fieldPath });
-        slot.log = log;
-        slot.attached = attached;
-        slot.currentIndex = index;
-        const containerID = `podman://${slot.podmanId}`;
-        slot.status.containerID = containerID;
-        const spawnedAt = isoNow();
-        const runs = await attached.running;
-        this.slotStarted(slot);
-        if (runs) {
-          slot.status.state = { running: { startedAt: isoNow() } };
-          slot.status.started = !slot.init;
-          slot.status.ready = !slot.init;
-          this.ctx.events.record(this.pod, 'Normal', 'Started', `Started container ${slot.spec.name}`, { fieldPath });
-          this.queueStatus();
-        }
-
-        await attached.ended;
-        log.close();
-        slot.attached = undefined;
-        void attached.exited.then(() => this.reportLateOutput(slot, attached));
-        const startedAt = slot.status.state.running?.startedAt ?? spawnedAt;
-        const code = attached.exitCode;
-        // podman's inspect only adds news for podman's own failures (>= 125), kills and possible OOM kills,
-        // and it has them once `podman run` has ended
-        const terminated =
-          code !== null && code < 125 && slot.spec.resources?.limits?.memory === undefined
-            ? { exitCode: code, reason: terminatedReason(code, false), startedAt, finishedAt: isoNow(), containerID }
-            : await attached.exited.then(() => this.inspectExit(slot.podmanId!, containerID, startedAt));
-        slot.status.state = { terminated };
-        slot.status.started = false;
-        slot.status.ready = slot.init && terminated.exitCode === 0;
-        this.queueStatus();
+        const terminated = await this.untilTerminated(slot, attached);
         if (this.abort.signal.aborted) return false;
-
-        const success = terminated.exitCode === 0;
-        if (slot.init) {
-          if (success) return true;
-          if (restartPolicy === 'Never') return false;
-        } else {
-          if (restartPolicy === 'Never') return success;
-          if (restartPolicy === 'OnFailure' && success) return true;
-        }
-        // restart: the terminated instance becomes lastState
-        slot.status.lastState = { terminated };
-        slot.lastIndex = index;
-        const delay = this.crashDelay(++crashes);
-        if (delay > 0) {
-          const seconds = formatBackoff(delay);
-          slot.status.state = {
-            waiting: { reason: 'CrashLoopBackOff', message: `back-off ${seconds} restarting failed container=${slot.spec.name} pod=${this.name}_${this.namespace}(${this.uid})` },
-          };
-          this.ctx.events.record(this.pod, 'Warning', 'BackOff', `Back-off restarting failed container ${slot.spec.name} in pod ${this.name}_${this.namespace}(${this.uid})`, { fieldPath });
-          this.queueStatus();
-          await this.sleep(delay);
-        }
+        const done = this.doneAfter(slot, terminated);
+        if (done !== undefined) return done;
+        await this.backOffRestart(slot, terminated, backoff);
       }
     } catch (err) {
       if (err instanceof Aborted) return false;
@@ -547,6 +441,152 @@ export class PodWorker {
       this.setWaiting(slot, 'RunContainerError', String((err as Error)?.message ?? err));
       return false;
     }
+  }
+
+  /**
+   * What the next instance runs: the image (first, as the kubelet does: a missing image hides config
+   * errors), the pod's network and the container's settings. Undefined after a failure was shown and its
+   * back-off waited.
+   */
+  private async readySpec(slot: ContainerSlot, prefetched: Map<string, Promise<ImageLookup>>, backoff: SlotBackoff): Promise<ContainerSpec | undefined> {
+    const lookup = prefetched.get(slot.spec.image);
+    prefetched.delete(slot.spec.image);
+    const image = await this.ensureImage(slot, lookup ?? this.ctx.images.lookup(slot.spec.image), backoff.imageMs);
+    if (!image) {
+      backoff.imageMs = Math.min(backoff.imageMs * 2, this.ctx.imageBackoffMaxMs);
+      return undefined;
+    }
+    backoff.imageMs = this.ctx.imageBackoffMs;
+    slot.status.imageID = image.imageRef;
+    // the container joins the pod's network, which must be up first (a pooled sandbox's is)
+    try {
+      await this.network();
+    } catch (err) {
+      this.throwIfAborted();
+      const message = (err as Error).message;
+      this.setWaiting(slot, 'CreateContainerError', message);
+      this.ctx.events.record(this.pod, 'Warning', 'FailedCreatePodSandBox', `Failed to create pod sandbox: ${message}`, {});
+      await this.sleep(this.crashDelay(++backoff.crashes) || 1000);
+      return undefined;
+    }
+    try {
+      const spec = this.containerSpec(slot, image);
+      backoff.configMs = CONFIG_BACKOFF_MS;
+      return spec;
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      this.setWaiting(slot, 'CreateContainerConfigError', err.message);
+      this.ctx.events.record(this.pod, 'Warning', 'Failed', `Error: ${err.message}`, { fieldPath: containerFieldPath(slot.init, slot.spec.name) });
+      await this.sleep(backoff.configMs, true);
+      backoff.configMs = Math.min(backoff.configMs * 2, CONFIG_BACKOFF_MAX_MS);
+      return undefined;
+    }
+  }
+
+  /**
+   * One `podman run` creates and starts the next instance; it is the slot's only once podman created it.
+   * Undefined when podman could not create it (shown, back-off waited).
+   */
+  private async launch(slot: ContainerSlot, spec: ContainerSpec, previousRun: AttachedContainer | undefined, backoff: SlotBackoff): Promise<AttachedContainer | undefined> {
+    const fieldPath = containerFieldPath(slot.init, slot.spec.name);
+    const index = slot.instances;
+    const runDir = join(this.podDir, 'run');
+    const files = { cidFile: join(runDir, `${slot.spec.name}-${index}.cid`), pidFile: join(runDir, `${slot.spec.name}-${index}.pid`) };
+    mkdirSync(runDir, { recursive: true });
+    rmSync(files.cidFile, { force: true });
+    rmSync(files.pidFile, { force: true });
+    mkdirSync(join(this.podDir, 'logs', slot.spec.name), { recursive: true });
+    const log = new ContainerLog(this.logFile(slot, index));
+    const attached = new AttachedContainer(this.ctx.cli, containerRunArgs(spec, files), files, { stdin: slot.spec.stdin === true, stdinOnce: slot.spec.stdinOnce === true, tty: slot.spec.tty === true }, log, this.ctx.exitFiles);
+    this.podmanRuns.add(attached);
+    void attached.exited.then(() => this.podmanRuns.delete(attached));
+    const createdId = await attached.created;
+    if (!createdId) {
+      await attached.exited;
+      log.close();
+      rmSync(this.logFile(slot, index), { force: true });
+      this.throwIfAborted();
+      // the image may have gone since it was looked up
+      this.ctx.images.forget(slot.spec.image);
+      const message = podmanMessage({ code: attached.exitCode ?? -1, stdout: '', stderr: attached.podmanError }) || `podman run exited with ${attached.exitCode}`;
+      this.setWaiting(slot, 'CreateContainerError', message);
+      this.ctx.events.record(this.pod, 'Warning', 'Failed', `Error: ${message}`, { fieldPath });
+      await this.sleep(this.crashDelay(++backoff.crashes) || 1000);
+      return undefined;
+    }
+    const previousId = slot.podmanId;
+    slot.podmanId = createdId;
+    // once its `podman run` has ended: removing a container under it makes podman report errors
+    if (previousId) void (previousRun?.exited ?? Promise.resolve()).then(() => this.ctx.cli.run(['rm', '-f', '-t', '0', previousId]));
+    if (slot.instances > 0) slot.status.restartCount++;
+    slot.instances++;
+    this.ctx.events.record(this.pod, 'Normal', 'Created', `Created container ${slot.spec.name}`, { fieldPath });
+    slot.log = log;
+    slot.attached = attached;
+    slot.currentIndex = index;
+    slot.status.containerID = `podman://${slot.podmanId}`;
+    return attached;
+  }
+
+  /** The launched instance from its start to its end: running, then terminated, in the pod's status. */
+  private async untilTerminated(slot: ContainerSlot, attached: AttachedContainer): Promise<Terminated> {
+    const containerID = slot.status.containerID!;
+    const spawnedAt = isoNow();
+    const runs = await attached.running;
+    this.slotStarted(slot);
+    if (runs) {
+      slot.status.state = { running: { startedAt: isoNow() } };
+      slot.status.started = !slot.init;
+      slot.status.ready = !slot.init;
+      this.ctx.events.record(this.pod, 'Normal', 'Started', `Started container ${slot.spec.name}`, { fieldPath: containerFieldPath(slot.init, slot.spec.name) });
+      this.queueStatus();
+    }
+    await attached.ended;
+    slot.log?.close();
+    slot.attached = undefined;
+    void attached.exited.then(() => this.reportLateOutput(slot, attached));
+    const startedAt = slot.status.state.running?.startedAt ?? spawnedAt;
+    const code = attached.exitCode;
+    // podman's inspect only adds news for podman's own failures (>= 125), kills and possible OOM kills,
+    // and it has them once `podman run` has ended
+    const terminated =
+      code !== null && code < 125 && slot.spec.resources?.limits?.memory === undefined
+        ? { exitCode: code, reason: terminatedReason(code, false), startedAt, finishedAt: isoNow(), containerID }
+        : await attached.exited.then(() => this.inspectExit(slot.podmanId!, containerID, startedAt));
+    slot.status.state = { terminated };
+    slot.status.started = false;
+    slot.status.ready = slot.init && terminated.exitCode === 0;
+    this.queueStatus();
+    return terminated;
+  }
+
+  /** The pod's restartPolicy on an ended instance: whether the container is done (and succeeded), or undefined to run it again. */
+  private doneAfter(slot: ContainerSlot, terminated: Terminated): boolean | undefined {
+    const restartPolicy: string = this.pod.spec?.restartPolicy ?? 'Always';
+    const success = terminated.exitCode === 0;
+    if (slot.init) {
+      if (success) return true;
+      if (restartPolicy === 'Never') return false;
+    } else {
+      if (restartPolicy === 'Never') return success;
+      if (restartPolicy === 'OnFailure' && success) return true;
+    }
+    return undefined;
+  }
+
+  /** Before a restart: the ended instance becomes lastState, and from the second crash on CrashLoopBackOff is waited. */
+  private async backOffRestart(slot: ContainerSlot, terminated: Terminated, backoff: SlotBackoff): Promise<void> {
+    slot.status.lastState = { terminated };
+    slot.lastIndex = slot.currentIndex;
+    const delay = this.crashDelay(++backoff.crashes);
+    if (delay === 0) return;
+    const seconds = formatBackoff(delay);
+    slot.status.state = {
+      waiting: { reason: 'CrashLoopBackOff', message: `back-off ${seconds} restarting failed container=${slot.spec.name} pod=${this.name}_${this.namespace}(${this.uid})` },
+    };
+    this.ctx.events.record(this.pod, 'Warning', 'BackOff', `Back-off restarting failed container ${slot.spec.name} in pod ${this.name}_${this.namespace}(${this.uid})`, { fieldPath: containerFieldPath(slot.init, slot.spec.name) });
+    this.queueStatus();
+    await this.sleep(delay);
   }
 
   /** output after the end was reported is not in the log: never expected (exit-files.ts), said if it happens */
