@@ -4,7 +4,8 @@
  * Every error names the field and the line it is on (the `yaml` package keeps each node's range).
  * Pure: text in, config or errors out.
  */
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node, type Pair, type YAMLMap } from 'yaml';
+import { isMap, isScalar, isSeq, type Node, type YAMLMap } from 'yaml';
+import { absent, eachMapping, field, keyOf, mappingOf, readConcourseYaml, refuseUnknownKeys, scalarText, type YamlFile } from './yaml-fields.js';
 import { paramValue } from './params.js';
 
 export interface TaskInput {
@@ -61,163 +62,149 @@ const LIMIT_KEYS = ['cpu', 'memory'];
 
 /** Parses and checks a task config; throws TaskConfigError listing every problem with its line. */
 export function parseTaskConfig(text: string, file: string): TaskConfig {
-  const lines = new LineCounter();
-  // YAML 1.1, as Concourse's parser (go-yaml v2 under sigs.k8s.io/yaml): `yes`, `on` are booleans there.
-  const doc = parseDocument(text, { lineCounter: lines, intAsBigInt: true, uniqueKeys: true, version: '1.1' });
-  const problems: string[] = [];
-  const at = (node: Node | null | undefined): string => {
-    const offset = node?.range?.[0];
-    return offset === undefined ? '' : ` (line ${lines.linePos(offset).line})`;
+  const y = readConcourseYaml(text);
+  if (y.problems.length) throw new TaskConfigError(file, y.problems);
+  const root = y.doc.contents;
+  if (!isMap(root)) throw new TaskConfigError(file, [`the file must be a YAML mapping of task fields${y.at(root as Node)}`]);
+  refuseUnknownKeys(y, root, TOP_KEYS, '');
+  const platform = scalarText(y, field(root, 'platform'), 'platform');
+  if (!platform) y.problems.push(`missing 'platform'${y.at(root)}: add e.g. "platform: linux"`);
+  const config = {
+    platform: platform as string,
+    imageResource: readImageResource(y, field(root, 'image_resource')),
+    rootfsUri: scalarText(y, field(root, 'rootfs_uri'), 'rootfs_uri'),
+    ...readArtifacts(y, root),
+    params: readParams(y, field(root, 'params')),
+    run: readRun(y, root),
+    containerLimits: readLimits(y, field(root, 'container_limits')),
   };
-  for (const e of doc.errors) problems.push(e.message.split('\n')[0]);
-  if (problems.length) throw new TaskConfigError(file, problems);
-  const root = doc.contents;
-  if (!isMap(root)) throw new TaskConfigError(file, [`the file must be a YAML mapping of task fields${at(root as Node)}`]);
+  if (y.problems.length) throw new TaskConfigError(file, y.problems);
+  return config;
+}
 
-  const field = (map: YAMLMap, key: string): Node | undefined => map.items.find((p) => keyOf(p) === key)?.value as Node | undefined;
-  const unknown = (map: YAMLMap, allowed: string[], where: string): void => {
-    for (const p of map.items) {
-      const k = keyOf(p);
-      if (!allowed.includes(k)) problems.push(`unknown field ${where}${k}${at(p.key as Node)}: expected one of ${allowed.join(', ')}`);
-    }
-  };
-  const str = (node: Node | undefined, name: string): string | undefined => {
-    if (node === undefined || (isScalar(node) && node.value === null)) return undefined;
-    if (isScalar(node) && (typeof node.value === 'string' || typeof node.value === 'number' || typeof node.value === 'bigint' || typeof node.value === 'boolean')) return String(node.value);
-    problems.push(`${name} must be a string${at(node)}`);
+function readImageResource(y: YamlFile, node: Node | undefined): ImageResource | undefined {
+  if (node === undefined) return undefined;
+  if (!isMap(node)) {
+    y.problems.push(`image_resource must be a mapping${y.at(node)}`);
     return undefined;
-  };
-
-  unknown(root, TOP_KEYS, '');
-  const platform = str(field(root, 'platform'), 'platform');
-  if (!platform) problems.push(`missing 'platform'${at(root)}: add e.g. "platform: linux"`);
-
-  let imageResource: ImageResource | undefined;
-  const imageNode = field(root, 'image_resource');
-  if (imageNode !== undefined) {
-    if (!isMap(imageNode)) problems.push(`image_resource must be a mapping${at(imageNode)}`);
-    else {
-      unknown(imageNode, IMAGE_KEYS, 'image_resource.');
-      const source = field(imageNode, 'source');
-      const version = field(imageNode, 'version');
-      imageResource = {
-        type: str(field(imageNode, 'type'), 'image_resource.type') ?? '',
-        where: at(field(imageNode, 'type') ?? imageNode),
-        ...(isMap(source) ? { repository: str(field(source, 'repository'), 'image_resource.source.repository'), tag: str(field(source, 'tag'), 'image_resource.source.tag') } : {}),
-        ...(isMap(version) ? { digest: str(field(version, 'digest'), 'image_resource.version.digest') } : {}),
-      };
-      if (!imageResource.type) problems.push(`image_resource.type is missing${at(imageNode)}`);
-    }
   }
-  const rootfsUri = str(field(root, 'rootfs_uri'), 'rootfs_uri');
+  refuseUnknownKeys(y, node, IMAGE_KEYS, 'image_resource.');
+  const source = field(node, 'source');
+  const version = field(node, 'version');
+  const type = field(node, 'type');
+  const image: ImageResource = {
+    type: scalarText(y, type, 'image_resource.type') ?? '',
+    where: y.at(type ?? node),
+    ...(isMap(source) ? { repository: scalarText(y, field(source, 'repository'), 'image_resource.source.repository'), tag: scalarText(y, field(source, 'tag'), 'image_resource.source.tag') } : {}),
+    ...(isMap(version) ? { digest: scalarText(y, field(version, 'digest'), 'image_resource.version.digest') } : {}),
+  };
+  if (!image.type) y.problems.push(`image_resource.type is missing${y.at(node)}`);
+  return image;
+}
 
+/** inputs, outputs and caches: named, inside the working directory, no two at one path. */
+function readArtifacts(y: YamlFile, root: YAMLMap): Pick<TaskConfig, 'inputs' | 'outputs' | 'caches'> {
   const inputs: TaskInput[] = [];
   const outputs: TaskOutput[] = [];
   const caches: Array<{ path: string }> = [];
-  const list = (key: string, allowed: string[], each: (m: YAMLMap, i: number) => void): void => {
-    const node = field(root, key);
-    if (node === undefined || (isScalar(node) && node.value === null)) return;
-    if (!isSeq(node)) {
-      problems.push(`${key} must be a list${at(node)}`);
-      return;
-    }
-    node.items.forEach((item, i) => {
-      if (!isMap(item)) problems.push(`${key}[${i}] must be a mapping${at(item as Node)}`);
-      else {
-        unknown(item, allowed, `${key}[${i}].`);
-        each(item, i);
-      }
-    });
-  };
-  const seen = { inputs: new Map<string, string>(), outputs: new Map<string, string>() };
-  const named = (kind: 'inputs' | 'outputs', m: YAMLMap, i: number): { name: string; path: string } | undefined => {
-    const name = str(field(m, 'name'), `${kind}[${i}].name`);
-    if (!name) {
-      problems.push(`${kind === 'inputs' ? 'input' : 'output'} in position ${i} is missing a name${at(m)}`);
-      return undefined;
-    }
-    const first = seen[kind].get(name);
-    if (first !== undefined) problems.push(`${kind}[${i}]: duplicate ${kind === 'inputs' ? 'input' : 'output'} name "${name}"${at(m)} (first${first})`);
-    seen[kind].set(name, at(m));
-    const path = str(field(m, 'path'), `${kind}[${i}].path`) ?? name;
-    if (path.startsWith('/') || path.split('/').includes('..')) problems.push(`${kind}[${i}].path "${path}" must stay inside the working directory${at(m)}`);
-    return { name, path };
-  };
-  list('inputs', INPUT_KEYS, (m, i) => {
-    const n = named('inputs', m, i);
+  const named = namedArtifacts(y);
+  eachMapping(y, root, 'inputs', (m, where, i) => {
+    refuseUnknownKeys(y, m, INPUT_KEYS, `${where}.`);
+    const n = named('inputs', m, where, i);
     const optional = field(m, 'optional');
-    if (optional !== undefined && !(isScalar(optional) && typeof optional.value === 'boolean')) problems.push(`inputs[${i}].optional must be true or false${at(optional)}`);
+    if (optional !== undefined && !(isScalar(optional) && typeof optional.value === 'boolean')) y.problems.push(`${where}.optional must be true or false${y.at(optional)}`);
     if (n) inputs.push({ ...n, optional: isScalar(optional) && optional.value === true });
   });
-  list('outputs', OUTPUT_KEYS, (m, i) => {
-    const n = named('outputs', m, i);
+  eachMapping(y, root, 'outputs', (m, where, i) => {
+    refuseUnknownKeys(y, m, OUTPUT_KEYS, `${where}.`);
+    const n = named('outputs', m, where, i);
     if (n) outputs.push(n);
   });
-  list('caches', CACHE_KEYS, (m, i) => {
-    const path = str(field(m, 'path'), `caches[${i}].path`);
-    if (!path) problems.push(`caches[${i}] is missing a path${at(m)}`);
+  eachMapping(y, root, 'caches', (m, where) => {
+    refuseUnknownKeys(y, m, CACHE_KEYS, `${where}.`);
+    const path = scalarText(y, field(m, 'path'), `${where}.path`);
+    if (!path) y.problems.push(`${where} is missing a path${y.at(m)}`);
     else caches.push({ path });
   });
   // Two inputs (or two outputs) at one path would hide each other; an input and an output may share one.
-  for (const kind of ['inputs', 'outputs'] as const) {
+  for (const [kind, list] of [['inputs', inputs], ['outputs', outputs]] as const) {
     const paths = new Map<string, string>();
-    for (const x of kind === 'inputs' ? inputs : outputs) {
+    for (const x of list) {
       const p = x.path.replace(/^\.\//, '').replace(/\/+$/, '');
       const other = paths.get(p);
-      if (other !== undefined) problems.push(`${kind} "${other}" and "${x.name}" have the same path "${p}"`);
+      if (other !== undefined) y.problems.push(`${kind} "${other}" and "${x.name}" have the same path "${p}"`);
       paths.set(p, x.name);
     }
   }
+  return { inputs, outputs, caches };
+}
 
-  const params: Record<string, string> = {};
-  const paramsNode = field(root, 'params');
-  if (paramsNode !== undefined && !(isScalar(paramsNode) && paramsNode.value === null)) {
-    if (!isMap(paramsNode)) problems.push(`params must be a mapping${at(paramsNode)}`);
-    else for (const p of paramsNode.items) params[keyOf(p)] = paramValue(p.value as Node | null);
-  }
-
-  const runNode = field(root, 'run');
-  const run: TaskConfig['run'] = { path: '', args: [] };
-  if (runNode === undefined) problems.push(`missing 'run'${at(root)}: add run.path, the executable to run`);
-  else if (!isMap(runNode)) problems.push(`run must be a mapping${at(runNode)}`);
-  else {
-    unknown(runNode, RUN_KEYS, 'run.');
-    run.path = str(field(runNode, 'path'), 'run.path') ?? '';
-    if (!run.path) problems.push(`missing path to executable to run: run.path${at(runNode)}`);
-    const args = field(runNode, 'args');
-    if (args !== undefined && !(isScalar(args) && args.value === null)) {
-      if (!isSeq(args)) problems.push(`run.args must be a list${at(args)}`);
-      else args.items.forEach((a, i) => run.args.push(str(a as Node, `run.args[${i}]`) ?? ''));
+/** An input's or output's name (unique among its kind) and path (the name by default). */
+function namedArtifacts(y: YamlFile): (kind: 'inputs' | 'outputs', m: YAMLMap, where: string, index: number) => TaskOutput | undefined {
+  const seen = { inputs: new Map<string, string>(), outputs: new Map<string, string>() };
+  return (kind, m, where, index) => {
+    const one = kind === 'inputs' ? 'input' : 'output';
+    const name = scalarText(y, field(m, 'name'), `${where}.name`);
+    if (!name) {
+      y.problems.push(`${one} in position ${index} is missing a name${y.at(m)}`);
+      return undefined;
     }
-    const dir = str(field(runNode, 'dir'), 'run.dir');
+    const first = seen[kind].get(name);
+    if (first !== undefined) y.problems.push(`${where}: duplicate ${one} name "${name}"${y.at(m)} (first${first})`);
+    seen[kind].set(name, y.at(m));
+    const path = scalarText(y, field(m, 'path'), `${where}.path`) ?? name;
+    if (path.startsWith('/') || path.split('/').includes('..')) y.problems.push(`${where}.path "${path}" must stay inside the working directory${y.at(m)}`);
+    return { name, path };
+  };
+}
+
+function readParams(y: YamlFile, node: Node | undefined): Record<string, string> {
+  const params: Record<string, string> = {};
+  const map = mappingOf(y, node, 'params');
+  for (const p of map?.items ?? []) params[keyOf(p)] = paramValue(p.value as Node | null);
+  return params;
+}
+
+function readRun(y: YamlFile, root: YAMLMap): TaskConfig['run'] {
+  const node = field(root, 'run');
+  const run: TaskConfig['run'] = { path: '', args: [] };
+  if (node === undefined) y.problems.push(`missing 'run'${y.at(root)}: add run.path, the executable to run`);
+  else if (!isMap(node)) y.problems.push(`run must be a mapping${y.at(node)}`);
+  else {
+    refuseUnknownKeys(y, node, RUN_KEYS, 'run.');
+    run.path = scalarText(y, field(node, 'path'), 'run.path') ?? '';
+    if (!run.path) y.problems.push(`missing path to executable to run: run.path${y.at(node)}`);
+    const args = field(node, 'args');
+    if (!absent(args)) {
+      if (!isSeq(args)) y.problems.push(`run.args must be a list${y.at(args)}`);
+      else args.items.forEach((a, i) => run.args.push(scalarText(y, a as Node, `run.args[${i}]`) ?? ''));
+    }
+    const dir = scalarText(y, field(node, 'dir'), 'run.dir');
     if (dir) run.dir = dir;
-    const user = str(field(runNode, 'user'), 'run.user');
+    const user = scalarText(y, field(node, 'user'), 'run.user');
     if (user) run.user = user;
   }
+  return run;
+}
 
-  const containerLimits: TaskConfig['containerLimits'] = {};
-  const limits = field(root, 'container_limits');
-  if (limits !== undefined && !(isScalar(limits) && limits.value === null)) {
-    if (!isMap(limits)) problems.push(`container_limits must be a mapping${at(limits)}`);
-    else {
-      unknown(limits, LIMIT_KEYS, 'container_limits.');
-      const cpu = field(limits, 'cpu');
-      if (cpu !== undefined) {
-        const n = isScalar(cpu) ? Number(cpu.value) : NaN;
-        if (!Number.isInteger(n) || n < 0) problems.push(`container_limits.cpu must be a whole number of CPU shares${at(cpu)}`);
-        else containerLimits.cpu = n;
-      }
-      const memory = field(limits, 'memory');
-      if (memory !== undefined) {
-        const bytes = isScalar(memory) ? memoryBytes(String(memory.value)) : undefined;
-        if (bytes === undefined) problems.push(`container_limits.memory must be bytes or a size like 512MB or 1GB${at(memory)}`);
-        else containerLimits.memory = bytes;
-      }
-    }
+function readLimits(y: YamlFile, node: Node | undefined): TaskConfig['containerLimits'] {
+  const limits: TaskConfig['containerLimits'] = {};
+  const map = mappingOf(y, node, 'container_limits');
+  if (!map) return limits;
+  refuseUnknownKeys(y, map, LIMIT_KEYS, 'container_limits.');
+  const cpu = field(map, 'cpu');
+  if (cpu !== undefined) {
+    const n = isScalar(cpu) ? Number(cpu.value) : NaN;
+    if (!Number.isInteger(n) || n < 0) y.problems.push(`container_limits.cpu must be a whole number of CPU shares${y.at(cpu)}`);
+    else limits.cpu = n;
   }
-
-  if (problems.length) throw new TaskConfigError(file, problems);
-  return { platform: platform as string, imageResource, rootfsUri, inputs, outputs, caches, params, run, containerLimits };
+  const memory = field(map, 'memory');
+  if (memory !== undefined) {
+    const bytes = isScalar(memory) ? memoryBytes(String(memory.value)) : undefined;
+    if (bytes === undefined) y.problems.push(`container_limits.memory must be bytes or a size like 512MB or 1GB${y.at(memory)}`);
+    else limits.memory = bytes;
+  }
+  return limits;
 }
 
 /** `123`, `512MB`, `1gb`, `64K` (units of 1024 bytes, as Concourse's memory limits). */
@@ -243,8 +230,4 @@ export function imageOf(config: TaskConfig, override: string | undefined, file: 
   if (!ir.repository) throw new TaskConfigError(file, [`image_resource.source.repository is missing${ir.where}`]);
   if (ir.digest) return `${ir.repository}@${ir.digest}`;
   return `${ir.repository}:${ir.tag ?? 'latest'}`;
-}
-
-function keyOf(p: Pair): string {
-  return isScalar(p.key) ? String(p.key.value) : String(p.key);
 }

@@ -4,9 +4,10 @@
  * the plan, the `resource_types:` and `resources:` its get and put steps use (resource-config.ts). The file
  * is a mapping of those three, or a plain list of steps. Every error names the field and the line. Pure.
  */
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node, type Pair, type YAMLMap } from 'yaml';
+import { isMap, isScalar, isSeq, type Node, type YAMLMap } from 'yaml';
+import { absent, field, keyOf, mappingOf, readConcourseYaml } from './yaml-fields.js';
 import { paramValue } from './params.js';
-import { parseResources, parseResourceStep, type GetStep, type PutStep, type Resources } from './resource-config.js';
+import { parseResources, parseResourceStep, type GetStep, type PlanYaml, type PutStep, type Resources } from './resource-config.js';
 
 export interface Hooks {
   ensure?: Step;
@@ -64,135 +65,133 @@ export function parsePlan(text: string, file: string): Step[] {
 const ROOT_KEYS = ['plan', 'resource_types', 'resources'];
 
 export function parsePlanFile(text: string, file: string): Plan {
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, intAsBigInt: true, uniqueKeys: true, version: '1.1' });
-  const problems: string[] = doc.errors.map((e) => e.message.split('\n')[0]);
-  if (problems.length) throw new PlanConfigError(file, problems);
-  const at = (node: Node | null | undefined): string => {
-    const offset = node?.range?.[0];
-    return offset === undefined ? '' : ` (line ${lines.linePos(offset).line})`;
-  };
-  const field = (map: YAMLMap, key: string): Node | undefined => map.items.find((p) => keyOf(p) === key)?.value as Node | undefined;
+  const read = readConcourseYaml(text);
+  if (read.problems.length) throw new PlanConfigError(file, read.problems);
+  const root = read.doc.contents;
+  const y: PlanYaml = { ...read, warnings: [], handledElsewhere: (k: string) => HOOKS.includes(k) || k in UNSUPPORTED };
+  const planNode = isMap(root) ? field(root, 'plan') : root;
+  if (isMap(root)) for (const p of root.items) if (!ROOT_KEYS.includes(keyOf(p))) y.problems.push(`unknown field ${keyOf(p)}${y.at(p.key as Node)}: a plan file has plan: (a list of steps), resource_types: and resources:`);
+  const resources = parseResources(isMap(root) ? root : undefined, y);
+  if (!isSeq(planNode)) throw new PlanConfigError(file, [...y.problems, `the file must hold plan: (a list of steps)${y.at((planNode ?? root) as Node)}`]);
+  const reader = new StepReader(y, resources);
+  const steps = planNode.items.map((s, i) => reader.step(s, `plan[${i}]`)).filter((s): s is Step => s !== undefined);
+  if (y.problems.length) throw new PlanConfigError(file, y.problems);
+  return { steps, resources, warnings: y.warnings };
+}
 
-  /** The text of a node, padded so that the task config parser reports the plan file's own lines. */
-  const sourceOf = (node: Node): string => {
-    const [start, , end] = node.range ?? [0, 0, 0];
-    const { line, col } = lines.linePos(start);
-    return `${'\n'.repeat(line - 1)}${' '.repeat(col - 1)}${text.slice(start, end)}`;
-  };
-  const stringMap = (node: Node | undefined, name: string): Record<string, string> => {
-    const out: Record<string, string> = {};
-    if (node === undefined || (isScalar(node) && node.value === null)) return out;
+/** Reads steps (recursively: groups and hooks hold steps), their problems going to the file's list. */
+class StepReader {
+  constructor(
+    private readonly y: PlanYaml,
+    private readonly resources: Resources,
+  ) {}
+
+  step(node: unknown, where: string): Step | undefined {
+    const { y } = this;
     if (!isMap(node)) {
-      problems.push(`${name} must be a mapping${at(node)}`);
-      return out;
-    }
-    for (const p of node.items) out[keyOf(p)] = paramValue(p.value as Node | null);
-    return out;
-  };
-
-  /** `in_parallel: {steps, limit, fail_fast}`: limit a positive integer, fail_fast a boolean. */
-  const parallelOptions = (map: YAMLMap, where: string): { limit?: number; failFast: boolean } => {
-    for (const p of map.items) {
-      const k = keyOf(p);
-      if (!PARALLEL_KEYS.includes(k)) problems.push(`${where}: unknown field ${k}${at(p.key as Node)}: in_parallel has ${PARALLEL_KEYS.join(', ')}`);
-    }
-    const limitNode = field(map, 'limit');
-    const failFastNode = field(map, 'fail_fast');
-    let limit: number | undefined;
-    if (limitNode !== undefined && !(isScalar(limitNode) && limitNode.value === null)) {
-      const v = isScalar(limitNode) ? limitNode.value : undefined;
-      if (typeof v === 'bigint' && v > 0n) limit = Number(v);
-      else problems.push(`${where}.limit${at(limitNode)}: must be a whole number of steps above 0 (at most that many run at once)`);
-    }
-    let failFast = false;
-    if (failFastNode !== undefined && !(isScalar(failFastNode) && failFastNode.value === null)) {
-      const v = isScalar(failFastNode) ? failFastNode.value : undefined;
-      if (typeof v === 'boolean') failFast = v;
-      else problems.push(`${where}.fail_fast${at(failFastNode)}: must be true or false`);
-    }
-    return { ...(limit !== undefined ? { limit } : {}), failFast };
-  };
-
-  const step = (node: unknown, where: string): Step | undefined => {
-    if (!isMap(node)) {
-      problems.push(`${where} must be a mapping (a step)${at(node as Node)}`);
+      y.problems.push(`${where} must be a mapping (a step)${y.at(node as Node)}`);
       return undefined;
     }
     for (const p of node.items) {
       const k = keyOf(p);
-      if (UNSUPPORTED[k]) problems.push(`${where}: ${k}${at(p.key as Node)}: ${UNSUPPORTED[k]}`);
+      if (UNSUPPORTED[k]) y.problems.push(`${where}: ${k}${y.at(p.key as Node)}: ${UNSUPPORTED[k]}`);
     }
-    const hooks = (s: Step): Step => {
-      const ensure = field(node, 'ensure');
-      const onSuccess = field(node, 'on_success');
-      const onFailure = field(node, 'on_failure');
-      if (ensure) s.ensure = step(ensure, `${where}.ensure`);
-      if (onSuccess) s.onSuccess = step(onSuccess, `${where}.on_success`);
-      if (onFailure) s.onFailure = step(onFailure, `${where}.on_failure`);
-      return s;
-    };
     if (field(node, 'get') !== undefined || field(node, 'put') !== undefined) {
-      const s = parseResourceStep(node, where, resources, yaml);
-      return s && hooks(s);
+      const s = parseResourceStep(node, where, this.resources, y);
+      return s && this.withHooks(s, node, where);
+    }
+    if (field(node, 'task') !== undefined) return this.withHooks(this.taskStep(node, where), node, where);
+    for (const kind of ['in_parallel', 'do'] as const) {
+      if (field(node, kind) === undefined) continue;
+      const s = this.groupStep(node, kind, where);
+      return s && this.withHooks(s, node, where);
+    }
+    if (!node.items.some((p) => UNSUPPORTED[keyOf(p)])) y.problems.push(`${where}: not a step berth knows${y.at(node)}: task, get, put, in_parallel or do`);
+    return undefined;
+  }
+
+  private withHooks(s: Step, node: YAMLMap, where: string): Step {
+    const ensure = field(node, 'ensure');
+    const onSuccess = field(node, 'on_success');
+    const onFailure = field(node, 'on_failure');
+    if (ensure) s.ensure = this.step(ensure, `${where}.ensure`);
+    if (onSuccess) s.onSuccess = this.step(onSuccess, `${where}.on_success`);
+    if (onFailure) s.onFailure = this.step(onFailure, `${where}.on_failure`);
+    return s;
+  }
+
+  private taskStep(node: YAMLMap, where: string): Step {
+    const { y } = this;
+    for (const p of node.items) {
+      const k = keyOf(p);
+      if (!TASK_KEYS.includes(k) && !UNSUPPORTED[k]) y.problems.push(`${where}: unknown field ${k}${y.at(p.key as Node)}: a task step has ${TASK_KEYS.join(', ')}`);
     }
     const task = field(node, 'task');
-    if (task !== undefined) {
-      for (const p of node.items) {
-        const k = keyOf(p);
-        if (!TASK_KEYS.includes(k) && !UNSUPPORTED[k]) problems.push(`${where}: unknown field ${k}${at(p.key as Node)}: a task step has ${TASK_KEYS.join(', ')}`);
-      }
-      const name = isScalar(task) ? String(task.value ?? '') : '';
-      if (!name) problems.push(`${where}: task needs a name${at(task)}`);
-      const fileNode = field(node, 'file');
-      const config = field(node, 'config');
-      if (!fileNode === !config) problems.push(`${where} (task ${name}): give exactly one of file and config${at(node)}`);
-      if (config && !isMap(config)) problems.push(`${where} (task ${name}): config must be a mapping (a task config)${at(config)}`);
-      return hooks({
-        kind: 'task',
-        name,
-        where: at(node),
-        ...(isScalar(fileNode) ? { file: String(fileNode.value) } : {}),
-        ...(config && isMap(config) ? { configText: sourceOf(config) } : {}),
-        inputMapping: stringMap(field(node, 'input_mapping'), `${where}.input_mapping`),
-        outputMapping: stringMap(field(node, 'output_mapping'), `${where}.output_mapping`),
-        params: stringMap(field(node, 'params'), `${where}.params`),
-      });
-    }
-    for (const kind of ['in_parallel', 'do'] as const) {
-      let inner = field(node, kind);
-      if (inner === undefined) continue;
-      for (const p of node.items) {
-        const k = keyOf(p);
-        if (k !== kind && !HOOKS.includes(k) && !UNSUPPORTED[k]) problems.push(`${where}: unknown field ${k}${at(p.key as Node)}`);
-      }
-      // in_parallel: a list of steps, or {steps: [...], limit, fail_fast}.
-      const options = kind === 'in_parallel' && isMap(inner) ? parallelOptions(inner, `${where}.in_parallel`) : { failFast: false };
-      if (kind === 'in_parallel' && isMap(inner)) inner = field(inner, 'steps');
-      if (!isSeq(inner)) {
-        problems.push(`${where}: ${kind} must be a list of steps${at(inner ?? node)}`);
-        return undefined;
-      }
-      const steps = inner.items.map((s, i) => step(s, `${where}.${kind}[${i}]`)).filter((s): s is Step => s !== undefined);
-      if (kind === 'do') return hooks({ kind, steps, where: at(node) });
-      return hooks({ kind, steps, where: at(node), ...options });
-    }
-    if (!node.items.some((p) => UNSUPPORTED[keyOf(p)])) problems.push(`${where}: not a step berth knows${at(node)}: task, get, put, in_parallel or do`);
-    return undefined;
-  };
+    const name = isScalar(task) ? String(task.value ?? '') : '';
+    if (!name) y.problems.push(`${where}: task needs a name${y.at(task)}`);
+    const fileNode = field(node, 'file');
+    const config = field(node, 'config');
+    if (!fileNode === !config) y.problems.push(`${where} (task ${name}): give exactly one of file and config${y.at(node)}`);
+    if (config && !isMap(config)) y.problems.push(`${where} (task ${name}): config must be a mapping (a task config)${y.at(config)}`);
+    return {
+      kind: 'task',
+      name,
+      where: y.at(node),
+      ...(isScalar(fileNode) ? { file: String(fileNode.value) } : {}),
+      // padded so that the task config parser reports the plan file's own lines
+      ...(config && isMap(config) ? { configText: y.sourceOf(config) } : {}),
+      inputMapping: this.stringMap(field(node, 'input_mapping'), `${where}.input_mapping`),
+      outputMapping: this.stringMap(field(node, 'output_mapping'), `${where}.output_mapping`),
+      params: this.stringMap(field(node, 'params'), `${where}.params`),
+    };
+  }
 
-  const root = doc.contents;
-  const planNode = isMap(root) ? field(root, 'plan') : root;
-  if (isMap(root)) for (const p of root.items) if (!ROOT_KEYS.includes(keyOf(p))) problems.push(`unknown field ${keyOf(p)}${at(p.key as Node)}: a plan file has plan: (a list of steps), resource_types: and resources:`);
-  const warnings: string[] = [];
-  const yaml = { doc, problems, warnings, at, handledElsewhere: (k: string) => HOOKS.includes(k) || k in UNSUPPORTED };
-  const resources = parseResources(isMap(root) ? root : undefined, yaml);
-  if (!isSeq(planNode)) throw new PlanConfigError(file, [...problems, `the file must hold plan: (a list of steps)${at((planNode ?? root) as Node)}`]);
-  const steps = planNode.items.map((s, i) => step(s, `plan[${i}]`)).filter((s): s is Step => s !== undefined);
-  if (problems.length) throw new PlanConfigError(file, problems);
-  return { steps, resources, warnings };
-}
+  /** `do: [steps]`, and `in_parallel:` as a list of steps or {steps: [...], limit, fail_fast}. */
+  private groupStep(node: YAMLMap, kind: 'in_parallel' | 'do', where: string): Step | undefined {
+    const { y } = this;
+    for (const p of node.items) {
+      const k = keyOf(p);
+      if (k !== kind && !HOOKS.includes(k) && !UNSUPPORTED[k]) y.problems.push(`${where}: unknown field ${k}${y.at(p.key as Node)}`);
+    }
+    let inner = field(node, kind);
+    const options = kind === 'in_parallel' && isMap(inner) ? this.parallelOptions(inner, `${where}.in_parallel`) : { failFast: false };
+    if (kind === 'in_parallel' && isMap(inner)) inner = field(inner, 'steps');
+    if (!isSeq(inner)) {
+      y.problems.push(`${where}: ${kind} must be a list of steps${y.at(inner ?? node)}`);
+      return undefined;
+    }
+    const steps = inner.items.map((s, i) => this.step(s, `${where}.${kind}[${i}]`)).filter((s): s is Step => s !== undefined);
+    if (kind === 'do') return { kind, steps, where: y.at(node) };
+    return { kind, steps, where: y.at(node), ...options };
+  }
 
-function keyOf(p: Pair): string {
-  return isScalar(p.key) ? String(p.key.value) : String(p.key);
+  /** `in_parallel: {steps, limit, fail_fast}`: limit a positive integer, fail_fast a boolean. */
+  private parallelOptions(map: YAMLMap, where: string): { limit?: number; failFast: boolean } {
+    const { y } = this;
+    for (const p of map.items) {
+      const k = keyOf(p);
+      if (!PARALLEL_KEYS.includes(k)) y.problems.push(`${where}: unknown field ${k}${y.at(p.key as Node)}: in_parallel has ${PARALLEL_KEYS.join(', ')}`);
+    }
+    const limitNode = field(map, 'limit');
+    const failFastNode = field(map, 'fail_fast');
+    let limit: number | undefined;
+    if (!absent(limitNode)) {
+      const v = isScalar(limitNode) ? limitNode.value : undefined;
+      if (typeof v === 'bigint' && v > 0n) limit = Number(v);
+      else y.problems.push(`${where}.limit${y.at(limitNode)}: must be a whole number of steps above 0 (at most that many run at once)`);
+    }
+    let failFast = false;
+    if (!absent(failFastNode)) {
+      const v = isScalar(failFastNode) ? failFastNode.value : undefined;
+      if (typeof v === 'boolean') failFast = v;
+      else y.problems.push(`${where}.fail_fast${y.at(failFastNode)}: must be true or false`);
+    }
+    return { ...(limit !== undefined ? { limit } : {}), failFast };
+  }
+
+  private stringMap(node: Node | undefined, name: string): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const p of mappingOf(this.y, node, name)?.items ?? []) out[keyOf(p)] = paramValue(p.value as Node | null);
+    return out;
+  }
 }

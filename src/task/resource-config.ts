@@ -5,8 +5,9 @@
  * schedules a pipeline (`check_every`, `trigger`, webhooks) is ignored with a warning. Every error names
  * the field and the line. Pure: plan-config.ts hands its YAML nodes here.
  */
-import { isMap, isScalar, isSeq, type Document, type Node, type Pair, type YAMLMap } from 'yaml';
+import { isMap, isScalar, isSeq, type Node, type YAMLMap } from 'yaml';
 import type { Hooks } from './plan-config.js';
+import { absent, eachMapping, field, keyOf, scalarText, type YamlFile } from './yaml-fields.js';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
@@ -36,12 +37,9 @@ export interface Resources {
 export type GetStep = { kind: 'get'; name: string; resource: Resource; params: JsonObject; version: 'latest' | Version; where: string } & Hooks;
 export type PutStep = { kind: 'put'; name: string; resource: Resource; params: JsonObject; getParams: JsonObject; inputs: 'all' | 'detect' | string[]; noGet: boolean; where: string } & Hooks;
 
-/** What plan-config.ts shares with this module: its problem list, its line numbers, its YAML document. */
-export interface PlanYaml {
-  doc: Document;
-  problems: string[];
+/** What plan-config.ts shares with this module: the file read (problems, lines, document), and its warnings. */
+export interface PlanYaml extends YamlFile {
   warnings: string[];
-  at(node: Node | null | undefined): string;
   /** Keys every step may carry, or that plan-config.ts reports itself (hooks, unsupported modifiers). */
   handledElsewhere(key: string): boolean;
 }
@@ -66,11 +64,11 @@ export function parseResources(root: YAMLMap | undefined, y: PlanYaml): Resource
   const types = new Map<string, ResourceType>();
   const resources = new Map<string, Resource>();
   if (!root) return { resources };
-  eachMap(root, 'resource_types', y, (m, where) => {
+  eachMapping(y, root, 'resource_types', (m, where) => {
     unknownKeys(m, TYPE_KEYS, where, y, `a resource type has ${TYPE_KEYS.join(', ')}`);
     ignoredKeys(m, where, y);
     const name = requiredName(m, where, y, types);
-    const type = stringOf(field(m, 'type'), `${where}.type`, y);
+    const type = scalarText(y, field(m, 'type'), `${where}.type`);
     if (!type) y.problems.push(`${where}: missing type${y.at(m)}: registry-image or docker-image`);
     else if (!IMAGE_TYPES.includes(type)) y.problems.push(`${where}.type ${type}${y.at(field(m, 'type'))}: berth runs resource types from images: registry-image or docker-image`);
     const source = objectOf(field(m, 'source'), `${where}.source`, y);
@@ -83,12 +81,12 @@ export function parseResources(root: YAMLMap | undefined, y: PlanYaml): Resource
     if (field(m, 'params') !== undefined) y.warnings.push(`${where}.params${y.at(field(m, 'params'))} is ignored: the cluster pulls the image`);
     if (name) types.set(name, { name, image: `${repository}:${tag}`, defaults: objectOf(field(m, 'defaults'), `${where}.defaults`, y) });
   });
-  eachMap(root, 'resources', y, (m, where) => {
+  eachMapping(y, root, 'resources', (m, where) => {
     unknownKeys(m, RESOURCE_KEYS, where, y, `a resource has ${RESOURCE_KEYS.join(', ')}`);
     ignoredKeys(m, where, y);
     const name = requiredName(m, where, y, resources);
     if (field(m, 'tags') !== undefined) y.problems.push(`${where}.tags${y.at(field(m, 'tags'))}: worker tags do not apply to pods`);
-    const typeName = stringOf(field(m, 'type'), `${where}.type`, y);
+    const typeName = scalarText(y, field(m, 'type'), `${where}.type`);
     const type = typeName ? types.get(typeName) : undefined;
     if (!typeName) y.problems.push(`${where}: missing type${y.at(m)}: the name of one of resource_types`);
     else if (!type) {
@@ -108,14 +106,14 @@ export function parseResourceStep(node: YAMLMap, where: string, resources: Resou
   const kind = field(node, 'get') !== undefined ? 'get' : 'put';
   const keys = kind === 'get' ? GET_KEYS : PUT_KEYS;
   unknownKeys(node, keys, where, y, `a ${kind} step has ${keys.join(', ')}`);
-  const name = stringOf(field(node, kind), `${where}.${kind}`, y);
+  const name = scalarText(y, field(node, kind), `${where}.${kind}`);
   if (!name) {
     y.problems.push(`${where}: ${kind} needs a name${y.at(node)}`);
     return undefined;
   }
   const label = `${where} (${kind} ${name})`;
   const resourceNode = field(node, 'resource');
-  const resourceName = resourceNode === undefined ? name : stringOf(resourceNode, `${label}.resource`, y);
+  const resourceName = resourceNode === undefined ? name : scalarText(y, resourceNode, `${label}.resource`);
   const resource = resourceName ? resources.resources.get(resourceName) : undefined;
   if (resourceName && !resource) {
     const known = [...resources.resources.keys()].map((r) => `\`${r}\``).join(', ');
@@ -153,7 +151,7 @@ export function parseResourceStep(node: YAMLMap, where: string, resources: Resou
 
 /** `inputs:` of a put: all (Concourse's default), detect (the artifacts its params name), or a list of names. */
 function putInputs(node: Node | undefined, where: string, y: PlanYaml): PutStep['inputs'] {
-  if (node === undefined || (isScalar(node) && node.value === null)) return 'all';
+  if (absent(node)) return 'all';
   if (isScalar(node) && (node.value === 'all' || node.value === 'detect')) return node.value;
   if (isSeq(node) && node.items.every((i) => isScalar(i) && typeof i.value === 'string')) return node.items.map((i) => String((i as { value: unknown }).value));
   y.problems.push(`${where}${y.at(node)}: all, detect or a list of artifact names`);
@@ -174,21 +172,9 @@ export function detectInputs(params: Json, artifacts: string[]): string[] {
   return [...found];
 }
 
-function eachMap(root: YAMLMap, key: string, y: PlanYaml, each: (m: YAMLMap, where: string) => void): void {
-  const node = field(root, key);
-  if (node === undefined || (isScalar(node) && node.value === null)) return;
-  if (!isSeq(node)) {
-    y.problems.push(`${key} must be a list${y.at(node)}`);
-    return;
-  }
-  node.items.forEach((item, i) => {
-    if (isMap(item)) each(item, `${key}[${i}]`);
-    else y.problems.push(`${key}[${i}] must be a mapping${y.at(item as Node)}`);
-  });
-}
 
 function requiredName(m: YAMLMap, where: string, y: PlanYaml, seen: Map<string, unknown>): string | undefined {
-  const name = stringOf(field(m, 'name'), `${where}.name`, y);
+  const name = scalarText(y, field(m, 'name'), `${where}.name`);
   if (!name) y.problems.push(`${where}: missing name${y.at(m)}`);
   else if (seen.has(name)) y.problems.push(`${where}: duplicate name ${name}${y.at(field(m, 'name'))}`);
   return name;
@@ -208,16 +194,10 @@ function ignoredKeys(m: YAMLMap, where: string, y: PlanYaml): void {
   }
 }
 
-function stringOf(node: Node | undefined, where: string, y: PlanYaml): string | undefined {
-  if (node === undefined || (isScalar(node) && node.value === null)) return undefined;
-  if (isScalar(node) && ['string', 'number', 'bigint', 'boolean'].includes(typeof node.value)) return String(node.value);
-  y.problems.push(`${where} must be a string${y.at(node)}`);
-  return undefined;
-}
 
 /** A mapping as JSON, as the resource will get it on stdin (absent or null: {}). */
 function objectOf(node: Node | undefined, where: string, y: PlanYaml): JsonObject {
-  if (node === undefined || (isScalar(node) && node.value === null)) return {};
+  if (absent(node)) return {};
   if (!isMap(node)) {
     y.problems.push(`${where} must be a mapping${y.at(node)}`);
     return {};
@@ -249,10 +229,4 @@ function toJson(v: unknown): Json {
   return v as Json;
 }
 
-function field(map: YAMLMap, key: string): Node | undefined {
-  return map.items.find((p) => keyOf(p) === key)?.value as Node | undefined;
-}
 
-function keyOf(p: Pair): string {
-  return isScalar(p.key) ? String(p.key.value) : String(p.key);
-}
