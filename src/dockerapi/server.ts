@@ -148,26 +148,15 @@ export async function serveDockerApi(opts: ServeOptions): Promise<RunningServer>
   const servers: net.Server[] = [];
   const addresses: string[] = [];
   const sockets = new Set<Duplex>();
+  const track = (s: Duplex): void => {
+    sockets.add(s);
+    s.once('close', () => sockets.delete(s));
+  };
   /** unix socket path → inode of the socket this server made (close removes only that one). */
   const ownSockets = new Map<string, number>();
   for (const l of opts.listeners) if (l.kind === 'unix') await claimSocketPath(l.path!);
   const handle = (call: Call): void => {
-    if (call.badUrl) {
-      call.send(400, { message: call.badUrl });
-      return;
-    }
-    if (opts.token && call.req.headers.authorization !== `Bearer ${opts.token}`) {
-      call.send(401, { message: 'unauthorized: this berth serve needs a bearer token' });
-      return;
-    }
-    if (call.path !== call.req.url && compareVersions(call.version, MIN_API_VERSION) < 0) {
-      call.send(400, { message: `client version ${call.version} is too old. Minimum supported API version is ${MIN_API_VERSION}, please upgrade your client to a newer version` });
-      return;
-    }
-    if (compareVersions(call.version, API_VERSION) > 0) {
-      call.send(400, { message: `client version ${call.version} is too new. Maximum supported API version is ${API_VERSION}` });
-      return;
-    }
+    if (!admitted(call, opts.token)) return;
     opts.router.dispatch(call).catch((err: unknown) => {
       const e = toDockerError(err);
       if (e.status >= 500) opts.log?.(`${call.method} ${call.path}: ${e.message}`);
@@ -176,46 +165,9 @@ export async function serveDockerApi(opts: ServeOptions): Promise<RunningServer>
   };
   for (const l of opts.listeners) {
     const server = l.kind === 'tcp' && opts.tls ? httpsServer(opts.tls, opts.log) : http.createServer(HTTP_OPTIONS);
-    server.on('request', (req, res) => handle(new Call(req, res, undefined, undefined, bodyTimeoutMs)));
-    server.on('upgrade', (req, socket, head) => {
-      socket.on('error', () => undefined);
-      handle(new Call(req, undefined, socket, head, bodyTimeoutMs));
-    });
-    const track = (s: Duplex): void => {
-      sockets.add(s);
-      s.once('close', () => sockets.delete(s));
-    };
-    server.on('connection', (s: net.Socket) => {
-      track(s);
-      // A client's reset or a stream error on one connection ends that connection, never the server.
-      s.on('error', () => s.destroy());
-    });
-    server.on('clientError', (err, socket) => {
-      if (!socket.writable) return socket.destroy();
-      // node's own timeouts (headers that never end) are 408, anything else a malformed request.
-      const timedOut = (err as { code?: string }).code === 'ERR_HTTP_REQUEST_TIMEOUT';
-      const [status, message] = timedOut ? ['408 Request Timeout', 'the request headers stopped arriving'] : ['400 Bad Request', 'malformed HTTP request'];
-      socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${JSON.stringify({ message })}`);
-    });
+    serveCalls(server, handle, track, bodyTimeoutMs);
     const listening: net.Server = server instanceof https.Server ? plainTextGuard(server, track) : server;
-    await new Promise<void>((resolve, reject) => {
-      if (l.kind === 'unix') {
-        // umask for the socket file: created already private, then made exactly 0600.
-        const old = process.umask(0o177);
-        listening.once('error', (err) => {
-          process.umask(old);
-          reject(err);
-        });
-        server.listen(l.path, () => {
-          process.umask(old);
-          chmodSync(l.path!, 0o600);
-          resolve();
-        });
-      } else {
-        listening.once('error', reject);
-        listening.listen(l.port, l.host, () => resolve());
-      }
-    });
+    await listenOn(l, listening);
     servers.push(listening);
     // After listening, a listener's error (too many open files on accept) is logged, never a crash.
     listening.on('error', (err) => opts.log?.(`${l.spec}: ${err.message}`));
@@ -237,6 +189,70 @@ export async function serveDockerApi(opts: ServeOptions): Promise<RunningServer>
       }
     },
   };
+}
+
+/** What dockerd answers before any route: a bad URL, a missing bearer token, an API version out of range. */
+function admitted(call: Call, token: string | undefined): boolean {
+  if (call.badUrl) {
+    call.send(400, { message: call.badUrl });
+    return false;
+  }
+  if (token && call.req.headers.authorization !== `Bearer ${token}`) {
+    call.send(401, { message: 'unauthorized: this berth serve needs a bearer token' });
+    return false;
+  }
+  if (call.path !== call.req.url && compareVersions(call.version, MIN_API_VERSION) < 0) {
+    call.send(400, { message: `client version ${call.version} is too old. Minimum supported API version is ${MIN_API_VERSION}, please upgrade your client to a newer version` });
+    return false;
+  }
+  if (compareVersions(call.version, API_VERSION) > 0) {
+    call.send(400, { message: `client version ${call.version} is too new. Maximum supported API version is ${API_VERSION}` });
+    return false;
+  }
+  return true;
+}
+
+/** Requests and upgrades of one HTTP(S) server become Calls; a broken connection ends only itself. */
+function serveCalls(server: http.Server, handle: (call: Call) => void, track: (s: Duplex) => void, bodyTimeoutMs: number): void {
+  server.on('request', (req, res) => handle(new Call(req, res, undefined, undefined, bodyTimeoutMs)));
+  server.on('upgrade', (req, socket, head) => {
+    socket.on('error', () => undefined);
+    handle(new Call(req, undefined, socket, head, bodyTimeoutMs));
+  });
+  server.on('connection', (s: net.Socket) => {
+    track(s);
+    // A client's reset or a stream error on one connection ends that connection, never the server.
+    s.on('error', () => s.destroy());
+  });
+  server.on('clientError', (err, socket) => {
+    if (!socket.writable) return socket.destroy();
+    // node's own timeouts (headers that never end) are 408, anything else a malformed request.
+    const timedOut = (err as { code?: string }).code === 'ERR_HTTP_REQUEST_TIMEOUT';
+    const [status, message] = timedOut ? ['408 Request Timeout', 'the request headers stopped arriving'] : ['400 Bad Request', 'malformed HTTP request'];
+    socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${JSON.stringify({ message })}`);
+  });
+}
+
+/** Listens where `l` says: a unix socket is made private (0600) from its creation on. */
+function listenOn(l: Listener, server: net.Server): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (l.kind === 'unix') {
+      // umask for the socket file: created already private, then made exactly 0600.
+      const old = process.umask(0o177);
+      server.once('error', (err) => {
+        process.umask(old);
+        reject(err);
+      });
+      server.listen(l.path, () => {
+        process.umask(old);
+        chmodSync(l.path!, 0o600);
+        resolve();
+      });
+    } else {
+      server.once('error', reject);
+      server.listen(l.port, l.host, () => resolve());
+    }
+  });
 }
 
 export { DockerError };
