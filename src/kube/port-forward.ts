@@ -10,6 +10,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import WebSocket from 'ws';
 import { openChannelSocket } from './channel-socket.js';
 import { KubeError } from './errors.js';
+import { keepAlive } from './keepalive.js';
 
 export const PORT_FORWARD_PROTOCOL = 'v4.channel.k8s.io';
 /** Each channel's first bytes from the server are the port, 2 bytes little-endian. */
@@ -41,8 +42,7 @@ export async function openPortForward(kc: KubeConfig, namespace: string, pod: st
 
 class PortForwardStream extends Duplex {
   private readonly prefixLeft = [PORT_PREFIX_BYTES, PORT_PREFIX_BYTES];
-  private readonly pinger: NodeJS.Timeout;
-  private lastPong = Date.now();
+  private readonly stopPings: () => void;
   private failure?: Error;
 
   constructor(
@@ -56,17 +56,11 @@ class PortForwardStream extends Duplex {
     ws.on('message', (raw: Buffer, isBinary: boolean) => {
       if (isBinary && raw.length > 0) this.onFrame(raw);
     });
-    ws.on('pong', () => (this.lastPong = Date.now()));
     ws.on('error', (err) => (this.failure ??= err));
     ws.on('close', (code) => this.onClose(code));
-    const pongTimeout = opts.pongTimeoutMs ?? 61_000;
-    this.pinger = setInterval(() => {
-      if (Date.now() - this.lastPong > pongTimeout) {
-        this.failure ??= new KubeError(`the port-forward to ${pod}:${port} went silent (no pong for ${Math.round(pongTimeout / 1000)} s)`);
-        ws.terminate();
-      } else if (ws.readyState === WebSocket.OPEN) ws.ping();
-    }, opts.pingIntervalMs ?? 5000);
-    this.pinger.unref();
+    this.stopPings = keepAlive(ws, { intervalMs: opts.pingIntervalMs, pongTimeoutMs: opts.pongTimeoutMs }, (seconds) => {
+      this.failure ??= new KubeError(`the port-forward to ${pod}:${port} went silent (no pong for ${seconds} s)`);
+    });
     for (const f of early) this.onFrame(f);
   }
 
@@ -88,7 +82,7 @@ class PortForwardStream extends Duplex {
   }
 
   private onClose(code: number): void {
-    clearInterval(this.pinger);
+    this.stopPings();
     if (this.failure) this.destroy(this.failure);
     else if (code !== 1000 && code !== 1005) this.destroy(new KubeError(`the port-forward to ${this.pod}:${this.port} was dropped (WebSocket closed with ${code})`));
     else this.push(null);
@@ -113,7 +107,7 @@ class PortForwardStream extends Duplex {
   }
 
   override _destroy(err: Error | null, done: (err?: Error | null) => void): void {
-    clearInterval(this.pinger);
+    this.stopPings();
     if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.close();
     done(err);
   }

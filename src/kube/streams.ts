@@ -11,15 +11,15 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import WebSocket from 'ws';
 import { openChannelSocket } from './channel-socket.js';
 import { KubeError, StreamLost, toKubeError, type StatusLike } from './errors.js';
+import { keepAlive } from './keepalive.js';
+import { pumpStdin } from './stdin-pump.js';
 
 export const PROTOCOL_V5 = 'v5.channel.k8s.io';
 /** Offered newest first, as client-go does; v5 is the one that can end stdin. */
 const CHANNEL_PROTOCOLS = [PROTOCOL_V5, 'v4.channel.k8s.io', 'v3.channel.k8s.io', 'v2.channel.k8s.io', 'channel.k8s.io'];
-const STDIN = 0;
 const STDOUT = 1;
 const STDERR = 2;
 const STATUS = 3;
-const CLOSE = 255;
 
 export interface StreamOptions {
   stdin?: Readable;
@@ -123,24 +123,14 @@ async function openStream(
 
   let closedByUs = false;
   let failure: Error | undefined;
-  const pingEvery = opts.pingIntervalMs ?? 5000;
-  const pongTimeout = opts.pongTimeoutMs ?? 61000;
-  let lastPong = Date.now();
-  ws.on('pong', () => (lastPong = Date.now()));
-  const pinger = setInterval(() => {
-    if (Date.now() - lastPong > pongTimeout) {
-      failure = new StreamLost(`the ${action.resource} stream to ${action.name} went silent (no pong for ${Math.round(pongTimeout / 1000)} s)`);
-      ws.terminate();
-      return;
-    }
-    if (ws.readyState === WebSocket.OPEN) ws.ping();
-  }, pingEvery);
-  pinger.unref();
+  const stopPings = keepAlive(ws, { intervalMs: opts.pingIntervalMs, pongTimeoutMs: opts.pongTimeoutMs }, (seconds) => {
+    failure = new StreamLost(`the ${action.resource} stream to ${action.name} went silent (no pong for ${seconds} s)`);
+  });
 
   const done = new Promise<StreamResult>((resolve, reject) => {
     ws.on('error', (err) => (failure ??= new StreamLost(toKubeError(err, { ...action, server }).message, err)));
     ws.on('close', () => {
-      clearInterval(pinger);
+      stopPings();
       if (opts.stdin) opts.stdin.unpipe?.();
       if (status) resolve({ protocol, status });
       else if (closedByUs) reject(new KubeError(`the ${action.resource} stream to ${action.name} was closed by berth`));
@@ -157,71 +147,8 @@ async function openStream(
     done,
     close() {
       closedByUs = true;
-      clearInterval(pinger);
+      stopPings();
       if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.close();
     },
   };
-}
-
-/**
- * Largest stdin payload per WebSocket message. The kubelet's and API server's stream code (x/net/websocket)
- * refuses messages over 32 MiB, and the receiver holds a whole message before writing any of it to the
- * process: a big chunk (a whole archive) is cut so the process starts reading while the rest travels.
- * kubectl's own stdin messages are at most 32 KiB (one read of its stdin).
- */
-export const MAX_STDIN_FRAME = 64 * 1024;
-
-/**
- * stdin → channel 0, at most `maxBuffered` bytes in the socket at a time: a large chunk (a whole archive
- * handed over at once) is framed piece by piece as the socket drains, not copied into frames all at once.
- * Ends with v5 CLOSE once everything is sent.
- */
-function pumpStdin(ws: WebSocket, stdin: Readable, canClose: boolean, maxBuffered: number): void {
-  let inFlight = 0;
-  let pending: Buffer | undefined;
-  let ended = false;
-  // A frame's buffer is reused once the socket has written it (or is gone): a fresh one per message made
-  // V8 count each 16 MiB archive twice towards its next full collection. As many as maxBuffered holds.
-  const spare: Buffer[] = [];
-  const sendFrame = (data: Buffer): void => {
-    const block = spare.pop() ?? Buffer.allocUnsafe(MAX_STDIN_FRAME + 1);
-    const frame = block.subarray(0, data.length + 1);
-    frame[0] = STDIN;
-    data.copy(frame, 1);
-    inFlight += frame.length;
-    ws.send(frame, { binary: true }, () => {
-      inFlight -= frame.length;
-      spare.push(block);
-      pump();
-    });
-  };
-  const pump = (): void => {
-    if (ws.readyState !== WebSocket.OPEN) return;
-    while (pending && inFlight <= maxBuffered) {
-      sendFrame(pending.subarray(0, MAX_STDIN_FRAME));
-      pending = pending.length > MAX_STDIN_FRAME ? pending.subarray(MAX_STDIN_FRAME) : undefined;
-    }
-    if (pending || inFlight > maxBuffered) return;
-    // Without v5 there is no way to end stdin but closing the socket, which ends the whole session:
-    // callers plan for that (stdin delivered as a file) and never give us stdin then.
-    if (ended) {
-      ended = false;
-      if (canClose) ws.send(Buffer.from([CLOSE, STDIN]), { binary: true });
-    } else if (inFlight <= maxBuffered / 2 && stdin.isPaused()) stdin.resume();
-  };
-  const onData = (chunk: Buffer | string): void => {
-    if (ws.readyState !== WebSocket.OPEN) return;
-    pending = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-    if (pending.length === 0) pending = undefined;
-    pump();
-    if (pending || inFlight > maxBuffered) stdin.pause();
-  };
-  stdin.on('data', onData);
-  stdin.once('end', () => {
-    stdin.off('data', onData);
-    ended = true;
-    pump();
-  });
-  stdin.once('error', () => ws.close());
-  ws.once('close', () => stdin.off('data', onData));
 }

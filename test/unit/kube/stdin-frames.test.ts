@@ -6,7 +6,8 @@ import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { KubeConfig } from '@kubernetes/client-node';
 import { WebSocketServer } from 'ws';
-import { MAX_STDIN_FRAME, openExec } from '../../../src/kube/streams.js';
+import { openExec } from '../../../src/kube/streams.js';
+import { MAX_STDIN_FRAME } from '../../../src/kube/stdin-pump.js';
 
 test('a 5 MiB stdin chunk is sent as ordered frames of at most MAX_STDIN_FRAME, then CLOSE', async () => {
   const wss = new WebSocketServer({ port: 0, host: '127.0.0.1', handleProtocols: () => 'v5.channel.k8s.io' });
