@@ -8,6 +8,7 @@ import { ChannelCodec, toBuffer } from './channel-codec.js';
 import { sendOnChannel } from './channel-send.js';
 import { forwardingError } from './portforward-errors.js';
 import { isBase64Protocol } from './subprotocols.js';
+import { closeSession } from './websocket-accept.js';
 
 const HIGH_WATER = 1024 * 1024;
 const LOW_WATER = 256 * 1024;
@@ -33,7 +34,7 @@ export function servePortForwardOverChannels(ws: WebSocket, protocol: string, po
     if (f.over) return;
     f.over = true;
     f.tcp?.destroy();
-    if (forwards.every((x) => x.over) && ws.readyState === WebSocket.OPEN) ws.close(1000);
+    if (forwards.every((x) => x.over) && ws.readyState === WebSocket.OPEN) closeSession(ws);
   };
   const resumeSocket = () => {
     if (!socketPaused) return;

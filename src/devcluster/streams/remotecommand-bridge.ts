@@ -10,6 +10,7 @@ import { sendOnChannel } from './channel-send.js';
 import { legacyErrorText, sessionStatus, type SessionKind } from './exit-status.js';
 import { ResizeDecoder } from './resize-decoder.js';
 import { isBase64Protocol, V4_BASE64_CHANNEL, V4_CHANNEL, V5_CHANNEL } from './subprotocols.js';
+import { closeSession } from './websocket-accept.js';
 
 export const STDIN = 0;
 export const STDOUT = 1;
@@ -172,7 +173,7 @@ class RemoteCommandBridge {
       const text = legacyErrorText(status);
       if (text !== undefined) this.send(ERROR, Buffer.from(text));
     }
-    this.ws.close(1000);
+    closeSession(this.ws);
   }
 
   private drop(): void {

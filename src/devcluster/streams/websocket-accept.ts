@@ -5,6 +5,8 @@ import { WebSocketServer, type WebSocket } from 'ws';
 
 // one handshake engine per answered protocol; none tracks clients, each handler owns its sockets
 const servers = new Map<string, WebSocketServer>();
+/** the connection under each accepted WebSocket (closeSession ends it) */
+const connections = new WeakMap<WebSocket, Duplex>();
 
 function serverFor(protocol: string): WebSocketServer {
   let server = servers.get(protocol);
@@ -38,10 +40,22 @@ export function acceptWebSocket(req: IncomingMessage, socket: Duplex, head: Buff
     try {
       serverFor(protocol).handleUpgrade(req, socket, head, (ws) => {
         socket.off('close', onClose);
+        connections.set(ws, socket);
         resolve(ws);
       });
     } finally {
       req.headers['sec-websocket-protocol'] = offered;
     }
   });
+}
+
+/**
+ * The server's end of a session: the close frame, then the connection ends at once, as the API server's
+ * (x/net/websocket's Close) does. Waiting for the client's close frame instead (ws's close, up to 30 s)
+ * held python-kubernetes' exec for those 30 s: it polls its socket, and a close frame already read into
+ * its TLS buffer is never seen until the connection ends.
+ */
+export function closeSession(ws: WebSocket, code = 1000): void {
+  ws.close(code);
+  connections.get(ws)?.end();
 }
