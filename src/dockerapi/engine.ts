@@ -200,6 +200,8 @@ export class Engine {
       this.emit('container', 'start', c);
       this.changed(c);
     } else if (s.status === 'exited' && (c.status === 'running' || c.status === 'created')) {
+      // A process that ended before the watch saw it run still started: docker's events have its start before its die.
+      if (c.status === 'created' && s.startedAt) this.emit('container', 'start', c);
       this.setExited(c, s);
     } else {
       this.changed(c);
@@ -424,7 +426,8 @@ export class Engine {
       // A stopped container starts again as a new pod: the old one keeps nothing a restart needs.
       const old = c.podName;
       await this.cluster.deletePod(old).catch((err: Error) => leftBehind(`pod ${old} of container ${c.name}`, err));
-      c.restartCount += c.status === 'exited' ? 1 : 0;
+      // RestartCount stays as it is: dockerd counts restarts of its restart policy only (a start resets it),
+      // and berth has none.
     }
     const pod = await this.planPod(c);
     const podName = pod.metadata!.name!;

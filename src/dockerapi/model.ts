@@ -163,12 +163,22 @@ export function humanStatus(c: ContainerRecord, now = Date.now()): string {
   return c.status;
 }
 
-function humanDuration(ms: number): string {
-  const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 1) return 'Less than a second';
-  if (s < 60) return `${s} seconds`;
-  if (s < 3600) return `${Math.round(s / 60)} minutes`;
-  return `${Math.round(s / 3600)} hours`;
+/** docker's own wording (go-units HumanDuration), as `docker ps` prints it in STATUS. */
+export function humanDuration(ms: number): string {
+  const seconds = Math.floor(Math.max(0, ms) / 1000);
+  const minutes = Math.floor(seconds / 60);
+  const hours = Math.round(seconds / 3600);
+  if (seconds < 1) return 'Less than a second';
+  if (seconds === 1) return '1 second';
+  if (seconds < 60) return `${seconds} seconds`;
+  if (minutes === 1) return 'About a minute';
+  if (minutes < 60) return `${minutes} minutes`;
+  if (hours === 1) return 'About an hour';
+  if (hours < 48) return `${hours} hours`;
+  if (hours < 24 * 7 * 2) return `${Math.floor(hours / 24)} days`;
+  if (hours < 24 * 30 * 2) return `${Math.floor(hours / 24 / 7)} weeks`;
+  if (hours < 24 * 365 * 2) return `${Math.floor(hours / 24 / 30)} months`;
+  return `${Math.floor(seconds / 3600 / 24 / 365)} years`;
 }
 
 export function portsObject(c: ContainerRecord): Record<string, Array<{ HostIp: string; HostPort: string }> | null> {

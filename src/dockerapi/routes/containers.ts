@@ -21,10 +21,11 @@ export function containerRoutes(r: Router, engine: Engine): void {
   r.op('ContainerList', 'GET', '/containers/json', (call) => {
     const filters = parseFilters(call.query.get('filters'));
     checkKeys(filters, ['label', 'name', 'id', 'status', 'ancestor', 'network', 'before', 'since', 'exited', 'health', 'volume', 'publish', 'expose', 'is-task']);
-    const all = call.flag('all') || filters.has('status') || filters.has('exited');
+    const limit = call.int('limit') ?? -1;
+    // `docker ps -n N` and `-l` list the newest containers of every state, as dockerd does
+    const all = call.flag('all') || limit > 0 || filters.has('status') || filters.has('exited');
     const wanted = listFilter(engine, filters);
     let list = [...engine.containers.values()].sort((a, b) => b.created.getTime() - a.created.getTime()).filter((c) => (all || c.status === 'running') && wanted(c));
-    const limit = call.int('limit') ?? -1;
     if (limit > 0) list = list.slice(0, limit);
     call.send(200, list.map((c) => listItem(c, engine.networks.records)));
   });
@@ -77,7 +78,8 @@ export function containerRoutes(r: Router, engine: Engine): void {
     const c = engine.container(id);
     if (c.status !== 'running') throw conflict(`Container ${c.id} is not running`);
     const psArgs = call.query.get('ps_args');
-    const res = await engine.execCollect(c, ['ps', ...(psArgs ? [psArgs] : [])]);
+    // `docker top c -o pid,args` sends `-o pid,args` as one value: ps gets its words
+    const res = await engine.execCollect(c, ['ps', ...(psArgs ?? '').split(/\s+/).filter(Boolean)]);
     if (res.exitCode !== 0) throw new DockerError(500, `ps in container ${c.name} failed: ${res.stderr.trim()} (the image needs ps)`);
     call.send(200, psTable(res.stdout));
   });

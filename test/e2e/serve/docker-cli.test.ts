@@ -125,6 +125,26 @@ for (const kind of ['podman', 'berth'] as const) {
       assert.match(gone.stderr, /no such (container|object)/i);
     });
 
+    test('ps -l is the newest container in any state; top passes ps its options; a short run has start before die in events', async () => {
+      const up = name('up');
+      await ok(['run', '-d', '--name', up, BUSYBOX, 'sleep', '600']);
+      const made = name('made');
+      await ok(['create', '--name', made, BUSYBOX, 'true']);
+      assert.equal((await ok(['ps', '-l', '--format', '{{.Names}}'])).trim(), made, 'ps -l lists a created container');
+      assert.equal((await ok(['ps', '--format', '{{.Names}}', '--filter', `name=${made}`])).trim(), '', 'plain ps lists running ones only');
+      const top = await ok(['top', up, '-o', 'pid,args']);
+      assert.match(top.split('\n')[0], /PID\s+COMMAND/);
+      assert.match(top, /sleep 600/);
+
+      const since = Math.floor(Date.now() / 1000) - 1;
+      const short = name('short');
+      await ok(['run', '--name', short, BUSYBOX, 'true']);
+      const until = Math.floor(Date.now() / 1000) + 1;
+      const events = await ok(['events', '--since', String(since), '--until', String(until), '--filter', `container=${short}`, '--format', '{{.Action}}']);
+      const actions = events.trim().split('\n').filter((a) => ['create', 'start', 'die'].includes(a));
+      assert.deepEqual(actions, ['create', 'start', 'die'], events);
+    });
+
     test('cp into a created container (files there when it starts), into and out of a running one', async () => {
       writeFileSync(join(work, 'one.txt'), 'first file\n');
       mkdirSync(join(work, 'tree/sub'), { recursive: true });

@@ -81,6 +81,24 @@ test('a pod that does not run within the start timeout fails the start; an AutoR
   await until('auto-remove', () => engine.containers.size === 0);
 });
 
+test('a container whose pod ended before the watch saw it run has a start event before its die; a start keeps RestartCount', async () => {
+  const cluster = new FakeCluster();
+  cluster.autoRun = false;
+  const engine = engineOn(cluster);
+  const seen: string[] = [];
+  engine.events.subscribe((e: DockerEvent) => seen.push(e.Action));
+  const c = create(engine, 'quick');
+  const started = engine.start('quick');
+  await until('its pod', () => c.podName !== undefined && cluster.pods.has(c.podName));
+  cluster.exit(c.podName!, 0);
+  await started.catch(() => undefined);
+  await until('exited', () => c.status === 'exited');
+  assert.deepEqual(seen.filter((a) => ['create', 'start', 'die'].includes(a)), ['create', 'start', 'die']);
+  cluster.autoRun = true;
+  await engine.start('quick');
+  assert.equal(c.restartCount, 0, 'dockerd counts only its restart policy');
+});
+
 test('a berth restarted with the same instance takes the containers over from their pod annotations', async () => {
   const cluster = new FakeCluster();
   const first = engineOn(cluster);

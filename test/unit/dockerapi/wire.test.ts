@@ -9,7 +9,7 @@ import { anyMatches, FilterError, labelsMatch, parseFilters } from '../../../src
 import { compareVersions, splitVersion } from '../../../src/dockerapi/http.js';
 import { parseListener } from '../../../src/dockerapi/server.js';
 import { isLoopbackAddress } from '../../../src/dockerapi/loopback.js';
-import { podState } from '../../../src/dockerapi/model.js';
+import { humanDuration, podState } from '../../../src/dockerapi/model.js';
 import { normalizeImage } from '../../../src/dockerapi/image-ref.js';
 
 test('frames carry the stream type and a big-endian length', () => {
@@ -96,4 +96,22 @@ test('image names get :latest; pod states map to Docker states with the real exi
   });
   assert.equal(feed.status, 'exited');
   assert.equal(feed.error, `init container berth-files (the helper image ${helper}, which delivers the files copied before start): ErrImagePull: not found (start berth serve with --helper-image, or $BERTH_HELPER_IMAGE, naming an image with sh and tar that the cluster can pull)`);
+});
+
+test("docker ps STATUS durations in docker's words (go-units HumanDuration)", () => {
+  const cases: Array<[number, string]> = [
+    [400, 'Less than a second'],
+    [1_500, '1 second'],
+    [59_000, '59 seconds'],
+    [61_000, 'About a minute'],
+    [150_000, '2 minutes'],
+    [3_500_000, '58 minutes'],
+    [3_700_000, 'About an hour'],
+    [5 * 3_600_000, '5 hours'],
+    [72 * 3_600_000, '3 days'],
+    [20 * 24 * 3_600_000, '2 weeks'],
+    [90 * 24 * 3_600_000, '3 months'],
+    [800 * 24 * 3_600_000, '2 years'],
+  ];
+  for (const [ms, text] of cases) assert.equal(humanDuration(ms), text, `${ms} ms`);
 });
