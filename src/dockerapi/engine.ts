@@ -27,12 +27,12 @@ import { UserNotFound, isNamedUser, isValidUser, resolveUser } from './named-use
 import { Serial } from './serial.js';
 import { HostConfigRefused, judgeHostConfig, type HostConfigPlan } from './host-config.js';
 import { DOCKER_DEFAULT_CAPABILITIES } from './capabilities.js';
-import { asArgv, newId, podState, type ContainerRecord, type ContainerStatus, type CreateBody } from './model.js';
+import { asArgv, newId, podState, type AnonymousVolume, type ContainerRecord, type ContainerStatus, type CreateBody } from './model.js';
 import type { LogQuery, Pod, ServeCluster, Session } from './cluster.js';
 import { EventBus } from './event-bus.js';
 import { ImageStore } from './image-store.js';
 import { Networks, NAME_RE, checkAliases } from './networks.js';
-import { Volumes } from './volumes.js';
+import { anonymousVolumesOf, LABEL_ANONYMOUS, Volumes } from './volumes.js';
 import { ANNOTATION_KEPT_FAILED, recover, savedRecord } from './recovery.js';
 import { runHealthcheck, wantsHealthcheck } from './healthcheck.js';
 import { LABEL_RYUK, RyukContainers, reaperMatches } from './ryuk.js';
@@ -242,7 +242,7 @@ export class Engine {
     // Attached clients read the output from the pod log: let them finish before the pod goes.
     const until = Date.now() + READERS_GRACE_MS;
     while (c.readers > 0 && Date.now() < until) await this.nextChange(c, until - Date.now());
-    await this.remove(c.id, true).catch((err: Error) => process.stderr.write(`berth serve: auto-remove of ${c.name}: ${err.message}\n`));
+    await this.remove(c.id, true, true).catch((err: Error) => process.stderr.write(`berth serve: auto-remove of ${c.name}: ${err.message}\n`));
   }
 
   /** A reader of the container's output is done (AutoRemove may be waiting for it). */
@@ -313,9 +313,11 @@ export class Engine {
     Object.assign(body, mergeImageConfig(body, img.info?.config)); // the request's own object: what follows sees the merged config
     checkPublishAll(body);
     // The Ryuk image's own LABEL (berth never reads that image): testcontainers finds a running reaper to reuse by it.
+    let anonymousVolumes: AnonymousVolume[] = [];
     if (isReaperImage(body.Image)) body.Labels = { [LABEL_RYUK]: 'true', ...(body.Labels ?? {}) };
     else {
       this.resolveMounts(body);
+      anonymousVolumes = anonymousVolumesOf(body);
       podSettingsFrom(this.opts.podDefaults, body.Labels);
     }
     const id = newId();
@@ -343,6 +345,7 @@ export class Engine {
       networks: this.memberships(body),
       readers: 0,
       warnings,
+      ...(anonymousVolumes.length ? { anonymousVolumes } : {}),
       ...(isNamedUser(requestedUser) && requestedUser !== img.info?.config?.User ? { namedUser: requestedUser } : {}),
     };
     this.containers.set(id, c);
@@ -493,6 +496,7 @@ export class Engine {
   private async planPod(c: ContainerRecord): Promise<Pod> {
     const volumes = this.resolveMounts(c.body);
     for (const v of volumes) if (v.claim) v.claim = (await this.volumes.ensure(v.claim)).claim;
+    for (const a of c.anonymousVolumes ?? []) volumes.push({ claim: (await this.volumes.ensure(a.name, { [LABEL_ANONYMOUS]: '' })).claim, target: a.target, readOnly: false });
     c.generation++;
     const template = await this.podTemplateFor(c.body.Labels);
     const hostConfig = this.hostConfigPlan(c.body);
@@ -592,7 +596,7 @@ export class Engine {
   /** An AutoRemove container whose start failed is removed, as dockerd does (`docker run --rm` waits for it). */
   private async autoRemoveFailed(c: ContainerRecord): Promise<void> {
     if (c.body.HostConfig?.AutoRemove && this.containers.get(c.id) === c) {
-      await this.remove(c.id, true).catch((err: Error) => process.stderr.write(`berth serve: auto-remove of ${c.name}: ${err.message}\n`));
+      await this.remove(c.id, true, true).catch((err: Error) => process.stderr.write(`berth serve: auto-remove of ${c.name}: ${err.message}\n`));
     }
   }
 
@@ -602,7 +606,7 @@ export class Engine {
 
   private async reap(filters: string[][], self: string): Promise<void> {
     for (const c of [...this.containers.values()]) {
-      if (c.id !== self && reaperMatches(filters, c.body.Labels ?? {})) await this.remove(c.id, true).catch((err: Error) => process.stderr.write(`berth serve: reaper: ${err.message}\n`));
+      if (c.id !== self && reaperMatches(filters, c.body.Labels ?? {})) await this.remove(c.id, true, true).catch((err: Error) => process.stderr.write(`berth serve: reaper: ${err.message}\n`));
     }
     for (const n of [...this.networks.values()]) {
       if (n.builtin || !reaperMatches(filters, n.labels)) continue;
@@ -685,18 +689,18 @@ export class Engine {
    * or a Service cannot be deleted (after retries) the container is `dead`, the caller gets a 500 naming
    * what is left, `wait condition=removed` ends with that error, and the next `rm` tries again.
    */
-  async remove(ref: string, force: boolean): Promise<void> {
+  async remove(ref: string, force: boolean, withVolumes = false): Promise<void> {
     const c = this.container(ref);
     if (c.status === 'running' && !force) throw conflict(`You cannot remove a running container ${c.id}. Stop the container before attempting removal or force remove`);
     let removal = this.removals.get(c.id);
     if (!removal) {
-      removal = this.removeNow(c).finally(() => this.removals.delete(c.id));
+      removal = this.removeNow(c, withVolumes).finally(() => this.removals.delete(c.id));
       this.removals.set(c.id, removal);
     }
     return removal;
   }
 
-  private async removeNow(c: ContainerRecord): Promise<void> {
+  private async removeNow(c: ContainerRecord, withVolumes: boolean): Promise<void> {
     await this.ryuk.finish(c);
     c.status = 'removing';
     this.changed(c);
@@ -729,6 +733,15 @@ export class Engine {
     c.health = undefined;
     this.emit('container', 'destroy', c);
     this.changed(c);
+    if (withVolumes) await this.removeAnonymousVolumes(c);
+  }
+
+  /** `rm -v` and `--rm`: the container's anonymous volumes go with it (named ones stay), as with dockerd. */
+  private async removeAnonymousVolumes(c: ContainerRecord): Promise<void> {
+    for (const a of c.anonymousVolumes ?? []) {
+      if (!this.volumes.has(a.name)) continue; // never started: no claim was made
+      await this.volumes.remove(a.name, true).catch((err: Error) => leftBehind(`anonymous volume ${a.name} of container ${c.name}`, err));
+    }
   }
 
   async rename(ref: string, name: string): Promise<void> {

@@ -15,6 +15,8 @@ export interface CreateBody {
   Env?: string[] | null;
   Labels?: Record<string, string> | null;
   ExposedPorts?: Record<string, unknown> | null;
+  /** `-v /path`: anonymous volumes, by container path */
+  Volumes?: Record<string, unknown> | null;
   WorkingDir?: string;
   User?: string;
   Hostname?: string;
@@ -65,6 +67,12 @@ export interface CopiedArchive {
   tar: KeptTar;
 }
 
+/** An anonymous volume of a container: its generated name, and where it is mounted. */
+export interface AnonymousVolume {
+  name: string;
+  target: string;
+}
+
 export interface ContainerRecord {
   id: string;
   name: string;
@@ -104,6 +112,8 @@ export interface ContainerRecord {
   removalFailures?: number;
   /** HostConfig fields ignored with a warning (create's `Warnings`). */
   warnings?: string[];
+  /** `-v /path` volumes, named at create as dockerd names them (64 hex digits); removed with `rm -v` and `--rm` */
+  anonymousVolumes?: AnonymousVolume[];
   /** A `User` the request gave by name (not the image's own USER, which the kubelet runs itself): looked up at the first start. */
   namedUser?: string;
   /** `namedUser` as the numbers the image's /etc/passwd and /etc/group give it (`uid:gid`). */

@@ -30,6 +30,7 @@ const schemas = {
     Env: nullable(strList),
     Labels: nullable(strMap),
     ExposedPorts: nullable({ type: 'object' }),
+    Volumes: nullable({ type: 'object' }),
     WorkingDir: str,
     User: str,
     Hostname: str,

@@ -1,16 +1,42 @@
 /**
  * Named volumes are PersistentVolumeClaims `<name>-<hash(instance, name)>` (1Gi, ReadWriteOnce); the
- * claim's annotation `berth.dev/volume` names the volume, so a restarted berth finds them again.
+ * claim's annotation `berth.dev/volume` names the volume, so a restarted berth finds them again. An
+ * anonymous volume (`-v /path`) is a named volume whose name dockerd would have made up (64 hex digits).
  */
+import { randomBytes } from 'node:crypto';
 import { ANNOTATION_EXPIRES_AT, rfc3339 } from '../runtime/plan.js';
 import { ownerLabels } from '../runtime/sandbox-plan.js';
 import { badRequest, conflict, notFound } from './http.js';
-import { shortHash, type ContainerRecord, type VolumeRecord } from './model.js';
+import { shortHash, type AnonymousVolume, type ContainerRecord, type CreateBody, type VolumeRecord } from './model.js';
 import { NAME_RE } from './networks.js';
 import type { Claim, ServeCluster } from './cluster.js';
 import type { EventBus } from './event-bus.js';
 
 export const ANNOTATION_VOLUME = 'berth.dev/volume';
+/** dockerd's label on the volumes it makes for `-v /path` */
+export const LABEL_ANONYMOUS = 'com.docker.volume.anonymous';
+
+/**
+ * The anonymous volumes of a create (`Volumes`: container paths), each with a new name; a path that a bind,
+ * mount or tmpfs of the same create already covers gets none, as with dockerd.
+ */
+export function anonymousVolumesOf(body: CreateBody): AnonymousVolume[] {
+  const hc = body.HostConfig ?? {};
+  const covered = new Set([...(hc.Binds ?? []).map((b) => b.split(':')[1]), ...(hc.Mounts ?? []).map((m) => m.Target), ...Object.keys(hc.Tmpfs ?? {})].map((t) => t?.replace(/\/+$/, '')));
+  const out: AnonymousVolume[] = [];
+  for (const target of Object.keys(body.Volumes ?? {})) {
+    if (!target.startsWith('/')) throw badRequest(`invalid volume path ${target}: an anonymous volume (-v /path) needs an absolute path in the container`);
+    if (covered.has(target.replace(/\/+$/, ''))) continue;
+    out.push({ name: randomBytes(32).toString('hex'), target });
+  }
+  return out;
+}
+
+/** Whether container c mounts the volume. */
+function mounts(c: ContainerRecord, name: string): boolean {
+  const hc = c.body.HostConfig ?? {};
+  return (hc.Binds ?? []).some((b) => b.split(':')[0] === name) || (hc.Mounts ?? []).some((m) => m.Source === name) || (c.anonymousVolumes ?? []).some((a) => a.name === name);
+}
 
 export interface VolumeDeps {
   cluster: ServeCluster;
@@ -66,7 +92,7 @@ export class Volumes {
 
   async remove(name: string, force: boolean): Promise<void> {
     const v = this.find(name);
-    const users = [...this.deps.containers.values()].filter((c) => (c.body.HostConfig?.Binds ?? []).some((b) => b.split(':')[0] === name) || (c.body.HostConfig?.Mounts ?? []).some((m) => m.Source === name));
+    const users = [...this.deps.containers.values()].filter((c) => mounts(c, name));
     if (users.length && !force) throw conflict(`remove ${name}: volume is in use - [${users.map((u) => u.id).join(', ')}]`);
     await this.deps.cluster.deleteClaim(v.claim);
     this.records.delete(name);

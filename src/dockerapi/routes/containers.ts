@@ -59,7 +59,7 @@ export function containerRoutes(r: Router, engine: Engine): void {
     call.send(204);
   });
   r.op('ContainerDelete', 'DELETE', '/containers/{id}', async (call, [id]) => {
-    await engine.remove(id, call.flag('force'));
+    await engine.remove(id, call.flag('force'), call.flag('v'));
     call.send(204);
   });
   r.op('ContainerRename', 'POST', '/containers/{id}/rename', async (call, [id]) => {

@@ -175,6 +175,24 @@ for (const kind of ['podman', 'berth'] as const) {
       assert.ok(list.split('\n').includes(v));
     });
 
+    test('-v /path: an anonymous volume, kept across a restart, removed by rm -v and by --rm', async () => {
+      const volumesNow = async (): Promise<string[]> => (await ok(['volume', 'ls', '-q'])).split('\n').filter(Boolean);
+      const before = await volumesNow();
+      const once = await engine.docker(['run', '--rm', '--name', name('anon1'), '-v', '/scratch', BUSYBOX, 'sh', '-c', 'test -d /scratch && touch /scratch/x && echo made']);
+      assert.equal(once.stdout, 'made\n', once.stderr);
+      assert.deepEqual(await volumesNow(), before, '--rm removed the anonymous volume');
+      const keep = name('anon2');
+      await ok(['run', '-d', '--name', keep, '-v', '/data', BUSYBOX, 'sleep', '600']);
+      await ok(['exec', keep, 'sh', '-c', 'echo kept > /data/f']);
+      await ok(['restart', '-t', '1', keep]);
+      assert.equal(await ok(['exec', keep, 'cat', '/data/f']), 'kept\n', 'the anonymous volume outlives a restart');
+      const made = (await volumesNow()).filter((v) => !before.includes(v));
+      assert.equal(made.length, 1, `one anonymous volume: ${made.join(', ')}`);
+      assert.match(made[0], /^[0-9a-f]{64}$/);
+      await ok(['rm', '-f', '-v', keep]);
+      assert.deepEqual(await volumesNow(), before, 'rm -v removed it');
+    });
+
     test('published port reachable on this machine at the HostPort inspect reports', async () => {
       const c = name('port');
       await ok(['run', '-d', '--name', c, '-p', '127.0.0.1::8080', BUSYBOX, 'sh', '-c', 'echo served > /tmp/index.html; exec httpd -f -p 8080 -h /tmp']);

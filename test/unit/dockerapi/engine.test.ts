@@ -382,3 +382,19 @@ test('a container with files copied in, taken over by another berth, is not rest
   assert.equal(cluster.pods.size, pods, 'no pod made');
   assert.equal(taken.status, 'exited');
 });
+
+test('-v /path: an anonymous volume per path no bind, mount or tmpfs covers; its claim is made at start, removed with rm -v', async () => {
+  const cluster = new FakeCluster();
+  const engine = engineOn(cluster);
+  const c = create(engine, 'anon', { Cmd: ['sleep', '60'], Volumes: { '/a': {}, '/b/': {}, '/t': {} }, HostConfig: { Binds: ['named:/b'], Tmpfs: { '/t': '' } } });
+  assert.deepEqual(c.anonymousVolumes?.map((a) => a.target), ['/a']);
+  assert.match(c.anonymousVolumes![0].name, /^[0-9a-f]{64}$/);
+  assert.throws(() => create(engine, 'rel', { Volumes: { data: {} } }), /absolute path/);
+  await engine.start('anon');
+  const anon = engine.volumes.get(c.anonymousVolumes![0].name)!;
+  assert.ok(cluster.claims.has(anon.claim), 'its claim exists');
+  assert.deepEqual(anon.labels, { 'com.docker.volume.anonymous': '' });
+  await engine.remove('anon', true, true);
+  assert.ok(!cluster.claims.has(anon.claim), 'rm -v deleted it');
+  assert.ok(engine.volumes.has('named'), 'a named volume stays');
+});
