@@ -1,21 +1,27 @@
-/** Operations a pod cannot do (build, commit, export, stats, pause, image load/push): 501, saying why. */
+/** Operations a pod cannot do (build, commit, export, stats, pause, image load/push/history, df, login): 501, saying why. */
 import type { Router } from '../http.js';
 
 /** Said where a client asks berth to build (its build stream's error line). */
 export const CANNOT_BUILD =
   'berth serve cannot build images: its containers are Kubernetes pods and it has no image builder. Build the image elsewhere (docker build or podman build on a machine with an engine, kaniko or buildah in the cluster), push it to a registry the cluster pulls from, and use it by name';
 
-const NOT_SERVED: Array<[string, string, string | RegExp]> = [
-  ['ImageCommit', 'POST', '/commit'],
-  ['ImageLoad', 'POST', '/images/load'],
-  ['ImageGetAll', 'GET', '/images/get'],
-  ['ImagePush', 'POST', /^\/images\/(.+)\/push$/],
-  ['ContainerStats', 'GET', '/containers/{id}/stats'],
-  ['ContainerExport', 'GET', '/containers/{id}/export'],
-  ['ContainerChanges', 'GET', '/containers/{id}/changes'],
-  ['ContainerUpdate', 'POST', '/containers/{id}/update'],
-  ['ContainerPause', 'POST', '/containers/{id}/pause'],
-  ['ContainerUnpause', 'POST', '/containers/{id}/unpause'],
+const PODS = 'containers are Kubernetes pods';
+
+/** operation, method, path, and why berth serve cannot answer it */
+const NOT_SERVED: Array<[string, string, string | RegExp, string]> = [
+  ['ImageCommit', 'POST', '/commit', PODS],
+  ['ImageLoad', 'POST', '/images/load', PODS],
+  ['ImageGetAll', 'GET', '/images/get', PODS],
+  ['ImagePush', 'POST', /^\/images\/(.+)\/push$/, PODS],
+  ['ImageHistory', 'GET', /^\/images\/(.+)\/history$/, 'berth keeps no image layers (the kubelet pulls images); read the history from the registry, e.g. with crane config or skopeo inspect'],
+  ['ContainerStats', 'GET', '/containers/{id}/stats', `${PODS} (kubectl top pod shows their use where the cluster runs metrics-server)`],
+  ['ContainerExport', 'GET', '/containers/{id}/export', PODS],
+  ['ContainerChanges', 'GET', '/containers/{id}/changes', PODS],
+  ['ContainerUpdate', 'POST', '/containers/{id}/update', PODS],
+  ['ContainerPause', 'POST', '/containers/{id}/pause', PODS],
+  ['ContainerUnpause', 'POST', '/containers/{id}/unpause', PODS],
+  ['SystemDataUsage', 'GET', '/system/df', `${PODS}, and the disk they use is the nodes'`],
+  ['SystemAuth', 'POST', '/auth', 'berth serve uses no registry credentials: the kubelet pulls images; give the cluster an imagePullSecret (the pod template\'s imagePullSecrets, or the service account\'s)'],
 ];
 
 export function unsupportedRoutes(r: Router): void {
@@ -23,7 +29,9 @@ export function unsupportedRoutes(r: Router): void {
   // (dockerode's followProgress, testcontainers) wait for the stream's end and fail with the message; the
   // build context is read and dropped so the client can finish sending it.
   r.op('ImageBuild', 'POST', '/build', (call) => call.send(200, `${JSON.stringify({ errorDetail: { message: CANNOT_BUILD }, error: CANNOT_BUILD })}\n`, { 'Content-Type': 'application/json' }));
-  for (const [operation, method, pattern] of NOT_SERVED) {
-    r.op(operation, method, pattern, (call) => call.send(501, { message: `${call.method} ${call.path} is not implemented by berth serve: containers are Kubernetes pods` }));
+  // No builder, so no build cache: pruning it prunes nothing (`docker system prune` asks last).
+  r.op('BuildPrune', 'POST', '/build/prune', (call) => call.send(200, { CachesDeleted: [], SpaceReclaimed: 0 }));
+  for (const [operation, method, pattern, why] of NOT_SERVED) {
+    r.op(operation, method, pattern, (call) => call.send(501, { message: `${call.method} ${call.path} is not implemented by berth serve: ${why}` }));
   }
 }

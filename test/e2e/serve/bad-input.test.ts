@@ -95,6 +95,22 @@ describe('berth serve: bad input', () => {
     assert.deepEqual([header.name, header.size], ['ok.txt', 4]);
   });
 
+  test('what a pod cannot do is refused through the docker CLI saying why; system prune has no build cache to prune', async () => {
+    for (const [args, why] of [
+      [['system', 'df'], /not implemented by berth serve: containers are Kubernetes pods, and the disk they use is the nodes'/],
+      [['image', 'history', BUSYBOX], /not implemented by berth serve: berth keeps no image layers/],
+      [['stats', '--no-stream', 'target'], /not implemented by berth serve: containers are Kubernetes pods \(kubectl top pod/],
+      [['login', '-u', 'someone', '--password-stdin', 'registry.invalid'], /imagePullSecret/],
+    ] as const) {
+      const r = await engine.docker([...args], { input: 'secret\n' });
+      assert.notEqual(r.code, 0, `docker ${args.join(' ')} exited 0`);
+      assert.match(r.stderr, why, `docker ${args.join(' ')}`);
+    }
+    const prune = await engine.docker(['system', 'prune', '-f']);
+    assert.equal(prune.code, 0, prune.stderr);
+    assert.equal((await engine.request('GET', `/containers/${running}/json`)).status, 200, 'a running container stays');
+  });
+
   test('the server keeps serving after all of that', async () => {
     const ping = await engine.request('GET', '/_ping');
     assert.equal(ping.status, 200);
