@@ -40,13 +40,13 @@ const SELECTOR = `${LABEL_MANAGED_BY}=berth`;
  * berth serve's network aliases, named volumes and its optional lock. `resource` is the name RBAC
  * and error sentences use.
  */
-const COLLECTED: Array<{ kind: string; plural: LabeledKind; resource: string }> = [
-  { kind: 'Pod', plural: 'pods', resource: 'pods' },
-  { kind: 'ConfigMap', plural: 'configmaps', resource: 'configmaps' },
-  { kind: 'NetworkPolicy', plural: 'networkpolicies', resource: 'networkpolicies.networking.k8s.io' },
-  { kind: 'Service', plural: 'services', resource: 'services' },
-  { kind: 'PersistentVolumeClaim', plural: 'persistentvolumeclaims', resource: 'persistentvolumeclaims' },
-  { kind: 'Lease', plural: 'leases', resource: 'leases.coordination.k8s.io' },
+const COLLECTED: Array<{ kind: string; plural: LabeledKind; resource: string; madeBy: string }> = [
+  { kind: 'Pod', plural: 'pods', resource: 'pods', madeBy: 'every face; each of their Roles in deploy/rbac lists them' },
+  { kind: 'ConfigMap', plural: 'configmaps', resource: 'configmaps', madeBy: "the docker shim and berth fn (mounted files); deploy/rbac/shim-role.yaml lists them" },
+  { kind: 'NetworkPolicy', plural: 'networkpolicies', resource: 'networkpolicies.networking.k8s.io', madeBy: 'the docker shim and berth serve (--network none); shim-role.yaml and serve-role.yaml list them' },
+  { kind: 'Service', plural: 'services', resource: 'services', madeBy: 'berth serve (network aliases); deploy/rbac/serve-role.yaml lists them' },
+  { kind: 'PersistentVolumeClaim', plural: 'persistentvolumeclaims', resource: 'persistentvolumeclaims', madeBy: 'berth serve (volumes) and berth task (caches); serve-role.yaml and task-role.yaml list them' },
+  { kind: 'Lease', plural: 'leases', resource: 'leases.coordination.k8s.io', madeBy: 'berth serve --lock; deploy/rbac/serve-role.yaml lists them' },
 ];
 
 export async function collectGarbage(opts: GarbageOptions): Promise<CollectedObject[]> {
@@ -55,13 +55,14 @@ export async function collectGarbage(opts: GarbageOptions): Promise<CollectedObj
   const server = objects.server;
   const ns = opts.allNamespaces ? undefined : opts.namespace;
 
-  const list = async (plural: LabeledKind, resource: string): Promise<ListedObject[]> => {
+  const list = async ({ plural, resource, madeBy }: (typeof COLLECTED)[number]): Promise<ListedObject[]> => {
     try {
       return await objects.list(plural, ns, opts.labelSelector ? `${SELECTOR},${opts.labelSelector}` : SELECTOR);
     } catch (err) {
-      // The shim's Role lists only what the shim creates; serve's kinds need serve's Role.
+      // Each face's Role lists what that face creates: a kind of another face is named with the Role that has it.
       if (statusOf(err).code === 403 && opts.onSkip) {
-        opts.onSkip(resource, toKubeError(err, { verb: 'list', resource, namespace: ns, server }).message);
+        const where = ns ? ` in namespace ${ns}` : '';
+        opts.onSkip(resource, `forbidden: this identity cannot list ${resource}${where}; they are made by ${madeBy}`);
         return [];
       }
       throw toKubeError(err, { verb: 'list', resource, namespace: ns, server });
@@ -71,7 +72,7 @@ export async function collectGarbage(opts: GarbageOptions): Promise<CollectedObj
   const wanted = new Set<string>(opts.kinds ?? GC_KINDS);
   const removed: CollectedObject[] = [];
   for (const k of COLLECTED.filter((k) => wanted.has(k.plural))) {
-    for (const item of await list(k.plural, k.resource)) {
+    for (const item of await list(k)) {
       const name = item.metadata?.name;
       const namespace = item.metadata?.namespace ?? opts.namespace;
       if (!name || !(opts.includeUnexpired || isExpired(item, now))) continue;

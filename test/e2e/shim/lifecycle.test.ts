@@ -81,6 +81,8 @@ test('SIGKILL: the deadline ends the pod, berth gc removes the objects once expi
   const partial = await runCommand(process.execPath, [berthCli, 'gc', '--dry-run'], { env });
   assert.equal(partial.code, 1);
   assert.match(partial.stderr, /services, persistentvolumeclaims, leases\.coordination\.k8s\.io could not be listed/);
+  // each named with the face that makes it and the Role that lists it, not the shim's Role for all
+  assert.match(partial.stderr, /cannot list services in namespace \S+; they are made by berth serve \(network aliases\); deploy\/rbac\/serve-role\.yaml lists them/);
   assert.doesNotMatch(partial.stdout, /^nothing expired$/m);
 
   const ended = await waitForPod(kubeConfig(), shim.namespace, pod, (p) => p.status?.phase === 'Failed', 30_000);
