@@ -80,7 +80,11 @@ export function startAgent(socketPath: string, idleSeconds: number, poolOptions:
     // waits for it (a newer agent may own it by then).
     void Promise.allSettled([pool?.drain(), ...pendingDeletions]).then(() => {
       try {
-        if (readFileSync(`${socketPath}.pid`, 'utf8').trim() === String(process.pid)) rmSync(`${socketPath}.pid`, { force: true });
+        if (readFileSync(`${socketPath}.pid`, 'utf8').trim() === String(process.pid)) {
+          rmSync(`${socketPath}.pid`, { force: true });
+          // not when a newer agent has the socket (and so the log) by now
+          removeEmptyLog(`${socketPath}.log`);
+        }
       } catch {
         // no pid file
       }
@@ -104,4 +108,17 @@ export function startAgent(socketPath: string, idleSeconds: number, poolOptions:
       resolve(server);
     });
   });
+}
+
+/**
+ * The log the client opened for this agent (shim-agent-client.ts), gone at a clean exit when the agent said
+ * nothing: one is made per build of berth, and empty ones piled up in the socket's folder. One with
+ * lines stays for the user to read.
+ */
+function removeEmptyLog(path: string): void {
+  try {
+    if (statSync(path).size === 0) rmSync(path, { force: true });
+  } catch {
+    // no log
+  }
 }

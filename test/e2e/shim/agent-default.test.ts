@@ -155,6 +155,8 @@ test('an idle agent exits and deletes its warm pods', async () => {
   const pid = agentPid(socket);
   await eventually('the idle agent exits', () => !alive(pid), { timeoutMs: 60_000, intervalMs: 250 });
   assert.ok(!existsSync(socket), 'the socket is left');
+  assert.ok(!existsSync(`${socket}.pid`), 'the pid file is left');
+  assert.ok(!existsSync(`${socket}.log`), 'its log is left, though the agent said nothing (one per build of berth piled up)');
   await kubectlOk(['-n', shim.namespace, 'wait', '--for=delete', 'pods,configmaps,networkpolicies', '-l', BERTH_LABEL, '--timeout=30s']);
   assert.deepEqual(await shim.leftovers(), []);
 });
