@@ -39,6 +39,11 @@ export interface RunPodInputs {
   fileFeed?: { helperImage: string; mounts: Array<{ name: string; mountPath: string; subPath: string }> };
 }
 
+/** Docker's hostname is the short id unless one was given (clients such as the Kafka module read it). */
+function dockerHostname(c: ContainerRecord): string {
+  return (c.body.Hostname || c.id.slice(0, 12)).toLowerCase();
+}
+
 /** The kubelet is given the canonical reference (as it would normalize `busybox` itself). */
 function podImage(image: string): string {
   return tryNormalizeImage(image) ?? image;
@@ -65,8 +70,7 @@ export function planRunPod(c: ContainerRecord, inputs: RunPodInputs, ctx: PodCon
       env: c.body.Env ?? [],
       workingDir: c.body.WorkingDir,
       user: c.podUser ?? podUser(c.body.User),
-      // Docker's hostname is the short id unless one was given (clients such as the Kafka module read it).
-      hostname: (c.body.Hostname || shortId).toLowerCase(),
+      hostname: dockerHostname(c),
       tty: c.body.Tty,
       openStdin: c.body.OpenStdin,
       stdinOnce: c.body.StdinOnce,
@@ -117,6 +121,8 @@ export function planPeekPod(c: ContainerRecord, podName: string, template: PodTe
       env: c.body.Env ?? [],
       workingDir: c.body.WorkingDir,
       user: podUser(c.body.User),
+      // the image's files as the container will have them: its /etc/hostname too
+      hostname: dockerHostname(c),
       capabilities: [...(ctx.capabilities ?? DOCKER_DEFAULT_CAPABILITIES)],
       settings: podSettingsFrom(ctx.podDefaults, c.body.Labels),
       template,

@@ -200,8 +200,9 @@ export class Engine {
       this.emit('container', 'start', c);
       this.changed(c);
     } else if (s.status === 'exited' && (c.status === 'running' || c.status === 'created')) {
-      // A process that ended before the watch saw it run still started: docker's events have its start before its die.
-      if (c.status === 'created' && s.startedAt) this.emit('container', 'start', c);
+      // A process that ended before the watch saw it run still started: docker's events have its start before its
+      // die. Not one that never ran (StartError; a kubelet's startedAt is then the epoch).
+      if (c.status === 'created' && !s.error && Date.parse(s.startedAt ?? '') > 0) this.emit('container', 'start', c);
       this.setExited(c, s);
     } else {
       this.changed(c);
@@ -429,8 +430,8 @@ export class Engine {
       // A stopped container starts again as a new pod: the old one keeps nothing a restart needs.
       const old = c.podName;
       await this.cluster.deletePod(old).catch((err: Error) => leftBehind(`pod ${old} of container ${c.name}`, err));
-      // RestartCount stays as it is: dockerd counts restarts of its restart policy only (a start resets it),
-      // and berth has none.
+      // dockerd counts restarts of its restart policy only, and a start resets the count: berth has no policy.
+      c.restartCount = 0;
     }
     const pod = await this.planPod(c);
     const podName = pod.metadata!.name!;
@@ -440,6 +441,8 @@ export class Engine {
       await this.networks.ensureAliasServices(c);
       await this.cluster.createPod(pod);
       c.podCreatedAt = Date.now();
+      // A rename or network change while the pod was made found no pod to note it on: the pod carries the plan's record.
+      if (pod.metadata?.annotations?.[ANNOTATION_CONTAINER] !== this.recordAnnotation(c)) await this.noteRecord(c, 'what changed while it started');
     } catch (err) {
       return this.startFailed(c, podName, `could not create its pod ${podName}: ${(err as Error).message}`);
     }
@@ -731,16 +734,18 @@ export class Engine {
     this.spill.drop([...c.copiedArchives, ...c.pendingArchives]);
     this.execs.forgetContainer(c.id);
     c.health = undefined;
+    // before `destroy`: `docker run --rm` ends on it, and its anonymous volumes are gone by then
+    if (withVolumes) await this.removeAnonymousVolumes(c);
     this.emit('container', 'destroy', c);
     this.changed(c);
-    if (withVolumes) await this.removeAnonymousVolumes(c);
   }
 
   /** `rm -v` and `--rm`: the container's anonymous volumes go with it (named ones stay), as with dockerd. */
   private async removeAnonymousVolumes(c: ContainerRecord): Promise<void> {
     for (const a of c.anonymousVolumes ?? []) {
       if (!this.volumes.has(a.name)) continue; // never started: no claim was made
-      await this.volumes.remove(a.name, true).catch((err: Error) => leftBehind(`anonymous volume ${a.name} of container ${c.name}`, err));
+      // a volume another container mounts by its name stays, as with dockerd
+      await this.volumes.remove(a.name, false).catch((err: Error) => leftBehind(`anonymous volume ${a.name} of container ${c.name}`, err));
     }
   }
 
@@ -842,12 +847,14 @@ export class Engine {
     const write = async (): Promise<void> => {
       const pod = c.podName;
       if (!pod || !this.containers.has(c.id)) return;
-      await this.cluster.annotatePod(pod, { [ANNOTATION_CONTAINER]: this.recordAnnotation(c) }).catch((err: Error) => {
+      try {
+        await this.cluster.annotatePod(pod, { [ANNOTATION_CONTAINER]: this.recordAnnotation(c) });
+      } catch (err) {
         if (statusOf(err).code === 404) return;
-        process.stderr.write(`berth serve: could not note ${what} on the pod ${pod} of ${c.name}: ${err.message}\n`);
-      });
+        process.stderr.write(`berth serve: could not note ${what} on the pod ${pod} of ${c.name}: ${(err as Error).message}\n`);
+      }
     };
-    const next = (this.recordNotes.get(c) ?? Promise.resolve()).then(write);
+    const next = (this.recordNotes.get(c) ?? Promise.resolve()).then(write, write);
     this.recordNotes.set(c, next);
     return next;
   }

@@ -61,8 +61,9 @@ export async function collectGarbage(opts: GarbageOptions): Promise<CollectedObj
     } catch (err) {
       // Each face's Role lists what that face creates: a kind of another face is named with the Role that has it.
       if (statusOf(err).code === 403 && opts.onSkip) {
-        const where = ns ? ` in namespace ${ns}` : '';
-        opts.onSkip(resource, `forbidden: this identity cannot list ${resource}${where}; they are made by ${madeBy}`);
+        const where = ns ? ` in namespace ${ns}` : ' in every namespace (-A needs a ClusterRole with list and delete on them, bound by a ClusterRoleBinding)';
+        const said = statusOf(err).status?.message;
+        opts.onSkip(resource, `forbidden: this identity cannot list ${resource}${where}; they are made by ${madeBy}${said ? ` (the server said: ${said})` : ''}`);
         return [];
       }
       throw toKubeError(err, { verb: 'list', resource, namespace: ns, server });

@@ -75,16 +75,14 @@ export function startAgent(socketPath: string, idleSeconds: number, poolOptions:
   };
   server.on('close', () => {
     rmSync(socketPath, { force: true });
+    // at once, with the socket: a client that finds no socket from now on starts a new agent on this log
+    removeEmptyLog(`${socketPath}.log`);
     // Idle or stopped: warm pods go with the agent (after a SIGKILL, their deadline and berth gc do),
     // once the deletions of finished runs have settled. The pid file goes last: `berth shim agent stop`
     // waits for it (a newer agent may own it by then).
     void Promise.allSettled([pool?.drain(), ...pendingDeletions]).then(() => {
       try {
-        if (readFileSync(`${socketPath}.pid`, 'utf8').trim() === String(process.pid)) {
-          rmSync(`${socketPath}.pid`, { force: true });
-          // not when a newer agent has the socket (and so the log) by now
-          removeEmptyLog(`${socketPath}.log`);
-        }
+        if (readFileSync(`${socketPath}.pid`, 'utf8').trim() === String(process.pid)) rmSync(`${socketPath}.pid`, { force: true });
       } catch {
         // no pid file
       }

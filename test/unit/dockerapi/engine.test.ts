@@ -97,6 +97,18 @@ test('a container whose pod ended before the watch saw it run has a start event 
   cluster.autoRun = true;
   await engine.start('quick');
   assert.equal(c.restartCount, 0, 'dockerd counts only its restart policy');
+
+  // a process that never ran (StartError, the epoch as startedAt): no start event, only the failure
+  cluster.autoRun = false;
+  const never = create(engine, 'never');
+  const failing = engine.start('never');
+  await until('its pod', () => never.podName !== undefined && cluster.pods.has(never.podName));
+  const pod = cluster.pod(never.podName!);
+  pod.status = { phase: 'Failed', containerStatuses: [{ name: 'main', image: '', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 128, reason: 'StartError', message: 'exec: "nope": not found', startedAt: new Date(0), finishedAt: new Date() } } }] };
+  const before = seen.length;
+  cluster.notify('MODIFIED', pod);
+  await assert.rejects(failing, /nope/);
+  assert.deepEqual(seen.slice(before).filter((a) => ['start', 'die'].includes(a)), ['die']);
 });
 
 test('a berth restarted with the same instance takes the containers over from their pod annotations', async () => {

@@ -180,7 +180,7 @@ export class FakeCluster implements ServeCluster {
     return () => this.watchers.delete(watcher);
   }
 
-  private notify(type: string, pod: Pod): void {
+  notify(type: string, pod: Pod): void {
     for (const w of this.watchers) w(type, structuredClone(pod));
   }
 }
