@@ -71,7 +71,7 @@ for (const kind of ['podman', 'berth'] as const) {
         // the peek pod is named apart, but its hostname is the container's (the short id, as the container will have
         // it); not compared with podman, whose never-started container has no /etc/hostname of its own yet
         const id = (await ok(['inspect', '-f', '{{.Id}}', c])).trim();
-        assert.equal(await cpOut(`${c}:/etc/hostname`), `${id.slice(0, 12)}\n`);
+        assert.equal((await cpOut(`${c}:/etc/hostname`)).trim(), id.slice(0, 12));
       }
       await ok(['rm', c]);
       if (kind === 'berth') assert.deepEqual(await peekPods(), [], 'the peek pod went with docker rm');
