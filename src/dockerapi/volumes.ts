@@ -13,6 +13,8 @@ import type { Claim, ServeCluster } from './cluster.js';
 import type { EventBus } from './event-bus.js';
 
 export const ANNOTATION_VOLUME = 'berth.dev/volume';
+/** the volume's Docker labels (JSON), for a berth that takes the claim over */
+export const ANNOTATION_VOLUME_LABELS = 'berth.dev/volume-labels';
 /** dockerd's label on the volumes it makes for `-v /path` */
 export const LABEL_ANONYMOUS = 'com.docker.volume.anonymous';
 
@@ -80,7 +82,11 @@ export class Volumes {
       metadata: {
         name: claim,
         labels: ownerLabels(this.deps.owner),
-        annotations: { [ANNOTATION_EXPIRES_AT]: rfc3339(new Date(Date.now() + this.deps.ttlSeconds * 1000)), [ANNOTATION_VOLUME]: name },
+        annotations: {
+          [ANNOTATION_EXPIRES_AT]: rfc3339(new Date(Date.now() + this.deps.ttlSeconds * 1000)),
+          [ANNOTATION_VOLUME]: name,
+          ...(Object.keys(labels).length ? { [ANNOTATION_VOLUME_LABELS]: JSON.stringify(labels) } : {}),
+        },
       },
       spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
     });
@@ -103,7 +109,18 @@ export class Volumes {
   recover(claims: Claim[]): void {
     for (const pvc of claims) {
       const name = pvc.metadata?.annotations?.[ANNOTATION_VOLUME];
-      if (name && pvc.metadata?.name) this.records.set(name, { name, claim: pvc.metadata.name, created: new Date(pvc.metadata.creationTimestamp ?? Date.now()), labels: {} });
+      if (name && pvc.metadata?.name) this.records.set(name, { name, claim: pvc.metadata.name, created: new Date(pvc.metadata.creationTimestamp ?? Date.now()), labels: savedLabels(pvc) });
     }
+  }
+}
+
+/** The Docker labels a claim was made with; none when it has no (readable) note of them. */
+function savedLabels(pvc: Claim): Record<string, string> {
+  try {
+    const labels: unknown = JSON.parse(pvc.metadata?.annotations?.[ANNOTATION_VOLUME_LABELS] ?? '{}');
+    if (!labels || typeof labels !== 'object' || Array.isArray(labels)) return {};
+    return Object.fromEntries(Object.entries(labels).filter((e): e is [string, string] => typeof e[1] === 'string'));
+  } catch {
+    return {};
   }
 }

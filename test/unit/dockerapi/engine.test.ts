@@ -117,7 +117,7 @@ test('a berth restarted with the same instance takes the containers over from th
   first.networks.create({ Name: 'net1', Labels: { team: 'a' } });
   const c = create(first, 'db', { NetworkingConfig: { EndpointsConfig: { net1: { Aliases: ['database'] } } }, Labels: { app: 'x' } });
   await first.start('db');
-  await first.volumes.ensure('data');
+  await first.volumes.ensure('data', { team: 'a' });
   const second = engineOn(cluster);
   assert.equal(await second.recover(), 1);
   const taken = second.container('db');
@@ -129,6 +129,7 @@ test('a berth restarted with the same instance takes the containers over from th
   assert.deepEqual(net.labels, { team: 'a' });
   assert.deepEqual(taken.networks.get(net.id), ['database']);
   assert.ok(second.volumes.has('data'), 'the volume is known again from its claim');
+  assert.deepEqual(second.volumes.get('data')?.labels, { team: 'a' }, 'with its labels');
   cluster.exit(c.podName!, 0);
   await until('exit seen by the new berth', () => taken.status === 'exited');
 });
