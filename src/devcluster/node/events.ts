@@ -1,6 +1,5 @@
 // Events as the kubelet and the scheduler record them, written into the store. Repeats of the same
 // reason and message for the same object bump count and lastTimestamp instead of piling up.
-import { randomBytes } from 'node:crypto';
 import type { KubeObject, ObjectStore } from '../types.js';
 import { resourceByKind } from '../api/resources.js';
 
@@ -8,6 +7,7 @@ export type EventType = 'Normal' | 'Warning';
 
 export class EventRecorder {
   private readonly seen = new Map<string, string>();
+  private lastNs = 0n;
   private readonly rt = resourceByKind('Event');
 
   constructor(
@@ -31,7 +31,7 @@ export class EventRecorder {
       }
       const involvedObject: any = { kind: pod.kind ?? 'Pod', namespace: ns, name: pod.metadata.name, uid: pod.metadata.uid, apiVersion: 'v1', resourceVersion: pod.metadata.resourceVersion };
       if (opts.fieldPath) involvedObject.fieldPath = opts.fieldPath;
-      const name = `${pod.metadata.name}.${randomBytes(8).toString('hex')}`;
+      const name = `${pod.metadata.name}.${this.uniqueNs().toString(16)}`;
       this.store.create(this.rt, ns, {
         apiVersion: 'v1',
         kind: 'Event',
@@ -52,6 +52,17 @@ export class EventRecorder {
     } catch {
       // events are best effort, as in a real cluster
     }
+  }
+
+  /**
+   * The kubelet names an event `<object>.<hex of the time in ns>` (client-go's recorder): a list, in name order
+   * as the store keeps it, is then in the order things happened, which `kubectl describe` relies on for events
+   * of the same second. Strictly increasing here, so two events of one instant keep their order.
+   */
+  private uniqueNs(): bigint {
+    const ns = BigInt(Date.now()) * 1_000_000n + (process.hrtime.bigint() % 1_000_000n);
+    this.lastNs = ns > this.lastNs ? ns : this.lastNs + 1n;
+    return this.lastNs;
   }
 
   /** forget a pod's events (it is gone) so the map does not grow for ever */
