@@ -28,7 +28,9 @@ export function answerLocally(command: DockerCommand, stdout: Writable): number 
       if (!command.quiet) stdout.write(`${command.image}: the cluster pulls the image when the pod starts\n`);
       return 0;
     case 'image-ls':
-      // No tag list exists on a cluster; an empty answer makes kpt fall back to the tag it was given.
+      // No tag list exists on a cluster; an empty answer makes kpt fall back to the tag it was given. A person
+      // gets docker's header over the empty table, as docker prints it.
+      if (!command.format && !command.quiet) stdout.write('REPOSITORY   TAG       IMAGE ID   CREATED   SIZE\n');
       return 0;
     default:
       return undefined;

@@ -32,6 +32,9 @@ test('unknown flag exits 125 with docker wording on stderr; image preflight answ
   const p = io();
   assert.equal(await runDockerShim(['image', 'ls', '--filter', 'reference=x', '--format', '{{ .Tag }}'], {}, p.io), 0);
   assert.equal(p.out(), '');
+  const table = io();
+  assert.equal(await runDockerShim(['images'], {}, table.io), 0);
+  assert.equal(table.out(), 'REPOSITORY   TAG       IMAGE ID   CREATED   SIZE\n', 'docker prints its header over an empty table');
   assert.equal(await runDockerShim(['image', 'inspect', 'x:1'], {}, io().io), 0);
 });
 
