@@ -24,6 +24,19 @@ describe('kubectl --validate against the dev cluster', () => {
     await deleteNamespace(ns);
   });
 
+  test('a value of the wrong JSON type is a 400 in encoding/json\'s words, whatever the directive; nothing stored or changed', async () => {
+    const bad = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'typed' }, data: { a: 1 } });
+    const created = await kubectl(['create', '--raw', `/api/v1/namespaces/${ns}/configmaps`, '-f', '-'], { input: bad });
+    assert.notEqual(created.code, 0);
+    assert.match(created.stderr, /ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ConfigMap\.data of type string/);
+    assert.match((await kubectl(['get', 'cm', 'typed', '-n', ns])).stderr, /not found/);
+    await kubectlOk(['create', 'configmap', 'typed', '-n', ns, '--from-literal=a=x']);
+    const patched = await kubectl(['patch', 'cm', 'typed', '-n', ns, '--type=merge', '-p', '{"data":{"n":5}}']);
+    assert.notEqual(patched.code, 0);
+    assert.match(patched.stderr, /json: cannot unmarshal number into Go struct field ConfigMap\.data of type string/);
+    assert.deepEqual(JSON.parse(await kubectlOk(['get', 'cm', 'typed', '-n', ns, '-o', 'json'])).data, { a: 'x' });
+  });
+
   test('--validate=strict: a typo is a 400 naming the field, nothing is created', async () => {
     const r = await kubectl(['apply', '--validate=strict', '-f', '-'], { input: podWithTypo(ns, 'strict') });
     assert.notEqual(r.code, 0);
