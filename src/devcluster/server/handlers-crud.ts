@@ -1,6 +1,6 @@
 // get, list, watch, create, update (PUT) and patch on any served resource.
 import { randomUUID } from 'node:crypto';
-import { ApiError, badRequest, notFound, qualifiedResource, unsupportedMediaType } from '../api/errors.js';
+import { ApiError, badRequest, conflict, notFound, qualifiedResource, unsupportedMediaType } from '../api/errors.js';
 import { applyCreateDefaults, applyUpdateDefaults, foldStringData } from '../api/defaults.js';
 import { applyPatch } from '../api/patch.js';
 import { admitPodServiceAccount } from '../api/service-account-admission.js';
@@ -153,6 +153,10 @@ function writeUpdate(ctx: ServerContext, r: ResourceRequest, current: KubeObject
     if (isDryRun(r)) return obj;
     return ctx.store.update(rt, namespace, obj, { subresource: 'status' });
   }
+  // the stored version is compared before validation, as the real registry's GuaranteedUpdate does: a stale
+  // update is a 409 even when its change would also be invalid
+  const wanted = obj.metadata.resourceVersion;
+  if (wanted && wanted !== current.metadata.resourceVersion) throw conflict(rt, current.metadata.name!);
   foldStringData(obj);
   applyUpdateDefaults(rt, current, obj);
   validateUpdate(rt, current, obj);

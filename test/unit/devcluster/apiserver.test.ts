@@ -200,6 +200,9 @@ test('a stale resourceVersion is 409 Conflict; an invalid pod is 422 with causes
   const stale = await apiError(admin.replaceNamespacedPod({ name: 'conflict', namespace: 'default', body: { ...p, metadata: { ...p.metadata, labels: { v: '3' } } } }));
   assert.equal(stale.code, 409);
   assert.equal(stale.status.reason, 'Conflict');
+  // stale and invalid at once: the version is compared first, as the registry's GuaranteedUpdate does
+  const staleAndInvalid = await apiError(admin.replaceNamespacedPod({ name: 'conflict', namespace: 'default', body: { ...p, spec: { ...p.spec!, restartPolicy: 'Never' } } }));
+  assert.equal(staleAndInvalid.code, 409);
   const bad = await apiError(admin.createNamespacedPod({ namespace: 'default', body: { ...podBody('bad'), spec: { containers: [{ name: 'main' } as never] } } }));
   assert.equal(bad.code, 422);
   assert.equal(bad.status.message, 'Pod "bad" is invalid: spec.containers[0].image: Required value');
