@@ -13,6 +13,7 @@ import type {
   WatchOptions,
 } from '../types.js';
 import { alreadyExists, badRequest, conflict, expired, invalid, notFound } from './errors.js';
+import { ListSnapshots } from './list-snapshots.js';
 import { groupVersion } from './resources.js';
 import { matchesFilter, parseFilter, type ObjectFilter } from './selectors.js';
 import { deepEqual } from './validation.js';
@@ -67,16 +68,18 @@ interface ContinueToken {
   rv: number;
   /** namespace/name of the last item served */
   start: string;
+  /** the list as it was at its first page (list-snapshots.ts) */
+  snapshot?: string;
 }
 
 function encodeContinue(t: ContinueToken): string {
-  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: t.rv, start: t.start })).toString('base64url');
+  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: t.rv, start: t.start, ...(t.snapshot ? { snapshot: t.snapshot } : {}) })).toString('base64url');
 }
 
 function decodeContinue(s: string): ContinueToken {
   try {
     const j = JSON.parse(Buffer.from(s, 'base64url').toString('utf8'));
-    if (typeof j.rv === 'number' && typeof j.start === 'string') return { rv: j.rv, start: j.start };
+    if (typeof j.rv === 'number' && typeof j.start === 'string') return { rv: j.rv, start: j.start, ...(typeof j.snapshot === 'string' ? { snapshot: j.snapshot } : {}) };
   } catch {
     // fall through to the real server's wording
   }
@@ -94,6 +97,7 @@ export class MemoryStore implements ObjectStore {
   private readonly watchers = new Set<Watcher>();
   private readonly undelivered: Change[] = [];
   private delivering = false;
+  private readonly snapshots = new ListSnapshots();
 
   constructor(opts: { historyLimit?: number } = {}) {
     this.historyLimit = Math.max(1, opts.historyLimit ?? 10000);
@@ -144,27 +148,29 @@ export class MemoryStore implements ObjectStore {
 
   list(rt: ResourceType, namespace: string | undefined, opts: ListOptions = {}): ListResult {
     const filter = parseFilter(rt, opts.labelSelector, opts.fieldSelector);
-    let start: string | undefined;
-    let listRv = this.rv;
-    if (opts.continue) {
-      const token = decodeContinue(opts.continue);
-      if (token.rv < this.compactedRv) throw expired(EXPIRED_CONTINUE);
-      start = token.start;
-      listRv = token.rv;
-    }
-    const all = [...this.bucket(rt).values()]
-      .filter((o) => !rt.namespaced || namespace === undefined || o.metadata.namespace === namespace)
-      .filter((o) => matchesFilter(rt, filter, o))
-      .sort(compareKeys);
+    const token = opts.continue ? decodeContinue(opts.continue) : undefined;
+    if (token && token.rv < this.compactedRv) throw expired(EXPIRED_CONTINUE);
+    const listRv = token?.rv ?? this.rv;
+    // a later page comes from the list as it was at the first (every page at one resourceVersion)
+    const kept = token?.snapshot ? this.snapshots.get(token.snapshot) : undefined;
+    if (token?.snapshot && !kept) throw expired(EXPIRED_CONTINUE);
+    const all =
+      kept ??
+      [...this.bucket(rt).values()]
+        .filter((o) => !rt.namespaced || namespace === undefined || o.metadata.namespace === namespace)
+        .filter((o) => matchesFilter(rt, filter, o))
+        .sort(compareKeys);
+    const start = token?.start;
     const rest = start === undefined ? all : all.filter((o) => objKeyOf(o.metadata.namespace, o.metadata.name!) > start);
     const limit = opts.limit && opts.limit > 0 ? opts.limit : undefined;
     const page = limit ? rest.slice(0, limit) : rest;
     const result: ListResult = { items: page.map((o) => structuredClone(o)), resourceVersion: String(listRv) };
     if (limit && rest.length > limit) {
       const last = page[page.length - 1]!;
-      result.continue = encodeContinue({ rv: listRv, start: objKeyOf(last.metadata.namespace, last.metadata.name!) });
+      const snapshot = token?.snapshot ?? this.snapshots.keep(rest.slice(limit).map((o) => structuredClone(o)));
+      result.continue = encodeContinue({ rv: listRv, start: objKeyOf(last.metadata.namespace, last.metadata.name!), snapshot });
       result.remainingItemCount = rest.length - limit;
-    }
+    } else if (token?.snapshot) this.snapshots.drop(token.snapshot);
     return result;
   }
 

@@ -136,13 +136,18 @@ test('list: limit and continue page through everything with remainingItemCount',
   assert.deepEqual(p1.items.map((p) => p.metadata.name), ['a', 'b']);
   assert.equal(p1.remainingItemCount, 3);
   assert.ok(p1.continue);
-  s.create(POD, 'ns', pod('bb')); // appears after the cursor: served on a later page
+  // every page is the list at the first page's resourceVersion, as etcd serves it: what is made or deleted
+  // between pages changes nothing in the pages that follow
+  s.create(POD, 'ns', pod('bb'));
+  s.remove(POD, 'ns', 'd');
   const p2 = s.list(POD, 'ns', { limit: 2, continue: p1.continue });
-  assert.deepEqual(p2.items.map((p) => p.metadata.name), ['bb', 'c']);
+  assert.deepEqual(p2.items.map((p) => p.metadata.name), ['c', 'd']);
   assert.equal(p2.resourceVersion, p1.resourceVersion);
+  assert.equal(p2.remainingItemCount, 1);
   const p3 = s.list(POD, 'ns', { limit: 2, continue: p2.continue });
-  assert.deepEqual(p3.items.map((p) => p.metadata.name), ['d', 'e']);
+  assert.deepEqual(p3.items.map((p) => p.metadata.name), ['e']);
   assert.equal(p3.continue, undefined);
+  assert.deepEqual(s.list(POD, 'ns').items.map((p) => p.metadata.name), ['a', 'b', 'bb', 'c', 'e'], 'a new list sees the changes');
   assert.equal(apiError(() => s.list(POD, 'ns', { continue: 'garbage!' })).code, 400);
 });
 
