@@ -1,6 +1,7 @@
 // get, list, watch, create, update (PUT) and patch on any served resource.
 import { randomUUID } from 'node:crypto';
-import { ApiError, badRequest, conflict, notFound, qualifiedResource, unsupportedMediaType } from '../api/errors.js';
+import { ApiError, badRequest, conflict, expired, notFound, qualifiedResource, unsupportedMediaType } from '../api/errors.js';
+import { sendInitialEvents, validateListOptions } from '../api/list-options.js';
 import { applyCreateDefaults, applyUpdateDefaults, foldStringData } from '../api/defaults.js';
 import { applyPatch } from '../api/patch.js';
 import { admitPodServiceAccount } from '../api/service-account-admission.js';
@@ -37,6 +38,8 @@ export function handleGet(ctx: ServerContext, r: ResourceRequest): void {
 export function handleList(ctx: ServerContext, r: ResourceRequest): void {
   const { rt, namespace } = r.route;
   const q = r.url.searchParams;
+  validateListOptions(q, false);
+  checkListVersion(ctx, q);
   const labelSelector = q.get('labelSelector') ?? undefined;
   const fieldSelector = q.get('fieldSelector') ?? undefined;
   const result = ctx.store.list(rt, namespace, { labelSelector, fieldSelector, limit: queryInt(q, 'limit'), continue: q.get('continue') || undefined });
@@ -54,9 +57,27 @@ export function handleList(ctx: ServerContext, r: ResourceRequest): void {
   sendJson(r.res, 200, { kind: rt.listKind, apiVersion: groupVersion(rt), metadata: meta, items });
 }
 
+/**
+ * A list at a given resourceVersion: the dev cluster keeps no older states, so `Exact` at any other than the
+ * newest is answered as a compacted one (410), and a version from the future as the real server does after
+ * waiting for it (504 ResourceVersionTooLarge).
+ */
+function checkListVersion(ctx: ServerContext, q: URLSearchParams): void {
+  const rv = q.get('resourceVersion');
+  if (!rv || rv === '0') return;
+  const wanted = Number(rv);
+  if (!Number.isInteger(wanted) || wanted < 0) throw badRequest(`invalid resource version: ${JSON.stringify(rv)}`);
+  const current = Number(ctx.store.resourceVersion());
+  if (wanted > current) {
+    throw new ApiError(504, 'Timeout', `Too large resource version: ${wanted}, current: ${current}`, { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 });
+  }
+  if (q.get('resourceVersionMatch') === 'Exact' && wanted !== current) throw expired('The resourceVersion for the provided list is too old.');
+}
+
 export function handleWatch(ctx: ServerContext, r: ResourceRequest): void {
   const { rt, namespace, name } = r.route;
   const q = r.url.searchParams;
+  validateListOptions(q, true);
   let fieldSelector = q.get('fieldSelector') ?? undefined;
   if (name !== undefined) fieldSelector = [fieldSelector, `metadata.name=${name}`].filter(Boolean).join(',');
   const table = wantsTable(r.req.headers.accept);
@@ -72,6 +93,7 @@ export function handleWatch(ctx: ServerContext, r: ResourceRequest): void {
       allowWatchBookmarks: queryBool(q, 'allowWatchBookmarks'),
     },
     timeoutSeconds: queryInt(q, 'timeoutSeconds'),
+    sendInitialEvents: sendInitialEvents(q) === true,
     endAfterMs: ctx.faults.endWatchAfterMs,
     contentType: table ? TABLE_CONTENT_TYPE : 'application/json',
     encodeObject: table

@@ -15,6 +15,11 @@ export interface WatchServeOptions {
   /** 0 = off */
   endAfterMs: number;
   bookmarkIntervalMs?: number;
+  /**
+   * sendInitialEvents=true (WatchList): the current objects as ADDED whatever resourceVersion was given, then
+   * a bookmark annotated `k8s.io/initial-events-end` that says the state is complete, then what changes
+   */
+  sendInitialEvents?: boolean;
   contentType: string;
   /** e.g. the Table conversion; applied to ADDED/MODIFIED/DELETED objects */
   encodeObject?: (event: WatchEvent) => WatchEvent;
@@ -48,7 +53,7 @@ export function serveWatch(req: IncomingMessage, res: ServerResponse, o: WatchSe
   let handle: WatchHandle | undefined;
   let tooOld: ApiError | undefined;
   try {
-    handle = o.store.watch(o.rt, o.namespace, o.watch, onEvent);
+    handle = o.store.watch(o.rt, o.namespace, o.sendInitialEvents ? { ...o.watch, resourceVersion: undefined } : o.watch, onEvent);
   } catch (e) {
     if (e instanceof ApiError && e.code === 410) tooOld = e;
     else throw e;
@@ -82,6 +87,12 @@ export function serveWatch(req: IncomingMessage, res: ServerResponse, o: WatchSe
     return;
   }
   for (const e of early) write(e);
+  const bookmark = (annotations?: Record<string, string>): WatchEvent => ({
+    type: 'BOOKMARK',
+    object: { apiVersion: groupVersion(o.rt), kind: o.rt.kind, metadata: { resourceVersion: o.store.resourceVersion(), ...(annotations ? { annotations } : {}) } },
+  });
+  // delivery is synchronous: everything up to the store's newest version has been written by now
+  if (o.sendInitialEvents) write(bookmark({ 'k8s.io/initial-events-end': 'true' }));
 
   const timeoutMs = (o.timeoutSeconds && o.timeoutSeconds > 0 ? o.timeoutSeconds : randomTimeoutSeconds()) * 1000;
   timers.push(setTimeout(finish, timeoutMs));
@@ -91,7 +102,7 @@ export function serveWatch(req: IncomingMessage, res: ServerResponse, o: WatchSe
     const tick = setInterval(() => {
       // delivery is synchronous, so everything up to the store's newest version has been written
       if (Date.now() - lastWrite >= every) {
-        write({ type: 'BOOKMARK', object: { apiVersion: groupVersion(o.rt), kind: o.rt.kind, metadata: { resourceVersion: o.store.resourceVersion() } } });
+        write(bookmark());
       }
     }, every);
     timers.push(tick);

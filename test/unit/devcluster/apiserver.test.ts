@@ -304,6 +304,34 @@ test('watch wire format: chunked NDJSON, bookmarks when asked, timeoutSeconds en
   assert.ok(lines.every((e) => e.type === 'BOOKMARK' && e.object.kind === 'ConfigMap' && e.object.metadata.resourceVersion));
 });
 
+test('WatchList: sendInitialEvents sends the state as ADDED, then a bookmark marking its end; ListOptions checked as 1.32 does', async () => {
+  await admin.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'wl-a' }, data: { a: '1' } } });
+  const rv = store.resourceVersion();
+  const r = await raw('GET', `/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=${rv}&allowWatchBookmarks=true&timeoutSeconds=1`);
+  assert.equal(r.status, 200);
+  const events = r.body.trim().split('\n').map((l) => JSON.parse(l));
+  const end = events.findIndex((e) => e.object.metadata.annotations?.['k8s.io/initial-events-end'] === 'true');
+  assert.ok(end > 0, r.body);
+  assert.equal(events[end].type, 'BOOKMARK');
+  assert.ok(events.slice(0, end).some((e) => e.type === 'ADDED' && e.object.metadata.name === 'wl-a'), 'the current objects come first, though a resourceVersion was given');
+  const refused = async (path: string, text: RegExp) => {
+    const bad = await raw('GET', path);
+    assert.equal(bad.status, 422, `${path}: ${bad.body}`);
+    assert.match(JSON.parse(bad.body).message, text);
+  };
+  await refused('/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true', /ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan/);
+  await refused('/api/v1/namespaces/default/configmaps?watch=1&resourceVersionMatch=NotOlderThan', /resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided/);
+  await refused('/api/v1/namespaces/default/configmaps?resourceVersionMatch=Exact', /resourceVersionMatch is forbidden unless resourceVersion is provided/);
+  await refused('/api/v1/namespaces/default/configmaps?sendInitialEvents=true', /sendInitialEvents is forbidden for list/);
+  // a list at a version the dev cluster no longer has is answered as compacted; one from the future as too large
+  const old = await raw('GET', '/api/v1/namespaces/default/configmaps?resourceVersion=1&resourceVersionMatch=Exact');
+  assert.equal(old.status, 410, old.body);
+  const future = await raw('GET', `/api/v1/namespaces/default/configmaps?resourceVersion=${Number(store.resourceVersion()) + 100}`);
+  assert.equal(future.status, 504, future.body);
+  assert.match(JSON.parse(future.body).message, /^Too large resource version/);
+  assert.equal((await raw('GET', `/api/v1/namespaces/default/configmaps?resourceVersion=${store.resourceVersion()}&resourceVersionMatch=Exact`)).status, 200);
+});
+
 test('delete: unscheduled pods go at once, scheduled ones gracefully; config maps answer a Status', async () => {
   await admin.createNamespacedPod({ namespace: 'default', body: podBody('gone') });
   const gone = await admin.deleteNamespacedPod({ name: 'gone', namespace: 'default' });
