@@ -78,6 +78,8 @@ export function handleWatch(ctx: ServerContext, r: ResourceRequest): void {
   const { rt, namespace, name } = r.route;
   const q = r.url.searchParams;
   validateListOptions(q, true);
+  // a watch from the future: the real server waits for that version a moment, then answers this
+  if (!sendInitialEvents(q)) checkListVersion(ctx, q);
   let fieldSelector = q.get('fieldSelector') ?? undefined;
   if (name !== undefined) fieldSelector = [fieldSelector, `metadata.name=${name}`].filter(Boolean).join(',');
   const table = wantsTable(r.req.headers.accept);

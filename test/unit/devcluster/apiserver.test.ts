@@ -329,6 +329,8 @@ test('WatchList: sendInitialEvents sends the state as ADDED, then a bookmark mar
   const future = await raw('GET', `/api/v1/namespaces/default/configmaps?resourceVersion=${Number(store.resourceVersion()) + 100}`);
   assert.equal(future.status, 504, future.body);
   assert.match(JSON.parse(future.body).message, /^Too large resource version/);
+  const futureWatch = await raw('GET', `/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${Number(store.resourceVersion()) + 100}&timeoutSeconds=1`);
+  assert.equal(futureWatch.status, 504, futureWatch.body);
   assert.equal((await raw('GET', `/api/v1/namespaces/default/configmaps?resourceVersion=${store.resourceVersion()}&resourceVersionMatch=Exact`)).status, 200);
 });
 
