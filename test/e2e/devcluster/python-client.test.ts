@@ -19,10 +19,10 @@ describe('the Python kubernetes client', () => {
     await deleteNamespace(ns);
   });
 
-  test('watches a pod through ADDED, MODIFIED and DELETED, execs into it, patches a ConfigMap', async () => {
+  test('watches a pod through ADDED, MODIFIED and DELETED, execs into it, patches a ConfigMap, pages a list', async () => {
     const r = await runCommand(PYTHON, [SCRIPT, kubeconfigPath(), contextFor('admin'), ns, BUSYBOX], { timeoutMs: 120_000 });
     assert.equal(r.code, 0, `python exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
-    const result = JSON.parse(r.stdout) as { events: { type: string; phase: string | null }[]; exec: string; exec_seconds: number; patched: { data: Record<string, string>; labels: Record<string, string> } };
+    const result = JSON.parse(r.stdout) as { events: { type: string; phase: string | null }[]; exec: string; exec_seconds: number; paged: string[]; patched: { data: Record<string, string>; labels: Record<string, string> } };
     const types = result.events.map((e) => e.type);
     assert.equal(types[0], 'ADDED');
     assert.ok(result.events.some((e) => e.type === 'MODIFIED' && e.phase === 'Running'), JSON.stringify(result.events));
@@ -35,5 +35,7 @@ describe('the Python kubernetes client', () => {
     // layer has already buffered.
     assert.ok(result.exec_seconds < 15, `the exec took ${result.exec_seconds.toFixed(1)} s: the server kept the connection after its close frame`);
     assert.deepEqual(result.patched, { data: { a: '1', b: '2' }, labels: { via: 'python' } });
+    // the pages of one list: pg5, deleted after the first page, is still in them; pg99, made after it, is not
+    assert.deepEqual(result.paged, ['pg0', 'pg1', 'pg2', 'pg3', 'pg4', 'pg5']);
   });
 });
