@@ -67,15 +67,20 @@ export const conflict = (rt: ResourceType, name: string, why = 'the object has b
 
 /** 422: `Pod "x" is invalid: spec.containers[0].image: Required value` */
 export function invalid(rt: ResourceType, name: string, causes: { field: string; type: string; message: string }[]): ApiError {
+  return invalidKind(rt.kind, rt.group, name, { ...details(rt, name), kind: rt.kind }, causes.map((c) => ({ reason: c.type, message: c.message, field: c.field })));
+}
+
+/** 422 for a request's options, which are no served resource: `ListOptions.meta.k8s.io "" is invalid: …` */
+export function invalidOptions(kind: string, group: string | undefined, name: string, causes: Array<{ reason: string; message: string; field: string }>): ApiError {
+  return invalidKind(kind, group, name, { ...(name ? { name } : {}), ...(group ? { group } : {}), kind }, causes);
+}
+
+/** errors.NewInvalid's sentence: every cause as `field: message`, a list in brackets when there are several */
+function invalidKind(kind: string, group: string | undefined, name: string, d: StatusDetails, causes: Array<{ reason: string; message: string; field: string }>): ApiError {
   const text = causes.map((c) => `${c.field}: ${c.message}`);
   // the qualified kind, as GroupKind.String() writes it: `Pod`, `TokenRequest.authentication.k8s.io`
-  const kind = rt.group ? `${rt.kind}.${rt.group}` : rt.kind;
-  const message = `${kind} "${name}" is invalid: ${text.length === 1 ? text[0] : `[${text.join(', ')}]`}`;
-  return new ApiError(422, 'Invalid', message, {
-    ...details(rt, name),
-    kind: rt.kind,
-    causes: causes.map((c) => ({ reason: c.type, message: c.message, field: c.field })),
-  });
+  const qualified = group ? `${kind}.${group}` : kind;
+  return new ApiError(422, 'Invalid', `${qualified} "${name}" is invalid: ${text.length === 1 ? text[0] : `[${text.join(', ')}]`}`, { ...d, causes });
 }
 
 export const badRequest = (message: string) => new ApiError(400, 'BadRequest', message);

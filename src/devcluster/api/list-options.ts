@@ -2,7 +2,7 @@
 // `resourceVersionMatch` only beside a `resourceVersion` (list) or with `sendInitialEvents` (watch), and
 // `sendInitialEvents` (the WatchList of KEP-3157, on by default in 1.32) only on a watch, with NotOlderThan.
 import { queryBool } from './query-bool.js';
-import { ApiError } from './errors.js';
+import { invalidOptions } from './errors.js';
 
 interface Cause {
   field: string;
@@ -45,11 +45,5 @@ export function validateListOptions(q: URLSearchParams, watch: boolean): void {
     }
     if (initial !== undefined) causes.push(forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for list'));
   }
-  if (causes.length === 0) return;
-  const texts = causes.map((c) => `${c.field}: ${c.detail}`);
-  throw new ApiError(422, 'Invalid', `ListOptions.meta.k8s.io "" is invalid: ${texts.length === 1 ? texts[0] : `[${texts.join(', ')}]`}`, {
-    group: 'meta.k8s.io',
-    kind: 'ListOptions',
-    causes: causes.map((c) => ({ reason: c.reason, message: c.detail, field: c.field })),
-  });
+  if (causes.length) throw invalidOptions('ListOptions', 'meta.k8s.io', '', causes.map((c) => ({ reason: c.reason, message: c.detail, field: c.field })));
 }

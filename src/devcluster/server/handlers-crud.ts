@@ -78,8 +78,9 @@ export function handleWatch(ctx: ServerContext, r: ResourceRequest): void {
   const { rt, namespace, name } = r.route;
   const q = r.url.searchParams;
   validateListOptions(q, true);
+  const initialEvents = sendInitialEvents(q) === true;
   // a watch from the future: the real server waits for that version a moment, then answers this
-  if (!sendInitialEvents(q)) checkListVersion(ctx, q);
+  if (!initialEvents) checkListVersion(ctx, q);
   let fieldSelector = q.get('fieldSelector') ?? undefined;
   if (name !== undefined) fieldSelector = [fieldSelector, `metadata.name=${name}`].filter(Boolean).join(',');
   const table = wantsTable(r.req.headers.accept);
@@ -95,7 +96,7 @@ export function handleWatch(ctx: ServerContext, r: ResourceRequest): void {
       allowWatchBookmarks: queryBool(q, 'allowWatchBookmarks'),
     },
     timeoutSeconds: queryInt(q, 'timeoutSeconds'),
-    sendInitialEvents: sendInitialEvents(q) === true,
+    sendInitialEvents: initialEvents,
     endAfterMs: ctx.faults.endWatchAfterMs,
     contentType: table ? TABLE_CONTENT_TYPE : 'application/json',
     encodeObject: table

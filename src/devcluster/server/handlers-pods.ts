@@ -2,7 +2,7 @@
 // portforward, whose protocols the streams/ modules speak.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { ApiError, badRequest } from '../api/errors.js';
+import { badRequest, invalidOptions } from '../api/errors.js';
 import { handlePortForwardUpgrade } from '../streams/portforward.js';
 import { handleRemoteCommandUpgrade } from '../streams/remotecommand.js';
 import type { KubeObject, LogOptions } from '../types.js';
@@ -68,10 +68,7 @@ function validateLogOptions(q: URLSearchParams, podName: string): void {
     }
     if (stream !== 'All' && tail !== undefined) forbidden('`tailLines` and specific `stream` are mutually exclusive for now');
   }
-  if (!causes.length) return;
-  const texts = causes.map((c) => `${c.field}: ${c.message}`);
-  const list = texts.length === 1 ? texts[0] : `[${texts.join(', ')}]`;
-  throw new ApiError(422, 'Invalid', `PodLogOptions "${podName}" is invalid: ${list}`, { name: podName, kind: 'PodLogOptions', causes });
+  if (causes.length) throw invalidOptions('PodLogOptions', undefined, podName, causes);
 }
 
 export async function handleLog(ctx: ServerContext, r: ResourceRequest): Promise<void> {
