@@ -4,8 +4,7 @@
 // dropped, as the real server's typed decoding drops them.
 import type { ServerResponse } from 'node:http';
 import { ApiError, badRequest } from '../api/errors.js';
-import { dropUnknownFields, unknownFields } from '../api/known-fields.js';
-import { typeMismatch } from '../api/field-types.js';
+import { dropUnknownFields, inspectBody } from '../api/body-fields.js';
 import type { ResourceType } from '../types.js';
 
 type Directive = 'Strict' | 'Warn' | 'Ignore';
@@ -47,12 +46,11 @@ export function addWarnings(res: ServerResponse, texts: string[]): void {
 export function validateFields(rt: ResourceType, obj: Record<string, unknown>, q: URLSearchParams, res: ServerResponse, optionsKind: WriteOptionsKind): void {
   const wanted = directive(q, optionsKind);
   // a value of the wrong JSON type fails the typed decoding whatever the directive: nothing is stored
-  const mismatch = typeMismatch(rt.kind, rt.version, obj);
+  const { mismatch, unknown } = inspectBody(rt.kind, rt.version, obj);
   if (mismatch) {
     const text = `json: ${mismatch.text}`;
     throw badRequest(optionsKind === 'PatchOptions' ? text : `${rt.kind} in version ${JSON.stringify(rt.version)} cannot be handled as a ${rt.kind}: ${text}`);
   }
-  const unknown = unknownFields(rt.kind, rt.version, obj);
   if (unknown.length === 0) return;
   const errors = unknown.map((f) => `unknown field ${JSON.stringify(f.path)}`);
   if (wanted === 'Strict') {

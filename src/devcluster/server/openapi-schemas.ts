@@ -1,8 +1,8 @@
 // OpenAPI v3 component schemas for the kinds a group/version serves, so that `kubectl explain pod.spec` can walk
-// them. Built from the same client-node models as field validation (api/known-fields.ts): every field with its
+// them. Built from the same client-node models as field validation (api/models.ts): every field with its
 // type, nested kinds as $refs named as the real spec names them (io.k8s.api.core.v1.PodSpec). The models carry
 // no descriptions, so the schemas have none.
-import { ARRAY, MAP, modelAttributes, modelOfKind } from '../api/known-fields.js';
+import { ARRAY, MAP, modelAttributes, modelOfKind } from '../api/models.js';
 import type { ResourceType } from '../types.js';
 
 const META_PACKAGE = 'io.k8s.apimachinery.pkg.apis.meta.v1';
