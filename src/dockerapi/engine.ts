@@ -317,8 +317,7 @@ export class Engine {
     let anonymousVolumes: AnonymousVolume[] = [];
     if (isReaperImage(body.Image)) body.Labels = { [LABEL_RYUK]: 'true', ...(body.Labels ?? {}) };
     else {
-      this.resolveMounts(body);
-      anonymousVolumes = anonymousVolumesOf(body);
+      anonymousVolumes = anonymousVolumesOf(body, this.resolveMounts(body));
       podSettingsFrom(this.opts.podDefaults, body.Labels);
     }
     const id = newId();

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ANNOTATION_EXPIRES_AT, rfc3339 } from '../runtime/plan.js';
-import { ownerLabels } from '../runtime/sandbox-plan.js';
+import { ownerLabels, type SandboxVolume } from '../runtime/sandbox-plan.js';
 import { badRequest, conflict, notFound } from './http.js';
 import { shortHash, type AnonymousVolume, type ContainerRecord, type CreateBody, type VolumeRecord } from './model.js';
 import { NAME_RE } from './networks.js';
@@ -20,19 +20,21 @@ export const LABEL_ANONYMOUS = 'com.docker.volume.anonymous';
 
 /**
  * The anonymous volumes of a create (`Volumes`: container paths), each with a new name; a path that a bind,
- * mount or tmpfs of the same create already covers gets none, as with dockerd.
+ * mount or tmpfs of the same create already covers (`mounted`, the create's resolved mounts) gets none, as
+ * with dockerd.
  */
-export function anonymousVolumesOf(body: CreateBody): AnonymousVolume[] {
-  const hc = body.HostConfig ?? {};
-  const covered = new Set([...(hc.Binds ?? []).map((b) => b.split(':')[1]), ...(hc.Mounts ?? []).map((m) => m.Target), ...Object.keys(hc.Tmpfs ?? {})].map((t) => t?.replace(/\/+$/, '')));
+export function anonymousVolumesOf(body: CreateBody, mounted: SandboxVolume[]): AnonymousVolume[] {
+  const covered = new Set(mounted.map((m) => withoutTrailingSlash(m.target)));
   const out: AnonymousVolume[] = [];
   for (const target of Object.keys(body.Volumes ?? {})) {
     if (!target.startsWith('/')) throw badRequest(`invalid volume path ${target}: an anonymous volume (-v /path) needs an absolute path in the container`);
-    if (covered.has(target.replace(/\/+$/, ''))) continue;
+    if (covered.has(withoutTrailingSlash(target))) continue;
     out.push({ name: randomBytes(32).toString('hex'), target });
   }
   return out;
 }
+
+const withoutTrailingSlash = (path: string): string => path.replace(/\/+$/, '');
 
 /** Whether container c mounts the volume. */
 function mounts(c: ContainerRecord, name: string): boolean {
