@@ -5,7 +5,8 @@
  * not to guess at verbs.
  */
 import { readFileSync } from 'node:fs';
-import YAML, { isMap, isSeq, LineCounter } from 'yaml';
+import YAML, { isMap, isSeq } from 'yaml';
+import { parseLined } from '../files/yaml-lines.js';
 
 /** One permission a step needs in its namespace, and why. */
 export interface Need {
@@ -53,8 +54,7 @@ export class RoleFileError extends Error {}
 
 /** The rules of a Role file, with their lines. */
 export function parseRoleRules(text: string, file: string): RoleRule[] {
-  const lines = new LineCounter();
-  const doc = YAML.parseDocument(text, { lineCounter: lines });
+  const { doc, pos } = parseLined(text);
   if (doc.errors.length) throw new RoleFileError(`${file} is not valid YAML: ${doc.errors[0].message.split('\n')[0]}`);
   const rules = isMap(doc.contents) ? doc.contents.get('rules', true) : undefined;
   if (!isSeq(rules)) throw new RoleFileError(`${file} has no rules: list`);
@@ -62,7 +62,7 @@ export function parseRoleRules(text: string, file: string): RoleRule[] {
     const plain = (YAML.isNode(item) ? item.toJSON() : item) as Record<string, unknown>;
     const strings = (k: string): string[] => (Array.isArray(plain?.[k]) ? (plain[k] as unknown[]).map(String) : []);
     const range = (item as { range?: [number, number, number] }).range;
-    return { number: i + 1, line: range ? lines.linePos(range[0]).line : 0, apiGroups: strings('apiGroups'), resources: strings('resources'), verbs: strings('verbs') };
+    return { number: i + 1, line: range ? pos(range[0]).line : 0, apiGroups: strings('apiGroups'), resources: strings('resources'), verbs: strings('verbs') };
   });
 }
 

@@ -7,7 +7,8 @@
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import YAML, { isMap, isSeq, LineCounter, type Node as YamlNode } from 'yaml';
+import YAML, { isMap, isSeq, type Node as YamlNode } from 'yaml';
+import { parseLined } from '../files/yaml-lines.js';
 import { writeFilesAtomically } from '../files/atomic-write.js';
 
 /** A place where task steps run: a namespace of a cluster, reached through a kubeconfig context. */
@@ -66,13 +67,11 @@ export function readTargets(file: string): Target[] {
 }
 
 export function parseTargets(text: string, file: string): Target[] {
-  const lines = new LineCounter();
-  const doc = YAML.parseDocument(text, { lineCounter: lines, prettyErrors: false });
+  const { doc, pos, at } = parseLined(text, { prettyErrors: false });
   const fix = `repair it, or move it away and add the targets again (berth task target add)`;
-  const at = (node: YamlNode | null | undefined): string => (node?.range ? ` (line ${lines.linePos(node.range[0]).line})` : '');
   if (doc.errors.length) {
     const e = doc.errors[0];
-    throw new TargetStoreError(`the task targets file ${file} is not valid YAML (line ${lines.linePos(e.pos[0]).line}: ${e.message.split('\n')[0]}): ${fix}`);
+    throw new TargetStoreError(`the task targets file ${file} is not valid YAML (line ${pos(e.pos[0]).line}: ${e.message.split('\n')[0]}): ${fix}`);
   }
   if (doc.contents === null) return [];
   const bad = (what: string, node: YamlNode | null | undefined): TargetStoreError => new TargetStoreError(`the task targets file ${file} is damaged: ${what}${at(node)}: ${fix}`);

@@ -3,7 +3,8 @@
  * sigs.k8s.io/yaml, where `yes` and `on` are booleans), duplicate keys refused, whole numbers kept exact.
  * Every problem found is collected with the line it is on, so that one run of berth names them all.
  */
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node, type Pair, type YAMLMap } from 'yaml';
+import { isMap, isScalar, isSeq, type Document, type Node, type Pair, type YAMLMap } from 'yaml';
+import { parseLined } from '../files/yaml-lines.js';
 
 /** A parsed file, its problems so far, and where a node is in it. */
 export interface YamlFile {
@@ -17,18 +18,14 @@ export interface YamlFile {
 
 /** Parses `text`; syntax errors are its first problems (each the first line of the parser's message). */
 export function readConcourseYaml(text: string): YamlFile {
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, intAsBigInt: true, uniqueKeys: true, version: '1.1' });
+  const { doc, pos, at } = parseLined(text, { intAsBigInt: true, uniqueKeys: true, version: '1.1' });
   return {
     doc,
     problems: doc.errors.map((e) => e.message.split('\n')[0]),
-    at(node) {
-      const offset = node?.range?.[0];
-      return offset === undefined ? '' : ` (line ${lines.linePos(offset).line})`;
-    },
+    at,
     sourceOf(node) {
       const [start, , end] = node.range ?? [0, 0, 0];
-      const { line, col } = lines.linePos(start);
+      const { line, col } = pos(start);
       return `${'\n'.repeat(line - 1)}${' '.repeat(col - 1)}${text.slice(start, end)}`;
     },
   };
