@@ -549,9 +549,11 @@ export class PodWorker {
     const code = attached.exitCode;
     // podman's inspect only adds news for podman's own failures (>= 125), kills and possible OOM kills,
     // and it has them once `podman run` has ended
+    // A pod already removed from the store has no status to show: asking podman would only hold its locks while
+    // the next pods start (a tool that removes each container with `rm -f` kills every one of them).
     const terminated =
-      code !== null && code < 125 && slot.spec.resources?.limits?.memory === undefined
-        ? { exitCode: code, reason: terminatedReason(code, false), startedAt, finishedAt: isoNow(), containerID }
+      (code !== null && code < 125 && slot.spec.resources?.limits?.memory === undefined) || this.gone
+        ? { exitCode: code ?? 137, reason: terminatedReason(code ?? 137, false), startedAt, finishedAt: isoNow(), containerID }
         : await attached.exited.then(() => this.inspectExit(slot.podmanId!, containerID, startedAt));
     slot.status.state = { terminated };
     slot.status.started = false;
