@@ -66,6 +66,8 @@ export interface NodeContext {
 }
 
 const CRASH_BACKOFF_MAX_MS = 300_000;
+/** podman's states of a container whose process never ran */
+const NEVER_STARTED = new Set(['configured', 'created']);
 /** CreateContainerConfigError is retried after this, doubling up to the max (a fixed Secret or ConfigMap is picked up sooner on a config change) */
 const CONFIG_BACKOFF_MS = 500;
 const CONFIG_BACKOFF_MAX_MS = 10_000;
@@ -554,7 +556,9 @@ export class PodWorker {
     const terminated =
       (code !== null && code < 125 && slot.spec.resources?.limits?.memory === undefined) || this.gone
         ? { exitCode: code ?? 137, reason: terminatedReason(code ?? 137, false), startedAt, finishedAt: isoNow(), containerID }
-        : await attached.exited.then(() => this.inspectExit(slot.podmanId!, containerID, startedAt));
+        : await attached.exited.then(() => this.inspectExit(slot.podmanId!, containerID, startedAt, attached.podmanError));
+    // a container that never started has no output of its own: what its log holds is podman's error, now the message
+    if (terminated.reason === 'StartError') rmSync(this.logFile(slot, slot.currentIndex!), { force: true });
     slot.status.state = { terminated };
     slot.status.started = false;
     slot.status.ready = slot.init && terminated.exitCode === 0;
@@ -712,8 +716,12 @@ export class PodWorker {
     };
   }
 
-  /** exit code, OOM and times from podman after the attach process ended */
-  private async inspectExit(id: string, containerID: string, startedAt: string): Promise<NonNullable<ContainerStatus['state']['terminated']>> {
+  /**
+   * Exit code, OOM and times from podman after the attach process ended. A container whose process never started
+   * (its command or working directory missing) is left `created` by podman with exit code 0: it is the kubelet's
+   * StartError, exit code 128, with podman's words (`podmanError`) as the message, never a success.
+   */
+  private async inspectExit(id: string, containerID: string, startedAt: string, podmanError: string): Promise<NonNullable<ContainerStatus['state']['terminated']>> {
     const r = await this.ctx.cli.run(['inspect', id, '--format', 'json']);
     const finishedAt = isoNow();
     if (r.code !== 0) return { exitCode: 137, reason: 'ContainerStatusUnknown', message: 'The container could not be located when the pod was terminated', startedAt, finishedAt, containerID };
@@ -724,6 +732,12 @@ export class PodWorker {
       let finished = podmanTime(state.FinishedAt) ?? finishedAt;
       if (finished < started) finished = started; // podman 4.3 can stamp a fast container's finish before its start
       if (state.Error) return { exitCode: 128, reason: 'StartError', message: state.Error, startedAt: started, finishedAt: finished, containerID };
+      if (NEVER_STARTED.has(state.Status)) {
+        // the runtime's error comes twice, as it printed it and as podman's `Error:` line: the latter says it whole
+        const said = podmanError.split('\n').filter((l) => l.startsWith('Error: ')).pop()?.slice('Error: '.length).trim();
+        const message = said || podmanMessage({ code: 128, stdout: '', stderr: podmanError }) || `the container's process did not start (podman's state: ${state.Status})`;
+        return { exitCode: 128, reason: 'StartError', message, startedAt: started, finishedAt: finished, containerID };
+      }
       // no `signal`: containerd-based kubelets leave it unset too, the exit code says 128+n
       return { exitCode, reason: terminatedReason(exitCode, state.OOMKilled === true), startedAt: started, finishedAt: finished, containerID };
     } catch {

@@ -137,6 +137,26 @@ describe('pod failure states as the kubelet reports them', () => {
     assert.match(pod.status!.containerStatuses![0].state!.waiting!.message!, /runAsNonRoot and image will run as root/);
   });
 
+  test('a command that cannot start (missing, not executable, missing workingDir) is StartError 128, never a success', async () => {
+    const cases = [
+      { name: 'nocmd', container: { command: ['/no/such/bin'] }, message: /no such file or directory/ },
+      { name: 'noexec', container: { command: ['/etc/passwd'] }, message: /permission denied/ },
+      { name: 'nowd', container: { command: ['pwd'], workingDir: '/no/such/dir' }, message: /workdir "\/no\/such\/dir" does not exist/ },
+    ];
+    for (const c of cases) await create({ metadata: { name: c.name }, spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: BUSYBOX, ...c.container }] } });
+    const core = kc.makeApiClient((await import('@kubernetes/client-node')).CoreV1Api);
+    for (const c of cases) {
+      const pod = await waitForPod(kc, ns, c.name, (p) => p.status?.phase === 'Failed' || p.status?.phase === 'Succeeded');
+      assert.equal(pod.status?.phase, 'Failed', c.name);
+      const terminated = pod.status?.containerStatuses?.[0]?.state?.terminated;
+      assert.equal(terminated?.exitCode, 128, c.name);
+      assert.equal(terminated?.reason, 'StartError', c.name);
+      assert.match(terminated?.message ?? '', c.message, c.name);
+      // the process never ran: its log is empty, not podman's error
+      assert.equal(await core.readNamespacedPodLog({ namespace: ns, name: c.name }), '', c.name);
+    }
+  });
+
   test('activeDeadlineSeconds ends the pod as Failed with reason DeadlineExceeded', async () => {
     await create({ metadata: { name: 'deadline' }, spec: { activeDeadlineSeconds: 2, restartPolicy: 'Never', containers: [{ name: 'main', image: BUSYBOX, command: ['sleep', '3600'] }] } });
     const pod = await waitForPod(kc, ns, 'deadline', (p) => p.status?.phase === 'Failed', 20_000);
