@@ -95,11 +95,15 @@ export function shimCommand(): Command {
   return cmd;
 }
 
-/** Resolves once the agent's pid file is gone (it removes it last, after its warm pods), or after 60 s. */
+/** Resolves once the agent's pid file is gone (it removes it last, after its warm pods); exit 1 saying so when it is still there after 60 s. */
 async function waitGone(socket: string): Promise<void> {
-  const { existsSync } = await import('node:fs');
+  const { existsSync, readFileSync } = await import('node:fs');
   const deadline = Date.now() + 60_000;
   while (existsSync(`${socket}.pid`) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  if (!existsSync(`${socket}.pid`)) return;
+  const pid = readFileSync(`${socket}.pid`, 'utf8').trim();
+  process.stderr.write(`berth: the shim agent ${pid} is still running 60 s after it was asked to stop (a call of it has not ended): stop that call, or end the agent with kill ${pid}; berth gc removes its warm pods once their deadline has passed\n`);
+  process.exitCode = 1;
 }
 
 export function dockerCommand(): Command {

@@ -118,6 +118,11 @@ export async function runThroughAgent(argv: string[], socketPath: string, forwar
       } else if (frame.type === FRAME.exit) {
         code = frame.payload.readInt32BE(0);
         trace('client: exit code received');
+        // The exit frame is the agent's last: what stdin still holds is for nobody (docker run ends when its
+        // container does, read or not), and stdin frames the agent no longer takes must not hold the socket open.
+        process.stdin.removeAllListeners('data');
+        process.stdin.destroy();
+        socket.destroy();
       }
     });
     socket.on('error', () => undefined);

@@ -12,6 +12,9 @@ import type { WarmPool } from '../runtime/warm-pool.js';
 import { encodeFrame, exitFrame, FRAME, FrameDecoder, type AgentRequest, type Frame } from './agent-frames.js';
 import { runDockerShim } from './shim.js';
 
+/** how long a client may keep its connection after the answer before the agent closes it */
+const ANSWERED_CONNECTION_MS = 10_000;
+
 /** What a connection needs of its agent. */
 export interface AgentContext {
   pool: WarmPool | undefined;
@@ -103,6 +106,8 @@ export class AgentConnection {
       case FRAME.header:
         return this.onRequest(frame.payload);
       case FRAME.stdin:
+        // after the answer, stdin is for nobody: taken and dropped, so the client's writes never block on it
+        if (this.finished) return;
         if (this.stdin.write(frame.payload)) return;
         this.socket.pause();
         this.stdin.once('drain', () => this.socket.resume());
@@ -169,10 +174,17 @@ export class AgentConnection {
     this.finish(exitFrame(code));
   }
 
-  /** The answer is complete: its last frame (if any) ends the connection. */
+  /**
+   * The answer is complete: its last frame (if any) ends the connection. stdin that the run did not read is
+   * dropped (the socket may be paused on it), and a client that keeps the connection open after its answer
+   * (stopped, wedged) is cut after a while: an agent that is asked to stop waits for its connections.
+   */
   private finish(last?: Buffer): void {
     this.finished = true;
+    this.stdin.destroy();
+    this.socket.resume();
     if (last && !this.socket.destroyed) this.socket.end(last);
+    setTimeout(() => this.socket.destroy(), ANSWERED_CONNECTION_MS).unref();
     this.onDone();
   }
 }

@@ -147,6 +147,32 @@ test('a client killed with SIGKILL: its pod is deleted, and the same agent serve
   assert.equal(agentPid(socket), pid);
 });
 
+test('a call that ends without reading its stdin (1 MiB, an image that does not exist) exits at once, and the agent still stops', async () => {
+  const xdg = runtimeDir();
+  const env = defaultEnv(xdg);
+  const big = Buffer.alloc(1 << 20, 'x');
+  const missing = await runCommand('docker', ['run', '--rm', '-i', '--network', 'none', 'localhost/berth/no-such-function:1'], { input: big, env, timeoutMs: 60_000 });
+  assert.equal(missing.code, 125, missing.stderr);
+  assert.match(missing.stderr, /localhost\/berth\/no-such-function:1/);
+  // a function that exits without reading (sh -c 'echo ok'): its output, exit 0, the rest of stdin dropped
+  const unread = await runCommand('docker', ['run', '--rm', '-i', '--network', 'none', 'localhost/berth/busybox:1', 'sh', '-c', 'echo ok'], { input: big, env, timeoutMs: 60_000 });
+  assert.equal(unread.code, 0, unread.stderr);
+  assert.equal(unread.stdout, 'ok\n');
+  const socket = agentSocket(xdg) as string;
+  const stopped = await berth(['shim', 'agent', 'stop', '--socket', socket], env);
+  assert.equal(stopped.code, 0, stopped.stderr);
+  assert.equal(existsSync(`${socket}.pid`), false, 'the agent is still running');
+});
+
+test('a command that cannot start fails as docker run does (127 missing, 126 not executable), the warm path too, never exit 0', async () => {
+  const env = defaultEnv(runtimeDir());
+  for (const [command, code] of [['/no/such/bin', 127], ['/no/such/bin', 127], ['/etc/passwd', 126]] as const) {
+    const r = await runCommand('docker', ['run', '--rm', '-i', '--network', 'none', 'localhost/berth/busybox:1', command], { input: LIST, env, timeoutMs: 120_000 });
+    assert.equal(r.code, code, `${command}: ${r.stderr}`);
+    assert.equal(r.stdout, '');
+  }
+});
+
 test('an idle agent exits and deletes its warm pods', async () => {
   const xdg = runtimeDir();
   const env = defaultEnv(xdg, { BERTH_SHIM_AGENT_IDLE: '5' });
