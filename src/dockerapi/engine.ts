@@ -7,7 +7,7 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import { LABEL_OWNER, ANNOTATION_EXPIRES_AT, rfc3339 } from '../runtime/plan.js';
-import { ANNOTATION_CONTAINER, LABEL_CONTAINER_ID, READY_FILE, SANDBOX_CONTAINER, SandboxPlanError, type SandboxVolume } from '../runtime/sandbox-plan.js';
+import { ANNOTATION_CONTAINER, LABEL_CONTAINER_ID, READY_FILE, SANDBOX_CONTAINER, SandboxPlanError } from '../runtime/sandbox-plan.js';
 import { podSettingsFrom, SETTINGS_PREFIX } from '../runtime/sandbox-settings.js';
 import { checkOneContainer, loadPodTemplate } from '../runtime/pod-template.js';
 import type { PodTemplateSource } from '../runtime/workload.js';
@@ -33,6 +33,7 @@ import { EventBus } from './event-bus.js';
 import { ImageStore } from './image-store.js';
 import { Networks, NAME_RE, checkAliases } from './networks.js';
 import { anonymousVolumesOf, LABEL_ANONYMOUS, Volumes } from './volumes.js';
+import { planMounts } from './mounts.js';
 import { ANNOTATION_KEPT_FAILED, recover, savedRecord } from './recovery.js';
 import { runHealthcheck, wantsHealthcheck } from './healthcheck.js';
 import { LABEL_RYUK, RyukContainers, reaperMatches } from './ryuk.js';
@@ -317,7 +318,9 @@ export class Engine {
     let anonymousVolumes: AnonymousVolume[] = [];
     if (isReaperImage(body.Image)) body.Labels = { [LABEL_RYUK]: 'true', ...(body.Labels ?? {}) };
     else {
-      anonymousVolumes = anonymousVolumesOf(body, this.resolveMounts(body));
+      const mounts = planMounts(body);
+      warnings.push(...mounts.warnings);
+      anonymousVolumes = anonymousVolumesOf(body, mounts.volumes);
       podSettingsFrom(this.opts.podDefaults, body.Labels);
     }
     const id = newId();
@@ -378,27 +381,6 @@ export class Engine {
     }
   }
 
-  /** Named volumes → claims; host paths are refused (a pod cannot see the caller's disk). */
-  private resolveMounts(body: CreateBody): SandboxVolume[] {
-    const hc = body.HostConfig ?? {};
-    const out: SandboxVolume[] = [];
-    for (const bind of hc.Binds ?? []) {
-      const [source, target, mode] = bind.split(':');
-      if (!source || !target) throw badRequest(`invalid bind "${bind}": expected source:target[:ro]`);
-      if (source.startsWith('/') || source.startsWith('.')) {
-        throw badRequest(`bind mount of host path ${source} is not supported: a pod cannot see this machine's disk; use a named volume or copy files with docker cp / PUT archive`);
-      }
-      out.push({ claim: source, target, readOnly: (mode ?? '').split(',').includes('ro') });
-    }
-    for (const m of hc.Mounts ?? []) {
-      if (m.Type === 'volume' && m.Source && m.Target) out.push({ claim: m.Source, target: m.Target, readOnly: Boolean(m.ReadOnly) });
-      else if (m.Type === 'tmpfs' && m.Target) out.push({ target: m.Target, readOnly: false, memory: true });
-      else throw badRequest(`mount type ${m.Type ?? '?'} of ${m.Source ?? ''} is not supported (named volumes and tmpfs are)`);
-    }
-    for (const target of Object.keys(hc.Tmpfs ?? {})) out.push({ target, readOnly: false, memory: true });
-    return out;
-  }
-
   // ---- start ----
 
   /**
@@ -432,7 +414,14 @@ export class Engine {
       // dockerd counts restarts of its restart policy only, and a start resets the count: berth has no policy.
       c.restartCount = 0;
     }
-    const pod = await this.planPod(c);
+    let pod: Pod;
+    try {
+      pod = await this.planPod(c);
+    } catch (err) {
+      // nothing of this run exists yet; `docker run --rm` waits for the removal of a container whose start failed
+      await this.autoRemoveFailed(c);
+      throw err instanceof DockerError ? err : new DockerError(500, `failed to start container ${c.name}: ${(err as Error).message}`);
+    }
     const podName = pod.metadata!.name!;
     this.resetRun(c, podName);
     try {
@@ -496,7 +485,7 @@ export class Engine {
 
   /** The next generation's pod (volumes ensured, the template read). */
   private async planPod(c: ContainerRecord): Promise<Pod> {
-    const volumes = this.resolveMounts(c.body);
+    const { volumes } = planMounts(c.body);
     for (const v of volumes) if (v.claim) v.claim = (await this.volumes.ensure(v.claim)).claim;
     for (const a of c.anonymousVolumes ?? []) volumes.push({ claim: (await this.volumes.ensure(a.name, { [LABEL_ANONYMOUS]: '' })).claim, target: a.target, readOnly: false });
     c.generation++;
@@ -643,9 +632,10 @@ export class Engine {
       return 'stopped';
     }
     if (c.status !== 'running' || !c.podName) return 'already';
-    const t = timeoutSeconds ?? 10;
+    // dockerd's order: the stop's own timeout and signal, then the container's (--stop-timeout, --stop-signal or the image's STOPSIGNAL)
+    const t = timeoutSeconds ?? c.body.StopTimeout ?? 10;
     if (t > 0) {
-      await this.execCollect(c, ['kill', `-${(signal ?? 'TERM').replace(/^SIG/, '')}`, '1']).catch(() => undefined);
+      await this.execCollect(c, ['kill', `-${(signal ?? c.body.StopSignal ?? 'TERM').replace(/^SIG/, '')}`, '1']).catch(() => undefined);
       const until = Date.now() + t * 1000;
       while (c.status === 'running' && Date.now() < until) await this.nextChange(c, until - Date.now());
     }

@@ -13,16 +13,20 @@ import { asArgv, type CreateBody } from './model.js';
  * entrypoint drops the image's CMD, as on dockerd).
  */
 export function mergeImageConfig(body: CreateBody, image: ImageConfig | undefined): CreateBody {
-  if (!image) return body;
+  // `-e VAR` with VAR unset where the CLI runs comes as a bare `VAR`: dockerd's ReplaceOrAppendEnvValues takes it
+  // as "unset VAR", which removes the image's value and sets nothing
+  const set = body.Env?.filter((e) => e.includes('='));
+  if (!image) return set && set.length !== body.Env!.length ? { ...body, Env: set } : body;
   const out: CreateBody = { ...body };
   if (!out.User && image.User) out.User = image.User;
   if (!out.WorkingDir && image.WorkingDir) out.WorkingDir = image.WorkingDir;
+  if (!out.StopSignal && image.StopSignal) out.StopSignal = image.StopSignal;
   const exposed = { ...(image.ExposedPorts ?? {}), ...(body.ExposedPorts ?? {}) };
   if (Object.keys(exposed).length) out.ExposedPorts = exposed;
   const env = body.Env ?? [];
   const keys = new Set(env.map(envKey));
   const fromImage = (image.Env ?? []).filter((e) => !keys.has(envKey(e)));
-  if (env.length || fromImage.length) out.Env = [...env, ...fromImage];
+  if (env.length || fromImage.length) out.Env = [...(set ?? []), ...fromImage];
   if (image.Labels && Object.keys(image.Labels).length) out.Labels = { ...image.Labels, ...(body.Labels ?? {}) };
   const entrypoint = asArgv(body.Entrypoint);
   if (entrypoint.length === 0) {

@@ -27,6 +27,10 @@ export interface CreateBody {
   AttachStdout?: boolean;
   AttachStderr?: boolean;
   Healthcheck?: { Test?: string[]; Interval?: number; Timeout?: number; Retries?: number; StartPeriod?: number } | null;
+  /** `--stop-signal`: what `docker stop` sends first (the image's STOPSIGNAL when not given) */
+  StopSignal?: string;
+  /** `--stop-timeout`: seconds `docker stop` waits before it kills, when the stop names none */
+  StopTimeout?: number | null;
   HostConfig?: HostConfig | null;
   NetworkingConfig?: { EndpointsConfig?: Record<string, { Aliases?: string[] | null } | null> | null } | null;
 }
@@ -256,6 +260,8 @@ export function inspectContainer(c: ContainerRecord, networks: Map<string, Netwo
       WorkingDir: c.body.WorkingDir ?? '',
       Labels: c.body.Labels ?? {},
       ...(c.body.Healthcheck ? { Healthcheck: c.body.Healthcheck } : {}),
+      ...(c.body.StopSignal ? { StopSignal: c.body.StopSignal } : {}),
+      ...(typeof c.body.StopTimeout === 'number' ? { StopTimeout: c.body.StopTimeout } : {}),
     },
     // What the pod is: host modes are refused at create, so only the pod network's modes show here.
     HostConfig: {

@@ -25,6 +25,8 @@ export interface SandboxVolume {
   target: string;
   readOnly: boolean;
   memory?: boolean;
+  /** an emptyDir's size limit (a quantity: `10Mi`) */
+  sizeLimit?: string;
 }
 
 export interface SandboxSpec {
@@ -100,7 +102,7 @@ export function planSandboxPod(s: SandboxSpec, ctx: SandboxContext): V1Pod {
   const mounts: V1VolumeMount[] = [];
   (s.volumes ?? []).forEach((v, i) => {
     const name = `v${i}`;
-    volumes.push(v.claim ? { name, persistentVolumeClaim: { claimName: v.claim } } : { name, emptyDir: v.memory ? { medium: 'Memory' } : {} });
+    volumes.push(v.claim ? { name, persistentVolumeClaim: { claimName: v.claim } } : { name, emptyDir: { ...(v.memory ? { medium: 'Memory' } : {}), ...(v.sizeLimit ? { sizeLimit: v.sizeLimit } : {}) } });
     mounts.push({ name, mountPath: v.target, readOnly: v.readOnly });
   });
 

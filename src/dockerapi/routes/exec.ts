@@ -105,10 +105,16 @@ async function runAttached(engine: Engine, call: Call, c: ContainerRecord, rec: 
   }
 }
 
-/** Env by `env`, WorkingDir by `sh -c 'cd …'`: a Kubernetes exec has neither. */
-function execArgv(rec: ExecRecord): string[] {
+/**
+ * Env by `env`, WorkingDir by `sh -c 'cd …'`: a Kubernetes exec has neither. A bare `KEY` (the CLI's `-e KEY`
+ * with KEY unset where it runs) unsets KEY, as dockerd's ReplaceOrAppendEnvValues does.
+ */
+export function execArgv(rec: Pick<ExecRecord, 'cmd' | 'env' | 'workingDir'>): string[] {
   let argv = rec.cmd;
-  if (rec.env.length) argv = ['env', ...rec.env, ...argv];
+  if (rec.env.length) {
+    const unset = rec.env.filter((e) => !e.includes('=')).flatMap((key) => ['-u', key]);
+    argv = ['env', ...unset, ...rec.env.filter((e) => e.includes('=')), ...argv];
+  }
   if (rec.workingDir) argv = ['/bin/sh', '-c', 'cd "$0" && exec "$@"', rec.workingDir, ...argv];
   return argv;
 }

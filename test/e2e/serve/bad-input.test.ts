@@ -111,6 +111,45 @@ describe('berth serve: bad input', () => {
     assert.equal((await engine.request('GET', `/containers/${running}/json`)).status, 200, 'a running container stays');
   });
 
+  test('mounts dockerd refuses at create are refused at create: run --rm of them ends at once and leaves nothing', async () => {
+    const before = await count();
+    for (const [args, why] of [
+      [['-v', 'bad name:/d'], /"bad name" includes invalid characters for a local volume name/],
+      [['-v', 'v1:/x:zz'], /invalid mode: zz/],
+      [['-v', 'v1:/x', '-v', 'v2:/x'], /Duplicate mount point: \/x/],
+      [['--tmpfs', '/t:bogusopt=1'], /invalid tmpfs option/],
+    ] as const) {
+      const r = await engine.docker(['run', '--rm', ...args, BUSYBOX, 'true'], { timeoutMs: 60_000 });
+      assert.equal(r.code, 125, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, why);
+    }
+    assert.equal(await count(), before);
+    assert.equal(await kubectlOk(['get', 'pvc', '-n', namespace, '-o', 'name']), '', 'no claim was made');
+  });
+
+  test('a command that cannot start is docker run\'s 127 or 126 with the runtime\'s words, never exit 0', async () => {
+    const missing = await engine.docker(['run', '--rm', BUSYBOX, '/no/such/bin'], { timeoutMs: 60_000 });
+    assert.equal(missing.code, 127, missing.stderr);
+    assert.match(missing.stderr, /no such file or directory/);
+    const notExecutable = await engine.docker(['run', '--rm', BUSYBOX, '/etc/passwd'], { timeoutMs: 60_000 });
+    assert.equal(notExecutable.code, 126, notExecutable.stderr);
+  });
+
+  test('what a create asks for is applied: tmpfs ro, an unset -e VAR, --stop-signal and --stop-timeout', async () => {
+    const ro = await engine.docker(['run', '--rm', '--tmpfs', '/t:ro', BUSYBOX, 'touch', '/t/x'], { timeoutMs: 60_000 });
+    assert.notEqual(ro.code, 0, 'a write into a read-only tmpfs succeeded');
+    assert.match(ro.stderr, /Read-only file system/);
+    const env = await engine.docker(['run', '--rm', '-e', 'BERTH_UNSET_IN_CLIENT', BUSYBOX, 'sh', '-c', 'echo ${BERTH_UNSET_IN_CLIENT-unset}'], { timeoutMs: 60_000 });
+    assert.equal(env.stdout, 'unset\n', env.stderr);
+    const id = (await engine.dockerOk(['run', '-d', '--stop-signal', 'USR1', '--stop-timeout', '3', BUSYBOX, 'sh', '-c', 'trap "echo got usr1; exit 7" USR1; echo ready; while :; do sleep 0.1; done'])).trim();
+    assert.equal((await engine.dockerOk(['inspect', '-f', '{{.Config.StopSignal}} {{.Config.StopTimeout}}', id])).trim(), 'USR1 3');
+    for (let i = 0; !(await engine.dockerOk(['logs', id])).includes('ready'); i++) assert.ok(i < 300, 'the container never got ready');
+    await engine.dockerOk(['stop', id]);
+    assert.equal((await engine.dockerOk(['inspect', '-f', '{{.State.ExitCode}}', id])).trim(), '7');
+    assert.match(await engine.dockerOk(['logs', id]), /got usr1/);
+    await engine.dockerOk(['rm', id]);
+  });
+
   test('the server keeps serving after all of that', async () => {
     const ping = await engine.request('GET', '/_ping');
     assert.equal(ping.status, 200);

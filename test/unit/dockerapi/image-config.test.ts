@@ -231,3 +231,9 @@ test("podman's local images (localhost/ without a port) are not looked up, and s
   assert.equal(isLocalImage('localhost:5000/berth/busybox:1'), false);
   assert.equal(isLocalImage('busybox'), false);
 });
+
+test('a bare Env key (`-e VAR` with VAR unset in the client) unsets VAR: the image\'s value goes and nothing is set', () => {
+  const merged = mergeImageConfig({ Image: 'i', Env: ['KEEP=1', 'PATH', 'GONE'] }, { Env: ['PATH=/usr/bin', 'HOME=/root'] });
+  assert.deepEqual(merged.Env, ['KEEP=1', 'HOME=/root']);
+  assert.deepEqual(mergeImageConfig({ Image: 'i', Env: ['A=1', 'B'] }, undefined).Env, ['A=1'], 'without the image\'s config too');
+});

@@ -1,0 +1,97 @@
+/**
+ * A create's Binds, Mounts and Tmpfs as the pod's volumes, checked as dockerd checks them at create: a named
+ * volume becomes a PersistentVolumeClaim, a tmpfs an emptyDir of medium Memory (`ro` and `size` kept; what an
+ * emptyDir cannot do is a warning of the create), a host path is refused (a pod cannot see the caller's disk).
+ * Nothing that passes here can fail at start for its form.
+ */
+import { badRequest } from './http.js';
+import type { CreateBody } from './model.js';
+import { NAME_RE } from './networks.js';
+import type { SandboxVolume } from '../runtime/sandbox-plan.js';
+
+export interface MountPlan {
+  volumes: SandboxVolume[];
+  warnings: string[];
+}
+
+/** a bind's mode options dockerd accepts for a named volume (`-v name:/path:ro,z`) */
+const VOLUME_MODES = new Set(['ro', 'rw', 'z', 'Z', 'nocopy', 'shared', 'rshared', 'slave', 'rslave', 'private', 'rprivate']);
+/** tmpfs flags dockerd's ParseTmpfsOptions takes */
+const TMPFS_FLAGS = new Set(['defaults', 'ro', 'rw', 'suid', 'nosuid', 'dev', 'nodev', 'exec', 'noexec', 'sync', 'async', 'dirsync', 'remount', 'mand', 'nomand', 'atime', 'noatime', 'diratime', 'nodiratime', 'relatime', 'norelatime', 'strictatime', 'nostrictatime', 'private', 'rprivate', 'shared', 'rshared', 'slave', 'rslave', 'unbindable', 'runbindable', 'bind', 'rbind']);
+const TMPFS_KEYS = new Set(['mode', 'uid', 'gid', 'nr_inodes', 'nr_blocks', 'mpol', 'size']);
+/** what a pod's emptyDir of medium Memory is anyway: these cost nothing to accept */
+const EMPTYDIR_AS_IS = new Set(['defaults', 'rw', 'nosuid', 'nodev', 'exec', 'relatime', 'mode=1777', 'mode=01777', 'mode=777', 'mode=0777']);
+
+function checkVolumeName(name: string): void {
+  if (!NAME_RE.test(name)) {
+    throw badRequest(`create ${name}: "${name}" includes invalid characters for a local volume name, only "[a-zA-Z0-9][a-zA-Z0-9_.-]" are allowed. If you intended to pass a host directory, use absolute path`);
+  }
+}
+
+/** `size=10m` (bytes, or k, m, g) as a Kubernetes quantity */
+function sizeLimit(value: string, target: string): string {
+  const m = /^(\d+)([kmg]?)$/i.exec(value);
+  if (!m) throw badRequest(`invalid tmpfs option size=${value} for ${target}: give bytes or a number with k, m or g`);
+  const unit = m[2].toLowerCase();
+  return unit ? `${m[1]}${unit.toUpperCase()}i` : m[1];
+}
+
+/** one tmpfs: its options checked as dockerd does, applied where an emptyDir can, warned about where not */
+function tmpfsVolume(target: string, options: string, warnings: string[]): SandboxVolume {
+  const volume: SandboxVolume = { target, readOnly: false, memory: true };
+  const ignored: string[] = [];
+  for (const option of options.split(',').map((o) => o.trim()).filter(Boolean)) {
+    const [key, value] = option.includes('=') ? [option.slice(0, option.indexOf('=')), option.slice(option.indexOf('=') + 1)] : [option, undefined];
+    if (value === undefined ? !TMPFS_FLAGS.has(key) : !TMPFS_KEYS.has(key)) throw badRequest(`invalid tmpfs option ["${option}"] for ${target}`);
+    if (option === 'ro') volume.readOnly = true;
+    else if (key === 'size') volume.sizeLimit = sizeLimit(value!, target);
+    else if (!EMPTYDIR_AS_IS.has(option)) ignored.push(option);
+  }
+  if (ignored.length) warnings.push(`tmpfs ${target}: ${ignored.join(',')} not applied: a pod's memory-backed emptyDir is mounted rw,nosuid,nodev with mode 1777 (ro and size are kept)`);
+  return volume;
+}
+
+function bindVolume(bind: string): SandboxVolume {
+  const [source, target, mode] = bind.split(':');
+  if (!source || !target) throw badRequest(`invalid bind "${bind}": expected source:target[:ro]`);
+  if (source.startsWith('/') || source.startsWith('.')) {
+    throw badRequest(`bind mount of host path ${source} is not supported: a pod cannot see this machine's disk; use a named volume or copy files with docker cp / PUT archive`);
+  }
+  checkVolumeName(source);
+  const modes = (mode ?? '').split(',').filter(Boolean);
+  for (const m of modes) if (!VOLUME_MODES.has(m)) throw badRequest(`invalid mode: ${mode}`);
+  return { claim: source, target, readOnly: modes.includes('ro') };
+}
+
+type MountSpec = NonNullable<NonNullable<CreateBody['HostConfig']>['Mounts']>[number];
+
+function mountVolume(m: MountSpec, warnings: string[]): SandboxVolume {
+  if (m.Type === 'volume' && m.Source && m.Target) {
+    checkVolumeName(m.Source);
+    return { claim: m.Source, target: m.Target, readOnly: Boolean(m.ReadOnly) };
+  }
+  if (m.Type === 'tmpfs' && m.Target) {
+    const volume = tmpfsVolume(m.Target, '', warnings);
+    volume.readOnly = Boolean(m.ReadOnly);
+    return volume;
+  }
+  throw badRequest(`mount type ${m.Type ?? '?'} of ${m.Source ?? ''} is not supported (named volumes and tmpfs are)`);
+}
+
+/** The create's mounts as pod volumes; 400 in dockerd's words for what dockerd refuses at create. */
+export function planMounts(body: CreateBody): MountPlan {
+  const hc = body.HostConfig ?? {};
+  const warnings: string[] = [];
+  const volumes = [
+    ...(hc.Binds ?? []).map(bindVolume),
+    ...(hc.Mounts ?? []).map((m) => mountVolume(m, warnings)),
+    ...Object.entries(hc.Tmpfs ?? {}).map(([target, options]) => tmpfsVolume(target, options ?? '', warnings)),
+  ];
+  const seen = new Set<string>();
+  for (const v of volumes) {
+    const target = v.target.replace(/\/+$/, '') || '/';
+    if (seen.has(target)) throw badRequest(`Duplicate mount point: ${target}`);
+    seen.add(target);
+  }
+  return { volumes, warnings };
+}

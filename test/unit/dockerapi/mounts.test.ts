@@ -1,0 +1,37 @@
+// A create's mounts as pod volumes, refused at create as dockerd refuses them, tmpfs options applied or warned about.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { planMounts } from '../../../src/dockerapi/mounts.js';
+
+const plan = (HostConfig: Record<string, unknown>) => planMounts({ Image: 'i', HostConfig } as never);
+
+test('named volumes, binds with modes, tmpfs: the pod volumes they become', () => {
+  const { volumes, warnings } = plan({ Binds: ['data:/data:ro,z', 'cache:/cache'], Mounts: [{ Type: 'volume', Source: 'm', Target: '/m', ReadOnly: true }, { Type: 'tmpfs', Target: '/t', ReadOnly: true }], Tmpfs: { '/scratch': 'rw,size=10m,mode=1777' } });
+  assert.deepEqual(volumes, [
+    { claim: 'data', target: '/data', readOnly: true },
+    { claim: 'cache', target: '/cache', readOnly: false },
+    { claim: 'm', target: '/m', readOnly: true },
+    { target: '/t', readOnly: true, memory: true },
+    { target: '/scratch', readOnly: false, memory: true, sizeLimit: '10Mi' },
+  ]);
+  assert.deepEqual(warnings, []);
+});
+
+test('tmpfs: ro is kept, what an emptyDir cannot do is a warning, an unknown option is refused', () => {
+  const { volumes, warnings } = plan({ Tmpfs: { '/t': 'ro', '/x': 'size=1g,noexec,uid=1000' } });
+  assert.equal(volumes[0]!.readOnly, true);
+  assert.equal(volumes[1]!.sizeLimit, '1Gi');
+  assert.match(warnings.join('\n'), /tmpfs \/x: noexec,uid=1000 not applied/);
+  assert.throws(() => plan({ Tmpfs: { '/t': 'bogusopt=1' } }), /invalid tmpfs option \["bogusopt=1"\] for \/t/);
+  assert.throws(() => plan({ Tmpfs: { '/t': 'size=lots' } }), /invalid tmpfs option size=lots/);
+});
+
+test('refused at create in dockerd\'s words: bad volume names, modes, duplicate paths, host paths', () => {
+  assert.throws(() => plan({ Binds: ['bad name:/d'] }), /"bad name" includes invalid characters for a local volume name/);
+  assert.throws(() => plan({ Mounts: [{ Type: 'volume', Source: 'é', Target: '/d' }] }), /includes invalid characters/);
+  assert.throws(() => plan({ Binds: ['v:/x:zz'] }), /invalid mode: zz/);
+  assert.throws(() => plan({ Binds: ['a:/x', 'b:/x/'] }), /Duplicate mount point: \/x/);
+  assert.throws(() => plan({ Binds: ['a:/x'], Tmpfs: { '/x': '' } }), /Duplicate mount point: \/x/);
+  assert.throws(() => plan({ Binds: ['/etc:/x'] }), /bind mount of host path \/etc is not supported/);
+  assert.throws(() => plan({ Mounts: [{ Type: 'bind', Source: '/etc', Target: '/x' }] }), /mount type bind of \/etc is not supported/);
+});
