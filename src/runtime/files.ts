@@ -83,11 +83,17 @@ export function safeEntryName(name: string): string {
   return rel === '.' ? '' : rel;
 }
 
-/** Whether a relative link at `entry` pointing to `target` stays inside the destination. */
-export function linkStaysInside(entry: string, target: string): boolean {
+/**
+ * Whether a relative link at `entry` pointing to `target` stays inside `destination`, the absolute folder the
+ * archive is unpacked into, as dockerd's breakout check has it: resolved from the link's folder, `..` stops at
+ * the root, so below `/` every link stays inside (testcontainers copies folders with `path=/`, their absolute
+ * links made relative).
+ */
+export function linkStaysInside(entry: string, target: string, destination: string): boolean {
   if (target.startsWith('/')) return true; // resolved inside the container's own root
-  const resolved = posix.normalize(posix.join(posix.dirname(entry), target));
-  return !(resolved === '..' || resolved.startsWith('../'));
+  const root = posix.normalize(posix.join('/', destination));
+  const resolved = posix.join(root, posix.dirname(entry), target);
+  return root === '/' || resolved === root || resolved.startsWith(`${root}/`);
 }
 
 /**
@@ -96,7 +102,7 @@ export function linkStaysInside(entry: string, target: string): boolean {
  * inflated bytes pass the limit, not after they were all made. Any failure (a truncated or malformed tar,
  * a bad entry, an error of `input` itself) rejects, with nothing re-packed handed on.
  */
-export async function sanitizeArchive(input: Buffer | Readable, limit = DEFAULT_MAX_ARCHIVE_BYTES): Promise<{ tar: HeldTar; entries: number }> {
+export async function sanitizeArchive(input: Buffer | Readable, destination: string, limit = DEFAULT_MAX_ARCHIVE_BYTES): Promise<{ tar: HeldTar; entries: number }> {
   const source = Buffer.isBuffer(input) ? Readable.from([input]) : input;
   const head = await peek(source, 2);
   if (head.length === 0) return { tar: heldTar(Buffer.alloc(0)), entries: 0 };
@@ -131,7 +137,7 @@ export async function sanitizeArchive(input: Buffer | Readable, limit = DEFAULT_
       try {
         const name = safeEntryName(header.name);
         for (const l of links) if (name.startsWith(`${l}/`)) throw new ArchiveError(`archive entry "${header.name}" is written through the link "${l}"`);
-        if (header.type === 'symlink' && !linkStaysInside(name, header.linkname ?? '')) throw new ArchiveError(`archive link "${header.name}" -> "${header.linkname}" points outside the destination`);
+        if (header.type === 'symlink' && !linkStaysInside(name, header.linkname ?? '', destination)) throw new ArchiveError(`archive link "${header.name}" -> "${header.linkname}" points outside the destination`);
         if (header.type === 'link') {
           const target = safeEntryName(header.linkname ?? '');
           header.linkname = target;

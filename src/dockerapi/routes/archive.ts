@@ -21,7 +21,7 @@ export function archiveRoutes(r: Router, engine: Engine): void {
     const path = requirePath(call);
     // Bounded before and after gzip inflation, and in time (a stalled upload is a 408). Handed on while it
     // arrives: the copy into a running container starts meanwhile and waits for the checked whole.
-    const archive = sanitizeArchive(call.body(), DEFAULT_MAX_ARCHIVE_BYTES).then((r) => r.tar);
+    const archive = sanitizeArchive(call.body(), path, DEFAULT_MAX_ARCHIVE_BYTES).then((r) => r.tar);
     archive.catch(() => undefined); // the copy awaits it; a copy refused before (the container gone) does not
     await engine.putArchive(id, path, archive);
     // An empty body: testcontainers-node feeds the response to Readable.from.

@@ -26,22 +26,22 @@ async function gzipOfZeros(mib: number): Promise<Buffer> {
 test('a truncated tar, plain or gzip, is a 400 ArchiveError and nothing else happens', async () => {
   const tar = await tarOf([{ name: 'big.bin', content: Buffer.alloc(100_000, 1) }]);
   for (const body of [tar.subarray(0, 20_000), tar.subarray(0, 700), gzipSync(tar).subarray(0, 200)]) {
-    await assert.rejects(sanitizeArchive(body), (err: unknown) => err instanceof ArchiveError && err.status === 400);
+    await assert.rejects(sanitizeArchive(body, '/dest'), (err: unknown) => err instanceof ArchiveError && err.status === 400);
   }
-  assert.equal((await sanitizeArchive(gzipSync(tar))).entries, 1, 'the whole archive, gzipped, is fine');
+  assert.equal((await sanitizeArchive(gzipSync(tar), '/dest')).entries, 1, 'the whole archive, gzipped, is fine');
 });
 
 test('a gzip bomb is refused once its inflated bytes pass the limit, without holding them', async () => {
   const bomb = await gzipOfZeros(512);
   assert.ok(bomb.length < 1 << 20, `the bomb is small (${bomb.length} bytes)`);
   const before = process.memoryUsage().rss;
-  await assert.rejects(sanitizeArchive(Readable.from([bomb]), 32 << 20), (err: unknown) => err instanceof ArchiveError && err.status === 413 && /once inflated is larger than/.test(err.message));
+  await assert.rejects(sanitizeArchive(Readable.from([bomb]), '/dest', 32 << 20), (err: unknown) => err instanceof ArchiveError && err.status === 413 && /once inflated is larger than/.test(err.message));
   const grown = process.memoryUsage().rss - before;
   assert.ok(grown < 128 << 20, `RSS grew by ${grown} bytes for a 512 MiB bomb`);
 });
 
 test('the compressed size is bounded too', async () => {
-  await assert.rejects(sanitizeArchive(Buffer.alloc(2048, 7), 1024), (err: unknown) => err instanceof ArchiveError && err.status === 413);
+  await assert.rejects(sanitizeArchive(Buffer.alloc(2048, 7), '/dest', 1024), (err: unknown) => err instanceof ArchiveError && err.status === 413);
 });
 
 test('idleTimeout fails a stream that stops arriving with a 408, not one that keeps coming', async () => {

@@ -28,18 +28,22 @@ test('entry names are made relative; ../ that leaves the destination is refused'
   assert.equal(safeEntryName('./'), '');
   assert.throws(() => safeEntryName('../x'), ArchiveError);
   assert.throws(() => safeEntryName('a/../../x'), ArchiveError);
-  assert.equal(linkStaysInside('a/l', '../b'), true);
-  assert.equal(linkStaysInside('a/l', '../../b'), false);
-  assert.equal(linkStaysInside('l', '/etc'), true, 'absolute targets resolve inside the container');
+  assert.equal(linkStaysInside('a/l', '../b', '/dest'), true);
+  assert.equal(linkStaysInside('a/l', '../../b', '/dest'), false);
+  assert.equal(linkStaysInside('a/l', '../../dest/b', '/dest'), true, 'out and back in');
+  assert.equal(linkStaysInside('l', '/etc', '/dest'), true, 'absolute targets resolve inside the container');
+  // testcontainers copies a folder with path=/ and its absolute links made relative: below / nothing leaves
+  assert.equal(linkStaysInside('tmp/d1/abslink', '../../../../etc/passwd', '/'), true);
+  assert.equal(linkStaysInside('d1/abslink', '../../../../etc/passwd', '/tmp'), false);
 });
 
 test('sanitizeArchive re-packs good archives and refuses bad ones whole', async () => {
-  const good = await sanitizeArchive(await tarOf([{ name: './', type: 'directory' }, { name: './d/f.txt', content: 'x' }, { name: 'l', type: 'symlink', linkname: 'd/f.txt' }]));
+  const good = await sanitizeArchive(await tarOf([{ name: './', type: 'directory' }, { name: './d/f.txt', content: 'x' }, { name: 'l', type: 'symlink', linkname: 'd/f.txt' }]), '/dest');
   assert.deepEqual(await names(Buffer.concat(good.tar.pieces)), ['d/f.txt', 'l']);
-  await assert.rejects(sanitizeArchive(await tarOf([{ name: 'ok' }, { name: '../../bad' }])), /outside the destination/);
-  await assert.rejects(sanitizeArchive(await tarOf([{ name: 'l', type: 'symlink', linkname: '/etc' }, { name: 'l/passwd' }])), /through the link/);
-  await assert.rejects(sanitizeArchive(Buffer.from('x'.repeat(1024))), ArchiveError);
-  assert.equal((await sanitizeArchive(Buffer.alloc(0))).entries, 0, 'an empty body is an empty archive');
+  await assert.rejects(sanitizeArchive(await tarOf([{ name: 'ok' }, { name: '../../bad' }]), '/dest'), /outside the destination/);
+  await assert.rejects(sanitizeArchive(await tarOf([{ name: 'l', type: 'symlink', linkname: '/etc' }, { name: 'l/passwd' }]), '/dest'), /through the link/);
+  await assert.rejects(sanitizeArchive(Buffer.from('x'.repeat(1024)), '/dest'), ArchiveError);
+  assert.equal((await sanitizeArchive(Buffer.alloc(0), '/dest')).entries, 0, 'an empty body is an empty archive');
 });
 
 test('a re-packed archive is held in pieces: large data as it came, small entries joined, bytes unchanged', async () => {
@@ -47,7 +51,7 @@ test('a re-packed archive is held in pieces: large data as it came, small entrie
   for (let i = 0; i < big.length; i++) big[i] = (i * 7) % 251;
   const files = [{ name: 'big.bin', content: big }, ...Array.from({ length: 300 }, (_, i) => ({ name: `small/${i}.txt`, content: `file ${i}\n` }))];
   const input = await tarOf(files);
-  const { tar, entries } = await sanitizeArchive(input);
+  const { tar, entries } = await sanitizeArchive(input, '/dest');
   assert.equal(entries, 301);
   assert.equal(tar.length, tar.pieces.reduce((n, p) => n + p.length, 0));
   const joined = Buffer.concat(tar.pieces);
