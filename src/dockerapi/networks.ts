@@ -162,10 +162,15 @@ export class Networks {
 
   private readonly announced = new Map<string, { ip: string; done: Promise<void> }>();
 
-  /** One Service per alias and network, named uniquely for this berth instance. */
+  /**
+   * One Service per alias and network, named uniquely for this berth instance. A Service name must begin with
+   * a letter (DNS-1035) where a Docker alias may begin with a digit (`1db`): such a name gets an `a` in front
+   * (containers find aliases through their hosts file, not through the Service's name).
+   */
   serviceName(netId: string, alias: string): string {
     const suffix = shortHash(`${this.deps.owner}/${netId}`, 8);
-    return `${alias.slice(0, 50).replace(/-+$/, '')}-${suffix}`;
+    const base = /^[0-9]/.test(alias) ? `a${alias}` : alias;
+    return `${base.slice(0, 50).replace(/-+$/, '')}-${suffix}`;
   }
 
   async ensureAliasServices(c: ContainerRecord): Promise<void> {

@@ -91,7 +91,7 @@ export function describeKubeError(err: unknown, action: KubeAction): string {
   const where = action.namespace ? ` in namespace ${action.namespace}` : '';
   const net = networkCause(err);
   if (net) {
-    return `cannot reach the cluster at ${action.server ?? 'its server'}: ${net} (is it running? check KUBECONFIG / --context)`;
+    return `cannot reach the cluster at ${action.server ?? 'its server'}: ${net} (is it running? check KUBECONFIG and the context: --context, or BERTH_CONTEXT for the docker shim)`;
   }
   const { code, status } = statusOf(err);
   const message = status?.message ?? (err instanceof Error ? err.message : String(err));

@@ -13,6 +13,7 @@
 import { PassThrough, type Readable, type Writable } from 'node:stream';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { KubeCluster } from '../kube/cluster.js';
+import { KubeError } from '../kube/errors.js';
 import { openAttach, type StreamSession } from '../kube/streams.js';
 import { followLog, writeDrained } from './log-follower.js';
 import { MAIN_CONTAINER } from './plan.js';
@@ -35,6 +36,8 @@ export interface RunStreams {
   /** Aborted when the run stops (failure, interrupt): every stream of the run closes. */
   signal: AbortSignal;
   trace: Trace;
+  /** A warm pod's process started before this call: one that ended before the attach never had this call's input. */
+  warm?: boolean;
 }
 
 export interface RunOutput {
@@ -113,8 +116,20 @@ export function reconcileMerged(log: Buffer, seen: { stdout: StreamDigest; stder
   return { kind: 'lost', why: `berth received ${total} bytes, the container wrote ${log.length}, and the missing ones cannot be placed in stdout or stderr` };
 }
 
-async function attachStdin(r: RunStreams): Promise<StreamSession> {
-  const session = await openAttach(r.kube.kc, r.kube.namespace, r.podName, MAIN_CONTAINER, { stdin: r.io.stdin ?? emptyStream(), requireStdinClose: true });
+async function attachStdin(r: RunStreams): Promise<StreamSession | undefined> {
+  let session: StreamSession;
+  try {
+    session = await openAttach(r.kube.kc, r.kube.namespace, r.podName, MAIN_CONTAINER, { stdin: r.io.stdin ?? emptyStream(), requireStdinClose: true });
+  } catch (err) {
+    // It ended between Running and the attach without its stdin, which no attach had opened yet (a read would
+    // have waited for one): it did not read it, as a docker run whose command exits without reading. Its log and
+    // exit code are the run's. Not for a warm pod, whose process was started before this call.
+    if (!r.warm && err instanceof KubeError && err.code === 400 && /completed pod/.test(err.message)) {
+      r.trace('the container ended before its stdin was attached: it did not read it');
+      return undefined;
+    }
+    throw err;
+  }
   closeOnAbort(session, r.signal);
   r.trace('attached (stdin)');
   return session;

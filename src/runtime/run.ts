@@ -227,7 +227,7 @@ class WorkloadRun {
 
     const endedPod = tracker.until((pod) => isTerminal(viewContainer(pod, MAIN_CONTAINER)), Infinity, `${w.image} did not finish`);
     endedPod.catch(() => undefined);
-    const streams = { kube: this.kube, podName, workload: w, io, stdinAsFile, running: view.state === 'running', ended: endedPod, signal: this.stopWatch.signal, trace };
+    const streams = { kube: this.kube, podName, workload: w, io, stdinAsFile, running: view.state === 'running', ended: endedPod, signal: this.stopWatch.signal, trace, warm };
     let output;
     try {
       output = !w.tty && (await splitLogs) ? await deliverFromLogs(streams) : await deliverFromAttach(streams);

@@ -16,7 +16,7 @@ test('connection refused and 401 read as causes with fixes', () => {
   const refused = Object.assign(new Error('request to https://127.0.0.1:6443/api/v1/namespaces/ci/pods failed, reason: connect ECONNREFUSED 127.0.0.1:6443'), { code: 'ECONNREFUSED' });
   assert.equal(
     describeKubeError(refused, { verb: 'create', resource: 'pods', server: 'https://127.0.0.1:6443' }),
-    'cannot reach the cluster at https://127.0.0.1:6443: connect ECONNREFUSED 127.0.0.1:6443 (is it running? check KUBECONFIG / --context)',
+    'cannot reach the cluster at https://127.0.0.1:6443: connect ECONNREFUSED 127.0.0.1:6443 (is it running? check KUBECONFIG and the context: --context, or BERTH_CONTEXT for the docker shim)',
   );
   const nested = new Error('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED ::1:1'), { code: 'ECONNREFUSED' }) });
   assert.match(describeKubeError(nested, { verb: 'get', resource: 'pods', server: 'https://h' }), /^cannot reach the cluster at https:\/\/h: connect ECONNREFUSED ::1:1/);
