@@ -128,3 +128,16 @@ test('a call that finds no pod ready claims one still starting and gets it; two 
   assert.deepEqual(pool.list(), [], 'a claimed pod also stayed in the pool');
   await pool.drain();
 });
+
+test('pool ls lists only warm pods a call could take: one whose process ended is not shown', async () => {
+  const kube = fakeKube([]);
+  const pool = new WarmPool({ perPlan: 2, idleSeconds: 60 });
+  let living = true;
+  let made = 0;
+  pool.refill('a', async () => pod('a', kube, made++ === 0 ? () => living : () => true));
+  await settled();
+  assert.equal(pool.list().length, 2);
+  living = false;
+  assert.equal(pool.list().length, 1, 'a dead warm pod is listed');
+  await pool.drain();
+});
