@@ -454,7 +454,7 @@ export class Engine {
     if (!fed && c.pendingArchives.length + c.copiedArchives.length > 0 && status() === 'running') await this.deliverArchives(c, podName);
     // As on dockerd, the members started before it resolve it once start answers.
     if (status() === 'running') await this.networks.announce(c, (o, argv) => this.execCollect(o, argv));
-    if (wantsHealthcheck(c)) runHealthcheck(c, c.generation, { exec: (x, argv) => this.execCollect(x, argv), changed: (x) => this.changed(x) });
+    if (wantsHealthcheck(c)) runHealthcheck(c, c.generation, { exec: (x, argv) => this.execCollect(x, argv), changed: (x) => this.changed(x), statusChanged: (x, health) => this.emit('container', `health_status: ${health}`, x) });
     return 'started';
   }
 

@@ -7,6 +7,8 @@ import type { ContainerRecord } from './model.js';
 export interface HealthcheckDeps {
   exec(c: ContainerRecord, argv: string[]): Promise<{ exitCode: number; stdout: string; stderr: string }>;
   changed(c: ContainerRecord): void;
+  /** the status went from one value to another (dockerd's `health_status: healthy` event) */
+  statusChanged(c: ContainerRecord, status: 'healthy' | 'unhealthy'): void;
 }
 
 /** Whether the container's config asks for a healthcheck. */
@@ -41,6 +43,7 @@ export function runHealthcheck(c: ContainerRecord, generation: number, deps: Hea
     const { exitCode, output } = await probe();
     if (c.generation !== generation || !c.health) return;
     c.health.log = [...c.health.log, { Start: start.toISOString(), End: new Date().toISOString(), ExitCode: exitCode, Output: output }].slice(-5);
+    const before = c.health.status;
     if (exitCode === 0) {
       c.health.status = 'healthy';
       c.health.failingStreak = 0;
@@ -49,6 +52,7 @@ export function runHealthcheck(c: ContainerRecord, generation: number, deps: Hea
       if (c.health.failingStreak >= retries) c.health.status = 'unhealthy';
     }
     deps.changed(c);
+    if (c.health.status !== before && c.health.status !== 'starting') deps.statusChanged(c, c.health.status);
     setTimeout(() => void tick(), interval).unref();
   };
   setTimeout(() => void tick(), Math.min(interval, 1000)).unref();

@@ -171,10 +171,16 @@ export function imageId(ref: string): string {
 }
 
 export function humanStatus(c: ContainerRecord, now = Date.now()): string {
-  if (c.status === 'running' && c.startedAt) return `Up ${humanDuration(now - Date.parse(c.startedAt))}`;
+  if (c.status === 'running' && c.startedAt) return `Up ${humanDuration(now - Date.parse(c.startedAt))}${healthNote(c)}`;
   if (c.status === 'exited' && c.finishedAt) return `Exited (${c.exitCode}) ${humanDuration(now - Date.parse(c.finishedAt))} ago`;
   if (c.status === 'created') return 'Created';
   return c.status;
+}
+
+/** what `docker ps` adds to a running container's STATUS when it has a healthcheck: ` (healthy)`, ` (health: starting)` */
+function healthNote(c: ContainerRecord): string {
+  if (!c.health) return '';
+  return c.health.status === 'starting' ? ' (health: starting)' : ` (${c.health.status})`;
 }
 
 /** docker's own wording (go-units HumanDuration), as `docker ps` prints it in STATUS. */

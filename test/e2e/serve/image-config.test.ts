@@ -143,6 +143,10 @@ test('docker run -P publishes the EXPOSEd port, the container has the merged con
     return { h };
   }, { timeoutMs: 30_000 });
   assert.equal(health.h?.Status, 'healthy', JSON.stringify(health.h));
+  // as dockerd: STATUS says it (scripts grep for it), and the change was an event
+  assert.match(await docker(['ps', '--filter', `name=${name}`, '--format', '{{.Status}}']), /^Up .* \(healthy\)$/m);
+  const events = await docker(['events', '--since', '10m', '--until', '0s', '--filter', `container=${name}`, '--format', '{{.Action}}']);
+  assert.match(events, /^health_status: healthy$/m);
 });
 
 test('with the registry gone, a never-looked-up image still pulls and runs, without a config', async () => {
