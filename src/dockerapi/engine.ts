@@ -804,6 +804,7 @@ export class Engine {
     const c = this.container(containerRef);
     await this.networks.connect(n.id, c, aliases);
     await this.noteRecord(c, `its connection to ${n.name}`);
+    await this.networks.introduce(n.id, c, (o, argv) => this.execCollect(o, argv));
   }
 
   async disconnect(netRef: string, containerRef: string): Promise<void> {

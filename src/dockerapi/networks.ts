@@ -140,6 +140,24 @@ export class Networks {
     return done;
   }
 
+  /**
+   * A running container connected to `netId` (`docker network connect`): it learns the network's running members
+   * by its /etc/hosts, and they learn it, as a member that starts on the network would be known (hostAliases
+   * and announce). Best effort in the same way. A disconnect leaves those lines (the Services go).
+   */
+  async introduce(netId: string, c: ContainerRecord, exec: MemberExec): Promise<void> {
+    if (c.status !== 'running' || !c.podIP || this.records.get(netId)?.builtin) return;
+    const namesOf = (o: ContainerRecord): string[] => [...new Set([...(o.networks.get(netId) ?? []), o.name.toLowerCase()])].filter((a) => ALIAS_RE.test(a));
+    const members = [...this.deps.containers.values()].filter((o) => o !== c && o.status === 'running' && o.podIP && o.podName && o.networks.has(netId));
+    const theirs = members.map((o) => `${o.podIP}\t${namesOf(o).join(' ')}`);
+    const mine = `${c.podIP}\t${namesOf(c).join(' ')}`;
+    for (const [target, lines] of [[c, theirs], ...members.map((o) => [o, [mine]] as const)] as Array<readonly [ContainerRecord, string[]]>) {
+      if (lines.length === 0) continue;
+      const r = await exec(target, ['/bin/sh', '-c', 'printf "%s\\n" "$@" >> /etc/hosts', 'berth-hosts', ...lines]).catch((err: Error) => ({ exitCode: -1, stderr: err.message }));
+      if (r.exitCode !== 0) process.stderr.write(`berth serve: container ${target.name} cannot resolve the members of its network by /etc/hosts (${r.stderr.trim() || `exit ${r.exitCode}`}); their Services <alias>-<hash> still resolve\n`);
+    }
+  }
+
   private async tellMembers(c: ContainerRecord, ip: string, exec: MemberExec): Promise<void> {
     for (const other of this.deps.containers.values()) {
       if (other === c || other.status !== 'running' || !other.podName) continue;
