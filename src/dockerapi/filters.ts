@@ -1,7 +1,8 @@
 /**
  * The `filters` query parameter: URL-encoded JSON, as a map `{"label":{"a=b":true}}` (moby client) or
  * a list `{"label":["a=b"]}` (dockerode). moby semantics: keys AND together; every `label` value must
- * match; several values of any other key match when one does.
+ * match; several values of any other key match when one does. What each endpoint makes of its keys:
+ * container-filters.ts, volume-filters.ts, network-filters.ts, prune-filters.ts.
  */
 import { setFlagsFromString } from 'node:v8';
 
@@ -39,9 +40,9 @@ export function parseFilters(raw: string | null | undefined): Filters {
 export const MAX_PATTERN_LENGTH = 1024;
 
 /**
- * A client's pattern (the `name` filter: Go regexp syntax, unanchored) as a matcher that runs in linear
- * time. A pattern the linear engine cannot run (backreferences, lookarounds: not RE2 syntax either) or
- * that is not a valid pattern at all is the client's error.
+ * A client's pattern (`name`, `id`: dockerd's Match, the value itself or a Go regexp, unanchored) as a
+ * matcher that runs in linear time. A pattern the linear engine cannot run (backreferences, lookarounds:
+ * not RE2 syntax either) or that is not a valid pattern at all is the client's error.
  */
 export function patternMatcher(key: string, pattern: string): (text: string) => boolean {
   if (pattern.length > MAX_PATTERN_LENGTH) throw new FilterError(`invalid filter '${key}=${pattern.slice(0, 40)}…': patterns are at most ${MAX_PATTERN_LENGTH} characters`);
@@ -52,7 +53,7 @@ export function patternMatcher(key: string, pattern: string): (text: string) => 
     const why = (err as Error).message.replace(/^Invalid regular expression: /, '');
     throw new FilterError(`invalid filter '${key}=${pattern}': ${why} (filters take RE2 syntax: no backreferences or lookarounds)`);
   }
-  return (text) => re.test(text);
+  return (text) => text === pattern || re.test(text);
 }
 
 /** `values` as matchers, compiled once per request (not once per container). */
@@ -76,6 +77,35 @@ export function anyMatches<T>(wanted: T[] | undefined, test: (w: T) => boolean):
   return wanted.some(test);
 }
 
+/** dockerd's refusal of a filter (`invalid filter 'bogus'`), or of its values (`invalid filter 'dangling=[maybe]'`, Go's print of a list). */
+export function invalidFilter(key: string, values?: string[], why?: string): FilterError {
+  return new FilterError(`invalid filter '${key}${values ? `=[${values.join(' ')}]` : ''}'${why ? `: ${why}` : ''}`);
+}
+
+/** Refuses a key the endpoint does not know, as dockerd's Validate does: never a filter silently left out. */
 export function checkKeys(filters: Filters, allowed: string[]): void {
-  for (const k of filters.keys()) if (!allowed.includes(k)) throw new FilterError(`invalid filter '${k}'`);
+  for (const k of filters.keys()) if (!allowed.includes(k)) throw invalidFilter(k);
+}
+
+/**
+ * `label` and `label!` as dockerd's prunes read them: every `label` holds, and not every `label!` does (with
+ * one `label!`, what has that label is kept; with several, what has them all).
+ */
+export function labelFiltersMatch(filters: Filters, labels: Record<string, string>): boolean {
+  const excluded = filters.get('label!');
+  return labelsMatch(filters.get('label'), labels) && !(excluded && labelsMatch(excluded, labels));
+}
+
+/**
+ * A yes/no filter (`dangling`, `is-task`) as dockerd's GetBoolOrDefault reads it: `true`/`1` or `false`/`0`;
+ * undefined when absent; anything else, or both, refused.
+ */
+export function boolFilter(filters: Filters, key: string): boolean | undefined {
+  const values = filters.get(key);
+  if (!values) return undefined;
+  if (values.length === 0) throw invalidFilter(key);
+  const yes = values.some((v) => v === 'true' || v === '1');
+  const no = values.some((v) => v === 'false' || v === '0');
+  if (yes === no) throw invalidFilter(key, values);
+  return yes;
 }

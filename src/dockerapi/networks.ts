@@ -98,11 +98,15 @@ export class Networks {
     this.deps.bus.emit('network', 'disconnect', { id: n.id, name: n.name }, { container: c.id });
   }
 
+  /** Whether a running container is on the network: dockerd's active endpoints, which keep it from `rm` and prune and make it not `dangling`. */
+  hasActiveEndpoints(id: string): boolean {
+    return [...this.deps.containers.values()].some((c) => c.networks.has(id) && c.status === 'running');
+  }
+
   remove(ref: string): void {
     const n = this.find(ref);
     if (n.builtin) throw new DockerError(403, `${n.name} is a pre-defined network and cannot be removed`);
-    const users = [...this.deps.containers.values()].filter((c) => c.networks.has(n.id) && c.status === 'running');
-    if (users.length) throw new DockerError(403, `error while removing network: network ${n.name} id ${n.id} has active endpoints`);
+    if (this.hasActiveEndpoints(n.id)) throw new DockerError(403, `error while removing network: network ${n.name} id ${n.id} has active endpoints`);
     for (const c of this.deps.containers.values()) c.networks.delete(n.id);
     this.records.delete(n.id);
     this.deps.bus.emit('network', 'destroy', { id: n.id, name: n.name });

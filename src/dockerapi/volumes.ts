@@ -4,6 +4,7 @@
  * anonymous volume (`-v /path`) is a named volume whose name dockerd would have made up (64 hex digits).
  */
 import { randomBytes } from 'node:crypto';
+import { posix } from 'node:path';
 import { ANNOTATION_EXPIRES_AT, rfc3339 } from '../runtime/plan.js';
 import { ownerLabels, type SandboxVolume } from '../runtime/sandbox-plan.js';
 import { badRequest, conflict, notFound } from './http.js';
@@ -36,10 +37,22 @@ export function anonymousVolumesOf(body: CreateBody, mounted: SandboxVolume[]): 
 
 const withoutTrailingSlash = (path: string): string => path.replace(/\/+$/, '');
 
-/** Whether container c mounts the volume. */
-function mounts(c: ContainerRecord, name: string): boolean {
+/** A mount point of a container as dockerd records it: the volume's name (none for a tmpfs) and its path in the container. */
+export interface MountPoint {
+  name?: string;
+  destination: string;
+}
+
+/** Binds (named volumes: host paths are refused at create), Mounts and anonymous volumes; `--tmpfs` is no mount point in dockerd either. */
+export function mountPointsOf(c: ContainerRecord): MountPoint[] {
   const hc = c.body.HostConfig ?? {};
-  return (hc.Binds ?? []).some((b) => b.split(':')[0] === name) || (hc.Mounts ?? []).some((m) => m.Source === name) || (c.anonymousVolumes ?? []).some((a) => a.name === name);
+  // dockerd keeps destinations cleaned (`/data/` is `/data`), and `ps --filter volume=` compares with those
+  const clean = (path: string): string => posix.normalize(path).replace(/(.)\/+$/, '$1');
+  return [
+    ...(hc.Binds ?? []).map((bind) => ({ name: bind.split(':')[0], destination: clean(bind.split(':')[1] ?? '') })),
+    ...(hc.Mounts ?? []).map((m) => ({ name: m.Type === 'tmpfs' ? undefined : m.Source, destination: clean(m.Target ?? '') })),
+    ...(c.anonymousVolumes ?? []).map((a) => ({ name: a.name, destination: clean(a.target) })),
+  ];
 }
 
 export interface VolumeDeps {
@@ -98,9 +111,14 @@ export class Volumes {
     return rec;
   }
 
+  /** The containers, in any state, that mount the volume: dockerd's references, which keep it from `rm` and prune. */
+  usersOf(name: string): ContainerRecord[] {
+    return [...this.deps.containers.values()].filter((c) => mountPointsOf(c).some((m) => m.name === name));
+  }
+
   async remove(name: string, force: boolean): Promise<void> {
     const v = this.find(name);
-    const users = [...this.deps.containers.values()].filter((c) => mounts(c, name));
+    const users = this.usersOf(name);
     if (users.length && !force) throw conflict(`remove ${name}: volume is in use - [${users.map((u) => u.id).join(', ')}]`);
     await this.deps.cluster.deleteClaim(v.claim);
     this.records.delete(name);

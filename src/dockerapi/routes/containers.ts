@@ -1,6 +1,7 @@
 /** Containers: create, list, inspect, the lifecycle (start, stop, kill, restart, wait, remove), top. */
 import { DockerError, badRequest, conflict, type Router } from '../http.js';
 import { anyMatches, checkKeys, labelsMatch, parseFilters, patternMatchers, type Filters } from '../filters.js';
+import { pruneFilter } from '../prune-filters.js';
 import { checkBody } from '../request-bodies.js';
 import { checkCreateValues } from '../create-checks.js';
 import { parseSignal } from '../signals.js';
@@ -30,10 +31,10 @@ export function containerRoutes(r: Router, engine: Engine): void {
     call.send(200, list.map((c) => listItem(c, engine.networks.records)));
   });
   r.op('ContainerPrune', 'POST', '/containers/prune', async (call) => {
-    const filters = parseFilters(call.query.get('filters'));
+    const wanted = pruneFilter(parseFilters(call.query.get('filters')));
     const deleted: string[] = [];
     for (const c of [...engine.containers.values()]) {
-      if (c.status === 'running' || !labelsMatch(filters.get('label'), c.body.Labels ?? {})) continue;
+      if (c.status === 'running' || !wanted({ labels: c.body.Labels ?? {}, created: c.created })) continue;
       await engine.remove(c.id, true);
       deleted.push(c.id);
     }

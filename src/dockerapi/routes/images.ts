@@ -1,6 +1,6 @@
 /** Images: pulls are records (the kubelet pulls when a pod starts), with the config the registry gives. */
 import { badRequest, type Call, type Router } from '../http.js';
-import { anyMatches, parseFilters } from '../filters.js';
+import { anyMatches, checkKeys, parseFilters } from '../filters.js';
 import { imageListItem, inspectImage } from '../image-view.js';
 import type { Engine } from '../engine.js';
 import { goArch } from './system.js';
@@ -24,7 +24,11 @@ export function imageRoutes(r: Router, engine: Engine): void {
     call.send(201);
   });
   r.op('ImageDelete', 'DELETE', /^\/images\/(.+)$/, (call, [name]) => call.send(200, engine.images.remove(name)));
-  r.op('ImagePrune', 'POST', '/images/prune', (call) => call.send(200, { ImagesDeleted: [], SpaceReclaimed: 0 }));
+  r.op('ImagePrune', 'POST', '/images/prune', (call) => {
+    // Nothing is pruned (an image is a record of a pull; the node's images are the kubelet's), but what dockerd refuses is refused
+    checkKeys(parseFilters(call.query.get('filters')), ['dangling', 'label', 'label!', 'until']);
+    call.send(200, { ImagesDeleted: [], SpaceReclaimed: 0 });
+  });
 }
 
 /** `docker pull`: recorded, its config read from the registry; progress as JSON lines. */

@@ -1,6 +1,7 @@
 /** Networks: records; aliases become Services and pod hostAliases (../networks.ts). */
 import { badRequest, type Router } from '../http.js';
 import { anyMatches, labelsMatch, parseFilters } from '../filters.js';
+import { pruneFilter } from '../prune-filters.js';
 import { checkBody } from '../request-bodies.js';
 import type { NetworkCreateBody } from '../networks.js';
 import type { Engine } from '../engine.js';
@@ -40,16 +41,13 @@ export function networkRoutes(r: Router, engine: Engine): void {
     call.send(204);
   });
   r.op('NetworkPrune', 'POST', '/networks/prune', (call) => {
-    const filters = parseFilters(call.query.get('filters'));
+    const wanted = pruneFilter(parseFilters(call.query.get('filters')));
     const deleted: string[] = [];
     for (const n of [...engine.networks.values()]) {
-      if (n.builtin || !labelsMatch(filters.get('label'), n.labels)) continue;
-      try {
-        engine.networks.remove(n.id);
-        deleted.push(n.name);
-      } catch {
-        /* in use: kept, as docker does */
-      }
+      // in use (a running container on it): kept, as dockerd keeps a network with endpoints
+      if (n.builtin || engine.networks.hasActiveEndpoints(n.id) || !wanted(n)) continue;
+      engine.networks.remove(n.id);
+      deleted.push(n.name);
     }
     call.send(200, { NetworksDeleted: deleted });
   });

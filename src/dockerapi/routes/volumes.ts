@@ -1,6 +1,7 @@
 /** Volumes: PersistentVolumeClaims (../volumes.ts). */
 import type { Router } from '../http.js';
 import { anyMatches, labelsMatch, parseFilters } from '../filters.js';
+import { volumePruneFilter } from '../prune-filters.js';
 import { checkBody } from '../request-bodies.js';
 import { newId } from '../model.js';
 import type { Engine } from '../engine.js';
@@ -23,13 +24,17 @@ export function volumeRoutes(r: Router, engine: Engine): void {
     call.send(204);
   });
   r.op('VolumePrune', 'POST', '/volumes/prune', async (call) => {
+    const wanted = volumePruneFilter(parseFilters(call.query.get('filters')), call.version);
     const deleted: string[] = [];
     for (const v of [...engine.volumes.values()]) {
+      // used by a container in any state: kept, as dockerd keeps a volume with references
+      if (!wanted(v.labels) || engine.volumes.usersOf(v.name).length) continue;
       try {
         await engine.volumes.remove(v.name, false);
         deleted.push(v.name);
-      } catch {
-        /* in use */
+      } catch (err) {
+        // as dockerd: the prune goes on and answers what it removed
+        process.stderr.write(`berth serve: volume prune could not remove volume ${v.name}: ${(err as Error).message}\n`);
       }
     }
     call.send(200, { VolumesDeleted: deleted, SpaceReclaimed: 0 });
