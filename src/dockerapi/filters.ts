@@ -77,9 +77,13 @@ export function anyMatches<T>(wanted: T[] | undefined, test: (w: T) => boolean):
   return wanted.some(test);
 }
 
-/** dockerd's refusal of a filter (`invalid filter 'bogus'`), or of its values (`invalid filter 'dangling=[maybe]'`, Go's print of a list). */
-export function invalidFilter(key: string, values?: string[], why?: string): FilterError {
-  return new FilterError(`invalid filter '${key}${values ? `=[${values.join(' ')}]` : ''}'${why ? `: ${why}` : ''}`);
+/**
+ * dockerd's refusal of a filter (`invalid filter 'bogus'`), or of its value (`invalid filter 'status=bogus'`)
+ * or values (`invalid filter 'dangling=[maybe]'`, Go's print of a list), and why.
+ */
+export function invalidFilter(key: string, value?: string | string[], why?: string): FilterError {
+  const shown = value === undefined ? '' : `=${Array.isArray(value) ? `[${value.join(' ')}]` : value}`;
+  return new FilterError(`invalid filter '${key}${shown}'${why ? `: ${why}` : ''}`);
 }
 
 /** Refuses a key the endpoint does not know, as dockerd's Validate does: never a filter silently left out. */

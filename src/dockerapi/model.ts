@@ -298,8 +298,31 @@ export function inspectContainer(c: ContainerRecord, networks: Map<string, Netwo
   };
 }
 
+export interface PortSummary {
+  IP?: string;
+  PrivatePort: number;
+  PublicPort?: number;
+  Type: string;
+}
+
+/**
+ * The ports `docker ps` shows, as dockerd lists them: while the container runs, each published binding and
+ * each exposed port that has none (only its PrivatePort); none otherwise (dockerd releases them at the exit).
+ * The `publish` and `expose` filters match these.
+ */
+export function portSummaries(c: ContainerRecord): PortSummary[] {
+  if (c.status !== 'running') return [];
+  const published: PortSummary[] = c.ports.map((p) => ({ IP: p.reportedIp, PrivatePort: p.containerPort, PublicPort: p.hostPort, Type: 'tcp' }));
+  const bound = new Set(c.ports.map((p) => p.key));
+  const exposed = Object.keys(c.body.ExposedPorts ?? {})
+    .map((key) => (key.includes('/') ? key : `${key}/tcp`))
+    .filter((key) => !bound.has(key))
+    .map((key): PortSummary => ({ PrivatePort: parseInt(key, 10), Type: key.split('/')[1] }));
+  return [...published, ...exposed];
+}
+
 export function listItem(c: ContainerRecord, networks: Map<string, NetworkRecord>): Record<string, unknown> {
-  const ports = c.status === 'running' ? c.ports.map((p) => ({ IP: p.reportedIp, PrivatePort: p.containerPort, PublicPort: p.hostPort, Type: 'tcp' })) : [];
+  const ports = portSummaries(c);
   return {
     Id: c.id,
     Names: [`/${c.name}`],

@@ -1,13 +1,13 @@
 /** Containers: create, list, inspect, the lifecycle (start, stop, kill, restart, wait, remove), top. */
 import { DockerError, badRequest, conflict, type Router } from '../http.js';
-import { anyMatches, checkKeys, labelsMatch, parseFilters, patternMatchers, type Filters } from '../filters.js';
+import { parseFilters } from '../filters.js';
+import { containerListFilter } from '../container-filters.js';
 import { pruneFilter } from '../prune-filters.js';
 import { checkBody } from '../request-bodies.js';
 import { checkCreateValues } from '../create-checks.js';
 import { parseSignal } from '../signals.js';
-import { inspectContainer, listItem, type ContainerRecord, type CreateBody } from '../model.js';
+import { inspectContainer, listItem, type CreateBody } from '../model.js';
 import type { Engine } from '../engine.js';
-import { tryNormalizeImage } from '../image-ref.js';
 
 export function containerRoutes(r: Router, engine: Engine): void {
   r.op('ContainerCreate', 'POST', '/containers/create', async (call) => {
@@ -21,11 +21,11 @@ export function containerRoutes(r: Router, engine: Engine): void {
   });
   r.op('ContainerList', 'GET', '/containers/json', (call) => {
     const filters = parseFilters(call.query.get('filters'));
-    checkKeys(filters, ['label', 'name', 'id', 'status', 'ancestor', 'network', 'before', 'since', 'exited', 'health', 'volume', 'publish', 'expose', 'is-task']);
+    const wanted = containerListFilter(filters, { container: (ref) => engine.container(ref), networkName: (id) => engine.networks.get(id)?.name });
     const limit = call.int('limit') ?? -1;
-    // `docker ps -n N` and `-l` list the newest containers of every state, as dockerd does
-    const all = call.flag('all') || limit > 0 || filters.has('status') || filters.has('exited');
-    const wanted = listFilter(engine, filters);
+    // `docker ps -n N` and `-l` list the newest containers of every state, and so does a `status` filter, as
+    // dockerd does (not `exited`: `docker ps --filter exited=0` needs -a there too)
+    const all = call.flag('all') || limit > 0 || filters.has('status');
     let list = [...engine.containers.values()].sort((a, b) => b.created.getTime() - a.created.getTime()).filter((c) => (all || c.status === 'running') && wanted(c));
     if (limit > 0) list = list.slice(0, limit);
     call.send(200, list.map((c) => listItem(c, engine.networks.records)));
@@ -94,23 +94,6 @@ export function containerRoutes(r: Router, engine: Engine): void {
     const result = await engine.wait(c, condition, abort.signal);
     out.end(`${JSON.stringify(result)}\n`);
   });
-}
-
-/** `docker ps --filter …` as dockerd reads the filters it serves. */
-function listFilter(engine: Engine, filters: Filters): (c: ContainerRecord) => boolean {
-  const created = (ref: string): number => engine.container(ref).created.getTime();
-  const names = patternMatchers('name', filters.get('name'));
-  return (c) =>
-    labelsMatch(filters.get('label'), c.body.Labels ?? {}) &&
-    anyMatches(names, (matches) => matches(`/${c.name}`)) &&
-    anyMatches(filters.get('id'), (id) => c.id.startsWith(id)) &&
-    anyMatches(filters.get('status'), (s) => s === c.status) &&
-    anyMatches(filters.get('exited'), (e) => c.status === 'exited' && Number(e) === c.exitCode) &&
-    anyMatches(filters.get('ancestor'), (a) => c.image === a || tryNormalizeImage(c.image) === tryNormalizeImage(a)) &&
-    anyMatches(filters.get('network'), (n) => [...c.networks.keys()].some((id) => id.startsWith(n) || engine.networks.get(id)?.name === n)) &&
-    anyMatches(filters.get('health'), (h) => (c.health?.status ?? 'none') === h) &&
-    anyMatches(filters.get('before'), (b) => c.created.getTime() < created(b)) &&
-    anyMatches(filters.get('since'), (s) => c.created.getTime() > created(s));
 }
 
 /** `ps` output → Titles and Processes (the last column keeps its spaces). */
