@@ -1,6 +1,7 @@
 /** Networks: records; aliases become Services and pod hostAliases (../networks.ts). */
 import { badRequest, type Router } from '../http.js';
-import { anyMatches, labelsMatch, parseFilters } from '../filters.js';
+import { parseFilters } from '../filters.js';
+import { networkListFilter } from '../network-filters.js';
 import { pruneFilter } from '../prune-filters.js';
 import { checkBody } from '../request-bodies.js';
 import type { NetworkCreateBody } from '../networks.js';
@@ -8,14 +9,8 @@ import type { Engine } from '../engine.js';
 
 export function networkRoutes(r: Router, engine: Engine): void {
   r.op('NetworkList', 'GET', '/networks', (call) => {
-    const filters = parseFilters(call.query.get('filters'));
-    const list = [...engine.networks.values()].filter(
-      (n) =>
-        anyMatches(filters.get('name'), (x) => n.name === x || n.name.includes(x)) &&
-        anyMatches(filters.get('id'), (x) => n.id.startsWith(x)) &&
-        anyMatches(filters.get('driver'), (x) => n.driver === x) &&
-        labelsMatch(filters.get('label'), n.labels),
-    );
+    const wanted = networkListFilter(parseFilters(call.query.get('filters')), (id) => engine.networks.hasActiveEndpoints(id));
+    const list = [...engine.networks.values()].filter(wanted);
     call.send(200, list.map((n) => networkJson(engine, n.id)));
   });
   r.op('NetworkInspect', 'GET', '/networks/{id}', (call, [id]) => call.send(200, networkJson(engine, id)));

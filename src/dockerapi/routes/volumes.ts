@@ -1,6 +1,7 @@
 /** Volumes: PersistentVolumeClaims (../volumes.ts). */
 import type { Router } from '../http.js';
-import { anyMatches, labelsMatch, parseFilters } from '../filters.js';
+import { parseFilters } from '../filters.js';
+import { volumeListFilter } from '../volume-filters.js';
 import { volumePruneFilter } from '../prune-filters.js';
 import { checkBody } from '../request-bodies.js';
 import { newId } from '../model.js';
@@ -8,8 +9,8 @@ import type { Engine } from '../engine.js';
 
 export function volumeRoutes(r: Router, engine: Engine): void {
   r.op('VolumeList', 'GET', '/volumes', (call) => {
-    const filters = parseFilters(call.query.get('filters'));
-    const list = [...engine.volumes.values()].filter((v) => labelsMatch(filters.get('label'), v.labels) && anyMatches(filters.get('name'), (n) => v.name.includes(n)));
+    const wanted = volumeListFilter(parseFilters(call.query.get('filters')), (name) => engine.volumes.usersOf(name).length > 0);
+    const list = [...engine.volumes.values()].filter(wanted);
     call.send(200, { Volumes: list.map((v) => volumeJson(engine, v.name)), Warnings: [] });
   });
   r.op('VolumeCreate', 'POST', '/volumes/create', async (call) => {
