@@ -39,7 +39,7 @@ export interface HostConfig {
   PortBindings?: Record<string, Array<{ HostIp?: string; HostPort?: string }> | null> | null;
   PublishAllPorts?: boolean;
   Binds?: string[] | null;
-  Mounts?: Array<{ Type?: string; Source?: string; Target?: string; ReadOnly?: boolean }> | null;
+  Mounts?: Array<{ Type?: string; Source?: string; Target?: string; ReadOnly?: boolean; VolumeOptions?: { DriverConfig?: { Name?: string; Options?: Record<string, string> | null } | null } | null }> | null;
   Tmpfs?: Record<string, string> | null;
   AutoRemove?: boolean;
   NetworkMode?: string;

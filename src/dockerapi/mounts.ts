@@ -7,6 +7,7 @@
 import { badRequest } from './http.js';
 import type { CreateBody } from './model.js';
 import { NAME_RE } from './networks.js';
+import { refuseDriverSettings } from './volumes.js';
 import type { SandboxVolume } from '../runtime/sandbox-plan.js';
 
 export interface MountPlan {
@@ -66,6 +67,7 @@ function bindVolume(bind: string): SandboxVolume {
 type MountSpec = NonNullable<NonNullable<CreateBody['HostConfig']>['Mounts']>[number];
 
 function mountVolume(m: MountSpec, warnings: string[]): SandboxVolume {
+  if (m.Type === 'volume') refuseDriverSettings(m.VolumeOptions?.DriverConfig?.Name, m.VolumeOptions?.DriverConfig?.Options, { driver: 'volume-driver= of --mount', options: 'volume-opt= of --mount' });
   if (m.Type === 'volume' && m.Source && m.Target) {
     checkVolumeName(m.Source);
     return { claim: m.Source, target: m.Target, readOnly: Boolean(m.ReadOnly) };

@@ -49,7 +49,7 @@ const schemas = {
         PortBindings: nullable({ type: 'object', additionalProperties: nullable({ type: 'array', items: obj({ HostIp: str, HostPort: str }) }) }),
         PublishAllPorts: bool,
         Binds: nullable(strList),
-        Mounts: nullable({ type: 'array', items: obj({ Type: str, Source: str, Target: str, ReadOnly: bool }) }),
+        Mounts: nullable({ type: 'array', items: obj({ Type: str, Source: str, Target: str, ReadOnly: bool, VolumeOptions: nullable(obj({ DriverConfig: nullable(obj({ Name: str, Options: nullable(strMap) })) })) }) }),
         Tmpfs: nullable(strMap),
         AutoRemove: bool,
         NetworkMode: str,

@@ -19,6 +19,19 @@ export const ANNOTATION_VOLUME_LABELS = 'berth.dev/volume-labels';
 /** dockerd's label on the volumes it makes for `-v /path` */
 export const LABEL_ANONYMOUS = 'com.docker.volume.anonymous';
 
+const CLAIMS_ONLY = "berth's volumes are PersistentVolumeClaims of the cluster's default StorageClass and take no driver or options";
+
+/**
+ * A volume driver other than `local`, or driver options (`docker volume create -d nfs -o type=nfs`, `--mount
+ * volume-driver=…,volume-opt=…`): refused, where they were dropped and the volume made without them.
+ * `flags` name where the client gave them.
+ */
+export function refuseDriverSettings(driver: string | undefined, options: Record<string, string> | null | undefined, flags: { driver: string; options: string }): void {
+  if (driver && driver !== 'local') throw badRequest(`volume driver "${driver}" is not supported: ${CLAIMS_ONLY}; leave out ${flags.driver}`);
+  const given = Object.entries(options ?? {}).map(([k, v]) => `${k}=${v}`);
+  if (given.length) throw badRequest(`volume driver options are not supported (${given.join(', ')}): ${CLAIMS_ONLY}; leave out ${flags.options}`);
+}
+
 /**
  * The anonymous volumes of a create (`Volumes`: container paths), each with a new name; a path that a bind,
  * mount or tmpfs of the same create already covers (`mounted`, the create's resolved mounts) gets none, as

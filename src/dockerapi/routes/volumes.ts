@@ -5,6 +5,7 @@ import { volumeListFilter } from '../volume-filters.js';
 import { volumePruneFilter } from '../prune-filters.js';
 import { checkBody } from '../request-bodies.js';
 import { newId } from '../model.js';
+import { refuseDriverSettings } from '../volumes.js';
 import type { Engine } from '../engine.js';
 
 export function volumeRoutes(r: Router, engine: Engine): void {
@@ -14,7 +15,8 @@ export function volumeRoutes(r: Router, engine: Engine): void {
     call.send(200, { Volumes: list.map((v) => volumeJson(engine, v.name)), Warnings: [] });
   });
   r.op('VolumeCreate', 'POST', '/volumes/create', async (call) => {
-    const body = checkBody<{ Name?: string; Labels?: Record<string, string> | null }>('volumeCreate', (await call.json()) ?? {});
+    const body = checkBody<{ Name?: string; Driver?: string; DriverOpts?: Record<string, string> | null; Labels?: Record<string, string> | null }>('volumeCreate', (await call.json()) ?? {});
+    refuseDriverSettings(body.Driver, body.DriverOpts, { driver: '-d (--driver)', options: '-o (--opt)' });
     const name = body.Name || newId();
     if (!engine.volumes.has(name)) await engine.volumes.ensure(name, body.Labels ?? {});
     call.send(201, volumeJson(engine, name));

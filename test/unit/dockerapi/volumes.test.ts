@@ -1,7 +1,7 @@
 // Anonymous volumes (`-v /path`): one per path the create's own mounts do not already cover, as dockerd makes them.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { anonymousVolumesOf } from '../../../src/dockerapi/volumes.js';
+import { anonymousVolumesOf, refuseDriverSettings } from '../../../src/dockerapi/volumes.js';
 
 test('a path covered by a bind, mount or tmpfs of the same create gets no anonymous volume', () => {
   const body = { Image: 'i', Volumes: { '/data': {}, '/cache/': {}, '/scratch': {}, '/free': {} } };
@@ -18,4 +18,17 @@ test('a path covered by a bind, mount or tmpfs of the same create gets no anonym
 
 test('a relative path is refused in docker\'s words', () => {
   assert.throws(() => anonymousVolumesOf({ Image: 'i', Volumes: { data: {} } }, []), /invalid volume path data: an anonymous volume \(-v \/path\) needs an absolute path/);
+});
+
+test('a volume driver other than local, or driver options, are refused saying volumes are claims, never dropped', () => {
+  const flags = { driver: '-d (--driver)', options: '-o (--opt)' };
+  assert.doesNotThrow(() => refuseDriverSettings(undefined, undefined, flags));
+  assert.doesNotThrow(() => refuseDriverSettings('local', {}, flags), 'what the docker CLI sends without -d and -o');
+  assert.doesNotThrow(() => refuseDriverSettings('', null, flags));
+  assert.throws(
+    () => refuseDriverSettings('nfs', {}, flags),
+    /volume driver "nfs" is not supported: berth's volumes are PersistentVolumeClaims of the cluster's default StorageClass and take no driver or options; leave out -d \(--driver\)/,
+  );
+  assert.throws(() => refuseDriverSettings('local', { type: 'tmpfs', device: 'tmpfs' }, flags), /volume driver options are not supported \(type=tmpfs, device=tmpfs\): .*; leave out -o \(--opt\)/);
+  assert.throws(() => refuseDriverSettings('local', { o: 'size=1g' }, flags), (err: { status?: number }) => err.status === 400);
 });
