@@ -236,5 +236,130 @@ for (const kind of ['podman', 'berth'] as const) {
       assert.equal(back.code, 0, back.stderr);
       assert.equal(back.stdout, 'joined\n');
     });
+
+    // Prunes on podman would reach this machine's other containers and networks (the dev cluster's among them):
+    // every prune here is held to the test's own label. podman 4.3 refuses in words of its own
+    // (`bogus is an invalid filter`), berth in dockerd's.
+    const namesOf = (out: string): string[] => out.split('\n').filter(Boolean).sort();
+    const refusedFilter = (key: string): RegExp => (kind === 'berth' ? new RegExp(`invalid filter '${key}'`) : /invalid filter/);
+
+    test('container prune: label! keeps what it names, until keeps what is newer; an unknown filter is refused and prunes nothing', async () => {
+      const scope = `${prefix}-cprune`;
+      const keep = name('pkeep');
+      const drop = name('pdrop');
+      const up = name('pup');
+      await ok(['create', '--name', keep, '-l', scope, '-l', 'keep=yes', BUSYBOX, 'true']);
+      await ok(['create', '--name', drop, '-l', scope, BUSYBOX, 'true']);
+      await ok(['run', '-d', '--name', up, '-l', scope, BUSYBOX, 'sleep', '600']);
+      const mine = async (): Promise<string[]> => namesOf(await ok(['ps', '-a', '--filter', `label=${scope}`, '--format', '{{.Names}}']));
+
+      const refused = await engine.docker(['container', 'prune', '-f', '--filter', `label=${scope}`, '--filter', 'bogus=1']);
+      assert.notEqual(refused.code, 0, refused.stdout);
+      assert.match(refused.stderr, refusedFilter('bogus'));
+      assert.deepEqual(await mine(), [drop, keep, up].sort(), 'a refused prune removes nothing');
+
+      await ok(['container', 'prune', '-f', '--filter', `label=${scope}`, '--filter', 'until=1h']);
+      assert.deepEqual(await mine(), [drop, keep, up].sort(), 'until=1h: all were made within the hour');
+
+      await ok(['container', 'prune', '-f', '--filter', `label=${scope}`, '--filter', 'label!=keep=yes']);
+      assert.deepEqual(await mine(), [keep, up].sort(), 'the stopped container without keep=yes went; the running one stays');
+    });
+
+    test('ps --filter volume= lists only the containers that mount it (by name or mount point); status=bogus is refused', async () => {
+      const scope = `${prefix}-psvol`;
+      const vol = `${prefix}-psvol`;
+      volumes.push(vol);
+      await ok(['volume', 'create', vol]);
+      const user = name('voluser');
+      await ok(['create', '--name', user, '-l', scope, '-v', `${vol}:/data`, BUSYBOX, 'true']);
+      const other = name('novol');
+      await ok(['create', '--name', other, '-l', scope, BUSYBOX, 'true']);
+      assert.equal((await ok(['ps', '-a', '--filter', `volume=${vol}`, '--format', '{{.Names}}'])).trim(), user);
+      // podman 4.3 does not find a container by its mount point (a known deviation of the reference)
+      if (kind === 'berth') assert.equal((await ok(['ps', '-a', '--filter', 'volume=/data', '--filter', `label=${scope}`, '--format', '{{.Names}}'])).trim(), user);
+      assert.equal((await ok(['ps', '-a', '--filter', `volume=${vol}-none`, '--format', '{{.Names}}'])).trim(), '', 'no container, not all of them');
+      const bad = await engine.docker(['ps', '--filter', 'status=bogus']);
+      assert.notEqual(bad.code, 0);
+      if (kind === 'berth') assert.match(bad.stderr, /invalid filter 'status=bogus': invalid value for state \(bogus\): must be one of created, running/);
+    });
+
+    test('ps --filter publish= (a host port) and expose= (a container port) of a running container', { skip: kind === 'podman' && 'podman 4.3 has no publish and expose filters' }, async () => {
+      const scope = `${prefix}-psport`;
+      const c = name('psport');
+      await ok(['run', '-d', '--name', c, '-l', scope, '-p', '127.0.0.1::8080', '--expose', '9090', BUSYBOX, 'sleep', '600']);
+      const port = (await ok(['inspect', '-f', '{{(index (index .NetworkSettings.Ports "8080/tcp") 0).HostPort}}', c])).trim();
+      const listed = async (filter: string): Promise<string> => (await ok(['ps', '--filter', filter, '--filter', `label=${scope}`, '--format', '{{.Names}}'])).trim();
+      assert.equal(await listed(`publish=${port}`), c);
+      assert.equal(await listed(`publish=${port}/tcp`), c);
+      assert.equal(await listed('expose=8080'), c);
+      assert.equal(await listed('expose=9090/tcp'), c, 'exposed without a binding');
+      assert.equal(await listed('expose=9091'), '');
+      assert.equal(await listed('publish=8080'), '', 'publish is the host port');
+    });
+
+    test('volume prune keeps named volumes and removes a dangling anonymous one; --all takes named ones; unknown filters refused', { skip: kind === 'podman' && "a prune on this machine's podman would remove other users' volumes" }, async () => {
+      const volumesNow = async (): Promise<string[]> => namesOf(await ok(['volume', 'ls', '-q']));
+      const scope = `${prefix}-vprune`;
+      const named = `${prefix}-vkeep`;
+      volumes.push(named);
+      await ok(['volume', 'create', '--label', scope, named]);
+      const before = await volumesNow();
+      const anon = name('vanon');
+      await ok(['run', '--name', anon, '-v', '/scratch', BUSYBOX, 'true']);
+      const made = (await volumesNow()).filter((v) => !before.includes(v));
+      assert.equal(made.length, 1, `one anonymous volume: ${made.join(', ')}`);
+      await ok(['volume', 'prune', '-f']);
+      assert.ok((await volumesNow()).includes(made[0]), 'a volume of an existing (exited) container stays');
+      await ok(['rm', anon]); // without -v: the anonymous volume stays, used by no container
+      assert.ok(namesOf(await ok(['volume', 'ls', '-q', '--filter', 'dangling=true'])).includes(made[0]));
+      assert.ok(!namesOf(await ok(['volume', 'ls', '-q', '--filter', 'dangling=false'])).includes(made[0]));
+
+      const refused = await engine.docker(['volume', 'prune', '-f', '--filter', 'bogus=1']);
+      assert.notEqual(refused.code, 0);
+      assert.match(refused.stderr, refusedFilter('bogus'));
+      assert.ok((await volumesNow()).includes(made[0]), 'a refused prune removes nothing');
+
+      await ok(['volume', 'prune', '-f']);
+      const after = await volumesNow();
+      assert.ok(!after.includes(made[0]), 'the anonymous volume is pruned');
+      assert.ok(after.includes(named), 'a named volume is kept (API 1.42 and later)');
+      await ok(['volume', 'prune', '-f', '--all', '--filter', `label=${scope}`]);
+      assert.ok(!(await volumesNow()).includes(named), '--all prunes named volumes too');
+    });
+
+    test('volume create with a driver or driver options is refused saying why', { skip: kind === 'podman' && 'podman has local options (type=tmpfs) berth cannot give' }, async () => {
+      const driver = await engine.docker(['volume', 'create', '-d', 'nfs', `${prefix}-nfs`]);
+      assert.notEqual(driver.code, 0);
+      assert.match(driver.stderr, /volume driver "nfs" is not supported: berth's volumes are PersistentVolumeClaims of the cluster's default StorageClass/);
+      const options = await engine.docker(['volume', 'create', '-o', 'type=tmpfs', `${prefix}-opt`]);
+      assert.notEqual(options.code, 0);
+      assert.match(options.stderr, /volume driver options are not supported \(type=tmpfs\)/);
+      const list = namesOf(await ok(['volume', 'ls', '-q']));
+      assert.ok(!list.includes(`${prefix}-nfs`) && !list.includes(`${prefix}-opt`), 'neither was made');
+    });
+
+    test('network ls type and dangling; network prune: label! keeps what it names, an unknown filter is refused', async () => {
+      const scope = `${prefix}-nprune`;
+      const keepNet = `${prefix}-nkeep`;
+      const dropNet = `${prefix}-ndrop`;
+      networks.push(keepNet, dropNet);
+      await ok(['network', 'create', '--label', scope, '--label', 'keep=yes', keepNet]);
+      await ok(['network', 'create', '--label', scope, dropNet]);
+      if (kind === 'berth') {
+        // podman 4.3 has no type filter
+        const custom = namesOf(await ok(['network', 'ls', '--filter', 'type=custom', '--format', '{{.Name}}']));
+        assert.ok(custom.includes(keepNet) && !custom.includes('none'), custom.join(' '));
+        assert.ok(namesOf(await ok(['network', 'ls', '--filter', 'type=builtin', '--format', '{{.Name}}'])).includes('none'));
+      }
+      assert.deepEqual(namesOf(await ok(['network', 'ls', '--filter', 'dangling=true', '--filter', `label=${scope}`, '--format', '{{.Name}}'])), [dropNet, keepNet].sort());
+      const mine = async (): Promise<string[]> => namesOf(await ok(['network', 'ls', '--filter', `label=${scope}`, '--format', '{{.Name}}']));
+
+      const refused = await engine.docker(['network', 'prune', '-f', '--filter', `label=${scope}`, '--filter', 'bogus=1']);
+      assert.notEqual(refused.code, 0);
+      assert.match(refused.stderr, refusedFilter('bogus'));
+      assert.deepEqual(await mine(), [dropNet, keepNet].sort(), 'a refused prune removes nothing');
+      await ok(['network', 'prune', '-f', '--filter', `label=${scope}`, '--filter', 'label!=keep=yes']);
+      assert.deepEqual(await mine(), [keepNet]);
+    });
   });
 }
