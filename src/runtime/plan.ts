@@ -307,7 +307,6 @@ function tarEntry(prefix: string, e: MountEntry): TarEntry {
 const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 const LABEL_VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
 
-/** docker labels are free-form; those that are not valid Kubernetes labels are kept as annotations. */
 /** The pod-level security every berth pod starts from: RuntimeDefault seccomp, and the run's user and group. */
 export function podSecurityFor(user: WorkloadUser | undefined): V1PodSecurityContext {
   return {
@@ -317,14 +316,26 @@ export function podSecurityFor(user: WorkloadUser | undefined): V1PodSecurityCon
   };
 }
 
+/** docker labels whose keys Kubernetes takes neither as label nor as annotation keys (`été`, `a/b/c`), as JSON */
+export const ANNOTATION_DOCKER_LABELS = 'berth.dev/docker-labels';
+
+/**
+ * docker labels are free-form: valid Kubernetes labels stay labels, a valid key with another value becomes an
+ * annotation, and the labels whose keys no pod could carry go together into one annotation (they failed the
+ * pod's creation at start before).
+ */
 export function splitLabels(input: Record<string, string>): { labels: Record<string, string>; annotations: Record<string, string> } {
   const labels: Record<string, string> = {};
   const annotations: Record<string, string> = {};
+  const unkeyable: Record<string, string> = {};
   for (const [k, v] of Object.entries(input)) {
     const prefix = k.includes('/') ? k.slice(0, k.indexOf('/')) : '';
-    if (LABEL_KEY.test(k) && prefix.length <= 253 && LABEL_VALUE.test(v)) labels[k] = v;
-    else annotations[k] = v;
+    const validKey = LABEL_KEY.test(k) && prefix.length <= 253;
+    if (validKey && LABEL_VALUE.test(v)) labels[k] = v;
+    else if (validKey) annotations[k] = v;
+    else unkeyable[k] = v;
   }
+  if (Object.keys(unkeyable).length) annotations[ANNOTATION_DOCKER_LABELS] = JSON.stringify(unkeyable);
   return { labels, annotations };
 }
 

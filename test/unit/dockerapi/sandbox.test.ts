@@ -72,7 +72,7 @@ test('the pod: labels, expiry, deadline, security, command and args', () => {
   assert.equal(pod.metadata?.labels?.['app.kubernetes.io/managed-by'], 'berth');
   assert.equal(pod.metadata?.labels?.['berth.dev/owner'], 'inst1');
   assert.equal(pod.metadata?.labels?.['berth.dev/container'], 'abc');
-  assert.equal(pod.metadata?.annotations?.['bad key!'], 'v', 'labels Kubernetes refuses are kept as annotations');
+  assert.equal(pod.metadata?.annotations?.['berth.dev/docker-labels'], '{"bad key!":"v"}', 'labels whose keys no pod can carry are kept as JSON in one annotation');
   assert.equal(pod.metadata?.annotations?.['berth.dev/expires-at'], '2024-01-01T00:10:00Z');
   assert.equal(pod.spec?.activeDeadlineSeconds, 600);
   assert.equal(pod.spec?.automountServiceAccountToken, false);

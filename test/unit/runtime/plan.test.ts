@@ -88,7 +88,8 @@ test('a pod template keeps its fields and may loosen defaults; berth fills the c
   assert.equal(pod.metadata?.labels?.tier, 'krm');
   assert.equal(pod.metadata?.labels?.team, 'web');
   assert.equal(pod.metadata?.labels?.[LABEL_RUN], 'abc12345');
-  assert.equal(pod.metadata?.annotations?.['not a label'], 'x y');
+  // no pod can carry that key, not even as an annotation: it is kept in berth's JSON annotation
+  assert.equal(pod.metadata?.annotations?.['berth.dev/docker-labels'], '{"not a label":"x y"}');
   assert.equal(pod.metadata?.annotations?.note, 'n');
   assert.deepEqual(pod.spec?.nodeSelector, { pool: 'fn' });
   assert.equal(pod.spec?.tolerations?.length, 1);
@@ -169,5 +170,7 @@ test('pod names are DNS labels; invalid docker labels move to annotations', () =
   assert.equal(podNameFor({ image: 'ghcr.io/kptdev/krm-functions-catalog/set-labels:v0.1.5' }, 'r1'), 'set-labels-r1');
   assert.equal(podNameFor({ image: 'x@sha256:abc', name: 'My_Fn' }, 'r1'), 'my-fn-r1');
   assert.ok(podNameFor({ image: 'a'.repeat(100) }, 'r1').length <= 63);
-  assert.deepEqual(splitLabels({ 'a.b/c': 'd', 'bad key': 'v', ok: 'spaces are bad' }), { labels: { 'a.b/c': 'd' }, annotations: { 'bad key': 'v', ok: 'spaces are bad' } });
+  assert.deepEqual(splitLabels({ 'a.b/c': 'd', 'bad key': 'v', ok: 'spaces are bad' }), { labels: { 'a.b/c': 'd' }, annotations: { ok: 'spaces are bad', 'berth.dev/docker-labels': '{"bad key":"v"}' } });
+  // keys no pod can carry (not even as annotations) are kept together, as JSON
+  assert.deepEqual(splitLabels({ été: '1', 'a/b/c': '2', [`${'n'.repeat(64)}`]: '3' }).annotations, { 'berth.dev/docker-labels': JSON.stringify({ été: '1', 'a/b/c': '2', ['n'.repeat(64)]: '3' }) });
 });
