@@ -350,8 +350,10 @@ for (const kind of ['podman', 'berth'] as const) {
         const custom = namesOf(await ok(['network', 'ls', '--filter', 'type=custom', '--format', '{{.Name}}']));
         assert.ok(custom.includes(keepNet) && !custom.includes('none'), custom.join(' '));
         assert.ok(namesOf(await ok(['network', 'ls', '--filter', 'type=builtin', '--format', '{{.Name}}'])).includes('none'));
+        // podman 4.3's dangling filter reads every container of the machine, and fails when one goes meanwhile
+        // (the dev cluster's sandboxes come and go): berth only
+        assert.deepEqual(namesOf(await ok(['network', 'ls', '--filter', 'dangling=true', '--filter', `label=${scope}`, '--format', '{{.Name}}'])), [dropNet, keepNet].sort());
       }
-      assert.deepEqual(namesOf(await ok(['network', 'ls', '--filter', 'dangling=true', '--filter', `label=${scope}`, '--format', '{{.Name}}'])), [dropNet, keepNet].sort());
       const mine = async (): Promise<string[]> => namesOf(await ok(['network', 'ls', '--filter', `label=${scope}`, '--format', '{{.Name}}']));
 
       const refused = await engine.docker(['network', 'prune', '-f', '--filter', `label=${scope}`, '--filter', 'bogus=1']);
