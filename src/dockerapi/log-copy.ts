@@ -2,11 +2,11 @@
  * A pod log copied to a Docker client exactly, or not at all without saying so. The log endpoint has no
  * offsets: a stream that drops (or a follow that ends while the container still runs) is opened again
  * from the same start and the bytes already delivered are skipped, after checking that they are the
- * same bytes (SHA-256 of the delivered prefix). When that cannot be done — the log changed under us,
- * the window moves (`tail`), resumes run out — the copy fails with LogIncomplete, so the caller can turn
- * a short output into an error instead of a silent success.
+ * same bytes (SHA-256 of the delivered prefix). When that cannot be done — the log changed under us (or a
+ * `tailLines` window moved on), resumes run out — the copy fails with LogIncomplete, so the caller can turn a
+ * short output into an error instead of a silent success.
  */
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { once } from 'node:events';
 import type { Readable, Writable } from 'node:stream';
 
@@ -20,81 +20,125 @@ export class LogIncomplete extends Error {
 export interface LogSource {
   /** Opens the log from its (fixed) start; transient API failures are already retried inside. */
   open(): Promise<Readable>;
-  /** Asked when a follow stream ended cleanly: true when the container has ended, so the log is whole. */
+  /** Whether the container has ended (or its pod is gone): a follow of its log that ended is then whole. */
   ended(): Promise<boolean>;
+  /** Resolves at the next change of the container's state, or after `ms`. */
+  changed(ms: number): Promise<void>;
 }
 
 export interface CopyOptions {
   follow: boolean;
-  /** false when a re-opened log would not start where the first did (a tail window). */
-  resumable: boolean;
   /** Aborted when the client went away: the copy stops quietly. */
   signal: AbortSignal;
   /** Re-opens in a row allowed without new bytes in between (default 6). */
   maxResumes?: number;
+  /** How long a follow that ended waits for the pod to say its container ended (default 2 s). */
+  settleMs?: number;
   /** What the log is, for messages: `the stdout log of container x`. */
   what: string;
 }
 
+/** The bytes delivered so far: their count and a running hash, to check a read from the start against. */
+interface Delivered {
+  hash: Hash;
+  count: number;
+}
+
 /** Copies the log into `out` (not ended); returns the bytes delivered. */
 export async function copyLog(src: LogSource, out: Writable, o: CopyOptions): Promise<number> {
-  const delivered = createHash('sha256');
-  let count = 0;
+  const delivered: Delivered = { hash: createHash('sha256'), count: 0 };
   let resumes = 0;
   const max = o.maxResumes ?? 6;
   for (;;) {
-    if (o.signal.aborted) return count;
+    if (o.signal.aborted) return delivered.count;
     let res: Readable;
     try {
       res = await src.open();
     } catch (err) {
-      if (count === 0 && resumes === 0) throw err;
-      throw new LogIncomplete(`${o.what} was cut after ${count} bytes and could not be opened again: ${(err as Error).message}`);
+      if (delivered.count === 0 && resumes === 0) throw err;
+      throw new LogIncomplete(`${o.what} was cut after ${delivered.count} bytes and could not be opened again: ${(err as Error).message}`);
     }
-    const before = count;
-    let skip = count;
-    const check = createHash('sha256');
-    let dropped: string | undefined;
-    const onAbort = (): void => void res.destroy();
-    o.signal.addEventListener('abort', onAbort, { once: true });
-    try {
-      for await (const chunk of res) {
-        let buf = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
-        if (skip > 0) {
-          const head = buf.subarray(0, skip);
-          check.update(head);
-          skip -= head.length;
-          buf = buf.subarray(head.length);
-          if (skip === 0 && !check.digest().equals(delivered.copy().digest())) {
-            throw new LogIncomplete(`${o.what} was cut after ${count} bytes, and the log read again does not start with them (rotated or replaced)`);
-          }
-          if (buf.length === 0) continue;
-        }
-        delivered.update(buf);
-        count += buf.length;
-        if (!out.write(buf)) await drained(out, o.signal);
-      }
-    } catch (err) {
-      if (err instanceof LogIncomplete) throw err;
-      if (o.signal.aborted) return count;
-      dropped = (err as Error).message || String(err);
-    } finally {
-      o.signal.removeEventListener('abort', onAbort);
-      res.destroy();
-    }
-    if (o.signal.aborted) return count;
-    if (!dropped && skip > 0) dropped = `the log read again was shorter (${count - skip} of ${count} bytes)`;
-    if (!dropped) {
-      if (!o.follow || (await src.ended())) return count;
+    const before = delivered.count;
+    let dropped = await readOnce(res, out, delivered, o);
+    if (o.signal.aborted) return delivered.count;
+    const clean = !dropped;
+    if (clean) {
+      if (!o.follow) return delivered.count;
+      // A follow ends a moment before the pod says its container ended: give the status time to catch up.
+      if (await endedWithin(src, o.settleMs ?? 2000, o.signal)) return delivered.count;
+      if (o.signal.aborted) return delivered.count;
       dropped = 'the follow stream ended while the container runs';
     }
-    if (!o.resumable) throw new LogIncomplete(`${o.what} was cut after ${count} bytes (${dropped}); a tail window cannot be resumed`);
     // The budget is for cuts in a row: a stream that brought new bytes before it dropped made progress.
-    if (count > before) resumes = 0;
-    if (++resumes > max) throw new LogIncomplete(`${o.what} was cut after ${count} bytes ${resumes} times in a row (last: ${dropped})`);
-    // A follow can end a moment before the pod says its container ended: give the status time to catch up.
-    await pause(Math.min(1000, 50 * 2 ** resumes), o.signal);
+    if (delivered.count > before) resumes = 0;
+    if (++resumes > max) throw new LogIncomplete(`${o.what} was cut after ${delivered.count} bytes ${resumes} times in a row (last: ${dropped})`);
+    // A dropped stream is opened again after a backoff; one that ended has just waited for the pod's status.
+    if (!clean) await pause(Math.min(1000, 50 * 2 ** resumes), o.signal);
   }
+}
+
+/**
+ * One read of the log from its start into `out`: the bytes already delivered are checked and skipped, the rest
+ * delivered. Resolves with why the read dropped, or undefined when it ended cleanly (or the client went away);
+ * rejects with LogIncomplete when the log read again does not start with the delivered bytes.
+ */
+async function readOnce(res: Readable, out: Writable, delivered: Delivered, o: CopyOptions): Promise<string | undefined> {
+  let skip = delivered.count;
+  const check = createHash('sha256');
+  const stop = (): void => void res.destroy();
+  o.signal.addEventListener('abort', stop, { once: true });
+  if (o.signal.aborted) stop();
+  try {
+    for await (const chunk of res) {
+      let buf = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+      if (skip > 0) {
+        const head = buf.subarray(0, skip);
+        check.update(head);
+        skip -= head.length;
+        buf = buf.subarray(head.length);
+        if (skip === 0 && !check.digest().equals(delivered.hash.copy().digest())) {
+          throw new LogIncomplete(`${o.what} was cut after ${delivered.count} bytes, and the log read again does not start with them (rotated or replaced)`);
+        }
+        if (buf.length === 0) continue;
+      }
+      delivered.hash.update(buf);
+      delivered.count += buf.length;
+      if (!out.write(buf)) await drained(out, o.signal);
+    }
+  } catch (err) {
+    if (err instanceof LogIncomplete) throw err;
+    return (err as Error).message || String(err);
+  } finally {
+    o.signal.removeEventListener('abort', stop);
+    res.destroy();
+  }
+  return skip > 0 ? `the log read again was shorter (${delivered.count - skip} of ${delivered.count} bytes)` : undefined;
+}
+
+/** How often the container's end is asked for while no change of its state comes. */
+const SETTLE_POLL_MS = 250;
+
+/** Whether the container has ended, asked again at each change of its state (and every SETTLE_POLL_MS) for up to `ms`. */
+async function endedWithin(src: LogSource, ms: number, signal: AbortSignal): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (await src.ended()) return true;
+    const left = deadline - Date.now();
+    if (left <= 0 || signal.aborted) return false;
+    await nextChange(src, Math.min(left, SETTLE_POLL_MS), signal);
+  }
+}
+
+/** The source's next change, or `ms`, or the client going away, whichever comes first. */
+function nextChange(src: LogSource, ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    signal.addEventListener('abort', done, { once: true });
+    src.changed(ms).then(done, done);
+  });
 }
 
 function pause(ms: number, signal: AbortSignal): Promise<void> {

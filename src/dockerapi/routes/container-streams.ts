@@ -104,8 +104,8 @@ async function streamLogs(engine: Engine, c: ContainerRecord, out: Writable, o: 
   const abort = new AbortController();
   void o.closed.then(() => abort.abort());
   const copy = async (q: LogQuery, writer: Writable, what: string): Promise<void> => {
-    const source = { open: () => engine.openLog(podName, q), ended: () => engine.podEnded(podName) };
-    await copyLog(source, writer, { follow, resumable: tailLines === undefined, signal: abort.signal, what: `${what} of container ${c.name}` });
+    const source = { open: () => engine.openLog(podName, q), ended: () => engine.podEnded(podName), changed: (ms: number) => engine.nextChange(c, ms) };
+    await copyLog(source, writer, { follow, signal: abort.signal, what: `${what} of container ${c.name}` });
   };
   // A server with split logs refuses tailLines beside a specific stream: the window is cut by time (log-tail.ts).
   let window: ReturnType<typeof windowStart> | Promise<ReturnType<typeof windowStart>> | undefined;

@@ -2,14 +2,36 @@
 // Docker-compatible service: the same cases, the same expectations (Docker's behaviour).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { BUSYBOX, freshNamespace, runCommand } from '../harness/cluster.js';
+import { dirname, join } from 'node:path';
+import { BUSYBOX, freshNamespace, runCommand, type Result } from '../harness/cluster.js';
 import { bindServeRole, type DockerEngine, startBerth, startPodman, stopAndCheckLeftovers } from './serve-env.js';
 import { eventually } from '../../util/eventually.js';
 
 const prefix = `bs${process.pid}`;
+
+/** The docker CLI left running (a follow): what it printed so far, and its end. */
+function dockerRunning(engine: DockerEngine, args: string[]): { stdout: () => string; done: Promise<Result> } {
+  const child = spawn('docker', args, { env: { ...process.env, DOCKER_HOST: engine.dockerHost, DOCKER_CONFIG: dirname(engine.socket) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  const done = new Promise<Result>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+  return { stdout: () => stdout, done };
+}
+
+/** The lines of a log as printed (a TTY's end with \r\n). */
+const linesOf = (log: string): string[] => log.split(/\r?\n/).filter(Boolean);
 
 for (const kind of ['podman', 'berth'] as const) {
   describe(`docker CLI against ${kind}`, () => {
@@ -71,6 +93,26 @@ for (const kind of ['podman', 'berth'] as const) {
       assert.equal(tail.stderr, 'oops\n');
       const state = await ok(['inspect', '-f', '{{.State.Status}} {{.State.Running}} {{.State.ExitCode}}', id]);
       assert.equal(state.trim(), 'exited false 4');
+    });
+
+    test('logs -f --tail 0 of a container that ends during the follow: the new lines, exit 0 (three times, one with a TTY)', async () => {
+      for (const tty of [false, false, true]) {
+        const c = name(`follow-end-${names.length}`);
+        // Ticks until /tmp/go exists, then a last line and the end: the follow sees the container end.
+        await ok(['run', '-d', ...(tty ? ['-t'] : []), '--name', c, BUSYBOX, 'sh', '-c', 'echo old; i=0; until [ -e /tmp/go ]; do i=$((i+1)); echo tick$i; usleep 50000; done; echo new1']);
+        await eventually('the container ticks', async () => (await ok(['logs', c])).includes('tick1'));
+        const follow = dockerRunning(engine, ['logs', '-f', '--tail', '0', c]);
+        // The follow is under way once it printed a tick written after it began.
+        await eventually('the follow prints', () => /tick\d+/.test(follow.stdout()), { timeoutMs: 20_000 });
+        await ok(['exec', c, 'touch', '/tmp/go']);
+        const r = await follow.done;
+        assert.equal(r.code, 0, `docker logs -f --tail 0 exited ${r.code}: ${r.stderr}`);
+        const lines = linesOf(r.stdout);
+        assert.equal(lines.at(-1), 'new1', r.stdout);
+        assert.ok(!lines.includes('old'), 'the line before the follow is outside --tail 0');
+        const ticks = lines.slice(0, -1).map((l) => Number(l.replace('tick', '')));
+        assert.ok(ticks.length > 0 && ticks.every((n, i) => i === 0 || n === ticks[i - 1] + 1), `consecutive ticks: ${r.stdout}`);
+      }
     });
 
     test('logs of 4 MiB arrive whole to a reader slower than the engine', async () => {

@@ -1,7 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough, Readable } from 'node:stream';
-import { LogIncomplete, copyLog } from '../../../src/dockerapi/log-copy.js';
+import { LogIncomplete, copyLog, type LogSource } from '../../../src/dockerapi/log-copy.js';
+
+const tick = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, Math.min(ms, 5)));
 
 /** A log that grows as `parts`; each open gives the log from the start and drops after `cutAt[i]` bytes (or ends). */
 function source(log: Buffer, cuts: number[], ended: () => boolean) {
@@ -19,14 +21,15 @@ function source(log: Buffer, cuts: number[], ended: () => boolean) {
       return r;
     },
     ended: async () => ended(),
+    changed: tick,
   };
 }
 
-async function collect(src: Parameters<typeof copyLog>[0], o: Partial<Parameters<typeof copyLog>[2]> = {}): Promise<Buffer> {
+async function collect(src: LogSource, o: Partial<Parameters<typeof copyLog>[2]> = {}): Promise<Buffer> {
   const out = new PassThrough();
   const chunks: Buffer[] = [];
   out.on('data', (c: Buffer) => chunks.push(c));
-  await copyLog(src, out, { follow: true, resumable: true, signal: new AbortController().signal, what: 'the log', ...o });
+  await copyLog(src, out, { follow: true, signal: new AbortController().signal, what: 'the log', settleMs: 50, ...o });
   return Buffer.concat(chunks);
 }
 
@@ -51,6 +54,7 @@ test('a log that reads back different is an error, not a splice', async () => {
       return Readable.from([Buffer.from('XYZdefghi')]);
     },
     ended: async () => true,
+    changed: tick,
   };
   await assert.rejects(collect(src), (err: Error) => err instanceof LogIncomplete && /does not start with them/.test(err.message));
 });
@@ -66,13 +70,28 @@ test('a follow that ends while the container runs is resumed; one that ends with
       return Readable.from([Buffer.from(text)]);
     },
     ended: async () => !running,
+    changed: tick,
   };
   assert.equal((await collect(src)).toString(), 'a\nb\n');
   assert.equal(opens, 2);
 });
 
-test('resumes run out, or a tail window cannot resume: LogIncomplete', async () => {
+test('a follow that ends a moment before the pod says so is whole, without reading again', async () => {
+  // The kubelet ends the follow when the container exits; the pod's status says so at its next change.
+  let asked = 0;
+  let changes = 0;
+  const src = {
+    open: async () => Readable.from([Buffer.from('old\nnew1\n')]),
+    ended: async () => ++asked > 1 && changes > 0,
+    changed: async () => void changes++,
+  };
+  assert.equal((await collect(src, { settleMs: 60_000 })).toString(), 'old\nnew1\n');
+  assert.equal(asked, 2);
+});
+
+test('resumes run out, or a follow never ends with its container: LogIncomplete', async () => {
   const log = Buffer.from('0123456789');
   await assert.rejects(collect(source(log, [2, 2, 2, 2, 2, 2, 2, 2], () => true)), LogIncomplete);
-  await assert.rejects(collect(source(log, [2], () => true), { resumable: false }), /tail window/);
+  const running = { open: async () => Readable.from([Buffer.from('a\n')]), ended: async () => false, changed: tick };
+  await assert.rejects(collect(running, { maxResumes: 2 }), /ended while the container runs/);
 });
