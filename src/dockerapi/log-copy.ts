@@ -2,9 +2,9 @@
  * A pod log copied to a Docker client exactly, or not at all without saying so. The log endpoint has no
  * offsets: a stream that drops (or a follow that ends while the container still runs) is opened again
  * from the same start and the bytes already delivered are skipped, after checking that they are the
- * same bytes (SHA-256 of the delivered prefix). When that cannot be done — the log changed under us (or a
- * `tailLines` window moved on), resumes run out — the copy fails with LogIncomplete, so the caller can turn a
- * short output into an error instead of a silent success.
+ * same bytes (SHA-256 of the delivered prefix). When that cannot be done — the log changed under us,
+ * resumes run out — the copy fails with LogIncomplete, so the caller can turn a short output into an
+ * error instead of a silent success.
  */
 import { createHash, type Hash } from 'node:crypto';
 import { once } from 'node:events';
@@ -18,8 +18,8 @@ export class LogIncomplete extends Error {
 }
 
 export interface LogSource {
-  /** Opens the log from its (fixed) start; transient API failures are already retried inside. */
-  open(): Promise<Readable>;
+  /** Opens the log from its (fixed) start, followed or not; transient API failures are already retried inside. */
+  open(follow: boolean): Promise<Readable>;
   /** Whether the container has ended (or its pod is gone): a follow of its log that ended is then whole. */
   ended(): Promise<boolean>;
   /** Resolves at the next change of the container's state, or after `ms`. */
@@ -30,6 +30,9 @@ export interface CopyOptions {
   follow: boolean;
   /** Aborted when the client went away: the copy stops quietly. */
   signal: AbortSignal;
+  /** Aborted when the follow is to end before the container does (a line past `until`): the log is then read
+   *  once more, without follow, to its end. */
+  stopFollowing?: AbortSignal;
   /** Re-opens in a row allowed without new bytes in between (default 6). */
   maxResumes?: number;
   /** How long a follow that ended waits for the pod to say its container ended (default 2 s). */
@@ -51,19 +54,22 @@ export async function copyLog(src: LogSource, out: Writable, o: CopyOptions): Pr
   const max = o.maxResumes ?? 6;
   for (;;) {
     if (o.signal.aborted) return delivered.count;
+    const following = o.follow && !o.stopFollowing?.aborted;
     let res: Readable;
     try {
-      res = await src.open();
+      res = await src.open(following);
     } catch (err) {
       if (delivered.count === 0 && resumes === 0) throw err;
       throw new LogIncomplete(`${o.what} was cut after ${delivered.count} bytes and could not be opened again: ${(err as Error).message}`);
     }
     const before = delivered.count;
-    let dropped = await readOnce(res, out, delivered, o);
+    let dropped = await readOnce(res, out, delivered, following, o);
     if (o.signal.aborted) return delivered.count;
+    // Asked to stop following: whatever this read brought, one more without follow reads the log to its end.
+    if (following && o.stopFollowing?.aborted) continue;
     const clean = !dropped;
     if (clean) {
-      if (!o.follow) return delivered.count;
+      if (!following) return delivered.count;
       // A follow ends a moment before the pod says its container ended: give the status time to catch up.
       if (await endedWithin(src, o.settleMs ?? 2000, o.signal)) return delivered.count;
       if (o.signal.aborted) return delivered.count;
@@ -82,12 +88,13 @@ export async function copyLog(src: LogSource, out: Writable, o: CopyOptions): Pr
  * delivered. Resolves with why the read dropped, or undefined when it ended cleanly (or the client went away);
  * rejects with LogIncomplete when the log read again does not start with the delivered bytes.
  */
-async function readOnce(res: Readable, out: Writable, delivered: Delivered, o: CopyOptions): Promise<string | undefined> {
+async function readOnce(res: Readable, out: Writable, delivered: Delivered, following: boolean, o: CopyOptions): Promise<string | undefined> {
   let skip = delivered.count;
   const check = createHash('sha256');
   const stop = (): void => void res.destroy();
   o.signal.addEventListener('abort', stop, { once: true });
-  if (o.signal.aborted) stop();
+  if (following) o.stopFollowing?.addEventListener('abort', stop, { once: true });
+  if (o.signal.aborted || (following && o.stopFollowing?.aborted)) stop();
   try {
     for await (const chunk of res) {
       let buf = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
@@ -110,6 +117,7 @@ async function readOnce(res: Readable, out: Writable, delivered: Delivered, o: C
     return (err as Error).message || String(err);
   } finally {
     o.signal.removeEventListener('abort', stop);
+    o.stopFollowing?.removeEventListener('abort', stop);
     res.destroy();
   }
   return skip > 0 ? `the log read again was shorter (${delivered.count - skip} of ${delivered.count} bytes)` : undefined;

@@ -3,15 +3,13 @@
  * runs gets the whole output of the run), stdout and stderr apart through KEP-3288's `stream` parameter,
  * each copied exactly (log-copy.ts); when it cannot be, the response is cut rather than ended.
  */
-import { once } from 'node:events';
 import type { Writable } from 'node:stream';
-import { text } from 'node:stream/consumers';
 import { KubeError } from '../../kube/errors.js';
 import { badRequest, compareVersions, type Call, type OpenedStream, type Router } from '../http.js';
 import { STDERR, STDOUT, frame, framedWriter } from '../framing.js';
-import { LogIncomplete, copyLog } from '../log-copy.js';
-import { linesAfter, windowStart } from '../log-tail.js';
-import type { LogQuery } from '../cluster.js';
+import { LogIncomplete } from '../log-copy.js';
+import { ContainerLog } from '../container-log.js';
+import { nowNanos, parseUnixTimestamp } from '../log-time.js';
 import type { ContainerRecord } from '../model.js';
 import type { Engine } from '../engine.js';
 
@@ -22,7 +20,8 @@ export function containerStreamRoutes(r: Router, engine: Engine): void {
     const stderr = call.flag('stderr');
     if (!stdout && !stderr) throw badRequest('you must choose at least one stream');
     if (call.query.get('tail') !== 'all') call.int('tail');
-    if (call.query.get('since') && !Number.isFinite(Number(call.query.get('since')))) throw badRequest(`invalid value for since: "${call.query.get('since')}" (give a unix timestamp in seconds)`);
+    const since = logTime(call, 'since');
+    const until = logTime(call, 'until');
     const tty = Boolean(c.body.Tty);
     const out = call.startChunked(tty || compareVersions(call.version, '1.42') < 0 ? 'application/vnd.docker.raw-stream' : 'application/vnd.docker.multiplexed-stream');
     try {
@@ -31,7 +30,9 @@ export function containerStreamRoutes(r: Router, engine: Engine): void {
         stderr,
         follow: call.flag('follow'),
         tail: call.query.get('tail'),
-        since: call.query.get('since'),
+        // dockerd's `since` of 0 (or before 1970) and `until` of 0 select nothing out
+        since: since !== undefined && since > 0n ? since : undefined,
+        until: until !== undefined && until !== 0n ? until : undefined,
         timestamps: call.flag('timestamps'),
         closed: closedOf(call),
       });
@@ -61,6 +62,17 @@ export function streamType(call: Call, tty: boolean): string {
   return tty || compareVersions(call.version, '1.42') < 0 ? 'application/vnd.docker.raw-stream' : 'application/vnd.docker.multiplexed-stream';
 }
 
+/** `since` / `until` of a logs request, parsed as dockerd parses them; refused in dockerd's words. */
+function logTime(call: Call, name: 'since' | 'until'): bigint | undefined {
+  const value = call.query.get(name);
+  if (!value) return undefined;
+  try {
+    return parseUnixTimestamp(value);
+  } catch (err) {
+    throw badRequest(`invalid value for "${name}": ${(err as Error).message}`);
+  }
+}
+
 function closedOf(call: Call): Promise<void> {
   return new Promise<void>((resolve) => call.req.socket.once('close', () => resolve()));
 }
@@ -70,16 +82,18 @@ interface LogOptions {
   stderr: boolean;
   follow: boolean;
   tail: string | null;
-  since: string | null;
+  /** Lines written from this instant on (nanoseconds since the epoch). */
+  since?: bigint;
+  /** Lines written up to this instant. */
+  until?: bigint;
   timestamps: boolean;
   closed: Promise<void>;
-  sinceTime?: string;
 }
 
 /**
  * Pod log(s) → Docker frames. stdout and stderr apart through KEP-3288's `stream` parameter. Each log is
- * copied exactly (log-copy.ts: dropped streams resumed, verified); when it cannot be, this rejects
- * with LogIncomplete and the caller cuts the response instead of ending it as if it were whole.
+ * copied exactly (container-log.ts, log-copy.ts: dropped streams resumed, verified); when it cannot be, this
+ * rejects with LogIncomplete and the caller cuts the response instead of ending it as if it were whole.
  */
 async function streamLogs(engine: Engine, c: ContainerRecord, out: Writable, o: LogOptions): Promise<void> {
   if (engine.isReaper(c)) return reaperLogs(engine, c, out, o);
@@ -90,45 +104,27 @@ async function streamLogs(engine: Engine, c: ContainerRecord, out: Writable, o: 
     while (c.status === 'created' && engine.containers.get(c.id) === c && !gone) await Promise.race([engine.nextChange(c, 60_000), o.closed]);
   }
   if (!c.podName) return;
-  const podName = c.podName;
   const tty = Boolean(c.body.Tty);
-  const tailLines = o.tail === null || o.tail === 'all' || Number(o.tail) < 0 ? undefined : Number(o.tail);
-  const since = o.since && Number(o.since) > 0 ? new Date(Number(o.since) * 1000).toISOString().replace(/\.\d+Z$/, 'Z') : o.sinceTime;
   const wanted: Array<['Stdout' | 'Stderr' | 'All', number]> = tty ? [['All', STDOUT]] : [];
   if (!tty) {
     if (o.stdout) wanted.push(['Stdout', STDOUT]);
     if (o.stderr) wanted.push(['Stderr', STDERR]);
   }
-  const follow = o.follow && c.status === 'running';
+  // Every line still to come is written after an `until` already past: nothing to follow.
+  const follow = o.follow && c.status === 'running' && !(o.until !== undefined && o.until <= nowNanos());
   const everRan = Boolean(c.startedAt) || c.status === 'running';
   const abort = new AbortController();
   void o.closed.then(() => abort.abort());
-  const copy = async (q: LogQuery, writer: Writable, what: string): Promise<void> => {
-    const source = { open: () => engine.openLog(podName, q), ended: () => engine.podEnded(podName), changed: (ms: number) => engine.nextChange(c, ms) };
-    await copyLog(source, writer, { follow, signal: abort.signal, what: `${what} of container ${c.name}` });
-  };
-  // A server with split logs refuses tailLines beside a specific stream: the window is cut by time (log-tail.ts).
-  let window: ReturnType<typeof windowStart> | Promise<ReturnType<typeof windowStart>> | undefined;
-  const windowOnce = () =>
-    (window ??= engine.openLog(podName, { tailLines: tailLines! + 1, timestamps: true, sinceTime: since }).then(async (r) => windowStart(await text(r), tailLines!)));
-  const copyTailWindow = async (q: LogQuery, writer: Writable, what: string): Promise<void> => {
-    const start = await windowOnce();
-    const sinceTime = start && (!since || Date.parse(start.sinceTime) > Date.parse(since)) ? start.sinceTime : since;
-    const cut = linesAfter(start?.nanos, o.timestamps);
-    cut.pipe(writer, { end: false });
-    await copy({ ...q, tailLines: undefined, timestamps: true, sinceTime }, cut, what);
-    cut.end();
-    await once(cut, 'end');
-  };
+  const tail = o.tail === null || o.tail === 'all' || Number(o.tail) < 0 ? undefined : Number(o.tail);
+  const log = new ContainerLog(engine, c, c.podName, { tail, since: o.since, until: o.until, timestamps: o.timestamps }, follow, abort.signal);
   c.readers++;
   try {
     await Promise.all(
       wanted.map(async ([stream, id]) => {
         const writer = framedWriter(out, id, tty, true);
-        const q: LogQuery = { follow, stream, tailLines, timestamps: o.timestamps, sinceTime: since };
         const what = stream === 'All' ? 'the log' : `the ${stream.toLowerCase()} log`;
         try {
-          await (tailLines !== undefined && stream !== 'All' ? copyTailWindow(q, writer, what) : copy(q, writer, what));
+          await log.copy(stream, writer, what);
         } catch (err) {
           if (err instanceof LogIncomplete) throw err;
           // A container that never ran has no log to read (its start failure is reported by start).
@@ -137,7 +133,7 @@ async function streamLogs(engine: Engine, c: ContainerRecord, out: Writable, o: 
           const refused = err instanceof KubeError && (err.code === 400 || err.code === 422);
           if (stream === 'All' || !refused) throw err;
           if (id === STDERR) return;
-          await copy({ ...q, stream: undefined }, writer, 'the log');
+          await log.copy(undefined, writer, 'the log');
         }
         // Done when the last frame is written, not when the cluster's stream ends: a slow client still
         // holds frames in the writer then, and the response must not end before them.
@@ -170,7 +166,8 @@ async function attach(engine: Engine, c: ContainerRecord, stream: OpenedStream, 
       if (gone) return;
     }
     if (!c.podName) return stream.end();
-    const attachedAt = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    // From the start of this second: the pods/log API selects whole seconds.
+    const attachedAt = BigInt(Math.floor(Date.now() / 1000)) * 1_000_000_000n;
     if (o.stdin && c.status === 'running') {
       void engine
         .attachStdin(c.podName, stream.input, Boolean(c.body.Tty))
@@ -184,10 +181,9 @@ async function attach(engine: Engine, c: ContainerRecord, stream: OpenedStream, 
           stderr: o.stderr,
           follow: o.live,
           tail: null,
-          since: null,
+          since: beforeStart || o.logs ? undefined : attachedAt,
           timestamps: false,
           closed,
-          sinceTime: beforeStart || o.logs ? undefined : attachedAt,
         });
       } catch (err) {
         // Cut, not ended: the client must not take a short output for the whole one; `wait` reports why.

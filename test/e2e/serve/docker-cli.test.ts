@@ -33,6 +33,9 @@ function dockerRunning(engine: DockerEngine, args: string[]): { stdout: () => st
 /** The lines of a log as printed (a TTY's end with \r\n). */
 const linesOf = (log: string): string[] => log.split(/\r?\n/).filter(Boolean);
 
+/** A time in milliseconds as `docker logs` takes it with a fraction: seconds.nanoseconds (1 ns past the millisecond). */
+const fractional = (ms: number): string => `${Math.floor(ms / 1000)}.${String(ms % 1000).padStart(3, '0')}000001`;
+
 for (const kind of ['podman', 'berth'] as const) {
   describe(`docker CLI against ${kind}`, () => {
     let engine: DockerEngine;
@@ -93,6 +96,37 @@ for (const kind of ['podman', 'berth'] as const) {
       assert.equal(tail.stderr, 'oops\n');
       const state = await ok(['inspect', '-f', '{{.State.Status}} {{.State.Running}} {{.State.ExitCode}}', id]);
       assert.equal(state.trim(), 'exited false 4');
+    });
+
+    test('logs --until and --since with a fraction cut the log between two lines, as the time is written', async () => {
+      const c = name('cut');
+      // A line every 20 ms until /tmp/go exists, then `late`: the time taken while it ticks lies between two lines.
+      await ok(['run', '-d', '--name', c, BUSYBOX, 'sh', '-c', 'i=0; until [ -e /tmp/go ]; do i=$((i+1)); echo $i; usleep 20000; done; echo late']);
+      await eventually('the container ticks', async () => linesOf(await ok(['logs', c])).length >= 5);
+      // The ticks seen now were written before the time taken next, late is written after it. All within one second,
+      // begun past its start: the last ticks seen are then in the time's second, which a cut at whole seconds lets through.
+      let seen: string[] = [];
+      let at = 0;
+      await eventually('ticks seen and a time taken within one second', async () => {
+        await eventually('the clock a fifth into a second', () => Date.now() % 1000 >= 200 && Date.now() % 1000 < 400, { intervalMs: 10 });
+        const start = Date.now();
+        seen = linesOf(await ok(['logs', c]));
+        at = Date.now();
+        return Math.floor(at / 1000) === Math.floor(start / 1000);
+      });
+      const time = fractional(at);
+      await ok(['exec', c, 'touch', '/tmp/go']);
+      assert.equal((await ok(['wait', c])).trim(), '0');
+      const all = await ok(['logs', c]);
+      const until = await ok(['logs', '--until', time, c]);
+      const since = await ok(['logs', '--since', time, c]);
+      assert.equal(until + since, all, `--until ${time} and --since ${time} split the log in two`);
+      assert.deepEqual(linesOf(until).slice(0, seen.length), seen, 'every line seen before the time is up to it');
+      assert.ok(!linesOf(until).includes('late'), 'late is after the time');
+      assert.ok(!linesOf(since).includes(seen[seen.length - 1]), 'the lines before the time, in its second, are not since it');
+      assert.equal(linesOf(since).at(-1), 'late');
+      // as the CLI sends an RFC 3339 time: seconds.nanoseconds
+      assert.equal(await ok(['logs', '--until', new Date(at).toISOString(), c]), until);
     });
 
     test('logs -f --tail 0 of a container that ends during the follow: the new lines, exit 0 (three times, one with a TTY)', async () => {

@@ -89,6 +89,26 @@ test('a follow that ends a moment before the pod says so is whole, without readi
   assert.equal(asked, 2);
 });
 
+test('a follow told to stop reads the log once more without follow, to its end', async () => {
+  const stop = new AbortController();
+  const follows: boolean[] = [];
+  const src = {
+    open: async (follow: boolean) => {
+      follows.push(follow);
+      if (!follow) return Readable.from([Buffer.from('a\nb\nc\n')]);
+      // a follow that stays open: it has brought `a` when the stop comes
+      const r = new Readable({ read() {} });
+      r.push(Buffer.from('a\n'));
+      setImmediate(() => stop.abort());
+      return r;
+    },
+    ended: async () => false,
+    changed: tick,
+  };
+  assert.equal((await collect(src, { stopFollowing: stop.signal })).toString(), 'a\nb\nc\n');
+  assert.deepEqual(follows, [true, false]);
+});
+
 test('resumes run out, or a follow never ends with its container: LogIncomplete', async () => {
   const log = Buffer.from('0123456789');
   await assert.rejects(collect(source(log, [2, 2, 2, 2, 2, 2, 2, 2], () => true)), LogIncomplete);

@@ -1,0 +1,83 @@
+/**
+ * A log read with timestamps, cut by time: what the pods/log API cannot select itself (its `sinceTime` has whole
+ * seconds, it has no `until`, and a 1.32 server refuses `tailLines` beside a `stream`). Lines written before
+ * `from` are dropped; the first line written after `until` ends the log (it and all after it are dropped, and
+ * `onPastUntil` is told, so a follow can stop); each line that passes keeps its timestamp or loses it. A line is
+ * judged by its timestamp alone, so its text passes as it arrives: a line still being written (a prompt without
+ * its newline) is not held back.
+ */
+import { Transform, type TransformCallback } from 'node:stream';
+import { timestampNanos } from './log-time.js';
+
+export interface TimeCut {
+  /** Nanoseconds since the epoch: lines written earlier are dropped. */
+  from?: bigint;
+  /** Nanoseconds since the epoch: lines written later end the log (as dockerd's `until`, the instant itself is in). */
+  until?: bigint;
+  /** Whether passing lines keep their timestamp (the client asked for timestamps). */
+  keepTimestamps: boolean;
+  /** Told once, at the first line written after `until`. */
+  onPastUntil?: () => void;
+}
+
+/** The longest timestamp the kubelet writes (`2006-01-02T15:04:05.999999999+07:00`): a line without a space by then has none. */
+const MAX_TIMESTAMP = 35;
+const SPACE = Buffer.from(' ');
+
+export function timeCut(cut: TimeCut): Transform {
+  /** the start of a line whose timestamp has not arrived whole */
+  let head = Buffer.alloc(0);
+  /** whether the rest of the current line goes out; undefined at the start of a line */
+  let passing: boolean | undefined;
+  let past = false;
+  const judge = (ts: Buffer): boolean | Error => {
+    const nanos = timestampNanos(ts.toString('latin1'));
+    if (nanos === undefined) return noTimestamp();
+    if (past) return false;
+    if (cut.until !== undefined && nanos > cut.until) {
+      past = true;
+      cut.onPastUntil?.();
+      return false;
+    }
+    return cut.from === undefined || nanos >= cut.from;
+  };
+  return new Transform({
+    transform(chunk: Buffer, _enc, done: TransformCallback) {
+      // One push per chunk: the framed writer then makes a frame per line of it, timestamp included.
+      const out: Buffer[] = [];
+      let buf = chunk;
+      while (buf.length > 0) {
+        if (passing === undefined) {
+          const space = buf.indexOf(0x20);
+          if (space < 0 || head.length + space > MAX_TIMESTAMP) {
+            if (space >= 0 || head.length + buf.length > MAX_TIMESTAMP) return done(noTimestamp());
+            head = Buffer.concat([head, buf]);
+            break;
+          }
+          const ts = head.length ? Buffer.concat([head, buf.subarray(0, space)]) : buf.subarray(0, space);
+          head = Buffer.alloc(0);
+          const fate = judge(ts);
+          if (fate instanceof Error) return done(fate);
+          passing = fate;
+          if (passing && cut.keepTimestamps) out.push(ts, SPACE);
+          buf = buf.subarray(space + 1);
+          continue;
+        }
+        const nl = buf.indexOf(0x0a);
+        const end = nl < 0 ? buf.length : nl + 1;
+        if (passing) out.push(buf.subarray(0, end));
+        if (nl >= 0) passing = undefined;
+        buf = buf.subarray(end);
+      }
+      if (out.length > 0) this.push(out.length === 1 ? out[0] : Buffer.concat(out));
+      done();
+    },
+    flush(done: TransformCallback) {
+      done(head.length > 0 ? noTimestamp() : undefined);
+    },
+  });
+}
+
+function noTimestamp(): Error {
+  return new Error('a log line read with timestamps has none: the log cannot be cut by time');
+}

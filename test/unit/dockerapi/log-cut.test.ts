@@ -1,0 +1,49 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Readable } from 'node:stream';
+import { text } from 'node:stream/consumers';
+import { timeCut, type TimeCut } from '../../../src/dockerapi/log-cut.js';
+import { timestampNanos } from '../../../src/dockerapi/log-time.js';
+
+const LOG = '2026-11-23T07:00:01.25Z one\n2026-11-23T07:00:01.5Z two\n2026-11-23T07:00:02Z three\n2026-11-23T07:00:03Z four';
+const at = (ts: string): bigint => timestampNanos(ts)!;
+
+/** The log through the cut, in chunks of `size` bytes (lines and timestamps split across chunks). */
+function cutText(cut: TimeCut, size = LOG.length, log = LOG): Promise<string> {
+  const chunks: Buffer[] = [];
+  for (let i = 0; i < log.length; i += size) chunks.push(Buffer.from(log.slice(i, i + size)));
+  return text(Readable.from(chunks).pipe(timeCut(cut)));
+}
+
+test('lines from `from` on and up to `until`, both included; timestamps kept or cut; a last partial line passes', async () => {
+  for (const size of [LOG.length, 7, 1]) {
+    assert.equal(await cutText({ keepTimestamps: false }, size), 'one\ntwo\nthree\nfour');
+    assert.equal(await cutText({ keepTimestamps: true }, size), LOG);
+    assert.equal(await cutText({ from: at('2026-11-23T07:00:01.5Z'), keepTimestamps: false }, size), 'two\nthree\nfour');
+    assert.equal(await cutText({ from: at('2026-11-23T07:00:01.25Z') + 1n, until: at('2026-11-23T07:00:02Z'), keepTimestamps: false }, size), 'two\nthree\n');
+    assert.equal(await cutText({ until: at('2026-11-23T07:00:01.5Z') - 1n, keepTimestamps: true }, size), '2026-11-23T07:00:01.25Z one\n');
+  }
+});
+
+test('the first line past `until` is told once, and nothing after it passes, even a line stamped earlier', async () => {
+  let told = 0;
+  const log = `${LOG}\n2026-11-23T07:00:01Z late but early\n`;
+  assert.equal(await cutText({ until: at('2026-11-23T07:00:01.9Z'), keepTimestamps: false, onPastUntil: () => told++ }, 5, log), 'one\ntwo\n');
+  assert.equal(told, 1);
+});
+
+test('a line still being written passes as it arrives', async () => {
+  const cut = timeCut({ from: at('2026-11-23T07:00:01Z'), keepTimestamps: false });
+  const out: string[] = [];
+  cut.on('data', (d: Buffer) => out.push(d.toString()));
+  cut.write('2026-11-23T07:00:01.5Z $ ');
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(out, ['$ ']);
+  cut.end();
+});
+
+test('a line without a timestamp fails the cut instead of passing silently', async () => {
+  await assert.rejects(cutText({ keepTimestamps: false }, 4, 'no timestamp here\n'), /has none/);
+  await assert.rejects(cutText({ keepTimestamps: false }, 4, `${'x'.repeat(40)} late space\n`), /has none/);
+  await assert.rejects(cutText({ keepTimestamps: false }, 4, '2026-11-23T07:00:01Z'), /has none/);
+});
