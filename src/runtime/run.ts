@@ -145,6 +145,8 @@ class WorkloadRun {
       return await this.execute(tracker, podName, fileStdin, splitLogs, false);
     } catch (err) {
       if (signal?.aborted) throw abortError();
+      // the function did not run (a function's own failure is an exit code, not an error): warm pods of its plan would not either
+      if (poolKey && (err instanceof RunError || err instanceof KubeError)) this.cluster.pool?.forgetPlan(poolKey);
       if (err instanceof RunError) throw err;
       if (err instanceof KubeError) throw new RunError(err.message);
       throw err;

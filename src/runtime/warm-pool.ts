@@ -126,7 +126,10 @@ export class WarmPool {
           if (this.draining || !this.used.includes(key)) return this.discard(pod);
           this.keepReady(key, pod);
         })
-        .catch((err: Error) => this.opts.onError?.(`berth: a warm pod could not be started: ${err.message}`))
+        // a plan forgotten meanwhile (its call failed) says nothing more: its call reported why
+        .catch((err: Error) => {
+          if (this.used.includes(key)) this.opts.onError?.(`berth: a warm pod could not be started: ${err.message}`);
+        })
         .finally(() => {
           const list = this.pending.get(key) ?? [];
           list.splice(list.indexOf(entry), 1);
@@ -198,6 +201,21 @@ export class WarmPool {
     const at = this.used.indexOf(key);
     if (at >= 0) this.used.splice(at, 1);
     this.used.push(key);
+  }
+
+  /**
+   * A call of this plan failed before its function ran (image missing, pod refused, start failed): its warm pods
+   * would fail the same way. Those ready are deleted, those still starting are deleted when they land.
+   */
+  forgetPlan(key: string): void {
+    const at = this.used.indexOf(key);
+    if (at >= 0) this.used.splice(at, 1);
+    for (const p of this.ready.get(key) ?? []) {
+      this.forget(p);
+      this.discard(p);
+    }
+    this.ready.delete(key);
+    this.calls.delete(key);
   }
 
   private evictBeyondMaxPlans(): void {

@@ -141,3 +141,31 @@ test('pool ls lists only warm pods a call could take: one whose process ended is
   assert.equal(pool.list().length, 1, 'a dead warm pod is listed');
   await pool.drain();
 });
+
+test('forgetPlan: a plan whose call failed keeps no warm pods, ready or still starting, and its failed starts say nothing', async () => {
+  const deleted: string[] = [];
+  const kube = fakeKube(deleted);
+  const errors: string[] = [];
+  const pool = new WarmPool({ perPlan: 2, idleSeconds: 60, onError: (line) => errors.push(line) });
+  pool.refill('a', async () => pod('a', kube));
+  await settled();
+  assert.equal(pool.list().length, 2);
+  let land!: (p: WarmPod) => void;
+  let fail!: (e: Error) => void;
+  pool.forgetPlan('a');
+  assert.equal(pool.list().length, 0);
+  assert.equal(deleted.length, 2, 'the ready pods are deleted');
+  // starts in flight when the plan is forgotten: one lands (deleted), one fails (quietly)
+  let starts = 0;
+  pool.refill('b', () => (starts++ === 0 ? new Promise<WarmPod>((resolve) => (land = resolve)) : new Promise<WarmPod>((_resolve, reject) => (fail = reject))));
+  assert.equal(starts, 2);
+  pool.forgetPlan('b');
+  land(pod('b', kube));
+  fail(new Error('ErrImagePull'));
+  await settled();
+  await settled();
+  assert.equal(pool.list().length, 0);
+  assert.equal(deleted.length, 3, 'the pod that landed after is deleted');
+  assert.deepEqual(errors, []);
+  await pool.drain();
+});
