@@ -41,12 +41,6 @@ export class ImageStore {
     return img;
   }
 
-  /** `docker images --filter reference=…`: the familiar or canonical name, with or without its tag. */
-  matches(img: ImageRecord, ref: string): boolean {
-    const norm = tryNormalizeImage(ref);
-    return [...img.tags].some((t) => t === norm || familiarImage(t) === ref || repositoryOf(t) === ref || familiarImage(repositoryOf(t)) === ref);
-  }
-
   /** A container of an earlier berth names its image: known again, without a pull event. */
   remember(ref: string): ImageRecord {
     const norm = normalizeImage(ref);

@@ -3,15 +3,14 @@
  * config when berth could read it from the registry.
  */
 import type { ImageRecord } from './model.js';
-import { familiarImage } from './image-ref.js';
+import { familiarImage, repositoryOf, tryNormalizeImage } from './image-ref.js';
 
 export function inspectImage(i: ImageRecord, architecture: string): Record<string, unknown> {
   const info = i.info;
   const c = info?.config ?? {};
   return {
     Id: i.id,
-    RepoTags: [...i.tags].filter((t) => !t.includes('@')).map(familiarImage),
-    RepoDigests: repoDigests(i),
+    ...repoNames(imageReferences(i)),
     Parent: '',
     Created: info?.created ?? i.created.toISOString(),
     Architecture: info?.architecture ?? architecture,
@@ -32,14 +31,13 @@ export function inspectImage(i: ImageRecord, architecture: string): Record<strin
   };
 }
 
-export function imageListItem(i: ImageRecord): Record<string, unknown> {
-  const created = i.info?.created ? Date.parse(i.info.created) : i.created.getTime();
+/** A list item; `references`: the ones to show (a reference filter shows those it matches), else all. */
+export function imageListItem(i: ImageRecord, references = imageReferences(i)): Record<string, unknown> {
   return {
     Id: i.id,
     ParentId: '',
-    RepoTags: [...i.tags].filter((t) => !t.includes('@')).map(familiarImage),
-    RepoDigests: repoDigests(i),
-    Created: Math.floor((Number.isFinite(created) ? created : i.created.getTime()) / 1000),
+    ...repoNames(references),
+    Created: Math.floor(imageCreatedMs(i) / 1000),
     Size: 0,
     SharedSize: -1,
     VirtualSize: 0,
@@ -48,8 +46,25 @@ export function imageListItem(i: ImageRecord): Record<string, unknown> {
   };
 }
 
-/** The registry's digest when berth read it, and the names pulled by digest. */
-function repoDigests(i: ImageRecord): string[] {
-  const pulled = [...i.tags].filter((t) => t.includes('@')).map((t) => familiarImage(t).replace(/:[^/@]*@/, '@'));
-  return [...new Set([...(i.info ? [i.info.repoDigest] : []), ...pulled])];
+/** When the image was made, as lists show it and filter by it: its config's date, else when berth recorded it. */
+export function imageCreatedMs(i: ImageRecord): number {
+  const created = i.info?.created ? Date.parse(i.info.created) : NaN;
+  return Number.isFinite(created) ? created : i.created.getTime();
+}
+
+/**
+ * Every name of the image, canonical: its tags, and its digests — the registry's when berth read it, and the
+ * names pulled by digest (`name:tag@digest` as `name@digest`, as dockerd keeps such a pull).
+ */
+export function imageReferences(i: ImageRecord): string[] {
+  const registry = i.info && (tryNormalizeImage(i.info.repoDigest) ?? i.info.repoDigest);
+  const pulled = [...i.tags].map((t) => (t.includes('@') ? `${repositoryOf(t)}${t.slice(t.indexOf('@'))}` : t));
+  return [...new Set([...(registry ? [registry] : []), ...pulled])];
+}
+
+/** A tag, not a digest: what makes an image not dangling. */
+export const isTag = (reference: string): boolean => !reference.includes('@');
+
+function repoNames(references: string[]): { RepoTags: string[]; RepoDigests: string[] } {
+  return { RepoTags: references.filter(isTag).map(familiarImage), RepoDigests: references.filter((r) => !isTag(r)).map(familiarImage) };
 }

@@ -4,7 +4,7 @@
  * removes anything: a filter left out would widen the prune to what the user meant to keep.
  */
 import { checkKeys, FilterError, invalidFilter, labelFiltersMatch, type Filters } from './filters.js';
-import { parseTimeOrDuration } from './docker-time.js';
+import { parseTimeOrDuration, TIME_OR_DURATION_FORMS } from './docker-time.js';
 import { compareVersions } from './http.js';
 import { LABEL_ANONYMOUS } from './volumes.js';
 
@@ -29,7 +29,7 @@ function untilOf(filters: Filters, now: number): number | undefined {
   if (values.length > 1) throw new FilterError('more than one until filter specified');
   const at = parseTimeOrDuration(values[0], now);
   if (at === undefined) {
-    throw new FilterError(`failed to parse value as time or duration: "${values[0]}" (until takes a duration back from now such as 10m or 24h, an RFC 3339 time such as 2006-01-02T15:04:05Z, or unix seconds)`);
+    throw new FilterError(`failed to parse value as time or duration: "${values[0]}" (until takes ${TIME_OR_DURATION_FORMS})`);
   }
   return at;
 }

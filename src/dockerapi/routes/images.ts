@@ -1,6 +1,7 @@
 /** Images: pulls are records (the kubelet pulls when a pod starts), with the config the registry gives. */
-import { badRequest, type Call, type Router } from '../http.js';
-import { anyMatches, checkKeys, parseFilters } from '../filters.js';
+import { badRequest, compareVersions, type Call, type Router } from '../http.js';
+import { checkKeys, parseFilters, type Filters } from '../filters.js';
+import { imageListFilter } from '../image-filters.js';
 import { imageListItem, inspectImage } from '../image-view.js';
 import type { Engine } from '../engine.js';
 import { goArch } from './system.js';
@@ -9,11 +10,8 @@ import { normalizeImage } from '../image-ref.js';
 export function imageRoutes(r: Router, engine: Engine): void {
   r.op('ImageCreate', 'POST', '/images/create', (call) => pull(engine, call));
   r.op('ImageList', 'GET', '/images/json', (call) => {
-    const filters = parseFilters(call.query.get('filters'));
-    const list = [...engine.images.values()]
-      .filter((i) => anyMatches(filters.get('reference'), (ref) => engine.images.matches(i, ref)))
-      .map(imageListItem);
-    call.send(200, list);
+    const listing = imageListFilter(listFilters(call), (ref) => engine.images.find(ref));
+    call.send(200, [...engine.images.values()].filter(listing.includes).map((i) => imageListItem(i, listing.references(i))));
   });
   r.op('ImageInspect', 'GET', /^\/images\/(.+)\/json$/, (call, [name]) => call.send(200, inspectImage(engine.images.find(name), goArch())));
   r.op('ImageTag', 'POST', /^\/images\/(.+)\/tag$/, (call, [name]) => {
@@ -29,6 +27,14 @@ export function imageRoutes(r: Router, engine: Engine): void {
     checkKeys(parseFilters(call.query.get('filters')), ['dangling', 'label', 'label!', 'until']);
     call.send(200, { ImagesDeleted: [], SpaceReclaimed: 0 });
   });
+}
+
+/** The list's filters; a client of API 1.24 sends `docker images busybox` as `filter`, which dockerd takes as a reference pattern. */
+function listFilters(call: Call): Filters {
+  const filters = parseFilters(call.query.get('filters'));
+  const legacy = call.query.get('filter');
+  if (legacy && compareVersions(call.version, '1.25') < 0 && !filters.has('reference')) filters.set('reference', [legacy]);
+  return filters;
 }
 
 /** `docker pull`: recorded, its config read from the registry; progress as JSON lines. */
