@@ -2,7 +2,7 @@
  * The `filters` query parameter: URL-encoded JSON, as a map `{"label":{"a=b":true}}` (moby client) or
  * a list `{"label":["a=b"]}` (dockerode). moby semantics: keys AND together; every `label` value must
  * match; several values of any other key match when one does. What each endpoint makes of its keys:
- * container-filters.ts, image-filters.ts, volume-filters.ts, network-filters.ts, prune-filters.ts.
+ * container-filters.ts, image-filters.ts, volume-filters.ts, network-filters.ts, event-filters.ts, prune-filters.ts.
  */
 import { setFlagsFromString } from 'node:v8';
 

@@ -33,15 +33,18 @@ export class ImageStore {
     throw notFound(`No such image: ${ref}`);
   }
 
-  /** Records a pull (every pull is an event, as dockerd's: a re-pull too, named in the familiar form). */
+  /**
+   * Records a pull (every pull is an event, as dockerd's: a re-pull too, named in the familiar form, with the
+   * image's labels among its attributes as far as berth knows its config: `docker events --filter label=…`).
+   */
   pull(ref: string): ImageRecord {
     const norm = normalizeImage(ref);
-    const img = [...this.records.values()].find((i) => i.tags.has(norm)) ?? this.add(norm);
-    this.bus.emit('image', 'pull', { id: familiarImage(norm), name: familiarImage(repositoryOf(norm)) });
+    const img = this.remember(norm);
+    this.bus.emit('image', 'pull', { id: familiarImage(norm), name: familiarImage(repositoryOf(norm)), body: { Labels: img.info?.config.Labels } });
     return img;
   }
 
-  /** A container of an earlier berth names its image: known again, without a pull event. */
+  /** The record of `ref`, made if there is none, without a pull event: a container of an earlier berth names its image, or a pull reads the config before its event. */
   remember(ref: string): ImageRecord {
     const norm = normalizeImage(ref);
     return [...this.records.values()].find((i) => i.tags.has(norm)) ?? this.add(norm);

@@ -46,7 +46,9 @@ async function pull(engine: Engine, call: Call): Promise<void> {
   normalizeImage(ref); // a 400 before the stream starts
   const out = call.startChunked('application/json');
   out.write(`${JSON.stringify({ status: `Pulling from ${ref.replace(/:[^/:]*$/, '')}`, id: ref.split(':').pop() })}\n`);
-  const found = await engine.images.readConfig(engine.images.pull(ref), true);
+  // the config first: the pull event carries the image's labels, as dockerd's (it comes when the pull is done)
+  const found = await engine.images.readConfig(engine.images.remember(ref), true);
+  engine.images.pull(ref);
   if (found && 'info' in found) out.write(`${JSON.stringify({ status: `Digest: ${found.info.repoDigest.split('@')[1]}` })}\n`);
   const config = !found ? '' : 'info' in found ? ' with its config from the registry' : ` (its config was not read: ${found.reason})`;
   out.write(`${JSON.stringify({ status: `Status: recorded ${ref}${config}; the cluster's kubelet pulls it when a container starts` })}\n`);

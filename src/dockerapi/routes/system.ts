@@ -1,7 +1,8 @@
 /** System: ping, version, info, events. */
 import os from 'node:os';
 import { API_VERSION, MIN_API_VERSION, badRequest, type Call, type Router } from '../http.js';
-import { anyMatches, parseFilters } from '../filters.js';
+import { parseFilters } from '../filters.js';
+import { eventFilter } from '../event-filters.js';
 import type { Engine } from '../engine.js';
 import type { DockerEvent } from '../event-bus.js';
 
@@ -78,14 +79,10 @@ function systemInfo(engine: Engine, info: SystemInfo): Record<string, unknown> {
 
 /** Events from `since` (the ones berth kept) and then as they happen, filtered, until the client leaves or `until` passes. */
 async function streamEvents(engine: Engine, call: Call): Promise<void> {
-  const filters = parseFilters(call.query.get('filters'));
+  const wanted = eventFilter(parseFilters(call.query.get('filters')));
   const until = timestamp(call, 'until');
   const since = timestamp(call, 'since');
   const out = call.startChunked('application/json');
-  const wanted = (e: DockerEvent): boolean =>
-    anyMatches(filters.get('type'), (t) => t === e.Type) &&
-    anyMatches(filters.get('event'), (t) => t === e.Action) &&
-    anyMatches(filters.get('container'), (t) => e.Type === 'container' && (e.Actor.ID.startsWith(t) || e.Actor.Attributes.name === t));
   const write = (e: DockerEvent): void => void (wanted(e) && out.write(`${JSON.stringify(e)}\n`));
   const unsubscribe = engine.events.subscribe(write);
   if (since !== undefined) for (const e of engine.events.history(since, until)) write(e);

@@ -37,6 +37,9 @@ test('an image pulled under one spelling is found under every other; each pull i
   assert.throws(() => store.find('busybox:1'), /No such image: busybox:1/);
   assert.equal(store.pull('busybox'), img, 'a re-pull is the same record');
   assert.deepEqual(events.map((e) => [e.Action, e.Actor.ID, e.Actor.Attributes.name]), [['pull', 'busybox:latest', 'busybox'], ['pull', 'busybox:latest', 'busybox']]);
+  img.info = { config: { Labels: { tier: 'base' } }, configDigest: DIGEST, repoDigest: `busybox@${DIGEST}` };
+  store.pull('busybox');
+  assert.equal(events.at(-1)?.Actor.Attributes.tier, 'base', "the pull event carries the image's labels, as dockerd's (docker events --filter label=)");
   store.tag('busybox', 'localhost:5000/mirror/busybox', 'v1');
   assert.equal(store.find('localhost:5000/mirror/busybox:v1'), img);
   assert.deepEqual(store.remove('busybox'), [{ Untagged: 'busybox:latest' }]);
