@@ -44,6 +44,8 @@ for (const kind of ['podman', 'berth'] as const) {
     const names: string[] = [];
     const networks: string[] = [];
     const volumes: string[] = [];
+    // tags the test adds: removed one by one (never an unscoped rmi: podman holds the machine's images)
+    const images: string[] = [];
     const work = mkdtempSync(join(tmpdir(), 'berth-serve-cli-'));
     const name = (n: string): string => {
       const full = `${prefix}-${n}`;
@@ -70,6 +72,7 @@ for (const kind of ['podman', 'berth'] as const) {
         for (const n of names) await engine.docker(['rm', '-f', n]);
         for (const n of networks) await engine.docker(['network', 'rm', n]);
         for (const v of volumes) await engine.docker(['volume', 'rm', '-f', v]);
+        for (const i of images) await engine.docker(['rmi', i]);
       } finally {
         await stopAndCheckLeftovers(engine, namespace, instance, work);
       }
@@ -452,6 +455,104 @@ for (const kind of ['podman', 'berth'] as const) {
       assert.deepEqual(await mine(), [dropNet, keepNet].sort(), 'a refused prune removes nothing');
       await ok(['network', 'prune', '-f', '--filter', `label=${scope}`, '--filter', 'label!=keep=yes']);
       assert.deepEqual(await mine(), [keepNet]);
+    });
+
+    const idsOf = (out: string): string[] => [...new Set(out.split('\n').filter(Boolean))];
+    const imageIds = async (...filters: string[]): Promise<string[]> => idsOf(await ok(['images', '-q', ...filters.flatMap((f) => ['--filter', f])]));
+
+    test('images --filter: reference patterns, dangling, label, before, since, until; unknown keys and unreadable values refused', async () => {
+      const repo = `localhost/${prefix}-img`;
+      const [a, b] = [`${repo}/a:1`, `${repo}/b:2`];
+      images.push(a, b);
+      await ok(['tag', BUSYBOX, a]);
+      await ok(['tag', BUSYBOX, b]);
+      const id = (await ok(['image', 'inspect', '-f', '{{.Id}}', BUSYBOX])).trim().replace(/^sha256:/, '').slice(0, 12);
+      assert.deepEqual(await imageIds(`reference=${repo}/*`), [id]);
+      assert.deepEqual(await imageIds(`reference=${repo}-none/*`), [], 'no image, not all of them');
+      assert.ok(!(await imageIds('dangling=true')).includes(id), 'a tagged image is not dangling');
+      assert.ok((await imageIds('dangling=false')).includes(id));
+      assert.deepEqual(await imageIds(`reference=${repo}/*`, `label=${prefix}-none`), []);
+      assert.deepEqual(await imageIds(`reference=${repo}/*`, `since=${a}`), [], 'not made after itself');
+      assert.deepEqual(await imageIds(`reference=${repo}/*`, `before=${a}`), []);
+      assert.deepEqual(await imageIds(`reference=${repo}/*`, `until=${Math.floor(Date.now() / 1000) + 3600}`), [id]);
+      // podman 4.3 refuses in words of its own
+      const refusals: Array<[string, RegExp]> = [
+        ['bogus=1', /invalid filter 'bogus'/],
+        ['dangling=maybe', /invalid filter 'dangling=\[maybe\]'/],
+        ['until=bogus', /invalid value for 'until' filter: failed to parse value as time or duration: "bogus"/],
+        [`before=${prefix}-nosuch:1`, new RegExp(`No such image: ${prefix}-nosuch:1`)],
+      ];
+      for (const [filter, words] of refusals) {
+        const r = await engine.docker(['images', '--filter', filter]);
+        assert.notEqual(r.code, 0, `${filter}: ${r.stdout}`);
+        if (kind === 'berth') assert.match(r.stderr, words);
+      }
+      // a client of API 1.24 sends the pattern as `filter`
+      const legacy = await engine.request('GET', `/v1.24/images/json?filter=${encodeURIComponent(`${repo}/a:*`)}`);
+      assert.equal(legacy.status, 200, legacy.body);
+      const listed = JSON.parse(legacy.body) as Array<{ Id: string; RepoTags: string[] }>;
+      assert.deepEqual(idsOf(listed.map((i) => i.Id.replace(/^sha256:/, '').slice(0, 12)).join('\n')), [id]);
+      if (kind === 'podman') return;
+      assert.deepEqual(listed.flatMap((i) => i.RepoTags), [a]);
+      // podman 4.3 lists every name of an image one of whose names matches (dockerd lists the names that match),
+      // and lists nothing for a malformed pattern (dockerd refuses it)
+      const tags = async (pattern: string): Promise<string[]> => namesOf(await ok(['images', '--filter', `reference=${pattern}`, '--format', '{{.Repository}}:{{.Tag}}']));
+      assert.deepEqual(await tags(`${repo}/*`), [a, b]);
+      assert.deepEqual(await tags(`${repo}/a:*`), [a]);
+      assert.deepEqual(await tags(`${repo}/?:2`), [b]);
+      const malformed = await engine.docker(['images', '--filter', `reference=${repo}/[a`]);
+      assert.notEqual(malformed.code, 0);
+      assert.match(malformed.stderr, /invalid filter 'reference=.*\/\[a': syntax error in pattern/);
+    });
+
+    test('images --filter dangling=true is an image with no tag (pulled by digest): rmi $(docker images -qf dangling=true) removes it and nothing else', { skip: kind === 'podman' && 'podman 4.3 can make no nameless image here: no registry to pull a digest from, and commit through its compat API fails' }, async () => {
+      const pinned = `localhost/${prefix}-pin/app@sha256:${'e'.repeat(64)}`;
+      await ok(['pull', pinned]);
+      const dangling = await imageIds('dangling=true');
+      assert.equal(dangling.length, 1, dangling.join(' '));
+      assert.equal((await ok(['images', '--filter', 'dangling=true', '--format', '{{.Repository}} {{.Tag}}'])).trim(), `localhost/${prefix}-pin/app <none>`);
+      assert.deepEqual(await imageIds('dangling=true', `since=${BUSYBOX}`), dangling, 'pulled after busybox');
+      assert.deepEqual(await imageIds('dangling=true', `before=${BUSYBOX}`), []);
+      const everything = await imageIds();
+      await ok(['rmi', ...dangling]);
+      assert.deepEqual(await imageIds('dangling=true'), []);
+      assert.deepEqual(await imageIds(), everything.filter((i) => !dangling.includes(i)), 'only the dangling image went');
+    });
+
+    test('events --filter: label and container; image, volume, event, scope, a name\'s beginning, and unknown keys as dockerd has them', async () => {
+      const scope = `${prefix}-evf`;
+      const vol = `${prefix}-evvol`;
+      volumes.push(vol);
+      const since = Math.floor(Date.now() / 1000) - 1;
+      await ok(['volume', 'create', vol]);
+      const c = name('evf');
+      await ok(['run', '--name', c, '-l', `${scope}=yes`, BUSYBOX, 'true']);
+      // podman answers an `until` already past with no events: each reading ends a second from its start
+      const seen = async (...filters: string[]): Promise<string[]> => {
+        const out = await ok(['events', '--since', String(since), '--until', String(Math.floor(Date.now() / 1000) + 1), ...filters.flatMap((f) => ['--filter', f]), '--format', '{{.Type}} {{.Action}} {{.Actor.Attributes.name}}']);
+        return out.split('\n').filter((line) => / (create|start|die) /.test(`${line} `));
+      };
+      const run = ['container create', 'container start', 'container die'].map((e) => `${e} ${c}`);
+      // podman writes its events log on its own schedule: under load they come a moment after the run
+      assert.deepEqual(await eventually('the run\'s events by its label', async () => {
+        const got = await seen(`label=${scope}=yes`);
+        if (got.length < 3) throw new Error(`only ${JSON.stringify(got)}`);
+        return got;
+      }, { timeoutMs: 10_000 }), run);
+      assert.deepEqual(await seen(`container=${c}`), run);
+      assert.deepEqual(await seen(`label=${scope}=no`), []);
+      if (kind === 'podman') return;
+      // podman 4.3 matches no container event by its image, no volume event by the volume, not `die`, not a
+      // name's beginning, and answers an unknown key with no events where dockerd shows every event
+      assert.deepEqual(await seen(`container=${c.slice(0, -1)}`, `label=${scope}`), run, 'the beginning of a name');
+      assert.deepEqual(await seen(`image=${BUSYBOX.replace(/:[^/]*$/, '')}`, `label=${scope}`), run, 'the image without its tag');
+      assert.deepEqual(await seen(`volume=${vol}`), [`volume create ${vol}`]);
+      assert.deepEqual(await seen('type=volume', `volume=${vol}`), [`volume create ${vol}`]);
+      assert.deepEqual(await seen('event=die', `container=${c}`), [`container die ${c}`]);
+      assert.deepEqual(await seen('scope=swarm', `container=${c}`), []);
+      const bogus = await engine.docker(['events', '--since', String(since), '--until', String(since + 1), '--filter', 'bogus=1']);
+      assert.notEqual(bogus.code, 0);
+      assert.match(bogus.stderr, /invalid filter 'bogus'/);
     });
   });
 }
