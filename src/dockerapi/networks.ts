@@ -123,7 +123,7 @@ export class Networks {
         const aliases = other.networks.get(netId);
         if (!aliases) continue;
         const names = byIp.get(other.podIP) ?? new Set<string>();
-        for (const a of [...aliases, other.name.toLowerCase()]) if (ALIAS_RE.test(a)) names.add(a);
+        for (const a of namesOn(other, netId)) names.add(a);
         byIp.set(other.podIP, names);
       }
     }
@@ -151,29 +151,24 @@ export class Networks {
    */
   async introduce(netId: string, c: ContainerRecord, exec: MemberExec): Promise<void> {
     if (c.status !== 'running' || !c.podIP || this.records.get(netId)?.builtin) return;
-    const namesOf = (o: ContainerRecord): string[] => [...new Set([...(o.networks.get(netId) ?? []), o.name.toLowerCase()])].filter((a) => ALIAS_RE.test(a));
     const members = [...this.deps.containers.values()].filter((o) => o !== c && o.status === 'running' && o.podIP && o.podName && o.networks.has(netId));
-    const theirs = members.map((o) => `${o.podIP}\t${namesOf(o).join(' ')}`);
-    const mine = `${c.podIP}\t${namesOf(c).join(' ')}`;
-    for (const [target, lines] of [[c, theirs], ...members.map((o) => [o, [mine]] as const)] as Array<readonly [ContainerRecord, string[]]>) {
-      if (lines.length === 0) continue;
-      const r = await exec(target, ['/bin/sh', '-c', 'printf "%s\\n" "$@" >> /etc/hosts', 'berth-hosts', ...lines]).catch((err: Error) => ({ exitCode: -1, stderr: err.message }));
-      if (r.exitCode !== 0) process.stderr.write(`berth serve: container ${target.name} cannot resolve the members of its network by /etc/hosts (${r.stderr.trim() || `exit ${r.exitCode}`}); their Services <alias>-<hash> still resolve\n`);
-    }
+    const theirs = members.map((o) => `${o.podIP}\t${namesOn(o, netId).join(' ')}`);
+    if (theirs.length) await appendHosts(c, theirs, exec, { unresolved: 'the members of its network', services: 'their Services <alias>-<hash>' });
+    const mine = `${c.podIP}\t${namesOn(c, netId).join(' ')}`;
+    for (const o of members) await appendHosts(o, [mine], exec, { unresolved: 'the members of its network', services: 'their Services <alias>-<hash>' });
   }
 
   private async tellMembers(c: ContainerRecord, ip: string, exec: MemberExec): Promise<void> {
     for (const other of this.deps.containers.values()) {
       if (other === c || other.status !== 'running' || !other.podName) continue;
       const names = new Set<string>();
-      for (const [netId, aliases] of c.networks) {
+      for (const [netId] of c.networks) {
         if (this.records.get(netId)?.builtin || !other.networks.has(netId)) continue;
-        for (const a of [...aliases, c.name.toLowerCase()]) if (ALIAS_RE.test(a)) names.add(a);
+        for (const a of namesOn(c, netId)) names.add(a);
       }
       if (names.size === 0) continue;
-      const line = `${ip}\t${[...names].join(' ')}`;
-      const r = await exec(other, ['/bin/sh', '-c', 'printf "%s\\n" "$1" >> /etc/hosts', 'berth-hosts', line]).catch((err: Error) => ({ exitCode: -1, stderr: err.message }));
-      if (r.exitCode !== 0) process.stderr.write(`berth serve: container ${other.name} cannot resolve ${[...names].join(', ')} by /etc/hosts (${r.stderr.trim() || `exit ${r.exitCode}`}); its Services ${[...names].join(', ')}-<hash> still resolve\n`);
+      const listed = [...names].join(', ');
+      await appendHosts(other, [`${ip}\t${[...names].join(' ')}`], exec, { unresolved: listed, services: `its Services ${listed}-<hash>` });
     }
   }
 
@@ -228,4 +223,18 @@ export class Networks {
     }
     return failed;
   }
+}
+
+/** The names a member answers to on a network: its aliases there and its container name, those a hosts file can hold. */
+function namesOn(c: ContainerRecord, netId: string): string[] {
+  return [...new Set([...(c.networks.get(netId) ?? []), c.name.toLowerCase()])].filter((a) => ALIAS_RE.test(a));
+}
+
+/**
+ * Appends `lines` to `target`'s /etc/hosts through exec. Best effort: an image without `sh`, or a user who cannot
+ * write /etc/hosts, keeps only the Services, and berth serve says which names that container cannot resolve.
+ */
+async function appendHosts(target: ContainerRecord, lines: string[], exec: MemberExec, say: { unresolved: string; services: string }): Promise<void> {
+  const r = await exec(target, ['/bin/sh', '-c', 'printf "%s\\n" "$@" >> /etc/hosts', 'berth-hosts', ...lines]).catch((err: Error) => ({ exitCode: -1, stderr: err.message }));
+  if (r.exitCode !== 0) process.stderr.write(`berth serve: container ${target.name} cannot resolve ${say.unresolved} by /etc/hosts (${r.stderr.trim() || `exit ${r.exitCode}`}); ${say.services} still resolve\n`);
 }

@@ -23,7 +23,7 @@ export function containerStreamRoutes(r: Router, engine: Engine): void {
     const since = logTime(call, 'since');
     const until = logTime(call, 'until');
     const tty = Boolean(c.body.Tty);
-    const out = call.startChunked(tty || compareVersions(call.version, '1.42') < 0 ? 'application/vnd.docker.raw-stream' : 'application/vnd.docker.multiplexed-stream');
+    const out = call.startChunked(streamType(call, tty));
     try {
       await streamLogs(engine, c, out, {
         stdout,
