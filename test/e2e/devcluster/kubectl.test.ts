@@ -100,8 +100,11 @@ spec:
   });
 
   test('capabilities are those containerd gives: its default set (dockerd\'s) unless the pod adds or drops', async () => {
+    // the process reads its stdin to the end first, so that what it prints comes after kubectl's attach: output
+    // written before the attach of a container that then ends is not on the attach on a real node either
+    const readCaps = ['sh', '-c', 'cat >/dev/null; grep CapEff /proc/self/status'];
     const capEff = async (name: string, overrides?: object): Promise<string> => {
-      const args = ['run', name, '-n', ns, '--rm', '-i', '--restart=Never', `--image=${BUSYBOX}`, ...(overrides ? [`--overrides=${JSON.stringify(overrides)}`] : []), '--', 'grep', 'CapEff', '/proc/self/status'];
+      const args = ['run', name, '-n', ns, '--rm', '-i', '--restart=Never', `--image=${BUSYBOX}`, ...(overrides ? [`--overrides=${JSON.stringify(overrides)}`] : []), '--', ...readCaps];
       const r = await kubectl(args, { timeoutMs: 60_000 });
       assert.equal(r.code, 0, r.stderr);
       return /^CapEff:\s+([0-9a-f]+)$/m.exec(r.stdout)?.[1] ?? r.stdout;
@@ -109,7 +112,7 @@ spec:
     // CHOWN … AUDIT_WRITE: NET_RAW, MKNOD and AUDIT_WRITE too, which podman's own default lacks
     assert.equal(await capEff('caps-default'), '00000000a80425fb');
     const securityContext = { capabilities: { add: ['NET_ADMIN'], drop: ['CHOWN'] } };
-    const spec = { spec: { containers: [{ name: 'caps-changed', image: BUSYBOX, command: ['grep', 'CapEff', '/proc/self/status'], stdin: true, stdinOnce: true, securityContext }] } };
+    const spec = { spec: { containers: [{ name: 'caps-changed', image: BUSYBOX, command: readCaps, stdin: true, stdinOnce: true, securityContext }] } };
     assert.equal(await capEff('caps-changed', spec), '00000000a80435fa', 'NET_ADMIN added, CHOWN dropped');
     // a non-root process has none in effect, as on containerd (the list only bounds what it may gain)
     const asUser = { spec: { containers: [{ ...spec.spec.containers[0], name: 'caps-user', securityContext: { ...securityContext, runAsUser: 1000 } }] } };
