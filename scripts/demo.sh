@@ -6,12 +6,23 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"; cd "$root"
 bash scripts/setup-machine.sh
 source scripts/node-env.sh
 [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error
-npm run --silent build
+# built already and no source changed since: a second demo starts at once
+if [ ! -f dist/src/cli/main.js ] || [ -n "$(find src scripts package.json tsconfig.json -newer dist/src/cli/main.js -print -quit)" ]; then
+  npm run --silent build
+fi
 podman image exists localhost/berth/krm-set-annotations:1 || bash scripts/build-images.sh
 berth() { node "$root/dist/src/cli/main.js" "$@"; }
 state="$(mktemp -d)"
+# the demo's own shim agent (in its private state folder, not the user's), stopped with its warm pods at the end
+export BERTH_SHIM_AGENT_SOCKET="$state/shim-agent.sock"
 serve_pid=
-trap '[ -n "$serve_pid" ] && kill $serve_pid; berth dev-cluster down --state-dir "$state" >/dev/null; rm -rf "$state"' EXIT
+cleanup() {
+  berth shim agent stop >/dev/null || true
+  if [ -n "$serve_pid" ]; then kill "$serve_pid"; wait "$serve_pid" 2>/dev/null || true; fi
+  berth dev-cluster down --state-dir "$state" >/dev/null
+  rm -rf "$state"
+}
+trap cleanup EXIT
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 step "berth dev-cluster up"
