@@ -32,7 +32,7 @@ import type { LogQuery, Pod, ServeCluster, Session } from './cluster.js';
 import { EventBus } from './event-bus.js';
 import { ImageStore } from './image-store.js';
 import { Networks, NAME_RE, checkAliases } from './networks.js';
-import { anonymousVolumesOf, LABEL_ANONYMOUS, Volumes } from './volumes.js';
+import { anonymousVolumesOf, dockerMounts, LABEL_ANONYMOUS, Volumes, type DockerMount } from './volumes.js';
 import { planMounts } from './mounts.js';
 import { ANNOTATION_KEPT_FAILED, recover, savedRecord } from './recovery.js';
 import { runHealthcheck, wantsHealthcheck } from './healthcheck.js';
@@ -286,6 +286,11 @@ export class Engine {
    * the namespace (read at every start, so edits apply), else the operator's `--pod-template`. Never a
    * file: API clients must not read files on berth's machine.
    */
+  /** The container's mounts as inspect and ps list them. */
+  mountsOf(c: ContainerRecord): DockerMount[] {
+    return dockerMounts(c, (volume) => this.volumes.mountpoint(volume));
+  }
+
   async podTemplateFor(labels: Record<string, string> | null | undefined): Promise<PodTemplateSource | undefined> {
     const name = labels?.[LABEL_POD_TEMPLATE]?.trim();
     if (!name) return this.opts.podTemplate;

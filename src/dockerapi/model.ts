@@ -7,6 +7,7 @@ import type { KeptTar } from './archive-spill.js';
 import type { ImageInfo } from './image-config.js';
 import { tryNormalizeImage } from './image-ref.js';
 import { FEED_CONTAINER, feedFailure } from './file-feed.js';
+import type { DockerMount } from './volumes.js';
 
 export interface CreateBody {
   Image?: string;
@@ -221,7 +222,8 @@ export function networkSettings(c: ContainerRecord, networks: Map<string, Networ
   return { IPAddress: ip, IPPrefixLen: ip ? 32 : 0, Gateway: '', MacAddress: '', Bridge: '', SandboxID: '', Ports: portsObject(c), Networks: nets };
 }
 
-export function inspectContainer(c: ContainerRecord, networks: Map<string, NetworkRecord>): Record<string, unknown> {
+/** `mounts`: the container's mounts as dockerd lists them (volumes.ts dockerMounts). */
+export function inspectContainer(c: ContainerRecord, networks: Map<string, NetworkRecord>, mounts: DockerMount[]): Record<string, unknown> {
   const hc = c.body.HostConfig ?? {};
   const running = c.status === 'running';
   return {
@@ -293,7 +295,7 @@ export function inspectContainer(c: ContainerRecord, networks: Map<string, Netwo
       DnsOptions: hc.DnsOptions ?? [],
       DnsSearch: hc.DnsSearch ?? [],
     },
-    Mounts: [],
+    Mounts: mounts,
     NetworkSettings: networkSettings(c, networks),
   };
 }
@@ -321,7 +323,7 @@ export function portSummaries(c: ContainerRecord): PortSummary[] {
   return [...published, ...exposed];
 }
 
-export function listItem(c: ContainerRecord, networks: Map<string, NetworkRecord>): Record<string, unknown> {
+export function listItem(c: ContainerRecord, networks: Map<string, NetworkRecord>, mounts: DockerMount[]): Record<string, unknown> {
   const ports = portSummaries(c);
   return {
     Id: c.id,
@@ -336,7 +338,7 @@ export function listItem(c: ContainerRecord, networks: Map<string, NetworkRecord
     Status: humanStatus(c),
     HostConfig: { NetworkMode: networkModeOf(c) },
     NetworkSettings: { Networks: (networkSettings(c, networks) as { Networks: unknown }).Networks },
-    Mounts: [],
+    Mounts: mounts,
   };
 }
 

@@ -50,10 +50,17 @@ export function anonymousVolumesOf(body: CreateBody, mounted: SandboxVolume[]): 
 
 const withoutTrailingSlash = (path: string): string => path.replace(/\/+$/, '');
 
-/** A mount point of a container as dockerd records it: the volume's name (none for a tmpfs) and its path in the container. */
+/**
+ * A mount point of a container as dockerd records it: a volume (its name) or a tmpfs of `--mount` (none), its
+ * path in the container, the mode a `-v` bind gave and whether it is writable.
+ */
 export interface MountPoint {
+  type: 'volume' | 'tmpfs';
   name?: string;
   destination: string;
+  /** dockerd's Mode: a `-v` bind's mode text, `z` when it gave none; empty for `--mount`s and anonymous volumes */
+  mode: string;
+  rw: boolean;
 }
 
 /** Binds (named volumes: host paths are refused at create), Mounts and anonymous volumes; `--tmpfs` is no mount point in dockerd either. */
@@ -61,11 +68,39 @@ export function mountPointsOf(c: ContainerRecord): MountPoint[] {
   const hc = c.body.HostConfig ?? {};
   // dockerd keeps destinations cleaned (`/data/` is `/data`), and `ps --filter volume=` compares with those
   const clean = (path: string): string => posix.normalize(path).replace(/(.)\/+$/, '$1');
+  const bind = (spec: string): MountPoint => {
+    const [name, destination = '', mode = ''] = spec.split(':');
+    return { type: 'volume', name, destination: clean(destination), mode: mode || 'z', rw: !mode.split(',').includes('ro') };
+  };
   return [
-    ...(hc.Binds ?? []).map((bind) => ({ name: bind.split(':')[0], destination: clean(bind.split(':')[1] ?? '') })),
-    ...(hc.Mounts ?? []).map((m) => ({ name: m.Type === 'tmpfs' ? undefined : m.Source, destination: clean(m.Target ?? '') })),
-    ...(c.anonymousVolumes ?? []).map((a) => ({ name: a.name, destination: clean(a.target) })),
+    ...(hc.Binds ?? []).map(bind),
+    ...(hc.Mounts ?? []).map((m): MountPoint => ({ type: m.Type === 'tmpfs' ? 'tmpfs' : 'volume', name: m.Type === 'tmpfs' ? undefined : m.Source, destination: clean(m.Target ?? ''), mode: '', rw: !m.ReadOnly })),
+    ...(c.anonymousVolumes ?? []).map((a): MountPoint => ({ type: 'volume', name: a.name, destination: clean(a.target), mode: '', rw: true })),
   ];
+}
+
+/** A mount as `docker inspect` and `docker ps` show it (the Engine API's MountPoint). */
+export interface DockerMount {
+  Type: string;
+  Name?: string;
+  Source: string;
+  Destination: string;
+  Driver?: string;
+  Mode: string;
+  RW: boolean;
+  Propagation: string;
+}
+
+/**
+ * The container's mounts as dockerd lists them: a volume with its driver and its source (`mountpoint`: where its
+ * claim is), a tmpfs with neither; the propagation is a bind's only, and berth has no binds.
+ */
+export function dockerMounts(c: ContainerRecord, mountpoint: (volume: string) => string): DockerMount[] {
+  return mountPointsOf(c).map((m) =>
+    m.type === 'tmpfs'
+      ? { Type: 'tmpfs', Source: '', Destination: m.destination, Mode: m.mode, RW: m.rw, Propagation: '' }
+      : { Type: 'volume', Name: m.name, Source: mountpoint(m.name ?? ''), Destination: m.destination, Driver: 'local', Mode: m.mode, RW: m.rw, Propagation: '' },
+  );
 }
 
 export interface VolumeDeps {
@@ -99,11 +134,21 @@ export class Volumes {
     return v;
   }
 
+  /** The claim of a volume, made or to be made (at its first container's start). */
+  private claimName(name: string): string {
+    return this.records.get(name)?.claim ?? `${name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'vol'}-${shortHash(`${this.deps.owner}/${name}`, 8)}`;
+  }
+
+  /** Where the volume is, as inspect's Mountpoint and a mount's Source say it: its claim. */
+  mountpoint(name: string): string {
+    return `pvc://${this.claimName(name)}`;
+  }
+
   async ensure(name: string, labels: Record<string, string> = {}): Promise<VolumeRecord> {
     const existing = this.records.get(name);
     if (existing) return existing;
     if (!NAME_RE.test(name)) throw badRequest(`invalid volume name "${name}"`);
-    const claim = `${name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'vol'}-${shortHash(`${this.deps.owner}/${name}`, 8)}`;
+    const claim = this.claimName(name);
     await this.deps.cluster.createClaim({
       apiVersion: 'v1',
       kind: 'PersistentVolumeClaim',

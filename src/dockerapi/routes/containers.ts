@@ -28,7 +28,7 @@ export function containerRoutes(r: Router, engine: Engine): void {
     const all = call.flag('all') || limit > 0 || filters.has('status');
     let list = [...engine.containers.values()].sort((a, b) => b.created.getTime() - a.created.getTime()).filter((c) => (all || c.status === 'running') && wanted(c));
     if (limit > 0) list = list.slice(0, limit);
-    call.send(200, list.map((c) => listItem(c, engine.networks.records)));
+    call.send(200, list.map((c) => listItem(c, engine.networks.records, engine.mountsOf(c))));
   });
   r.op('ContainerPrune', 'POST', '/containers/prune', async (call) => {
     const wanted = pruneFilter(parseFilters(call.query.get('filters')));
@@ -40,7 +40,10 @@ export function containerRoutes(r: Router, engine: Engine): void {
     }
     call.send(200, { ContainersDeleted: deleted, SpaceReclaimed: 0 });
   });
-  r.op('ContainerInspect', 'GET', '/containers/{id}/json', (call, [id]) => call.send(200, inspectContainer(engine.container(id), engine.networks.records)));
+  r.op('ContainerInspect', 'GET', '/containers/{id}/json', (call, [id]) => {
+    const c = engine.container(id);
+    call.send(200, inspectContainer(c, engine.networks.records, engine.mountsOf(c)));
+  });
   r.op('ContainerStart', 'POST', '/containers/{id}/start', async (call, [id]) => {
     const res = await engine.start(id);
     call.send(res === 'already' ? 304 : 204);

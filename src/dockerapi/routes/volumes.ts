@@ -46,5 +46,5 @@ export function volumeRoutes(r: Router, engine: Engine): void {
 
 function volumeJson(engine: Engine, name: string): Record<string, unknown> {
   const v = engine.volumes.find(name);
-  return { Name: v.name, Driver: 'local', Mountpoint: `pvc://${v.claim}`, CreatedAt: v.created.toISOString(), Labels: v.labels, Scope: 'local', Options: {} };
+  return { Name: v.name, Driver: 'local', Mountpoint: engine.volumes.mountpoint(v.name), CreatedAt: v.created.toISOString(), Labels: v.labels, Scope: 'local', Options: {} };
 }

@@ -263,6 +263,31 @@ for (const kind of ['podman', 'berth'] as const) {
       assert.equal(readFileSync(join(work, 'outdir/r.txt'), 'utf8'), 'result\n');
     });
 
+    test('inspect and ps list the mounts: volumes by -v and --mount, anonymous ones, tmpfs by --mount', async () => {
+      const [v, ro] = [`${prefix}-mvol`, `${prefix}-mro`];
+      volumes.push(v, ro);
+      const c = name('mounts');
+      await ok(['run', '-d', '--name', c, '-v', `${v}:/data`, '-v', '/anon', '--mount', `type=volume,src=${ro},dst=/ro,readonly`, '--mount', 'type=tmpfs,dst=/scratch', '--tmpfs', '/t', BUSYBOX, 'sleep', '600']);
+      type Mount = { Type: string; Name?: string; Source: string; Destination: string; Driver?: string; Mode: string; RW: boolean; Propagation: string };
+      const mounts = (JSON.parse(await ok(['inspect', '-f', '{{json .Mounts}}', c])) as Mount[]).sort((a, b) => a.Destination.localeCompare(b.Destination));
+      // podman 4.3 leaves out --mount's tmpfs, which dockerd lists
+      const listedMounts = kind === 'podman' ? mounts : mounts.filter((m) => m.Type !== 'tmpfs');
+      assert.deepEqual(listedMounts.map((m) => [m.Type, m.Destination, m.RW, m.Driver ?? '']), [
+        ['volume', '/anon', true, 'local'],
+        ['volume', '/data', true, 'local'],
+        ['volume', '/ro', false, 'local'],
+      ]);
+      assert.deepEqual(mounts.slice(0, 3).map((m) => m.Name), [mounts[0].Name, v, ro]);
+      assert.match(mounts[0].Name!, /^[0-9a-f]{64}$/);
+      const listed = await ok(['ps', '-a', '--filter', `name=${c}`, '--format', '{{.LocalVolumes}}']);
+      assert.equal(listed.trim(), '3');
+      if (kind === 'podman') return;
+      assert.deepEqual(mounts.map((m) => [m.Type, m.Destination, m.Name]).at(-1), ['tmpfs', '/scratch', undefined], 'each mount but --tmpfs, which dockerd lists in HostConfig.Tmpfs only');
+      // podman 4.3 says rprivate and no mode for every volume; dockerd gives a -v volume the mode z, a propagation to binds only
+      assert.deepEqual(mounts.map((m) => [m.Mode, m.Propagation]), [['', ''], ['z', ''], ['', ''], ['', '']]);
+      for (const m of mounts.slice(0, 3)) assert.equal(m.Source, (await ok(['volume', 'inspect', '-f', '{{.Mountpoint}}', m.Name!])).trim(), 'where the volume is');
+    });
+
     test('volume create: two containers see the same files', async () => {
       const v = `${prefix}-vol`;
       volumes.push(v);

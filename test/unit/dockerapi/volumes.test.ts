@@ -1,7 +1,8 @@
 // Anonymous volumes (`-v /path`): one per path the create's own mounts do not already cover, as dockerd makes them.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { anonymousVolumesOf, refuseDriverSettings } from '../../../src/dockerapi/volumes.js';
+import { anonymousVolumesOf, dockerMounts, refuseDriverSettings } from '../../../src/dockerapi/volumes.js';
+import type { ContainerRecord } from '../../../src/dockerapi/model.js';
 
 test('a path covered by a bind, mount or tmpfs of the same create gets no anonymous volume', () => {
   const body = { Image: 'i', Volumes: { '/data': {}, '/cache/': {}, '/scratch': {}, '/free': {} } };
@@ -31,4 +32,29 @@ test('a volume driver other than local, or driver options, are refused saying vo
   );
   assert.throws(() => refuseDriverSettings('local', { type: 'tmpfs', device: 'tmpfs' }, flags), /volume driver options are not supported \(type=tmpfs, device=tmpfs\): .*; leave out -o \(--opt\)/);
   assert.throws(() => refuseDriverSettings('local', { o: 'size=1g' }, flags), (err: { status?: number }) => err.status === 400);
+});
+
+test('inspect\'s Mounts: each volume, bind of a volume, --mount and anonymous volume as dockerd lists it; --tmpfs is none', () => {
+  const c = {
+    body: {
+      Image: 'i',
+      HostConfig: {
+        Binds: ['data:/data/', 'ro-data:/ro:ro,z'],
+        Mounts: [
+          { Type: 'volume', Source: 'cache', Target: '/cache', ReadOnly: true },
+          { Type: 'tmpfs', Target: '/run/t' },
+        ],
+        Tmpfs: { '/tmp': 'size=1m' },
+      },
+    },
+    anonymousVolumes: [{ name: 'f'.repeat(64), target: '/anon' }],
+  } as unknown as ContainerRecord;
+  const volume = { Type: 'volume', Driver: 'local', Propagation: '' };
+  assert.deepEqual(dockerMounts(c, (name) => `pvc://${name}-claim`), [
+    { ...volume, Name: 'data', Source: 'pvc://data-claim', Destination: '/data', Mode: 'z', RW: true },
+    { ...volume, Name: 'ro-data', Source: 'pvc://ro-data-claim', Destination: '/ro', Mode: 'ro,z', RW: false },
+    { ...volume, Name: 'cache', Source: 'pvc://cache-claim', Destination: '/cache', Mode: '', RW: false },
+    { Type: 'tmpfs', Source: '', Destination: '/run/t', Mode: '', RW: true, Propagation: '' },
+    { ...volume, Name: 'f'.repeat(64), Source: `pvc://${'f'.repeat(64)}-claim`, Destination: '/anon', Mode: '', RW: true },
+  ]);
 });
