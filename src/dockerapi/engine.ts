@@ -815,7 +815,7 @@ export class Engine {
   async disconnect(netRef: string, containerRef: string): Promise<void> {
     const n = this.networks.find(netRef);
     const c = this.container(containerRef);
-    await this.networks.disconnect(n.id, c);
+    await this.networks.disconnect(n.id, c, (o, argv) => this.execCollect(o, argv));
     await this.noteRecord(c, `its disconnection from ${n.name}`);
   }
 

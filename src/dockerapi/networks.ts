@@ -9,6 +9,7 @@ import { DockerError, badRequest, conflict, notFound } from './http.js';
 import { newId, shortHash, type ContainerRecord, type NetworkRecord } from './model.js';
 import type { ServeCluster } from './cluster.js';
 import type { EventBus } from './event-bus.js';
+import { withoutNames } from './hosts-file.js';
 
 export const NAME_RE = /^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/;
 export const ALIAS_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -22,7 +23,7 @@ export interface NetworkDeps {
 }
 
 /** Runs a command in a running member (engine.execCollect). */
-type MemberExec = (o: ContainerRecord, argv: string[]) => Promise<{ exitCode: number; stderr: string }>;
+type MemberExec = (o: ContainerRecord, argv: string[]) => Promise<{ exitCode: number; stdout: string; stderr: string }>;
 
 export interface NetworkCreateBody {
   Name?: string;
@@ -91,11 +92,38 @@ export class Networks {
     this.deps.bus.emit('network', 'connect', { id: n.id, name: n.name }, { container: c.id });
   }
 
-  async disconnect(netRef: string, c: ContainerRecord): Promise<void> {
+  /**
+   * The container leaves the network: its alias Services go, and, when it runs, the names it had there leave the
+   * /etc/hosts of the network's running members and theirs leave its own, as dockerd's DNS stops answering them
+   * (a name still held on another network the two share stays). Best effort, as the lines were written.
+   */
+  async disconnect(netRef: string, c: ContainerRecord, exec: MemberExec): Promise<void> {
     const n = this.find(netRef);
+    const members = this.runningMembers(n.id, c);
+    const had = namesOn(c, n.id);
     for (const a of c.networks.get(n.id) ?? []) await this.deps.cluster.deleteService(this.serviceName(n.id, a)).catch(() => undefined);
     c.networks.delete(n.id);
     this.deps.bus.emit('network', 'disconnect', { id: n.id, name: n.name }, { container: c.id });
+    if (c.status !== 'running' || !c.podIP || n.builtin) return;
+    for (const o of members) {
+      await dropHosts(o, c.podIP, had.filter((name) => !this.sharedNames(c, o).has(name)), exec);
+      await dropHosts(c, o.podIP!, namesOn(o, n.id).filter((name) => !this.sharedNames(o, c).has(name)), exec);
+    }
+  }
+
+  /** The running members of a network other than `c`, each with a pod and its IP. */
+  private runningMembers(netId: string, c: ContainerRecord): ContainerRecord[] {
+    return [...this.deps.containers.values()].filter((o) => o !== c && o.status === 'running' && o.podIP && o.podName && o.networks.has(netId));
+  }
+
+  /** The names `member` answers to on the user networks it shares with `peer`. */
+  private sharedNames(member: ContainerRecord, peer: ContainerRecord): Set<string> {
+    const names = new Set<string>();
+    for (const [netId] of member.networks) {
+      if (this.records.get(netId)?.builtin || !peer.networks.has(netId)) continue;
+      for (const name of namesOn(member, netId)) names.add(name);
+    }
+    return names;
   }
 
   /** Whether a running container is on the network: dockerd's active endpoints, which keep it from `rm` and prune and make it not `dangling`. */
@@ -147,11 +175,11 @@ export class Networks {
   /**
    * A running container connected to `netId` (`docker network connect`): it learns the network's running members
    * by its /etc/hosts, and they learn it, as a member that starts on the network would be known (hostAliases
-   * and announce). Best effort in the same way. A disconnect leaves those lines (the Services go).
+   * and announce). Best effort in the same way; a disconnect takes the lines out again.
    */
   async introduce(netId: string, c: ContainerRecord, exec: MemberExec): Promise<void> {
     if (c.status !== 'running' || !c.podIP || this.records.get(netId)?.builtin) return;
-    const members = [...this.deps.containers.values()].filter((o) => o !== c && o.status === 'running' && o.podIP && o.podName && o.networks.has(netId));
+    const members = this.runningMembers(netId, c);
     const theirs = members.map((o) => `${o.podIP}\t${namesOn(o, netId).join(' ')}`);
     if (theirs.length) await appendHosts(c, theirs, exec, { unresolved: 'the members of its network', services: 'their Services <alias>-<hash>' });
     const mine = `${c.podIP}\t${namesOn(c, netId).join(' ')}`;
@@ -161,11 +189,7 @@ export class Networks {
   private async tellMembers(c: ContainerRecord, ip: string, exec: MemberExec): Promise<void> {
     for (const other of this.deps.containers.values()) {
       if (other === c || other.status !== 'running' || !other.podName) continue;
-      const names = new Set<string>();
-      for (const [netId] of c.networks) {
-        if (this.records.get(netId)?.builtin || !other.networks.has(netId)) continue;
-        for (const a of namesOn(c, netId)) names.add(a);
-      }
+      const names = this.sharedNames(c, other);
       if (names.size === 0) continue;
       const listed = [...names].join(', ');
       await appendHosts(other, [`${ip}\t${[...names].join(' ')}`], exec, { unresolved: listed, services: `its Services ${listed}-<hash>` });
@@ -237,4 +261,25 @@ function namesOn(c: ContainerRecord, netId: string): string[] {
 async function appendHosts(target: ContainerRecord, lines: string[], exec: MemberExec, say: { unresolved: string; services: string }): Promise<void> {
   const r = await exec(target, ['/bin/sh', '-c', 'printf "%s\\n" "$@" >> /etc/hosts', 'berth-hosts', ...lines]).catch((err: Error) => ({ exitCode: -1, stderr: err.message }));
   if (r.exitCode !== 0) process.stderr.write(`berth serve: container ${target.name} cannot resolve ${say.unresolved} by /etc/hosts (${r.stderr.trim() || `exit ${r.exitCode}`}); ${say.services} still resolve\n`);
+}
+
+/**
+ * Takes `names` off the lines of `ip` in `target`'s /etc/hosts through exec: read, edited here, written back only
+ * if the file is still what was read (an append meanwhile is read again). Best effort, as appendHosts.
+ */
+async function dropHosts(target: ContainerRecord, ip: string, names: string[], exec: MemberExec): Promise<void> {
+  if (!names.length) return;
+  const failed = (why: string): void => void process.stderr.write(`berth serve: container ${target.name} may still resolve ${names.join(', ')} by /etc/hosts (${why})\n`);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const read = await exec(target, ['cat', '/etc/hosts']).catch((err: Error) => ({ exitCode: -1, stdout: '', stderr: err.message }));
+    if (read.exitCode !== 0) return failed(read.stderr.trim() || `exit ${read.exitCode}`);
+    const edited = withoutNames(read.stdout, ip, names);
+    if (edited === read.stdout) return;
+    // $(…) drops trailing newlines of both sides alike; exit 3: the file changed since it was read
+    const script = '[ "$(cat /etc/hosts)" = "$(printf "%s" "$1")" ] || exit 3; printf "%s" "$2" > /etc/hosts';
+    const write = await exec(target, ['/bin/sh', '-c', script, 'berth-hosts', read.stdout, edited]).catch((err: Error) => ({ exitCode: -1, stdout: '', stderr: err.message }));
+    if (write.exitCode === 0) return;
+    if (write.exitCode !== 3) return failed(write.stderr.trim() || `exit ${write.exitCode}`);
+  }
+  failed('it kept changing while berth edited it');
 }

@@ -353,6 +353,18 @@ for (const kind of ['podman', 'berth'] as const) {
       const back = await fetch('srv', 'http://joineralias:8080/index.html');
       assert.equal(back.code, 0, back.stderr);
       assert.equal(back.stdout, 'joined\n');
+
+      // after a disconnect neither side finds the other by a name it had on the network
+      await ok(['network', 'disconnect', net, name('joiner')]);
+      const unresolved = (from: string, host: string) =>
+        eventually(`${host} no longer resolves in ${from}`, async () => {
+          const r = await engine.docker(['exec', name(from), 'wget', '-q', '-O', '-', `http://${host}:8080/index.html`]);
+          return r.code !== 0 && /bad address/.test(r.stderr);
+        }, { timeoutMs: 10_000 });
+      await unresolved('srv', 'joineralias');
+      await unresolved('srv', name('joiner'));
+      await unresolved('joiner', 'lateweb');
+      await unresolved('joiner', name('srv'));
     });
 
     // Prunes on podman would reach this machine's other containers and networks (the dev cluster's among them):
