@@ -8,6 +8,8 @@ import { checkCreateValues } from '../create-checks.js';
 import { parseSignal } from '../signals.js';
 import { inspectContainer, listItem, type CreateBody } from '../model.js';
 import type { Engine } from '../engine.js';
+import { parseSnapshot, SNAPSHOT_SCRIPT } from '../proc-snapshot.js';
+import { psColumns, topTable } from '../top.js';
 
 export function containerRoutes(r: Router, engine: Engine): void {
   r.op('ContainerCreate', 'POST', '/containers/create', async (call) => {
@@ -81,11 +83,12 @@ export function containerRoutes(r: Router, engine: Engine): void {
   r.op('ContainerTop', 'GET', '/containers/{id}/top', async (call, [id]) => {
     const c = engine.container(id);
     if (c.status !== 'running') throw conflict(`Container ${c.id} is not running`);
-    const psArgs = call.query.get('ps_args');
-    // `docker top c -o pid,args` sends `-o pid,args` as one value: ps gets its words
-    const res = await engine.execCollect(c, ['ps', ...(psArgs ?? '').split(/\s+/).filter(Boolean)]);
-    if (res.exitCode !== 0) throw new DockerError(500, `ps in container ${c.name} failed: ${res.stderr.trim()} (the image needs ps)`);
-    call.send(200, psTable(res.stdout));
+    // checked before anything runs; `docker top c -o pid,args` sends `-o pid,args` as one value
+    const columns = psColumns(call.query.get('ps_args') ?? '');
+    const res = await engine.execCollect(c, ['/bin/sh', '-c', SNAPSHOT_SCRIPT]);
+    const snapshot = res.exitCode === 0 ? parseSnapshot(res.stdout) : undefined;
+    if (!snapshot) throw new DockerError(500, `reading the processes of container ${c.name} from its /proc failed: ${res.stderr.trim() || `exit ${res.exitCode}`} (top needs sh and cat in the image)`);
+    call.send(200, topTable(snapshot, columns));
   });
   r.op('ContainerWait', 'POST', '/containers/{id}/wait', async (call, [id]) => {
     const c = engine.container(id);
@@ -97,15 +100,4 @@ export function containerRoutes(r: Router, engine: Engine): void {
     const result = await engine.wait(c, condition, abort.signal);
     out.end(`${JSON.stringify(result)}\n`);
   });
-}
-
-/** `ps` output → Titles and Processes (the last column keeps its spaces). */
-function psTable(stdout: string): { Titles: string[]; Processes: string[][] } {
-  const lines = stdout.trim().split('\n');
-  const titles = lines[0].trim().split(/\s+/);
-  const processes = lines.slice(1).map((l) => {
-    const parts = l.trim().split(/\s+/);
-    return [...parts.slice(0, titles.length - 1), parts.slice(titles.length - 1).join(' ')];
-  });
-  return { Titles: titles, Processes: processes };
 }

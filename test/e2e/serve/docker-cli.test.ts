@@ -228,6 +228,20 @@ for (const kind of ['podman', 'berth'] as const) {
       const top = await ok(['top', up, '-o', 'pid,args']);
       assert.match(top.split('\n')[0], /PID\s+COMMAND/);
       assert.match(top, /sleep 600/);
+      // podman 4.3 runs the image's ps (busybox's, which ignores -ef and aux); dockerd's columns are procps' and
+      // hold the container's processes only, not the ps that read them
+      if (kind === 'berth') {
+        const rows = (out: string): string[][] => out.trim().split('\n').map((l) => l.trim().split(/\s{2,}/));
+        const full = rows(await ok(['top', up]));
+        assert.deepEqual(full[0], ['UID', 'PID', 'PPID', 'C', 'STIME', 'TTY', 'TIME', 'CMD']);
+        assert.deepEqual(full.slice(1).map((r) => [r[0], r[1], r[2], r[7]]), [['root', '1', '0', 'sleep 600']]);
+        const aux = rows(await ok(['top', up, 'aux']));
+        assert.deepEqual(aux[0], ['USER', 'PID', '%CPU', '%MEM', 'VSZ', 'RSS', 'TTY', 'STAT', 'START', 'TIME', 'COMMAND']);
+        assert.deepEqual(aux.slice(1).map((r) => [r[1], r[7], r[10]]), [['1', 'Ss', 'sleep 600']]);
+        const noPid = await engine.docker(['top', up, '-o', 'args']);
+        assert.notEqual(noPid.code, 0);
+        assert.match(noPid.stderr, /Couldn't find PID field in ps output/);
+      }
 
       const since = Math.floor(Date.now() / 1000) - 1;
       const short = name('short');
