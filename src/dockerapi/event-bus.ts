@@ -52,9 +52,13 @@ export class EventBus {
     this.events.emit('event', event);
   }
 
-  /** The kept events from `since` (unix seconds) up to `until` (inclusive), oldest first: what dockerd replays. */
-  history(since: number, until = Infinity): DockerEvent[] {
-    return this.recent.filter((e) => e.time >= since && e.time <= until);
+  /** The kept events from `since` up to `until` (nanoseconds, both inclusive), oldest first: what dockerd replays. */
+  history(since: bigint, until?: bigint): DockerEvent[] {
+    return this.recent.filter((e) => {
+      // timeNano is a whole millisecond, exact once rounded back to one
+      const at = BigInt(Math.round(e.timeNano / 1e6)) * 1_000_000n;
+      return at >= since && (until === undefined || at <= until);
+    });
   }
 
   /** Container `id` changed: whoever waits in nextChange looks again. */

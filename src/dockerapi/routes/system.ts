@@ -5,6 +5,7 @@ import { parseFilters } from '../filters.js';
 import { eventFilter } from '../event-filters.js';
 import type { Engine } from '../engine.js';
 import type { DockerEvent } from '../event-bus.js';
+import { parseUnixTimestamp } from '../log-time.js';
 
 export interface SystemInfo {
   /** berth's version, reported as the engine's (given by the CLI: this package does not read it). */
@@ -39,13 +40,18 @@ export function systemRoutes(r: Router, engine: Engine, info: SystemInfo): void 
   r.op('SystemEvents', 'GET', '/events', (call) => streamEvents(engine, call));
 }
 
-/** A `since`/`until` query parameter: unix seconds, with an optional fraction (as the docker CLI sends them). */
-function timestamp(call: Call, name: string): number | undefined {
+/**
+ * A `since`/`until` query parameter, in nanoseconds: unix seconds with an optional fraction (the docker CLI turns
+ * durations and dates into `seconds.nanoseconds`), read as the logs route and dockerd read it, refused in its words.
+ */
+function eventTime(call: Call, name: string): bigint | undefined {
   const raw = call.query.get(name);
   if (!raw) return undefined;
-  const n = Number(raw);
-  if (!Number.isFinite(n)) throw badRequest(`invalid value for ${name}: "${raw}" (give a unix timestamp in seconds)`);
-  return n;
+  try {
+    return parseUnixTimestamp(raw);
+  } catch (err) {
+    throw badRequest((err as Error).message);
+  }
 }
 
 function systemInfo(engine: Engine, info: SystemInfo): Record<string, unknown> {
@@ -77,17 +83,22 @@ function systemInfo(engine: Engine, info: SystemInfo): Record<string, unknown> {
   };
 }
 
-/** Events from `since` (the ones berth kept) and then as they happen, filtered, until the client leaves or `until` passes. */
+/**
+ * Events from `since`, or up to `until` (the ones berth kept, replayed when either is given, as dockerd replays its
+ * buffer), and then as they happen, filtered, until the client leaves or `until` passes.
+ */
 async function streamEvents(engine: Engine, call: Call): Promise<void> {
   const wanted = eventFilter(parseFilters(call.query.get('filters')));
-  const until = timestamp(call, 'until');
-  const since = timestamp(call, 'since');
+  const since = eventTime(call, 'since');
+  const until = eventTime(call, 'until');
+  if (until !== undefined && until < (since ?? 0n)) throw badRequest(`\`since\` time (${call.query.get('since')}) cannot be after \`until\` time (${call.query.get('until')})`);
   const out = call.startChunked('application/json');
   const write = (e: DockerEvent): void => void (wanted(e) && out.write(`${JSON.stringify(e)}\n`));
   const unsubscribe = engine.events.subscribe(write);
-  if (since !== undefined) for (const e of engine.events.history(since, until)) write(e);
+  if (since !== undefined || until !== undefined) for (const e of engine.events.history(since ?? 0n, until)) write(e);
   const closed = new Promise<void>((resolve) => call.req.socket.once('close', () => resolve()));
-  const timer = until !== undefined ? new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, until * 1000 - Date.now())).unref()) : new Promise<void>(() => undefined);
+  const untilMs = until === undefined ? undefined : Number(until / 1_000_000n);
+  const timer = untilMs !== undefined ? new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, untilMs - Date.now())).unref()) : new Promise<void>(() => undefined);
   await Promise.race([closed, timer]);
   unsubscribe();
   out.end();

@@ -604,6 +604,15 @@ for (const kind of ['podman', 'berth'] as const) {
       const bogus = await engine.docker(['events', '--since', String(since), '--until', String(since + 1), '--filter', 'bogus=1']);
       assert.notEqual(bogus.code, 0);
       assert.match(bogus.stderr, /invalid filter 'bogus'/);
+      // since and until as dockerd reads them (podman 4.3 answers neither an until alone nor since after until)
+      const upToNow = await ok(['events', '--until', String(Math.floor(Date.now() / 1000) + 1), '--filter', `container=${c}`, '--format', '{{.Action}}']);
+      assert.deepEqual(upToNow.split('\n').filter((a) => ['create', 'start', 'die'].includes(a)), ['create', 'start', 'die'], 'an until alone replays the kept events up to it');
+      const reversed = await engine.docker(['events', '--since', String(since + 10), '--until', String(since)]);
+      assert.notEqual(reversed.code, 0);
+      assert.match(reversed.stderr, new RegExp(`\`since\` time \\(${since + 10}\\) cannot be after \`until\` time \\(${since}\\)`));
+      const unreadable = await engine.request('GET', '/events?since=1.5x');
+      assert.equal(unreadable.status, 400);
+      assert.equal(JSON.parse(unreadable.body).message, 'invalid timestamp "1.5x": invalid nanoseconds: invalid character \'x\' at position 1');
     });
   });
 }

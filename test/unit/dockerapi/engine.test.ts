@@ -337,12 +337,19 @@ test('a stat or tar out whose stream is lost before any answer runs again; one c
 test('events are kept for GET /events?since= to replay, oldest first', async () => {
   const { EventBus } = await import('../../../src/dockerapi/event-bus.js');
   const bus = new EventBus();
-  const now = Math.floor(Date.now() / 1000);
+  const second = 1_000_000_000n;
+  const now = BigInt(Date.now()) * 1_000_000n;
   bus.emit('image', 'pull', { id: 'busybox:latest', name: 'busybox' });
   bus.emit('image', 'pull', { id: 'busybox:latest', name: 'busybox' });
-  assert.deepEqual(bus.history(now - 1).map((e) => e.Action), ['pull', 'pull']);
-  assert.deepEqual(bus.history(now + 10), []);
-  assert.deepEqual(bus.history(now - 1, now - 1), []);
+  assert.deepEqual(bus.history(now - second).map((e) => e.Action), ['pull', 'pull']);
+  assert.deepEqual(bus.history(now + 10n * second), []);
+  assert.deepEqual(bus.history(now - second, now - second), []);
+  assert.deepEqual(bus.history(0n, now + second).length, 2, 'up to until alone');
+  // to the nanosecond, both ends included
+  const msOf = (e: DockerEvent): number => Math.round(e.timeNano / 1e6);
+  const at = BigInt(msOf(bus.history(0n)[0])) * 1_000_000n;
+  assert.ok(bus.history(at, at).length >= 1);
+  assert.equal(bus.history(at + 1n).length, bus.history(0n).filter((e) => msOf(e) > Number(at / 1_000_000n)).length);
 });
 
 test('a copy into a running container starts while its archive arrives, and unpacks only after the go line', async () => {
