@@ -7,6 +7,7 @@
  * network and volume matching any filter received.
  */
 import net from 'node:net';
+import { goDurationMs } from './docker-time.js';
 
 export const REAPER_IMAGE = /(^|\/)ryuk(:|@|$)/;
 
@@ -19,13 +20,20 @@ export function parseReaperLine(line: string): string[] {
   return new URLSearchParams(line.trim()).getAll('label').filter(Boolean);
 }
 
-/** `10s`, `1m`, `500ms` or plain seconds → milliseconds. */
-export function parseGoDuration(text: string | undefined, fallbackMs: number): number {
-  if (!text) return fallbackMs;
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
-  if (!m) return fallbackMs;
-  const n = Number(m[1]);
-  return m[2] === 'ms' ? n : m[2] === 'm' ? n * 60_000 : m[2] === 'h' ? n * 3_600_000 : n * 1000;
+/**
+ * A Ryuk timeout (`RYUK_CONNECTION_TIMEOUT`, `RYUK_RECONNECTION_TIMEOUT`) in milliseconds: a Go duration, as Ryuk
+ * reads it (`10s`, `1m30s`, `500ms`), or plain seconds, which berth has always taken too; a negative one is over
+ * at once. A value that is neither keeps the default, and berth serve says so.
+ */
+export function ryukTimeoutMs(name: string, text: string | undefined, fallbackMs: number): number {
+  const value = text?.trim();
+  if (!value) return fallbackMs;
+  const ms = /^\d+(\.\d+)?$/.test(value) ? Number(value) * 1000 : goDurationMs(value);
+  if (ms === undefined) {
+    process.stderr.write(`berth serve: the reaper's ${name}=${text} is no duration (give one as Ryuk reads it: 10s, 1m30s, 500ms); it keeps ${fallbackMs / 1000}s\n`);
+    return fallbackMs;
+  }
+  return Math.max(0, ms);
 }
 
 export interface ReaperOptions {

@@ -3,7 +3,7 @@
  * once, its port 8080 a listener in berth. When it is done it removes what matched its filters and exits.
  */
 import { labelsMatch } from './filters.js';
-import { Reaper, isReaperImage, parseGoDuration } from './reaper.js';
+import { Reaper, isReaperImage, ryukTimeoutMs } from './reaper.js';
 import type { ContainerRecord } from './model.js';
 
 /** The label the testcontainers/ryuk image carries, by which testcontainers finds a reaper to reuse. */
@@ -39,8 +39,8 @@ export class RyukContainers {
     const reaper = new Reaper({
       host: this.deps.publishAddress,
       port: Number(binding?.HostPort || 0),
-      connectionTimeoutMs: parseGoDuration(env.get('RYUK_CONNECTION_TIMEOUT'), 60_000),
-      reconnectionTimeoutMs: parseGoDuration(env.get('RYUK_RECONNECTION_TIMEOUT'), 10_000),
+      connectionTimeoutMs: ryukTimeoutMs('RYUK_CONNECTION_TIMEOUT', env.get('RYUK_CONNECTION_TIMEOUT'), 60_000),
+      reconnectionTimeoutMs: ryukTimeoutMs('RYUK_RECONNECTION_TIMEOUT', env.get('RYUK_RECONNECTION_TIMEOUT'), 10_000),
       reap: (filters) => this.deps.reap(filters, c.id),
       onDone: () => {
         this.running.delete(c.id);
