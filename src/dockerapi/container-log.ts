@@ -43,7 +43,8 @@ export class ContainerLog {
   /** Copies one log (`stream` absent: the merged log) into `writer`, not ended. */
   async copy(stream: LogQuery['stream'], writer: Writable, what: string): Promise<void> {
     const s = this.selection;
-    const cutHere = s.tail !== undefined || s.until !== undefined || (s.since !== undefined && !isWholeSecond(s.since));
+    // timestamps: the kubelet's drop trailing zeros, the cut writes them as dockerd does
+    const cutHere = s.timestamps || s.tail !== undefined || s.until !== undefined || (s.since !== undefined && !isWholeSecond(s.since));
     if (cutHere) return this.copyCut(stream, writer, what);
     await copyLog(this.source({ stream, timestamps: s.timestamps, sinceTime: s.since === undefined ? undefined : sinceTimeOf(s.since) }), writer, this.options(what, this.signal));
   }

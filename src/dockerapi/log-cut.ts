@@ -2,12 +2,13 @@
  * A log read with timestamps, cut by time: what the pods/log API cannot select itself (its `sinceTime` has whole
  * seconds, it has no `until`, and a 1.32 server refuses `tailLines` beside a `stream`). Lines written before
  * `from` are dropped; the first line written after `until` ends the log (it and all after it are dropped, and
- * `onPastUntil` is told, so a follow can stop); each line that passes keeps its timestamp or loses it. A line is
+ * `onPastUntil` is told, so a follow can stop); each line that passes loses its timestamp or keeps it, written as
+ * dockerd writes it (9 fractional digits always). A line is
  * judged by its timestamp alone, so its text passes as it arrives: a line still being written (a prompt without
  * its newline) is not held back.
  */
 import { Transform, type TransformCallback } from 'node:stream';
-import { timestampNanos } from './log-time.js';
+import { dockerLogTimestamp, timestampNanos } from './log-time.js';
 
 export interface TimeCut {
   /** Nanoseconds since the epoch: lines written earlier are dropped. */
@@ -59,7 +60,7 @@ export function timeCut(cut: TimeCut): Transform {
           const fate = judge(ts);
           if (fate instanceof Error) return done(fate);
           passing = fate;
-          if (passing && cut.keepTimestamps) out.push(ts, SPACE);
+          if (passing && cut.keepTimestamps) out.push(Buffer.from(dockerLogTimestamp(timestampNanos(ts.toString('latin1'))!), 'latin1'), SPACE);
           buf = buf.subarray(space + 1);
           continue;
         }

@@ -37,6 +37,16 @@ export function timestampNanos(ts: string): bigint | undefined {
   return BigInt(ms) * 1_000_000n + BigInt((m[2] ?? '').padEnd(9, '0'));
 }
 
+/**
+ * An instant as dockerd writes a log line's timestamp (`docker logs -t`): RFC 3339 in UTC with all 9 fractional
+ * digits (its RFC3339NanoFixed, `2006-01-02T15:04:05.000000000Z07:00`), where the kubelet drops trailing zeros.
+ */
+export function dockerLogTimestamp(nanos: bigint): string {
+  const ms = nanos / 1_000_000n - (nanos % 1_000_000n < 0n ? 1n : 0n);
+  const fraction = ((nanos % NANOS_PER_SECOND) + NANOS_PER_SECOND) % NANOS_PER_SECOND;
+  return `${new Date(Number(ms)).toISOString().slice(0, 19)}.${String(fraction).padStart(9, '0')}Z`;
+}
+
 /** The last second RFC 3339 spells with four digits of year. */
 const LAST_SECOND = 253_402_300_799n;
 

@@ -101,6 +101,20 @@ for (const kind of ['podman', 'berth'] as const) {
       assert.equal(state.trim(), 'exited false 4');
     });
 
+    test('logs -t: every line stamped as dockerd writes it, RFC 3339 in UTC with 9 fractional digits', { skip: kind === 'podman' && 'podman 4.3 stamps whole seconds' }, async () => {
+      const c = name('stamped');
+      // 30 lines: a kubelet timestamp drops trailing zeros, which one in ten has
+      await ok(['run', '-d', '--name', c, BUSYBOX, 'sh', '-c', 'i=0; while [ $i -lt 30 ]; do i=$((i+1)); echo out$i; echo err$i >&2; done']);
+      assert.equal((await ok(['wait', c])).trim(), '0');
+      for (const args of [['logs', '-t', c], ['logs', '-t', '--tail', '5', c], ['logs', '-t', '--since', '1', c]]) {
+        const r = await engine.docker(args);
+        assert.equal(r.code, 0, r.stderr);
+        const lines = [...linesOf(r.stdout), ...linesOf(r.stderr)];
+        assert.equal(lines.length, args.includes('--tail') ? 5 : 60, args.join(' '));
+        for (const line of lines) assert.match(line, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z (out|err)\d+$/, `${args.join(' ')}: ${line}`);
+      }
+    });
+
     test('logs --until and --since with a fraction cut the log between two lines, as the time is written', async () => {
       const c = name('cut');
       // A line every 20 ms until /tmp/go exists, then `late`: the time taken while it ticks lies between two lines.

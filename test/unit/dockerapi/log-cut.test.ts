@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { text } from 'node:stream/consumers';
 import { timeCut, type TimeCut } from '../../../src/dockerapi/log-cut.js';
-import { timestampNanos } from '../../../src/dockerapi/log-time.js';
+import { dockerLogTimestamp, timestampNanos } from '../../../src/dockerapi/log-time.js';
 
 const LOG = '2026-11-23T07:00:01.25Z one\n2026-11-23T07:00:01.5Z two\n2026-11-23T07:00:02Z three\n2026-11-23T07:00:03Z four';
 const at = (ts: string): bigint => timestampNanos(ts)!;
@@ -15,13 +15,16 @@ function cutText(cut: TimeCut, size = LOG.length, log = LOG): Promise<string> {
   return text(Readable.from(chunks).pipe(timeCut(cut)));
 }
 
-test('lines from `from` on and up to `until`, both included; timestamps kept or cut; a last partial line passes', async () => {
+/** LOG's timestamps as dockerd writes them: 9 fractional digits always */
+const DOCKER_LOG = '2026-11-23T07:00:01.250000000Z one\n2026-11-23T07:00:01.500000000Z two\n2026-11-23T07:00:02.000000000Z three\n2026-11-23T07:00:03.000000000Z four';
+
+test('lines from `from` on and up to `until`, both included; timestamps kept as dockerd writes them, or cut; a last partial line passes', async () => {
   for (const size of [LOG.length, 7, 1]) {
     assert.equal(await cutText({ keepTimestamps: false }, size), 'one\ntwo\nthree\nfour');
-    assert.equal(await cutText({ keepTimestamps: true }, size), LOG);
+    assert.equal(await cutText({ keepTimestamps: true }, size), DOCKER_LOG);
     assert.equal(await cutText({ from: at('2026-11-23T07:00:01.5Z'), keepTimestamps: false }, size), 'two\nthree\nfour');
     assert.equal(await cutText({ from: at('2026-11-23T07:00:01.25Z') + 1n, until: at('2026-11-23T07:00:02Z'), keepTimestamps: false }, size), 'two\nthree\n');
-    assert.equal(await cutText({ until: at('2026-11-23T07:00:01.5Z') - 1n, keepTimestamps: true }, size), '2026-11-23T07:00:01.25Z one\n');
+    assert.equal(await cutText({ until: at('2026-11-23T07:00:01.5Z') - 1n, keepTimestamps: true }, size), '2026-11-23T07:00:01.250000000Z one\n');
   }
 });
 
@@ -46,4 +49,12 @@ test('a line without a timestamp fails the cut instead of passing silently', asy
   await assert.rejects(cutText({ keepTimestamps: false }, 4, 'no timestamp here\n'), /has none/);
   await assert.rejects(cutText({ keepTimestamps: false }, 4, `${'x'.repeat(40)} late space\n`), /has none/);
   await assert.rejects(cutText({ keepTimestamps: false }, 4, '2026-11-23T07:00:01Z'), /has none/);
+});
+
+test('a timestamp as dockerd writes it: UTC, all 9 fractional digits, whatever the kubelet left out', () => {
+  assert.equal(dockerLogTimestamp(at('2026-11-23T07:00:01Z')), '2026-11-23T07:00:01.000000000Z');
+  assert.equal(dockerLogTimestamp(at('2026-11-23T07:00:01.1234567Z')), '2026-11-23T07:00:01.123456700Z');
+  assert.equal(dockerLogTimestamp(at('2026-11-23T07:00:01.999999999Z')), '2026-11-23T07:00:01.999999999Z');
+  assert.equal(dockerLogTimestamp(at('2026-11-23T09:00:01.5+02:00')), '2026-11-23T07:00:01.500000000Z');
+  assert.equal(dockerLogTimestamp(-1n), '1969-12-31T23:59:59.999999999Z');
 });
