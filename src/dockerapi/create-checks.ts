@@ -5,6 +5,7 @@
 import net from 'node:net';
 import { badRequest } from './http.js';
 import type { CreateBody } from './model.js';
+import { checkContainerMacAddress, checkEndpointSettings } from './network-settings.js';
 
 /** dockerd's floor for a memory limit (`Minimum memory limit allowed is 6MB`). */
 export const MIN_MEMORY_BYTES = 6 * 1024 * 1024;
@@ -49,6 +50,10 @@ export function checkCreateValues(body: CreateBody): void {
     if (kv.includes('\0')) throw badRequest(`invalid environment variable: Env[${i}] contains a NUL byte`);
   }
   if (body.WorkingDir && !body.WorkingDir.startsWith('/')) throw badRequest(`the working directory '${body.WorkingDir}' is invalid, it needs to be an absolute path`);
+  const config = body as CreateBody & { MacAddress?: unknown; Domainname?: string };
+  checkContainerMacAddress(config.MacAddress);
+  if (config.Domainname) throw badRequest(`Domainname=${config.Domainname} (--domainname) is not supported: a pod's domain name is the cluster's (its DNS search domains)`);
+  for (const [network, settings] of Object.entries(body.NetworkingConfig?.EndpointsConfig ?? {})) checkEndpointSettings(network, settings as Record<string, unknown> | null);
   if (body.Hostname && !DNS_LABEL.test(body.Hostname)) throw badRequest(`invalid hostname "${body.Hostname}": a pod's hostname is a DNS label (letters, digits and '-', at most 63)`);
   for (const key of Object.keys(body.ExposedPorts ?? {})) checkPortKey(key, 'ExposedPorts');
   const hc = body.HostConfig ?? {};

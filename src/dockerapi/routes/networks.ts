@@ -6,6 +6,7 @@ import { pruneFilter } from '../prune-filters.js';
 import { checkBody } from '../request-bodies.js';
 import type { NetworkCreateBody } from '../networks.js';
 import type { Engine } from '../engine.js';
+import { checkEndpointSettings, checkNetworkCreate, type NetworkCreateSettings } from '../network-settings.js';
 
 export function networkRoutes(r: Router, engine: Engine): void {
   r.op('NetworkList', 'GET', '/networks', (call) => {
@@ -15,13 +16,15 @@ export function networkRoutes(r: Router, engine: Engine): void {
   });
   r.op('NetworkInspect', 'GET', '/networks/{id}', (call, [id]) => call.send(200, networkJson(engine, id)));
   r.op('NetworkCreate', 'POST', '/networks/create', async (call) => {
-    const body = checkBody<NetworkCreateBody>('networkCreate', await call.json(false));
+    const body = checkBody<NetworkCreateBody & NetworkCreateSettings>('networkCreate', await call.json(false));
+    checkNetworkCreate(body.Name ?? '', body);
     const n = engine.networks.create(body);
     call.send(201, { Id: n.id, Warning: '' });
   });
   r.op('NetworkConnect', 'POST', '/networks/{id}/connect', async (call, [id]) => {
     const body = checkBody<{ Container?: string; EndpointConfig?: { Aliases?: string[] | null } | null }>('networkConnect', await call.json(false));
     if (!body.Container) throw badRequest('Container is required');
+    checkEndpointSettings(id, body.EndpointConfig);
     await engine.connect(id, body.Container, body.EndpointConfig?.Aliases ?? []);
     call.send(200);
   });

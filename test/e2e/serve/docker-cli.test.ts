@@ -395,6 +395,31 @@ for (const kind of ['podman', 'berth'] as const) {
       await unresolved('joiner', name('srv'));
     });
 
+    test('what a pod cannot have on a network is refused, not dropped: --ip, --mac-address, --domainname, --internal, --subnet, -d, -o', { skip: kind === 'podman' && 'podman gives all of them' }, async () => {
+      const net = `${prefix}-nset`;
+      networks.push(net);
+      await ok(['network', 'create', net]);
+      const c = name('nset');
+      const refused = async (args: string[], words: RegExp): Promise<void> => {
+        const r = await engine.docker(args);
+        assert.notEqual(r.code, 0, `${args.join(' ')}: ${r.stdout}`);
+        assert.match(r.stderr, words);
+      };
+      await refused(['run', '--rm', '--name', c, '--network', net, '--ip', '10.99.0.5', BUSYBOX, 'true'], /IPAMConfig=.*\(--ip, --ip6, --link-local-ip\) is not supported: a pod's IP is chosen by the cluster's network plugin/);
+      await refused(['run', '--rm', '--name', c, '--mac-address', '02:42:ac:11:00:02', BUSYBOX, 'true'], /\(--mac-address\) is not supported/);
+      await refused(['run', '--rm', '--name', c, '--domainname', 'example.com', BUSYBOX, 'true'], /Domainname=example.com \(--domainname\) is not supported/);
+      assert.equal((await ok(['ps', '-a', '--filter', `name=${c}`, '--format', '{{.Names}}'])).trim(), '', 'no container was made');
+      await ok(['run', '-d', '--name', c, BUSYBOX, 'sleep', '600']);
+      await refused(['network', 'connect', '--ip', '10.99.0.6', net, c], /invalid endpoint settings for network .*--ip/);
+      assert.equal((await ok(['inspect', '-f', `{{if index .NetworkSettings.Networks "${net}"}}on{{end}}`, c])).trim(), '', 'not connected');
+      const others = `${prefix}-nbad`;
+      await refused(['network', 'create', '--internal', others], /an internal network \(--internal\) cannot be given: its members would still reach everything/);
+      await refused(['network', 'create', '--subnet', '10.99.0.0/24', others], /address configuration .* \(--subnet/);
+      await refused(['network', 'create', '-d', 'macvlan', others], /driver "macvlan" \(-d\) cannot be given/);
+      await refused(['network', 'create', '-o', 'com.docker.network.bridge.name=br9', others], /driver options com.docker.network.bridge.name \(-o\)/);
+      assert.equal((await ok(['network', 'ls', '--filter', `name=${others}`, '-q'])).trim(), '', 'no network was made');
+    });
+
     // Prunes on podman would reach this machine's other containers and networks (the dev cluster's among them):
     // every prune here is held to the test's own label. podman 4.3 refuses in words of its own
     // (`bogus is an invalid filter`), berth in dockerd's.
