@@ -14,6 +14,7 @@ import { DOCKER_DEFAULT_CAPABILITIES } from './capabilities.js';
 import type { HostConfigPlan, PodDns } from './host-config.js';
 import type { ContainerRecord } from './model.js';
 import type { Pod } from './cluster.js';
+import { platformSelector } from './platform.js';
 
 export interface PodContext {
   namespace: string;
@@ -94,6 +95,7 @@ export function planRunPod(c: ContainerRecord, inputs: RunPodInputs, ctx: PodCon
   if (hc.dns) applyDns(pod, hc.dns);
   if (hc.hostNetwork) pod.spec!.hostNetwork = true;
   if (hc.hostIPC) pod.spec!.hostIPC = true;
+  if (c.platform) pod.spec!.nodeSelector = { ...(pod.spec!.nodeSelector ?? {}), ...platformSelector(c.platform) };
   if (inputs.fileFeed) addFileFeed(pod, inputs.fileFeed.mounts, inputs.fileFeed.helperImage);
   return pod;
 }

@@ -32,6 +32,7 @@ import type { LogQuery, Pod, ServeCluster, Session } from './cluster.js';
 import { EventBus } from './event-bus.js';
 import { ImageStore } from './image-store.js';
 import { Networks, NAME_RE, checkAliases } from './networks.js';
+import type { Platform } from './platform.js';
 import { anonymousVolumesOf, dockerMounts, LABEL_ANONYMOUS, Volumes, type DockerMount } from './volumes.js';
 import { planMounts } from './mounts.js';
 import { ANNOTATION_KEPT_FAILED, recover, savedRecord } from './recovery.js';
@@ -307,7 +308,7 @@ export class Engine {
     }
   }
 
-  create(name: string | null, body: CreateBody): ContainerRecord {
+  create(name: string | null, body: CreateBody, platform?: Platform): ContainerRecord {
     if (!body.Image || typeof body.Image !== 'string') throw badRequest('config is missing the Image');
     if (name !== null && name !== '' && !NAME_RE.test(name.replace(/^\//, ''))) throw badRequest(`Invalid container name (${name}), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed`);
     const img = this.images.find(body.Image);
@@ -354,6 +355,7 @@ export class Engine {
       readers: 0,
       warnings,
       ...(anonymousVolumes.length ? { anonymousVolumes } : {}),
+      ...(platform ? { platform } : {}),
       ...(isNamedUser(requestedUser) && requestedUser !== img.info?.config?.User ? { namedUser: requestedUser } : {}),
     };
     this.containers.set(id, c);
@@ -517,12 +519,20 @@ export class Engine {
     c.podIP = undefined;
   }
 
+  /** Why a pod has not run, when the scheduler found no node for it (a --platform no node has, a nodeSelector). */
+  private async unscheduled(podName: string): Promise<string> {
+    const pod = await this.cluster.readPod(podName).catch(() => undefined);
+    const pending = pod?.status?.conditions?.find((x) => x.type === 'PodScheduled' && x.status === 'False');
+    if (!pending) return '';
+    return `: no node takes it (${pending.message ?? pending.reason ?? 'Unschedulable'}; its nodeSelector: ${JSON.stringify(pod?.spec?.nodeSelector ?? {})})`;
+  }
+
   /** Waits for the pod to run (or fail); past --start-timeout the start fails. */
   private async untilRuns(c: ContainerRecord, podName: string): Promise<void> {
     const deadline = Date.now() + this.opts.startTimeoutMs;
     const status = (): string => c.status;
     while (status() === 'created' && c.podName === podName) {
-      if (Date.now() > deadline) return this.startFailed(c, podName, `its pod ${podName} did not run within ${this.opts.startTimeoutMs / 1000} s (raise --start-timeout, or see kubectl describe pod ${podName})`);
+      if (Date.now() > deadline) return this.startFailed(c, podName, `its pod ${podName} did not run within ${this.opts.startTimeoutMs / 1000} s${await this.unscheduled(podName)} (raise --start-timeout, or see kubectl describe pod ${podName})`);
       await this.nextChange(c, deadline - Date.now());
     }
   }

@@ -8,6 +8,7 @@ import type { ImageInfo } from './image-config.js';
 import { tryNormalizeImage } from './image-ref.js';
 import { FEED_CONTAINER, feedFailure } from './file-feed.js';
 import type { DockerMount } from './volumes.js';
+import type { Platform } from './platform.js';
 
 export interface CreateBody {
   Image?: string;
@@ -123,6 +124,8 @@ export interface ContainerRecord {
   namedUser?: string;
   /** `namedUser` as the numbers the image's /etc/passwd and /etc/group give it (`uid:gid`). */
   podUser?: string;
+  /** `--platform`: the pod goes to a node of it (platform.ts). */
+  platform?: Platform;
 }
 
 export interface NetworkRecord {

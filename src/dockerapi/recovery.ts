@@ -7,6 +7,7 @@ import { LABEL_OWNER } from '../runtime/plan.js';
 import { ANNOTATION_CONTAINER } from '../runtime/sandbox-plan.js';
 import { LABEL_PEEK } from './peek.js';
 import { asArgv, podState, type AnonymousVolume, type ContainerRecord, type CreateBody } from './model.js';
+import type { Platform } from './platform.js';
 import type { Pod, ServeCluster } from './cluster.js';
 import type { Networks } from './networks.js';
 import type { Volumes } from './volumes.js';
@@ -29,6 +30,7 @@ export interface SavedContainer {
   /** How many archives were copied into it: they live in the berth serve that copied them, not in the cluster. */
   archives?: number;
   anonymousVolumes?: AnonymousVolume[];
+  platform?: Platform;
 }
 
 export function savedRecord(c: ContainerRecord, networks: Networks): SavedContainer {
@@ -37,7 +39,7 @@ export function savedRecord(c: ContainerRecord, networks: Networks): SavedContai
     return { id, name: n?.name ?? id, labels: n?.labels ?? {}, builtin: n?.builtin ?? false, aliases };
   });
   const archives = c.copiedArchives.length + c.pendingArchives.length + (c.archivesLost ?? 0);
-  return { id: c.id, name: c.name, created: c.created.toISOString(), image: c.image, body: c.body, networks: saved, restartCount: c.restartCount, ...(c.podUser ? { podUser: c.podUser } : {}), ...(archives ? { archives } : {}), ...(c.anonymousVolumes ? { anonymousVolumes: c.anonymousVolumes } : {}) };
+  return { id: c.id, name: c.name, created: c.created.toISOString(), image: c.image, body: c.body, networks: saved, restartCount: c.restartCount, ...(c.podUser ? { podUser: c.podUser } : {}), ...(archives ? { archives } : {}), ...(c.anonymousVolumes ? { anonymousVolumes: c.anonymousVolumes } : {}), ...(c.platform ? { platform: c.platform } : {}) };
 }
 
 /** The container a pod of an earlier berth runs, its networks adopted; undefined for pods that are no container's. */
@@ -77,6 +79,7 @@ export function containerFromPod(pod: Pod, networks: Networks): ContainerRecord 
     ...(saved.podUser ? { podUser: saved.podUser } : {}),
     ...(saved.archives ? { archivesLost: saved.archives } : {}),
     ...(saved.anonymousVolumes ? { anonymousVolumes: saved.anonymousVolumes } : {}),
+    ...(saved.platform ? { platform: saved.platform } : {}),
   };
   const s = podState(pod);
   c.status = s.status;

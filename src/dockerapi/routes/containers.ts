@@ -10,6 +10,7 @@ import { inspectContainer, listItem, type CreateBody } from '../model.js';
 import type { Engine } from '../engine.js';
 import { parseSnapshot, SNAPSHOT_SCRIPT } from '../proc-snapshot.js';
 import { psColumns, topTable } from '../top.js';
+import { parsePlatform } from '../platform.js';
 
 export function containerRoutes(r: Router, engine: Engine): void {
   r.op('ContainerCreate', 'POST', '/containers/create', async (call) => {
@@ -18,7 +19,8 @@ export function containerRoutes(r: Router, engine: Engine): void {
     // Checked before anything is recorded: a missing or unfit template is a 400 at create, not at start.
     if (body && typeof body === 'object') await engine.podTemplateFor(body.Labels);
     await engine.images.prepare(body?.Image);
-    const c = engine.create(call.query.get('name'), body);
+    const platform = parsePlatform(call.query.get('platform'));
+    const c = engine.create(call.query.get('name'), body, platform);
     call.send(201, { Id: c.id, Warnings: c.warnings ?? [] });
   });
   r.op('ContainerList', 'GET', '/containers/json', (call) => {

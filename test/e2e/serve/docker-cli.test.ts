@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { BUSYBOX, freshNamespace, runCommand, type Result } from '../harness/cluster.js';
+import { BUSYBOX, freshNamespace, kubectlOk, runCommand, type Result } from '../harness/cluster.js';
 import { bindServeRole, type DockerEngine, startBerth, startPodman, stopAndCheckLeftovers } from './serve-env.js';
 import { eventually } from '../../util/eventually.js';
 
@@ -418,6 +418,17 @@ for (const kind of ['podman', 'berth'] as const) {
       await refused(['network', 'create', '-d', 'macvlan', others], /driver "macvlan" \(-d\) cannot be given/);
       await refused(['network', 'create', '-o', 'com.docker.network.bridge.name=br9', others], /driver options com.docker.network.bridge.name \(-o\)/);
       assert.equal((await ok(['network', 'ls', '--filter', `name=${others}`, '-q'])).trim(), '', 'no network was made');
+    });
+
+    test('run --platform puts the pod on a node of that platform; a platform that is none is refused', { skip: kind === 'podman' && 'podman 4.3 runs a local image whatever --platform says' }, async () => {
+      const arch = { x64: 'amd64', arm64: 'arm64' }[process.arch as string] ?? process.arch;
+      const c = name('platform');
+      assert.equal((await ok(['run', '--name', c, '--platform', `linux/${arch}`, BUSYBOX, 'echo', 'ran'])).trim(), 'ran');
+      const selector = await kubectlOk(['-n', namespace, 'get', 'pods', '-l', `berth.dev/container=${(await ok(['inspect', '-f', '{{.Id}}', c])).trim().slice(0, 12)}`, '-o', 'jsonpath={.items[0].spec.nodeSelector}']);
+      assert.deepEqual(JSON.parse(selector), { 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': arch });
+      const bad = await engine.docker(['run', '--rm', '--platform', 'darwin/arm64', BUSYBOX, 'true']);
+      assert.notEqual(bad.code, 0);
+      assert.match(bad.stderr, /"darwin\/arm64": unknown operating system "darwin": invalid argument/);
     });
 
     // Prunes on podman would reach this machine's other containers and networks (the dev cluster's among them):
