@@ -14,6 +14,7 @@ interface ExecCreateBody {
   Env?: string[] | null;
   WorkingDir?: string;
   User?: string;
+  Privileged?: boolean;
   Tty?: boolean;
   AttachStdin?: boolean;
   AttachStdout?: boolean;
@@ -28,6 +29,11 @@ export function execRoutes(r: Router, engine: Engine): void {
     if (cmd.length === 0) throw badRequest('No exec command specified');
     if (c.status !== 'running') throw conflict(`Container ${c.id} is not running`);
     if (!execUserIsContainers(body.User ?? '', c.body.User ?? '')) throw badRequest(execUserRefusal(body.User ?? '', c.body.User ?? ''));
+    // dockerd gives a privileged exec every capability; a Kubernetes exec has the container's, so it runs with
+    // more only in a privileged container (which has them all already)
+    if (body.Privileged && !c.body.HostConfig?.Privileged) {
+      throw badRequest('exec --privileged is not possible: a Kubernetes exec runs with the container\'s own capabilities and cannot be given more; run the container with --privileged (on a berth serve started with --allow-privileged), or exec without --privileged');
+    }
     const rec = engine.execs.create({
       containerId: c.id,
       cmd,

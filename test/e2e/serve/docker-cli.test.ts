@@ -199,6 +199,12 @@ for (const kind of ['podman', 'berth'] as const) {
       await ok(['run', '-d', '--name', svc, '-l', `${prefix}=yes`, '-l', 'tier=web', BUSYBOX, 'sleep', '600']);
       const other = name('other');
       await ok(['run', '-d', '--name', other, '-l', `${prefix}=yes`, BUSYBOX, 'sleep', '600']);
+      // podman gives a privileged exec every capability, as dockerd does; a Kubernetes exec cannot have more than its container
+      if (kind === 'berth') {
+        const privileged = await engine.docker(['exec', '--privileged', svc, 'grep', 'CapEff', '/proc/self/status']);
+        assert.notEqual(privileged.code, 0, privileged.stdout);
+        assert.match(privileged.stderr, /exec --privileged is not possible: a Kubernetes exec runs with the container's own capabilities/);
+      }
       const r = await engine.docker(['exec', '-i', svc, 'sh', '-c', 'cat; echo to-err >&2; exit 5'], { input: 'via exec\n' });
       assert.equal(r.code, 5);
       assert.equal(r.stdout, 'via exec\n');
