@@ -326,7 +326,7 @@ export class Engine {
     else {
       const mounts = planMounts(body);
       warnings.push(...mounts.warnings);
-      anonymousVolumes = anonymousVolumesOf(body, mounts.volumes);
+      anonymousVolumes = anonymousVolumesOf(body, mounts);
       podSettingsFrom(this.opts.podDefaults, body.Labels);
     }
     const id = newId();
@@ -494,7 +494,7 @@ export class Engine {
   private async planPod(c: ContainerRecord): Promise<Pod> {
     const { volumes } = planMounts(c.body);
     for (const v of volumes) if (v.claim) v.claim = (await this.volumes.ensure(v.claim)).claim;
-    for (const a of c.anonymousVolumes ?? []) volumes.push({ claim: (await this.volumes.ensure(a.name, { [LABEL_ANONYMOUS]: '' })).claim, target: a.target, readOnly: false });
+    for (const a of c.anonymousVolumes ?? []) volumes.push({ claim: (await this.volumes.ensure(a.name, { [LABEL_ANONYMOUS]: '' })).claim, target: a.target, readOnly: a.readOnly === true });
     c.generation++;
     const template = await this.podTemplateFor(c.body.Labels);
     const hostConfig = this.hostConfigPlan(c.body);

@@ -77,6 +77,8 @@ export interface CopiedArchive {
 export interface AnonymousVolume {
   name: string;
   target: string;
+  /** `--mount type=volume,dst=/path,readonly` */
+  readOnly?: boolean;
 }
 
 export interface ContainerRecord {

@@ -1,17 +1,20 @@
 /**
  * A create's Binds, Mounts and Tmpfs as the pod's volumes, checked as dockerd checks them at create: a named
  * volume becomes a PersistentVolumeClaim, a tmpfs an emptyDir of medium Memory (`ro` and `size` kept; what an
- * emptyDir cannot do is a warning of the create), a host path is refused (a pod cannot see the caller's disk).
+ * emptyDir cannot do is a warning of the create), a volume mount without a source is an anonymous volume (as
+ * docker compose sends `volumes: [/data]`), a host path is refused (a pod cannot see the caller's disk).
  * Nothing that passes here can fail at start for its form.
  */
 import { badRequest } from './http.js';
 import type { CreateBody } from './model.js';
 import { NAME_RE } from './networks.js';
-import { refuseDriverSettings } from './volumes.js';
+import { isAnonymousMount, refuseDriverSettings } from './volumes.js';
 import type { SandboxVolume } from '../runtime/sandbox-plan.js';
 
 export interface MountPlan {
   volumes: SandboxVolume[];
+  /** `--mount type=volume,dst=/path` without a source: dockerd makes an anonymous volume there */
+  anonymous: Array<{ target: string; readOnly: boolean }>;
   warnings: string[];
 }
 
@@ -84,16 +87,22 @@ function mountVolume(m: MountSpec, warnings: string[]): SandboxVolume {
 export function planMounts(body: CreateBody): MountPlan {
   const hc = body.HostConfig ?? {};
   const warnings: string[] = [];
+  const mounts = hc.Mounts ?? [];
+  const anonymous = mounts.filter(isAnonymousMount).map((m) => {
+    if (!m.Target?.startsWith('/')) throw badRequest(`invalid mount config for type "volume": the target ${m.Target ? `${m.Target} must be an absolute path` : 'is missing'}`);
+    refuseDriverSettings(m.VolumeOptions?.DriverConfig?.Name, m.VolumeOptions?.DriverConfig?.Options, { driver: 'volume-driver= of --mount', options: 'volume-opt= of --mount' });
+    return { target: m.Target, readOnly: Boolean(m.ReadOnly) };
+  });
   const volumes = [
     ...(hc.Binds ?? []).map(bindVolume),
-    ...(hc.Mounts ?? []).map((m) => mountVolume(m, warnings)),
+    ...mounts.filter((m) => !isAnonymousMount(m)).map((m) => mountVolume(m, warnings)),
     ...Object.entries(hc.Tmpfs ?? {}).map(([target, options]) => tmpfsVolume(target, options ?? '', warnings)),
   ];
   const seen = new Set<string>();
-  for (const v of volumes) {
+  for (const v of [...volumes, ...anonymous]) {
     const target = v.target.replace(/\/+$/, '') || '/';
     if (seen.has(target)) throw badRequest(`Duplicate mount point: ${target}`);
     seen.add(target);
   }
-  return { volumes, warnings };
+  return { volumes, anonymous, warnings };
 }

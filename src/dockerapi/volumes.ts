@@ -6,12 +6,13 @@
 import { randomBytes } from 'node:crypto';
 import { posix } from 'node:path';
 import { ANNOTATION_EXPIRES_AT, rfc3339 } from '../runtime/plan.js';
-import { ownerLabels, type SandboxVolume } from '../runtime/sandbox-plan.js';
+import { ownerLabels } from '../runtime/sandbox-plan.js';
 import { badRequest, conflict, notFound } from './http.js';
 import { shortHash, type AnonymousVolume, type ContainerRecord, type CreateBody, type VolumeRecord } from './model.js';
 import { NAME_RE } from './networks.js';
 import type { Claim, ServeCluster } from './cluster.js';
 import type { EventBus } from './event-bus.js';
+import type { MountPlan } from './mounts.js';
 
 export const ANNOTATION_VOLUME = 'berth.dev/volume';
 /** the volume's Docker labels (JSON), for a berth that takes the claim over */
@@ -33,20 +34,28 @@ export function refuseDriverSettings(driver: string | undefined, options: Record
 }
 
 /**
- * The anonymous volumes of a create (`Volumes`: container paths), each with a new name; a path that a bind,
- * mount or tmpfs of the same create already covers (`mounted`, the create's resolved mounts) gets none, as
- * with dockerd.
+ * The anonymous volumes of a create, each with a new name: its `Volumes` (container paths, the image's VOLUMEs
+ * among them) and its volume mounts without a source. A path that a bind, mount or tmpfs of the same create
+ * already covers gets none, as with dockerd.
  */
-export function anonymousVolumesOf(body: CreateBody, mounted: SandboxVolume[]): AnonymousVolume[] {
-  const covered = new Set(mounted.map((m) => withoutTrailingSlash(m.target)));
-  const out: AnonymousVolume[] = [];
+export function anonymousVolumesOf(body: CreateBody, plan: Pick<MountPlan, 'volumes' | 'anonymous'>): AnonymousVolume[] {
+  const covered = new Set([...plan.volumes, ...plan.anonymous].map((m) => withoutTrailingSlash(m.target)));
+  const out: AnonymousVolume[] = plan.anonymous.map((m) => ({ name: newVolumeName(), target: m.target, ...(m.readOnly ? { readOnly: true } : {}) }));
   for (const target of Object.keys(body.Volumes ?? {})) {
     if (!target.startsWith('/')) throw badRequest(`invalid volume path ${target}: an anonymous volume (-v /path) needs an absolute path in the container`);
     if (covered.has(withoutTrailingSlash(target))) continue;
-    out.push({ name: randomBytes(32).toString('hex'), target });
+    out.push({ name: newVolumeName(), target });
   }
   return out;
 }
+
+/** A volume mount without a source (`--mount type=volume,dst=/path`): an anonymous volume, not a named one. */
+export function isAnonymousMount(m: { Type?: string; Source?: string }): boolean {
+  return m.Type === 'volume' && !m.Source;
+}
+
+/** named as dockerd names anonymous volumes: 64 hex digits */
+const newVolumeName = (): string => randomBytes(32).toString('hex');
 
 const withoutTrailingSlash = (path: string): string => path.replace(/\/+$/, '');
 
@@ -74,8 +83,9 @@ export function mountPointsOf(c: ContainerRecord): MountPoint[] {
   };
   return [
     ...(hc.Binds ?? []).map(bind),
-    ...(hc.Mounts ?? []).map((m): MountPoint => ({ type: m.Type === 'tmpfs' ? 'tmpfs' : 'volume', name: m.Type === 'tmpfs' ? undefined : m.Source, destination: clean(m.Target ?? ''), mode: '', rw: !m.ReadOnly })),
-    ...(c.anonymousVolumes ?? []).map((a): MountPoint => ({ type: 'volume', name: a.name, destination: clean(a.target), mode: '', rw: true })),
+    // a volume mount without a source is one of the anonymous volumes below
+    ...(hc.Mounts ?? []).filter((m) => !isAnonymousMount(m)).map((m): MountPoint => ({ type: m.Type === 'tmpfs' ? 'tmpfs' : 'volume', name: m.Type === 'tmpfs' ? undefined : m.Source, destination: clean(m.Target ?? ''), mode: '', rw: !m.ReadOnly })),
+    ...(c.anonymousVolumes ?? []).map((a): MountPoint => ({ type: 'volume', name: a.name, destination: clean(a.target), mode: '', rw: !a.readOnly })),
   ];
 }
 

@@ -338,6 +338,10 @@ for (const kind of ['podman', 'berth'] as const) {
       const once = await engine.docker(['run', '--rm', '--name', name('anon1'), '-v', '/scratch', BUSYBOX, 'sh', '-c', 'test -d /scratch && touch /scratch/x && echo made']);
       assert.equal(once.stdout, 'made\n', once.stderr);
       assert.deepEqual(await volumesNow(), before, '--rm removed the anonymous volume');
+      // a volume mount without a source, as docker compose sends `volumes: [/cache]`, is one too; readonly is kept
+      const mounted = await engine.docker(['run', '--rm', '--name', name('anon3'), '--mount', 'type=volume,dst=/cache', '--mount', 'type=volume,dst=/ro,readonly', BUSYBOX, 'sh', '-c', 'touch /cache/x && echo made; touch /ro/x 2>/dev/null || echo read-only']);
+      assert.equal(mounted.stdout, 'made\nread-only\n', mounted.stderr);
+      assert.deepEqual(await volumesNow(), before, '--rm removed both');
       const keep = name('anon2');
       await ok(['run', '-d', '--name', keep, '-v', '/data', BUSYBOX, 'sleep', '600']);
       await ok(['exec', keep, 'sh', '-c', 'echo kept > /data/f']);

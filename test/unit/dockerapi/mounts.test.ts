@@ -17,6 +17,14 @@ test('named volumes, binds with modes, tmpfs: the pod volumes they become', () =
   assert.deepEqual(warnings, []);
 });
 
+test('a volume mount without a source is an anonymous volume, as dockerd and docker compose make it', () => {
+  const { volumes, anonymous } = plan({ Mounts: [{ Type: 'volume', Target: '/data' }, { Type: 'volume', Target: '/ro', ReadOnly: true }] });
+  assert.deepEqual(volumes, []);
+  assert.deepEqual(anonymous, [{ target: '/data', readOnly: false }, { target: '/ro', readOnly: true }]);
+  assert.throws(() => plan({ Mounts: [{ Type: 'volume', Target: '/data' }], Binds: ['v:/data'] }), /Duplicate mount point: \/data/);
+  assert.throws(() => plan({ Mounts: [{ Type: 'volume', Target: 'rel' }] }), /invalid mount config for type "volume": the target rel must be an absolute path/);
+});
+
 test('tmpfs: ro is kept, what an emptyDir cannot do is a warning, an unknown option is refused', () => {
   const { volumes, warnings } = plan({ Tmpfs: { '/t': 'ro', '/x': 'size=1g,noexec,uid=1000' } });
   assert.equal(volumes[0]!.readOnly, true);
