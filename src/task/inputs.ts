@@ -71,7 +71,9 @@ export function inputsTar(layout: Layout, includeIgnored: boolean): Readable {
         for (const e of await tarEntries(input.tar)) {
           const name = `${prefix}${e.header.name.replace(/^\.\/?/, '')}`;
           if (name === prefix || name === '') continue;
-          await entry({ ...e.header, name }, e.data);
+          // a hard link names another entry of the archive, which moved below the input's path too
+          const linkname = e.header.type === 'link' ? `${prefix}${(e.header.linkname ?? '').replace(/^\.\/?/, '')}` : e.header.linkname;
+          await entry({ ...e.header, name, linkname }, e.data);
         }
         continue;
       }

@@ -4,7 +4,7 @@
  * drops (or ends without its exit status) is simply read again; a read that never completes fails the
  * run (code 2), it never passes for a complete output.
  */
-import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, link, lstat, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { extract, type Header } from 'tar-stream';
@@ -121,4 +121,19 @@ async function write(root: string, header: Header, data: Buffer): Promise<void> 
   await rm(target, { force: true, recursive: false }).catch(() => undefined);
   if (header.type === 'symlink') await symlink(header.linkname ?? '', target);
   else if (header.type === 'file' || header.type === 'contiguous-file') await writeFile(target, data, { mode: (header.mode ?? 0o644) & 0o7777 });
+  else if (header.type === 'link') await hardLink(root, header, target);
+  // devices and FIFOs hold no data: skipped, as a non-root tar skips what it cannot make
+}
+
+/**
+ * A hard link (tar writes a file's second name as a link to its first): the same file again, never
+ * dropped. Its target is an entry already unpacked below `root`; a copy where the file system refuses links.
+ */
+async function hardLink(root: string, header: Header, target: string): Promise<void> {
+  const rel = safeEntryName(header.linkname ?? '');
+  const source = join(root, rel);
+  if (!rel || !source.startsWith(root + sep)) throw new Error(`output entry ${header.name} links to ${header.linkname ?? ''}, outside the output`);
+  const s = await lstat(source).catch(() => undefined);
+  if (!s?.isFile()) throw new Error(`output entry ${header.name} links to ${header.linkname ?? ''}, which the archive did not hold before it`);
+  await link(source, target).catch(() => copyFile(source, target));
 }

