@@ -14,7 +14,7 @@ import type { Layout } from './layout.js';
 import { OUTPUTS_CONTAINER } from './pod-plan.js';
 
 export interface ExecClient {
-  exec(pod: string, container: string, command: string[], io: { stdout?: Writable; stderr?: Writable }): Promise<{ done: Promise<ExecOutcome> }>;
+  exec(pod: string, container: string, command: string[], io: { stdout?: Writable; stderr?: Writable }): Promise<{ session: { close(): void }; done: Promise<ExecOutcome> }>;
 }
 
 const ATTEMPTS = 8;
@@ -26,6 +26,8 @@ export async function downloadOutputs(kube: ExecClient, pod: string, layout: Lay
     if (!o.dir && !o.capture) continue;
     const tar = await readOutputTar(kube, pod, layout.workDir, o, signal);
     if (o.capture) artifacts.set(o.name, tar);
+    // interrupted while reading: no folder is written (the run ends interrupted, exit 3)
+    if (signal.aborted) throw new Error('interrupted');
     if (o.dir) {
       await unpackTar(tar, resolve(o.dir));
       say(`downloaded output ${o.name} to ${o.dir}`);
@@ -39,16 +41,20 @@ export async function readOutputTar(kube: ExecClient, pod: string, workDir: stri
   for (let attempt = 1; ; attempt++) {
     if (signal.aborted) throw new Error('interrupted');
     try {
-      return await readOnce(kube, pod, `${workDir}/${o.path}`);
+      return await readOnce(kube, pod, `${workDir}/${o.path}`, signal);
     } catch (err) {
+      if (signal.aborted) throw new Error('interrupted', { cause: err });
       if (attempt >= ATTEMPTS) throw new Error(`could not download output \`${o.name}\` from pod ${pod} after ${ATTEMPTS} tries: ${(err as Error).message}`, { cause: err });
       await new Promise((r) => setTimeout(r, Math.min(2000, 100 * 2 ** attempt)));
     }
   }
 }
 
-/** The output folder as a tar, whole: only an exec that ended with tar's exit status 0 and a complete archive counts. */
-async function readOnce(kube: ExecClient, pod: string, from: string): Promise<Buffer> {
+/**
+ * The output folder as a tar, whole: only an exec that ended with tar's exit status 0 and a complete archive
+ * counts. An abort closes the session at once (an output of gigabytes is not read to its end first).
+ */
+async function readOnce(kube: ExecClient, pod: string, from: string, signal: AbortSignal): Promise<Buffer> {
   const stdout = new PassThrough();
   const chunks: Buffer[] = [];
   stdout.on('data', (c: Buffer) => chunks.push(c));
@@ -59,8 +65,12 @@ async function readOnce(kube: ExecClient, pod: string, from: string): Promise<Bu
       cb();
     },
   });
-  const { done } = await kube.exec(pod, OUTPUTS_CONTAINER, ['tar', '-c', '-f', '-', '-C', from, '.'], { stdout, stderr: errors });
-  const outcome: ExecOutcome = await done;
+  const { session, done } = await kube.exec(pod, OUTPUTS_CONTAINER, ['tar', '-c', '-f', '-', '-C', from, '.'], { stdout, stderr: errors });
+  const onAbort = (): void => session.close();
+  signal.addEventListener('abort', onAbort, { once: true });
+  if (signal.aborted) session.close();
+  const outcome: ExecOutcome = await done.finally(() => signal.removeEventListener('abort', onAbort));
+  if (signal.aborted) throw new Error('interrupted');
   if (outcome.exitCode !== 0) throw new Error(`tar exited ${outcome.exitCode}: ${Buffer.concat(stderr).toString('utf8').trim()}`);
   const tar = Buffer.concat(chunks);
   await checkTar(tar);

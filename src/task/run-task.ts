@@ -173,10 +173,14 @@ class TaskRun {
     if (this.o.signal.aborted) this.stop.abort();
     try {
       const code = await this.execute();
+      // a Ctrl-C that came while the outputs were read ends the run as every interrupt does
+      if (this.o.signal.aborted) throw new Interrupted();
       this.progress(code === 0 ? 'succeeded' : 'failed');
       return { outcome: outcomeOfCode(code), artifacts: this.artifacts, ...(this.release ? { release: this.release } : {}) };
     } catch (err) {
       if (this.o.signal.aborted || err instanceof Interrupted) {
+        // a pod kept to serve the outputs serves nobody now
+        await this.release?.();
         this.progress('interrupted');
         return { outcome: ABORTED, artifacts: new Map() };
       }

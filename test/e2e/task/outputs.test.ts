@@ -3,10 +3,12 @@
 // reads, and -o/-i mistakes refused before anything is created. Through the real CLI, as the user bound
 // to exactly deploy/rbac/task-role.yaml.
 import assert from 'node:assert/strict';
-import { readFileSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { berthCli, BUSYBOX } from '../harness/cluster.js';
+import { eventually } from '../../util/eventually.js';
 import { runCommand, setUpTask, tempTree, type TaskEnv } from './task-env.js';
 
 /** An output with a file under three names (hard links), a symlink and a nested folder. */
@@ -28,6 +30,12 @@ const LINKED_PLAN = `plan:
       platform: linux
       inputs: [{ name: made, path: deep/m }]
       run: { path: sh, args: [-ec, 'cat deep/m/a deep/m/b deep/m/d/c'] }
+`;
+
+/** 400 MiB to read back: seconds of download, time enough to interrupt it. */
+const BIG_OUTPUT = `platform: linux
+outputs: [{ name: out }]
+run: { path: sh, args: [-ec, 'head -c 419430400 /dev/zero > out/big'] }
 `;
 
 describe('berth task: outputs', () => {
@@ -59,6 +67,28 @@ describe('berth task: outputs', () => {
         assert.equal(r.code, 0, r.stderr);
         assert.equal(r.stdout, 'one\none\none\n');
         for (const name of ['a', 'b', 'd/c']) assert.equal(readFileSync(join(tree.dir, 'made', name), 'utf8'), 'one\n', `made/${name}`);
+        assert.deepEqual(await t.leftovers(), []);
+      } finally {
+        tree.remove();
+      }
+    });
+  }
+
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    it(`${signal} while an output downloads: exit 3 at once, no -o folder written, nothing left`, async () => {
+      const tree = tempTree({ 'task.yml': BIG_OUTPUT });
+      try {
+        const child = spawn(process.execPath, [berthCli, 'task', 'run', '-c', join(tree.dir, 'task.yml'), '--image', BUSYBOX, '-o', `out=${tree.dir}/out`], { env: t.env({ BERTH_TRACE: '1' }), stdio: ['ignore', 'pipe', 'pipe'] });
+        let stderr = '';
+        child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+        const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+        // the trace's line once the task ended; the outputs are read next
+        await eventually('the task ended', () => /task ended, output complete/.test(stderr), { timeoutMs: 90_000 });
+        child.kill(signal);
+        assert.equal(await exited, 3, stderr);
+        assert.match(stderr, /^interrupted$/m);
+        assert.doesNotMatch(stderr, /^succeeded$|^downloaded output/m, 'berth does not go on reading after the interrupt');
+        assert.equal(existsSync(join(tree.dir, 'out')), false, 'no -o folder, not even a partial one');
         assert.deepEqual(await t.leftovers(), []);
       } finally {
         tree.remove();
