@@ -36,8 +36,8 @@ export interface Layout {
   command: string[];
   /** Inputs that are fed, with their local folder and their path below workDir. */
   inputs: Array<{ name: string; path: string; dir: string; tar?: Buffer; from?: PodArtifact }>;
-  /** Every output's path below workDir, the local folder it is downloaded into, if asked, and whether it is kept as an artifact (plans). */
-  outputs: Array<{ name: string; path: string; dir?: string; capture?: boolean }>;
+  /** Every output's path below workDir, the local folders it is downloaded into (each -o of its name, as fly does), and whether it is kept as an artifact (plans). */
+  outputs: Array<{ name: string; path: string; dirs: string[]; capture?: boolean }>;
   user?: { uid: number; gid?: number };
 }
 
@@ -58,6 +58,8 @@ export function layOut(config: TaskConfig, opts: { inputs: Mapping[]; outputs: M
   const here = posix.basename(opts.cwd);
   if (!opts.inPlan && config.inputs.some((i) => i.name === here) && !inputMappings.some((m) => m.name === here)) inputMappings.push({ name: here, dir: opts.cwd });
   for (const m of inputMappings) {
+    const twice = inputMappings.find((x) => x !== m && x.name === m.name);
+    if (twice) throw new TaskUsageError(`input \`${m.name}\` is given twice (-i ${m.name}=${m.dir}, -i ${m.name}=${twice.dir}): give each input one folder`);
     if (!config.inputs.some((i) => i.name === m.name)) throw new TaskUsageError(`unknown input \`${m.name}\` (-i ${m.name}=...): the task's inputs are ${names(config.inputs)}`);
   }
   for (const m of opts.outputs) {
@@ -69,7 +71,7 @@ export function layOut(config: TaskConfig, opts: { inputs: Mapping[]; outputs: M
     if (m) inputs.push({ name: i.name, path: clean(i.path), dir: m.dir, ...(m.tar ? { tar: m.tar } : {}), ...(m.from ? { from: m.from } : {}) });
     else if (!i.optional) throw new TaskUsageError(opts.inPlan ? `missing required input \`${i.name}\`: no artifact of that name (produce it in an earlier step, map it with input_mapping, or pass -i ${i.name}=DIR)` : `missing required input \`${i.name}\`: pass -i ${i.name}=DIR`);
   }
-  const outputs = config.outputs.map((o) => ({ name: o.name, path: clean(o.path), dir: opts.outputs.find((m) => m.name === o.name)?.dir, ...(opts.capture?.includes(o.name) ? { capture: true } : {}) }));
+  const outputs = config.outputs.map((o) => ({ name: o.name, path: clean(o.path), dirs: opts.outputs.filter((m) => m.name === o.name).map((m) => m.dir), ...(opts.capture?.includes(o.name) ? { capture: true } : {}) }));
   const cwd = config.run.dir ? posix.resolve(opts.workDir, config.run.dir) : opts.workDir;
   const path = config.run.path;
   const executable = path.startsWith('/') || !path.includes('/') ? path : posix.resolve(cwd, path);

@@ -4,13 +4,13 @@
  * drops (or ends without its exit status) is simply read again; a read that never completes fails the
  * run (code 2), it never passes for a complete output.
  */
-import { copyFile, link, lstat, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { access, constants, copyFile, link, lstat, mkdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { extract, type Header } from 'tar-stream';
 import { safeEntryName } from '../runtime/files.js';
 import type { ExecOutcome } from '../runtime/sandbox.js';
-import type { Layout } from './layout.js';
+import { TaskUsageError, type Layout } from './layout.js';
 import { OUTPUTS_CONTAINER } from './pod-plan.js';
 
 export interface ExecClient {
@@ -23,17 +23,38 @@ const ATTEMPTS = 8;
 export async function downloadOutputs(kube: ExecClient, pod: string, layout: Layout, say: (line: string) => void, signal: AbortSignal): Promise<Map<string, Buffer>> {
   const artifacts = new Map<string, Buffer>();
   for (const o of layout.outputs) {
-    if (!o.dir && !o.capture) continue;
+    if (!o.dirs.length && !o.capture) continue;
     const tar = await readOutputTar(kube, pod, layout.workDir, o, signal);
     if (o.capture) artifacts.set(o.name, tar);
     // interrupted while reading: no folder is written (the run ends interrupted, exit 3)
     if (signal.aborted) throw new Error('interrupted');
-    if (o.dir) {
-      await unpackTar(tar, resolve(o.dir));
-      say(`downloaded output ${o.name} to ${o.dir}`);
+    for (const dir of o.dirs) {
+      await unpackTar(tar, resolve(dir));
+      say(`downloaded output ${o.name} to ${dir}`);
     }
   }
   return artifacts;
+}
+
+/**
+ * Fails (before any pod exists) when an -o folder could not be written once the task ended: a file in its
+ * place or on its way, or a folder berth may not write. A folder that does not exist yet is made then.
+ */
+export async function checkOutputDirs(outputs: Array<{ name: string; dir: string }>, cwd: string): Promise<void> {
+  for (const o of outputs) {
+    const flag = `-o ${o.name}=${o.dir}`;
+    let dir = resolve(cwd, o.dir);
+    for (;;) {
+      const s = await stat(dir).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' || err.code === 'ENOTDIR' ? undefined : err));
+      if (s instanceof Error) throw new TaskUsageError(`${flag}: ${dir} cannot be used (${s.code ?? s.message}): name a folder berth may write`);
+      if (s && !s.isDirectory()) throw new TaskUsageError(`${flag}: ${dir} is a file, not a folder: name a folder (made if missing) to download the output into`);
+      if (s) {
+        if (!(await access(dir, constants.W_OK | constants.X_OK).then(() => true, () => false))) throw new TaskUsageError(`${flag}: ${dir} cannot be written by berth: name a folder it may write`);
+        break;
+      }
+      dir = dirname(dir);
+    }
+  }
 }
 
 /** One output's folder as a whole tar, read again after a broken read (ATTEMPTS tries). */

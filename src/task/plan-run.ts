@@ -12,7 +12,7 @@ import { artifactTar, type Artifact, type ArtifactMode } from './artifacts.js';
 import { parseTaskConfig } from './config.js';
 import { tarEntries } from './inputs.js';
 import { TaskUsageError, type Mapping } from './layout.js';
-import { unpackTar } from './outputs.js';
+import { checkOutputDirs, unpackTar } from './outputs.js';
 import { parsePlanFile, type Plan, type Step } from './plan-config.js';
 import { runFlow } from './plan-flow.js';
 import { runResourceStep } from './resource-step.js';
@@ -51,6 +51,7 @@ export async function runPlan(o: PlanRunOptions): Promise<number> {
   let plan: Plan;
   try {
     plan = parsePlanFile(await readFile(o.planFile, 'utf8'), o.planFile);
+    await checkOutputDirs(o.outputs, o.cwd);
   } catch (err) {
     say(`berth task: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? `cannot read the plan ${o.planFile}: no such file` : taskErrorText(err)}`);
     return exitCodeOf(ERRORED);

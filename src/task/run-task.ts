@@ -34,7 +34,7 @@ import { checkInputDirs, inputsTar } from './inputs.js';
 import { layOut, newWorkDir, TaskUsageError, type Layout, type Mapping } from './layout.js';
 import type { PodArtifact } from './artifacts.js';
 import { ARTIFACT_PORT } from './artifact-stream.js';
-import { downloadOutputs, readOutputTar } from './outputs.js';
+import { checkOutputDirs, downloadOutputs, readOutputTar } from './outputs.js';
 import { overrideFromEnv } from './params.js';
 import type { TaskTarget } from './targets.js';
 import { INPUTS_CONTAINER, needsInputsContainer, paramsSecretName, planParamsSecret, planTaskPod, TASK_CONTAINER, taskPodName, type TaskPodContext } from './pod-plan.js';
@@ -138,6 +138,7 @@ async function prepare(o: TaskRunOptions): Promise<Prepared> {
   const image = imageOf(config, o.image, o.configFile);
   const layout = layOut(config, { inputs: o.inputs, outputs: o.outputs, args: o.args, workDir: o.workDir ?? newWorkDir(), cwd: o.cwd, capture: o.capture, inPlan: o.inPlan });
   await checkInputDirs(layout);
+  await checkOutputDirs(o.outputs, o.cwd);
   checkCachePaths(config);
   const caches = config.caches.length ? { identity: o.cacheIdentity ?? (o.configText !== undefined ? o.configFile : await realpath(o.configFile)), settings: cacheSettings(o.env) } : undefined;
   const params = { ...config.params, ...(o.paramOverrides ?? {}) };
@@ -260,7 +261,7 @@ class TaskRun {
       this.say(`berth: the task ended without an exit code: ${view.message}`);
       code = EXIT_FAILED;
     } else throw new TaskError(`pod ${name} ended without an exit code for the task`);
-    if (this.p.layout.outputs.some((x) => x.dir || x.capture)) {
+    if (this.p.layout.outputs.some((x) => x.dirs.length || x.capture)) {
       if (view.state !== 'terminated') throw new TaskError(`the outputs of pod ${name} cannot be read: the pod ended (${view.message ?? ''})`);
       const ip = endedPod.status?.podIP;
       if (serving && ip) {
@@ -304,7 +305,7 @@ class TaskRun {
   private async checkRights(kube: Client): Promise<void> {
     const needs: Array<[string, string, string | undefined]> = [['delete', 'pods', undefined], ['create', 'pods', 'attach'], ['get', 'pods', 'log']];
     if (Object.keys(this.p.params).length) needs.push(['create', 'secrets', undefined], ['delete', 'secrets', undefined]);
-    if (this.p.layout.outputs.some((x) => x.dir || x.capture)) needs.push(['create', 'pods', 'exec']);
+    if (this.p.layout.outputs.some((x) => x.dirs.length || x.capture)) needs.push(['create', 'pods', 'exec']);
     if (this.p.caches) needs.push(['get', 'persistentvolumeclaims', undefined], ['create', 'persistentvolumeclaims', undefined], ['patch', 'persistentvolumeclaims', undefined]);
     const answers = await Promise.all(needs.map(([verb, resource, sub]) => kube.canI(verb, resource, sub)));
     const missing = needs.filter((_, i) => answers[i] === false).map(([verb, resource, sub]) => `${verb} ${resource}${sub ? `/${sub}` : ''}`);

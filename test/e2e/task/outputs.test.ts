@@ -4,7 +4,7 @@
 // to exactly deploy/rbac/task-role.yaml.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { berthCli, BUSYBOX } from '../harness/cluster.js';
@@ -95,4 +95,39 @@ describe('berth task: outputs', () => {
       }
     });
   }
+
+  it('-o of one output twice: both folders get it, as fly execute downloads each -o', async () => {
+    const tree = tempTree({ 'task.yml': LINKED });
+    try {
+      const r = await t.run(['-c', join(tree.dir, 'task.yml'), '-o', `out=${tree.dir}/one`, '-o', `out=${tree.dir}/two`]);
+      assert.equal(r.code, 0, r.stderr);
+      for (const dir of ['one', 'two']) assert.equal(readFileSync(join(tree.dir, dir, 'd/e/c'), 'utf8'), 'one\n', dir);
+    } finally {
+      tree.remove();
+    }
+  });
+
+  it('an -o that names a file, or a file on its way, and an input given twice are refused before anything is created', async () => {
+    const tree = tempTree({ 'task.yml': LINKED, 'plan.yml': LINKED_PLAN, 'a-file': 'keep me\n', 'in/x': 'x', 'other/y': 'y' });
+    try {
+      for (const dir of ['a-file', 'a-file/below']) {
+        const r = await t.run(['-c', join(tree.dir, 'task.yml'), '-o', `out=${join(tree.dir, dir)}`]);
+        assert.equal(r.code, 2, r.stderr);
+        assert.match(r.stderr, new RegExp(`-o out=\\S+: ${join(tree.dir, 'a-file')} is a file, not a folder`));
+        assert.doesNotMatch(r.stderr, /^initializing$/m, 'refused before any pod');
+      }
+      const plan = await runCommand(process.execPath, [berthCli, 'task', 'plan', 'run', join(tree.dir, 'plan.yml'), '--image', BUSYBOX, '-o', `made=${tree.dir}/a-file`], { env: t.env(), timeoutMs: 60_000 });
+      assert.equal(plan.code, 2, plan.stderr);
+      assert.match(plan.stderr, /-o made=\S+: \S+ is a file, not a folder/);
+      assert.equal(plan.stdout, '', 'no step ran');
+      writeFileSync(join(tree.dir, 'inputs.yml'), 'platform: linux\ninputs: [{ name: in }]\nrun: { path: ls, args: [in] }\n');
+      const twice = await t.run(['-c', join(tree.dir, 'inputs.yml'), '-i', `in=${tree.dir}/in`, '-i', `in=${tree.dir}/other`]);
+      assert.equal(twice.code, 2, twice.stderr);
+      assert.match(twice.stderr, /input `in` is given twice \(-i in=\S+\/in, -i in=\S+\/other\): give each input one folder/);
+      assert.equal(readFileSync(join(tree.dir, 'a-file'), 'utf8'), 'keep me\n');
+      assert.deepEqual(await t.leftovers(), []);
+    } finally {
+      tree.remove();
+    }
+  });
 });

@@ -24,6 +24,8 @@ test('inputs: -i names checked, required ones present, the current folder is the
   assert.throws(() => layOut(c, { ...base, inputs: [] }), (e: Error) => e instanceof TaskUsageError && /missing required input `a`: pass -i a=DIR/.test(e.message));
   assert.throws(() => layOut(c, { ...base, inputs: [{ name: 'z', dir: '/z' }] }), /unknown input `z`.*`a`, `b`, `c`/);
   assert.throws(() => layOut(c, { ...base, inputs: [], outputs: [{ name: 'p', dir: '/p' }] }), /unknown output `p`/);
+  assert.throws(() => layOut(c, { ...base, inputs: [{ name: 'a', dir: '/a' }, { name: 'a', dir: '/a2' }] }), /input `a` is given twice \(-i a=\/a, -i a=\/a2\)/);
+  assert.deepEqual(layOut(c, { ...base, inputs: [{ name: 'a', dir: '/a' }, { name: 'b', dir: '/b' }], outputs: [{ name: 'o', dir: '/o1' }, { name: 'o', dir: '/o2' }] }).outputs, [{ name: 'o', path: 'o', dirs: ['/o1', '/o2'] }], 'each -o of an output is a folder it goes to, as fly does');
   const l = layOut(c, { ...base, inputs: [{ name: 'a', dir: '/a' }, { name: 'b', dir: '/b' }] });
   assert.deepEqual(l.inputs, [
     { name: 'a', path: 'a', dir: '/a' },
