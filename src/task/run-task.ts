@@ -39,6 +39,7 @@ import { overrideFromEnv } from './params.js';
 import type { TaskTarget } from './targets.js';
 import { INPUTS_CONTAINER, needsInputsContainer, paramsSecretName, planParamsSecret, planTaskPod, TASK_CONTAINER, taskPodName, type TaskPodContext } from './pod-plan.js';
 import { TASK_HINTS, taskErrorText } from './error-text.js';
+import { stoppedFromOutside } from './task-end.js';
 
 /** Pods tried when the copy of the inputs breaks (the task has not run yet, so trying again is safe). */
 const INPUT_ATTEMPTS = 4;
@@ -254,15 +255,9 @@ class TaskRun {
     await this.followOutput(kube, name, ended);
     const endedPod = await this.until(ended);
     this.trace('task ended, output complete');
-    const view = viewContainer(endedPod, TASK_CONTAINER);
-    let code: number;
-    if (view.state === 'terminated') code = view.exitCode;
-    else if (view.state === 'failed') {
-      this.say(`berth: the task ended without an exit code: ${view.message}`);
-      code = EXIT_FAILED;
-    } else throw new TaskError(`pod ${name} ended without an exit code for the task`);
+    const { code, unreadable } = this.exitCodeOf(endedPod);
     if (this.p.layout.outputs.some((x) => x.dirs.length || x.capture)) {
-      if (view.state !== 'terminated') throw new TaskError(`the outputs of pod ${name} cannot be read: the pod ended (${view.message ?? ''})`);
+      if (unreadable !== undefined) throw new TaskError(`the outputs of pod ${name} cannot be read: the pod ended (${unreadable})`);
       const ip = endedPod.status?.podIP;
       if (serving && ip) {
         const rest = { ...this.p.layout, outputs: this.p.layout.outputs.map((x) => ({ ...x, capture: false })) };
@@ -274,6 +269,28 @@ class TaskRun {
       this.trace('outputs read');
     }
     return code;
+  }
+
+  /**
+   * The task's exit code from its ended pod, and whether its outputs can still be read. A task stopped from
+   * outside ran to no end of its own: past its deadline or evicted it failed without a code (1), its pod
+   * deleted under it is berth's failure (2): a 0 it then exits with (trapping SIGTERM) is no success.
+   */
+  private exitCodeOf(pod: V1Pod): { code: number; unreadable?: string } {
+    const name = pod.metadata?.name ?? '';
+    const outside = stoppedFromOutside(pod, TASK_CONTAINER);
+    if (outside?.kind === 'deleted') throw new TaskError(`${outside.message}: its end is not its own, whatever its exit code`);
+    if (outside) {
+      this.say(`berth: ${outside.message}`);
+      return { code: EXIT_FAILED, unreadable: outside.kind };
+    }
+    const view = viewContainer(pod, TASK_CONTAINER);
+    if (view.state === 'terminated') return { code: view.exitCode };
+    if (view.state === 'failed') {
+      this.say(`berth: the task ended without an exit code: ${view.message}`);
+      return { code: EXIT_FAILED, unreadable: view.message };
+    }
+    throw new TaskError(`pod ${name} ended without an exit code for the task`);
   }
 
   /**

@@ -219,6 +219,33 @@ describe('berth task run', () => {
     assert.deepEqual(await t.leftovers(), [], 'nothing of the task is left in the namespace');
   });
 
+  it('a pod deleted under a running task (kubectl delete, target retire) is no success, even when the task exits 0 on SIGTERM', async () => {
+    const tree = tempTree({ 'task.yml': 'platform: linux\nrun:\n  path: sh\n  args: [-c, \'trap "echo stopped; exit 0" TERM; echo started; sleep 300 & wait\']\n' });
+    try {
+      const child = spawn(process.execPath, [berthCli, 'task', 'run', '-c', join(tree.dir, 'task.yml'), '--image', 'localhost/berth/busybox:1'], { env: t.env(), stdio: ['ignore', 'pipe', 'pipe'] });
+      const out = { stdout: '', stderr: '' };
+      child.stdout.setEncoding('utf8').on('data', (d: string) => (out.stdout += d));
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (out.stderr += d));
+      const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+      await eventually('the task prints started', () => out.stdout.includes('started\n'), { timeoutMs: 60_000 });
+      await kubectlOk(['-n', t.namespace, 'delete', 'pods', '-l', 'app.kubernetes.io/managed-by=berth', '--wait=false']);
+      assert.equal(await exited, 2, out.stderr);
+      assert.match(out.stdout, /^stopped$/m, 'the task trapped SIGTERM and exited 0');
+      assert.match(out.stderr, /berth task: pod task-[0-9a-f]{8} was deleted while the task ran .*: its end is not its own, whatever its exit code/);
+      assert.match(out.stderr, /^errored$/m);
+      assert.doesNotMatch(out.stderr, /^succeeded$/m);
+    } finally {
+      tree.remove();
+    }
+  });
+
+  it('a task past its deadline (BERTH_TTL) failed without an exit code of its own: 1, saying so', async () => {
+    const r = await t.run(['-c', fixture('sleeper.yml')], { extraEnv: { BERTH_TTL: '8s' } });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /^berth: pod task-[0-9a-f]{8} hit its deadline \(activeDeadlineSeconds 8: raise BERTH_TTL\) and the task was stopped$/m);
+    assert.match(r.stderr, /^failed$/m);
+  });
+
   it('Ctrl-C (SIGINT) mid-task: exit 3, nothing left', async () => {
     const { child, out, exited } = await startSleeper();
     child.kill('SIGINT');
