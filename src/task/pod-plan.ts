@@ -106,9 +106,11 @@ export function planTaskPod(config: TaskConfig, layout: Layout, params: Record<s
     `mkdir -p ${q(layout.cwd)}`,
     // A cache keeps the modes its files were left with: only its own folder is opened (best effort: on a
     // volume whose root the helper does not own, the volume's own modes decide who may write it).
+    // Only folders not yet open: the working directory is the emptyDir's root, open (0777) but root's, and
+    // a helper running as run.user's non-root uid may not chmod it.
     cacheDirs.length
-      ? `find ${q(layout.workDir)} \\( ${cacheDirs.map((d) => `-path ${d}`).join(' -o ')} \\) -prune -o -type d -exec chmod a+rwx {} + && { chmod a+rwx ${cacheDirs.join(' ')} 2>/dev/null || true; }`
-      : `find ${q(layout.workDir)} -type d -exec chmod a+rwx {} +`,
+      ? `find ${q(layout.workDir)} \\( ${cacheDirs.map((d) => `-path ${d}`).join(' -o ')} \\) -prune -o -type d ! -perm -0777 -exec chmod a+rwx {} + && { chmod a+rwx ${cacheDirs.join(' ')} 2>/dev/null || true; }`
+      : `find ${q(layout.workDir)} -type d ! -perm -0777 -exec chmod a+rwx {} +`,
   ].join(' && ');
   const unpack = [`${received} || exit 1`, ...(fetched ? [fetched] : []), prepared].join('\n');
   const user = layout.user;

@@ -144,6 +144,20 @@ describe('berth task run', () => {
     }
   });
 
+  it('run.user: a task as a non-root uid gets its inputs (its own, even those of mode 0600), a run.dir and its params, and writes its outputs', async () => {
+    const task = 'platform: linux\ninputs: [{ name: in }]\noutputs: [{ name: out }]\nparams: { P: p }\nrun:\n  user: "1000"\n  dir: in/sub\n  path: sh\n  args: [-ec, \'id -u; cat ../private; echo "$P" > ../../out/f; mkdir ../../out/d && echo g > ../../out/d/g\']\n';
+    const tree = tempTree({ 'task.yml': task, 'in/private': ['only mine\n', 0o600], 'in/sub/.keep': '' });
+    try {
+      const r = await t.run(['-c', join(tree.dir, 'task.yml'), '-i', `in=${tree.dir}/in`, '-o', `out=${tree.dir}/out`]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, '1000\nonly mine\n');
+      assert.equal(readFileSync(join(tree.dir, 'out/f'), 'utf8'), 'p\n');
+      assert.equal(readFileSync(join(tree.dir, 'out/d/g'), 'utf8'), 'g\n');
+    } finally {
+      tree.remove();
+    }
+  });
+
   it('in a git work tree only what git would take is uploaded, unless --include-ignored', async () => {
     const tree = tempTree({ 'binary/ascii-banner': ['#!/bin/sh\nls /tmp/build/*/binary | tr "\\n" " "; echo\n', 0o755], 'binary/.gitignore': 'ignored.txt\n', 'binary/ignored.txt': 'x', 'binary/untracked.txt': 'y' });
     try {
