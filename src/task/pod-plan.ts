@@ -20,6 +20,8 @@ export const INPUTS_CONTAINER = 'inputs';
 export const TASK_CONTAINER = 'task';
 export const OUTPUTS_CONTAINER = 'outputs';
 export const INPUTS_MARKER = '.berth-inputs-complete';
+/** The `inputs` container's exit code when the inputs arrived but the folders could not be laid out. */
+export const INPUTS_LAYOUT_FAILED = 3;
 const WORK_VOLUME = 'work';
 
 export interface TaskPodContext {
@@ -112,7 +114,9 @@ export function planTaskPod(config: TaskConfig, layout: Layout, params: Record<s
       ? `find ${q(layout.workDir)} \\( ${cacheDirs.map((d) => `-path ${d}`).join(' -o ')} \\) -prune -o -type d ! -perm -0777 -exec chmod a+rwx {} + && { chmod a+rwx ${cacheDirs.join(' ')} 2>/dev/null || true; }`
       : `find ${q(layout.workDir)} -type d ! -perm -0777 -exec chmod a+rwx {} +`,
   ].join(' && ');
-  const unpack = [`${received} || exit 1`, ...(fetched ? [fetched] : []), prepared].join('\n');
+  // The inputs all arrived; what fails after is the layout's own doing (an output at the path of an input's
+  // file, say), and another pod would fail it again: its own exit code tells berth not to try.
+  const unpack = [`${received} || exit 1`, ...(fetched ? [fetched] : []), `${prepared} || exit ${INPUTS_LAYOUT_FAILED}`].join('\n');
   const user = layout.user;
   const inputs: V1Container = {
     name: INPUTS_CONTAINER,

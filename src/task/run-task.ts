@@ -37,7 +37,7 @@ import { ARTIFACT_PORT } from './artifact-stream.js';
 import { checkOutputDirs, downloadOutputs, readOutputTar } from './outputs.js';
 import { overrideFromEnv } from './params.js';
 import type { TaskTarget } from './targets.js';
-import { INPUTS_CONTAINER, needsInputsContainer, paramsSecretName, planParamsSecret, planTaskPod, TASK_CONTAINER, taskPodName, type TaskPodContext } from './pod-plan.js';
+import { INPUTS_CONTAINER, INPUTS_LAYOUT_FAILED, needsInputsContainer, paramsSecretName, planParamsSecret, planTaskPod, TASK_CONTAINER, taskPodName, type TaskPodContext } from './pod-plan.js';
 import { TASK_HINTS, taskErrorText } from './error-text.js';
 import { stoppedFromOutside } from './task-end.js';
 
@@ -381,8 +381,18 @@ class TaskRun {
     const done = await this.until(pod.tracker.until((q) => isTerminal(viewContainer(q, INPUTS_CONTAINER, true)), deadline + 60_000, 'the copy of the inputs did not finish'));
     const v = viewContainer(done, INPUTS_CONTAINER, true);
     if (v.state === 'terminated' && v.exitCode === 0) return true;
-    if (v.state === 'terminated') return `the inputs container exited ${v.exitCode}${v.message ? `: ${v.message}` : ''}`;
+    if (v.state === 'terminated' && v.exitCode === INPUTS_LAYOUT_FAILED) {
+      throw new TaskError(`the inputs arrived but the working directory could not be laid out${await this.logTail(kube, pod.name, INPUTS_CONTAINER)} (check the paths of the task's inputs, outputs, caches and run.dir)`);
+    }
+    if (v.state === 'terminated') return `the inputs container exited ${v.exitCode}${v.message ? `: ${v.message}` : ''}${await this.logTail(kube, pod.name, INPUTS_CONTAINER)}`;
     return v.state === 'failed' ? v.message : `the inputs container is ${v.state}`;
+  }
+
+  /** The last lines a helper container printed (why it failed), as `: LINE; LINE`; '' when there are none or they cannot be read. */
+  private async logTail(kube: Client, pod: string, container: string): Promise<string> {
+    const log = await kube.readPodLog(pod, container, { tailLines: 3 }).catch(() => Buffer.alloc(0));
+    const lines = log.toString('utf8').split('\n').map((l) => l.trim()).filter(Boolean);
+    return lines.length ? `: ${lines.join('; ')}` : '';
   }
 
   /** stdout and stderr from the task's log, each exactly once; merged into stdout where the cluster cannot serve them apart. */

@@ -158,6 +158,19 @@ describe('berth task run', () => {
     }
   });
 
+  it("a working directory that cannot be laid out (an output at an input's file) errs at once, in the helper's words, without another pod", async () => {
+    const tree = tempTree({ 'task.yml': 'platform: linux\ninputs: [{ name: a, path: x }]\noutputs: [{ name: o, path: x/f }]\nrun: { path: "true" }\n', 'a/f': 'a file\n' });
+    try {
+      const r = await t.run(['-c', join(tree.dir, 'task.yml'), '-i', `a=${tree.dir}/a`]);
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, /^berth task: the inputs arrived but the working directory could not be laid out: mkdir: can't create directory '\/tmp\/build\/[0-9a-f]{8}\/x\/f': File exists \(check the paths/m);
+      assert.doesNotMatch(r.stderr, /starting a new pod/, 'another pod would fail the same way');
+      assert.deepEqual(await t.leftovers(), []);
+    } finally {
+      tree.remove();
+    }
+  });
+
   it('in a git work tree only what git would take is uploaded, unless --include-ignored', async () => {
     const tree = tempTree({ 'binary/ascii-banner': ['#!/bin/sh\nls /tmp/build/*/binary | tr "\\n" " "; echo\n', 0o755], 'binary/.gitignore': 'ignored.txt\n', 'binary/ignored.txt': 'x', 'binary/untracked.txt': 'y' });
     try {
