@@ -171,6 +171,17 @@ describe('berth task run', () => {
     }
   });
 
+  it('a date in params and run.args is the text written, as Concourse reads it (not refused, not 2024-01-01T00:00:00.000Z)', async () => {
+    const tree = tempTree({ 'task.yml': 'platform: linux\nparams: { RELEASED: 2024-01-01 }\nrun: { path: sh, args: [-c, \'echo "$0 $RELEASED"\', 2025-12-31] }\n' });
+    try {
+      const r = await t.run(['-c', join(tree.dir, 'task.yml')]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, '2025-12-31 2024-01-01\n');
+    } finally {
+      tree.remove();
+    }
+  });
+
   it('in a git work tree only what git would take is uploaded, unless --include-ignored', async () => {
     const tree = tempTree({ 'binary/ascii-banner': ['#!/bin/sh\nls /tmp/build/*/binary | tr "\\n" " "; echo\n', 0o755], 'binary/.gitignore': 'ignored.txt\n', 'binary/ignored.txt': 'x', 'binary/untracked.txt': 'y' });
     try {

@@ -50,3 +50,9 @@ test("fly execute: the caller's environment overrides a param the task lists, an
 test("goJson writes what Go's encoding/json writes", () => {
   assert.equal(goJson({ b: [true, 1e21, 0.000001], a: 'é\u2028' }), '{"a":"é\\u2028","b":[true,1e+21,0.000001]}');
 });
+
+test('a timestamp-like value is the text it is (go-yaml v2 into an untyped value), as a param, an arg and in a map', () => {
+  const c = parseTaskConfig('platform: linux\nparams: { D: 2024-01-01, T: 2001-12-14t21:59:43.10-05:00, M: { d: 2024-01-01 } }\nrun: { path: echo, args: [2024-01-01] }\n', 't.yml');
+  assert.deepEqual(c.params, { D: '2024-01-01', T: '2001-12-14t21:59:43.10-05:00', M: '{"d":"2024-01-01"}' });
+  assert.deepEqual(c.run.args, ['2024-01-01']);
+});
