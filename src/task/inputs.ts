@@ -5,8 +5,8 @@
  * outside git. The archive ends with a marker entry, so a cut stream is never taken for all inputs.
  */
 import { execFile } from 'node:child_process';
-import { lstat, readFile, readdir, readlink, stat } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { chmod, copyFile, lstat, mkdir, readFile, readdir, readlink, stat, symlink } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { extract, pack, type Header } from 'tar-stream';
@@ -50,6 +50,31 @@ export async function inputFiles(dir: string, includeIgnored: boolean): Promise<
   };
   await walk('');
   return out;
+}
+
+/**
+ * A local folder given as an artifact (-i of a plan) copied into an -o folder: what its upload would take
+ * (in a git work tree, what git would take), with the same modes and links.
+ */
+export async function copyInputFolder(from: string, to: string): Promise<void> {
+  const src = resolve(from);
+  const dest = resolve(to);
+  if (src === dest) return;
+  await mkdir(dest, { recursive: true });
+  for (const rel of await inputFiles(src, false)) {
+    const s = await lstat(join(src, rel)).catch(() => undefined);
+    const target = join(dest, rel);
+    if (!s) continue;
+    if (s.isDirectory()) await mkdir(target, { recursive: true });
+    else {
+      await mkdir(dirname(target), { recursive: true });
+      if (s.isSymbolicLink()) await symlink(await readlink(join(src, rel)), target);
+      else if (s.isFile()) {
+        await copyFile(join(src, rel), target);
+        await chmod(target, s.mode & 0o7777);
+      }
+    }
+  }
 }
 
 /** The tar of every input at its path below the working directory, padded, ending with the marker. */

@@ -10,7 +10,7 @@ import type { Writable } from 'node:stream';
 import { planStepIdentity } from './caches.js';
 import { artifactTar, type Artifact, type ArtifactMode } from './artifacts.js';
 import { parseTaskConfig } from './config.js';
-import { tarEntries } from './inputs.js';
+import { copyInputFolder, tarEntries } from './inputs.js';
 import { TaskUsageError, type Mapping } from './layout.js';
 import { checkOutputDirs, unpackTar } from './outputs.js';
 import { parsePlanFile, type Plan, type Step } from './plan-config.js';
@@ -83,9 +83,9 @@ async function downloadArtifacts(o: PlanRunOptions, artifacts: Map<string, Artif
       say(`berth task: no artifact \`${m.name}\` to download (-o ${m.name}=...): the plan's artifacts are ${[...artifacts.keys()].map((k) => `\`${k}\``).join(', ') || '(none)'}`);
       return outcome.kind === 'succeeded' ? ERRORED : outcome;
     }
-    if ('dir' in a) continue;
     try {
-      await unpackTar(await artifactTar(a), resolve(o.cwd, m.dir));
+      if ('dir' in a) await copyInputFolder(a.dir, resolve(o.cwd, m.dir));
+      else await unpackTar(await artifactTar(a), resolve(o.cwd, m.dir));
     } catch (err) {
       say(`berth task: could not download artifact \`${m.name}\` to ${m.dir}: ${(err as Error).message}`);
       return outcome.kind === 'succeeded' ? ERRORED : outcome;

@@ -130,4 +130,18 @@ describe('berth task: outputs', () => {
       tree.remove();
     }
   });
+
+  it('plan -o of an artifact given with -i (nothing replaced it): the folder as the steps saw it, not nothing', async () => {
+    const plan = 'plan:\n  - task: look\n    config:\n      platform: linux\n      inputs: [{ name: repo }]\n      run: { path: ls, args: [repo] }\n';
+    const tree = tempTree({ 'plan.yml': plan, 'repo/run.sh': ['#!/bin/sh\n', 0o755], 'repo/sub/note': 'n\n' });
+    try {
+      const r = await runCommand(process.execPath, [berthCli, 'task', 'plan', 'run', join(tree.dir, 'plan.yml'), '--image', BUSYBOX, '-i', `repo=${tree.dir}/repo`, '-o', `repo=${tree.dir}/out/repo`], { env: t.env(), timeoutMs: 120_000 });
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, 'run.sh\nsub\n');
+      assert.equal(readFileSync(join(tree.dir, 'out/repo/sub/note'), 'utf8'), 'n\n');
+      assert.equal(statSync(join(tree.dir, 'out/repo/run.sh')).mode & 0o777, 0o755);
+    } finally {
+      tree.remove();
+    }
+  });
 });
