@@ -38,7 +38,7 @@ export function taskCommand(): Command {
       .description('run one task: inputs uploaded from local folders, its output streamed, outputs downloaded; exits with the task\'s exit code (1: failed without one, 2: berth or the cluster failed, 3: interrupted; Ctrl-C deletes the pod first, a second Ctrl-C exits at once and leaves it to its deadline and `berth gc`)')
       .requiredOption('-c, --config <file>', 'the task config (task.yml)')
       .option('-i, --input <name=dir>', 'a local folder as the input NAME (repeatable); without one for it, the current folder is the input named as the folder is (run from repo/, it is the input repo), as fly does', collect('-i'), [])
-      .option('-o, --output <name=dir>', 'download the output NAME into a local folder (repeatable), also when the task fails', collect('-o'), [])
+      .option('-o, --output <name=dir>', 'download the output NAME into a local folder (repeatable; one output twice: both folders), also when the task fails', collect('-o'), [])
       .option('--include-ignored', 'upload files git ignores too (by default, in a git work tree, only tracked and untracked-not-ignored files)')
       .option('-p, --privileged', 'run privileged (refused unless the target allows it: berth task target add NAME --allow-privileged)')
       .option('--image <ref>', "run with this image instead of the task's image_resource")
