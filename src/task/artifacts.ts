@@ -35,14 +35,14 @@ export interface PodArtifact {
   output: string;
   /** The output's path below the producer's working directory (the archive's top folder). */
   path: string;
-  /** The output as a tar, read through berth (exec), for -o folders and `file:` lookups. */
-  read(): Promise<Buffer>;
+  /** The output as a tar, read through berth (exec), for -o folders and `file:` lookups; an abort stops the read. */
+  read(signal?: AbortSignal): Promise<Buffer>;
 }
 
 /** An artifact: a local folder (-i), an output read into berth's memory, or an output its pod serves. */
 export type Artifact = { dir: string } | { tar: Buffer } | { pod: PodArtifact };
 
 /** The artifact's content as a tar in memory (for -o at the end and for `file: ARTIFACT/...`). */
-export async function artifactTar(a: { tar: Buffer } | { pod: PodArtifact }): Promise<Buffer> {
-  return 'tar' in a ? a.tar : a.pod.read();
+export async function artifactTar(a: { tar: Buffer } | { pod: PodArtifact }, signal?: AbortSignal): Promise<Buffer> {
+  return 'tar' in a ? a.tar : a.pod.read(signal);
 }

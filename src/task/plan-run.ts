@@ -18,7 +18,7 @@ import { runFlow } from './plan-flow.js';
 import { runResourceStep } from './resource-step.js';
 import { runTaskStep } from './run-task.js';
 import type { Ledger } from './ledger.js';
-import { ERRORED, exitCodeOf, outcomeWord, type StepOutcome } from './outcome.js';
+import { ABORTED, ERRORED, exitCodeOf, outcomeWord, type StepOutcome } from './outcome.js';
 import type { TaskTarget } from './targets.js';
 import { taskErrorText } from './error-text.js';
 
@@ -66,8 +66,9 @@ export async function runPlan(o: PlanRunOptions): Promise<number> {
       ensureTimeoutMs: o.ensureTimeoutMs ?? ENSURE_AFTER_INTERRUPT_MS,
       runLeaf: (s, signal) => (s.kind === 'task' ? runner.task(s, signal) : runResourceStep(s, { ...o, signal, artifacts, say })),
     });
-    // -o of an interrupted plan is not read: berth is on its way out.
+    // -o of an interrupted plan is not read: berth is on its way out (an interrupt while they are read stops the read).
     if (outcome.kind !== 'aborted' && !o.signal.aborted) outcome = await downloadArtifacts(o, artifacts, outcome, say);
+    if (o.signal.aborted) outcome = ABORTED;
   } finally {
     await runner.releaseAll();
   }
@@ -85,8 +86,13 @@ async function downloadArtifacts(o: PlanRunOptions, artifacts: Map<string, Artif
     }
     try {
       if ('dir' in a) await copyInputFolder(a.dir, resolve(o.cwd, m.dir));
-      else await unpackTar(await artifactTar(a), resolve(o.cwd, m.dir));
+      else {
+        const tar = await artifactTar(a, o.signal);
+        if (o.signal.aborted) return ABORTED;
+        await unpackTar(tar, resolve(o.cwd, m.dir));
+      }
     } catch (err) {
+      if (o.signal.aborted) return ABORTED;
       say(`berth task: could not download artifact \`${m.name}\` to ${m.dir}: ${(err as Error).message}`);
       return outcome.kind === 'succeeded' ? ERRORED : outcome;
     }

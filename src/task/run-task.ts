@@ -308,7 +308,7 @@ class TaskRun {
     };
     const served = new Map<string, StepArtifact>();
     for (const x of this.p.layout.outputs.filter((y) => y.capture)) {
-      const read = (): Promise<Buffer> => readOutputTar(kube, pod, this.p.layout.workDir, x, new AbortController().signal);
+      const read = (signal = new AbortController().signal): Promise<Buffer> => readOutputTar(kube, pod, this.p.layout.workDir, x, signal);
       served.set(x.name, { pod: { pod, ip, port: ARTIFACT_PORT, token, output: x.name, path: x.path, read } });
     }
     return served;

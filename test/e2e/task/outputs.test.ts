@@ -144,4 +144,25 @@ describe('berth task: outputs', () => {
       tree.remove();
     }
   });
+
+  it('plan: Ctrl-C while -o reads an artifact at the end: exit 3, no -o folder, nothing left', async () => {
+    const plan = `plan:\n  - task: make\n    config:\n${BIG_OUTPUT.replace(/^/gm, '      ').trimEnd()}\n`;
+    const tree = tempTree({ 'plan.yml': plan });
+    try {
+      const child = spawn(process.execPath, [berthCli, 'task', 'plan', 'run', join(tree.dir, 'plan.yml'), '--image', BUSYBOX, '-o', `out=${tree.dir}/out`], { env: t.env(), stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+      const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+      // the step's own `succeeded`: the plan reads its -o folders next
+      await eventually('the step succeeded', () => /^succeeded$/m.test(stderr), { timeoutMs: 90_000 });
+      child.kill('SIGINT');
+      assert.equal(await exited, 3, stderr);
+      assert.match(stderr, /^interrupted$/m);
+      assert.equal(stderr.match(/^succeeded$/gm)?.length, 1, `only the step succeeded, not the plan: ${stderr}`);
+      assert.equal(existsSync(join(tree.dir, 'out')), false);
+      assert.deepEqual(await t.leftovers(), []);
+    } finally {
+      tree.remove();
+    }
+  });
 });
