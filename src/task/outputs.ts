@@ -1,17 +1,20 @@
 /**
  * Outputs back to the caller's folders (-o NAME=DIR): `tar -c` of the output's folder through exec in
- * the pod's `outputs` container, unpacked as it streams in. Reading is idempotent, so a session that
- * drops (or ends without its exit status) is simply read again; a read that never completes fails the
- * run (code 2), it never passes for a complete output.
+ * the pod's `outputs` container, unpacked as it streams in, into a folder beside DIR that becomes DIR's
+ * content only once the read completed. Reading is idempotent, so a session that drops (or ends without
+ * its exit status) is simply read again into a fresh folder; a read that never completes fails the run
+ * (code 2), it never passes for a complete output, and DIR is then left as it was.
  */
-import { access, constants, copyFile, link, lstat, mkdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve, sep } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { access, constants, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { extract, type Header } from 'tar-stream';
-import { safeEntryName } from '../runtime/files.js';
 import type { ExecOutcome } from '../runtime/sandbox.js';
 import { TaskUsageError, type Layout } from './layout.js';
 import { OUTPUTS_CONTAINER } from './pod-plan.js';
+import { moveInto, unpackStream, unpackTar } from './unpack.js';
+
 
 export interface ExecClient {
   exec(pod: string, container: string, command: string[], io: { stdout?: Writable; stderr?: Writable }): Promise<{ session: { close(): void }; done: Promise<ExecOutcome> }>;
@@ -19,21 +22,111 @@ export interface ExecClient {
 
 const ATTEMPTS = 8;
 
-/** Each output asked for: unpacked into its -o folder, or kept in memory as an artifact (plans). */
+/** Each output asked for: unpacked into its -o folders, or kept in memory as an artifact (plans). */
 export async function downloadOutputs(kube: ExecClient, pod: string, layout: Layout, say: (line: string) => void, signal: AbortSignal): Promise<Map<string, Buffer>> {
   const artifacts = new Map<string, Buffer>();
   for (const o of layout.outputs) {
     if (!o.dirs.length && !o.capture) continue;
-    const tar = await readOutputTar(kube, pod, layout.workDir, o, signal);
-    if (o.capture) artifacts.set(o.name, tar);
-    // interrupted while reading: no folder is written (the run ends interrupted, exit 3)
-    if (signal.aborted) throw new Error('interrupted');
+    const tar = o.capture ? await readOutputTar(kube, pod, layout.workDir, o, signal) : undefined;
+    if (tar) artifacts.set(o.name, tar);
     for (const dir of o.dirs) {
-      await unpackTar(tar, resolve(dir));
+      await (tar ? placeTar(tar, resolve(dir), signal) : downloadInto(kube, pod, layout.workDir, o, resolve(dir), signal));
       say(`downloaded output ${o.name} to ${dir}`);
     }
   }
   return artifacts;
+}
+
+/** A tar already read, into `dest` (through a folder beside it, as a download). */
+async function placeTar(tar: Buffer, dest: string, signal: AbortSignal): Promise<void> {
+  // interrupted while reading: no folder is written (the run ends interrupted, exit 3)
+  if (signal.aborted) throw new Error('interrupted');
+  const staging = stagingFor(dest);
+  try {
+    await unpackTar(tar, staging);
+    await moveInto(staging, dest);
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+}
+
+/** One output streamed into `dest`, read again after a broken read (ATTEMPTS tries). */
+async function downloadInto(kube: ExecClient, pod: string, workDir: string, o: { name: string; path: string }, dest: string, signal: AbortSignal): Promise<void> {
+  await retried(o.name, pod, signal, async () => {
+    const staging = stagingFor(dest);
+    try {
+      await streamOnce(kube, pod, `${workDir}/${o.path}`, staging, signal);
+      if (signal.aborted) throw new Error('interrupted');
+      await moveInto(staging, dest);
+    } finally {
+      await rm(staging, { recursive: true, force: true });
+    }
+  });
+}
+
+/** A fresh folder beside `dest` (same file system: moved into place by renames). */
+function stagingFor(dest: string): string {
+  return join(dirname(dest), `.${basename(dest)}.berth-partial-${randomBytes(4).toString('hex')}`);
+}
+
+/**
+ * The output folder unpacked into `into` as it streams in; only an exec that ended with tar's exit status 0
+ * and a complete archive counts. An abort, or a write that failed, closes the session at once.
+ */
+async function streamOnce(kube: ExecClient, pod: string, from: string, into: string, signal: AbortSignal): Promise<void> {
+  const stdout = new PassThrough();
+  let unpackError: Error | undefined;
+  const unpacked = unpackStream(stdout, into);
+  unpacked.catch((err: Error) => (unpackError = err));
+  const stderr = collect();
+  const opened = await kube.exec(pod, OUTPUTS_CONTAINER, ['tar', '-c', '-f', '-', '-C', from, '.'], { stdout, stderr: stderr.sink }).catch((err: unknown) => {
+    stdout.destroy();
+    throw err;
+  });
+  const close = (): void => opened.session.close();
+  signal.addEventListener('abort', close, { once: true });
+  if (signal.aborted) close();
+  unpacked.catch(close);
+  try {
+    const outcome = await opened.done;
+    stdout.end();
+    if (signal.aborted) throw new Error('interrupted');
+    if (outcome.exitCode !== 0) throw new Error(`tar exited ${outcome.exitCode}: ${stderr.text()}`);
+    await unpacked;
+  } catch (err) {
+    // ends the unpacking too (its open file is closed), not only the bytes
+    stdout.destroy(err as Error);
+    // a write that failed here closed the session: its cause is the one to tell
+    throw unpackError ?? err;
+  } finally {
+    signal.removeEventListener('abort', close);
+  }
+}
+
+/** `attempt` until it succeeds, ATTEMPTS times at most, pausing longer after each failure; never after an abort. */
+async function retried<T>(name: string, pod: string, signal: AbortSignal, attempt: () => Promise<T>): Promise<T> {
+  for (let n = 1; ; n++) {
+    if (signal.aborted) throw new Error('interrupted');
+    try {
+      return await attempt();
+    } catch (err) {
+      if (signal.aborted) throw new Error('interrupted', { cause: err });
+      if (n >= ATTEMPTS) throw new Error(`could not download output \`${name}\` from pod ${pod} after ${ATTEMPTS} tries: ${(err as Error).message}`, { cause: err });
+      await new Promise((r) => setTimeout(r, Math.min(2000, 100 * 2 ** n)));
+    }
+  }
+}
+
+/** A Writable keeping what is written (a command's stderr), and its text. */
+function collect(): { sink: Writable; text(): string } {
+  const chunks: Buffer[] = [];
+  const sink = new Writable({
+    write(c: Buffer, _e, cb) {
+      chunks.push(c);
+      cb();
+    },
+  });
+  return { sink, text: () => Buffer.concat(chunks).toString('utf8').trim() };
 }
 
 /**
@@ -57,18 +150,9 @@ export async function checkOutputDirs(outputs: Array<{ name: string; dir: string
   }
 }
 
-/** One output's folder as a whole tar, read again after a broken read (ATTEMPTS tries). */
-export async function readOutputTar(kube: ExecClient, pod: string, workDir: string, o: { name: string; path: string }, signal: AbortSignal): Promise<Buffer> {
-  for (let attempt = 1; ; attempt++) {
-    if (signal.aborted) throw new Error('interrupted');
-    try {
-      return await readOnce(kube, pod, `${workDir}/${o.path}`, signal);
-    } catch (err) {
-      if (signal.aborted) throw new Error('interrupted', { cause: err });
-      if (attempt >= ATTEMPTS) throw new Error(`could not download output \`${o.name}\` from pod ${pod} after ${ATTEMPTS} tries: ${(err as Error).message}`, { cause: err });
-      await new Promise((r) => setTimeout(r, Math.min(2000, 100 * 2 ** attempt)));
-    }
-  }
+/** One output's folder as a whole tar in memory (an artifact of a plan), read again after a broken read (ATTEMPTS tries). */
+export function readOutputTar(kube: ExecClient, pod: string, workDir: string, o: { name: string; path: string }, signal: AbortSignal): Promise<Buffer> {
+  return retried(o.name, pod, signal, () => readOnce(kube, pod, `${workDir}/${o.path}`, signal));
 }
 
 /**
@@ -79,32 +163,17 @@ async function readOnce(kube: ExecClient, pod: string, from: string, signal: Abo
   const stdout = new PassThrough();
   const chunks: Buffer[] = [];
   stdout.on('data', (c: Buffer) => chunks.push(c));
-  const stderr: Buffer[] = [];
-  const errors = new Writable({
-    write(c: Buffer, _e, cb) {
-      stderr.push(c);
-      cb();
-    },
-  });
-  const { session, done } = await kube.exec(pod, OUTPUTS_CONTAINER, ['tar', '-c', '-f', '-', '-C', from, '.'], { stdout, stderr: errors });
+  const stderr = collect();
+  const { session, done } = await kube.exec(pod, OUTPUTS_CONTAINER, ['tar', '-c', '-f', '-', '-C', from, '.'], { stdout, stderr: stderr.sink });
   const onAbort = (): void => session.close();
   signal.addEventListener('abort', onAbort, { once: true });
   if (signal.aborted) session.close();
   const outcome: ExecOutcome = await done.finally(() => signal.removeEventListener('abort', onAbort));
   if (signal.aborted) throw new Error('interrupted');
-  if (outcome.exitCode !== 0) throw new Error(`tar exited ${outcome.exitCode}: ${Buffer.concat(stderr).toString('utf8').trim()}`);
+  if (outcome.exitCode !== 0) throw new Error(`tar exited ${outcome.exitCode}: ${stderr.text()}`);
   const tar = Buffer.concat(chunks);
   await checkTar(tar);
   return tar;
-}
-
-/** Unpacks a tar held in memory below `root` (created if needed). */
-export async function unpackTar(tar: Buffer, root: string): Promise<void> {
-  await mkdir(root, { recursive: true });
-  const stream = new PassThrough();
-  const unpacked = unpackInto(stream, root);
-  stream.end(tar);
-  await unpacked;
 }
 
 /** Rejects an archive cut short (tar-stream's "Unexpected end of data"). */
@@ -119,52 +188,4 @@ async function checkTar(tar: Buffer): Promise<void> {
     ex.on('error', rej);
     ex.end(tar);
   });
-}
-
-/** Unpacks a tar stream below `root`; nothing may land outside it. Resolves once the archive's end was read. */
-function unpackInto(stream: PassThrough, root: string): Promise<void> {
-  return new Promise((resolvePromise, reject) => {
-    const ex = extract();
-    ex.on('entry', (header: Header, body, next) => {
-      const chunks: Buffer[] = [];
-      body.on('data', (c: unknown) => void chunks.push(c as Buffer));
-      body.on('end', () => {
-        write(root, header, Buffer.concat(chunks)).then(() => next(), (err: Error) => ex.destroy(err));
-      });
-    });
-    // A cut archive ends with tar-stream's "Unexpected end of data" error, never with finish.
-    ex.on('finish', () => resolvePromise());
-    ex.on('error', reject);
-    stream.on('data', (c: Buffer) => ex.write(c));
-    stream.on('end', () => ex.end(Buffer.alloc(0)));
-  });
-}
-
-async function write(root: string, header: Header, data: Buffer): Promise<void> {
-  const rel = safeEntryName(header.name);
-  const target = rel ? join(root, rel) : root;
-  if (target !== root && !target.startsWith(root + sep)) throw new Error(`output entry ${header.name} points outside ${root}`);
-  if (header.type === 'directory') {
-    await mkdir(target, { recursive: true, mode: (header.mode ?? 0o755) | 0o700 });
-    return;
-  }
-  await mkdir(dirname(target), { recursive: true });
-  await rm(target, { force: true, recursive: false }).catch(() => undefined);
-  if (header.type === 'symlink') await symlink(header.linkname ?? '', target);
-  else if (header.type === 'file' || header.type === 'contiguous-file') await writeFile(target, data, { mode: (header.mode ?? 0o644) & 0o7777 });
-  else if (header.type === 'link') await hardLink(root, header, target);
-  // devices and FIFOs hold no data: skipped, as a non-root tar skips what it cannot make
-}
-
-/**
- * A hard link (tar writes a file's second name as a link to its first): the same file again, never
- * dropped. Its target is an entry already unpacked below `root`; a copy where the file system refuses links.
- */
-async function hardLink(root: string, header: Header, target: string): Promise<void> {
-  const rel = safeEntryName(header.linkname ?? '');
-  const source = join(root, rel);
-  if (!rel || !source.startsWith(root + sep)) throw new Error(`output entry ${header.name} links to ${header.linkname ?? ''}, outside the output`);
-  const s = await lstat(source).catch(() => undefined);
-  if (!s?.isFile()) throw new Error(`output entry ${header.name} links to ${header.linkname ?? ''}, which the archive did not hold before it`);
-  await link(source, target).catch(() => copyFile(source, target));
 }

@@ -4,7 +4,8 @@
 // to exactly deploy/rbac/task-role.yaml.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { berthCli, BUSYBOX } from '../harness/cluster.js';
@@ -161,6 +162,25 @@ describe('berth task: outputs', () => {
       assert.equal(stderr.match(/^succeeded$/gm)?.length, 1, `only the step succeeded, not the plan: ${stderr}`);
       assert.equal(existsSync(join(tree.dir, 'out')), false);
       assert.deepEqual(await t.leftovers(), []);
+    } finally {
+      tree.remove();
+    }
+  });
+
+  it('a 200 MiB output streams into an -o folder already there: whole, beside what the output does not replace, nothing partial left', async () => {
+    const task = "platform: linux\noutputs: [{ name: out }]\nrun: { path: sh, args: [-ec, 'head -c 209715200 /dev/urandom > out/big && echo new > out/same && sha256sum out/big'] }\n";
+    const tree = tempTree({ 'task.yml': task, 'dest/old': 'kept\n', 'dest/same': 'replaced\n' });
+    try {
+      const r = await t.run(['-c', join(tree.dir, 'task.yml'), '-o', `out=${tree.dir}/dest`], { timeoutMs: 240_000 });
+      assert.equal(r.code, 0, r.stderr);
+      const made = /^([0-9a-f]{64}) {2}out\/big$/m.exec(r.stdout)?.[1];
+      assert.ok(made, r.stdout);
+      const h = createHash('sha256');
+      await new Promise<void>((resolve, reject) => createReadStream(join(tree.dir, 'dest/big')).on('data', (c) => h.update(c)).on('end', () => resolve()).on('error', reject));
+      assert.equal(h.digest('hex'), made);
+      assert.equal(readFileSync(join(tree.dir, 'dest/old'), 'utf8'), 'kept\n');
+      assert.equal(readFileSync(join(tree.dir, 'dest/same'), 'utf8'), 'new\n');
+      assert.deepEqual(readdirSync(tree.dir).sort(), ['dest', 'task.yml'], 'no staging folder left beside it');
     } finally {
       tree.remove();
     }
