@@ -24,7 +24,7 @@ export function readConcourseYaml(text: string): YamlFile {
   const { doc, pos, at } = parseLined(text, { intAsBigInt: true, uniqueKeys: true, version: '1.1', customTags: (tags) => tags.filter((t) => typeof t === 'string' || t.tag !== 'tag:yaml.org,2002:timestamp') });
   return {
     doc,
-    problems: doc.errors.map((e) => e.message.split('\n')[0]),
+    problems: doc.errors.map(syntaxProblem),
     at,
     sourceOf(node) {
       const [start, , end] = node.range ?? [0, 0, 0];
@@ -84,4 +84,12 @@ export function eachMapping(y: YamlFile, map: YAMLMap, key: string, each: (m: YA
     if (isMap(item)) each(item, `${key}[${i}]`, i);
     else y.problems.push(`${key}[${i}] must be a mapping${y.at(item as Node)}`);
   });
+}
+
+/** A parser's error as a sentence: its first line, without the source excerpt it announces, in berth's words where the parser's are its own API's. */
+function syntaxProblem(e: { message: string }): string {
+  const first = e.message.split('\n')[0].replace(/:$/, '');
+  const at = / at line \d+, column \d+$/.exec(first)?.[0] ?? '';
+  if (first.startsWith('Source contains multiple documents')) return `the file holds more than one YAML document (---)${at}: a Concourse file is one document`;
+  return first;
 }

@@ -209,6 +209,15 @@ describe('berth task run', () => {
     const bad = await t.run(['-c', fixture('bad-key.yml')]);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /unknown field ouputs \(line 3\)/);
+    const docs = tempTree({ 'two.yml': 'platform: linux\nrun: { path: "true" }\n---\nplatform: linux\n' });
+    try {
+      const two = await t.run(['-c', join(docs.dir, 'two.yml')]);
+      assert.equal(two.code, 2);
+      assert.match(two.stderr, /the file holds more than one YAML document \(---\) at line 3, column 1: a Concourse file is one document$/m);
+      assert.doesNotMatch(two.stderr, /parseAllDocuments/, "the parser's own API is not the user's business");
+    } finally {
+      docs.remove();
+    }
     const noImage = await t.run(['-c', fixture('print-param.yml')], { taskImage: true });
     assert.equal(noImage.code, 2);
     assert.match(noImage.stderr, /image_resource.type "mock" \(line 6\) is not supported/);

@@ -98,3 +98,8 @@ test('YAML syntax errors and a document that is not a mapping are refused', () =
   assert.match(problemsOf('- a\n- b\n').join('\n'), /must be a YAML mapping/);
   assert.match(problemsOf('platform: linux\nplatform: linux\nrun: {path: ls}\n').join('\n'), /unique/i);
 });
+
+test('syntax errors are sentences: no dangling colon, and a second document named as such', () => {
+  assert.throws(() => parseTaskConfig('platform: linux\nrun:\n\tpath: x\n', 't.yml'), (e: Error) => /Tabs are not allowed as indentation at line 3, column 1$/m.test(e.message));
+  assert.throws(() => parseTaskConfig('platform: linux\n---\nplatform: linux\n', 't.yml'), /the file holds more than one YAML document \(---\) at line 2, column 1: a Concourse file is one document/);
+});
