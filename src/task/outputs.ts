@@ -6,7 +6,7 @@
  * (code 2), it never passes for a complete output, and DIR is then left as it was.
  */
 import { randomBytes } from 'node:crypto';
-import { access, constants, rm, stat } from 'node:fs/promises';
+import { access, constants, lstat, mkdir, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { extract, type Header } from 'tar-stream';
@@ -41,7 +41,7 @@ export async function downloadOutputs(kube: ExecClient, pod: string, layout: Lay
 async function placeTar(tar: Buffer, dest: string, signal: AbortSignal): Promise<void> {
   // interrupted while reading: no folder is written (the run ends interrupted, exit 3)
   if (signal.aborted) throw new Error('interrupted');
-  const staging = stagingFor(dest);
+  const staging = await stagingFor(dest);
   try {
     await unpackTar(tar, staging);
     await moveInto(staging, dest);
@@ -53,7 +53,7 @@ async function placeTar(tar: Buffer, dest: string, signal: AbortSignal): Promise
 /** One output streamed into `dest`, read again after a broken read (ATTEMPTS tries). */
 async function downloadInto(kube: ExecClient, pod: string, workDir: string, o: { name: string; path: string }, dest: string, signal: AbortSignal): Promise<void> {
   await retried(o.name, pod, signal, async () => {
-    const staging = stagingFor(dest);
+    const staging = await stagingFor(dest);
     try {
       await streamOnce(kube, pod, `${workDir}/${o.path}`, staging, signal);
       if (signal.aborted) throw new Error('interrupted');
@@ -64,9 +64,15 @@ async function downloadInto(kube: ExecClient, pod: string, workDir: string, o: {
   });
 }
 
-/** A fresh folder beside `dest` (same file system: moved into place by renames). */
-function stagingFor(dest: string): string {
-  return join(dirname(dest), `.${basename(dest)}.berth-partial-${randomBytes(4).toString('hex')}`);
+/**
+ * A fresh folder on `dest`'s file system (moved into place by renames): inside `dest` when it exists (its
+ * parent may not be berth's to write: -o out=.), else beside it, its parent made.
+ */
+async function stagingFor(dest: string): Promise<string> {
+  const name = `.berth-partial-${randomBytes(4).toString('hex')}`;
+  if (await stat(dest).then((s) => s.isDirectory(), () => false)) return join(dest, name);
+  await mkdir(dirname(dest), { recursive: true });
+  return join(dirname(dest), `.${basename(dest)}${name}`);
 }
 
 /**
@@ -139,6 +145,7 @@ export async function checkOutputDirs(outputs: Array<{ name: string; dir: string
     let dir = resolve(cwd, o.dir);
     for (;;) {
       const s = await stat(dir).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' || err.code === 'ENOTDIR' ? undefined : err));
+      if (!s && (await lstat(dir).then(() => true, () => false))) throw new TaskUsageError(`${flag}: ${dir} is a link to nothing: name a folder (made if missing) to download the output into`);
       if (s instanceof Error) throw new TaskUsageError(`${flag}: ${dir} cannot be used (${s.code ?? s.message}): name a folder berth may write`);
       if (s && !s.isDirectory()) throw new TaskUsageError(`${flag}: ${dir} is a file, not a folder: name a folder (made if missing) to download the output into`);
       if (s) {

@@ -4,7 +4,7 @@
  * outside the folder. Merging a finished folder into the one the user named is here too.
  */
 import { createWriteStream } from 'node:fs';
-import { copyFile, link, lstat, mkdir, readdir, rename, rm, symlink } from 'node:fs/promises';
+import { copyFile, link, lstat, mkdir, readdir, rename, rm, stat, symlink } from 'node:fs/promises';
 import { dirname, join, sep } from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -84,14 +84,11 @@ async function hardLink(root: string, header: Header, target: string): Promise<v
  * names is replaced, folders are merged, the rest of `to` is kept. `from` is gone afterwards.
  */
 export async function moveInto(from: string, to: string): Promise<void> {
-  const existing = await lstat(to).catch(() => undefined);
-  if (!existing) {
+  // `to` itself is followed (an -o folder may be a link to one); what is below it is replaced, links too
+  const existing = await stat(to).catch(() => undefined);
+  if (!existing?.isDirectory()) {
+    if (existing) await rm(to, { force: true });
     await mkdir(dirname(to), { recursive: true });
-    await rename(from, to);
-    return;
-  }
-  if (!existing.isDirectory()) await rm(to, { force: true });
-  if (!existing.isDirectory()) {
     await rename(from, to);
     return;
   }

@@ -4,7 +4,7 @@
 // to exactly deploy/rbac/task-role.yaml.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { createReadStream, existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, existsSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -181,6 +181,26 @@ describe('berth task: outputs', () => {
       assert.equal(readFileSync(join(tree.dir, 'dest/old'), 'utf8'), 'kept\n');
       assert.equal(readFileSync(join(tree.dir, 'dest/same'), 'utf8'), 'new\n');
       assert.deepEqual(readdirSync(tree.dir).sort(), ['dest', 'task.yml'], 'no staging folder left beside it');
+    } finally {
+      tree.remove();
+    }
+  });
+
+  it('-o out=. fills the current folder beside what it holds; -o through a link fills the folder it names; a link to nothing is refused', async () => {
+    const tree = tempTree({ 'here/task.yml': LINKED, 'here/mine': 'mine\n', 'real/.keep': '' });
+    try {
+      const dot = await t.run(['-c', 'task.yml', '-o', 'out=.'], { cwd: join(tree.dir, 'here') });
+      assert.equal(dot.code, 0, dot.stderr);
+      assert.deepEqual(readdirSync(join(tree.dir, 'here')).sort(), ['a', 'b', 'd', 'mine', 's', 'task.yml'], 'the output beside what was there, no staging folder');
+      symlinkSync('real', join(tree.dir, 'link'));
+      const linked = await t.run(['-c', join(tree.dir, 'here/task.yml'), '-o', `out=${tree.dir}/link`]);
+      assert.equal(linked.code, 0, linked.stderr);
+      assert.equal(readFileSync(join(tree.dir, 'real/d/e/c'), 'utf8'), 'one\n');
+      symlinkSync('nowhere', join(tree.dir, 'dangling'));
+      const dangling = await t.run(['-c', join(tree.dir, 'here/task.yml'), '-o', `out=${tree.dir}/dangling`]);
+      assert.equal(dangling.code, 2);
+      assert.match(dangling.stderr, /-o out=\S+: \S+\/dangling is a link to nothing/);
+      assert.doesNotMatch(dangling.stderr, /^initializing$/m);
     } finally {
       tree.remove();
     }
