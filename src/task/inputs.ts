@@ -85,8 +85,10 @@ export function inputsTar(layout: Layout, includeIgnored: boolean): Readable {
     new Promise((res, rej) => {
       p.entry(header, data ?? Buffer.alloc(0), (err) => (err ? rej(err) : res()));
     });
+  let current = '';
   void (async () => {
     for (const input of layout.inputs) {
+      current = input.name;
       if (input.from) continue; // fetched by the pod itself, from the pod that produced it
       const root = resolve(input.dir);
       const prefix = input.path === '.' ? '' : `${input.path}/`;
@@ -114,8 +116,16 @@ export function inputsTar(layout: Layout, includeIgnored: boolean): Readable {
     }
     await entry({ name: INPUTS_MARKER, type: 'file', mode: 0o644 });
     p.finalize();
-  })().catch((err: unknown) => out.destroy(err as Error));
+  })().catch((err: NodeJS.ErrnoException) => out.destroy(new InputReadError(current, err)));
   return out;
+}
+
+/** A local input that could not be read while it was uploaded (a file berth may not read, one removed meanwhile). */
+export class InputReadError extends Error {
+  constructor(input: string, cause: NodeJS.ErrnoException) {
+    super(`input \`${input}\`: cannot read ${cause.path ?? 'a file'} (${cause.code ?? cause.message}): berth uploads every file of an input folder (in a git work tree, what git would take): make it readable, or keep it out of the folder`, { cause });
+    this.name = 'InputReadError';
+  }
 }
 
 /** The entries of a tar held in memory (artifacts are small enough to be held: they were read whole). */

@@ -30,7 +30,7 @@ import type { Ledger } from './ledger.js';
 import { ABORTED, ERRORED, exitCodeOf, outcomeOfCode, type StepOutcome } from './outcome.js';
 import { currentTarget, useCaches, type CacheMount } from './cache-claims.js';
 import { cachePath, cacheSettings, checkCachePaths, type CacheSettings } from './caches.js';
-import { checkInputDirs, inputsTar } from './inputs.js';
+import { checkInputDirs, InputReadError, inputsTar } from './inputs.js';
 import { layOut, newWorkDir, TaskUsageError, type Layout, type Mapping } from './layout.js';
 import type { PodArtifact } from './artifacts.js';
 import { ARTIFACT_PORT } from './artifact-stream.js';
@@ -370,12 +370,20 @@ class TaskRun {
     if (!this.needsInputs()) return true;
     const early = viewContainer(pod.tracker.current() as V1Pod, INPUTS_CONTAINER, true);
     if (early.state === 'running') {
-      const session = await this.until(kube.attachStdin(pod.name, INPUTS_CONTAINER, inputsTar(this.p.layout, this.o.includeIgnored), false)).catch((err: Error) => err);
-      if (session instanceof Interrupted) throw session;
+      const tar = inputsTar(this.p.layout, this.o.includeIgnored);
+      // A local file that cannot be read fails the run at once: another pod would not read it either.
+      const unreadable = new Promise<never>((_, reject) => tar.once('error', reject));
+      unreadable.catch(() => undefined);
+      const session = await this.until(Promise.race([kube.attachStdin(pod.name, INPUTS_CONTAINER, tar, false), unreadable])).catch((err: Error) => err);
+      if (session instanceof Interrupted || session instanceof InputReadError) throw session;
       if (session instanceof Error) return session.message;
       // tar stops at its end marker, so the copy ends whatever becomes of the session.
-      await this.until(session.done).catch((err: unknown) => {
+      await this.until(Promise.race([session.done, unreadable])).catch((err: unknown) => {
         if (err instanceof Interrupted) throw err;
+        if (err instanceof InputReadError) {
+          session.close();
+          throw err;
+        }
       });
     }
     const done = await this.until(pod.tracker.until((q) => isTerminal(viewContainer(q, INPUTS_CONTAINER, true)), deadline + 60_000, 'the copy of the inputs did not finish'));

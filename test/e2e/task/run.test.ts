@@ -2,10 +2,10 @@
 // files from concourse/examples (image swapped with --image), and behaviour as fly execute would show it.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { chmodSync, copyFileSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { berthCli, contextFor, kubectlOk } from '../harness/cluster.js';
+import { berthCli, BUSYBOX, contextFor, kubectlOk } from '../harness/cluster.js';
 import { eventually } from '../../util/eventually.js';
 import { FIXTURES, runCommand, setUpTask, tempTree, type TaskEnv } from './task-env.js';
 
@@ -177,6 +177,29 @@ describe('berth task run', () => {
       const r = await t.run(['-c', join(tree.dir, 'task.yml')]);
       assert.equal(r.code, 0, r.stderr);
       assert.equal(r.stdout, '2025-12-31 2024-01-01\n');
+    } finally {
+      tree.remove();
+    }
+  });
+
+  it('an input file berth may not read ends the run at once, naming it (exit 2), and nothing is left', async () => {
+    const tree = tempTree({ 'task.yml': 'platform: linux\ninputs: [{ name: in }]\nrun: { path: ls, args: [in] }\n', 'in/ok': 'ok\n', 'in/locked': ['secret\n', 0o000] });
+    try {
+      const env = t.env();
+      let [cmd, args] = [process.execPath, [berthCli, 'task', 'run', '-c', join(tree.dir, 'task.yml'), '--image', BUSYBOX, '-i', `in=${tree.dir}/in`]];
+      if (process.getuid?.() === 0) {
+        // root reads every file: berth runs as nobody then, with a copy of the kubeconfig it may read
+        copyFileSync(String(env.KUBECONFIG), join(tree.dir, 'kubeconfig'));
+        chmodSync(join(tree.dir, 'kubeconfig'), 0o644);
+        Object.assign(env, { KUBECONFIG: join(tree.dir, 'kubeconfig'), HOME: tree.dir });
+        [cmd, args] = ['setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', cmd, ...args]];
+      }
+      const r = await runCommand(cmd, args, { env, timeoutMs: 60_000 });
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, new RegExp(`^berth task: input \`in\`: cannot read ${join(tree.dir, 'in/locked')} \\(EACCES\\): `, 'm'));
+      assert.doesNotMatch(r.stderr, /starting a new pod|Unhandled/);
+      assert.equal(r.stdout, '', 'the task did not run');
+      assert.deepEqual(await t.leftovers(), []);
     } finally {
       tree.remove();
     }
