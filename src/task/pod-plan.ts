@@ -139,12 +139,14 @@ export function planTaskPod(config: TaskConfig, layout: Layout, params: Record<s
     volumeMounts: [work, ...cacheMounts],
     ...(env.length ? { env } : {}),
   };
+  // 0 is no limit to Concourse's workers (garden sets a limit only above 0): none here either, where a CPU
+  // request of 0 shares would have become 1m, the least weight there is.
   const { cpu, memory } = config.containerLimits;
-  if (cpu !== undefined || memory !== undefined) {
+  if (cpu || memory) {
     // CPU shares are a relative weight, as a Kubernetes CPU request is (1024 shares = 1 CPU).
     task.resources = {
-      ...(cpu !== undefined ? { requests: { cpu: `${Math.max(1, Math.round((cpu * 1000) / 1024))}m` } } : {}),
-      ...(memory !== undefined ? { limits: { memory: String(memory) } } : {}),
+      ...(cpu ? { requests: { cpu: `${Math.max(1, Math.round((cpu * 1000) / 1024))}m` } } : {}),
+      ...(memory ? { limits: { memory: String(memory) } } : {}),
     };
   }
   const containers = [task];

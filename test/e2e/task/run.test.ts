@@ -205,6 +205,26 @@ describe('berth task run', () => {
     }
   });
 
+  it('container_limits of 0 are no limits, as on a Concourse worker; others are the pod\'s request and limit', async () => {
+    const tree = tempTree({ 'zero.yml': 'platform: linux\ncontainer_limits: { cpu: 0, memory: 0 }\nrun: { path: sh, args: [-c, "echo started; sleep 300"] }\n', 'some.yml': 'platform: linux\ncontainer_limits: { cpu: 512, memory: 64MB }\nrun: { path: sh, args: [-c, "echo started; sleep 300"] }\n' });
+    try {
+      for (const [file, resources] of [['zero.yml', undefined], ['some.yml', { limits: { memory: String(64 * 1024 * 1024) }, requests: { cpu: '500m', memory: String(64 * 1024 * 1024) } }]] as const) {
+        const child = spawn(process.execPath, [berthCli, 'task', 'run', '-c', join(tree.dir, file), '--image', BUSYBOX], { env: t.env(), stdio: ['ignore', 'pipe', 'pipe'] });
+        let stdout = '';
+        child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+        const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+        await eventually('the task prints started', () => stdout.includes('started\n'), { timeoutMs: 60_000 });
+        const pods = JSON.parse(await kubectlOk(['-n', t.namespace, 'get', 'pods', '-l', 'app.kubernetes.io/managed-by=berth', '-o', 'json'])) as { items: Array<{ spec: { containers: Array<{ name: string; resources?: object }> } }> };
+        const task = pods.items[0]?.spec.containers.find((c) => c.name === 'task');
+        child.kill('SIGTERM');
+        assert.equal(await exited, 3);
+        assert.deepEqual(task?.resources && Object.keys(task.resources).length ? task.resources : undefined, resources, file);
+      }
+    } finally {
+      tree.remove();
+    }
+  });
+
   it('in a git work tree only what git would take is uploaded, unless --include-ignored', async () => {
     const tree = tempTree({ 'binary/ascii-banner': ['#!/bin/sh\nls /tmp/build/*/binary | tr "\\n" " "; echo\n', 0o755], 'binary/.gitignore': 'ignored.txt\n', 'binary/ignored.txt': 'x', 'binary/untracked.txt': 'y' });
     try {

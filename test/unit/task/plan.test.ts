@@ -74,6 +74,8 @@ test('the pod: locked down, params only as Secret references, limits, outputs he
   assert.equal(task.image, 'busybox:1');
   assert.equal(task.workingDir, WORK);
   assert.deepEqual(task.resources, { requests: { cpu: '500m' }, limits: { memory: String(1024 ** 3) } });
+  const unlimited = config('run: {path: ls}\ncontainer_limits: {cpu: 0, memory: 0}\n');
+  assert.equal(planTaskPod(unlimited, layOut(unlimited, { inputs: [], outputs: [], args: [], workDir: WORK, cwd: '/' }), {}, ctx).spec?.containers[0].resources, undefined, '0 is no limit, as on a Concourse worker');
   assert.doesNotMatch(JSON.stringify(pod), /s3cret/, 'no param value in the pod');
   assert.deepEqual(task.env, [
     { name: 'TOKEN', valueFrom: { secretKeyRef: { name: 'task-abcd1234-params', key: 'p0' } } },
