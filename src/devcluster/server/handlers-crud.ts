@@ -13,6 +13,7 @@ import { decodeBody, decodeObjectBody, mediaType, readBody } from './body.js';
 import { queryBool, queryInt, sendJson, TABLE_CONTENT_TYPE, wantsTable, type ResourceRequest, type ServerContext } from './handlers-context.js';
 import { removeIfFinalized } from './handlers-delete.js';
 import { validateFields } from './field-validation.js';
+import { validateWriteOptions } from '../api/write-options.js';
 import { serveWatch } from './watch.js';
 
 /** kinds whose PUT creates a missing object (AllowCreateOnUpdate in their registry strategies) */
@@ -157,6 +158,7 @@ export function prepareCreate(ctx: ServerContext, rt: ResourceType, namespace: s
 
 export async function handleCreate(ctx: ServerContext, r: ResourceRequest): Promise<void> {
   const { rt, namespace } = r.route;
+  validateWriteOptions('CreateOptions', r.url.searchParams);
   const body = decodeObjectBody(await readBody(r.req, ctx.maxBodyBytes), r.req.headers['content-type']);
   checkTypeMeta(rt, body);
   validateFields(rt, body, r.url.searchParams, r.res, 'CreateOptions');
@@ -193,6 +195,7 @@ function writeUpdate(ctx: ServerContext, r: ResourceRequest, current: KubeObject
 
 export async function handleUpdate(ctx: ServerContext, r: ResourceRequest): Promise<void> {
   const { rt, namespace, name, subresource } = r.route;
+  validateWriteOptions('UpdateOptions', r.url.searchParams);
   const body = decodeObjectBody(await readBody(r.req, ctx.maxBodyBytes), r.req.headers['content-type']);
   checkTypeMeta(rt, body);
   validateFields(rt, body, r.url.searchParams, r.res, 'UpdateOptions');
@@ -224,6 +227,7 @@ export async function handlePatch(ctx: ServerContext, r: ResourceRequest): Promi
     // server-side apply needs managed fields, which the dev cluster does not keep
     throw unsupportedMediaType('the dev cluster does not implement server-side apply (application/apply-patch+yaml); use client-side kubectl apply');
   }
+  validateWriteOptions('PatchOptions', r.url.searchParams);
   const raw = await readBody(r.req, ctx.maxBodyBytes);
   const patch = decodeBody(raw, 'application/json');
   const current = ctx.store.get(rt, namespace, name!);

@@ -1,6 +1,7 @@
 // DELETE of one object and of a collection: graceful pod deletion, namespace termination, finalizers,
 // preconditions and the answer the real registry gives for each kind (the object or a Status).
-import { ApiError, badRequest, conflict } from '../api/errors.js';
+import { ApiError, conflict } from '../api/errors.js';
+import { validateDeleteOptions, type RawDeleteOptions } from '../api/write-options.js';
 import { groupVersion } from '../api/resources.js';
 import type { KubeObject, ResourceType } from '../types.js';
 import { decodeObjectBody, readBody } from './body.js';
@@ -94,29 +95,29 @@ export function deleteResponse(rt: ResourceType, outcome: DeleteOutcome): unknow
   return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details };
 }
 
-/** DeleteOptions from the body (kubectl, client-go) and the query (curl, older clients) */
+/** DeleteOptions from the body (kubectl, client-go) and the query (curl, older clients); the body wins */
 async function readDeleteOptions(ctx: ServerContext, r: ResourceRequest): Promise<DeleteOptions> {
   const q = r.url.searchParams;
+  const raw: RawDeleteOptions = { dryRun: q.getAll('dryRun') };
+  const policy = q.get('propagationPolicy');
+  if (policy) raw.propagationPolicy = policy;
+  if (q.has('orphanDependents')) raw.orphanDependents = queryBool(q, 'orphanDependents');
   const opts: DeleteOptions = {};
   const grace = queryInt(q, 'gracePeriodSeconds');
   if (grace !== undefined) opts.gracePeriodSeconds = grace;
-  const policy = q.get('propagationPolicy');
-  if (policy) opts.propagationPolicy = policy as DeleteOptions['propagationPolicy'];
-  if (queryBool(q, 'orphanDependents')) opts.propagationPolicy = 'Orphan';
-  if (q.getAll('dryRun').includes('All')) opts.dryRun = true;
-  const raw = await readBody(r.req, ctx.maxBodyBytes);
-  if (raw.toString('utf8').trim()) {
-    const body = decodeObjectBody(raw, r.req.headers['content-type']);
+  const bytes = await readBody(r.req, ctx.maxBodyBytes);
+  if (bytes.toString('utf8').trim()) {
+    const body = decodeObjectBody(bytes, r.req.headers['content-type']);
     if (typeof body.gracePeriodSeconds === 'number') opts.gracePeriodSeconds = body.gracePeriodSeconds;
-    if (typeof body.propagationPolicy === 'string') opts.propagationPolicy = body.propagationPolicy as DeleteOptions['propagationPolicy'];
-    if (body.orphanDependents === true) opts.propagationPolicy = 'Orphan';
+    if (typeof body.propagationPolicy === 'string') raw.propagationPolicy = body.propagationPolicy;
+    if (typeof body.orphanDependents === 'boolean') raw.orphanDependents = body.orphanDependents;
     if (body.preconditions && typeof body.preconditions === 'object') opts.preconditions = body.preconditions;
-    if (Array.isArray(body.dryRun) && body.dryRun.includes('All')) opts.dryRun = true;
+    if (Array.isArray(body.dryRun)) raw.dryRun = body.dryRun.map(String);
   }
-  const p = opts.propagationPolicy;
-  if (p !== undefined && p !== 'Orphan' && p !== 'Background' && p !== 'Foreground') {
-    throw badRequest(`DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "${p}": supported values: "Foreground", "Background", "Orphan"`);
-  }
+  validateDeleteOptions(raw);
+  if (raw.propagationPolicy) opts.propagationPolicy = raw.propagationPolicy as DeleteOptions['propagationPolicy'];
+  if (raw.orphanDependents) opts.propagationPolicy = 'Orphan';
+  if (raw.dryRun.length) opts.dryRun = true;
   return opts;
 }
 
