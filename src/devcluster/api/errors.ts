@@ -38,7 +38,9 @@ export class ApiError extends Error {
   }
 
   toStatus(): Status {
-    const s: Status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: this.message, reason: this.reason, code: this.code };
+    const s: Status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: this.message, code: this.code };
+    // an error the real server does not classify (StatusReasonUnknown) has no reason at all
+    if (this.reason) s.reason = this.reason;
     if (this.details) s.details = this.details;
     return s;
   }

@@ -156,6 +156,16 @@ export function prepareCreate(ctx: ServerContext, rt: ResourceType, namespace: s
   return obj;
 }
 
+/**
+ * The real storage layer refuses to create an object that carries a resourceVersion (one copied from `kubectl get
+ * -o yaml`): a 500 without a reason. A version it cannot parse, or "0", it ignores; a dry run never reaches it.
+ */
+function refuseVersionOnCreate(version: unknown): void {
+  if (typeof version === 'string' && /^[0-9]+$/.test(version) && BigInt(version) !== 0n && BigInt(version) < 2n ** 64n) {
+    throw new ApiError(500, '', 'resourceVersion should not be set on objects to be created');
+  }
+}
+
 export async function handleCreate(ctx: ServerContext, r: ResourceRequest): Promise<void> {
   const { rt, namespace } = r.route;
   validateWriteOptions('CreateOptions', r.url.searchParams);
@@ -163,6 +173,7 @@ export async function handleCreate(ctx: ServerContext, r: ResourceRequest): Prom
   checkTypeMeta(rt, body);
   validateFields(rt, body, r.url.searchParams, r.res, 'CreateOptions');
   checkNamespace(rt, namespace, body);
+  const givenVersion = body.metadata.resourceVersion;
   const obj = prepareCreate(ctx, rt, namespace, { ...body, apiVersion: groupVersion(rt), kind: rt.kind } as KubeObject);
   if (isDryRun(r)) {
     obj.metadata.uid = randomUUID();
@@ -170,6 +181,7 @@ export async function handleCreate(ctx: ServerContext, r: ResourceRequest): Prom
     sendJson(r.res, 201, obj);
     return;
   }
+  refuseVersionOnCreate(givenVersion);
   sendJson(r.res, 201, ctx.store.create(rt, namespace, obj));
 }
 

@@ -1,5 +1,6 @@
 // The Python kubernetes client's write options: a value a 1.32 server refuses (`dry_run="all"`, a lower-case
-// propagation policy) is refused by the dev cluster too, before it writes anything.
+// propagation policy) is refused by the dev cluster too, before it writes anything, and an object created with the
+// resourceVersion it was read with is refused as the real storage refuses it.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -24,7 +25,7 @@ describe('write options through the Python kubernetes client', () => {
     await deleteNamespace(ns);
   });
 
-  test('dry_run other than "All" and unknown policies are 422 and change nothing', async () => {
+  test('dry_run other than "All" and unknown policies are 422 and change nothing; a create carrying a resourceVersion is 500', async () => {
     const r = await runCommand(PYTHON, [SCRIPT, kubeconfigPath(), contextFor('admin'), ns], { timeoutMs: 60_000 });
     assert.equal(r.code, 0, `python exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
     const result = JSON.parse(r.stdout) as Record<string, Refusal | unknown>;
@@ -40,6 +41,8 @@ describe('write options through the Python kubernetes client', () => {
       message: 'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "orphan": supported values: "Foreground", "Background", "Orphan", "nil"',
     });
     assert.equal(result.dry_run_answer, 'dry');
+    // the real storage's error, which the server does not classify: a 500 without a reason
+    assert.deepEqual(result.create_with_resource_version, { status: 500, reason: null, message: 'resourceVersion should not be set on objects to be created' });
     assert.deepEqual(result.kept_data, { a: '1' });
     assert.deepEqual(result.names, ['kept']);
   });
