@@ -3,27 +3,8 @@
 import type { KubeObject, ResourceType } from '../types.js';
 import { invalid } from './errors.js';
 
-export interface FieldError {
-  field: string;
-  type: string;
-  message: string;
-}
-
-// ---- field.Error constructors: `message` is Go's ErrorBody() ----
-
-const quote = (v: unknown): string => (typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v) ?? String(v));
-
-export const fieldRequired = (field: string, detail = ''): FieldError => ({ field, type: 'FieldValueRequired', message: detail ? `Required value: ${detail}` : 'Required value' });
-export const fieldInvalid = (field: string, value: unknown, detail: string): FieldError => ({ field, type: 'FieldValueInvalid', message: `Invalid value: ${quote(value)}: ${detail}` });
-export const fieldDuplicate = (field: string, value: unknown): FieldError => ({ field, type: 'FieldValueDuplicate', message: `Duplicate value: ${quote(value)}` });
-export const fieldNotFound = (field: string, value: unknown): FieldError => ({ field, type: 'FieldValueNotFound', message: `Not found: ${quote(value)}` });
-export const fieldNotSupported = (field: string, value: unknown, supported: string[]): FieldError => ({
-  field,
-  type: 'FieldValueNotSupported',
-  message: `Unsupported value: ${quote(value)}: supported values: ${supported.map((s) => JSON.stringify(s)).join(', ')}`,
-});
-export const fieldForbidden = (field: string, detail: string): FieldError => ({ field, type: 'FieldValueForbidden', message: `Forbidden: ${detail}` });
-export const fieldTooLong = (field: string, max: number): FieldError => ({ field, type: 'FieldValueTooLong', message: `Too long: must have at most ${max} bytes` });
+import { fieldDuplicate, fieldForbidden, fieldInvalid, fieldNotFound, fieldNotSupported, fieldRequired, fieldTooLong, type FieldError } from './validation-fields.js';
+import { secretTypeErrors } from './secret-types.js';
 
 // ---- name rules (apimachinery/pkg/util/validation) ----
 
@@ -332,14 +313,8 @@ function kindErrors(rt: ResourceType, obj: KubeObject): FieldError[] {
     case 'ConfigMap':
       // the real ValidateConfigMap reports the total size on the empty path
       return validateData(obj, '');
-    case 'Secret': {
-      const errs = validateData(obj, 'data');
-      // a service account token Secret names its ServiceAccount (ValidateSecret)
-      if (obj.type === 'kubernetes.io/service-account-token' && !obj.metadata.annotations?.['kubernetes.io/service-account.name']) {
-        errs.push(fieldRequired('metadata.annotations[kubernetes.io/service-account.name]'));
-      }
-      return errs;
-    }
+    case 'Secret':
+      return [...validateData(obj, 'data'), ...secretTypeErrors(obj)];
     case 'PodTemplate':
       return obj.template ? validatePodSpec(obj.template.spec, 'template.spec') : [fieldRequired('template')];
     default:
@@ -355,17 +330,26 @@ export function validateCreate(rt: ResourceType, obj: KubeObject): void {
 
 /** throws 422 Invalid when old may not become obj */
 export function validateUpdate(rt: ResourceType, old: KubeObject, obj: KubeObject): void {
-  const errs = [...validateMeta(rt, obj), ...kindErrors(rt, obj)];
+  // ValidateConfigMapUpdate and ValidateSecretUpdate list their own rules before those of the new object
+  const errs = [...validateMeta(rt, obj), ...dataUpdateErrors(rt, old, obj), ...kindErrors(rt, obj)];
   if (rt.kind === 'Pod') errs.push(...podSpecUpdateErrors(old.spec, obj.spec));
   if (rt.kind === 'Service' && old.spec?.clusterIP && obj.spec?.clusterIP !== old.spec.clusterIP) {
     errs.push(fieldInvalid('spec.clusterIPs[0]', obj.spec?.clusterIP ?? '', 'may not change once set'));
   }
-  if ((rt.kind === 'ConfigMap' || rt.kind === 'Secret') && old.immutable === true) {
-    if (!deepEqual(old.data ?? {}, obj.data ?? {}) || !deepEqual(old.binaryData ?? {}, obj.binaryData ?? {})) {
-      errs.push(fieldForbidden('data', 'field is immutable when `immutable` is set'));
-    }
-  }
   if (errs.length) throw invalid(rt, obj.metadata?.name ?? '', errs);
+}
+
+/** a Secret keeps its type; an immutable ConfigMap or Secret keeps its data and stays immutable */
+function dataUpdateErrors(rt: ResourceType, old: KubeObject, obj: KubeObject): FieldError[] {
+  if (rt.kind !== 'ConfigMap' && rt.kind !== 'Secret') return [];
+  const errs: FieldError[] = [];
+  if (rt.kind === 'Secret' && (obj.type ?? 'Opaque') !== (old.type ?? 'Opaque')) errs.push(fieldInvalid('type', obj.type ?? '', 'field is immutable'));
+  if (old.immutable !== true) return errs;
+  const frozen = 'field is immutable when `immutable` is set';
+  if (obj.immutable !== true) errs.push(fieldForbidden('immutable', frozen));
+  if (!deepEqual(old.data ?? {}, obj.data ?? {})) errs.push(fieldForbidden('data', frozen));
+  if (rt.kind === 'ConfigMap' && !deepEqual(old.binaryData ?? {}, obj.binaryData ?? {})) errs.push(fieldForbidden('binaryData', frozen));
+  return errs;
 }
 
 // ---- helpers ----

@@ -1,0 +1,53 @@
+// kubectl's everyday changes to ConfigMaps and Secrets, refused where a 1.32 server refuses them: an immutable
+// ConfigMap stays immutable, a Secret keeps its type and has the keys its type needs.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { deleteNamespace, freshNamespace, kubectl, kubectlOk } from '../harness/cluster.js';
+
+describe('kubectl and the rules of ConfigMaps and Secrets', () => {
+  let ns: string;
+  before(async () => {
+    ns = await freshNamespace('objects');
+  });
+  after(async () => {
+    await deleteNamespace(ns);
+  });
+
+  test('an immutable ConfigMap can be neither changed nor made mutable again; its labels can', async () => {
+    const yaml = `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: frozen, namespace: ${ns}}\nimmutable: true\ndata: {a: "1"}\nbinaryData: {b: AAE=}\n`;
+    await kubectlOk(['apply', '-f', '-'], { input: yaml });
+    const frozen = 'field is immutable when `immutable` is set';
+    const both = await kubectl(['patch', 'configmap', 'frozen', '-n', ns, '--type', 'merge', '-p', '{"immutable":false,"data":{"a":"2"}}']);
+    assert.equal(both.code, 1);
+    assert.match(both.stderr, new RegExp(`The ConfigMap "frozen" is invalid: \\n\\* immutable: Forbidden: ${frozen}\\n\\* data: Forbidden: ${frozen}`));
+    // before: dropping the flag was accepted, after which any change was
+    const unfreeze = await kubectl(['patch', 'configmap', 'frozen', '-n', ns, '--type', 'json', '-p', '[{"op":"remove","path":"/immutable"}]']);
+    assert.equal(unfreeze.code, 1);
+    assert.match(unfreeze.stderr, new RegExp(`The ConfigMap "frozen" is invalid: immutable: Forbidden: ${frozen}`));
+    const binary = await kubectl(['patch', 'configmap', 'frozen', '-n', ns, '--type', 'merge', '-p', '{"binaryData":{"b":"AAI="}}']);
+    assert.match(binary.stderr, new RegExp(`binaryData: Forbidden: ${frozen}`));
+    await kubectlOk(['label', 'configmap', 'frozen', '-n', ns, 'still=changeable']);
+    const live = JSON.parse(await kubectlOk(['get', 'configmap', 'frozen', '-n', ns, '-o', 'json']));
+    assert.deepEqual([live.immutable, live.data, live.binaryData, live.metadata.labels], [true, { a: '1' }, { b: 'AAE=' }, { still: 'changeable' }]);
+  });
+
+  test('a Secret keeps its type, and a typed Secret has the keys its type needs', async () => {
+    await kubectlOk(['create', 'secret', 'generic', 'plain', '-n', ns, '--from-literal=a=1']);
+    const retyped = await kubectl(['patch', 'secret', 'plain', '-n', ns, '--type', 'merge', '-p', '{"type":"kubernetes.io/tls"}']);
+    assert.equal(retyped.code, 1);
+    assert.match(retyped.stderr, /The Secret "plain" is invalid: \n\* type: Invalid value: "kubernetes\.io\/tls": field is immutable\n\* data\[tls\.crt\]: Required value\n\* data\[tls\.key\]: Required value/);
+    assert.equal(await kubectlOk(['get', 'secret', 'plain', '-n', ns, '-o', 'jsonpath={.type}']), 'Opaque');
+    const tls = await kubectl(['create', 'secret', 'generic', 'half-tls', '-n', ns, '--type=kubernetes.io/tls', '--from-literal=tls.crt=x']);
+    assert.equal(tls.code, 1);
+    assert.match(tls.stderr, /Secret "half-tls" is invalid: data\[tls\.key\]: Required value/);
+    const ssh = await kubectl(['create', 'secret', 'generic', 'no-key', '-n', ns, '--type=kubernetes.io/ssh-auth', '--from-literal=ssh-privatekey=']);
+    assert.match(ssh.stderr, /Secret "no-key" is invalid: data\[ssh-privatekey\]: Required value/);
+    const pull = `apiVersion: v1\nkind: Secret\nmetadata: {name: pull, namespace: ${ns}}\ntype: kubernetes.io/dockerconfigjson\nstringData: {.dockerconfigjson: "{"}\n`;
+    const notJson = await kubectl(['apply', '-f', '-'], { input: pull });
+    assert.match(notJson.stderr, /The Secret "pull" is invalid: data\[\.dockerconfigjson\]: Invalid value: "<secret contents redacted>": unexpected end of JSON input/);
+    const names = await kubectlOk(['get', 'secrets', '-n', ns, '-o', 'name']);
+    assert.deepEqual(names.trim().split('\n'), ['secret/plain']);
+    // the kubectl way to make one is accepted
+    await kubectlOk(['create', 'secret', 'docker-registry', 'registry', '-n', ns, '--docker-username=u', '--docker-password=p']);
+  });
+});
