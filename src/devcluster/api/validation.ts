@@ -5,6 +5,7 @@ import { invalid } from './errors.js';
 
 import { fieldDuplicate, fieldForbidden, fieldInvalid, fieldNotFound, fieldNotSupported, fieldRequired, fieldTooLong, type FieldError } from './validation-fields.js';
 import { secretTypeErrors } from './secret-types.js';
+import { finalizerErrors, metaUpdateErrors, ownerReferenceErrors } from './meta-rules.js';
 
 // ---- name rules (apimachinery/pkg/util/validation) ----
 
@@ -148,6 +149,7 @@ function validateMeta(rt: ResourceType, obj: KubeObject): FieldError[] {
     annotationBytes += Buffer.byteLength(k) + Buffer.byteLength(String(v));
   }
   if (annotationBytes > TOTAL_ANNOTATION_SIZE) errs.push(fieldTooLong('metadata.annotations', TOTAL_ANNOTATION_SIZE));
+  errs.push(...ownerReferenceErrors(meta), ...finalizerErrors(meta));
   return errs;
 }
 
@@ -331,7 +333,7 @@ export function validateCreate(rt: ResourceType, obj: KubeObject): void {
 /** throws 422 Invalid when old may not become obj */
 export function validateUpdate(rt: ResourceType, old: KubeObject, obj: KubeObject): void {
   // ValidateConfigMapUpdate and ValidateSecretUpdate list their own rules before those of the new object
-  const errs = [...validateMeta(rt, obj), ...dataUpdateErrors(rt, old, obj), ...kindErrors(rt, obj)];
+  const errs = [...metaUpdateErrors(old, obj), ...validateMeta(rt, obj), ...dataUpdateErrors(rt, old, obj), ...kindErrors(rt, obj)];
   if (rt.kind === 'Pod') errs.push(...podSpecUpdateErrors(old.spec, obj.spec));
   if (rt.kind === 'Service' && old.spec?.clusterIP && obj.spec?.clusterIP !== old.spec.clusterIP) {
     errs.push(fieldInvalid('spec.clusterIPs[0]', obj.spec?.clusterIP ?? '', 'may not change once set'));

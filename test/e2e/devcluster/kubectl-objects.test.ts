@@ -1,5 +1,6 @@
 // kubectl's everyday changes to ConfigMaps and Secrets, refused where a 1.32 server refuses them: an immutable
-// ConfigMap stays immutable, a Secret keeps its type and has the keys its type needs.
+// ConfigMap stays immutable, a Secret keeps its type and has the keys its type needs, metadata the server keeps
+// (uid, deletion, the finalizers of an object being deleted) is not changed by a patch.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { deleteNamespace, freshNamespace, kubectl, kubectlOk } from '../harness/cluster.js';
@@ -49,5 +50,27 @@ describe('kubectl and the rules of ConfigMaps and Secrets', () => {
     assert.deepEqual(names.trim().split('\n'), ['secret/plain']);
     // the kubectl way to make one is accepted
     await kubectlOk(['create', 'secret', 'docker-registry', 'registry', '-n', ns, '--docker-username=u', '--docker-password=p']);
+  });
+
+  test('an object being deleted takes no new finalizer; finalizer names, owner references, uid and deletionTimestamp are checked', async () => {
+    const patch = (p: string) => kubectl(['patch', 'configmap', 'held', '-n', ns, '--type', 'merge', '-p', p]);
+    await kubectlOk(['create', 'configmap', 'held', '-n', ns]);
+    assert.match((await patch('{"metadata":{"uid":"not-its-uid"}}')).stderr, /The ConfigMap "held" is invalid: metadata\.uid: Invalid value: "not-its-uid": field is immutable/);
+    assert.match((await patch('{"metadata":{"deletionTimestamp":"2020-01-01T00:00:00Z"}}')).stderr, /metadata\.deletionTimestamp: Invalid value: 2020-01-01 00:00:00 \+0000 UTC: field is immutable/);
+    assert.match((await patch('{"metadata":{"finalizers":["keep"]}}')).stderr, /metadata\.finalizers\[0\]: Invalid value: "keep": name is neither a standard finalizer name nor is it fully qualified/);
+    const owner = await patch('{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"owner","uid":""}]}}');
+    assert.match(owner.stderr, /metadata\.ownerReferences\.uid: Invalid value: "": uid must not be empty/);
+    await kubectlOk(['patch', 'configmap', 'held', '-n', ns, '--type', 'merge', '-p', '{"metadata":{"finalizers":["example.com/keep"]}}']);
+    await kubectlOk(['delete', 'configmap', 'held', '-n', ns, '--wait=false']);
+    // before: accepted, so a finalizer could be swapped for another and the deletion held forever
+    const added = await patch('{"metadata":{"finalizers":["example.com/keep","example.com/new"]}}');
+    assert.equal(added.code, 1);
+    assert.match(added.stderr, /metadata\.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers \[\]string\{"example\.com\/new"\}/);
+    const live = JSON.parse(await kubectlOk(['get', 'configmap', 'held', '-n', ns, '-o', 'json']));
+    assert.deepEqual(live.metadata.finalizers, ['example.com/keep']);
+    assert.equal(live.metadata.ownerReferences, undefined);
+    // removing the last finalizer lets the deletion finish
+    await kubectlOk(['patch', 'configmap', 'held', '-n', ns, '--type', 'json', '-p', '[{"op":"remove","path":"/metadata/finalizers"}]']);
+    await kubectlOk(['wait', '--for=delete', 'configmap/held', '-n', ns, '--timeout=10s']);
   });
 });
