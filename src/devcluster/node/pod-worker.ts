@@ -132,6 +132,8 @@ export class PodWorker {
   private statusQueued = false;
   private gone = false;
   private terminating?: Promise<void>;
+  /** the grace period the termination under way was given; a later DELETE may only shorten it */
+  private terminatingGrace = Infinity;
   private runDone: Promise<void> = Promise.resolve();
   private wakeConfig: (() => void)[] = [];
   private podmanPodRemoved = false;
@@ -212,7 +214,16 @@ export class PodWorker {
 
   /** graceful deletion: SIGTERM, SIGKILL after the grace period, then the pod leaves the store */
   terminate(graceSeconds: number): Promise<void> {
-    if (!this.terminating) this.terminating = this.doTerminate(graceSeconds);
+    const grace = Math.max(0, Math.floor(graceSeconds));
+    if (!this.terminating) {
+      this.terminatingGrace = grace;
+      this.terminating = this.doTerminate(grace);
+    } else if (grace < this.terminatingGrace) {
+      // as the kubelet: a shorter grace period (`kubectl delete --now` after a plain delete) kills sooner;
+      // a second `podman stop` with the shorter timeout ends the first one too
+      this.terminatingGrace = grace;
+      void this.stopSandbox(grace).catch(() => undefined);
+    }
     return this.terminating;
   }
 
@@ -243,7 +254,7 @@ export class PodWorker {
     for (const s of [...this.initSlots, ...this.slots]) {
       if (s.attached) this.ctx.events.record(this.pod, 'Normal', 'Killing', `Stopping container ${s.spec.name}`, { fieldPath: containerFieldPath(s.init, s.spec.name) });
     }
-    await this.stopUntilDone(Math.max(0, Math.floor(graceSeconds)));
+    await this.stopUntilDone(graceSeconds);
     this.flushStatus();
     this.gone = true;
     // podman first: once the pod has left the API, nothing of it is left in podman either

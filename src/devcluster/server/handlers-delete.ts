@@ -48,7 +48,8 @@ export function deleteObject(ctx: ServerContext, rt: ResourceType, namespace: st
 
   if (rt.kind === 'Pod') {
     const requested = opts.gracePeriodSeconds ?? current.spec?.terminationGracePeriodSeconds ?? 30;
-    const grace = Math.max(0, requested);
+    // a negative period is taken as 1 s (the pod strategy's CheckGracefulDelete): only 0 deletes at once
+    const grace = requested < 0 ? 1 : requested;
     const phase = current.status?.phase;
     const immediate = !current.spec?.nodeName || phase === 'Succeeded' || phase === 'Failed' || grace === 0;
     if (immediate) return { object: ctx.store.remove(rt, namespace, name), removed: true };
