@@ -12,6 +12,7 @@ import { writeStatusResponse } from '../streams/http-error.js';
 import type { Faults, NodeRuntime, ObjectStore, RequestAttributes, UserInfo } from '../types.js';
 import { DEFAULT_MAX_BODY_BYTES } from './body.js';
 import { discoveryResponse } from './discovery.js';
+import { openApiV2 } from './openapi-v2.js';
 import { FAULTS_PATH, handleFaults, handleSelfSubjectAccessReview } from './handlers-admin.js';
 import { sendError, sendJson, sendText, toApiError, type Authenticator, type Authorizer, type ResourceRequest, type ServerContext } from './handlers-context.js';
 import { handleCreate, handleGet, handleList, handlePatch, handleUpdate, handleWatch } from './handlers-crud.js';
@@ -204,6 +205,12 @@ export class ApiServer {
     if (!route) {
       this.authorize(user, { verb: nonResourceVerb(req.method), apiGroup: '', resource: '', nonResourcePath: path });
       this.injectFault();
+      if (req.method === 'GET' && path.replace(/\/+$/, '') === '/openapi/v2') {
+        const v2 = openApiV2(req.headers.accept);
+        res.writeHead(200, { 'Content-Type': v2.contentType, 'Content-Length': v2.body.length, 'Cache-Control': 'no-cache, private' });
+        res.end(v2.body);
+        return;
+      }
       const doc = req.method === 'GET' ? discoveryResponse(path, req.headers.accept) : undefined;
       if (!doc) throw notFoundPath();
       sendJson(res, 200, doc.body, doc.contentType);
