@@ -195,12 +195,19 @@ export class PodmanNode implements NodeRuntime {
   async exec(pod: KubeObject, opts: ExecOptions): Promise<StreamSession> {
     const { slot } = this.runningContainer(pod, opts.container);
     if (this.runc && runcCanExec(this.runc, slot.podmanId!, opts)) return runcExecSession(this.runc, slot.podmanId!, opts);
-    return execSession(this.cli, slot.podmanId!, opts);
+    return execSession(this.cli, slot.podmanId!, opts, opts.tty ? await this.staticDir(slot.podmanId!) : undefined);
+  }
+
+  /** a container's StaticDir, where conmon keeps its exec sessions' control fifos; undefined when podman says none */
+  private async staticDir(podmanId: string): Promise<string | undefined> {
+    const r = await this.cli.run(['container', 'inspect', '--format', '{{.StaticDir}}', podmanId]);
+    return r.code === 0 && r.stdout.trim() ? r.stdout.trim() : undefined;
   }
 
   async attach(pod: KubeObject, opts: AttachOptions): Promise<StreamSession> {
     const { slot } = this.runningContainer(pod, opts.container);
-    return attachSession(slot.attached!, opts, slot.spec.tty === true);
+    const tty = slot.spec.tty === true;
+    return attachSession(slot.attached!, opts, tty, tty ? await this.staticDir(slot.podmanId!) : undefined);
   }
 
   async logs(pod: KubeObject, opts: LogOptions): Promise<Readable> {

@@ -4,6 +4,7 @@ import { PassThrough, Writable, type Readable } from 'node:stream';
 import type { ExecOptions, ExitResult, StreamSession, AttachOptions } from '../types.js';
 import type { AttachedContainer } from './attached-container.js';
 import type { PodmanCli } from './podman-cli.js';
+import { ExecTerminal, resizeConmonTerminal } from './exec-terminal.js';
 import { stdoutHeldForStderr } from './stderr-first.js';
 
 /** exit codes podman uses for its own failures (`podman exec` could not run anything) */
@@ -11,12 +12,15 @@ const PODMAN_FAILURE = 125;
 
 /**
  * `podman exec -i [-t] <id> cmd...` as a child process. The exit code is the process's, 126/127 when the
- * command cannot be run (podman's and runc's convention). Resize is not supported: podman exec has no
- * way to resize a terminal it did not open on a real tty.
+ * command cannot be run (podman's and runc's convention). With a tty, `staticDir` (the container's) lets
+ * resizes reach the session's terminal (exec-terminal.ts).
  */
-export function execSession(cli: PodmanCli, containerId: string, opts: ExecOptions): StreamSession {
+export function execSession(cli: PodmanCli, containerId: string, opts: ExecOptions, staticDir?: string): StreamSession {
   const args = ['exec', ...(opts.stdin ? ['--interactive'] : []), ...(opts.tty ? ['--tty'] : []), containerId, ...opts.command];
+  const before = opts.tty && staticDir ? ExecTerminal.sessions(staticDir) : undefined;
   const child = cli.spawn(args, [opts.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe']);
+  const terminal = before && staticDir ? new ExecTerminal(staticDir, opts.command, before) : undefined;
+  if (terminal) child.on('close', () => terminal.close());
   child.stdin?.on('error', () => undefined);
   let stderrTail = '';
   child.stderr!.on('data', (b: Buffer) => {
@@ -36,7 +40,9 @@ export function execSession(cli: PodmanCli, containerId: string, opts: ExecOptio
       else resolve({ exitCode: code });
     });
   });
-  return processSession(child, opts, stdout, stderr, done);
+  const session = processSession(child, opts, stdout, stderr, done);
+  if (terminal) session.resize = (width, height) => terminal.resize(width, height);
+  return session;
 }
 
 /**
@@ -48,8 +54,11 @@ export function processSession(child: ChildProcess, opts: ExecOptions, stdout: R
   return { stdin: opts.stdin ? child.stdin! : null, stdout, stderr, resize: () => undefined, done, abort: () => void child.kill('SIGKILL') };
 }
 
-/** taps the live output of a running container (no replay) and feeds its stdin */
-export function attachSession(container: AttachedContainer, opts: AttachOptions, tty: boolean): StreamSession {
+/**
+ * taps the live output of a running container (no replay) and feeds its stdin; a tty container's terminal is
+ * resized through its conmon, whose bundle directory is `staticDir`
+ */
+export function attachSession(container: AttachedContainer, opts: AttachOptions, tty: boolean, staticDir?: string): StreamSession {
   const stdout = opts.stdout ? new PassThrough() : null;
   const stderr = opts.stderr && !tty ? new PassThrough() : null;
   let finish!: (r: ExitResult) => void;
@@ -86,7 +95,9 @@ export function attachSession(container: AttachedContainer, opts: AttachOptions,
     stdin,
     stdout,
     stderr,
-    resize: () => undefined,
+    resize: (width, height) => {
+      if (tty && staticDir) resizeConmonTerminal(staticDir, width, height);
+    },
     done,
     abort: () => {
       // the client went away: the container keeps running, but a stdinOnce container's stdin closes
