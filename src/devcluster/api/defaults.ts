@@ -1,5 +1,6 @@
 // Server-side defaulting, as the real API server's SetDefaults_* functions and the default admission
 // plugins (DefaultTolerationSeconds, ServiceAccount) fill in an object before it is stored.
+import { defaultRbac } from './rbac-rules.js';
 import type { KubeObject, ResourceType } from '../types.js';
 
 export interface DefaultsContext {
@@ -114,6 +115,7 @@ function defaultService(svc: KubeObject, ctx: DefaultsContext): void {
 
 /** fills in what the real server fills in on create; mutates obj */
 export function applyCreateDefaults(rt: ResourceType, obj: KubeObject, ctx: DefaultsContext): void {
+  defaultRbac(obj);
   switch (rt.kind) {
     case 'Pod':
       defaultPod(obj);
@@ -144,6 +146,7 @@ export function applyCreateDefaults(rt: ResourceType, obj: KubeObject, ctx: Defa
 
 /** defaults on update: the same fill-ins, with allocated values carried over from the stored object */
 export function applyUpdateDefaults(rt: ResourceType, old: KubeObject, obj: KubeObject): void {
+  defaultRbac(obj);
   switch (rt.kind) {
     case 'Pod':
       obj.spec ??= {};

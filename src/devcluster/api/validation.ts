@@ -6,6 +6,7 @@ import { invalid } from './errors.js';
 import { fieldDuplicate, fieldForbidden, fieldInvalid, fieldNotFound, fieldNotSupported, fieldRequired, fieldTooLong, type FieldError } from './validation-fields.js';
 import { secretTypeErrors } from './secret-types.js';
 import { finalizerErrors, metaUpdateErrors, ownerReferenceErrors } from './meta-rules.js';
+import { rbacErrors, roleRefUpdateErrors } from './rbac-rules.js';
 
 // ---- name rules (apimachinery/pkg/util/validation) ----
 
@@ -57,7 +58,7 @@ export function dns1035LabelErrors(v: string): string[] {
   return errs;
 }
 
-function pathSegmentErrors(v: string): string[] {
+export function pathSegmentErrors(v: string): string[] {
   if (v === '.' || v === '..') return [`may not be '${v}'`];
   const errs: string[] = [];
   for (const c of ['/', '%']) if (v.includes(c)) errs.push(`may not contain '${c}'`);
@@ -320,7 +321,7 @@ function kindErrors(rt: ResourceType, obj: KubeObject): FieldError[] {
     case 'PodTemplate':
       return obj.template ? validatePodSpec(obj.template.spec, 'template.spec') : [fieldRequired('template')];
     default:
-      return [];
+      return rbacErrors(obj);
   }
 }
 
@@ -333,7 +334,7 @@ export function validateCreate(rt: ResourceType, obj: KubeObject): void {
 /** throws 422 Invalid when old may not become obj */
 export function validateUpdate(rt: ResourceType, old: KubeObject, obj: KubeObject): void {
   // ValidateConfigMapUpdate and ValidateSecretUpdate list their own rules before those of the new object
-  const errs = [...metaUpdateErrors(old, obj), ...validateMeta(rt, obj), ...dataUpdateErrors(rt, old, obj), ...kindErrors(rt, obj)];
+  const errs = [...metaUpdateErrors(old, obj), ...validateMeta(rt, obj), ...dataUpdateErrors(rt, old, obj), ...kindErrors(rt, obj), ...roleRefUpdateErrors(old, obj)];
   if (rt.kind === 'Pod') errs.push(...podSpecUpdateErrors(old.spec, obj.spec));
   if (rt.kind === 'Service' && old.spec?.clusterIP && obj.spec?.clusterIP !== old.spec.clusterIP) {
     errs.push(fieldInvalid('spec.clusterIPs[0]', obj.spec?.clusterIP ?? '', 'may not change once set'));
