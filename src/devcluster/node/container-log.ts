@@ -3,24 +3,12 @@
 import { closeSync, existsSync, openSync, readFileSync, writevSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { PassThrough, Readable } from 'node:stream';
-import {
-  encodedParts,
-  formatNs,
-  LineSplitter,
-  nowNs,
-  parseRecords,
-  renderRecord,
-  selectRecords,
-  streamSelected,
-  type LogRecord,
-  type LogStream,
-  type RenderOptions,
-} from './log-format.js';
+import { encodeRecords, LineSplitter, renderBlock, reserveNs, selectionStart, sinceStart, streamSelected, type LogStream, type RenderOptions } from './log-format.js';
 
 export class ContainerLog {
   private fd: number | undefined;
   private readonly splitters = { stdout: new LineSplitter(), stderr: new LineSplitter() };
-  private readonly listeners = new Set<(r: LogRecord | null) => void>();
+  private readonly listeners = new Set<(block: Buffer | null) => void>();
   /** the streams that have at least one record in the file */
   readonly written = new Set<LogStream>();
 
@@ -34,7 +22,7 @@ export class ContainerLog {
 
   write(stream: LogStream, chunk: Buffer): void {
     if (this.fd === undefined) return;
-    for (const piece of this.splitters[stream].push(chunk)) this.append({ time: formatNs(nowNs()), stream, ...piece });
+    this.append(stream, this.splitters[stream].push(chunk));
   }
 
   /** the container ended: flush unfinished lines and end every follower */
@@ -42,7 +30,7 @@ export class ContainerLog {
     if (this.fd === undefined) return;
     for (const stream of ['stdout', 'stderr'] as const) {
       const rest = this.splitters[stream].flush();
-      if (rest) this.append({ time: formatNs(nowNs()), stream, ...rest });
+      if (rest) this.append(stream, [rest]);
     }
     closeSync(this.fd);
     this.fd = undefined;
@@ -50,16 +38,19 @@ export class ContainerLog {
     this.listeners.clear();
   }
 
-  /** null = the log ended */
-  subscribe(listener: (r: LogRecord | null) => void): () => void {
+  /** Each new block of file lines (the records of one chunk of output) as it is written; null = the log ended. */
+  subscribe(listener: (block: Buffer | null) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
 
-  private append(r: LogRecord): void {
-    writeAll(this.fd!, encodedParts(r));
-    this.written.add(r.stream);
-    for (const l of this.listeners) l(r);
+  /** the records of one chunk: one write, one block for the followers */
+  private append(stream: LogStream, pieces: { content: Buffer; partial: boolean }[]): void {
+    if (pieces.length === 0) return;
+    const block = encodeRecords(stream, pieces, reserveNs(pieces.length));
+    writeAll(this.fd!, [block]);
+    this.written.add(stream);
+    for (const l of this.listeners) l(block);
   }
 }
 
@@ -81,10 +72,6 @@ function writeAll(fd: number, parts: Buffer[]): void {
   }
 }
 
-/** how much of the existing log one write carries */
-const WRITE_BATCH_BYTES = 256 * 1024;
-/** a rendered record this long is written by itself rather than copied into a batch */
-const WHOLE_RECORD_BYTES = 8 * 1024;
 /** how much of an ended log's file one read takes */
 const READ_BLOCK_BYTES = 1024 * 1024;
 
@@ -107,24 +94,20 @@ export function serveLog(file: string, live: ContainerLog | undefined, opts: Ser
   // of megabytes is never held whole.
   if (opts.tailLines === undefined && !following) return Readable.from(streamedRecords(file, opts), { objectMode: false });
   const out = new PassThrough();
-  const pieces = renderedPieces(opts);
-  const existing = existsSync(file) ? parseRecords(readFileSync(file)) : [];
-  for (const batch of pieces.of(selectRecords(existing, opts))) out.write(batch);
-  const last = pieces.end();
-  if (last) out.write(last);
-  if (pieces.full() || !following) {
+  const budget = byteBudget(opts.limitBytes);
+  const existing = existsSync(file) ? readFileSync(file) : Buffer.alloc(0);
+  for (const piece of budget.take(renderBlock(existing.subarray(selectionStart(existing, opts)), opts))) out.write(piece);
+  if (budget.full() || !following) {
     out.end();
     return out;
   }
-  const unsubscribe = live!.subscribe((r) => {
-    if (r === null) {
+  const unsubscribe = live!.subscribe((block) => {
+    if (block === null) {
       out.end();
       return;
     }
-    if (!streamSelected(r.stream, opts.stream)) return;
-    const piece = pieces.take(renderRecord(r, opts.timestamps));
-    if (piece) out.write(piece);
-    if (pieces.full()) {
+    for (const piece of budget.take(renderBlock(block, opts))) out.write(piece);
+    if (budget.full()) {
       unsubscribe();
       out.end();
     }
@@ -136,7 +119,7 @@ export function serveLog(file: string, live: ContainerLog | undefined, opts: Ser
 
 /** an ended (or not followed) log's selected records, rendered, read from its file a block at a time */
 async function* streamedRecords(file: string, opts: ServeLogOptions): AsyncGenerator<Buffer> {
-  const pieces = renderedPieces(opts);
+  const budget = byteBudget(opts.limitBytes);
   let handle: FileHandle;
   try {
     handle = await open(file, 'r');
@@ -146,7 +129,9 @@ async function* streamedRecords(file: string, opts: ServeLogOptions): AsyncGener
   }
   try {
     let carry: Buffer = Buffer.alloc(0);
-    while (!pieces.full()) {
+    // `since` selects from a record on (a file's times only grow): once a block has it, all later records pass
+    let sincePassed = opts.sinceNs === undefined;
+    while (!budget.full()) {
       // a record cut by the last block's end (at most a record's length) leads the next block
       const block = Buffer.allocUnsafe(carry.length + READ_BLOCK_BYTES);
       carry.copy(block);
@@ -155,56 +140,30 @@ async function* streamedRecords(file: string, opts: ServeLogOptions): AsyncGener
       const data = block.subarray(0, carry.length + bytesRead);
       const end = data.lastIndexOf(0x0a) + 1;
       carry = data.subarray(end);
-      yield* pieces.of(selectRecords(parseRecords(data.subarray(0, end)), opts));
+      let lines = data.subarray(0, end);
+      if (!sincePassed) {
+        const from = sinceStart(lines, opts.sinceNs!);
+        sincePassed = from < lines.length;
+        lines = lines.subarray(from);
+      }
+      yield* budget.take(renderBlock(lines, opts));
     }
   } finally {
     await handle.close();
   }
-  const last = pieces.end();
-  if (last) yield last;
 }
 
-/**
- * Rendered records gathered into writes of WRITE_BATCH_BYTES rather than one per record (a record is at
- * most a line, or 16 KiB of a longer one): each write is a chunk, and a TLS record or more, on the way out.
- * Records of a long line go out as they are, not copied into a batch: every copy of a log's megabytes is
- * memory outside the heap that ends in a full garbage collection. Cut exactly at limitBytes.
- */
-function renderedPieces(opts: ServeLogOptions) {
-  let budget = opts.limitBytes !== undefined && opts.limitBytes > 0 ? opts.limitBytes : Infinity;
-  let batch: Buffer[] = [];
-  let batched = 0;
-  const take = (b: Buffer): Buffer | undefined => {
-    if (budget <= 0) return undefined;
-    const piece = b.length > budget ? b.subarray(0, budget) : b;
-    budget -= piece.length;
-    return piece;
-  };
-  const end = (): Buffer | undefined => {
-    const joined = batch.length === 0 ? undefined : batch.length === 1 ? batch[0]! : Buffer.concat(batch, batched);
-    batch = [];
-    batched = 0;
-    return joined;
-  };
+/** `limitBytes` of a response: what pieces go out whole, and the one cut where it is reached */
+function byteBudget(limitBytes: number | undefined) {
+  let left = limitBytes !== undefined && limitBytes > 0 ? limitBytes : Infinity;
   return {
-    take,
-    end,
-    full: (): boolean => budget <= 0,
-    *of(records: Iterable<LogRecord>): Generator<Buffer> {
-      for (const r of records) {
-        const piece = take(renderRecord(r, opts.timestamps));
-        if (!piece) return;
-        if (piece.length >= WHOLE_RECORD_BYTES) {
-          const before = end();
-          if (before) yield before;
-          yield piece;
-          if (budget <= 0) return;
-          continue;
-        }
-        batch.push(piece);
-        batched += piece.length;
-        if (batched >= WRITE_BATCH_BYTES || budget <= 0) yield end()!;
-        if (budget <= 0) return;
+    full: (): boolean => left <= 0,
+    *take(pieces: Buffer[]): Generator<Buffer> {
+      for (const p of pieces) {
+        if (left <= 0) return;
+        const piece = p.length > left ? p.subarray(0, left) : p;
+        left -= piece.length;
+        yield piece;
       }
     },
   };

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { encodeRecord, formatNs, LineSplitter, MAX_RECORD_BYTES, parseRecords, parseTimeNs, renderRecord, selectRecords, type LogRecord } from '../../../src/devcluster/node/log-format.js';
+import { encodeRecords, formatNs, LineSplitter, MAX_RECORD_BYTES, parseTimeNs, renderBlock, selectionStart } from '../../../src/devcluster/node/log-format.js';
+import { encodeRecord, parseRecords, renderRecord, selectRecords, type LogRecord } from './log-reference.js';
 import { scratchDir } from '../../util/scratch.js';
 
 const rec = (time: string, stream: 'stdout' | 'stderr', content: string, partial = false): LogRecord => ({ time, stream, partial, content: Buffer.from(content) });
@@ -10,6 +11,53 @@ test('records survive encode and parse, including spaces and partial lines', () 
   const parsed = parseRecords(Buffer.concat(records.map(encodeRecord)));
   assert.deepEqual(parsed, records);
   assert.equal(encodeRecord(records[0]!).toString(), '2025-01-02T03:04:05.000000001Z stdout F a b  c\n');
+});
+
+test('a chunk\'s records are one block of lines with consecutive nanoseconds, across a second\'s end too', () => {
+  const pieces = [{ content: Buffer.from('a b'), partial: false }, { content: Buffer.alloc(0), partial: false }, { content: Buffer.from('half'), partial: true }];
+  const first = 1735787045999999999n;
+  const block = encodeRecords('stderr', pieces, first);
+  const expected = pieces.map((p, i) => encodeRecord({ time: formatNs(first + BigInt(i)), stream: 'stderr', ...p }));
+  assert.equal(block.toString('latin1'), Buffer.concat(expected).toString('latin1'));
+  assert.equal(parseRecords(block)[1]!.time, '2025-01-02T03:04:06.000000000Z', 'the next second');
+  assert.equal(encodeRecords('stdout', [{ content: Buffer.from('x'), partial: false }], 1735787045000000007n).toString(), '2025-01-02T03:04:05.000000007Z stdout F x\n');
+});
+
+test('a block rendered in one pass is what selecting and rendering each record gives, for every stream and with timestamps', () => {
+  const records: LogRecord[] = [];
+  for (let i = 0; i < 300; i++) {
+    const content = i % 7 === 0 ? '' : `${i} ${'y'.repeat(i % 13)} stdout F`;
+    records.push(rec(`2025-01-02T03:04:05.${String(i).padStart(9, '0')}Z`, i % 3 ? 'stdout' : 'stderr', content, i % 5 === 0));
+  }
+  const data = Buffer.concat([...records.map(encodeRecord), Buffer.from('garbage line\n2025-01-02T03:04:05Z stdoot F no\n2025-01-02T03:04:05Z stdout X no\n'), Buffer.from('2025-01-02T03:04:05.1Z stdout F torn')]);
+  for (const stream of [undefined, 'All', 'Stdout', 'Stderr']) {
+    for (const timestamps of [false, true]) {
+      const byRecord = Buffer.concat(selectRecords(parseRecords(data), { stream }).map((r) => renderRecord(r, timestamps)));
+      assert.equal(Buffer.concat(renderBlock(data, { stream, timestamps })).toString('latin1'), byRecord.toString('latin1'), `stream ${stream}, timestamps ${timestamps}`);
+    }
+  }
+});
+
+test('long records go on as views of the block, short ones copied together; the result is the same', () => {
+  const records = [rec('2025-01-02T03:04:05.000000001Z', 'stdout', 'short'), rec('2025-01-02T03:04:05.000000002Z', 'stdout', 'L'.repeat(MAX_RECORD_BYTES), true), rec('2025-01-02T03:04:05.000000003Z', 'stdout', 'end')];
+  const data = Buffer.concat(records.map(encodeRecord));
+  const pieces = renderBlock(data, { timestamps: true });
+  assert.ok(pieces.some((p) => p.buffer === data.buffer && p.length === MAX_RECORD_BYTES), 'the long content is a view of the block');
+  assert.equal(Buffer.concat(pieces).toString(), Buffer.concat(records.map((r) => renderRecord(r, true))).toString());
+});
+
+test('since and tail select the end of a block from the record they name, as selecting record by record does', () => {
+  const records = Array.from({ length: 60 }, (_, i) => rec(formatNs(1735787045000000000n + BigInt(i) * 250_000_000n), i % 4 ? 'stdout' : 'stderr', `line ${i}`, i % 9 === 0));
+  const data = Buffer.concat([...records.map(encodeRecord), Buffer.from('2025-01-02T03:04:20Z stdout F torn')]);
+  const since = (s: string): bigint => parseTimeNs(s);
+  for (const stream of [undefined, 'Stdout', 'Stderr']) {
+    for (const opts of [{ tailLines: 0 }, { tailLines: 1 }, { tailLines: 7 }, { tailLines: 1000 }, { sinceNs: since('2025-01-02T03:04:10Z') }, { sinceNs: since('2025-01-02T03:04:10.1Z'), tailLines: 3 }, { sinceNs: since('2025-01-02T03:04:12Z'), tailLines: 30 }, { sinceNs: since('2030-01-01T00:00:00Z') }]) {
+      const all = { ...opts, stream };
+      const expected = Buffer.concat(selectRecords(parseRecords(data), all).map((r) => renderRecord(r, false)));
+      const start = selectionStart(data, all);
+      assert.equal(Buffer.concat(renderBlock(data.subarray(start), all)).toString(), expected.toString(), JSON.stringify(all, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v)));
+    }
+  }
 });
 
 test('a torn last line is ignored', () => {
