@@ -1,14 +1,16 @@
 // Benchmark of `berth serve` on the dev cluster against podman's Docker-compatible API on the same machine,
 // in one run, the two engines taking turns round by round (so load that comes and goes hits both); prints
-// medians and the berth/podman ratios: create -> running, exec round trip, log throughput, archive copy
-// throughput (dockerode), N concurrent testcontainers-node starts (bench/tc-starts.ts, a child process per
-// engine), and berth serve's resident memory while those N containers run. Reports its goal rows
+// medians and the berth/podman ratios: create -> running, exec round trip, log throughput (one line of 8 MiB,
+// and 200000 short lines), archive copy throughput (dockerode), N concurrent testcontainers-node starts
+// (bench/tc-starts.ts, a child process per engine), and berth serve's resident memory while those N containers
+// run. Every timed section starts on a quiet machine (bench/settle.ts). Reports its goal rows
 // (bench/goal-rows.ts, issue 13's goals) for `npm run bench`.
 // Run: npm run build && node dist/bench/serve.js
 //   BENCH_ROUNDS (5), BENCH_CONCURRENT (50): the sizes
 //   BENCH_SERVE_ONLY=starts,logs,archive,concurrent: a subset of the measures
 //   BENCH_SERVE_ENGINES=berth: measure only one engine (profiling)
 //   BENCH_SERVE_PROFILE_DIR=<dir>: berth serve and the dev cluster write V8 CPU profiles there (--cpu-prof)
+//   BENCH_SETTLE=0: time each section at once, without waiting for the machine to be quiet first
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -19,6 +21,7 @@ import { fileURLToPath } from 'node:url';
 import Docker from 'dockerode';
 import { pack } from 'tar-stream';
 import { reportGoal } from './goal-rows.js';
+import { settle } from './settle.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const cli = join(root, 'dist/src/cli/main.js');
@@ -30,8 +33,24 @@ const ENGINES = process.env.BENCH_SERVE_ENGINES?.split(',').map((s) => s.trim())
 const PROFILE_DIR = process.env.BENCH_SERVE_PROFILE_DIR ? resolve(process.env.BENCH_SERVE_PROFILE_DIR) : undefined;
 const LOG_BYTES = 8 * 1024 * 1024;
 const ARCHIVE_BYTES = 16 * 1024 * 1024;
+const LOG_LINES = 200_000;
+/** what `seq 1 200000` prints: 9 one-digit numbers, 90 of two digits, … 100000 of six, and 200000; each with its newline */
+const LOG_LINES_BYTES = 9 * 2 + 90 * 3 + 900 * 4 + 9000 * 5 + 90000 * 6 + 100000 * 7 + 7;
 
 const progress = (what: string): boolean => process.stderr.write(`bench: ${what}\n`);
+/** Every timed section starts on a quiet machine (bench/settle.ts); BENCH_SETTLE=0 times them as they come. */
+const SETTLE = process.env.BENCH_SETTLE !== '0';
+const settling = { waits: 0, ms: 0, unsettled: 0 };
+const quiet = async (): Promise<void> => {
+  if (!SETTLE) return;
+  const { waitedMs, idle, settled } = await settle();
+  settling.waits++;
+  settling.ms += waitedMs;
+  if (!settled) {
+    settling.unsettled++;
+    progress(`the machine stayed busy (${(100 * idle).toFixed(0)}% idle): measuring anyway`);
+  }
+};
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const wanted = (part: string): boolean => !ONLY || ONLY.includes(part);
 /** measures that failed: reported at the end, and the run fails */
@@ -88,10 +107,12 @@ async function pull(docker: Docker): Promise<void> {
 }
 
 async function startAndExec(e: Engine): Promise<void> {
+  await quiet();
   const t0 = performance.now();
   const c = await e.docker.createContainer({ Image: IMAGE, Cmd: ['sleep', '600'] });
   await c.start();
   record(e, 'create -> running (ms)', performance.now() - t0);
+  await quiet();
   const t1 = performance.now();
   const exec = await c.exec({ Cmd: ['true'], AttachStdout: true });
   await drain(await exec.start({ hijack: true, stdin: false }));
@@ -107,6 +128,7 @@ async function logs(e: Engine): Promise<void> {
   // Not followed (the container has ended): podman 4.3's follow of an ended container's log has been seen
   // to end early, with part of the log, under load. A short read is read again, and fails the run at last.
   for (let attempt = 1; ; attempt++) {
+    await quiet();
     const t = performance.now();
     const n = (await logger.logs({ stdout: true, stderr: true, follow: false })).length;
     if (n >= LOG_BYTES) {
@@ -119,6 +141,21 @@ async function logs(e: Engine): Promise<void> {
   await logger.remove({ force: true });
 }
 
+/** A log of short lines, as programs write them: seq's 200000 numbers (1.3 MB, a frame per line as dockerd sends them). */
+async function lineLogs(e: Engine): Promise<void> {
+  const logger = await e.docker.createContainer({ Image: IMAGE, Cmd: ['seq', '1', String(LOG_LINES)] });
+  await logger.start();
+  await logger.wait();
+  await quiet();
+  const t = performance.now();
+  const n = (await logger.logs({ stdout: true, stderr: true, follow: false })).length;
+  // each line is a frame of its own: an 8-byte header and the line
+  const content = n - 8 * LOG_LINES;
+  if (content < LOG_LINES_BYTES) throw new Error(`${e.name}: the log held ${content} bytes of lines, fewer than the ${LOG_LINES_BYTES} written`);
+  record(e, 'log throughput, short lines (MiB/s)', n / 1048576 / ((performance.now() - t) / 1000));
+  await logger.remove({ force: true });
+}
+
 async function archive(e: Engine): Promise<void> {
   const box = await e.docker.createContainer({ Image: IMAGE, Cmd: ['sleep', '600'] });
   await box.start();
@@ -127,9 +164,11 @@ async function archive(e: Engine): Promise<void> {
   p.finalize();
   const tar = new PassThrough();
   p.pipe(tar);
+  await quiet();
   const t0 = performance.now();
   await box.putArchive(tar, { path: '/tmp' });
   record(e, 'archive PUT (MiB/s)', ARCHIVE_BYTES / 1048576 / ((performance.now() - t0) / 1000));
+  await quiet();
   const t1 = performance.now();
   const got = await drain(await box.getArchive({ path: '/tmp/blob.bin' }));
   if (got < ARCHIVE_BYTES) throw new Error(`${e.name}: archive GET gave ${got} bytes, fewer than the file's ${ARCHIVE_BYTES}`);
@@ -138,7 +177,8 @@ async function archive(e: Engine): Promise<void> {
 }
 
 /** N concurrent testcontainers GenericContainer starts in a child process; memory is read while all N run. */
-function concurrentStarts(e: Engine): Promise<void> {
+async function concurrentStarts(e: Engine): Promise<void> {
+  await quiet();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(root, 'dist/bench/tc-starts.js')], {
       env: { ...process.env, DOCKER_HOST: `unix://${e.socket}`, TESTCONTAINERS_RYUK_DISABLED: 'true', BENCH_CONCURRENT: String(CONCURRENT) },
@@ -183,6 +223,7 @@ async function measure(engines: Engine[]): Promise<void> {
   };
   await turns('starts', ROUNDS, startAndExec);
   await turns('logs', 3, logs);
+  await turns('logs', 3, lineLogs);
   await turns('archive', 3, archive);
   await turns('concurrent', 1, concurrentStarts);
 }
@@ -191,7 +232,8 @@ async function measure(engines: Engine[]): Promise<void> {
 const GOALS: Record<string, { measure: string; goal: string; unit: string }> = {
   'create -> running (ms)': { measure: 'create → running', goal: '≤ 1.5×', unit: 'ms' },
   'exec round trip (ms)': { measure: 'exec round trip', goal: '≤ 1.5×', unit: 'ms' },
-  'log throughput (MiB/s)': { measure: 'log throughput', goal: '≥ 1.0×', unit: 'MiB/s' },
+  'log throughput (MiB/s)': { measure: 'log throughput (one line of 8 MiB)', goal: '≥ 1.0×', unit: 'MiB/s' },
+  'log throughput, short lines (MiB/s)': { measure: 'log throughput (200000 short lines)', goal: '≥ 1.0×', unit: 'MiB/s' },
   'archive PUT (MiB/s)': { measure: 'archive PUT', goal: '≥ 0.5×', unit: 'MiB/s' },
   'archive GET (MiB/s)': { measure: 'archive GET', goal: '≥ 0.5×', unit: 'MiB/s' },
   [`${CONCURRENT} concurrent testcontainers starts (s)`]: { measure: `${CONCURRENT} concurrent testcontainers starts`, goal: '≤ 1.5×', unit: 's' },
@@ -209,6 +251,7 @@ function report(podman: Engine | undefined, berth: Engine | undefined): void {
   );
   if (berth?.rssMB !== undefined) console.log(`berth serve with ${CONCURRENT} containers: RSS ${berth.rssMB.toFixed(0)} MB (peak so far ${berth.hwmMB!.toFixed(0)} MB); podman's API service: ${podman?.rssMB?.toFixed(0) ?? '?'} MB`);
   console.log(`load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  if (SETTLE) console.log(`waited ${(settling.ms / 1000).toFixed(1)} s in all for a quiet machine before ${settling.waits} timed sections; ${settling.unsettled} began on a busy one`);
   if (!podman || !berth) return;
   for (const k of metrics) {
     const g = GOALS[k];
