@@ -255,6 +255,16 @@ export class Call {
     return socket;
   }
 
+  /**
+   * Resolves when this call is over for the client: its response ended, or its connection closed first. Not the
+   * connection's own 'close': a keep-alive client sends its next requests on it, and a listener per request
+   * would pile up there for as long as the connection lives.
+   */
+  clientGone(): Promise<void> {
+    const own: NodeJS.EventEmitter | undefined = this.res ?? this.socket;
+    return new Promise<void>((resolve) => own?.once('close', () => resolve()));
+  }
+
   /** attach / exec start: 101 on a hijack, else a 200 whose body is the stream. */
   openStream(contentType: string): OpenedStream {
     this.responded = true;

@@ -34,7 +34,7 @@ export function containerStreamRoutes(r: Router, engine: Engine): void {
         since: since !== undefined && since > 0n ? since : undefined,
         until: until !== undefined && until !== 0n ? until : undefined,
         timestamps: call.flag('timestamps'),
-        closed: closedOf(call),
+        closed: call.clientGone(),
       });
     } catch (err) {
       // The status is sent: a cut chunked response is how the client learns the log is not whole.
@@ -71,10 +71,6 @@ function logTime(call: Call, name: 'since' | 'until'): bigint | undefined {
   } catch (err) {
     throw badRequest(`invalid value for "${name}": ${(err as Error).message}`);
   }
-}
-
-function closedOf(call: Call): Promise<void> {
-  return new Promise<void>((resolve) => call.req.socket.once('close', () => resolve()));
 }
 
 interface LogOptions {

@@ -98,7 +98,7 @@ export function containerRoutes(r: Router, engine: Engine): void {
     if (!['not-running', 'next-exit', 'removed'].includes(condition)) throw badRequest(`invalid condition: "${condition}"`);
     const out = call.startChunked('application/json');
     const abort = new AbortController();
-    call.req.socket.once('close', () => abort.abort());
+    void call.clientGone().then(() => abort.abort());
     const result = await engine.wait(c, condition, abort.signal);
     out.end(`${JSON.stringify(result)}\n`);
   });

@@ -96,7 +96,7 @@ async function streamEvents(engine: Engine, call: Call): Promise<void> {
   const write = (e: DockerEvent): void => void (wanted(e) && out.write(`${JSON.stringify(e)}\n`));
   const unsubscribe = engine.events.subscribe(write);
   if (since !== undefined || until !== undefined) for (const e of engine.events.history(since ?? 0n, until)) write(e);
-  const closed = new Promise<void>((resolve) => call.req.socket.once('close', () => resolve()));
+  const closed = call.clientGone();
   const untilMs = until === undefined ? undefined : Number(until / 1_000_000n);
   const timer = untilMs !== undefined ? new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, untilMs - Date.now())).unref()) : new Promise<void>(() => undefined);
   await Promise.race([closed, timer]);

@@ -83,3 +83,45 @@ test('a hijacked request with a never-ended body is answered once its JSON is co
     await server.close();
   }
 });
+
+test('clientGone: once per request, not a listener per request on the connection a keep-alive client reuses', async () => {
+  const dir = scratchDir('berth-unit-');
+  const path = join(dir, 'k.sock');
+  const sockets = new Set<unknown>();
+  const closeListeners: number[] = [];
+  let gone = 0;
+  let heldGone: Promise<void> | undefined;
+  let entered!: () => void;
+  const inHeld = new Promise<void>((resolve) => (entered = resolve));
+  const r = new Router()
+    .add('GET', '/quick', async (call) => {
+      void call.clientGone().then(() => gone++);
+      sockets.add(call.req.socket);
+      closeListeners.push(call.req.socket.listenerCount('close'));
+      call.send(200, 'ok');
+    })
+    .add('GET', '/held', async (call) => {
+      heldGone = call.clientGone();
+      entered();
+      await heldGone;
+    });
+  const server = await serveDockerApi({ listeners: [parseListener(`unix://${path}`)], router: r });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    for (let i = 0; i < 15; i++) assert.equal((await get({ socketPath: path, path: '/quick', agent })).status, 200);
+    assert.equal(sockets.size, 1, 'one kept-alive connection');
+    assert.equal(Math.max(...closeListeners), closeListeners[0], `close listeners on the connection: ${closeListeners.join(' ')}`);
+    assert.equal(gone, 15, 'each request was over for its client');
+    // a client that goes away while its request is being answered: the call learns it
+    const req = http.request({ socketPath: path, path: '/held' });
+    req.on('error', () => undefined);
+    req.end();
+    await inHeld;
+    req.destroy();
+    await heldGone;
+  } finally {
+    agent.destroy();
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
