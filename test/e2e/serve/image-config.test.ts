@@ -145,7 +145,9 @@ test('docker run -P publishes the EXPOSEd port, the container has the merged con
   assert.equal(health.h?.Status, 'healthy', JSON.stringify(health.h));
   // as dockerd: STATUS says it (scripts grep for it), and the change was an event
   assert.match(await docker(['ps', '--filter', `name=${name}`, '--format', '{{.Status}}']), /^Up .* \(healthy\)$/m);
-  const events = await docker(['events', '--since', '10m', '--until', '0s', '--filter', `container=${name}`, '--format', '{{.Action}}']);
+  // the docker CLI sends a duration's instant in whole seconds, and dockerd (as berth) replays events up to it to the
+  // nanosecond: `--until 0s` would leave out the events of this second, so the window ends 2 s from now
+  const events = await docker(['events', '--since', '10m', '--until=-2s', '--filter', `container=${name}`, '--format', '{{.Action}}']);
   assert.match(events, /^health_status: healthy$/m);
 });
 
