@@ -69,8 +69,13 @@ function bindVolume(bind: string): SandboxVolume {
 
 type MountSpec = NonNullable<NonNullable<CreateBody['HostConfig']>['Mounts']>[number];
 
+/** a volume mount's driver and options: refused, as for `docker volume create` */
+function refuseMountDriver(m: MountSpec): void {
+  refuseDriverSettings(m.VolumeOptions?.DriverConfig?.Name, m.VolumeOptions?.DriverConfig?.Options, { driver: 'volume-driver= of --mount', options: 'volume-opt= of --mount' });
+}
+
 function mountVolume(m: MountSpec, warnings: string[]): SandboxVolume {
-  if (m.Type === 'volume') refuseDriverSettings(m.VolumeOptions?.DriverConfig?.Name, m.VolumeOptions?.DriverConfig?.Options, { driver: 'volume-driver= of --mount', options: 'volume-opt= of --mount' });
+  if (m.Type === 'volume') refuseMountDriver(m);
   if (m.Type === 'volume' && m.Source && m.Target) {
     checkVolumeName(m.Source);
     return { claim: m.Source, target: m.Target, readOnly: Boolean(m.ReadOnly) };
@@ -90,7 +95,7 @@ export function planMounts(body: CreateBody): MountPlan {
   const mounts = hc.Mounts ?? [];
   const anonymous = mounts.filter(isAnonymousMount).map((m) => {
     if (!m.Target?.startsWith('/')) throw badRequest(`invalid mount config for type "volume": the target ${m.Target ? `${m.Target} must be an absolute path` : 'is missing'}`);
-    refuseDriverSettings(m.VolumeOptions?.DriverConfig?.Name, m.VolumeOptions?.DriverConfig?.Options, { driver: 'volume-driver= of --mount', options: 'volume-opt= of --mount' });
+    refuseMountDriver(m);
     return { target: m.Target, readOnly: Boolean(m.ReadOnly) };
   });
   const volumes = [

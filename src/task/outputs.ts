@@ -15,12 +15,14 @@ import { TaskUsageError, type Layout } from './layout.js';
 import { OUTPUTS_CONTAINER } from './pod-plan.js';
 import { moveInto, unpackStream, unpackTar } from './unpack.js';
 
-
 export interface ExecClient {
   exec(pod: string, container: string, command: string[], io: { stdout?: Writable; stderr?: Writable }): Promise<{ session: { close(): void }; done: Promise<ExecOutcome> }>;
 }
 
 const ATTEMPTS = 8;
+
+/** The command that writes an output folder's content as a tar to stdout. */
+const tarOf = (from: string): string[] => ['tar', '-c', '-f', '-', '-C', from, '.'];
 
 /** Each output asked for: unpacked into its -o folders, or kept in memory as an artifact (plans). */
 export async function downloadOutputs(kube: ExecClient, pod: string, layout: Layout, say: (line: string) => void, signal: AbortSignal): Promise<Map<string, Buffer>> {
@@ -85,7 +87,7 @@ async function streamOnce(kube: ExecClient, pod: string, from: string, into: str
   const unpacked = unpackStream(stdout, into);
   unpacked.catch((err: Error) => (unpackError = err));
   const stderr = collect();
-  const opened = await kube.exec(pod, OUTPUTS_CONTAINER, ['tar', '-c', '-f', '-', '-C', from, '.'], { stdout, stderr: stderr.sink }).catch((err: unknown) => {
+  const opened = await kube.exec(pod, OUTPUTS_CONTAINER, tarOf(from), { stdout, stderr: stderr.sink }).catch((err: unknown) => {
     stdout.destroy();
     throw err;
   });
@@ -171,7 +173,7 @@ async function readOnce(kube: ExecClient, pod: string, from: string, signal: Abo
   const chunks: Buffer[] = [];
   stdout.on('data', (c: Buffer) => chunks.push(c));
   const stderr = collect();
-  const { session, done } = await kube.exec(pod, OUTPUTS_CONTAINER, ['tar', '-c', '-f', '-', '-C', from, '.'], { stdout, stderr: stderr.sink });
+  const { session, done } = await kube.exec(pod, OUTPUTS_CONTAINER, tarOf(from), { stdout, stderr: stderr.sink });
   const onAbort = (): void => session.close();
   signal.addEventListener('abort', onAbort, { once: true });
   if (signal.aborted) session.close();

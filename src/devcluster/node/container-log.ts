@@ -1,6 +1,6 @@
 // One container instance's log: a CRI-format file under the state dir plus live subscribers (follow).
 // Writes are synchronous so that "read the file, then subscribe" in one tick never loses or doubles a record.
-import { closeSync, existsSync, openSync, readFileSync, writevSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { PassThrough, Readable } from 'node:stream';
 import { encodeRecords, LineSplitter, renderBlock, reserveNs, selectionStart, sinceStart, streamSelected, type LogStream, type RenderOptions } from './log-format.js';
@@ -48,28 +48,15 @@ export class ContainerLog {
   private append(stream: LogStream, pieces: { content: Buffer; partial: boolean }[]): void {
     if (pieces.length === 0) return;
     const block = encodeRecords(stream, pieces, reserveNs(pieces.length));
-    writeAll(this.fd!, [block]);
+    writeAll(this.fd!, block);
     this.written.add(stream);
     for (const l of this.listeners) l(block);
   }
 }
 
-/** writes every byte of `parts`: a write to a file may be short */
-function writeAll(fd: number, parts: Buffer[]): void {
-  let rest = parts;
-  for (;;) {
-    let n = writevSync(fd, rest);
-    const left: Buffer[] = [];
-    for (const p of rest) {
-      if (n >= p.length) n -= p.length;
-      else {
-        left.push(p.subarray(n));
-        n = 0;
-      }
-    }
-    if (left.length === 0) return;
-    rest = left;
-  }
+/** writes every byte of `data`: a write to a file may be short */
+function writeAll(fd: number, data: Buffer): void {
+  for (let at = 0; at < data.length; ) at += writeSync(fd, data, at);
 }
 
 /** how much of an ended log's file one read takes */

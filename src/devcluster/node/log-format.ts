@@ -163,7 +163,7 @@ function streamByte(stream: string | undefined): number | undefined {
 
 /**
  * Where the time of the record on `data[lineStart, end)` ends (its first space), if the line is a record of the
- * wanted stream (`want`: a streamByte); -1 for a line of another stream or a malformed one (parseRecords skips those).
+ * wanted stream (`want`: a streamByte); -1 for a line of another stream or a malformed one (a torn write).
  */
 function recordAt(data: Buffer, lineStart: number, end: number, want: number | undefined): number {
   const s1 = data.indexOf(SPACE, lineStart);
@@ -200,18 +200,20 @@ export function renderBlock(data: Buffer, opts: Pick<RenderOptions, 'timestamps'
     const end = data.indexOf(0x0a, start);
     if (end < 0) break;
     const s1 = recordAt(data, start, end, want);
+    const lineStart = start;
+    start = end + 1;
+    if (s1 < 0) continue;
     const whole = data[s1 + 8] === TAG_F;
-    if (s1 >= 0 && end - s1 - 10 >= WHOLE_RECORD_BYTES) {
+    if (end - s1 - 10 >= WHOLE_RECORD_BYTES) {
       copied();
-      if (opts.timestamps) pieces.push(data.subarray(start, s1 + 1));
+      if (opts.timestamps) pieces.push(data.subarray(lineStart, s1 + 1));
       pieces.push(data.subarray(s1 + 10, end));
       if (whole) pieces.push(NEWLINE);
-    } else if (s1 >= 0) {
-      if (opts.timestamps) at += data.copy(out, at, start, s1 + 1);
+    } else {
+      if (opts.timestamps) at += data.copy(out, at, lineStart, s1 + 1);
       at += data.copy(out, at, s1 + 10, end);
       if (whole) out[at++] = 0x0a;
     }
-    start = end + 1;
   }
   copied();
   return pieces;
