@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { CLUSTER_NAME } from '../devcluster/cluster.js';
+import { parseQuantity } from '../devcluster/node/quantity.js';
+import { KUBELET_LOG_ROTATION } from '../devcluster/types.js';
 import { serverHeapFlags } from './server-heap.js';
 import {
   defaultStateDir,
@@ -27,6 +29,13 @@ function fraction(value: string): number {
 function milliseconds(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0) throw new Error(`expected a whole number of milliseconds, got "${value}"`);
+  return n;
+}
+
+/** a size as the kubelet's configuration writes it: bytes, or a quantity such as 10Mi */
+function logSize(value: string): number {
+  const n = /^\d+(\.\d+)?(Ki|Mi|Gi|k|M|G)?$/.test(value) ? Math.floor(parseQuantity(value)) : NaN;
+  if (!Number.isFinite(n) || n < 0) throw new Error(`expected a size such as 10Mi or 1048576, got "${value}"`);
   return n;
 }
 
@@ -67,6 +76,8 @@ export function devClusterCommand(): Command {
     .option('--fault-error500 <fraction>', 'answer 500 to this fraction of API requests', fraction, 0)
     .option('--fault-end-watch-after <ms>', 'end every watch after this many ms', milliseconds, 0)
     .option('--fault-delay-pod-start <ms>', 'delay every pod start by this many ms', milliseconds, 0)
+    .option('--container-log-max-size <size>', "rotate a running container's log at this size (10Mi, bytes), as the kubelet's containerLogMaxSize (0 = never)", logSize, KUBELET_LOG_ROTATION.containerLogMaxBytes)
+    .option('--container-log-check-interval <ms>', "how often a log's size is looked at, as the kubelet's containerLogMonitorInterval", milliseconds, KUBELET_LOG_ROTATION.containerLogCheckMs)
     .option('--watch-history <events>', 'watch events kept for resume; older resourceVersions get 410 Expired', (v) => milliseconds(v), 10000)
     .action(async (o) => {
       const existing = runningCluster(o.stateDir);
@@ -85,7 +96,14 @@ export function devClusterCommand(): Command {
             usersFile: o.users,
             podman: o.podman,
             historyLimit: o.watchHistory,
-            faults: { dropStreams: o.faultDropStreams, error500: o.faultError500, endWatchAfterMs: o.faultEndWatchAfter, delayPodStartMs: o.faultDelayPodStart },
+            faults: {
+              dropStreams: o.faultDropStreams,
+              error500: o.faultError500,
+              endWatchAfterMs: o.faultEndWatchAfter,
+              delayPodStartMs: o.faultDelayPodStart,
+              containerLogMaxBytes: o.containerLogMaxSize,
+              containerLogCheckMs: o.containerLogCheckInterval,
+            },
           },
           (state) => {
             if (process.send) process.send({ ready: state });

@@ -2,12 +2,14 @@
  * A container's output stream from its log, exactly once: followed live from the container's first
  * byte (attach only sees what is written after it connects), resumed when the follow breaks (the
  * bytes already delivered are read again, checked against what was delivered, and skipped), and
- * completed after the container has ended from the whole log, so nothing is lost at the end either.
+ * completed after the container has ended from its log read again, so nothing is lost at the end
+ * either (log-placement.ts: also when the kubelet has rotated the log meanwhile).
  */
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import type { KubeCluster } from '../kube/cluster.js';
+import { placeLog } from './log-placement.js';
 import { RunError } from './run-error.js';
 import { StreamDigest } from './stream-digest.js';
 import type { Trace } from './trace.js';
@@ -52,11 +54,15 @@ export async function followLog(t: FollowTarget): Promise<StreamDigest> {
     if (!ended) await Promise.race([t.ended.catch(() => undefined), delay(broke ? Math.min(1000, 50 * (resumes + 1)) : END_GRACE_MS)]);
   }
   if (t.signal.aborted) return delivered;
-  const whole = await t.kube.readPodLog(t.pod, t.container, { stream: t.stream });
-  if (!delivered.isPrefixOf(whole)) {
-    throw new RunError(`the ${t.stream.toLowerCase()} of pod ${t.pod} does not match what berth delivered (${delivered.bytes} bytes delivered, the log holds ${whole.length}): its output cannot be trusted`);
+  const log = await t.kube.readPodLog(t.pod, t.container, { stream: t.stream });
+  const placed = placeLog(log, delivered);
+  if (placed.kind === 'unplaced') {
+    throw new RunError(
+      `the ${t.stream.toLowerCase()} of pod ${t.pod} does not match what berth delivered (${delivered.bytes} bytes delivered, the log holds ${log.length}; ${placed.why}): its output cannot be trusted`,
+    );
   }
-  await write(t.out, whole.subarray(delivered.bytes), delivered);
+  if (placed.kind === 'rotated') t.trace(`log ${t.stream}: rotated by the kubelet; its newest file continues what was delivered`);
+  await write(t.out, placed.rest, delivered);
   return delivered;
 }
 
@@ -76,7 +82,9 @@ async function followOnce(t: FollowTarget, delivered: StreamDigest): Promise<voi
         skip -= head.length;
         chunk = chunk.subarray(head.length);
         if (skip === 0 && skipped.digest('hex') !== delivered.digest()) {
-          throw new RunError(`the ${t.stream.toLowerCase()} log of pod ${t.pod} changed under berth: it no longer begins with what was delivered`);
+          throw new RunError(
+            `the ${t.stream.toLowerCase()} log of pod ${t.pod} no longer begins with what berth delivered: the kubelet rotated it (containerLogMaxSize) while berth's follow of it was broken, or it changed; what the container wrote meanwhile may be lost`,
+          );
         }
       }
       if (chunk.length > 0) await write(t.out, chunk, delivered);

@@ -1,8 +1,10 @@
 // One container instance's log: a CRI-format file under the state dir plus live subscribers (follow).
 // Writes are synchronous so that "read the file, then subscribe" in one tick never loses or doubles a record.
+// The file is rotated as a kubelet rotates it (log-rotation.ts); followers go on with the new file's records.
 import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { PassThrough, Readable } from 'node:stream';
+import { LogRotation, type RotationSettings } from './log-rotation.js';
 import { encodeRecords, LineSplitter, renderBlock, reserveNs, selectionStart, sinceStart, streamSelected, type LogStream, type RenderOptions } from './log-format.js';
 
 export class ContainerLog {
@@ -12,8 +14,15 @@ export class ContainerLog {
   /** the streams that have at least one record in the file */
   readonly written = new Set<LogStream>();
 
-  constructor(readonly file: string) {
+  private readonly rotation: LogRotation;
+
+  /** `rotation`: the kubelet's settings, read at each write (they can change while the cluster runs) */
+  constructor(
+    readonly file: string,
+    rotation: RotationSettings = { containerLogMaxBytes: 0, containerLogCheckMs: 0 },
+  ) {
     this.fd = openSync(file, 'a');
+    this.rotation = new LogRotation(file, rotation);
   }
 
   get closed(): boolean {
@@ -51,6 +60,11 @@ export class ContainerLog {
     writeAll(this.fd!, block);
     this.written.add(stream);
     for (const l of this.listeners) l(block);
+    if (this.rotation.due(block.length)) {
+      closeSync(this.fd!);
+      this.rotation.rotate();
+      this.fd = openSync(this.file, 'a');
+    }
   }
 }
 

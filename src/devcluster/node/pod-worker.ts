@@ -509,7 +509,7 @@ export class PodWorker {
     rmSync(files.cidFile, { force: true });
     rmSync(files.pidFile, { force: true });
     mkdirSync(join(this.podDir, 'logs', slot.spec.name), { recursive: true });
-    const log = new ContainerLog(this.logFile(slot, index));
+    const log = new ContainerLog(this.logFile(slot, index), this.ctx.faults);
     const attached = new AttachedContainer(this.ctx.cli, containerRunArgs(spec, files), files, { stdin: slot.spec.stdin === true, stdinOnce: slot.spec.stdinOnce === true, tty: slot.spec.tty === true }, log, this.ctx.exitFiles);
     this.podmanRuns.add(attached);
     void attached.exited.then(() => this.podmanRuns.delete(attached));

@@ -43,7 +43,7 @@ export async function handleSelfSubjectAccessReview(ctx: ServerContext, r: Resou
 
 const FRACTIONS: (keyof Faults)[] = ['dropStreams', 'error500'];
 const DURATIONS: (keyof Faults)[] = ['endWatchAfterMs', 'delayPodStartMs'];
-const COUNTS: (keyof Faults)[] = ['failPortForwards'];
+const COUNTS: (keyof Faults)[] = ['failPortForwards', 'containerLogMaxBytes', 'containerLogCheckMs'];
 
 /** GET/PUT /berth-dev/v1/faults, for system:masters only; PUT changes the shared Faults in place */
 export async function handleFaults(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, user: UserInfo): Promise<void> {

@@ -2,7 +2,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as k8s from '@kubernetes/client-node';
-import { apiRequest, BUSYBOX, deleteNamespace, freshNamespace, kubeConfig, kubectl, kubectlOk, waitForPod } from '../harness/cluster.js';
+import { spawn } from 'node:child_process';
+import { eventually } from '../../util/eventually.js';
+import { apiRequest, BUSYBOX, deleteNamespace, kubeconfigPath, freshNamespace, kubeConfig, kubectl, kubectlOk, waitForPod } from '../harness/cluster.js';
 
 const FAULTS = '/berth-dev/v1/faults';
 const setFaults = async (faults: Record<string, number>) => {
@@ -10,7 +12,7 @@ const setFaults = async (faults: Record<string, number>) => {
   assert.equal(r.code, 200, JSON.stringify(r.body));
   return r.body;
 };
-const NONE = { dropStreams: 0, error500: 0, endWatchAfterMs: 0, delayPodStartMs: 0, failPortForwards: 0 };
+const NONE = { dropStreams: 0, error500: 0, endWatchAfterMs: 0, delayPodStartMs: 0, failPortForwards: 0, containerLogMaxBytes: 10 * 1024 * 1024, containerLogCheckMs: 10_000 };
 
 describe('fault switches', () => {
   let ns: string;
@@ -82,5 +84,35 @@ describe('fault switches', () => {
       await setFaults({ dropStreams: 0 });
     }
     assert.equal((await kubectlOk(['exec', 'target', '-n', ns, '--', 'echo', 'ok'])).trim(), 'ok');
+  });
+
+  test('containerLogMaxBytes rotates a running container\'s log as a kubelet does: kubectl logs shows the newest file, a follow every line', async () => {
+    await setFaults({ containerLogMaxBytes: 64 * 1024, containerLogCheckMs: 0 });
+    try {
+      // the lines come once the follow has seen the first one (`kubectl exec` lets them out)
+      const script = 'echo ready; until [ -e /tmp/go ]; do sleep 0.1; done; seq 1 30000; echo last';
+      await kubectlOk(['run', 'chatty', '-n', ns, '--restart=Never', `--image=${BUSYBOX}`, '--', 'sh', '-c', script]);
+      await kubectlOk(['wait', '--for=condition=Ready', 'pod/chatty', '-n', ns, '--timeout=30s']);
+      const child = spawn('kubectl', ['--kubeconfig', kubeconfigPath(), 'logs', '-f', 'chatty', '-n', ns], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let followed = '';
+      child.stdout.setEncoding('utf8').on('data', (d: string) => (followed += d));
+      const ended = new Promise<void>((resolve, reject) => {
+        child.on('error', reject);
+        child.on('close', () => resolve());
+      });
+      await eventually('the follow has the first line', () => followed.startsWith('ready\n'), { timeoutMs: 30_000 });
+      await kubectlOk(['exec', 'chatty', '-n', ns, '--', 'touch', '/tmp/go']);
+      await ended;
+      const expected = `ready\n${Array.from({ length: 30000 }, (_, i) => i + 1).join('\n')}\nlast\n`;
+      assert.equal(followed, expected, 'the follow lost or doubled lines across rotations');
+      await waitForPod(kubeConfig(), ns, 'chatty', (p) => p.status?.phase === 'Succeeded');
+      // 30000 lines make about 1.3 MB of log file, rotated at 64 KiB: the newest file holds only the end
+      const newest = await kubectlOk(['logs', 'chatty', '-n', ns]);
+      assert.ok(newest.endsWith('30000\nlast\n') || newest === 'last\n', newest.slice(-100));
+      assert.ok(newest.length < 64 * 1024, `kubectl logs gave ${newest.length} bytes: the log was not rotated`);
+      assert.ok(expected.endsWith(newest), 'the newest file is not the end of what the container wrote');
+    } finally {
+      await setFaults({ containerLogMaxBytes: NONE.containerLogMaxBytes, containerLogCheckMs: NONE.containerLogCheckMs });
+    }
   });
 });

@@ -9,9 +9,13 @@ export interface Faults {
   endWatchAfterMs?: number;
   delayPodStartMs?: number;
   failPortForwards?: number;
+  /** the kubelet's log rotation: rotate a running container's log at this many bytes, looked at every containerLogCheckMs */
+  containerLogMaxBytes?: number;
+  containerLogCheckMs?: number;
 }
 
-export const NO_FAULTS: Required<Faults> = { dropStreams: 0, error500: 0, endWatchAfterMs: 0, delayPodStartMs: 0, failPortForwards: 0 };
+/** no fault, and the kubelet's own log rotation (10 MiB, looked at every 10 s) */
+export const NO_FAULTS: Required<Faults> = { dropStreams: 0, error500: 0, endWatchAfterMs: 0, delayPodStartMs: 0, failPortForwards: 0, containerLogMaxBytes: 10 * 1024 * 1024, containerLogCheckMs: 10_000 };
 
 /** The four switches the reliability issue names, each strong enough to bite in a handful of runs. */
 export const FAULT_CASES: ReadonlyArray<{ name: string; faults: Faults }> = [
