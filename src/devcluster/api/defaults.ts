@@ -1,6 +1,7 @@
 // Server-side defaulting, as the real API server's SetDefaults_* functions and the default admission
 // plugins (DefaultTolerationSeconds, ServiceAccount) fill in an object before it is stored.
 import { defaultRbac } from './rbac-rules.js';
+import { externallyAccessible } from './node-ports.js';
 import type { KubeObject, ResourceType } from '../types.js';
 
 export interface DefaultsContext {
@@ -110,6 +111,8 @@ function defaultService(svc: KubeObject, ctx: DefaultsContext): void {
     p.protocol ??= 'TCP';
     p.targetPort ??= p.port;
   }
+  if (externallyAccessible(spec) && !spec.externalTrafficPolicy) spec.externalTrafficPolicy = 'Cluster';
+  if (spec.type === 'LoadBalancer') spec.allocateLoadBalancerNodePorts ??= true;
   svc.status ??= { loadBalancer: {} };
 }
 

@@ -7,6 +7,7 @@ import { fieldDuplicate, fieldForbidden, fieldInvalid, fieldNotFound, fieldNotSu
 import { secretTypeErrors } from './secret-types.js';
 import { finalizerErrors, metaUpdateErrors, ownerReferenceErrors } from './meta-rules.js';
 import { rbacErrors, roleRefUpdateErrors } from './rbac-rules.js';
+import { externallyAccessible, needsHealthCheckNodePort } from './node-ports.js';
 
 // ---- name rules (apimachinery/pkg/util/validation) ----
 
@@ -277,6 +278,45 @@ function validateServiceSpec(spec: any): FieldError[] {
     if (!Number.isInteger(p?.port) || p.port < 1 || p.port > 65535) errs.push(fieldInvalid(`${pp}.port`, p?.port ?? 0, 'must be between 1 and 65535, inclusive'));
     if (p?.protocol !== undefined && !PROTOCOLS.includes(p.protocol)) errs.push(fieldNotSupported(`${pp}.protocol`, p.protocol, PROTOCOLS));
   });
+  return [...errs, ...nodePortErrors(spec, ports), ...trafficPolicyErrors(spec)];
+}
+
+/** ValidateService's node port rules: one node port per protocol, none on a ClusterIP Service */
+function nodePortErrors(spec: any, ports: any[]): FieldError[] {
+  const errs: FieldError[] = [];
+  const seen = new Set<string>();
+  ports.forEach((p, i) => {
+    if (!p?.nodePort) return;
+    const key = `${p.protocol ?? 'TCP'}/${p.nodePort}`;
+    if (seen.has(key)) errs.push(fieldDuplicate(`spec.ports[${i}].nodePort`, p.nodePort));
+    seen.add(key);
+  });
+  if ((spec.type ?? 'ClusterIP') === 'ClusterIP') {
+    ports.forEach((p, i) => {
+      if (p?.nodePort) errs.push(fieldForbidden(`spec.ports[${i}].nodePort`, "may not be used when `type` is 'ClusterIP'"));
+    });
+  }
+  if (spec.type !== 'LoadBalancer' && spec.allocateLoadBalancerNodePorts != null) {
+    errs.push(fieldForbidden('spec.allocateLoadBalancerNodePorts', "may only be used when `type` is 'LoadBalancer'"));
+  }
+  return errs;
+}
+
+const TRAFFIC_POLICIES = ['Cluster', 'Local'];
+
+/** validateServiceExternalTrafficPolicy */
+function trafficPolicyErrors(spec: any): FieldError[] {
+  const errs: FieldError[] = [];
+  const policy = spec.externalTrafficPolicy;
+  if (!externallyAccessible(spec)) {
+    if (policy) errs.push(fieldInvalid('spec.externalTrafficPolicy', policy, 'may only be set for externally-accessible services'));
+  } else if (!policy) errs.push(fieldRequired('spec.externalTrafficPolicy'));
+  else if (!TRAFFIC_POLICIES.includes(policy)) errs.push(fieldNotSupported('spec.externalTrafficPolicy', policy, TRAFFIC_POLICIES));
+  const hc = spec.healthCheckNodePort;
+  if (!needsHealthCheckNodePort(spec)) {
+    if (hc) errs.push(fieldInvalid('spec.healthCheckNodePort', hc, "may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'"));
+  } else if (!hc) errs.push(fieldRequired('spec.healthCheckNodePort'));
+  else if (!Number.isInteger(hc) || hc < 1 || hc > 65535) errs.push(fieldInvalid('spec.healthCheckNodePort', hc, 'must be between 1 and 65535, inclusive'));
   return errs;
 }
 

@@ -30,6 +30,7 @@ import { detectRunc, runcCanExec, runcExecSession, type RuncRuntime } from './ru
 import type { ApiServerAddress } from './env.js';
 import { connectInNamespace, connectTcp } from './port-forward.js';
 import { ExitFiles, podmanExitsDir } from './exit-files.js';
+import { NodePortProxy } from './node-port-proxy.js';
 
 export interface PodmanNodeOptions {
   store: ObjectStore;
@@ -78,6 +79,7 @@ export class PodmanNode implements NodeRuntime {
   /** sandboxes without a network, for pods a deny-all NetworkPolicy isolates */
   private isolatedPool?: SandboxPool;
   private readonly startup = new StartupGate();
+  private readonly nodePorts: NodePortProxy;
   private apiServerAddress?: ApiServerAddress;
   private gateway?: string;
   /** exec straight through runc when podman runs containers with it (runc-exec.ts) */
@@ -93,6 +95,7 @@ export class PodmanNode implements NodeRuntime {
     this.stateDir = opts.stateDir;
     this.runner = new HelperProcessRunner(fileURLToPath(new URL('./runner-helper.js', import.meta.url)));
     this.cli = new PodmanCli({ binary: opts.podman, globalArgs: opts.podmanArgs, runner: this.runner });
+    this.nodePorts = new NodePortProxy(opts.store);
   }
 
   async start(): Promise<void> {
@@ -158,7 +161,10 @@ export class PodmanNode implements NodeRuntime {
       this.store.watch(POD, undefined, {}, defer((e) => this.onPod(e))),
       this.store.watch(resourceByKind('ConfigMap'), undefined, {}, defer(() => this.onConfig())),
       this.store.watch(resourceByKind('Secret'), undefined, {}, defer(() => this.onConfig())),
-      this.store.watch(resourceByKind('Service'), undefined, {}, defer(() => this.queueHostsRefresh())),
+      this.store.watch(resourceByKind('Service'), undefined, {}, defer(() => {
+        this.queueHostsRefresh();
+        this.nodePorts.sync();
+      })),
       this.store.watch(resourceByKind('NetworkPolicy'), undefined, {}, defer(() => void this.applyNetworkPolicies())),
     ];
   }
@@ -175,6 +181,7 @@ export class PodmanNode implements NodeRuntime {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.nodePorts.stop();
     for (const w of this.watches) w.stop();
     this.watches = [];
     const workers = [...this.workers.values()];

@@ -7,6 +7,7 @@ import type { Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
 import { ApiError, forbidden, internalError, methodNotAllowed, unauthorized } from '../api/errors.js';
 import { allocateClusterIp } from '../api/defaults.js';
+import { nodePortsOf } from '../api/node-ports.js';
 import { resourceByKind } from '../api/resources.js';
 import { writeStatusResponse } from '../streams/http-error.js';
 import type { Faults, NodeRuntime, ObjectStore, RequestAttributes, UserInfo } from '../types.js';
@@ -100,6 +101,10 @@ export class ApiServer {
       allocateClusterIp: () => {
         const used = new Set(opts.store.list(resourceByKind('Service'), undefined).items.map((s) => s.spec?.clusterIP as string));
         return allocateClusterIp(used);
+      },
+      nodePortsInUse: (exceptUid) => {
+        const services = opts.store.list(resourceByKind('Service'), undefined).items.filter((s) => s.metadata.uid !== exceptUid);
+        return new Set(services.flatMap(nodePortsOf));
       },
       deletion: { orphan: (uid) => gcRef.gc?.orphan(uid) },
       liveStreams: new Set(),

@@ -34,6 +34,8 @@ export interface ServerContext {
   authorizer: Authorizer;
   maxBodyBytes: number;
   allocateClusterIp(): string;
+  /** the node ports the stored Services hold, but for the one of this uid */
+  nodePortsInUse(exceptUid?: string): Set<number>;
   deletion: DeletionHooks;
   /** watches and log streams in flight, ended by close() */
   liveStreams: Set<() => void>;

@@ -4,6 +4,7 @@ import { ApiError, badRequest, conflict, expired, notFound, qualifiedResource, u
 import { sendInitialEvents, validateListOptions } from '../api/list-options.js';
 import { applyCreateDefaults, applyUpdateDefaults, foldStringData } from '../api/defaults.js';
 import { applyPatch } from '../api/patch.js';
+import { allocateCreateNodePorts, allocateUpdateNodePorts } from '../api/node-ports.js';
 import { admitPodServiceAccount } from '../api/service-account-admission.js';
 import { groupVersion, resourceByKind } from '../api/resources.js';
 import { toTable } from '../api/tables.js';
@@ -151,6 +152,7 @@ export function prepareCreate(ctx: ServerContext, rt: ResourceType, namespace: s
   if (rt.subresources?.includes('status')) delete obj.status;
   foldStringData(obj);
   applyCreateDefaults(rt, obj, { allocateClusterIp: () => ctx.allocateClusterIp() });
+  if (rt.kind === 'Service') allocateCreateNodePorts(obj, ctx.nodePortsInUse());
   if (rt.kind === 'Pod' && namespace !== undefined) admitPodServiceAccount(ctx.store, namespace, obj);
   validateCreate(rt, obj);
   return obj;
@@ -198,6 +200,7 @@ function writeUpdate(ctx: ServerContext, r: ResourceRequest, current: KubeObject
   if (wanted && wanted !== current.metadata.resourceVersion) throw conflict(rt, current.metadata.name!);
   foldStringData(obj);
   applyUpdateDefaults(rt, current, obj);
+  if (rt.kind === 'Service') allocateUpdateNodePorts(obj, current, ctx.nodePortsInUse(current.metadata.uid));
   validateUpdate(rt, current, obj);
   if (isDryRun(r)) return obj;
   const stored = ctx.store.update(rt, namespace, obj);
