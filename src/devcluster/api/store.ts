@@ -274,8 +274,6 @@ export class MemoryStore implements ObjectStore {
     next.metadata.uid = current.metadata.uid;
     next.metadata.creationTimestamp = current.metadata.creationTimestamp;
     next.metadata.resourceVersion = current.metadata.resourceVersion;
-    delete next.metadata.generateName;
-    if (current.metadata.generateName) next.metadata.generateName = current.metadata.generateName;
     return next;
   }
 

@@ -73,4 +73,18 @@ describe('kubectl and the rules of ConfigMaps and Secrets', () => {
     await kubectlOk(['patch', 'configmap', 'held', '-n', ns, '--type', 'json', '-p', '[{"op":"remove","path":"/metadata/finalizers"}]']);
     await kubectlOk(['wait', '--for=delete', 'configmap/held', '-n', ns, '--timeout=10s']);
   });
+
+  test('metadata.generateName is a mutable field: a patch sets and clears it, a bad prefix is refused', async () => {
+    const generateName = () => kubectlOk(['get', 'configmap', 'named', '-n', ns, '-o', 'jsonpath={.metadata.generateName}']);
+    await kubectlOk(['create', 'configmap', 'named', '-n', ns]);
+    // before: the merge and strategic patches were answered 200 and the field stayed unset
+    await kubectlOk(['patch', 'configmap', 'named', '-n', ns, '--type', 'merge', '-p', '{"metadata":{"generateName":"gen-"}}']);
+    assert.equal(await generateName(), 'gen-');
+    await kubectlOk(['patch', 'configmap', 'named', '-n', ns, '-p', '{"metadata":{"generateName":"other-"}}']);
+    assert.equal(await generateName(), 'other-');
+    const bad = await kubectl(['patch', 'configmap', 'named', '-n', ns, '--type', 'merge', '-p', '{"metadata":{"generateName":"Bad_"}}']);
+    assert.match(bad.stderr, /The ConfigMap "named" is invalid: metadata\.generateName: Invalid value: "Bad_": a lowercase RFC 1123 subdomain/);
+    await kubectlOk(['patch', 'configmap', 'named', '-n', ns, '--type', 'json', '-p', '[{"op":"remove","path":"/metadata/generateName"}]']);
+    assert.equal(await generateName(), '');
+  });
 });
