@@ -228,8 +228,13 @@ export class PodWorker {
   }
 
   /** the pod was removed from the store: stop everything at once */
-  async kill(): Promise<void> {
+  /**
+   * Stops the pod at once and removes what it left. `podRemoved`: the pod left the API (a force delete), and the
+   * kubelet's killContainer records Killing for each container it stops, as on a graceful delete.
+   */
+  async kill(podRemoved = false): Promise<void> {
     const finished = this.isTerminalNow();
+    if (podRemoved && !this.gone && !this.abort.signal.aborted) this.recordKilling();
     this.gone = true;
     this.abort.abort();
     this.endStartup();
@@ -251,9 +256,7 @@ export class PodWorker {
     this.endStartup();
     clearTimeout(this.deadlineTimer);
     clearTimeout(this.tokenTimer);
-    for (const s of [...this.initSlots, ...this.slots]) {
-      if (s.attached) this.ctx.events.record(this.pod, 'Normal', 'Killing', `Stopping container ${s.spec.name}`, { fieldPath: containerFieldPath(s.init, s.spec.name) });
-    }
+    this.recordKilling();
     await this.stopUntilDone(graceSeconds);
     this.flushStatus();
     this.gone = true;
@@ -303,13 +306,18 @@ export class PodWorker {
     clearTimeout(this.tokenTimer);
     this.ctx.events.record(this.pod, 'Normal', 'DeadlineExceeded', 'Pod was active on the node longer than the specified deadline');
     this.abort.abort();
-    for (const s of [...this.initSlots, ...this.slots]) {
-      if (s.attached) this.ctx.events.record(this.pod, 'Normal', 'Killing', `Stopping container ${s.spec.name}`, { fieldPath: containerFieldPath(s.init, s.spec.name) });
-    }
+    this.recordKilling();
     await this.stopUntilDone(0);
     this.queueStatus();
     this.ctx.networkChanged();
     await this.removeSandbox();
+  }
+
+  /** killContainer's event, for each container that runs */
+  private recordKilling(): void {
+    for (const s of [...this.initSlots, ...this.slots]) {
+      if (s.attached) this.ctx.events.record(this.pod, 'Normal', 'Killing', `Stopping container ${s.spec.name}`, { fieldPath: containerFieldPath(s.init, s.spec.name) });
+    }
   }
 
   private isTerminalNow(): boolean {

@@ -296,7 +296,7 @@ export class PodmanNode implements NodeRuntime {
       const worker = this.workers.get(uid);
       this.workers.delete(uid);
       this.unschedulable.delete(uid);
-      if (worker) void worker.kill();
+      if (worker) void worker.kill(true);
       this.retryUnschedulable();
       this.claims?.onPodsChanged();
       this.queueHostsRefresh();

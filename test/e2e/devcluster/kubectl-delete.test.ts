@@ -3,6 +3,7 @@
 // taken as 1 s, as the pod strategy does, not as an immediate removal.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { eventually } from '../../util/eventually.js';
 import { BUSYBOX, contextFor, deleteNamespace, freshNamespace, kubeconfigPath, kubectl, kubectlOk, runCommand } from '../harness/cluster.js';
 
 const PYTHON = '/usr/bin/python3';
@@ -55,5 +56,22 @@ print(pod.metadata.deletion_grace_period_seconds)
     // before: 0, and the pod was removed at once without a grace period
     assert.equal(r.stdout.trim(), '1');
     await kubectlOk(['wait', '--for=delete', 'pod/negative', '-n', ns, '--timeout=20s']);
+  });
+
+  test('a force delete records the kubelet\'s Killing event for the running container, as a graceful one does', async () => {
+    await kubectlOk(['apply', '-f', '-'], { input: stubbornPod(ns, 'forced') });
+    await kubectlOk(['wait', '--for=condition=Ready', 'pod/forced', '-n', ns, '--timeout=30s']);
+    const uid = await kubectlOk(['get', 'pod', 'forced', '-n', ns, '-o', 'jsonpath={.metadata.uid}']);
+    const forced = await kubectl(['delete', 'pod', 'forced', '-n', ns, '--grace-period=0', '--force']);
+    assert.equal(forced.code, 0, forced.stderr);
+    // before: the node removed the container without a word
+    const killing = await eventually('the Killing event of the force-deleted pod', async () => {
+      const events = JSON.parse(await kubectlOk(['get', 'events', '-n', ns, '--field-selector', 'involvedObject.name=forced,reason=Killing', '-o', 'json']));
+      return events.items[0];
+    });
+    assert.deepEqual(
+      [killing.type, killing.message, killing.source.component, killing.involvedObject.uid, killing.involvedObject.fieldPath],
+      ['Normal', 'Stopping container main', 'kubelet', uid, 'spec.containers{main}'],
+    );
   });
 });
