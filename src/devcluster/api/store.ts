@@ -41,6 +41,19 @@ interface Watcher {
   startRv: number;
 }
 
+/**
+ * ObjectMeta's fields are `omitempty`: the real server stores and answers an emptied map, list or string (the
+ * labels after `kubectl label x a-` of the last one, `finalizers: []`) as absent, not as `{}`, `[]` or "".
+ */
+function omitEmptyMetadata(obj: KubeObject): void {
+  const meta = obj.metadata as Record<string, unknown>;
+  for (const key of ['generateName', 'selfLink', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields']) {
+    const value = meta[key];
+    const empty = value === '' || value === null || (Array.isArray(value) ? value.length === 0 : typeof value === 'object' && Object.keys(value as object).length === 0);
+    if (empty) delete meta[key];
+  }
+}
+
 /** what generateName appends: the alphabet of apiserver's names.SimpleNameGenerator */
 const NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 const MAX_GENERATE_NAME_PREFIX = 58;
@@ -130,6 +143,7 @@ export class MemoryStore implements ObjectStore {
     stored.metadata.uid = randomUUID();
     stored.metadata.creationTimestamp = rfc3339Seconds();
     stored.metadata.resourceVersion = String(++this.rv);
+    omitEmptyMetadata(stored);
     bucket.set(objKeyOf(ns, name), stored);
     this.record({ rv: this.rv, type: 'ADDED', rtKey: rtKeyOf(rt), namespace: ns, object: stored });
     return structuredClone(stored);
@@ -274,6 +288,7 @@ export class MemoryStore implements ObjectStore {
     next.metadata.uid = current.metadata.uid;
     next.metadata.creationTimestamp = current.metadata.creationTimestamp;
     next.metadata.resourceVersion = current.metadata.resourceVersion;
+    omitEmptyMetadata(next);
     return next;
   }
 

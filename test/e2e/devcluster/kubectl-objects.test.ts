@@ -87,4 +87,16 @@ describe('kubectl and the rules of ConfigMaps and Secrets', () => {
     await kubectlOk(['patch', 'configmap', 'named', '-n', ns, '--type', 'json', '-p', '[{"op":"remove","path":"/metadata/generateName"}]']);
     assert.equal(await generateName(), '');
   });
+
+  test('labels and annotations emptied by kubectl label/annotate KEY- are gone from the object, not left as {}', async () => {
+    await kubectlOk(['create', 'configmap', 'emptied', '-n', ns]);
+    await kubectlOk(['label', 'configmap', 'emptied', '-n', ns, 'a=1']);
+    await kubectlOk(['annotate', 'configmap', 'emptied', '-n', ns, 'b=2']);
+    assert.match((await kubectl(['label', 'configmap', 'emptied', '-n', ns, 'a=3'])).stderr, /'a' already has a value \(1\), and --overwrite is false/);
+    await kubectlOk(['label', 'configmap', 'emptied', '-n', ns, 'a-']);
+    await kubectlOk(['annotate', 'configmap', 'emptied', '-n', ns, 'b-']);
+    const meta = JSON.parse(await kubectlOk(['get', 'configmap', 'emptied', '-n', ns, '-o', 'json'])).metadata;
+    // before: "labels":{} and "annotations":{}; ObjectMeta's maps are omitempty on a real server
+    assert.deepEqual(Object.keys(meta).sort(), ['creationTimestamp', 'name', 'namespace', 'resourceVersion', 'uid']);
+  });
 });
