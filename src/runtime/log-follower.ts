@@ -38,6 +38,8 @@ export async function followLog(t: FollowTarget): Promise<StreamDigest> {
     () => (ended = true),
     () => undefined,
   );
+  // one follow that ended cleanly, with the container: it carried the whole stream (log-placement.ts)
+  let followedWhole = false;
   for (let resumes = 0; !ended; resumes++) {
     if (t.signal.aborted) return delivered;
     if (resumes > MAX_RESUMES) throw new RunError(`the ${t.stream.toLowerCase()} log of pod ${t.pod} broke ${MAX_RESUMES} times while berth followed it`);
@@ -52,10 +54,11 @@ export async function followLog(t: FollowTarget): Promise<StreamDigest> {
     // A clean end is the container's end (or a server's timeout): wait to hear which. A break is
     // resumed at once, after a short pause that grows with each break.
     if (!ended) await Promise.race([t.ended.catch(() => undefined), delay(broke ? Math.min(1000, 50 * (resumes + 1)) : END_GRACE_MS)]);
+    followedWhole = resumes === 0 && !broke && ended;
   }
   if (t.signal.aborted) return delivered;
   const log = await t.kube.readPodLog(t.pod, t.container, { stream: t.stream });
-  const placed = placeLog(log, delivered);
+  const placed = placeLog(log, delivered, followedWhole);
   if (placed.kind === 'unplaced') {
     throw new RunError(
       `the ${t.stream.toLowerCase()} of pod ${t.pod} does not match what berth delivered (${delivered.bytes} bytes delivered, the log holds ${log.length}; ${placed.why}): its output cannot be trusted`,

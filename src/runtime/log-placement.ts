@@ -19,8 +19,14 @@ export type LogPlacement =
 /** the fewest delivered bytes a rotated log must begin with when more follows them (fewer match by chance) */
 const MIN_OVERLAP = 64;
 
-export function placeLog(log: Buffer, delivered: StreamDigest): LogPlacement {
+/**
+ * `followedWhole`: one follow, never broken or resumed, carried the stream until the container ended. A log with
+ * nothing of the stream is then a rotated one whose newest file the other stream filled (a function's report on
+ * stderr, then megabytes of stdout): nothing of this stream came after what was delivered.
+ */
+export function placeLog(log: Buffer, delivered: StreamDigest, followedWhole = false): LogPlacement {
   if (delivered.isPrefixOf(log)) return { kind: 'whole', rest: log.subarray(delivered.bytes) };
+  if (log.length === 0 && followedWhole) return { kind: 'rotated', rest: log };
   const tail = delivered.tail();
   const ends = endsOfDelivered(log, tail, delivered.bytes);
   if (ends.length === 1) return { kind: 'rotated', rest: log.subarray(ends[0]) };

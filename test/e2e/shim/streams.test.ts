@@ -3,6 +3,7 @@
 import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { underFaults } from '../reliability/fault-kit.js';
 import { bothRuntimes, setUpShim, type ShimEnv } from './shim-env.js';
 
 const KUSTOMIZE_ARGV = ['run', '--rm', '-i', '-a', 'STDIN', '-a', 'STDOUT', '-a', 'STDERR', '--network', 'none', '--user', 'nobody', '--security-opt=no-new-privileges'];
@@ -39,6 +40,15 @@ test('a 10 MiB ResourceList round-trips byte for byte; stderr carries only the f
   assert.ok(berth.stdout === input, 'stdout differs from the input');
   assert.equal(berth.stderr, `echo: bytes=${Buffer.byteLength(input)} sha256=${sha}\n`);
   assert.equal(berth.stderr, ref.stderr);
+});
+
+test('a 10 MiB ResourceList comes back whole when the kubelet rotates the function\'s log as it writes', async () => {
+  const input = bigResourceList(10 * 1024 * 1024);
+  // rotated at every write past 64 KiB: the log read again at the end holds only the output's last part
+  const berth = await underFaults({ containerLogMaxBytes: 64 * 1024, containerLogCheckMs: 0 }, () => shim.run('berth', 'docker', [...KUSTOMIZE_ARGV, ECHO], { input }));
+  assert.equal(berth.code, 0, berth.stderr);
+  assert.equal(berth.stdout.length, input.length);
+  assert.ok(berth.stdout === input, 'stdout differs from the input');
 });
 
 for (const code of [0, 1, 42]) {

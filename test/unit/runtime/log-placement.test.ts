@@ -84,3 +84,12 @@ test('a few delivered bytes at a log\'s start do not place it when more follows 
   const p = placeLog(Buffer.from('ok\nsomething new\n'), sent);
   assert.equal(p.kind, 'unplaced');
 });
+
+test('a log with nothing of the stream is placed only after one whole follow (the other stream filled the newest file)', () => {
+  const sent = delivered(Buffer.from('echo: a report on stderr\n'));
+  assert.equal(placeLog(Buffer.alloc(0), sent).kind, 'unplaced');
+  const p = placeLog(Buffer.alloc(0), sent, true);
+  assert.deepEqual([p.kind, rest(p)?.length], ['rotated', 0]);
+  // a log with other bytes is placed by them as ever, whole follow or not
+  assert.equal(placeLog(Buffer.from('something else\n'), sent, true).kind, 'unplaced');
+});
