@@ -3,7 +3,8 @@
  * the pod's `outputs` container, unpacked as it streams in, into a folder beside DIR that becomes DIR's
  * content only once the read completed. Reading is idempotent, so a session that drops (or ends without
  * its exit status) is simply read again into a fresh folder; a read that never completes fails the run
- * (code 2), it never passes for a complete output, and DIR is then left as it was.
+ * (code 2), it never passes for a complete output, and DIR is then left as it was. A read the outputs
+ * container refused with an exit status (output-read.ts) would be refused again: it fails the run at once.
  */
 import { randomBytes } from 'node:crypto';
 import { access, constants, lstat, mkdir, rm, stat } from 'node:fs/promises';
@@ -14,6 +15,7 @@ import type { ExecOutcome } from '../runtime/sandbox.js';
 import { TaskUsageError, type Layout } from './layout.js';
 import { OUTPUTS_CONTAINER } from './pod-plan.js';
 import { moveInto, unpackStream, unpackTar } from './unpack.js';
+import { OutputReadRefused, outputReadFailure, outputTarCommand } from './output-read.js';
 
 export interface ExecClient {
   exec(pod: string, container: string, command: string[], io: { stdout?: Writable; stderr?: Writable }): Promise<{ session: { close(): void }; done: Promise<ExecOutcome> }>;
@@ -21,8 +23,8 @@ export interface ExecClient {
 
 const ATTEMPTS = 8;
 
-/** The command that writes an output folder's content as a tar to stdout. */
-const tarOf = (from: string): string[] => ['tar', '-c', '-f', '-', '-C', from, '.'];
+/** An output as the task names it: its name, and its folder relative to the working directory. */
+type Output = { name: string; path: string };
 
 /** Each output asked for: unpacked into its -o folders, or kept in memory as an artifact (plans). */
 export async function downloadOutputs(kube: ExecClient, pod: string, layout: Layout, say: (line: string) => void, signal: AbortSignal): Promise<Map<string, Buffer>> {
@@ -53,11 +55,11 @@ async function placeTar(tar: Buffer, dest: string, signal: AbortSignal): Promise
 }
 
 /** One output streamed into `dest`, read again after a broken read (ATTEMPTS tries). */
-async function downloadInto(kube: ExecClient, pod: string, workDir: string, o: { name: string; path: string }, dest: string, signal: AbortSignal): Promise<void> {
+async function downloadInto(kube: ExecClient, pod: string, workDir: string, o: Output, dest: string, signal: AbortSignal): Promise<void> {
   await retried(o.name, pod, signal, async () => {
     const staging = await stagingFor(dest);
     try {
-      await streamOnce(kube, pod, `${workDir}/${o.path}`, staging, signal);
+      await streamOnce(kube, pod, workDir, o, staging, signal);
       if (signal.aborted) throw new Error('interrupted');
       await moveInto(staging, dest);
     } finally {
@@ -81,13 +83,13 @@ async function stagingFor(dest: string): Promise<string> {
  * The output folder unpacked into `into` as it streams in; only an exec that ended with tar's exit status 0
  * and a complete archive counts. An abort, or a write that failed, closes the session at once.
  */
-async function streamOnce(kube: ExecClient, pod: string, from: string, into: string, signal: AbortSignal): Promise<void> {
+async function streamOnce(kube: ExecClient, pod: string, workDir: string, o: Output, into: string, signal: AbortSignal): Promise<void> {
   const stdout = new PassThrough();
   let unpackError: Error | undefined;
   const unpacked = unpackStream(stdout, into);
   unpacked.catch((err: Error) => (unpackError = err));
   const stderr = collect();
-  const opened = await kube.exec(pod, OUTPUTS_CONTAINER, tarOf(from), { stdout, stderr: stderr.sink }).catch((err: unknown) => {
+  const opened = await kube.exec(pod, OUTPUTS_CONTAINER, outputTarCommand(`${workDir}/${o.path}`), { stdout, stderr: stderr.sink }).catch((err: unknown) => {
     stdout.destroy();
     throw err;
   });
@@ -99,7 +101,7 @@ async function streamOnce(kube: ExecClient, pod: string, from: string, into: str
     const outcome = await opened.done;
     stdout.end();
     if (signal.aborted) throw new Error('interrupted');
-    if (outcome.exitCode !== 0) throw new Error(`tar exited ${outcome.exitCode}: ${stderr.text()}`);
+    if (outcome.exitCode !== 0) throw outputReadFailure(o.name, o.path, outcome.exitCode, stderr.text());
     await unpacked;
   } catch (err) {
     // ends the unpacking too (its open file is closed), not only the bytes
@@ -111,7 +113,7 @@ async function streamOnce(kube: ExecClient, pod: string, from: string, into: str
   }
 }
 
-/** `attempt` until it succeeds, ATTEMPTS times at most, pausing longer after each failure; never after an abort. */
+/** `attempt` until it succeeds, ATTEMPTS times at most, pausing longer after each failure; never after an abort, nor after a refusal. */
 async function retried<T>(name: string, pod: string, signal: AbortSignal, attempt: () => Promise<T>): Promise<T> {
   for (let n = 1; ; n++) {
     if (signal.aborted) throw new Error('interrupted');
@@ -119,6 +121,7 @@ async function retried<T>(name: string, pod: string, signal: AbortSignal, attemp
       return await attempt();
     } catch (err) {
       if (signal.aborted) throw new Error('interrupted', { cause: err });
+      if (err instanceof OutputReadRefused) throw err;
       if (n >= ATTEMPTS) throw new Error(`could not download output \`${name}\` from pod ${pod} after ${ATTEMPTS} tries: ${(err as Error).message}`, { cause: err });
       await new Promise((r) => setTimeout(r, Math.min(2000, 100 * 2 ** n)));
     }
@@ -160,26 +163,26 @@ export async function checkOutputDirs(outputs: Array<{ name: string; dir: string
 }
 
 /** One output's folder as a whole tar in memory (an artifact of a plan), read again after a broken read (ATTEMPTS tries). */
-export function readOutputTar(kube: ExecClient, pod: string, workDir: string, o: { name: string; path: string }, signal: AbortSignal): Promise<Buffer> {
-  return retried(o.name, pod, signal, () => readOnce(kube, pod, `${workDir}/${o.path}`, signal));
+export function readOutputTar(kube: ExecClient, pod: string, workDir: string, o: Output, signal: AbortSignal): Promise<Buffer> {
+  return retried(o.name, pod, signal, () => readOnce(kube, pod, workDir, o, signal));
 }
 
 /**
  * The output folder as a tar, whole: only an exec that ended with tar's exit status 0 and a complete archive
  * counts. An abort closes the session at once (an output of gigabytes is not read to its end first).
  */
-async function readOnce(kube: ExecClient, pod: string, from: string, signal: AbortSignal): Promise<Buffer> {
+async function readOnce(kube: ExecClient, pod: string, workDir: string, o: Output, signal: AbortSignal): Promise<Buffer> {
   const stdout = new PassThrough();
   const chunks: Buffer[] = [];
   stdout.on('data', (c: Buffer) => chunks.push(c));
   const stderr = collect();
-  const { session, done } = await kube.exec(pod, OUTPUTS_CONTAINER, tarOf(from), { stdout, stderr: stderr.sink });
+  const { session, done } = await kube.exec(pod, OUTPUTS_CONTAINER, outputTarCommand(`${workDir}/${o.path}`), { stdout, stderr: stderr.sink });
   const onAbort = (): void => session.close();
   signal.addEventListener('abort', onAbort, { once: true });
   if (signal.aborted) session.close();
   const outcome: ExecOutcome = await done.finally(() => signal.removeEventListener('abort', onAbort));
   if (signal.aborted) throw new Error('interrupted');
-  if (outcome.exitCode !== 0) throw new Error(`tar exited ${outcome.exitCode}: ${stderr.text()}`);
+  if (outcome.exitCode !== 0) throw outputReadFailure(o.name, o.path, outcome.exitCode, stderr.text());
   const tar = Buffer.concat(chunks);
   await checkTar(tar);
   return tar;

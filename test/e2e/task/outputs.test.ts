@@ -33,6 +33,12 @@ const LINKED_PLAN = `plan:
       run: { path: sh, args: [-ec, 'cat deep/m/a deep/m/b deep/m/d/c'] }
 `;
 
+/** An output with a file no one may read (all capabilities are dropped: root in the outputs container neither). */
+const UNREADABLE = `platform: linux
+outputs: [{ name: out }]
+run: { path: sh, args: [-ec, 'echo ok > out/ok && echo s > out/secret && chmod 000 out/secret'] }
+`;
+
 /** 400 MiB to read back: seconds of download, time enough to interrupt it. */
 const BIG_OUTPUT = `platform: linux
 outputs: [{ name: out }]
@@ -103,6 +109,21 @@ describe('berth task: outputs', () => {
       const r = await t.run(['-c', join(tree.dir, 'task.yml'), '-o', `out=${tree.dir}/one`, '-o', `out=${tree.dir}/two`]);
       assert.equal(r.code, 0, r.stderr);
       for (const dir of ['one', 'two']) assert.equal(readFileSync(join(tree.dir, dir, 'd/e/c'), 'utf8'), 'one\n', dir);
+    } finally {
+      tree.remove();
+    }
+  });
+
+  it('a file the task made unreadable fails the run at once, naming the file and the fix (exit 2): no -o folder, nothing left', async () => {
+    const tree = tempTree({ 'task.yml': UNREADABLE });
+    try {
+      const r = await t.run(['-c', join(tree.dir, 'task.yml'), '-o', `out=${tree.dir}/out`]);
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, /^berth task: output `out`: the task left out\/secret \(Permission denied\) unreadable to berth's outputs container: make it readable \(chmod a\+r\) or remove it before the task ends$/m);
+      assert.doesNotMatch(r.stderr, /tries/, 'a file tar may not open is not read again and again');
+      assert.match(r.stderr, /^errored$/m);
+      assert.equal(existsSync(join(tree.dir, 'out')), false, 'no -o folder is written');
+      assert.deepEqual(await t.leftovers(), []);
     } finally {
       tree.remove();
     }

@@ -1,0 +1,19 @@
+// What a refused read of an output tells the user: the files tar could not open, named below the output's folder.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { OutputReadRefused, outputReadFailure } from '../../../src/task/output-read.js';
+
+test("busybox tar's unreadable files are named below the output's folder, with the fix", () => {
+  const err = outputReadFailure('out', 'build/out', 1, "tar: can't open './secret': Permission denied\ntar: can't open './d/key': Permission denied\ntar: error exit delayed from previous errors\n");
+  assert.ok(err instanceof OutputReadRefused);
+  assert.equal(err.message, "output `out`: the task left build/out/secret (Permission denied), build/out/d/key (Permission denied) unreadable to berth's outputs container: make them readable (chmod a+r) or remove them before the task ends");
+});
+
+test("GNU tar's words name the file too", () => {
+  const err = outputReadFailure('out', 'out', 2, 'tar: ./x: Cannot open: Permission denied\ntar: Exiting with failure status due to previous errors\n');
+  assert.match(err.message, /the task left out\/x \(Permission denied\) unreadable .* make it readable \(chmod a\+r\) or remove it before the task ends$/);
+});
+
+test('any other end of tar says what tar said', () => {
+  assert.equal(outputReadFailure('out', 'out', 1, 'tar: out of memory\n').message, 'output `out`: tar could not read out (exit 1): tar: out of memory');
+});
