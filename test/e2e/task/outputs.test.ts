@@ -39,6 +39,12 @@ outputs: [{ name: out }]
 run: { path: sh, args: [-ec, 'echo ok > out/ok && echo s > out/secret && chmod 000 out/secret'] }
 `;
 
+/** Outputs whose folder the task replaced: by a link out of the working folder, through a link on its way, by nothing. */
+const REPLACED = `platform: linux
+outputs: [{ name: out }, { name: deep, path: a/out }, { name: gone }]
+run: { path: sh, args: [-ec, 'rm -rf out && ln -s /etc out && mkdir -p b/out && echo x > b/out/x && rm -rf a && ln -s b a && rm -rf gone'] }
+`;
+
 /** 400 MiB to read back: seconds of download, time enough to interrupt it. */
 const BIG_OUTPUT = `platform: linux
 outputs: [{ name: out }]
@@ -123,6 +129,32 @@ describe('berth task: outputs', () => {
       assert.doesNotMatch(r.stderr, /tries/, 'a file tar may not open is not read again and again');
       assert.match(r.stderr, /^errored$/m);
       assert.equal(existsSync(join(tree.dir, 'out')), false, 'no -o folder is written');
+      assert.deepEqual(await t.leftovers(), []);
+    } finally {
+      tree.remove();
+    }
+  });
+
+  it("an output folder the task replaced with a link is not followed (Concourse's outputs are volumes): exit 2, nothing written", async () => {
+    const tree = tempTree({ 'task.yml': REPLACED });
+    try {
+      const cases: Array<[string, RegExp]> = [
+        ['out', /^berth task: output `out`: the task replaced its folder out with a link \(out leads to \/etc\); berth does not follow it out of the task's working folder \(a Concourse output is a volume, which a task cannot replace\): write the output's files into out$/m],
+        ['deep', /^berth task: output `deep`: the task replaced its folder a\/out with a link \(a\/out leads to \/tmp\/build\/[0-9a-f]{8}\/b\/out\)/m],
+        ['gone', /^berth task: output `gone`: the task removed its folder gone \(.*\): write the output's files into gone$/m],
+      ];
+      for (const [name, says] of cases) {
+        const r = await t.run(['-c', join(tree.dir, 'task.yml'), '-o', `${name}=${tree.dir}/${name}`]);
+        assert.equal(r.code, 2, r.stderr);
+        assert.match(r.stderr, says);
+        assert.equal(existsSync(join(tree.dir, name)), false, `no -o folder for ${name}: not the helper container's /etc`);
+      }
+      // plans read an -o artifact whole (through berth): the same refusal
+      writeFileSync(join(tree.dir, 'plan.yml'), `plan:\n  - task: make\n    file: task.yml\n`);
+      const plan = await runCommand(process.execPath, [berthCli, 'task', 'plan', 'run', join(tree.dir, 'plan.yml'), '--image', BUSYBOX, '--artifacts', 'through-berth', '-o', `out=${tree.dir}/out`], { env: t.env(), timeoutMs: 120_000 });
+      assert.equal(plan.code, 2, plan.stderr);
+      assert.match(plan.stderr, /output `out`: the task replaced its folder out with a link \(out leads to \/etc\)/);
+      assert.equal(existsSync(join(tree.dir, 'out')), false);
       assert.deepEqual(await t.leftovers(), []);
     } finally {
       tree.remove();

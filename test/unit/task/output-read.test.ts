@@ -1,7 +1,7 @@
-// What a refused read of an output tells the user: the files tar could not open, named below the output's folder.
+// What a refused read of an output tells the user: the files tar could not open, a folder the task replaced or removed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { OutputReadRefused, outputReadFailure } from '../../../src/task/output-read.js';
+import { OutputReadRefused, outputReadFailure, outputTarCommand } from '../../../src/task/output-read.js';
 
 test("busybox tar's unreadable files are named below the output's folder, with the fix", () => {
   const err = outputReadFailure('out', 'build/out', 1, "tar: can't open './secret': Permission denied\ntar: can't open './d/key': Permission denied\ntar: error exit delayed from previous errors\n");
@@ -16,4 +16,19 @@ test("GNU tar's words name the file too", () => {
 
 test('any other end of tar says what tar said', () => {
   assert.equal(outputReadFailure('out', 'out', 1, 'tar: out of memory\n').message, 'output `out`: tar could not read out (exit 1): tar: out of memory');
+});
+
+test('a link in the place of the folder, a removed folder, a file in its place: each named, with the fix', () => {
+  assert.equal(
+    outputReadFailure('out', 'out', 91, '/etc\n').message,
+    "output `out`: the task replaced its folder out with a link (out leads to /etc); berth does not follow it out of the task's working folder (a Concourse output is a volume, which a task cannot replace): write the output's files into out",
+  );
+  assert.match(outputReadFailure('out', 'out', 90, '').message, /^output `out`: the task removed its folder out \(.*\): write the output's files into out$/);
+  assert.match(outputReadFailure('out', 'out', 92, '').message, /^output `out`: the task put a file in the place of its folder out: write/);
+});
+
+test('the read names the folder as `pwd -P` prints it, whatever task.yml wrote', () => {
+  const command = outputTarCommand('/tmp/build/1234abcd/./deep//out/');
+  assert.deepEqual(command.slice(0, 2), ['sh', '-c']);
+  assert.equal(command.at(-1), '/tmp/build/1234abcd/deep/out');
 });
