@@ -4,12 +4,7 @@ import { checkTarget, collectTaskObjects } from '../task/target-ops.js';
 import { findTarget, readTargets, targetsFile, updateTargets, type Target } from '../task/target-store.js';
 import { newTarget } from '../task/targets.js';
 
-/** A refused command line or a failed command: 2, as berth task's other errors; check's verdict is 1. */
-const usageExit = (err: { exitCode: number }): void => {
-  if (err.exitCode !== 0) process.exit(2);
-};
-
-const sub = (name: string, description: string): Command => new Command(name).exitOverride(usageExit).description(description);
+const sub = (name: string, description: string): Command => new Command(name).description(description);
 
 export function targetCommand(): Command {
   const file = (): string => targetsFile(process.env);

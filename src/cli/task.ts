@@ -8,6 +8,7 @@ import { runPlan } from '../task/plan-run.js';
 import { targetForRun, type ClusterFlags, type TaskTarget } from '../task/targets.js';
 import { targetCommand } from './task-target.js';
 import { taskCachesCommand } from './task-caches.js';
+import { refuseUsageWithExit2 } from './task-usage.js';
 
 /** `task run`'s flags for the caches it makes (caches.ts). */
 interface CacheFlags {
@@ -25,16 +26,10 @@ const collect = (flag: string) => (value: string, previous: Mapping[]) => {
   }
 };
 
-/** A refused command line is berth's failure, not the task's: 2, as for every error before a task runs (help stays 0). */
-const usageExit = (err: { exitCode: number }): void => {
-  if (err.exitCode !== 0) process.exit(2);
-};
-
 export function taskCommand(): Command {
   const task = new Command('task').description('run Concourse tasks (task.yml) as pods, as `fly execute` does, without a CI server');
   task.addCommand(
     new Command('run')
-      .exitOverride(usageExit)
       .description('run one task: inputs uploaded from local folders, its output streamed, outputs downloaded; exits with the task\'s exit code (1: failed without one, 2: berth or the cluster failed, 3: interrupted; Ctrl-C deletes the pod first, a second Ctrl-C exits at once and leaves it to its deadline and `berth gc`)')
       .requiredOption('-c, --config <file>', 'the task config (task.yml)')
       .option('-i, --input <name=dir>', 'a local folder as the input NAME (repeatable); without one for it, the current folder is the input named as the folder is (run from repo/, it is the input repo), as fly does', collect('-i'), [])
@@ -75,8 +70,7 @@ export function taskCommand(): Command {
       .description('plans of steps: a Concourse job\'s plan: of task, get and put steps, with the resource_types: and resources: they use')
       .addCommand(
         new Command('run')
-          .exitOverride(usageExit)
-          .description('run a plan: steps in order, in_parallel together, outputs of one step as inputs of the next (pod to pod, or through berth with --artifacts), ensure/on_success/on_failure hooks; get/put run a resource type\'s /opt/resource/check|in|out in pods as Concourse does; stops at the first failed step with its exit code; Ctrl-C deletes the running steps\' pods, then runs the ensure hooks (2 minutes at most), a second Ctrl-C exits at once')
+              .description('run a plan: steps in order, in_parallel together, outputs of one step as inputs of the next (pod to pod, or through berth with --artifacts), ensure/on_success/on_failure hooks; get/put run a resource type\'s /opt/resource/check|in|out in pods as Concourse does; stops at the first failed step with its exit code; Ctrl-C deletes the running steps\' pods, then runs the ensure hooks (2 minutes at most), a second Ctrl-C exits at once')
           .argument('<plan-file>', 'a YAML file with plan: (a list of steps) and, for get/put, resource_types: and resources: (or just a list of steps)')
           .option('-i, --input <name=dir>', 'a local folder as the artifact NAME (repeatable)', collect('-i'), [])
           .option('-o, --output <name=dir>', 'download the artifact NAME into a local folder once the plan ended (repeatable)', collect('-o'), [])
@@ -95,7 +89,7 @@ export function taskCommand(): Command {
   );
   task.addCommand(targetCommand());
   task.addCommand(taskCachesCommand());
-  return task;
+  return refuseUsageWithExit2(task);
 }
 
 /** A repeat of the first signal within this long is the same interrupt delivered twice. */

@@ -242,6 +242,20 @@ describe('berth task run', () => {
     }
   });
 
+  it('a missing or unknown subcommand is a refused command line: exit 2, help on stderr; --help exits 0', async () => {
+    const berthTask = (...args: string[]) => runCommand(process.execPath, [berthCli, 'task', ...args], { env: t.env(), timeoutMs: 30_000 });
+    for (const args of [[], ['bogus'], ['plan'], ['target'], ['caches'], ['caches', 'ls', '--bogus']]) {
+      const r = await berthTask(...args);
+      assert.equal(r.code, 2, `berth task ${args.join(' ')}: ${r.stderr}`);
+      assert.equal(r.stdout, '', 'nothing on stdout: a script reading it gets no help text for output');
+      assert.match(r.stderr, /Usage: berth task|error: unknown/);
+    }
+    const help = await berthTask('--help');
+    assert.equal(help.code, 0, help.stderr);
+    assert.match(help.stdout, /^Usage: berth task /);
+    assert.deepEqual(await t.leftovers(), []);
+  });
+
   it('refuses -p, bad configs (field and line), bad cache paths, before anything is created', async () => {
     const p = await t.run(['-c', fixture('print-param.yml'), '-p']);
     assert.equal(p.code, 2);
