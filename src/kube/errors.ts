@@ -17,6 +17,8 @@ export interface FaceHints {
   namespaceSetting: string;
   /** The Role manifest that grants what the face needs. */
   roleFile: string;
+  /** How the user picks the kubeconfig and context (absent: `--context`, or the shim's `BERTH_CONTEXT`). */
+  contextSetting?: string;
 }
 
 /** The docker shim's (and the default when a caller names none). */
@@ -91,7 +93,7 @@ export function describeKubeError(err: unknown, action: KubeAction): string {
   const where = action.namespace ? ` in namespace ${action.namespace}` : '';
   const net = networkCause(err);
   if (net) {
-    return `cannot reach the cluster at ${action.server ?? 'its server'}: ${net} (is it running? check KUBECONFIG and the context: --context, or BERTH_CONTEXT for the docker shim)`;
+    return `cannot reach the cluster at ${action.server ?? 'its server'}: ${net} (is it running? check KUBECONFIG and the context: ${action.hints?.contextSetting ?? '--context, or BERTH_CONTEXT for the docker shim'})`;
   }
   const { code, status } = statusOf(err);
   const message = status?.message ?? (err instanceof Error ? err.message : String(err));

@@ -303,7 +303,7 @@ class TaskRun {
       this.o.ledger?.deleting(kube.namespace, 'pod', pod);
       return kube.deletePod(pod).then(
         () => this.o.ledger?.remove(kube.namespace, 'pod', pod),
-        (err: Error) => this.say(`berth: could not delete pod ${pod} in namespace ${kube.namespace}: ${err.message}; it expires by its deadline and \`berth gc\` removes it`),
+        (err: Error) => this.say(`berth: could not delete pod ${pod} in namespace ${kube.namespace}: ${taskErrorText(err)}; it expires by its deadline and \`berth gc\` removes it`),
       );
     };
     const served = new Map<string, StepArtifact>();
@@ -442,7 +442,7 @@ class TaskRun {
           .map(([k, name]) => {
             this.o.ledger?.deleting(kube.namespace, k, name);
             return (k === 'pod' ? kube.deletePod(name) : kube.deleteSecret(name)).then(() => this.o.ledger?.remove(kube.namespace, k, name), (err: Error) =>
-              this.say(`berth: could not delete ${k} ${name} in namespace ${kube.namespace}: ${err.message}; it expires by its deadline and \`berth gc\` removes it`),
+              this.say(`berth: could not delete ${k} ${name} in namespace ${kube.namespace}: ${taskErrorText(err)}; it expires by its deadline and \`berth gc\` removes it`),
             );
           }),
       );

@@ -2,10 +2,10 @@
 // files from concourse/examples (image swapped with --image), and behaviour as fly execute would show it.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync, copyFileSync, readFileSync, readdirSync } from 'node:fs';
+import { chmodSync, copyFileSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { berthCli, BUSYBOX, contextFor, kubectlOk } from '../harness/cluster.js';
+import { berthCli, BUSYBOX, contextFor, kubeconfigPath, kubectlOk } from '../harness/cluster.js';
 import { eventually } from '../../util/eventually.js';
 import { FIXTURES, runCommand, setUpTask, tempTree, type TaskEnv } from './task-env.js';
 
@@ -254,6 +254,21 @@ describe('berth task run', () => {
     assert.equal(help.code, 0, help.stderr);
     assert.match(help.stdout, /^Usage: berth task /);
     assert.deepEqual(await t.leftovers(), []);
+  });
+
+  it("a cluster berth cannot reach is named with berth task's own flags, not the docker shim's BERTH_CONTEXT (exit 2)", async () => {
+    const tree = tempTree({});
+    try {
+      // the harness cluster's kubeconfig, its server moved to a port nothing listens on
+      const kubeconfig = join(tree.dir, 'kubeconfig');
+      writeFileSync(kubeconfig, readFileSync(kubeconfigPath(), 'utf8').replace(/server: https:\/\/127\.0\.0\.1:\d+/g, 'server: https://127.0.0.1:1'));
+      const r = await t.run(['-c', fixture('print-param.yml'), '--kubeconfig', kubeconfig]);
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, /^berth task: cannot reach the cluster at https:\/\/127\.0\.0\.1:1: .*\(is it running\? check KUBECONFIG and the context: --kubeconfig, --context or --target\)$/m);
+      assert.doesNotMatch(r.stderr, /BERTH_CONTEXT|docker shim/);
+    } finally {
+      tree.remove();
+    }
   });
 
   it('refuses -p, bad configs (field and line), bad cache paths, before anything is created', async () => {

@@ -14,3 +14,10 @@ test('a forbidden call names deploy/rbac/task-role.yaml; a missing namespace nam
   assert.match(taskErrorText(missing), /namespace ci does not exist \(create it, or pick another with -n \(--namespace\) or --target\)/);
   assert.equal(taskErrorText(new Error('plain')), 'plain');
 });
+
+test('a cluster berth cannot reach names the flags berth task picks it with, not the shim\'s BERTH_CONTEXT', () => {
+  const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6443'), { code: 'ECONNREFUSED' });
+  const unreachable = toKubeError(refused, { verb: 'create', resource: 'pods', namespace: 'ci', server: 'https://127.0.0.1:6443' });
+  assert.match(unreachable.message, /BERTH_CONTEXT for the docker shim/, 'the runtime alone names the shim\'s setting');
+  assert.equal(taskErrorText(unreachable), 'cannot reach the cluster at https://127.0.0.1:6443: connect ECONNREFUSED 127.0.0.1:6443 (is it running? check KUBECONFIG and the context: --kubeconfig, --context or --target)');
+});
