@@ -88,26 +88,34 @@ async function streamOnce(kube: ExecClient, pod: string, workDir: string, o: Out
   let unpackError: Error | undefined;
   const unpacked = unpackStream(stdout, into);
   unpacked.catch((err: Error) => (unpackError = err));
-  const stderr = collect();
-  const opened = await kube.exec(pod, OUTPUTS_CONTAINER, outputTarCommand(`${workDir}/${o.path}`), { stdout, stderr: stderr.sink }).catch((err: unknown) => {
-    stdout.destroy();
-    throw err;
-  });
-  const close = (): void => opened.session.close();
-  signal.addEventListener('abort', close, { once: true });
-  if (signal.aborted) close();
-  unpacked.catch(close);
   try {
-    const outcome = await opened.done;
+    await tarOfOutput(kube, pod, workDir, o, stdout, signal, unpacked);
     stdout.end();
-    if (signal.aborted) throw new Error('interrupted');
-    if (outcome.exitCode !== 0) throw outputReadFailure(o.name, o.path, outcome.exitCode, stderr.text());
     await unpacked;
   } catch (err) {
     // ends the unpacking too (its open file is closed), not only the bytes
     stdout.destroy(err as Error);
     // a write that failed here closed the session: its cause is the one to tell
     throw unpackError ?? err;
+  }
+}
+
+/**
+ * The output folder as a tar into `stdout`, through an exec in the outputs container: resolves once tar exited 0,
+ * and fails with what a refused read means (outputReadFailure). An abort closes the session at once (an output of
+ * gigabytes is not read to its end first); so does `closeOnFailure` failing (the bytes have nowhere to go).
+ */
+async function tarOfOutput(kube: ExecClient, pod: string, workDir: string, o: Output, stdout: Writable, signal: AbortSignal, closeOnFailure?: Promise<unknown>): Promise<void> {
+  const stderr = collect();
+  const { session, done } = await kube.exec(pod, OUTPUTS_CONTAINER, outputTarCommand(`${workDir}/${o.path}`), { stdout, stderr: stderr.sink });
+  const close = (): void => session.close();
+  signal.addEventListener('abort', close, { once: true });
+  if (signal.aborted) close();
+  closeOnFailure?.catch(close);
+  try {
+    const outcome: ExecOutcome = await done;
+    if (signal.aborted) throw new Error('interrupted');
+    if (outcome.exitCode !== 0) throw outputReadFailure(o.name, o.path, outcome.exitCode, stderr.text());
   } finally {
     signal.removeEventListener('abort', close);
   }
@@ -167,22 +175,12 @@ export function readOutputTar(kube: ExecClient, pod: string, workDir: string, o:
   return retried(o.name, pod, signal, () => readOnce(kube, pod, workDir, o, signal));
 }
 
-/**
- * The output folder as a tar, whole: only an exec that ended with tar's exit status 0 and a complete archive
- * counts. An abort closes the session at once (an output of gigabytes is not read to its end first).
- */
+/** The output folder as a tar, whole: only tar's exit status 0 and a complete archive count. */
 async function readOnce(kube: ExecClient, pod: string, workDir: string, o: Output, signal: AbortSignal): Promise<Buffer> {
   const stdout = new PassThrough();
   const chunks: Buffer[] = [];
   stdout.on('data', (c: Buffer) => chunks.push(c));
-  const stderr = collect();
-  const { session, done } = await kube.exec(pod, OUTPUTS_CONTAINER, outputTarCommand(`${workDir}/${o.path}`), { stdout, stderr: stderr.sink });
-  const onAbort = (): void => session.close();
-  signal.addEventListener('abort', onAbort, { once: true });
-  if (signal.aborted) session.close();
-  const outcome: ExecOutcome = await done.finally(() => signal.removeEventListener('abort', onAbort));
-  if (signal.aborted) throw new Error('interrupted');
-  if (outcome.exitCode !== 0) throw outputReadFailure(o.name, o.path, outcome.exitCode, stderr.text());
+  await tarOfOutput(kube, pod, workDir, o, stdout, signal);
   const tar = Buffer.concat(chunks);
   await checkTar(tar);
   return tar;
