@@ -20,6 +20,7 @@ import { composePodStatus, terminatedReason, type ContainerStatus } from './pod-
 import { parseQuantity } from './quantity.js';
 import type { Sandbox } from './sandbox-pool.js';
 import { securitySettings } from './security.js';
+import { removeMemoryVolumes } from './memory-volumes.js';
 import { materializeVolume, refreshVolumeTokens, tokenRefreshSeconds, type VolumeContext } from './volumes.js';
 
 /** what the node shares with its pod workers */
@@ -690,6 +691,7 @@ export class PodWorker {
       nodeName: this.ctx.nodeName,
       hostIP: this.ctx.hostIP,
       podIP: this.podIP,
+      nodeMemory: this.ctx.nodeMemory,
       dirs: { podVolumes: join(this.podDir, 'volumes'), podMemoryVolumes: join(this.ctx.memoryDir, this.uid), claims: join(this.ctx.stateDir, 'claims') },
       serviceAccountToken: this.ctx.serviceAccountToken ? (projection) => this.ctx.serviceAccountToken!(this.pod, projection) : undefined,
     };
@@ -815,7 +817,7 @@ export class PodWorker {
   private removeFiles(): void {
     forgetHostsFile(this.hostsFile);
     rmSync(this.podDir, { recursive: true, force: true });
-    rmSync(join(this.ctx.memoryDir, this.uid), { recursive: true, force: true });
+    removeMemoryVolumes(join(this.ctx.memoryDir, this.uid));
     this.ctx.events.forget(this.uid);
   }
 

@@ -16,10 +16,14 @@ export interface SandboxSpec {
   hostIPC?: boolean;
 }
 
+export const POD_SHM_BYTES = 64 * 1024 * 1024;
+
 export function podCreateArgs(s: SandboxSpec): string[] {
   const args = ['pod', 'create', '--name', s.name, '--infra-name', s.infraName, '--hostname', s.hostname, '--no-hosts'];
   for (const [k, v] of Object.entries(s.labels)) args.push('--label', `${k}=${v}`);
+  // the pod's /dev/shm as containerd and CRI-O make it (64 MiB); podman's own default is 64000 KiB
   if (s.hostIPC) args.push('--share', 'net,uts');
+  else args.push('--shm-size', String(POD_SHM_BYTES));
   args.push('--network', s.isolated ? 'none' : s.hostNetwork ? 'host' : 'podman');
   return args;
 }

@@ -31,6 +31,7 @@ import type { ApiServerAddress } from './env.js';
 import { connectInNamespace, connectTcp } from './port-forward.js';
 import { ExitFiles, podmanExitsDir } from './exit-files.js';
 import { NodePortProxy } from './node-port-proxy.js';
+import { removeMemoryVolumes } from './memory-volumes.js';
 
 export interface PodmanNodeOptions {
   store: ObjectStore;
@@ -110,7 +111,7 @@ export class PodmanNode implements NodeRuntime {
     rmSync(join(this.stateDir, 'pods'), { recursive: true, force: true });
     mkdirSync(join(this.stateDir, 'pods'), { recursive: true });
     const memoryDir = existsSync('/dev/shm') ? `/dev/shm/berth-${this.clusterId}` : join(this.stateDir, 'memory');
-    rmSync(memoryDir, { recursive: true, force: true });
+    removeMemoryVolumes(memoryDir); // a crashed node's
     this.gateway = hostIP;
     const facts: NodeFacts = { nodeName: this.nodeName, hostIP, podmanVersion };
     this.registerNode(facts);
@@ -192,7 +193,7 @@ export class PodmanNode implements NodeRuntime {
     // anything a worker created while being stopped
     await this.removeLeftovers();
     this.ctx?.exitFiles?.close();
-    if (this.ctx) rmSync(this.ctx.memoryDir, { recursive: true, force: true });
+    if (this.ctx) removeMemoryVolumes(this.ctx.memoryDir);
     rmSync(join(this.stateDir, 'pods'), { recursive: true, force: true });
     this.runner.close();
   }

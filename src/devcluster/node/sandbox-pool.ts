@@ -4,7 +4,7 @@
 // `--network none` function so) have a pool of their own, of sandboxes without a network. Pool sandboxes do not share the UTS namespace:
 // each container gets the pod's hostname itself, since a pod's name is not known when its sandbox is made.
 import { randomBytes } from 'node:crypto';
-import { CLUSTER_LABEL } from './podman-args.js';
+import { CLUSTER_LABEL, POD_SHM_BYTES } from './podman-args.js';
 import { podmanMessage, type PodmanCli } from './podman-cli.js';
 
 export const POOL_LABEL = 'io.berth.sandbox-pool';
@@ -23,7 +23,7 @@ export interface Sandbox {
 export type SandboxNetwork = 'podman' | 'none';
 
 export function poolSandboxArgs(clusterId: string, name: string, network: SandboxNetwork = 'podman'): string[] {
-  return ['pod', 'create', '--name', name, '--infra-name', `${name}-infra`, '--share', 'ipc,net', '--no-hosts', '--label', `${CLUSTER_LABEL}=${clusterId}`, '--label', `${POOL_LABEL}=true`, '--network', network];
+  return ['pod', 'create', '--name', name, '--infra-name', `${name}-infra`, '--share', 'ipc,net', '--shm-size', String(POD_SHM_BYTES), '--no-hosts', '--label', `${CLUSTER_LABEL}=${clusterId}`, '--label', `${POOL_LABEL}=true`, '--network', network];
 }
 
 export class SandboxPool {

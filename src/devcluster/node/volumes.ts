@@ -7,6 +7,7 @@ import type { KubeObject, ObjectStore } from '../types.js';
 import { claimVolumeDir } from './claim-controller.js';
 import { ConfigError } from './config-error.js';
 import { configMapBytes, fieldValue, secretData } from './env.js';
+import { emptyDirMemoryBytes, mountMemoryVolume } from './memory-volumes.js';
 
 export interface VolumeDirs {
   /** per pod: <stateDir>/pods/<uid>/volumes */
@@ -23,6 +24,8 @@ export interface VolumeContext {
   nodeName: string;
   hostIP: string;
   podIP?: string;
+  /** the node's allocatable memory in bytes: what a memory-backed emptyDir is sized to at most */
+  nodeMemory: number;
   dirs: VolumeDirs;
   /** a token bound to this pod from the API server, as the kubelet's token manager requests it; throws ConfigError when refused */
   serviceAccountToken?: (projection: { audience?: string; expirationSeconds?: number }) => string;
@@ -57,6 +60,7 @@ export function materializeVolume(volume: any, ctx: VolumeContext): string {
       mkdirSync(d, { recursive: true });
       chmodSync(d, 0o777); // as the kubelet makes emptyDir: writable by any user the container runs as
     }
+    if (volume.emptyDir.medium === 'Memory') mountMemoryVolume(d, emptyDirMemoryBytes(volume, ctx.pod.spec, ctx.nodeMemory));
     return d;
   }
   const files = volumeFiles(volume, ctx, ns);

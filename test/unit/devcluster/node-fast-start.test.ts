@@ -157,9 +157,10 @@ test('sandbox pool: fills to size when idle, hands sandboxes out, refills, remov
   assert.equal(pool.take(), undefined);
 });
 
-test('pool sandboxes share the network and IPC but not the UTS namespace, and carry the cluster label', () => {
+test('pool sandboxes share the network and IPC (a /dev/shm of 64 MiB) but not the UTS namespace, and carry the cluster label', () => {
   const args = poolSandboxArgs('c1', 'c1-sandbox-x');
   assert.equal(args[args.indexOf('--share') + 1], 'ipc,net');
+  assert.equal(args[args.indexOf('--shm-size') + 1], String(64 * 1024 * 1024));
   assert.ok(args.includes('io.berth.dev-cluster=c1'));
   assert.deepEqual(args.slice(-2), ['--network', 'podman']);
 });

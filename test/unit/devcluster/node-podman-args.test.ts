@@ -7,9 +7,9 @@ import { DOCKER_DEFAULT_CAPABILITIES } from '../../../src/dockerapi/capabilities
 
 const pod = (spec: any = {}) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'ns' }, spec });
 
-test('pod create: hostname, labels, own hosts file, and no network when isolated', () => {
+test('pod create: hostname, labels, own hosts file, a /dev/shm of 64 MiB, and no network when isolated', () => {
   const args = podCreateArgs({ name: 'n', infraName: 'n-infra', hostname: 'p', labels: { a: 'b' }, isolated: true });
-  assert.deepEqual(args, ['pod', 'create', '--name', 'n', '--infra-name', 'n-infra', '--hostname', 'p', '--no-hosts', '--label', 'a=b', '--network', 'none']);
+  assert.deepEqual(args, ['pod', 'create', '--name', 'n', '--infra-name', 'n-infra', '--hostname', 'p', '--no-hosts', '--label', 'a=b', '--shm-size', '67108864', '--network', 'none']);
   assert.deepEqual(podCreateArgs({ name: 'n', infraName: 'i', hostname: 'h', labels: {}, isolated: false }).slice(-2), ['--network', 'podman']);
   assert.deepEqual(podCreateArgs({ name: 'n', infraName: 'i', hostname: 'h', labels: {}, isolated: false, hostIPC: true }).slice(-4), ['--share', 'net,uts', '--network', 'podman'], 'hostIPC: the sandbox keeps no IPC namespace');
 });

@@ -338,6 +338,7 @@ test('projected tokens: written at mount, rotated in place at 80% of their lifet
       pod: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'job-1', namespace: 'ci' } },
       nodeName: 'n',
       hostIP: '10.88.0.1',
+      nodeMemory: 2 ** 30,
       dirs: { podVolumes: dir, podMemoryVolumes: dir, claims: dir },
       serviceAccountToken: (projection) => {
         asked.push(projection);
