@@ -40,7 +40,7 @@ export interface PodDns {
 }
 
 /** Fields the engine maps itself (see docs/serve.md, "How Docker objects map"). */
-const MAPPED_ELSEWHERE = new Set(['PortBindings', 'PublishAllPorts', 'Binds', 'Mounts', 'Tmpfs', 'AutoRemove', 'Memory', 'NanoCpus', 'Privileged']);
+const MAPPED_ELSEWHERE = new Set(['PortBindings', 'PublishAllPorts', 'Binds', 'Mounts', 'Tmpfs', 'ShmSize', 'AutoRemove', 'Memory', 'NanoCpus', 'Privileged']);
 
 /** The docker CLI's own business, or cosmetic: nothing for the pod to do. */
 const CLIENT_SIDE = new Set(['ContainerIDFile', 'ConsoleSize']);
@@ -92,7 +92,6 @@ const WARNED: Record<string, string> = {
   IOMaximumBandwidth: KERNEL,
   CgroupParent: KERNEL,
   StorageOpt: KERNEL,
-  ShmSize: "/dev/shm is the container runtime's default size",
   Init: 'a pod has no init process added: the command runs as PID 1',
   MaskedPaths: "the container runtime's default masked paths apply",
   ReadonlyPaths: "the container runtime's default read-only paths apply",

@@ -9,6 +9,7 @@ import { tryNormalizeImage } from './image-ref.js';
 import { FEED_CONTAINER, feedFailure } from './file-feed.js';
 import type { DockerMount } from './volumes.js';
 import type { Platform } from './platform.js';
+import { DEFAULT_SHM_SIZE } from './mounts.js';
 
 export interface CreateBody {
   Image?: string;
@@ -43,6 +44,9 @@ export interface HostConfig {
   Binds?: string[] | null;
   Mounts?: Array<{ Type?: string; Source?: string; Target?: string; ReadOnly?: boolean; VolumeOptions?: { DriverConfig?: { Name?: string; Options?: Record<string, string> | null } | null } | null }> | null;
   Tmpfs?: Record<string, string> | null;
+  /** bytes of /dev/shm; 0 = the default 64 MiB */
+  ShmSize?: number;
+  IpcMode?: string;
   AutoRemove?: boolean;
   NetworkMode?: string;
   Privileged?: boolean;
@@ -292,6 +296,8 @@ export function inspectContainer(c: ContainerRecord, networks: Map<string, Netwo
       ExtraHosts: hc.ExtraHosts ?? null,
       PidMode: '',
       IpcMode: 'private',
+      ShmSize: hc.ShmSize || DEFAULT_SHM_SIZE,
+      ...(hc.Tmpfs && Object.keys(hc.Tmpfs).length ? { Tmpfs: hc.Tmpfs } : {}),
       UTSMode: '',
       RestartPolicy: { Name: 'no', MaximumRetryCount: 0 },
       // What the logs are: the kubelet's container log, read like json-file's (testcontainers reads the Type).

@@ -2,7 +2,8 @@
  * A create's Binds, Mounts and Tmpfs as the pod's volumes, checked as dockerd checks them at create: a named
  * volume becomes a PersistentVolumeClaim, a tmpfs an emptyDir of medium Memory (`ro` and `size` kept; what an
  * emptyDir cannot do is a warning of the create), a volume mount without a source is an anonymous volume (as
- * docker compose sends `volumes: [/data]`), a host path is refused (a pod cannot see the caller's disk).
+ * docker compose sends `volumes: [/data]`), a host path is refused (a pod cannot see the caller's disk), and
+ * `--shm-size` is a memory emptyDir of that size at /dev/shm, as Kubernetes users size a pod's /dev/shm.
  * Nothing that passes here can fail at start for its form.
  */
 import { badRequest } from './http.js';
@@ -25,6 +26,10 @@ const TMPFS_FLAGS = new Set(['defaults', 'ro', 'rw', 'suid', 'nosuid', 'dev', 'n
 const TMPFS_KEYS = new Set(['mode', 'uid', 'gid', 'nr_inodes', 'nr_blocks', 'mpol', 'size']);
 /** what a pod's emptyDir of medium Memory is anyway: these cost nothing to accept */
 const EMPTYDIR_AS_IS = new Set(['defaults', 'rw', 'nosuid', 'nodev', 'exec', 'relatime', 'mode=1777', 'mode=01777', 'mode=777', 'mode=0777']);
+
+const SHM_PATH = '/dev/shm';
+/** dockerd's default /dev/shm (config.DefaultShmSize), as containerd and CRI-O give a pod too */
+export const DEFAULT_SHM_SIZE = 64 * 1024 * 1024;
 
 function checkVolumeName(name: string): void {
   if (!NAME_RE.test(name)) {
@@ -109,5 +114,19 @@ export function planMounts(body: CreateBody): MountPlan {
     if (seen.has(target)) throw badRequest(`Duplicate mount point: ${target}`);
     seen.add(target);
   }
-  return { volumes, anonymous, warnings };
+  const shm = shmVolume(hc, seen);
+  return { volumes: shm ? [...volumes, shm] : volumes, anonymous, warnings };
+}
+
+/**
+ * `--shm-size`: /dev/shm as a memory emptyDir with that sizeLimit (the kubelet sizes its tmpfs to it). As in
+ * dockerd, a mount of the create's own at /dev/shm wins, and an IPC namespace of `host` or `none` has no /dev/shm
+ * of the container's; 0 (or not given) leaves the runtime's /dev/shm of 64 MiB.
+ */
+function shmVolume(hc: NonNullable<CreateBody['HostConfig']>, targets: Set<string>): SandboxVolume | undefined {
+  const size = hc.ShmSize ?? 0;
+  if (typeof size !== 'number' || !Number.isInteger(size)) throw badRequest(`invalid HostConfig.ShmSize ${JSON.stringify(size)}: give bytes`);
+  if (size < 0) throw badRequest('SHM size can not be less than 0');
+  if (size === 0 || targets.has(SHM_PATH) || hc.IpcMode === 'host' || hc.IpcMode === 'none') return undefined;
+  return { target: SHM_PATH, readOnly: false, memory: true, sizeLimit: String(size) };
 }

@@ -51,6 +51,7 @@ const schemas = {
         Binds: nullable(strList),
         Mounts: nullable({ type: 'array', items: obj({ Type: str, Source: str, Target: str, ReadOnly: bool, VolumeOptions: nullable(obj({ DriverConfig: nullable(obj({ Name: str, Options: nullable(strMap) })) })) }) }),
         Tmpfs: nullable(strMap),
+        ShmSize: int,
         AutoRemove: bool,
         NetworkMode: str,
         Privileged: bool,

@@ -110,6 +110,31 @@ for (const kind of ['podman', 'berth'] as const) {
       assert.equal(await engine().dockerOk(['ps', '-a', '-q']), '', 'the auto-remove container whose start failed is removed');
     });
 
+    test('--shm-size sizes /dev/shm (inspect shows it, 0 is the default), --tmpfs size= sizes the tmpfs', async () => {
+      /** the 1K-blocks of `df -k PATH` in a container run with `flags` */
+      const kilobytes = async (flags: string[], path: string): Promise<number> => {
+        const out = await engine().dockerOk(['run', '--rm', ...flags, BUSYBOX, 'df', '-k', path]);
+        const m = new RegExp(`^\\S+\\s+(\\d+)\\s+\\d+\\s+\\d+\\s+\\d+%\\s+${path}$`, 'm').exec(out);
+        assert.ok(m, `no df line for ${path} in ${JSON.stringify(out)}`);
+        return Number(m[1]);
+      };
+      // selenium's and chrome's testcontainers modules ask for 2 GiB: a browser crashes on a 64 MiB /dev/shm
+      assert.equal(await kilobytes(['--shm-size', '256m'], '/dev/shm'), 256 * 1024);
+      assert.equal(await kilobytes(['--tmpfs', '/scratch:size=10m'], '/scratch'), 10 * 1024);
+      // the runtime's default: podman's 64000k, dockerd's and a kubelet's 64 MiB
+      const defaultKb = kind === 'podman' ? 64_000 : 65_536;
+      assert.equal(await kilobytes(['--shm-size', '0'], '/dev/shm'), defaultKb, '--shm-size 0 is the default size');
+      const name = `${prefix}-shm-${kind}`;
+      await engine().dockerOk(['create', '--name', name, '--shm-size', '2g', BUSYBOX, 'true']);
+      await engine().dockerOk(['create', '--name', `${name}-default`, BUSYBOX, 'true']);
+      try {
+        const shown = await engine().dockerOk(['inspect', '-f', '{{.HostConfig.ShmSize}} {{len .Mounts}}', name, `${name}-default`]);
+        assert.equal(shown, `${2 * 1024 ** 3} 0\n${defaultKb * 1024} 0\n`, 'the size as given (or the default), and /dev/shm is no mount point of docker inspect');
+      } finally {
+        await engine().docker(['rm', '-f', name, `${name}-default`]);
+      }
+    });
+
     test('docker create -P of a container exposing 53/udp: podman publishes it; berth refuses it at create, naming the port', async () => {
       const name = `${prefix}-udp-${kind}`;
       const r = await engine().docker(['create', '--name', name, '-P', '--expose', '53/udp', '--expose', '8080', BUSYBOX, 'true']);

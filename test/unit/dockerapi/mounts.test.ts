@@ -43,3 +43,12 @@ test('refused at create in dockerd\'s words: bad volume names, modes, duplicate 
   assert.throws(() => plan({ Binds: ['/etc:/x'] }), /bind mount of host path \/etc is not supported/);
   assert.throws(() => plan({ Mounts: [{ Type: 'bind', Source: '/etc', Target: '/x' }] }), /mount type bind of \/etc is not supported/);
 });
+
+test('ShmSize: /dev/shm as a memory emptyDir of that size, unless a mount of the create is there or the IPC namespace is not the container\'s own', () => {
+  assert.deepEqual(plan({ ShmSize: 2 * 1024 ** 3 }).volumes, [{ target: '/dev/shm', readOnly: false, memory: true, sizeLimit: '2147483648' }]);
+  assert.deepEqual(plan({ ShmSize: 0 }).volumes, [], '0 is the runtime\'s default /dev/shm');
+  assert.deepEqual(plan({ ShmSize: 1 << 20, Tmpfs: { '/dev/shm': 'size=8m' } }).volumes, [{ target: '/dev/shm', readOnly: false, memory: true, sizeLimit: '8Mi' }]);
+  assert.deepEqual(plan({ ShmSize: 1 << 20, IpcMode: 'host' }).volumes, []);
+  assert.deepEqual(plan({ ShmSize: 1 << 20, IpcMode: 'none' }).volumes, []);
+  assert.throws(() => plan({ ShmSize: -1 }), /SHM size can not be less than 0/);
+});
