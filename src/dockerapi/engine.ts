@@ -308,7 +308,11 @@ export class Engine {
     }
   }
 
-  create(name: string | null, body: CreateBody, platform?: Platform): ContainerRecord {
+  /**
+   * A container as dockerd makes it: every check first (bad input changes nothing), then its name taken and its
+   * volumes made (named and anonymous: `docker volume ls` lists them right after create), then its create event.
+   */
+  async create(name: string | null, body: CreateBody, platform?: Platform): Promise<ContainerRecord> {
     if (!body.Image || typeof body.Image !== 'string') throw badRequest('config is missing the Image');
     if (name !== null && name !== '' && !NAME_RE.test(name.replace(/^\//, ''))) throw badRequest(`Invalid container name (${name}), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed`);
     const img = this.images.find(body.Image);
@@ -322,11 +326,13 @@ export class Engine {
     checkPublishAll(body);
     // The Ryuk image's own LABEL (berth never reads that image): testcontainers finds a running reaper to reuse by it.
     let anonymousVolumes: AnonymousVolume[] = [];
+    let namedVolumes: string[] = [];
     if (isReaperImage(body.Image)) body.Labels = { [LABEL_RYUK]: 'true', ...(body.Labels ?? {}) };
     else {
       const mounts = planMounts(body);
       warnings.push(...mounts.warnings);
       anonymousVolumes = anonymousVolumesOf(body, mounts);
+      namedVolumes = mounts.volumes.flatMap((v) => (v.claim ? [v.claim] : []));
       podSettingsFrom(this.opts.podDefaults, body.Labels);
     }
     const id = newId();
@@ -359,6 +365,12 @@ export class Engine {
       ...(isNamedUser(requestedUser) && requestedUser !== img.info?.config?.User ? { namedUser: requestedUser } : {}),
     };
     this.containers.set(id, c);
+    try {
+      await this.volumes.ensureAll([...namedVolumes.map((v) => ({ name: v, labels: {} })), ...anonymousVolumes.map((a) => ({ name: a.name, labels: { [LABEL_ANONYMOUS]: '' } }))]);
+    } catch (err) {
+      this.containers.delete(id);
+      throw new DockerError(500, `failed to create container ${clean}: could not make its volumes: ${(err as Error).message}`);
+    }
     this.emit('container', 'create', c);
     return c;
   }

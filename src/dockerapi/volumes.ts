@@ -144,7 +144,7 @@ export class Volumes {
     return v;
   }
 
-  /** The claim of a volume, made or to be made (at its first container's start). */
+  /** The claim of a volume, made or to be made (by `docker volume create`, or the create of its first container). */
   private claimName(name: string): string {
     return this.records.get(name)?.claim ?? `${name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'vol'}-${shortHash(`${this.deps.owner}/${name}`, 8)}`;
   }
@@ -154,10 +154,41 @@ export class Volumes {
     return `pvc://${this.claimName(name)}`;
   }
 
+  /** claims being made: a second ensure of the same name (two creates naming one new volume) waits for the first */
+  private readonly making = new Map<string, Promise<VolumeRecord>>();
+
   async ensure(name: string, labels: Record<string, string> = {}): Promise<VolumeRecord> {
-    const existing = this.records.get(name);
+    const existing = this.records.get(name) ?? this.making.get(name);
     if (existing) return existing;
     if (!NAME_RE.test(name)) throw badRequest(`invalid volume name "${name}"`);
+    const made = this.make(name, labels);
+    this.making.set(name, made);
+    try {
+      return await made;
+    } finally {
+      this.making.delete(name);
+    }
+  }
+
+  /**
+   * The volumes of one container create, made together: when one cannot be made, those this call made are
+   * removed again (the create fails and leaves nothing behind), the ones that were there stay.
+   */
+  async ensureAll(wanted: Array<{ name: string; labels: Record<string, string> }>): Promise<void> {
+    const made: string[] = [];
+    try {
+      for (const { name, labels } of wanted) {
+        const fresh = !this.records.has(name) && !this.making.has(name);
+        await this.ensure(name, labels);
+        if (fresh) made.push(name);
+      }
+    } catch (err) {
+      for (const name of made) await this.remove(name, true).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async make(name: string, labels: Record<string, string>): Promise<VolumeRecord> {
     const claim = this.claimName(name);
     await this.deps.cluster.createClaim({
       apiVersion: 'v1',

@@ -20,7 +20,7 @@ export function containerRoutes(r: Router, engine: Engine): void {
     if (body && typeof body === 'object') await engine.podTemplateFor(body.Labels);
     await engine.images.prepare(body?.Image);
     const platform = parsePlatform(call.query.get('platform'));
-    const c = engine.create(call.query.get('name'), body, platform);
+    const c = await engine.create(call.query.get('name'), body, platform);
     call.send(201, { Id: c.id, Warnings: c.warnings ?? [] });
   });
   r.op('ContainerList', 'GET', '/containers/json', (call) => {

@@ -332,6 +332,28 @@ for (const kind of ['podman', 'berth'] as const) {
       assert.ok(list.split('\n').includes(v));
     });
 
+    test('create makes its volumes, named and anonymous, before any start; a refused create makes none', async () => {
+      const volumesNow = async (): Promise<string[]> => (await ok(['volume', 'ls', '-q'])).split('\n').filter(Boolean);
+      const before = await volumesNow();
+      const v = `${prefix}-at-create`;
+      const never = `${prefix}-never-made`;
+      volumes.push(v, never);
+      const c = name('vc');
+      await ok(['create', '--name', c, '-v', `${v}:/d`, '-v', '/anon', BUSYBOX, 'true']);
+      const made = (await volumesNow()).filter((x) => !before.includes(x));
+      assert.equal(made.length, 2, `docker volume ls right after create lists the named and the anonymous volume: ${made.join(', ')}`);
+      assert.ok(made.includes(v), made.join(', '));
+      assert.equal(await ok(['volume', 'inspect', '-f', '{{.Driver}} {{json .Labels}}', v]), 'local {}\n');
+      // bad input (dockerd and podman refuse the tmpfs option at create) and a name in use change nothing
+      const bad = await engine.docker(['create', '-v', `${never}:/d`, '--tmpfs', '/t:bogusopt=1', BUSYBOX, 'true']);
+      assert.equal(bad.code, 1, bad.stderr);
+      const taken = await engine.docker(['create', '--name', c, '-v', `${never}:/d`, BUSYBOX, 'true']);
+      assert.equal(taken.code, 1, taken.stderr);
+      assert.ok(!(await volumesNow()).includes(never), 'a refused create made its volume');
+      await ok(['rm', '-v', c]);
+      assert.deepEqual((await volumesNow()).filter((x) => !before.includes(x)), [v], 'rm -v removes the anonymous volume, the named one stays');
+    });
+
     test('-v /path: an anonymous volume, kept across a restart, removed by rm -v and by --rm', async () => {
       const volumesNow = async (): Promise<string[]> => (await ok(['volume', 'ls', '-q'])).split('\n').filter(Boolean);
       const before = await volumesNow();

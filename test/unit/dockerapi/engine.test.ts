@@ -18,7 +18,7 @@ function engineOn(cluster: FakeCluster, more: Partial<EngineOptions> = {}): Engi
   return engine;
 }
 
-function create(engine: Engine, name: string, body: CreateBody = {}): ContainerRecord {
+function create(engine: Engine, name: string, body: CreateBody = {}): Promise<ContainerRecord> {
   return engine.create(name, { Image: IMAGE, Cmd: ['sh', '-c', 'exit 3'], ...body });
 }
 
@@ -35,7 +35,7 @@ test('create, start, wait and remove: one pod, its exit code, nothing left', asy
   const engine = engineOn(cluster);
   const events: string[] = [];
   engine.events.subscribe((e: DockerEvent) => events.push(`${e.Type}/${e.Action}`));
-  const c = create(engine, 'one');
+  const c = await create(engine, 'one');
   assert.equal(c.status, 'created');
   assert.equal(cluster.pods.size, 0, 'a created container is a record only');
   assert.equal(await engine.start('one'), 'started');
@@ -55,7 +55,7 @@ test('create, start, wait and remove: one pod, its exit code, nothing left', asy
 test('a running container is not removed without force (409); with force its pod goes', async () => {
   const cluster = new FakeCluster();
   const engine = engineOn(cluster);
-  create(engine, 'busy');
+  await create(engine, 'busy');
   await engine.start('busy');
   await assert.rejects(engine.remove('busy', false), (err: Error & { status?: number }) => err.status === 409);
   await engine.remove('busy', true);
@@ -65,7 +65,7 @@ test('a running container is not removed without force (409); with force its pod
 test('parallel starts of one container make one pod; the others answer already', async () => {
   const cluster = new FakeCluster();
   const engine = engineOn(cluster);
-  create(engine, 'par');
+  await create(engine, 'par');
   const results = await Promise.all([engine.start('par'), engine.start('par'), engine.start('par')]);
   assert.deepEqual(results.sort(), ['already', 'already', 'started']);
   assert.equal(cluster.pods.size, 1);
@@ -75,7 +75,7 @@ test('a pod that does not run within the start timeout fails the start; an AutoR
   const cluster = new FakeCluster();
   cluster.autoRun = false;
   const engine = engineOn(cluster, { startTimeoutMs: 50 });
-  create(engine, 'slow', { HostConfig: { AutoRemove: true } });
+  await create(engine, 'slow', { HostConfig: { AutoRemove: true } });
   await assert.rejects(engine.start('slow'), /did not run within 0.05 s/);
   assert.equal(cluster.pods.size, 0);
   await until('auto-remove', () => engine.containers.size === 0);
@@ -87,7 +87,7 @@ test('a container whose pod ended before the watch saw it run has a start event 
   const engine = engineOn(cluster);
   const seen: string[] = [];
   engine.events.subscribe((e: DockerEvent) => seen.push(e.Action));
-  const c = create(engine, 'quick');
+  const c = await create(engine, 'quick');
   const started = engine.start('quick');
   await until('its pod', () => c.podName !== undefined && cluster.pods.has(c.podName));
   cluster.exit(c.podName!, 0);
@@ -100,7 +100,7 @@ test('a container whose pod ended before the watch saw it run has a start event 
 
   // a process that never ran (StartError, the epoch as startedAt): no start event, only the failure
   cluster.autoRun = false;
-  const never = create(engine, 'never');
+  const never = await create(engine, 'never');
   const failing = engine.start('never');
   await until('its pod', () => never.podName !== undefined && cluster.pods.has(never.podName));
   const pod = cluster.pod(never.podName!);
@@ -115,7 +115,7 @@ test('a berth restarted with the same instance takes the containers over from th
   const cluster = new FakeCluster();
   const first = engineOn(cluster);
   first.networks.create({ Name: 'net1', Labels: { team: 'a' } });
-  const c = create(first, 'db', { NetworkingConfig: { EndpointsConfig: { net1: { Aliases: ['database'] } } }, Labels: { app: 'x' } });
+  const c = await create(first, 'db', { NetworkingConfig: { EndpointsConfig: { net1: { Aliases: ['database'] } } }, Labels: { app: 'x' } });
   await first.start('db');
   await first.volumes.ensure('data', { team: 'a' });
   const second = engineOn(cluster);
@@ -139,7 +139,7 @@ test('a rename and network changes after the start reach the pod: a berth taking
   const first = engineOn(cluster);
   first.networks.create({ Name: 'front' });
   first.networks.create({ Name: 'back' });
-  const c = create(first, 'web', { Cmd: ['sleep', '60'], NetworkingConfig: { EndpointsConfig: { back: {} } } });
+  const c = await create(first, 'web', { Cmd: ['sleep', '60'], NetworkingConfig: { EndpointsConfig: { back: {} } } });
   await first.start('web');
   await first.rename('web', 'web2');
   await first.connect('front', 'web2', ['www']);
@@ -156,10 +156,10 @@ test('a rename and network changes after the start reach the pod: a berth taking
 test('recovery passes by pods of other instances and pods kept for debugging, and deletes stray peek pods', async () => {
   const cluster = new FakeCluster();
   const other = engineOn(cluster, { owner: 'other' });
-  create(other, 'theirs');
+  await create(other, 'theirs');
   await other.start('theirs');
   const mine = engineOn(cluster);
-  create(mine, 'kept');
+  await create(mine, 'kept');
   await mine.start('kept');
   const kept = mine.container('kept');
   await cluster.annotatePod(kept.podName!, { 'berth.dev/kept-failed-until': '2099-01-01T00:00:00Z' });
@@ -173,7 +173,7 @@ test('recovery passes by pods of other instances and pods kept for debugging, an
 test('exec records: an ended exec is forgotten after the keep, and with its container', async () => {
   const cluster = new FakeCluster();
   const engine = engineOn(cluster);
-  const c = create(engine, 'ex');
+  const c = await create(engine, 'ex');
   await engine.start('ex');
   const spec = { containerId: c.id, cmd: ['true'], env: [], workingDir: '', user: '', tty: false, attachStdin: false, attachStdout: true, attachStderr: false };
   const rec = engine.execs.create(spec);
@@ -215,7 +215,7 @@ test('network aliases: a Service per alias selecting the container, deleted with
   const cluster = new FakeCluster();
   const engine = engineOn(cluster);
   const net = engine.networks.create({ Name: 'app' });
-  const db = create(engine, 'db', { NetworkingConfig: { EndpointsConfig: { app: { Aliases: ['postgres'] } } } });
+  const db = await create(engine, 'db', { NetworkingConfig: { EndpointsConfig: { app: { Aliases: ['postgres'] } } } });
   await engine.start('db');
   const name = engine.networks.serviceName(net.id, 'postgres');
   assert.match(name, /^postgres-[0-9a-f]{8}$/);
@@ -223,7 +223,7 @@ test('network aliases: a Service per alias selecting the container, deleted with
   assert.ok(svc, 'the alias Service exists');
   assert.equal(svc.spec?.clusterIP, 'None');
   assert.deepEqual(svc.spec?.selector, { 'berth.dev/container': db.id.slice(0, 12), 'berth.dev/owner': 'unit' });
-  create(engine, 'web', { NetworkingConfig: { EndpointsConfig: { app: { Aliases: [] } } } });
+  await create(engine, 'web', { NetworkingConfig: { EndpointsConfig: { app: { Aliases: [] } } } });
   await engine.start('web');
   const web = cluster.pod(engine.container('web').podName!);
   assert.deepEqual(web.spec?.hostAliases, [{ ip: db.podIP, hostnames: ['postgres', 'db'] }]);
@@ -234,10 +234,10 @@ test('network aliases: a Service per alias selecting the container, deleted with
   assert.equal(cluster.services.has(name), false);
 });
 
-test('an alias that is not a DNS label is refused at create', () => {
+test('an alias that is not a DNS label is refused at create', async () => {
   const engine = engineOn(new FakeCluster());
   engine.networks.create({ Name: 'n' });
-  assert.throws(() => create(engine, 'bad', { NetworkingConfig: { EndpointsConfig: { n: { Aliases: ['Not_A_Label'] } } } }), /must be a DNS label/);
+  await assert.rejects(async () => create(engine, 'bad', { NetworkingConfig: { EndpointsConfig: { n: { Aliases: ['Not_A_Label'] } } } }), /must be a DNS label/);
 });
 
 test('NetworkMode none: a deny-all policy selecting the container exists before its pod, and goes with it', async () => {
@@ -249,7 +249,7 @@ test('NetworkMode none: a deny-all policy selecting the container exists before 
     policyBeforePod = cluster.policies.size === 1;
     return createPod(pod);
   };
-  const c = create(engine, 'isolated', { HostConfig: { NetworkMode: 'none' } });
+  const c = await create(engine, 'isolated', { HostConfig: { NetworkMode: 'none' } });
   await engine.start('isolated');
   assert.ok(policyBeforePod);
   const policy = [...cluster.policies.values()][0];
@@ -261,7 +261,7 @@ test('NetworkMode none: a deny-all policy selecting the container exists before 
 test('Dns settings become the pod dnsConfig; RestartPolicy is accepted with a warning', async () => {
   const cluster = new FakeCluster();
   const engine = engineOn(cluster);
-  const c = create(engine, 'dns', { HostConfig: { Dns: ['10.0.0.2'], DnsSearch: ['corp.example'], DnsOptions: ['ndots:2'], RestartPolicy: { Name: 'always' } } });
+  const c = await create(engine, 'dns', { HostConfig: { Dns: ['10.0.0.2'], DnsSearch: ['corp.example'], DnsOptions: ['ndots:2'], RestartPolicy: { Name: 'always' } } });
   assert.equal(c.warnings?.length, 1);
   assert.match(c.warnings![0], /RestartPolicy=always is accepted, but berth does not restart containers/);
   await engine.start('dns');
@@ -277,10 +277,10 @@ test('names given to unnamed containers never contain undefined (ids past 0x8000
   }
 });
 
-test("berth's Ryuk container carries the image's label org.testcontainers.ryuk=true", () => {
+test("berth's Ryuk container carries the image's label org.testcontainers.ryuk=true", async () => {
   const engine = engineOn(new FakeCluster());
   engine.images.pull('testcontainers/ryuk:0.14.0');
-  const c = engine.create(null, { Image: 'testcontainers/ryuk:0.14.0', Labels: { 'org.testcontainers.session-id': 's1' } });
+  const c = await engine.create(null, { Image: 'testcontainers/ryuk:0.14.0', Labels: { 'org.testcontainers.session-id': 's1' } });
   assert.deepEqual(c.body.Labels, { 'org.testcontainers.ryuk': 'true', 'org.testcontainers.session-id': 's1' });
 });
 
@@ -296,7 +296,7 @@ async function tarOf(files: Array<{ name: string; content: string }>): Promise<B
 test('files copied before start into a container whose command is unknown come through the helper init container', async () => {
   const cluster = new FakeCluster();
   const engine = engineOn(cluster, { helperImage: 'localhost/berth/busybox:1' });
-  const c = create(engine, 'fed', { Cmd: null });
+  const c = await create(engine, 'fed', { Cmd: null });
   await engine.putArchive('fed', '/etc/app', Promise.resolve(heldTar(await tarOf([{ name: 'conf.txt', content: 'x=1\n' }, { name: 'sub/deep.txt', content: 'deep\n' }]))));
   await engine.start('fed');
   assert.equal(c.status, 'running');
@@ -315,7 +315,7 @@ test('files copied before start into a container whose command is unknown come t
 test('a stat or tar out whose stream is lost before any answer runs again; one cut after its first bytes fails', async () => {
   const cluster = new FakeCluster();
   const engine = engineOn(cluster);
-  const c = create(engine, 'rd', { Cmd: ['sleep', '60'] });
+  const c = await create(engine, 'rd', { Cmd: ['sleep', '60'] });
   await engine.start('rd');
   const stat = 'berth-stat 5 81a4 1700000000\nberth-link \n';
   let losses = 2;
@@ -355,7 +355,7 @@ test('events are kept for GET /events?since= to replay, oldest first', async () 
 test('a copy into a running container starts while its archive arrives, and unpacks only after the go line', async () => {
   const cluster = new FakeCluster();
   const engine = engineOn(cluster);
-  const c = create(engine, 'cp', { Cmd: ['sleep', '60'] });
+  const c = await create(engine, 'cp', { Cmd: ['sleep', '60'] });
   await engine.start('cp');
   let arrive!: (tar: HeldTar) => void;
   const put = engine.putArchive('cp', '/dst', new Promise<HeldTar>((resolve) => (arrive = resolve)));
@@ -375,7 +375,7 @@ test('a copy into a running container starts while its archive arrives, and unpa
 test('a refused archive ends the waiting copy with a stop line: nothing unpacked, nothing kept', async () => {
   const cluster = new FakeCluster();
   const engine = engineOn(cluster);
-  const c = create(engine, 'cpbad', { Cmd: ['sleep', '60'] });
+  const c = await create(engine, 'cpbad', { Cmd: ['sleep', '60'] });
   await engine.start('cpbad');
   const refused = new ArchiveError('archive entry "../x" points outside the destination');
   await assert.rejects(engine.putArchive('cpbad', '/dst', Promise.reject(refused)), (err) => err === refused);
@@ -387,7 +387,7 @@ test('a refused archive ends the waiting copy with a stop line: nothing unpacked
 test('a container with files copied in, taken over by another berth, is not restarted without them', async () => {
   const cluster = new FakeCluster();
   const first = engineOn(cluster);
-  const c = create(first, 'cfg', { Cmd: ['sleep', '60'] });
+  const c = await create(first, 'cfg', { Cmd: ['sleep', '60'] });
   await first.start('cfg');
   await first.putArchive('cfg', '/etc/app', Promise.resolve(heldTar(await tarOf([{ name: 'app.conf', content: 'x=1\n' }]))));
   const saved = JSON.parse(cluster.pod(c.podName!).metadata!.annotations!['berth.dev/docker-container']!) as { archives?: number };
@@ -403,18 +403,34 @@ test('a container with files copied in, taken over by another berth, is not rest
   assert.equal(taken.status, 'exited');
 });
 
-test('-v /path: an anonymous volume per path no bind, mount or tmpfs covers; its claim is made at start, removed with rm -v', async () => {
+test('-v /path: an anonymous volume per path no bind, mount or tmpfs covers; its claim is made at create, removed with rm -v', async () => {
   const cluster = new FakeCluster();
   const engine = engineOn(cluster);
-  const c = create(engine, 'anon', { Cmd: ['sleep', '60'], Volumes: { '/a': {}, '/b/': {}, '/t': {} }, HostConfig: { Binds: ['named:/b'], Tmpfs: { '/t': '' } } });
+  const c = await create(engine, 'anon', { Cmd: ['sleep', '60'], Volumes: { '/a': {}, '/b/': {}, '/t': {} }, HostConfig: { Binds: ['named:/b'], Tmpfs: { '/t': '' } } });
   assert.deepEqual(c.anonymousVolumes?.map((a) => a.target), ['/a']);
   assert.match(c.anonymousVolumes![0].name, /^[0-9a-f]{64}$/);
-  assert.throws(() => create(engine, 'rel', { Volumes: { data: {} } }), /absolute path/);
-  await engine.start('anon');
+  await assert.rejects(async () => create(engine, 'rel', { Volumes: { data: {} } }), /absolute path/);
   const anon = engine.volumes.get(c.anonymousVolumes![0].name)!;
+  assert.ok(anon && engine.volumes.has('named'), 'both volumes exist right after create, as with dockerd');
+  await engine.start('anon');
   assert.ok(cluster.claims.has(anon.claim), 'its claim exists');
   assert.deepEqual(anon.labels, { 'com.docker.volume.anonymous': '' });
   await engine.remove('anon', true, true);
   assert.ok(!cluster.claims.has(anon.claim), 'rm -v deleted it');
   assert.ok(engine.volumes.has('named'), 'a named volume stays');
+});
+
+test('a create whose volumes cannot all be made fails, removes the ones it made and keeps no container', async () => {
+  const cluster = new FakeCluster();
+  const engine = engineOn(cluster);
+  await create(engine, 'first', { HostConfig: { Binds: ['kept:/k'] } });
+  const createClaim = cluster.createClaim.bind(cluster);
+  cluster.createClaim = async (pvc) => {
+    if (pvc.metadata?.annotations?.['berth.dev/volume'] === 'refused') throw new Error('persistentvolumeclaims is forbidden');
+    return createClaim(pvc);
+  };
+  await assert.rejects(async () => create(engine, 'second', { HostConfig: { Binds: ['kept:/k', 'fresh:/f', 'refused:/r'] } }), /failed to create container second: could not make its volumes: persistentvolumeclaims is forbidden/);
+  assert.deepEqual([...engine.volumes.values()].map((v) => v.name), ['kept'], 'fresh was removed again, kept stays');
+  assert.equal(cluster.claims.size, 1);
+  assert.deepEqual([...engine.containers.values()].map((c) => c.name), ['first']);
 });
