@@ -140,6 +140,8 @@ export interface NetworkRecord {
   driver: string;
   created: Date;
   labels: Record<string, string>;
+  /** the create's driver options, as inspect shows them (checked: network-options.ts) */
+  options?: Record<string, string>;
   internal: boolean;
   builtin: boolean;
 }

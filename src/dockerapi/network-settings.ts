@@ -8,6 +8,7 @@
  */
 import { badRequest } from './http.js';
 import { isZero } from './host-config.js';
+import { judgeNetworkOptions } from './network-options.js';
 
 const POD_ADDRESS = "a pod's IP is chosen by the cluster's network plugin; find the container by its name or a --network-alias";
 const POD_INTERFACE = "a pod's interface is made by the cluster's network plugin";
@@ -50,9 +51,10 @@ export interface NetworkCreateSettings {
 /**
  * A network create's settings: berth's networks are names the members resolve (alias Services and /etc/hosts
  * lines) on the cluster's one pod network, so `bridge` is the only driver, and what would shape a network of its
- * own (subnets, IPv6, isolation from the outside, driver options) is refused rather than left out.
+ * own (subnets, IPv6, isolation from the outside, driver options that change what members see: network-options.ts)
+ * is refused rather than left out. Returns the create's warnings.
  */
-export function checkNetworkCreate(name: string, body: NetworkCreateSettings): void {
+export function checkNetworkCreate(name: string, body: NetworkCreateSettings): string[] {
   const refuse = (what: string, why: string): never => {
     throw badRequest(`network ${name}: ${what} cannot be given: ${why}`);
   };
@@ -64,6 +66,6 @@ export function checkNetworkCreate(name: string, body: NetworkCreateSettings): v
   if (!isZero(ipam.Config)) refuse(`address configuration ${JSON.stringify(ipam.Config)} (--subnet, --ip-range, --gateway, --aux-address)`, "a pod's IP is chosen by the cluster's network plugin");
   if ((ipam.Driver ?? '') !== '' && ipam.Driver !== 'default') refuse(`IPAM driver "${ipam.Driver}" (--ipam-driver)`, "a pod's IP is chosen by the cluster's network plugin");
   if (!isZero(ipam.Options)) refuse(`IPAM options (--ipam-opt)`, "a pod's IP is chosen by the cluster's network plugin");
-  if (!isZero(body.Options)) refuse(`driver options ${Object.keys(body.Options ?? {}).join(', ')} (-o)`, 'there is no bridge to give them to');
   if (body.Ingress || body.ConfigOnly || !isZero(body.ConfigFrom) || (body.Scope ?? '') === 'swarm') refuse('a swarm network (--ingress, --config-only, --config-from, --scope swarm)', 'berth runs no swarm');
+  return judgeNetworkOptions(name, body.Options ?? {});
 }

@@ -30,6 +30,7 @@ export interface NetworkCreateBody {
   Driver?: string;
   Labels?: Record<string, string> | null;
   Internal?: boolean;
+  Options?: Record<string, string> | null;
 }
 
 export function checkAliases(aliases: string[]): void {
@@ -69,7 +70,7 @@ export class Networks {
     if (!name || !NAME_RE.test(name)) throw badRequest(`invalid network name "${name ?? ''}"`);
     for (const n of this.records.values()) if (n.name === name) throw conflict(`network with name ${name} already exists`);
     const id = newId();
-    const rec: NetworkRecord = { id, name, driver: body.Driver || 'bridge', created: new Date(), labels: body.Labels ?? {}, internal: Boolean(body.Internal), builtin: false };
+    const rec: NetworkRecord = { id, name, driver: body.Driver || 'bridge', created: new Date(), labels: body.Labels ?? {}, options: body.Options ?? {}, internal: Boolean(body.Internal), builtin: false };
     this.records.set(id, rec);
     this.deps.bus.emit('network', 'create', { id, name });
     return rec;

@@ -17,9 +17,9 @@ export function networkRoutes(r: Router, engine: Engine): void {
   r.op('NetworkInspect', 'GET', '/networks/{id}', (call, [id]) => call.send(200, networkJson(engine, id)));
   r.op('NetworkCreate', 'POST', '/networks/create', async (call) => {
     const body = checkBody<NetworkCreateBody & NetworkCreateSettings>('networkCreate', await call.json(false));
-    checkNetworkCreate(body.Name ?? '', body);
+    const warnings = checkNetworkCreate(body.Name ?? '', body);
     const n = engine.networks.create(body);
-    call.send(201, { Id: n.id, Warning: '' });
+    call.send(201, { Id: n.id, Warning: warnings.join('\n') });
   });
   r.op('NetworkConnect', 'POST', '/networks/{id}/connect', async (call, [id]) => {
     const body = checkBody<{ Container?: string; EndpointConfig?: { Aliases?: string[] | null } | null }>('networkConnect', await call.json(false));
@@ -72,7 +72,7 @@ function networkJson(engine: Engine, id: string): Record<string, unknown> {
     ConfigFrom: { Network: '' },
     ConfigOnly: false,
     Containers: containers,
-    Options: {},
+    Options: n.options ?? {},
     Labels: n.labels,
   };
 }

@@ -389,10 +389,13 @@ for (const kind of ['podman', 'berth'] as const) {
       assert.equal(body, 'served\n');
     });
 
-    test('network create: two containers talk by alias', async () => {
+    test('network create with the bridge options compose files give (driver_opts): two containers talk by alias', async () => {
       const net = `${prefix}-net`;
       networks.push(net);
-      await ok(['network', 'create', net]);
+      const options = { 'com.docker.network.bridge.name': `brs${process.pid}`, 'com.docker.network.driver.mtu': '1450', 'com.docker.network.bridge.enable_icc': 'true', 'com.docker.network.bridge.enable_ip_masquerade': 'true' };
+      await ok(['network', 'create', ...Object.entries(options).flatMap(([k, v]) => ['-o', `${k}=${v}`]), net]);
+      // podman keeps only the options it maps (mtu); dockerd shows them all, as given
+      if (kind === 'berth') assert.deepEqual(JSON.parse(await ok(['network', 'inspect', '-f', '{{json .Options}}', net])), options);
       await ok(['run', '-d', '--name', name('web'), '--network', net, '--network-alias', 'webalias', BUSYBOX, 'sh', '-c', 'echo by-alias > /tmp/index.html; exec httpd -f -p 8080 -h /tmp']);
       const r = await engine.docker(['run', '--rm', '--name', name('client'), '--network', net, BUSYBOX, 'sh', '-c', 'for i in 1 2 3 4 5 6 7 8 9 10; do wget -q -O - http://webalias:8080/index.html && exit 0; sleep 0.3; done; exit 1']);
       assert.equal(r.code, 0, r.stderr);
@@ -427,7 +430,7 @@ for (const kind of ['podman', 'berth'] as const) {
       await unresolved('joiner', name('srv'));
     });
 
-    test('what a pod cannot have on a network is refused, not dropped: --ip, --mac-address, --domainname, --internal, --subnet, -d, -o', { skip: kind === 'podman' && 'podman gives all of them' }, async () => {
+    test('what a pod cannot have on a network is refused, not dropped: --ip, --mac-address, --domainname, --internal, --subnet, -d, -o enable_icc=false', { skip: kind === 'podman' && 'podman gives all of them' }, async () => {
       const net = `${prefix}-nset`;
       networks.push(net);
       await ok(['network', 'create', net]);
@@ -448,7 +451,8 @@ for (const kind of ['podman', 'berth'] as const) {
       await refused(['network', 'create', '--internal', others], /an internal network \(--internal\) cannot be given: its members would still reach everything/);
       await refused(['network', 'create', '--subnet', '10.99.0.0/24', others], /address configuration .* \(--subnet/);
       await refused(['network', 'create', '-d', 'macvlan', others], /driver "macvlan" \(-d\) cannot be given/);
-      await refused(['network', 'create', '-o', 'com.docker.network.bridge.name=br9', others], /driver options com.docker.network.bridge.name \(-o\)/);
+      await refused(['network', 'create', '-o', 'com.docker.network.bridge.enable_icc=false', others], /driver option com.docker.network.bridge.enable_icc=false \(-o\) cannot be given: .*containers always reach each other/);
+      await refused(['network', 'create', '-o', 'com.docker.network.bridge.enable_icc=maybe', others], /failed to parse com.docker.network.bridge.enable_icc value: maybe/);
       assert.equal((await ok(['network', 'ls', '--filter', `name=${others}`, '-q'])).trim(), '', 'no network was made');
     });
 
