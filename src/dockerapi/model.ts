@@ -42,7 +42,15 @@ export interface HostConfig {
   PortBindings?: Record<string, Array<{ HostIp?: string; HostPort?: string }> | null> | null;
   PublishAllPorts?: boolean;
   Binds?: string[] | null;
-  Mounts?: Array<{ Type?: string; Source?: string; Target?: string; ReadOnly?: boolean; VolumeOptions?: { DriverConfig?: { Name?: string; Options?: Record<string, string> | null } | null } | null }> | null;
+  Mounts?: Array<{
+    Type?: string;
+    Source?: string;
+    Target?: string;
+    ReadOnly?: boolean;
+    VolumeOptions?: { DriverConfig?: { Name?: string; Options?: Record<string, string> | null } | null } | null;
+    /** `--mount type=tmpfs,tmpfs-size=…,tmpfs-mode=…`: bytes, and the mode's bits as a number */
+    TmpfsOptions?: { SizeBytes?: number; Mode?: number; Options?: string[][] | null } | null;
+  }> | null;
   Tmpfs?: Record<string, string> | null;
   /** bytes of /dev/shm; 0 = the default 64 MiB */
   ShmSize?: number;

@@ -74,6 +74,23 @@ function bindVolume(bind: string): SandboxVolume {
 
 type MountSpec = NonNullable<NonNullable<CreateBody['HostConfig']>['Mounts']>[number];
 
+/**
+ * `--mount type=tmpfs`'s TmpfsOptions as `--tmpfs` options, so both are applied and warned about alike:
+ * tmpfs-size (bytes; a negative size is refused), tmpfs-mode (octal; 0 is the default 1777) and the
+ * options of API 1.46 (`[["noexec"], ["nr_inodes", "1k"]]`).
+ */
+function tmpfsMountOptions(m: MountSpec): string {
+  const t = m.TmpfsOptions ?? {};
+  const options: string[] = [];
+  if (t.SizeBytes !== undefined && t.SizeBytes !== 0) {
+    if (t.SizeBytes < 0) throw badRequest(`invalid mount config for type "tmpfs": invalid tmpfs size ${t.SizeBytes} for ${m.Target}: it must not be negative`);
+    options.push(`size=${t.SizeBytes}`);
+  }
+  if (t.Mode) options.push(`mode=${t.Mode.toString(8)}`);
+  for (const option of t.Options ?? []) options.push(option.join('='));
+  return options.join(',');
+}
+
 /** a volume mount's driver and options: refused, as for `docker volume create` */
 function refuseMountDriver(m: MountSpec): void {
   refuseDriverSettings(m.VolumeOptions?.DriverConfig?.Name, m.VolumeOptions?.DriverConfig?.Options, { driver: 'volume-driver= of --mount', options: 'volume-opt= of --mount' });
@@ -86,7 +103,7 @@ function mountVolume(m: MountSpec, warnings: string[]): SandboxVolume {
     return { claim: m.Source, target: m.Target, readOnly: Boolean(m.ReadOnly) };
   }
   if (m.Type === 'tmpfs' && m.Target) {
-    const volume = tmpfsVolume(m.Target, '', warnings);
+    const volume = tmpfsVolume(m.Target, tmpfsMountOptions(m), warnings);
     volume.readOnly = Boolean(m.ReadOnly);
     return volume;
   }

@@ -121,6 +121,7 @@ for (const kind of ['podman', 'berth'] as const) {
       // selenium's and chrome's testcontainers modules ask for 2 GiB: a browser crashes on a 64 MiB /dev/shm
       assert.equal(await kilobytes(['--shm-size', '256m'], '/dev/shm'), 256 * 1024);
       assert.equal(await kilobytes(['--tmpfs', '/scratch:size=10m'], '/scratch'), 10 * 1024);
+      assert.equal(await kilobytes(['--mount', 'type=tmpfs,dst=/mounted,tmpfs-size=1048576'], '/mounted'), 1024, "--mount's tmpfs-size");
       // the runtime's default: podman's 64000k, dockerd's and a kubelet's 64 MiB
       const defaultKb = kind === 'podman' ? 64_000 : 65_536;
       assert.equal(await kilobytes(['--shm-size', '0'], '/dev/shm'), defaultKb, '--shm-size 0 is the default size');

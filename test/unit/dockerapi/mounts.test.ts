@@ -52,3 +52,12 @@ test('ShmSize: /dev/shm as a memory emptyDir of that size, unless a mount of the
   assert.deepEqual(plan({ ShmSize: 1 << 20, IpcMode: 'none' }).volumes, []);
   assert.throws(() => plan({ ShmSize: -1 }), /SHM size can not be less than 0/);
 });
+
+test('--mount type=tmpfs: tmpfs-size is the sizeLimit, a tmpfs-mode an emptyDir cannot take is a warning, as for --tmpfs', () => {
+  const mount = (TmpfsOptions: Record<string, unknown>) => plan({ Mounts: [{ Type: 'tmpfs', Target: '/t', TmpfsOptions }] });
+  assert.deepEqual(mount({ SizeBytes: 1048576 }).volumes, [{ target: '/t', readOnly: false, memory: true, sizeLimit: '1048576' }]);
+  assert.deepEqual(mount({ SizeBytes: 0, Mode: 0o1777 }), { volumes: [{ target: '/t', readOnly: false, memory: true }], anonymous: [], warnings: [] });
+  assert.match(mount({ Mode: 0o1770 }).warnings.join(), /tmpfs \/t: mode=1770 not applied/);
+  assert.match(mount({ Options: [['noexec']] }).warnings.join(), /tmpfs \/t: noexec not applied/);
+  assert.throws(() => mount({ SizeBytes: -1 }), /invalid tmpfs size -1/);
+});
