@@ -710,7 +710,8 @@ export class Engine {
    */
   async remove(ref: string, force: boolean, withVolumes = false): Promise<void> {
     const c = this.container(ref);
-    if (c.status === 'running' && !force) throw conflict(`You cannot remove a running container ${c.id}. Stop the container before attempting removal or force remove`);
+    // dockerd names the container as the client did
+    if (c.status === 'running' && !force) throw conflict(`cannot remove container "${ref}": container is running: stop the container before removing or force remove`);
     let removal = this.removals.get(c.id);
     if (!removal) {
       removal = this.removeNow(c, withVolumes).finally(() => this.removals.delete(c.id));
