@@ -62,7 +62,12 @@ export class ContainerLog {
     for (const l of this.listeners) l(block);
     if (this.rotation.due(block.length)) {
       closeSync(this.fd!);
-      this.rotation.rotate();
+      try {
+        this.rotation.rotate();
+      } catch (err) {
+        // the kubelet too logs a failed rotation and goes on writing the file it has
+        process.stderr.write(`berth dev-cluster node: could not rotate ${this.file}: ${(err as Error).message}\n`);
+      }
       this.fd = openSync(this.file, 'a');
     }
   }

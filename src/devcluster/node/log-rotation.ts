@@ -45,13 +45,18 @@ export class LogRotation {
     for (const old of rotated.slice(0, Math.max(0, rotated.length - (MAX_FILES - 1)))) rmSync(join(dir, old), { force: true });
   }
 
-  /** `<file>.<YYYYMMDD-HHMMSS>`, with a count after it when the same second already rotated it */
+  /**
+   * `<file>.<YYYYMMDD-HHMMSS>`, and when the same second already rotated it, a count after it above every count of
+   * that second's files: the names sort as the files were rotated, so the oldest are the ones dropped.
+   */
   private freeName(): string {
     const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-    const taken = new Set(readdirSync(dirname(this.file)));
-    let name = `${this.file}.${stamp}`;
-    for (let n = 1; taken.has(basename(name)); n++) name = `${this.file}.${stamp}-${String(n).padStart(4, '0')}`;
-    return name;
+    const base = `${basename(this.file)}.${stamp}`;
+    const counts = readdirSync(dirname(this.file))
+      .filter((n) => n === base || n.startsWith(`${base}-`))
+      .map((n) => (n === base ? 0 : Number(n.slice(base.length + 1))));
+    if (counts.length === 0) return `${this.file}.${stamp}`;
+    return `${this.file}.${stamp}-${String(Math.max(...counts) + 1).padStart(6, '0')}`;
   }
 }
 
