@@ -1,6 +1,7 @@
 // Images come from podman's local store only: the dev cluster has no registry to pull from, so "pulling"
 // is looking the image up, and a missing image is a pull failure the user fixes with `podman build`/`load`.
 import { statSync } from 'node:fs';
+import { pathKindInImage, type PathKind } from './image-files.js';
 import type { PodmanCli } from './podman-cli.js';
 import { podmanMessage } from './podman-cli.js';
 
@@ -49,6 +50,8 @@ export class ImageCache {
   private readonly found = new Map<string, ImageInfo>();
   /** lookups under way, by store stamp and image */
   private readonly inFlight = new Map<string, Promise<ImageLookup>>();
+  /** by image id and path: an image's files never change under its id */
+  private readonly pathKinds = new Map<string, Promise<PathKind | undefined>>();
   private storeStamp?: string;
 
   /** storeFile: `<graphRoot>/<driver>-images/images.json`; undefined turns caching off */
@@ -77,6 +80,19 @@ export class ImageCache {
     // kept only when the store did not change while podman was reading it
     if (result.found && before !== undefined && this.stamp() === before && this.storeStamp === before) this.found.set(image, result.image);
     return result;
+  }
+
+  /** what `path` is in the image's filesystem; undefined when podman could not tell */
+  pathKind(image: ImageInfo, path: string): Promise<PathKind | undefined> {
+    const key = `${image.id}\0${path}`;
+    let kind = this.pathKinds.get(key);
+    if (!kind) {
+      kind = pathKindInImage(this.cli, image.id, path);
+      this.pathKinds.set(key, kind);
+      // an answer podman could not give is asked again next time
+      void kind.then((k) => k === undefined && this.pathKinds.delete(key));
+    }
+    return kind;
   }
 
   /** what was read about `image` may be stale (podman could not use it) */

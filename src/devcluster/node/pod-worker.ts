@@ -14,7 +14,7 @@ import { forgetHostsFile, podHostname, writeHostsFile } from './hosts.js';
 import { pullFailureMessage, pullPolicy, type ImageCache, type ImageInfo, type ImageLookup } from './images.js';
 import { isFullyIsolated } from './network-policy.js';
 import type { ExitFiles } from './exit-files.js';
-import { CLUSTER_LABEL, containerRunArgs, podCreateArgs, podmanPodName, type ContainerSpec, type Mount } from './podman-args.js';
+import { CLUSTER_LABEL, containerRunArgs, isOnMount, podCreateArgs, podmanPodName, type ContainerSpec, type Mount } from './podman-args.js';
 import { podmanMessage, type PodmanCli } from './podman-cli.js';
 import { composePodStatus, terminatedReason, type ContainerStatus } from './pod-status.js';
 import { parseQuantity } from './quantity.js';
@@ -51,7 +51,7 @@ export interface NodeContext {
   /** the pod's IP or phase changed: other pods' hosts files may need it */
   networkChanged(): void;
   /** image lookups, kept while podman's image store is unchanged */
-  images: Pick<ImageCache, 'lookup' | 'forget'>;
+  images: Pick<ImageCache, 'lookup' | 'forget' | 'pathKind'>;
   /** conmon's exit files, watched: a container's end is known when its process ended, not when `podman run` did */
   exitFiles?: ExitFiles;
   /** a ready sandbox (infra running, IP known) for an ordinary pod, or one without a network for an isolated pod, if one is at hand */
@@ -494,6 +494,7 @@ export class PodWorker {
     try {
       const spec = this.containerSpec(slot, image);
       backoff.configMs = CONFIG_BACKOFF_MS;
+      await this.createMissingWorkingDir(spec, image);
       return spec;
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
@@ -503,6 +504,20 @@ export class PodWorker {
       backoff.configMs = Math.min(backoff.configMs * 2, CONFIG_BACKOFF_MAX_MS);
       return undefined;
     }
+  }
+
+  /**
+   * runc creates a working directory the image lacks (root's, 0755) and starts the container in it; podman
+   * refuses `--workdir` to one. An empty directory mounted there as podman's overlay volume is that directory,
+   * its writes kept with the container. Below a volume, podman leaves the path to runc, which creates it there.
+   */
+  private async createMissingWorkingDir(spec: ContainerSpec, image: ImageInfo): Promise<void> {
+    const workingDir = spec.workingDir;
+    if (!workingDir || isOnMount(workingDir, spec.mounts)) return;
+    if ((await this.ctx.images.pathKind(image, workingDir)) !== 'missing') return;
+    const empty = join(this.ctx.stateDir, 'empty-workdir');
+    mkdirSync(empty, { recursive: true });
+    spec.mounts.push({ hostPath: empty, containerPath: workingDir, readOnly: false, overlay: true });
   }
 
   /**

@@ -1,4 +1,5 @@
 // podman argv for a pod sandbox and its containers. Pure, so the mapping from pod spec to flags is testable.
+import { normalize } from 'node:path/posix';
 import type { SecuritySettings } from './security.js';
 
 export const CLUSTER_LABEL = 'io.berth.dev-cluster';
@@ -32,6 +33,17 @@ export interface Mount {
   hostPath: string;
   containerPath: string;
   readOnly: boolean;
+  /** podman's overlay volume: hostPath is the read-only lower layer, writes stay with the container */
+  overlay?: boolean;
+}
+
+/** whether `path` in the container is a mount's destination or below one, where the runtime (runc) resolves it */
+export function isOnMount(path: string, mounts: Mount[]): boolean {
+  const clean = normalize(path).replace(/\/+$/, '') || '/';
+  return mounts.some((m) => {
+    const dest = normalize(m.containerPath).replace(/\/+$/, '') || '/';
+    return clean === dest || clean.startsWith(dest === '/' ? '/' : `${dest}/`);
+  });
 }
 
 export interface ContainerSpec {
@@ -79,7 +91,7 @@ export function containerCreateArgs(c: ContainerSpec): string[] {
   if (c.tty) args.push('--tty');
   if (c.memoryBytes !== undefined) args.push('--memory', String(Math.floor(c.memoryBytes)));
   if (c.cpus !== undefined) args.push('--cpus', String(c.cpus));
-  for (const m of c.mounts) args.push('--volume', `${m.hostPath}:${m.containerPath}${m.readOnly ? ':ro' : ''}`);
+  for (const m of c.mounts) args.push('--volume', `${m.hostPath}:${m.containerPath}${m.overlay ? ':O' : m.readOnly ? ':ro' : ''}`);
   args.push(c.image);
   // with a command and no args the image's CMD must not be appended: podman drops it when --entrypoint is set
   if (c.args) args.push(...c.args);

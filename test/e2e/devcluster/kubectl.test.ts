@@ -196,6 +196,36 @@ spec:
     assert.match(denied.stderr, new RegExp(`pods "web" is forbidden: User "viewer" cannot delete resource "pods" in API group "" in the namespace "${ns}"`));
   });
 
+  test('a workingDir the image lacks is created as runc creates it: root\'s, 0755, in the image\'s filesystem or in the volume it lies in', async () => {
+    const overrides = { apiVersion: 'v1', spec: { containers: [{ name: 'w', image: BUSYBOX, workingDir: '/no/such/dir', command: ['pwd'] }] } };
+    await kubectlOk(['run', 'w', '-n', ns, `--image=${BUSYBOX}`, '--restart=Never', `--overrides=${JSON.stringify(overrides)}`]);
+    await kubectlOk(['wait', '--for=jsonpath={.status.phase}=Succeeded', 'pod/w', '-n', ns, '--timeout=60s']);
+    assert.equal(await kubectlOk(['logs', 'w', '-n', ns]), '/no/such/dir\n');
+
+    // the init container's directory is made in the volume, where the main container finds it
+    await kubectlOk(['apply', '-f', '-'], {
+      input: `apiVersion: v1
+kind: Pod
+metadata: {name: workdirs, namespace: ${ns}}
+spec:
+  restartPolicy: Never
+  volumes: [{name: data, emptyDir: {}}]
+  initContainers:
+  - {name: init, image: ${BUSYBOX}, workingDir: /data/made/here, command: ["true"], volumeMounts: [{name: data, mountPath: /data}]}
+  containers:
+  - name: main
+    image: ${BUSYBOX}
+    workingDir: /scratch/x
+    command: ["sh", "-c", "pwd; stat -c '%u %g %a' . /data/made/here; echo written > f; cat f"]
+    volumeMounts: [{name: data, mountPath: /data}]
+`,
+    });
+    await kubectlOk(['wait', '--for=jsonpath={.status.phase}=Succeeded', 'pod/workdirs', '-n', ns, '--timeout=60s']);
+    assert.equal(await kubectlOk(['logs', 'workdirs', '-n', ns]), '/scratch/x\n0 0 755\n0 0 755\nwritten\n');
+    const warnings = await kubectlOk(['get', 'events', '-n', ns, '--field-selector', 'type=Warning', '-o', 'jsonpath={range .items[*]}{.involvedObject.name} {.reason}{"\\n"}{end}']);
+    assert.doesNotMatch(warnings, /^(w|workdirs) /m, 'no failed start before the one that worked');
+  });
+
   test('get pods --watch streams changes as they happen', async () => {
     const watcher = spawn('kubectl', ['--kubeconfig', kubeconfigPath(), 'get', 'pods', '-n', ns, '--watch', '--output-watch-events', '-l', 'app=watched'], { stdio: ['ignore', 'pipe', 'pipe'] });
     const lines: string[] = [];

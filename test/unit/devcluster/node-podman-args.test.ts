@@ -89,3 +89,19 @@ test('podman pod names are bounded and unique per uid', () => {
   assert.ok(a.length <= 61, a);
   assert.ok(a.endsWith('-0123abcd'));
 });
+
+test('an overlay mount is podman\'s :O volume, writable by the container and never read-only', () => {
+  const args = containerCreateArgs({
+    podName: 'pp',
+    name: 'pp-c-0',
+    labels: {},
+    image: 'img:1',
+    env: [],
+    workingDir: '/no/such/dir',
+    security: securitySettings(pod(), { name: 'c' }, ''),
+    stdin: false,
+    tty: false,
+    mounts: [{ hostPath: '/state/empty', containerPath: '/no/such/dir', readOnly: false, overlay: true }],
+  });
+  assert.deepEqual(args.slice(args.indexOf('--volume'), args.indexOf('--volume') + 2), ['--volume', '/state/empty:/no/such/dir:O']);
+});
