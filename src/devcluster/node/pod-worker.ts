@@ -575,7 +575,7 @@ export class PodWorker {
       slot.status.state = { running: { startedAt: isoNow() } };
       slot.status.started = !slot.init;
       slot.status.ready = !slot.init;
-      this.ctx.events.record(this.pod, 'Normal', 'Started', `Started container ${slot.spec.name}`, { fieldPath: containerFieldPath(slot.init, slot.spec.name) });
+      this.recordStarted(slot);
       this.queueStatus();
     }
     await attached.ended;
@@ -594,6 +594,8 @@ export class PodWorker {
         : await attached.exited.then(() => this.inspectExit(slot.podmanId!, containerID, startedAt, attached.podmanError));
     // a container that never started has no output of its own: what its log holds is podman's error, now the message
     if (terminated.reason === 'StartError') rmSync(this.logFile(slot, slot.currentIndex!), { force: true });
+    // the kubelet records Started once the runtime started the process, however soon it ended
+    else if (!runs && !this.gone && terminated.reason !== 'ContainerStatusUnknown') this.recordStarted(slot);
     slot.status.state = { terminated };
     slot.status.started = false;
     slot.status.ready = slot.init && terminated.exitCode === 0;
@@ -640,6 +642,10 @@ export class PodWorker {
   }
 
   /** the pod has started once every regular container has run (or ended) once */
+  private recordStarted(slot: ContainerSlot): void {
+    this.ctx.events.record(this.pod, 'Normal', 'Started', `Started container ${slot.spec.name}`, { fieldPath: containerFieldPath(slot.init, slot.spec.name) });
+  }
+
   private slotStarted(slot: ContainerSlot): void {
     if (slot.init) return;
     this.startedSlots.add(slot);

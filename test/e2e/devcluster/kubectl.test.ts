@@ -196,6 +196,17 @@ spec:
     assert.match(denied.stderr, new RegExp(`pods "web" is forbidden: User "viewer" cannot delete resource "pods" in API group "" in the namespace "${ns}"`));
   });
 
+  test('a container that ends at once still has its Started event, after Created, as from the kubelet', async () => {
+    for (const name of ['quick-1', 'quick-2', 'quick-3']) {
+      await kubectlOk(['run', name, '-n', ns, `--image=${BUSYBOX}`, '--restart=Never', '--', 'true']);
+    }
+    for (const name of ['quick-1', 'quick-2', 'quick-3']) {
+      await kubectlOk(['wait', '--for=jsonpath={.status.phase}=Succeeded', `pod/${name}`, '-n', ns, '--timeout=60s']);
+      const reasons = await kubectlOk(['get', 'events', '-n', ns, '--field-selector', `involvedObject.name=${name}`, '--sort-by=.metadata.resourceVersion', '-o', 'jsonpath={.items[*].reason}']);
+      assert.equal(reasons, 'Scheduled Pulled Created Started', name);
+    }
+  });
+
   test('a workingDir the image lacks is created as runc creates it: root\'s, 0755, in the image\'s filesystem or in the volume it lies in', async () => {
     const overrides = { apiVersion: 'v1', spec: { containers: [{ name: 'w', image: BUSYBOX, workingDir: '/no/such/dir', command: ['pwd'] }] } };
     await kubectlOk(['run', 'w', '-n', ns, `--image=${BUSYBOX}`, '--restart=Never', `--overrides=${JSON.stringify(overrides)}`]);
