@@ -1,4 +1,4 @@
-// A watch over HTTP: chunked NDJSON, one event per line flushed at once, optional idle bookmarks,
+// A watch over HTTP: chunked NDJSON, one event per line flushed at once, bookmarks when asked for (as the watch cache sends them),
 // ended by timeoutSeconds (default a random 30–60 min, as the real server's min-request-timeout does),
 // by the endWatchAfterMs fault, by the client, or by the server closing.
 import type { ServerResponse, IncomingMessage } from 'node:http';
@@ -26,7 +26,10 @@ export interface WatchServeOptions {
   liveStreams: Set<() => void>;
 }
 
-const DEFAULT_BOOKMARK_INTERVAL_MS = 1000;
+/** the watch cache's bookmark frequency (cacher's defaultBookmarkFrequency) */
+const BOOKMARK_FREQUENCY_MS = 60_000;
+/** and one bookmark this long before the watch's deadline, so that the client resumes from the newest version */
+const PRE_TIMEOUT_MS = 2000;
 
 function randomTimeoutSeconds(): number {
   return 1800 + Math.floor(Math.random() * 1800);
@@ -40,13 +43,11 @@ function randomTimeoutSeconds(): number {
 export function serveWatch(req: IncomingMessage, res: ServerResponse, o: WatchServeOptions): void {
   const early: WatchEvent[] = [];
   let live = false;
-  let lastWrite = Date.now();
   let ended = false;
   const write = (e: WatchEvent) => {
     if (ended) return;
     const out = o.encodeObject && e.type !== 'BOOKMARK' && e.type !== 'ERROR' ? o.encodeObject(e) : e;
     res.write(`${JSON.stringify(out)}\n`);
-    lastWrite = Date.now();
   };
   const onEvent = (e: WatchEvent) => (live ? write(e) : early.push(e));
 
@@ -97,14 +98,23 @@ export function serveWatch(req: IncomingMessage, res: ServerResponse, o: WatchSe
   const timeoutMs = (o.timeoutSeconds && o.timeoutSeconds > 0 ? o.timeoutSeconds : randomTimeoutSeconds()) * 1000;
   timers.push(setTimeout(finish, timeoutMs));
   if (o.endAfterMs > 0) timers.push(setTimeout(finish, o.endAfterMs));
-  if (o.watch.allowWatchBookmarks) {
-    const every = o.bookmarkIntervalMs ?? DEFAULT_BOOKMARK_INTERVAL_MS;
-    const tick = setInterval(() => {
-      // delivery is synchronous, so everything up to the store's newest version has been written
-      if (Date.now() - lastWrite >= every) {
-        write(bookmark());
-      }
-    }, every);
-    timers.push(tick);
-  }
+  if (o.watch.allowWatchBookmarks) scheduleBookmarks(Date.now() + timeoutMs - PRE_TIMEOUT_MS, o.bookmarkIntervalMs ?? BOOKMARK_FREQUENCY_MS, () => write(bookmark()), timers);
+}
+
+/**
+ * As the watch cache (cache_watcher.go nextBookmarkTime): a bookmark every `every` ms, and the last one at
+ * `lastAt`, 2 s before the deadline; none when the watch is shorter than that. Delivery is synchronous, so a
+ * bookmark's version (the store's newest) follows everything written before it.
+ */
+function scheduleBookmarks(lastAt: number, every: number, send: () => void, timers: NodeJS.Timeout[]): void {
+  const next = (from: number) => {
+    const at = Math.min(from + every, lastAt);
+    if (at < from) return;
+    const timer = setTimeout(() => {
+      send();
+      if (at < lastAt) next(at);
+    }, at - Date.now());
+    timers.push(timer);
+  };
+  next(Date.now());
 }

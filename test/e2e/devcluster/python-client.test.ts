@@ -9,6 +9,7 @@ import { BUSYBOX, contextFor, deleteNamespace, freshNamespace, kubeconfigPath, r
 // Debian's interpreter, the one python3-kubernetes is installed for (a pyenv python3 earlier on PATH lacks it)
 const PYTHON = '/usr/bin/python3';
 const SCRIPT = join(repoRoot, 'test/e2e/devcluster/fixtures/python-client.py');
+const WATCH_SCRIPT = join(repoRoot, 'test/e2e/devcluster/fixtures/python-watch-resume.py');
 
 describe('the Python kubernetes client', () => {
   let ns: string;
@@ -37,5 +38,14 @@ describe('the Python kubernetes client', () => {
     assert.deepEqual(result.patched, { data: { a: '1', b: '2' }, labels: { via: 'python' } });
     // the pages of one list: pg5, deleted after the first page, is still in them; pg99, made after it, is not
     assert.deepEqual(result.paged, ['pg0', 'pg1', 'pg2', 'pg3', 'pg4', 'pg5']);
+  });
+
+  test('a watch with allow_watch_bookmarks gets its bookmark 2 s before its timeout, and resumes from it', async () => {
+    const r = await runCommand(PYTHON, [WATCH_SCRIPT, kubeconfigPath(), contextFor('admin'), ns], { timeoutMs: 60_000 });
+    assert.equal(r.code, 0, `python exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+    const result = JSON.parse(r.stdout) as { first: [string, string | null][]; resumed: [string, string | null][] };
+    // one bookmark in a 4 s watch, as the watch cache sends it (every minute, and 2 s before the deadline)
+    assert.deepEqual(result.first, [['ADDED', 'before-1'], ['ADDED', 'before-2'], ['BOOKMARK', null]]);
+    assert.deepEqual(result.resumed, [['ADDED', 'after'], ['BOOKMARK', null]]);
   });
 });

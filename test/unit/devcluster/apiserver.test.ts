@@ -293,14 +293,17 @@ test('watch: events in order with selectors, then an in-stream 410 for a too old
   assert.match(errorEvent.obj.message, /^too old resource version: \d+ \(\d+\)$/);
 });
 
-test('watch wire format: chunked NDJSON, bookmarks when asked, timeoutSeconds ends it', async () => {
+test('watch wire format: chunked NDJSON, bookmarks when asked (the last 2 s before the deadline), timeoutSeconds ends it', async () => {
   const rv = store.resourceVersion();
-  const r = await raw('GET', `/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${rv}&allowWatchBookmarks=true&timeoutSeconds=2`);
+  const started = Date.now();
+  const r = await raw('GET', `/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${rv}&allowWatchBookmarks=true&timeoutSeconds=4`);
   assert.equal(r.status, 200);
   assert.equal(r.headers['transfer-encoding'], 'chunked');
   assert.equal(r.headers['content-type'], 'application/json');
+  assert.ok(Date.now() - started >= 3900, 'ended by timeoutSeconds');
   const lines = r.body.trim().split('\n').map((l) => JSON.parse(l));
-  assert.ok(lines.length >= 1);
+  // an idle watch of 4 s gets one bookmark, at 2 s, as from the watch cache; not one a second
+  assert.equal(lines.length, 1, r.body);
   assert.ok(lines.every((e) => e.type === 'BOOKMARK' && e.object.kind === 'ConfigMap' && e.object.metadata.resourceVersion));
 });
 
