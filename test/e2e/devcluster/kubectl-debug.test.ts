@@ -1,8 +1,8 @@
 // kubectl debug --copy-to: kubectl sends the copy as a protobuf Pod, which must arrive whole (embedded volume
-// sources, probes, quantities, a false shareProcessNamespace) and run.
+// sources, probes, quantities, a false shareProcessNamespace) and run. Ephemeral containers are refused.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BUSYBOX, deleteNamespace, freshNamespace, kubectlOk } from '../harness/cluster.js';
+import { BUSYBOX, deleteNamespace, freshNamespace, kubectl, kubectlOk } from '../harness/cluster.js';
 
 const original = (ns: string) => `apiVersion: v1
 kind: Pod
@@ -53,5 +53,14 @@ describe('kubectl debug --copy-to', () => {
     assert.deepEqual(copy.spec.containers.map((c: { name: string }) => c.name), ['main', 'debugger']);
     await kubectlOk(['wait', '--for=condition=Ready', 'pod/box-copy', '-n', ns, '--timeout=60s']);
     assert.equal(await kubectlOk(['exec', 'box-copy', '-n', ns, '-c', 'main', '--', 'sh', '-c', 'echo $GREETING']), 'hello\n');
+  });
+
+  test('an ephemeral container is refused with kubectl\'s own sentence and leaves the pod as it was (the README names the gap)', async () => {
+    const r = await kubectl(['debug', 'box', '-n', ns, '--profile=general', `--image=${BUSYBOX}`, '--', 'true']);
+    assert.notEqual(r.code, 0);
+    // the pods/ephemeralcontainers subresource is not served (404), which kubectl reads as the feature being off
+    assert.match(r.stderr, /ephemeral containers are disabled for this cluster/);
+    const box = JSON.parse(await kubectlOk(['get', 'pod', 'box', '-n', ns, '-o', 'json']));
+    assert.equal(box.spec.ephemeralContainers, undefined);
   });
 });
