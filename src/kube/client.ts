@@ -13,7 +13,7 @@ import type { IncomingMessage } from 'node:http';
 import { PassThrough, type Duplex, type Readable, type Writable } from 'node:stream';
 import type { V1ConfigMap, V1NetworkPolicy, V1ObjectMeta, V1PersistentVolumeClaim, V1Pod, V1PodTemplate, V1Secret, V1Service } from '@kubernetes/client-node';
 import { AuthorizationV1Api, CoreV1Api, NetworkingV1Api, VersionApi, type KubeConfig } from './client-node.js';
-import { KubeError, statusOf, toKubeError, type KubeAction } from './errors.js';
+import { KubeError, madeNothing, statusOf, toKubeError, type KubeAction } from './errors.js';
 import { openPodLog, readPodLogBytes, type PodLogQuery } from './pod-log.js';
 import { openPortForward } from './port-forward.js';
 import { isTransient, withRetry } from './retry.js';
@@ -364,10 +364,19 @@ export class ClusterClient {
       const found = await read();
       return isOurs(body.metadata, found.metadata) ? found : undefined;
     };
+    // Every try counts: one whose answer was lost may have made the object, whatever the last try says.
+    let madeNothingYet = true;
+    const tried = (): Promise<T> =>
+      create().catch((err: unknown) => {
+        if (!madeNothing(err)) madeNothingYet = false;
+        throw err;
+      });
     try {
-      return await withRetry(create, { onConflict });
+      return await withRetry(tried, { onConflict });
     } catch (err) {
-      throw toKubeError(err, this.action('create', resource, body.metadata?.name));
+      const failed = toKubeError(err, this.action('create', resource, body.metadata?.name));
+      failed.createdNothing = madeNothingYet;
+      throw failed;
     }
   }
 

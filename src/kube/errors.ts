@@ -59,6 +59,44 @@ export class KubeError extends Error {
     super(message);
     this.name = 'KubeError';
   }
+
+  /**
+   * On a failed create: true when no try can have made the object (each was refused by the server or
+   * never reached it). Unset, the object may exist all the same: a try's answer was lost.
+   */
+  createdNothing?: boolean;
+}
+
+/** Whether a failed create may have made its object all the same; only a create known to have made nothing says no. */
+export function createMayHaveLanded(err: unknown): boolean {
+  return !(err instanceof KubeError && err.createdNothing === true);
+}
+
+/**
+ * A failure that shows the request made nothing: the server answered it with a refusal (4xx), or it never
+ * reached the server (no connection, no name, no trusted TLS). A lost answer, a timeout or a 5xx may
+ * follow a request the server carried out.
+ */
+export function madeNothing(err: unknown): boolean {
+  const { code } = statusOf(err);
+  if (code !== undefined) return code >= 400 && code < 500;
+  return connectFailure(err) !== undefined;
+}
+
+/** The code of an error raised before a request could be sent (connect, DNS, TLS), wherever it is in the cause chain. */
+function connectFailure(err: unknown): string | undefined {
+  const seen = new Set<unknown>();
+  for (let cur: unknown = err; cur && typeof cur === 'object' && !seen.has(cur); cur = (cur as { cause?: unknown }).cause) {
+    seen.add(cur);
+    const code = (cur as { code?: unknown }).code;
+    if (typeof code === 'string' && /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|CERT_|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS_CERT)/.test(code)) return code;
+  }
+  return undefined;
+}
+
+/** True when the cluster could not be reached at all (no answer of any kind). */
+export function isUnreachable(err: unknown): boolean {
+  return statusOf(err).code === undefined && networkCause(err) !== undefined;
 }
 
 /**

@@ -14,6 +14,7 @@ import { readFile, realpath } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
 import type { V1Pod } from '@kubernetes/client-node';
 import { resolveKubeConfig } from '../kube/config.js';
+import { createMayHaveLanded, isUnreachable } from '../kube/errors.js';
 import type { KubeCluster } from '../kube/cluster.js';
 import { followLog } from '../runtime/log-follower.js';
 import { viewContainer } from '../runtime/pod-status.js';
@@ -324,7 +325,13 @@ class TaskRun {
     if (Object.keys(this.p.params).length) needs.push(['create', 'secrets', undefined], ['delete', 'secrets', undefined]);
     if (this.p.layout.outputs.some((x) => x.dirs.length || x.capture)) needs.push(['create', 'pods', 'exec']);
     if (this.p.caches) needs.push(['get', 'persistentvolumeclaims', undefined], ['create', 'persistentvolumeclaims', undefined], ['patch', 'persistentvolumeclaims', undefined]);
-    const answers = await Promise.all(needs.map(([verb, resource, sub]) => kube.canI(verb, resource, sub)));
+    // A server that cannot answer leaves the real calls to tell why, except one that cannot be reached at all: nothing is tried then.
+    const ask = (verb: string, resource: string, sub: string | undefined): Promise<boolean | undefined> =>
+      kube.reviewAccess(verb, resource, sub).catch((err: unknown) => {
+        if (isUnreachable(err)) throw err;
+        return undefined;
+      });
+    const answers = await Promise.all(needs.map(([verb, resource, sub]) => ask(verb, resource, sub)));
     const missing = needs.filter((_, i) => answers[i] === false).map(([verb, resource, sub]) => `${verb} ${resource}${sub ? `/${sub}` : ''}`);
     if (missing.length) throw new TaskError(`forbidden: cannot ${missing.join(', ')} in namespace ${kube.namespace} (grant it in the Role: ${TASK_HINTS.roleFile})`);
   }
@@ -343,14 +350,11 @@ class TaskRun {
     const planned = template ? layPodTemplate(own, template) : own;
     const name = taskPodName(c.runId);
     const tracker = new PodTracker(kube as unknown as KubeCluster, name, this.stop.signal, noTrace);
-    this.created.push(['pod', name]);
-    this.o.ledger?.add(kube.namespace, 'pod', name);
-    const pod: V1Pod = await this.until(this.creating(kube.createPod(planned)));
+    const pod: V1Pod = await this.until(this.creatingObject('pod', name, kube, kube.createPod(planned)));
     this.trace(`pod ${name} created`);
     if (Object.keys(this.p.params).length) {
-      this.created.push(['secret', paramsSecretName(c.runId)]);
-      this.o.ledger?.add(kube.namespace, 'secret', paramsSecretName(c.runId));
-      await this.until(this.creating(kube.createSecret(planParamsSecret(this.p.params, { name, uid: pod.metadata?.uid ?? '' }, c))));
+      const secret = planParamsSecret(this.p.params, { name, uid: pod.metadata?.uid ?? '' }, c);
+      await this.until(this.creatingObject('secret', paramsSecretName(c.runId), kube, kube.createSecret(secret)));
     }
     if (!this.needsInputs()) return { name, tracker };
     const init = await this.until(tracker.until((q) => settledOrRunning(viewContainer(q, INPUTS_CONTAINER, true), () => undefined), deadline, `the inputs container (${c.helperImage}) did not start`));
@@ -449,9 +453,29 @@ class TaskRun {
     }
   }
 
+  /** A create under way: cleanup waits for it, or an object landing after the deletes would leak. */
   private creating<T>(p: Promise<T>): Promise<T> {
     this.inFlight.push(p.catch(() => undefined));
     return p;
+  }
+
+  /**
+   * The create of an object the run deletes at its end: listed from the moment it is asked for, and taken
+   * off when the create is known to have made nothing (refused, or the cluster never reached), so that
+   * berth names only objects that exist or may exist.
+   */
+  private creatingObject<T>(kind: 'pod' | 'secret', name: string, kube: Client, asked: Promise<T>): Promise<T> {
+    this.created.push([kind, name]);
+    this.o.ledger?.add(kube.namespace, kind, name);
+    return this.creating(
+      asked.catch((err: unknown) => {
+        if (!createMayHaveLanded(err)) {
+          this.created = this.created.filter(([k, n]) => !(k === kind && n === name));
+          this.o.ledger?.remove(kube.namespace, kind, name);
+        }
+        throw err;
+      }),
+    );
   }
 
   private async cleanup(): Promise<void> {

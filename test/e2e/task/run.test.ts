@@ -256,7 +256,7 @@ describe('berth task run', () => {
     assert.deepEqual(await t.leftovers(), []);
   });
 
-  it("a cluster berth cannot reach is named with berth task's own flags, not the docker shim's BERTH_CONTEXT (exit 2)", async () => {
+  it("a cluster berth cannot reach is named with berth task's own flags, not the docker shim's BERTH_CONTEXT (exit 2), and no object is claimed left", async () => {
     const tree = tempTree({});
     try {
       // the harness cluster's kubeconfig, its server moved to a port nothing listens on
@@ -266,6 +266,9 @@ describe('berth task run', () => {
       assert.equal(r.code, 2, r.stderr);
       assert.match(r.stderr, /^berth task: cannot reach the cluster at https:\/\/127\.0\.0\.1:1: .*\(is it running\? check KUBECONFIG and the context: --kubeconfig, --context or --target\)$/m);
       assert.doesNotMatch(r.stderr, /BERTH_CONTEXT|docker shim/);
+      // Nothing was created, so nothing is said to be left behind, and nothing is started.
+      assert.doesNotMatch(r.stderr, /could not delete|berth gc|\bpod\b|secret/i);
+      assert.deepEqual(r.stderr.split('\n').filter(Boolean).slice(1), ['errored'], 'the error and the end of the run, no "initializing"');
     } finally {
       tree.remove();
     }

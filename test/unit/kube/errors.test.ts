@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { describeKubeError, parseForbidden, toKubeError } from '../../../src/kube/errors.js';
+import { createMayHaveLanded, describeKubeError, isUnreachable, madeNothing, parseForbidden, toKubeError } from '../../../src/kube/errors.js';
 
 const status = (code: number, message: string, reason = '') => ({ code, body: JSON.stringify({ kind: 'Status', status: 'Failure', code, reason, message }) });
 
@@ -30,4 +30,24 @@ test('other statuses keep the server message; toKubeError carries code and reaso
   assert.equal(e.code, 500);
   assert.equal(e.reason, 'InternalError');
   assert.match(e.message, /failed to create pods \(500 InternalError\): boom/);
+});
+
+test('a failed create made nothing only when the server refused it or was never reached', () => {
+  const net = (code: string) => new Error('fetch failed', { cause: Object.assign(new Error(`connect ${code}`), { code }) });
+  assert.equal(madeNothing(net('ECONNREFUSED')), true);
+  assert.equal(madeNothing(net('ENOTFOUND')), true);
+  assert.equal(madeNothing(status(422, 'Pod "x" is invalid')), true);
+  assert.equal(madeNothing(status(403, 'forbidden')), true);
+  // The request may have been carried out: the answer was lost or came late.
+  assert.equal(madeNothing(net('ECONNRESET')), false);
+  assert.equal(madeNothing(net('ETIMEDOUT')), false);
+  assert.equal(madeNothing(status(504, 'Timeout: request did not complete', 'Timeout')), false);
+  assert.equal(madeNothing(new Error('socket hang up')), false);
+  const refused = toKubeError(net('ECONNREFUSED'), { verb: 'create', resource: 'pods' });
+  assert.equal(createMayHaveLanded(refused), true, 'unmarked, a failed create may have landed');
+  refused.createdNothing = true;
+  assert.equal(createMayHaveLanded(refused), false);
+  assert.equal(createMayHaveLanded(new Error('interrupted')), true);
+  assert.equal(isUnreachable(refused), true);
+  assert.equal(isUnreachable(toKubeError(status(503, 'unavailable'), { verb: 'create', resource: 'pods' })), false);
 });
