@@ -22,13 +22,25 @@ const NOT_A_FOLDER = 92;
  * physical path that differs from `dir`.
  */
 export function outputTarCommand(dir: string): string[] {
+  return readOutputScript(dir, 'exec tar -c -f - .');
+}
+
+/**
+ * The command that exits 0 when `dir` is still the output's folder, else with one of the statuses above:
+ * the same checks as a read, for an output served pod to pod (direct artifacts), which berth does not read.
+ */
+export function outputCheckCommand(dir: string): string[] {
+  return readOutputScript(dir, 'exit 0');
+}
+
+function readOutputScript(dir: string, then: string): string[] {
   const script = [
     `if [ -L "$1" ]; then readlink "$1" >&2; exit ${LINK}; fi`,
     `[ -e "$1" ] || exit ${GONE}`,
     `[ -d "$1" ] || exit ${NOT_A_FOLDER}`,
     `cd "$1" || exit ${GONE}`,
     `here=$(pwd -P); [ "$here" = "$1" ] || { echo "$here" >&2; exit ${LINK}; }`,
-    'exec tar -c -f - .',
+    then,
   ].join('\n');
   // the path as `pwd -P` prints it: no `.`, `..`, doubled or trailing slash of task.yml's path
   return ['sh', '-c', script, 'read-output', posix.normalize(dir).replace(/(.)\/+$/, '$1')];

@@ -15,7 +15,7 @@ import type { ExecOutcome } from '../runtime/sandbox.js';
 import { TaskUsageError, type Layout } from './layout.js';
 import { OUTPUTS_CONTAINER } from './pod-plan.js';
 import { moveInto, unpackStream, unpackTar } from './unpack.js';
-import { OutputReadRefused, outputReadFailure, outputTarCommand } from './output-read.js';
+import { OutputReadRefused, outputCheckCommand, outputReadFailure, outputTarCommand } from './output-read.js';
 
 export interface ExecClient {
   exec(pod: string, container: string, command: string[], io: { stdout?: Writable; stderr?: Writable }): Promise<{ session: { close(): void }; done: Promise<ExecOutcome> }>;
@@ -184,6 +184,20 @@ async function readOnce(kube: ExecClient, pod: string, workDir: string, o: Outpu
   const tar = Buffer.concat(chunks);
   await checkTar(tar);
   return tar;
+}
+
+/**
+ * Fails as a read of the output would (output-read.ts) when its folder is no longer the folder the task was
+ * given: for an output that its pod serves to later steps (direct artifacts), where berth reads nothing.
+ */
+export function checkOutputFolder(kube: ExecClient, pod: string, workDir: string, o: Output, signal: AbortSignal): Promise<void> {
+  return retried(o.name, pod, signal, async () => {
+    const stderr = collect();
+    const { done } = await kube.exec(pod, OUTPUTS_CONTAINER, outputCheckCommand(`${workDir}/${o.path}`), { stderr: stderr.sink });
+    const outcome = await done;
+    if (signal.aborted) throw new Error('interrupted');
+    if (outcome.exitCode !== 0) throw outputReadFailure(o.name, o.path, outcome.exitCode, stderr.text());
+  });
 }
 
 /** Rejects an archive cut short (tar-stream's "Unexpected end of data"). */

@@ -35,7 +35,7 @@ import { checkInputDirs, InputReadError, inputsTar } from './inputs.js';
 import { layOut, newWorkDir, TaskUsageError, type Layout, type Mapping } from './layout.js';
 import type { PodArtifact } from './artifacts.js';
 import { ARTIFACT_PORT } from './artifact-stream.js';
-import { checkOutputDirs, downloadOutputs, readOutputTar } from './outputs.js';
+import { checkOutputDirs, checkOutputFolder, downloadOutputs, readOutputTar } from './outputs.js';
 import { overrideFromEnv } from './params.js';
 import type { TaskTarget } from './targets.js';
 import { INPUTS_CONTAINER, INPUTS_LAYOUT_FAILED, needsInputsContainer, paramsSecretName, planParamsSecret, planTaskPod, TASK_CONTAINER, taskPodName, type TaskPodContext } from './pod-plan.js';
@@ -263,6 +263,8 @@ class TaskRun {
       if (serving && ip) {
         const rest = { ...this.p.layout, outputs: this.p.layout.outputs.map((x) => ({ ...x, capture: false })) };
         await downloadOutputs(kube, name, rest, this.say, this.stop.signal);
+        // served pod to pod, an output is checked as a read through berth would check it: a link in its folder's place goes nowhere
+        for (const x of this.p.layout.outputs.filter((y) => y.capture)) await this.until(checkOutputFolder(kube, name, this.p.layout.workDir, x, this.stop.signal));
         this.artifacts = this.keepServing(kube, name, ip, token);
       } else {
         for (const [k, tar] of await downloadOutputs(kube, name, this.p.layout, this.say, this.stop.signal)) this.artifacts.set(k, { tar });

@@ -45,6 +45,20 @@ outputs: [{ name: out }, { name: deep, path: a/out }, { name: gone }]
 run: { path: sh, args: [-ec, 'rm -rf out && ln -s /etc out && mkdir -p b/out && echo x > b/out/x && rm -rf a && ln -s b a && rm -rf gone'] }
 `;
 
+/** A step that puts a link in its output's place, and a step that would take that output as its input. */
+const REPLACED_PLAN = `plan:
+  - task: make
+    config:
+      platform: linux
+      outputs: [{ name: out }]
+      run: { path: sh, args: [-ec, 'rm -rf out && ln -s /etc out'] }
+  - task: use
+    config:
+      platform: linux
+      inputs: [{ name: out }]
+      run: { path: sh, args: [-ec, 'echo the next step ran; ls -l'] }
+`;
+
 /** 400 MiB to read back: seconds of download, time enough to interrupt it. */
 const BIG_OUTPUT = `platform: linux
 outputs: [{ name: out }]
@@ -135,7 +149,7 @@ describe('berth task: outputs', () => {
     }
   });
 
-  it("an output folder the task replaced with a link is not followed (Concourse's outputs are volumes): exit 2, nothing written", async () => {
+  it("an output folder the task replaced with a link is not followed (Concourse's outputs are volumes), nor passed to the next step: exit 2, nothing written", async () => {
     const tree = tempTree({ 'task.yml': REPLACED });
     try {
       const cases: Array<[string, RegExp]> = [
@@ -155,6 +169,14 @@ describe('berth task: outputs', () => {
       assert.equal(plan.code, 2, plan.stderr);
       assert.match(plan.stderr, /output `out`: the task replaced its folder out with a link \(out leads to \/etc\)/);
       assert.equal(existsSync(join(tree.dir, 'out')), false);
+      // between steps, pod to pod (direct, the default) as through berth: the link is refused at the step that made it
+      writeFileSync(join(tree.dir, 'linked-plan.yml'), REPLACED_PLAN);
+      for (const mode of ['direct', 'through-berth']) {
+        const passed = await runCommand(process.execPath, [berthCli, 'task', 'plan', 'run', join(tree.dir, 'linked-plan.yml'), '--image', BUSYBOX, '--artifacts', mode], { env: t.env(), timeoutMs: 120_000 });
+        assert.equal(passed.code, 2, `${mode}: ${passed.stderr}`);
+        assert.match(passed.stderr, /^berth task: output `out`: the task replaced its folder out with a link \(out leads to \/etc\); berth does not follow it out of the task's working folder/m, mode);
+        assert.doesNotMatch(passed.stdout, /the next step ran/, `${mode}: the next step never starts`);
+      }
       assert.deepEqual(await t.leftovers(), []);
     } finally {
       tree.remove();

@@ -1,7 +1,7 @@
 // What a refused read of an output tells the user: the files tar could not open, a folder the task replaced or removed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { OutputReadRefused, outputReadFailure, outputTarCommand } from '../../../src/task/output-read.js';
+import { OutputReadRefused, outputCheckCommand, outputReadFailure, outputTarCommand } from '../../../src/task/output-read.js';
 
 test("busybox tar's unreadable files are named below the output's folder, with the fix", () => {
   const err = outputReadFailure('out', 'build/out', 1, "tar: can't open './secret': Permission denied\ntar: can't open './d/key': Permission denied\ntar: error exit delayed from previous errors\n");
@@ -31,4 +31,13 @@ test('the read names the folder as `pwd -P` prints it, whatever task.yml wrote',
   const command = outputTarCommand('/tmp/build/1234abcd/./deep//out/');
   assert.deepEqual(command.slice(0, 2), ['sh', '-c']);
   assert.equal(command.at(-1), '/tmp/build/1234abcd/deep/out');
+});
+
+test('the check of a served output runs the checks of a read, and reads nothing', () => {
+  const read = outputTarCommand('/tmp/build/1234abcd/out');
+  const check = outputCheckCommand('/tmp/build/1234abcd/out/');
+  assert.equal(check.at(-1), read.at(-1));
+  assert.equal(check[2].split('\n').slice(0, -1).join('\n'), read[2].split('\n').slice(0, -1).join('\n'), 'the same checks');
+  assert.equal(check[2].split('\n').at(-1), 'exit 0');
+  assert.doesNotMatch(check[2], /tar/);
 });
