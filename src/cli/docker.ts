@@ -74,7 +74,7 @@ export function shimCommand(): Command {
     const { askAgent } = await import('./shim-agent-client.js');
     const answer = await askAgent(o.socket, what);
     if (answer === undefined) {
-      process.stdout.write(`no shim agent is running at ${o.socket}\n`);
+      process.stdout.write(`no shim agent is running at ${o.socket}\n${await agentsElsewhere(o.socket, what)}`);
       // status: nothing runs (exit 1, as a service status); stop: already stopped
       if (what === 'status') process.exitCode = 1;
       return;
@@ -82,8 +82,8 @@ export function shimCommand(): Command {
     process.stdout.write(answer);
     if (what === 'stop') await waitGone(o.socket);
   };
-  agent.command('status').description("this berth's agent (or the one at --socket): pid, socket, idle time, calls running, warm pods (exit 1: none runs)").action(ask('status'));
-  agent.command('stop').description('stop the agent (or the one at --socket) once its calls have ended; its warm pods are deleted').action(ask('stop'));
+  agent.command('status').description("this berth's agent (or the one at --socket), which serves every context and namespace: pid, socket, idle time, calls running, warm pods (exit 1: none runs there; your agents at other sockets are listed)").action(ask('status'));
+  agent.command('stop').description('stop the agent (or the one at --socket) once its calls have ended; its warm pods are deleted (none there: your agents at other sockets are listed, not stopped)').action(ask('stop'));
   const pool = cmd.command('pool').description("the shim agent's warm pods: function pods started ahead of the call that needs them");
   const control = (what: 'pool-ls' | 'pool-drain') => async (o: { socket: string }) => {
     const { askAgent } = await import('./shim-agent-client.js');
@@ -93,6 +93,23 @@ export function shimCommand(): Command {
   pool.command('ls').description('list the warm pods of the running agent').option('--socket <path>', 'the agent\'s socket', defaultAgentSocket()).action(control('pool-ls'));
   pool.command('drain').description('delete every warm pod of the running agent now').option('--socket <path>', 'the agent\'s socket', defaultAgentSocket()).action(control('pool-drain'));
   return cmd;
+}
+
+/**
+ * The running agents of this user at other sockets (another XDG_RUNTIME_DIR or TMPDIR, another copy of berth),
+ * each with the command that reaches it; '' when there are none. The socket does not depend on BERTH_CONTEXT or
+ * BERTH_NAMESPACE (one agent serves them all), which the first line says, as they are what a user suspects.
+ */
+async function agentsElsewhere(socket: string, what: 'status' | 'stop'): Promise<string> {
+  const [{ agentFolders, agentSocketsBesides }, { agentPid }] = await Promise.all([import('../shim/agent-sockets.js'), import('./shim-agent-client.js')]);
+  const running: string[] = [];
+  for (const other of agentSocketsBesides(socket, agentFolders())) {
+    const pid = await agentPid(other);
+    if (pid !== undefined) running.push(`  ${other} (pid ${pid}): berth shim agent ${what} --socket ${other}`);
+  }
+  const head = socket === defaultAgentSocket() ? `(this berth's agent listens there, under $XDG_RUNTIME_DIR, else the temp dir; one agent serves every BERTH_CONTEXT and BERTH_NAMESPACE)\n` : '';
+  if (!running.length) return head;
+  return `${head}running agents of your user at other sockets (started from another XDG_RUNTIME_DIR or TMPDIR, or by another copy of berth):\n${running.join('\n')}\n`;
 }
 
 /** Resolves once the agent's pid file is gone (it removes it last, after its warm pods); exit 1 saying so when it is still there after 60 s. */

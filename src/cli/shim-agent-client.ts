@@ -1,6 +1,6 @@
 // The `docker` process as a thin client of the shim agent: it forwards its argv, environment, working directory,
 // stdin and signals, and plays back stdout, stderr and the exit code. The agent is started on first use.
-import { closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { delimiter, dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -136,6 +136,18 @@ export async function runThroughAgent(argv: string[], socketPath: string, forwar
       resolve(code ?? 125);
     });
   });
+}
+
+/** The pid of the agent that answers at `socketPath` (from its pid file); undefined when none answers there. */
+export async function agentPid(socketPath: string): Promise<string | undefined> {
+  const socket = await connectTo(socketPath);
+  if (!socket) return undefined;
+  socket.destroy();
+  try {
+    return readFileSync(`${socketPath}.pid`, 'utf8').trim() || '?';
+  } catch {
+    return '?';
+  }
 }
 
 /** A control question (`berth shim pool ls|drain`, `berth shim agent status|stop`) to a running agent; undefined when none runs. */

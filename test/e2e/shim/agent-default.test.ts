@@ -102,6 +102,44 @@ test('kustomize through the default path: byte-identical to podman, served by an
   }
 });
 
+test('status and stop reach the agent whatever BERTH_CONTEXT and BERTH_NAMESPACE say, and name the agents at other sockets', async () => {
+  // started from a shell without XDG_RUNTIME_DIR (a CI job, cron): the agent listens under the temp dir
+  const startedIn = runtimeDir();
+  const startEnv = defaultEnv(runtimeDir(), { TMPDIR: startedIn });
+  delete startEnv.XDG_RUNTIME_DIR;
+  const first = await dockerRun(startEnv);
+  assert.equal(first.code, 0, first.stderr);
+  const socket = agentSocket(startedIn);
+  assert.ok(socket, 'no agent was started under TMPDIR');
+  const pid = agentPid(socket);
+  // one agent serves every context and namespace: other ones, or none, reach the same agent
+  const unset = { ...startEnv };
+  delete unset.BERTH_CONTEXT;
+  delete unset.BERTH_NAMESPACE;
+  for (const env of [{ ...startEnv, BERTH_CONTEXT: 'another-context', BERTH_NAMESPACE: 'another-namespace' }, unset]) {
+    const status = await berth(['shim', 'agent', 'status'], env);
+    assert.equal(status.code, 0, status.stdout + status.stderr);
+    assert.match(status.stdout, new RegExp(`pid:\\s+${pid}\n`));
+    assert.match(status.stdout, /^serves: +every context and namespace/m);
+  }
+  // a shell with XDG_RUNTIME_DIR looks at another socket: none there, and the running one is named with its --socket
+  const xdgEnv = { ...startEnv, XDG_RUNTIME_DIR: runtimeDir() };
+  const status = await berth(['shim', 'agent', 'status'], xdgEnv);
+  assert.equal(status.code, 1, status.stdout + status.stderr);
+  assert.match(status.stdout, new RegExp(`^no shim agent is running at ${xdgEnv.XDG_RUNTIME_DIR}/berth-${userInfo().uid}/shim-agent-[0-9a-f]+\\.sock$`, 'm'));
+  assert.ok(status.stdout.includes(`\n  ${socket} (pid ${pid}): berth shim agent status --socket ${socket}\n`), status.stdout);
+  const stop = await berth(['shim', 'agent', 'stop'], xdgEnv);
+  assert.equal(stop.code, 0, stop.stderr);
+  assert.ok(stop.stdout.includes(`\n  ${socket} (pid ${pid}): berth shim agent stop --socket ${socket}\n`), stop.stdout);
+  assert.ok(alive(pid), 'stop without --socket stopped an agent it did not name as its own');
+  const stopped = await berth(['shim', 'agent', 'stop', '--socket', socket], xdgEnv);
+  assert.equal(stopped.code, 0, stopped.stderr);
+  await eventually('the stopped agent exits', () => !alive(pid), { timeoutMs: 10_000 });
+  const none = await berth(['shim', 'agent', 'status'], xdgEnv);
+  assert.equal(none.code, 1);
+  assert.ok(!none.stdout.includes(socket), `a stopped agent is still named: ${none.stdout}`);
+});
+
 test('BERTH_SHIM_AGENT=0 opts out: the docker process runs the call itself and starts no agent', async () => {
   const xdg = runtimeDir();
   const r = await dockerRun(defaultEnv(xdg, { BERTH_SHIM_AGENT: '0' }));
