@@ -85,13 +85,19 @@ export function madeNothing(err: unknown): boolean {
 
 /** The code of an error raised before a request could be sent (connect, DNS, TLS), wherever it is in the cause chain. */
 function connectFailure(err: unknown): string | undefined {
-  const seen = new Set<unknown>();
-  for (let cur: unknown = err; cur && typeof cur === 'object' && !seen.has(cur); cur = (cur as { cause?: unknown }).cause) {
-    seen.add(cur);
-    const code = (cur as { code?: unknown }).code;
+  for (const { code } of causeChain(err)) {
     if (typeof code === 'string' && /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|CERT_|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS_CERT)/.test(code)) return code;
   }
   return undefined;
+}
+
+export type ChainLink = { code?: unknown; message?: unknown; cause?: unknown };
+
+/** The error and the causes it wraps (client-node and KubeError nest the network error), each once. */
+export function causeChain(err: unknown): ChainLink[] {
+  const chain: ChainLink[] = [];
+  for (let cur = err; cur && typeof cur === 'object' && !chain.includes(cur); cur = (cur as ChainLink).cause) chain.push(cur);
+  return chain;
 }
 
 /** True when the cluster could not be reached at all (no answer of any kind). */
@@ -189,11 +195,7 @@ export function parseForbidden(message: string): { verb: string; resource: strin
 }
 
 function networkCause(err: unknown): string | undefined {
-  const seen = new Set<unknown>();
-  let cur: unknown = err;
-  while (cur && typeof cur === 'object' && !seen.has(cur)) {
-    seen.add(cur);
-    const e = cur as { code?: unknown; message?: unknown; cause?: unknown; errno?: unknown; syscall?: unknown; address?: unknown; port?: unknown };
+  for (const e of causeChain(err)) {
     if (typeof e.code === 'string' && /^(ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|ECONNRESET|EAI_AGAIN|CERT_|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS)/.test(e.code)) {
       if (typeof e.message === 'string' && e.message) return e.message.replace(/^request to \S+ failed, reason: /, '');
       return e.code;
@@ -201,7 +203,6 @@ function networkCause(err: unknown): string | undefined {
     if (typeof e.message === 'string' && /(ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|certificate|self[- ]signed)/i.test(e.message) && !('body' in e)) {
       return e.message.replace(/^request to \S+ failed, reason: /, '');
     }
-    cur = e.cause;
   }
   return undefined;
 }

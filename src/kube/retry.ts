@@ -5,7 +5,7 @@
  * calls and creates of a fixed name go through here: a create that landed before its answer was lost
  * comes back as 409 on the next try, which `onConflict` resolves by reading the object back.
  */
-import { statusOf } from './errors.js';
+import { causeChain, statusOf } from './errors.js';
 
 export interface RetryOptions {
   /** Tries in all, the first included (default 6). */
@@ -86,22 +86,14 @@ function pause(ms: number, signal?: AbortSignal): Promise<void> {
 
 function networkCode(err: unknown): string | undefined {
   for (const cur of causeChain(err)) {
-    const code = (cur as { code?: unknown }).code;
-    if (typeof code === 'string' && TRANSIENT_NET.test(code)) return code;
+    if (typeof cur.code === 'string' && TRANSIENT_NET.test(cur.code)) return cur.code;
   }
   return undefined;
 }
 
 function messageChain(err: unknown): string {
   return causeChain(err)
-    .map((cur) => (cur as { message?: unknown }).message)
+    .map((cur) => cur.message)
     .filter((m): m is string => typeof m === 'string')
     .join(' | ');
-}
-
-/** The error and the causes it wraps (client-node and KubeError nest the network error), each once. */
-function causeChain(err: unknown): object[] {
-  const chain: object[] = [];
-  for (let cur = err; cur && typeof cur === 'object' && !chain.includes(cur); cur = (cur as { cause?: unknown }).cause) chain.push(cur);
-  return chain;
 }
