@@ -89,7 +89,7 @@ async function streamOnce(kube: ExecClient, pod: string, workDir: string, o: Out
   const unpacked = unpackStream(stdout, into);
   unpacked.catch((err: Error) => (unpackError = err));
   try {
-    await tarOfOutput(kube, pod, workDir, o, stdout, signal, unpacked);
+    await execOnOutput(kube, pod, outputTarCommand(`${workDir}/${o.path}`), o, stdout, signal, unpacked);
     stdout.end();
     await unpacked;
   } catch (err) {
@@ -101,13 +101,14 @@ async function streamOnce(kube: ExecClient, pod: string, workDir: string, o: Out
 }
 
 /**
- * The output folder as a tar into `stdout`, through an exec in the outputs container: resolves once tar exited 0,
- * and fails with what a refused read means (outputReadFailure). An abort closes the session at once (an output of
- * gigabytes is not read to its end first); so does `closeOnFailure` failing (the bytes have nowhere to go).
+ * One of output-read.ts's commands on the output's folder, through an exec in the outputs container (the tar
+ * into `stdout`): resolves once it exited 0, and fails with what a refused read means (outputReadFailure). An
+ * abort closes the session at once (an output of gigabytes is not read to its end first); so does
+ * `closeOnFailure` failing (the bytes have nowhere to go).
  */
-async function tarOfOutput(kube: ExecClient, pod: string, workDir: string, o: Output, stdout: Writable, signal: AbortSignal, closeOnFailure?: Promise<unknown>): Promise<void> {
+async function execOnOutput(kube: ExecClient, pod: string, command: string[], o: Output, stdout: Writable | undefined, signal: AbortSignal, closeOnFailure?: Promise<unknown>): Promise<void> {
   const stderr = collect();
-  const { session, done } = await kube.exec(pod, OUTPUTS_CONTAINER, outputTarCommand(`${workDir}/${o.path}`), { stdout, stderr: stderr.sink });
+  const { session, done } = await kube.exec(pod, OUTPUTS_CONTAINER, command, { stdout, stderr: stderr.sink });
   const close = (): void => session.close();
   signal.addEventListener('abort', close, { once: true });
   if (signal.aborted) close();
@@ -180,7 +181,7 @@ async function readOnce(kube: ExecClient, pod: string, workDir: string, o: Outpu
   const stdout = new PassThrough();
   const chunks: Buffer[] = [];
   stdout.on('data', (c: Buffer) => chunks.push(c));
-  await tarOfOutput(kube, pod, workDir, o, stdout, signal);
+  await execOnOutput(kube, pod, outputTarCommand(`${workDir}/${o.path}`), o, stdout, signal);
   const tar = Buffer.concat(chunks);
   await checkTar(tar);
   return tar;
@@ -191,13 +192,7 @@ async function readOnce(kube: ExecClient, pod: string, workDir: string, o: Outpu
  * given: for an output that its pod serves to later steps (direct artifacts), where berth reads nothing.
  */
 export function checkOutputFolder(kube: ExecClient, pod: string, workDir: string, o: Output, signal: AbortSignal): Promise<void> {
-  return retried(o.name, pod, signal, async () => {
-    const stderr = collect();
-    const { done } = await kube.exec(pod, OUTPUTS_CONTAINER, outputCheckCommand(`${workDir}/${o.path}`), { stderr: stderr.sink });
-    const outcome = await done;
-    if (signal.aborted) throw new Error('interrupted');
-    if (outcome.exitCode !== 0) throw outputReadFailure(o.name, o.path, outcome.exitCode, stderr.text());
-  });
+  return retried(o.name, pod, signal, () => execOnOutput(kube, pod, outputCheckCommand(`${workDir}/${o.path}`), o, undefined, signal));
 }
 
 /** Rejects an archive cut short (tar-stream's "Unexpected end of data"). */
