@@ -90,13 +90,10 @@ export class LineSplitter {
     for (;;) {
       const nl = data.indexOf(0x0a);
       if (nl < 0) break;
-      pushLine(out, data.subarray(0, nl));
+      out.push({ content: cutPartials(out, data.subarray(0, nl)), partial: false });
       data = data.subarray(nl + 1);
     }
-    while (data.length > MAX_RECORD_BYTES) {
-      out.push({ content: data.subarray(0, MAX_RECORD_BYTES), partial: true });
-      data = data.subarray(MAX_RECORD_BYTES);
-    }
+    data = cutPartials(out, data);
     this.pending = data.length ? Buffer.from(data) : EMPTY;
     return out;
   }
@@ -112,12 +109,13 @@ export class LineSplitter {
 
 const EMPTY = Buffer.alloc(0);
 
-function pushLine(out: { content: Buffer; partial: boolean }[], line: Buffer): void {
-  while (line.length > MAX_RECORD_BYTES) {
-    out.push({ content: line.subarray(0, MAX_RECORD_BYTES), partial: true });
-    line = line.subarray(MAX_RECORD_BYTES);
+/** pushes whole partial records off the front of `data` while more than a record is left; returns the rest */
+function cutPartials(out: { content: Buffer; partial: boolean }[], data: Buffer): Buffer {
+  while (data.length > MAX_RECORD_BYTES) {
+    out.push({ content: data.subarray(0, MAX_RECORD_BYTES), partial: true });
+    data = data.subarray(MAX_RECORD_BYTES);
   }
-  out.push({ content: line, partial: false });
+  return data;
 }
 
 const epochNsAtStart = BigInt(Date.now()) * 1_000_000n;
