@@ -70,7 +70,7 @@ export function taskCommand(): Command {
       .description('plans of steps: a Concourse job\'s plan: of task, get and put steps, with the resource_types: and resources: they use')
       .addCommand(
         new Command('run')
-              .description('run a plan: steps in order, in_parallel together, outputs of one step as inputs of the next (pod to pod, or through berth with --artifacts), ensure/on_success/on_failure hooks; get/put run a resource type\'s /opt/resource/check|in|out in pods as Concourse does; stops at the first failed step with its exit code; Ctrl-C deletes the running steps\' pods, then runs the ensure hooks (2 minutes at most), a second Ctrl-C exits at once')
+          .description('run a plan: steps in order, in_parallel together, outputs of one step as inputs of the next (pod to pod, or through berth with --artifacts), ensure/on_success/on_failure hooks; get/put run a resource type\'s /opt/resource/check|in|out in pods as Concourse does; stops at the first failed step with its exit code; Ctrl-C deletes the running steps\' pods, then runs the ensure hooks (2 minutes at most), a second Ctrl-C exits at once')
           .argument('<plan-file>', 'a YAML file with plan: (a list of steps) and, for get/put, resource_types: and resources: (or just a list of steps)')
           .option('-i, --input <name=dir>', 'a local folder as the artifact NAME (repeatable)', collect('-i'), [])
           .option('-o, --output <name=dir>', 'download the artifact NAME into a local folder once the plan ended (repeatable)', collect('-o'), [])

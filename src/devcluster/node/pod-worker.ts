@@ -228,7 +228,6 @@ export class PodWorker {
     return this.terminating;
   }
 
-  /** the pod was removed from the store: stop everything at once */
   /**
    * Stops the pod at once and removes what it left. `podRemoved`: the pod left the API (a force delete), and the
    * kubelet's killContainer records Killing for each container it stops, as on a graceful delete.
@@ -641,11 +640,12 @@ export class PodWorker {
     process.stderr.write(`dev cluster: ${this.namespace}/${this.name}: ${message}\n`);
   }
 
-  /** the pod has started once every regular container has run (or ended) once */
+  /** the kubelet's event once the runtime started the container's process */
   private recordStarted(slot: ContainerSlot): void {
     this.ctx.events.record(this.pod, 'Normal', 'Started', `Started container ${slot.spec.name}`, { fieldPath: containerFieldPath(slot.init, slot.spec.name) });
   }
 
+  /** the pod has started once every regular container has run (or ended) once */
   private slotStarted(slot: ContainerSlot): void {
     if (slot.init) return;
     this.startedSlots.add(slot);
