@@ -6,7 +6,8 @@
 import type { Writable } from 'node:stream';
 import { KubeError } from '../../kube/errors.js';
 import { badRequest, compareVersions, type Call, type OpenedStream, type Router } from '../http.js';
-import { STDERR, STDOUT, frame, framedWriter } from '../framing.js';
+import { STDERR, STDOUT, frame } from '../framing.js';
+import { framedWriter } from '../framed-writer.js';
 import { LogIncomplete } from '../log-copy.js';
 import { ContainerLog } from '../container-log.js';
 import { nowNanos, parseUnixTimestamp } from '../log-time.js';
@@ -117,7 +118,7 @@ async function streamLogs(engine: Engine, c: ContainerRecord, out: Writable, o: 
   try {
     await Promise.all(
       wanted.map(async ([stream, id]) => {
-        const writer = framedWriter(out, id, tty, true);
+        const writer = framedWriter(out, id, tty, follow ? 'at-once' : 'held');
         const what = stream === 'All' ? 'the log' : `the ${stream.toLowerCase()} log`;
         try {
           await log.copy(stream, writer, what);

@@ -2,7 +2,8 @@
 import { PassThrough } from 'node:stream';
 import { badRequest, conflict, notFound, type Call, type Router } from '../http.js';
 import { checkBody } from '../request-bodies.js';
-import { STDERR, STDOUT, framedWriter } from '../framing.js';
+import { STDERR, STDOUT } from '../framing.js';
+import { framedWriter } from '../framed-writer.js';
 import type { ExecRecord } from '../exec-records.js';
 import type { ContainerRecord } from '../model.js';
 import type { Engine } from '../engine.js';

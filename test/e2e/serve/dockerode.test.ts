@@ -96,5 +96,20 @@ for (const kind of ['podman', 'berth'] as const) {
       await c.remove();
       await assert.rejects(c.inspect(), (err: { statusCode?: number }) => err.statusCode === 404);
     });
+
+    // dockerd's log copier hands a long line on in 16 KiB messages, and `docker logs` frames each one; podman
+    // frames by its own reads, so only berth is held to dockerd's frames here.
+    test('a long line\'s log comes whole, in frames of 16 KiB as dockerd frames it', { skip: kind !== 'berth' && 'podman frames a log by its own reads, not as dockerd' }, async () => {
+      const lineBytes = 3 * 16384 + 1000;
+      const c = await docker.createContainer({ Image: BUSYBOX, Cmd: ['sh', '-c', `head -c ${lineBytes} /dev/zero | tr '\\0' x; echo; echo short >&2`] });
+      ids.push(c.id);
+      await c.start();
+      await c.wait();
+      const frames = demux((await c.logs({ stdout: true, stderr: true, follow: false })) as unknown as Buffer);
+      assert.equal(text(frames, 1), 'x'.repeat(lineBytes) + '\n');
+      assert.equal(text(frames, 2), 'short\n');
+      assert.deepEqual(frames.filter((f) => f.stream === 1).map((f) => f.payload.length), [16384, 16384, 16384, 1001]);
+      await c.remove({ force: true });
+    });
   });
 }

@@ -1,10 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
-import { demux, frame, framedPieces, framedWriter, STDERR, STDOUT } from '../../../src/dockerapi/framing.js';
+import { demux, frame, STDERR, STDOUT } from '../../../src/dockerapi/framing.js';
+import { framedWriter } from '../../../src/dockerapi/framed-writer.js';
+import { LogFramer, MESSAGE_BYTES } from '../../../src/dockerapi/log-frames.js';
 
-/** a log chunk's frames, one per line, as one buffer */
-const lineFrames = (stream: number, chunk: Buffer): Buffer => Buffer.concat(framedPieces(stream, [chunk], true));
+/** a followed log chunk's frames, one per line, as one buffer */
+const lineFrames = (stream: number, chunk: Buffer): Buffer => Buffer.concat(new LogFramer(stream, 'at-once').push([chunk]));
 import { anyMatches, FilterError, labelsMatch, parseFilters } from '../../../src/dockerapi/filters.js';
 import { compareVersions, splitVersion } from '../../../src/dockerapi/http.js';
 import { parseListener } from '../../../src/dockerapi/server.js';
@@ -40,6 +42,38 @@ test('logs go out a frame per line; a part without its newline is a frame at onc
   assert.deepEqual(frames('no newline'), ['no newline']);
   assert.equal(lineFrames(STDERR, Buffer.alloc(0)).length, 0);
   assert.equal(demux(lineFrames(STDERR, Buffer.from('x\n')))[0].stream, STDERR);
+});
+
+test('a long line goes out in frames of 16 KiB, as dockerd stores it, across the chunks it came in', () => {
+  const framer = new LogFramer(STDOUT, 'at-once');
+  const line = Buffer.alloc(MESSAGE_BYTES * 2 + 100, 'x');
+  // chunks that do not fall on the message boundaries, and a newline in the last one
+  const parts = [line.subarray(0, 10_000), line.subarray(10_000, 30_000), Buffer.concat([line.subarray(30_000), Buffer.from('\nnext')])];
+  const sizes = demux(Buffer.concat(framer.push(parts))).map((f) => f.payload.length);
+  assert.deepEqual(sizes, [MESSAGE_BYTES, MESSAGE_BYTES, 101, 4]);
+});
+
+test('a log read to its end holds a partial line until its message is full, its newline comes or the log ends', () => {
+  const framer = new LogFramer(STDERR, 'held');
+  assert.deepEqual(framer.push([Buffer.from('abc')]), [], 'held');
+  const lines = demux(Buffer.concat(framer.push([Buffer.from('def\ngh')]))).map((f) => f.payload.toString());
+  assert.deepEqual(lines, ['abcdef\n']);
+  const full = demux(Buffer.concat(framer.push([Buffer.alloc(MESSAGE_BYTES, 'y')])));
+  assert.deepEqual(full.map((f) => f.payload.length), [MESSAGE_BYTES], 'a full message goes at once');
+  assert.equal(full[0].payload.subarray(0, 2).toString(), 'gh');
+  const rest = demux(Buffer.concat(framer.flush()));
+  assert.deepEqual(rest.map((f) => [f.stream, f.payload.toString()]), [[STDERR, 'yy']]);
+  assert.deepEqual(framer.flush(), [], 'nothing twice');
+});
+
+test('a framed log writer sends what it held when it ends', async () => {
+  const sink = new PassThrough();
+  const chunks: Buffer[] = [];
+  sink.on('data', (c: Buffer) => chunks.push(c));
+  const w = framedWriter(sink, STDOUT, false, 'held');
+  w.write(Buffer.from('no newline'));
+  await new Promise<void>((r) => w.end(r));
+  assert.deepEqual(demux(Buffer.concat(chunks)).map((f) => f.payload.toString()), ['no newline']);
 });
 
 test('filters: map and list forms; labels AND, other keys OR', () => {
