@@ -3,7 +3,8 @@
  * volume create), checked against the types the Docker Engine API gives their fields: a wrong type is a
  * 400 naming the field (where dockerd's Go decoder says `json: cannot unmarshal ...`), never a 500 or a
  * value silently taken as something else. Fields berth does not read are left to pass, as dockerd ignores
- * unknown ones.
+ * unknown ones. A JSON null where the API has a number, string or boolean is that field's zero value, as
+ * Go's decoder leaves it (docker-py sends `Healthcheck` with `"Timeout": null` for values not given).
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { badRequest } from './http.js';
@@ -98,11 +99,31 @@ function describe(err: ErrorObject, body: unknown): string {
   return `invalid JSON: ${field} ${expected}, not ${jsonType(value)}`;
 }
 
-/** Returns `body` typed as T when its known fields have the API's types; a 400 naming the first wrong field otherwise. */
+/** The object holding the value at a JSON pointer, and its key there; undefined for the root or an array item. */
+function holderOf(body: unknown, pointer: string): { holder: Record<string, unknown>; key: string } | undefined {
+  const parts = pointer.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const key = parts.pop();
+  const holder = parts.reduce<unknown>((v, p) => (v as Record<string, unknown> | undefined)?.[p], body);
+  if (key === undefined || !holder || typeof holder !== 'object' || Array.isArray(holder)) return undefined;
+  return { holder: holder as Record<string, unknown>, key };
+}
+
+/**
+ * Returns `body` typed as T when its known fields have the API's types; a 400 naming the first wrong field
+ * otherwise. A null where a field's type has no null is dropped first: Go leaves such a field at its zero
+ * value, which is what berth reads for an absent one.
+ */
 export function checkBody<T>(kind: BodyKind, body: unknown): T {
   const validate = validators.get(kind)!;
-  if (validate(body)) return body as T;
-  const errors = validate.errors ?? [];
-  const deepest = errors.reduce<ErrorObject | undefined>((a, e) => (!a || e.instancePath.length > a.instancePath.length ? e : a), undefined);
-  throw badRequest(deepest ? describe(deepest, body) : 'invalid JSON in the request body');
+  for (;;) {
+    if (validate(body)) return body as T;
+    const errors = validate.errors ?? [];
+    const deepest = errors.reduce<ErrorObject | undefined>((a, e) => (!a || e.instancePath.length > a.instancePath.length ? e : a), undefined);
+    const at = deepest?.keyword === 'type' ? holderOf(body, deepest.instancePath) : undefined;
+    if (at && at.holder[at.key] === null) {
+      delete at.holder[at.key];
+      continue;
+    }
+    throw badRequest(deepest ? describe(deepest, body) : 'invalid JSON in the request body');
+  }
 }

@@ -25,6 +25,16 @@ test('wrong JSON types are 400s naming the field', () => {
   assert.equal(checkBody('create', ok), ok, 'unknown fields pass, as dockerd ignores them');
 });
 
+test('a null where the API has a number, string or boolean is the zero value, as Go decodes it', () => {
+  // docker-py's Healthcheck sends the values not given as null
+  const hc = checkBody<CreateBody>('create', { Image: 'x', Tty: null, Healthcheck: { Test: ['CMD', 'true'], Interval: 1e9, Timeout: null, Retries: null, StartPeriod: null } });
+  assert.deepEqual(hc.Healthcheck, { Test: ['CMD', 'true'], Interval: 1e9 });
+  assert.equal('Tty' in hc, false);
+  checkCreateValues(hc);
+  assert.equal(checkBody<{ Detach?: boolean }>('execStart', { Detach: null }).Detach, undefined);
+  assert.throws(() => checkBody('create', { Image: 'x', Env: [null] }), is400(/Env\[0\] must be a string, not null/));
+});
+
 test('values that would fail at start are 400s at create', () => {
   const bad = (body: CreateBody, pattern: RegExp): void => assert.throws(() => checkCreateValues(body), is400(pattern));
   bad({ Env: ['=x'] }, /invalid environment variable/);
