@@ -9,7 +9,7 @@ import { tarPieces, type ArchiveSpill, type KeptTar } from './archive-spill.js';
 import { SANDBOX_CONTAINER } from '../runtime/sandbox-plan.js';
 import type { ServeCluster } from './cluster.js';
 import { parseStatLines, statArgv, tarArgv, type PathStat } from './archive-exec.js';
-import { DockerError, conflict, notFound } from './http.js';
+import { DockerError, badRequest, conflict, notFound } from './http.js';
 import type { ContainerRecord } from './model.js';
 import { PeekFailed, type PeekPods, type PeekSource } from './peek.js';
 import { StreamLost } from '../kube/errors.js';
@@ -18,7 +18,12 @@ import { StreamLost } from '../kube/errors.js';
 const READ_ATTEMPTS = 3;
 
 /** `$1` = destination. Reads one line first: `go` unpacks the rest of stdin there, anything else (or EOF) changes nothing. */
-const EXTRACT_AFTER_GO = 'IFS= read -r go && [ "$go" = go ] || exit 0; mkdir -p -- "$1" && exec tar -x -o -f - -C "$1"';
+const WAIT_FOR_GO = 'IFS= read -r go && [ "$go" = go ] || exit 0';
+const UNPACK = 'exec tar -x -o -f - -C "$1"';
+/** Copies queued before start (and replayed by a restart) may name a folder the image lacks: it is made. */
+const EXTRACT_MAKING_FOLDER = `${WAIT_FOR_GO}; mkdir -p -- "$1" && ${UNPACK}`;
+/** Into a running container, as dockerd: the destination must be a folder that exists (exit 3: missing, 4: not a folder). */
+const EXTRACT_INTO_FOLDER = `${WAIT_FOR_GO}; [ -e "$1" ] || exit 3; [ -d "$1" ] || exit 4; ${UNPACK}`;
 
 export interface ContainerFilesDeps {
   cluster: ServeCluster;
@@ -48,12 +53,12 @@ export class ContainerFiles {
   }
 
   /**
-   * Unpacks the archive at `path` in the pod, making the folder first (copies queued before start may name
-   * one the image lacks). Given an archive still being received and checked, the process starts meanwhile
-   * (a process start in the container runtime is most of a small copy's time) and waits for a go line
-   * before it touches anything: an archive refused meanwhile changes nothing.
+   * Unpacks the archive at `path` in the pod, making the folder first unless `existingFolder` (then a missing
+   * one is a 404 and a file a 400, in dockerd's words). Given an archive still being received and checked,
+   * the process starts meanwhile (a process start in the container runtime is most of a small copy's time)
+   * and waits for a go line before it touches anything: an archive refused meanwhile changes nothing.
    */
-  async extractInPod(pod: string, path: string, archive: KeptTar | Promise<HeldTar>, container = SANDBOX_CONTAINER): Promise<KeptTar> {
+  async extractInPod(pod: string, path: string, archive: KeptTar | Promise<HeldTar>, container = SANDBOX_CONTAINER, existingFolder?: { containerName: string }): Promise<KeptTar> {
     if (!(archive instanceof Promise) && archive.length === 0) return archive;
     const arrived = Promise.resolve(archive);
     arrived.catch(() => undefined); // awaited in the input, or below when the exec never read it
@@ -72,11 +77,13 @@ export class ContainerFiles {
     }
     let r: { exitCode: number; stderr: string };
     try {
-      r = await this.execInPod(pod, ['/bin/sh', '-c', EXTRACT_AFTER_GO, 'berth-put', path], Readable.from(input()), container);
+      r = await this.execInPod(pod, ['/bin/sh', '-c', existingFolder ? EXTRACT_INTO_FOLDER : EXTRACT_MAKING_FOLDER, 'berth-put', path], Readable.from(input()), container);
     } finally {
       // whatever the exec did, the archive's own failure is the answer, and only once it is whole
       await arrived;
     }
+    if (existingFolder && r.exitCode === 3) throw notFound(`Could not find the file ${path} in container ${existingFolder.containerName}`);
+    if (existingFolder && r.exitCode === 4) throw badRequest('extraction point is not a directory');
     if (r.exitCode !== 0) throw new ArchiveError(`extracting into ${path} failed (tar exit ${r.exitCode}): ${r.stderr.trim()}`, /No such file|can't cd|cannot change/i.test(r.stderr) ? 404 : 500);
     return arrived;
   }
@@ -105,7 +112,7 @@ export class ContainerFiles {
       return;
     }
     if (c.status !== 'running') throw conflict(`container ${c.name} is ${c.status}: berth copies files into a running container or one not yet started`);
-    const entry = { path, tar: await this.extractInPod(c.podName!, path, tar) };
+    const entry = { path, tar: await this.extractInPod(c.podName!, path, tar, SANDBOX_CONTAINER, { containerName: c.name }) };
     c.copiedArchives.push(entry);
     void this.deps.spill.spill(entry);
   }
