@@ -6,8 +6,14 @@
  * dockerd writes it (9 fractional digits always). A line is
  * judged by its timestamp alone, so its text passes as it arrives: a line still being written (a prompt without
  * its newline) is not held back.
+ *
+ * A line longer than a record (16 KiB: containerd's, and the dev cluster's) is stored as partial records, each
+ * with its own timestamp, and pods/log writes each record's timestamp where it begins: inside the line. Where a
+ * record's worth of a line has passed, a timestamp that follows is the next record's: it is dropped, or kept
+ * as dockerd writes the timestamp of each partial message of a long line.
  */
 import { Transform, type TransformCallback } from 'node:stream';
+import { MESSAGE_BYTES } from './log-frames.js';
 import { dockerLogTimestamp, timestampNanos } from './log-time.js';
 
 export interface TimeCut {
@@ -26,10 +32,14 @@ const MAX_TIMESTAMP = 35;
 const SPACE = Buffer.from(' ');
 
 export function timeCut(cut: TimeCut): Transform {
-  /** the start of a line whose timestamp has not arrived whole */
+  /** the start of a line (or of a partial record) whose timestamp has not arrived whole */
   let head = Buffer.alloc(0);
   /** whether the rest of the current line goes out; undefined at the start of a line */
   let passing: boolean | undefined;
+  /** bytes of the current record's text so far */
+  let recordBytes = 0;
+  /** a record's worth of the line has passed: what follows may be the timestamp of its next record */
+  let atRecord = false;
   let past = false;
   const judge = (ts: Buffer): boolean | Error => {
     const nanos = timestampNanos(ts.toString('latin1'));
@@ -42,38 +52,63 @@ export function timeCut(cut: TimeCut): Transform {
     }
     return cut.from === undefined || nanos >= cut.from;
   };
+  const stamp = (ts: Buffer, out: Buffer[]): void => {
+    if (passing && cut.keepTimestamps) out.push(Buffer.from(dockerLogTimestamp(timestampNanos(ts.toString('latin1'))!), 'latin1'), SPACE);
+  };
+  /** The timestamp at the start of `buf` (after `head`), its end in `buf`; undefined when `buf` ends first. */
+  const timestampAt = (buf: Buffer): { ts: Buffer; end: number } | 'none' | undefined => {
+    const space = buf.indexOf(0x20);
+    if (space < 0 || head.length + space > MAX_TIMESTAMP) return space >= 0 || head.length + buf.length > MAX_TIMESTAMP ? 'none' : undefined;
+    return { ts: head.length ? Buffer.concat([head, buf.subarray(0, space)]) : buf.subarray(0, space), end: space + 1 };
+  };
   return new Transform({
     transform(chunk: Buffer, _enc, done: TransformCallback) {
       // One push per chunk: the framed writer then makes a frame per line of it, timestamp included.
       const out: Buffer[] = [];
       let buf = chunk;
       while (buf.length > 0) {
-        if (passing === undefined) {
-          const space = buf.indexOf(0x20);
-          if (space < 0 || head.length + space > MAX_TIMESTAMP) {
-            if (space >= 0 || head.length + buf.length > MAX_TIMESTAMP) return done(noTimestamp());
+        if (passing === undefined || atRecord) {
+          const found = timestampAt(buf);
+          if (found === undefined) {
             head = Buffer.concat([head, buf]);
             break;
           }
-          const ts = head.length ? Buffer.concat([head, buf.subarray(0, space)]) : buf.subarray(0, space);
+          const nextRecord = atRecord;
+          atRecord = false;
+          recordBytes = 0;
+          if (nextRecord && (found === 'none' || timestampNanos(found.ts.toString('latin1')) === undefined)) {
+            // no timestamp: the line's text goes on (the record was a whole line, or a partial one of another size)
+            if (head.length) buf = Buffer.concat([head, buf]);
+            head = Buffer.alloc(0);
+            continue;
+          }
+          if (found === 'none') return done(noTimestamp());
           head = Buffer.alloc(0);
-          const fate = judge(ts);
-          if (fate instanceof Error) return done(fate);
-          passing = fate;
-          if (passing && cut.keepTimestamps) out.push(Buffer.from(dockerLogTimestamp(timestampNanos(ts.toString('latin1'))!), 'latin1'), SPACE);
-          buf = buf.subarray(space + 1);
+          if (!nextRecord) {
+            const fate = judge(found.ts);
+            if (fate instanceof Error) return done(fate);
+            passing = fate;
+          }
+          stamp(found.ts, out);
+          buf = buf.subarray(found.end);
           continue;
         }
         const nl = buf.indexOf(0x0a);
-        const end = nl < 0 ? buf.length : nl + 1;
+        const end = Math.min(nl < 0 ? buf.length : nl + 1, MESSAGE_BYTES - recordBytes);
         if (passing) out.push(buf.subarray(0, end));
-        if (nl >= 0) passing = undefined;
+        recordBytes += end;
+        if (end === nl + 1) passing = undefined;
+        else if (recordBytes === MESSAGE_BYTES) atRecord = true;
         buf = buf.subarray(end);
       }
       if (out.length > 0) this.push(out.length === 1 ? out[0] : Buffer.concat(out));
       done();
     },
     flush(done: TransformCallback) {
+      if (atRecord) {
+        if (passing && head.length) this.push(head);
+        return done();
+      }
       done(head.length > 0 ? noTimestamp() : undefined);
     },
   });

@@ -58,3 +58,20 @@ test('a timestamp as dockerd writes it: UTC, all 9 fractional digits, whatever t
   assert.equal(dockerLogTimestamp(at('2026-11-23T09:00:01.5+02:00')), '2026-11-23T07:00:01.500000000Z');
   assert.equal(dockerLogTimestamp(-1n), '1969-12-31T23:59:59.999999999Z');
 });
+
+test('a line longer than a record comes whole: the timestamps of its partial records are dropped, or kept as dockerd writes them', async () => {
+  const part = (c: string): string => c.repeat(16 * 1024);
+  // pods/log with timestamps: each record's time where it begins, a partial record without its newline
+  const log = `2026-11-23T07:00:01Z ${part('a')}2026-11-23T07:00:01.5Z ${part('b')}2026-11-23T07:00:02Z ccc\n2026-11-23T07:00:03Z ${'d'.repeat(16 * 1024)}\n2026-11-23T07:00:04Z e\n`;
+  for (const size of [log.length, 4096, 16 * 1024 + 7, 13]) {
+    assert.equal(await cutText({ keepTimestamps: false }, size, log), `${part('a')}${part('b')}ccc\n${'d'.repeat(16 * 1024)}\ne\n`);
+    assert.equal(await cutText({ from: at('2026-11-23T07:00:02Z'), keepTimestamps: false }, size, log), `${'d'.repeat(16 * 1024)}\ne\n`, 'a line is judged by its first record');
+    assert.equal(
+      await cutText({ until: at('2026-11-23T07:00:02Z'), keepTimestamps: true }, size, log),
+      `2026-11-23T07:00:01.000000000Z ${part('a')}2026-11-23T07:00:01.500000000Z ${part('b')}2026-11-23T07:00:02.000000000Z ccc\n`,
+    );
+  }
+  // a record's worth of a line whose next bytes only look like a timestamp's start is text
+  const plain = `2026-11-23T07:00:01Z ${part('a')}2026-11-23 is not a time\n`;
+  assert.equal(await cutText({ keepTimestamps: false }, 100, plain), `${part('a')}2026-11-23 is not a time\n`);
+});
