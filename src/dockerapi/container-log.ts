@@ -23,6 +23,8 @@ export interface LogSelection {
   since?: bigint;
   until?: bigint;
   timestamps: boolean;
+  /** Every line led by its time even without `timestamps`, for a merge by time (log-merge.ts). */
+  stampLines?: boolean;
 }
 
 export class ContainerLog {
@@ -44,7 +46,7 @@ export class ContainerLog {
   async copy(stream: LogQuery['stream'], writer: Writable, what: string): Promise<void> {
     const s = this.selection;
     // timestamps: the kubelet's drop trailing zeros, the cut writes them as dockerd does
-    const cutHere = s.timestamps || s.tail !== undefined || s.until !== undefined || (s.since !== undefined && !isWholeSecond(s.since));
+    const cutHere = s.timestamps || s.stampLines || s.tail !== undefined || s.until !== undefined || (s.since !== undefined && !isWholeSecond(s.since));
     if (cutHere) return this.copyCut(stream, writer, what);
     await copyLog(this.source({ stream, timestamps: s.timestamps, sinceTime: s.since === undefined ? undefined : sinceTimeOf(s.since) }), writer, this.options(what, this.signal));
   }
@@ -53,7 +55,7 @@ export class ContainerLog {
   private async copyCut(stream: LogQuery['stream'], writer: Writable, what: string): Promise<void> {
     const s = this.selection;
     const from = await this.firstInstant();
-    const cut = timeCut({ from, until: s.until, keepTimestamps: s.timestamps, onPastUntil: () => this.stopFollowing.abort() });
+    const cut = timeCut({ from, until: s.until, keepTimestamps: s.timestamps, stampLines: s.stampLines, onPastUntil: () => this.stopFollowing.abort() });
     // A line without a timestamp fails the cut: the copy into it stops then, and the failure is this copy's.
     const failed = new AbortController();
     cut.once('error', () => failed.abort());

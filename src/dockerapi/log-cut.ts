@@ -23,6 +23,9 @@ export interface TimeCut {
   until?: bigint;
   /** Whether passing lines keep their timestamp (the client asked for timestamps). */
   keepTimestamps: boolean;
+  /** Every line starts with its time as dockerd writes it, even when timestamps are not kept (only the first
+   *  record's, for a long line): the order of a merge of stdout and stderr (log-merge.ts). */
+  stampLines?: boolean;
   /** Told once, at the first line written after `until`. */
   onPastUntil?: () => void;
 }
@@ -52,8 +55,8 @@ export function timeCut(cut: TimeCut): Transform {
     }
     return cut.from === undefined || nanos >= cut.from;
   };
-  const stamp = (ts: Buffer, out: Buffer[]): void => {
-    if (passing && cut.keepTimestamps) out.push(Buffer.from(dockerLogTimestamp(timestampNanos(ts.toString('latin1'))!), 'latin1'), SPACE);
+  const stamp = (ts: Buffer, out: Buffer[], lineStart: boolean): void => {
+    if (passing && (cut.keepTimestamps || (lineStart && cut.stampLines))) out.push(Buffer.from(dockerLogTimestamp(timestampNanos(ts.toString('latin1'))!), 'latin1'), SPACE);
   };
   /** The timestamp at the start of `buf` (after `head`), its end in `buf`; undefined when `buf` ends first. */
   const timestampAt = (buf: Buffer): { ts: Buffer; end: number } | 'none' | undefined => {
@@ -89,7 +92,7 @@ export function timeCut(cut: TimeCut): Transform {
             if (fate instanceof Error) return done(fate);
             passing = fate;
           }
-          stamp(found.ts, out);
+          stamp(found.ts, out, !nextRecord);
           buf = buf.subarray(found.end);
           continue;
         }

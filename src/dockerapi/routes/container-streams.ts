@@ -10,6 +10,7 @@ import { STDERR, STDOUT, frame } from '../framing.js';
 import { framedWriter } from '../framed-writer.js';
 import { LogIncomplete } from '../log-copy.js';
 import { ContainerLog } from '../container-log.js';
+import { LogMerge } from '../log-merge.js';
 import { nowNanos, parseUnixTimestamp } from '../log-time.js';
 import type { ContainerRecord } from '../model.js';
 import type { Engine } from '../engine.js';
@@ -113,36 +114,62 @@ async function streamLogs(engine: Engine, c: ContainerRecord, out: Writable, o: 
   const abort = new AbortController();
   void o.closed.then(() => abort.abort());
   const tail = o.tail === null || o.tail === 'all' || Number(o.tail) < 0 ? undefined : Number(o.tail);
-  const log = new ContainerLog(engine, c, c.podName, { tail, since: o.since, until: o.until, timestamps: o.timestamps }, follow, abort.signal);
+  // Read to its end, stdout and stderr go out in the order their lines were written (dockerd's log file order);
+  // a follow passes each line on as it comes.
+  const byTime = !follow && !tty && o.stdout && o.stderr;
+  const log = new ContainerLog(engine, c, c.podName, { tail, since: o.since, until: o.until, timestamps: o.timestamps, stampLines: byTime }, follow, abort.signal);
   c.readers++;
   try {
-    await Promise.all(
-      wanted.map(async ([stream, id]) => {
-        const writer = framedWriter(out, id, tty, follow ? 'at-once' : 'held');
-        const what = stream === 'All' ? 'the log' : `the ${stream.toLowerCase()} log`;
-        try {
-          await log.copy(stream, writer, what);
-        } catch (err) {
-          if (err instanceof LogIncomplete) throw err;
-          // A container that never ran has no log to read (its start failure is reported by start).
-          if (!everRan) return;
-          // Clusters without the split-stream log gate refuse `stream` (400/422): everything arrives as stdout.
-          const refused = err instanceof KubeError && (err.code === 400 || err.code === 422);
-          if (stream === 'All' || !refused) throw err;
-          if (id === STDERR) return;
-          await log.copy(undefined, writer, 'the log');
-        }
-        // Done when the last frame is written, not when the cluster's stream ends: a slow client still
-        // holds frames in the writer then, and the response must not end before them.
-        await new Promise<void>((resolve) => {
-          writer.end(() => resolve());
-          abort.signal.addEventListener('abort', () => resolve(), { once: true });
-        });
-      }),
-    );
+    if (byTime) await copyByTime(log, out, o.timestamps, everRan, abort.signal);
+    else await copyApart(log, wanted, out, tty, follow, everRan, abort.signal);
   } finally {
     abort.abort();
     engine.releaseReader(c);
+  }
+}
+
+/** Each log into its own framed writer, written as it comes. */
+async function copyApart(log: ContainerLog, wanted: Array<['Stdout' | 'Stderr' | 'All', number]>, out: Writable, tty: boolean, follow: boolean, everRan: boolean, signal: AbortSignal): Promise<void> {
+  await Promise.all(
+    wanted.map(async ([stream, id]) => {
+      const writer = framedWriter(out, id, tty, follow ? 'at-once' : 'held');
+      await copyStream(log, stream, id, writer, everRan);
+      // Done when the last frame is written, not when the cluster's stream ends: a slow client still
+      // holds frames in the writer then, and the response must not end before them.
+      await new Promise<void>((resolve) => {
+        writer.end(() => resolve());
+        signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+    }),
+  );
+}
+
+/** stdout and stderr read to their ends, merged by the times of their lines (log-merge.ts). */
+async function copyByTime(log: ContainerLog, out: Writable, timestamps: boolean, everRan: boolean, signal: AbortSignal): Promise<void> {
+  const merge = new LogMerge(out, timestamps);
+  const aborted = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+  const copies = ([['Stdout', STDOUT, merge.stdout], ['Stderr', STDERR, merge.stderr]] as const).map(async ([stream, id, input]) => {
+    await copyStream(log, stream, id, input, everRan);
+    await new Promise<void>((resolve) => input.end(() => resolve()));
+  });
+  // a failed copy rejects at once; the merge then waits for nothing more
+  await Promise.all([...copies, Promise.race([merge.done, aborted])]);
+}
+
+/** One log of the container (`All`: the merged one) into `writer`, not ended. */
+async function copyStream(log: ContainerLog, stream: 'Stdout' | 'Stderr' | 'All', id: number, writer: Writable, everRan: boolean): Promise<void> {
+  const what = stream === 'All' ? 'the log' : `the ${stream.toLowerCase()} log`;
+  try {
+    await log.copy(stream, writer, what);
+  } catch (err) {
+    if (err instanceof LogIncomplete) throw err;
+    // A container that never ran has no log to read (its start failure is reported by start).
+    if (!everRan) return;
+    // Clusters without the split-stream log gate refuse `stream` (400/422): everything arrives as stdout.
+    const refused = err instanceof KubeError && (err.code === 400 || err.code === 422);
+    if (stream === 'All' || !refused) throw err;
+    if (id === STDERR) return;
+    await log.copy(undefined, writer, 'the log');
   }
 }
 
