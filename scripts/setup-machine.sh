@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the system packages berth's dev cluster and tests need (podman with runc, busybox-static for the test
-# images, openssl, python3-kubernetes for the Python client's e2e test) and the podman settings these machines
+# images, openssl, python3-kubernetes and python3-docker for the Python clients' e2e tests) and the podman settings these machines
 # need: runc (crun fails on their hybrid cgroup setup) and explicit ulimits. Idempotent; needs root (as on the project's machines).
 set -euo pipefail
 need=()
@@ -9,6 +9,8 @@ for pair in podman:podman runc:runc busybox:busybox-static openssl:openssl docke
 done
 # the Python client's e2e test runs Debian's python3 with Debian's python3-kubernetes
 /usr/bin/python3 -c 'import kubernetes' >/dev/null 2>&1 || need+=(python3-kubernetes)
+# the Docker SDK for Python (docker-py) against berth serve, also with Debian's python3
+/usr/bin/python3 -c 'import docker' >/dev/null 2>&1 || need+=(python3-docker)
 # busybox from busybox-static must be the static one (it is copied into an image with no libc)
 if command -v busybox >/dev/null 2>&1 && ldd "$(command -v busybox)" >/dev/null 2>&1; then need+=(busybox-static); fi
 if [ ${#need[@]} -gt 0 ]; then
