@@ -2,14 +2,14 @@
  * A create's Binds, Mounts and Tmpfs as the pod's volumes, checked as dockerd checks them at create: a named
  * volume becomes a PersistentVolumeClaim, a tmpfs an emptyDir of medium Memory (`ro` and `size` kept; what an
  * emptyDir cannot do is a warning of the create), a volume mount without a source is an anonymous volume (as
- * docker compose sends `volumes: [/data]`), a host path is refused (a pod cannot see the caller's disk), and
+ * docker compose sends `volumes: [/data]`), as is a bind of a container path alone, a host path is refused (a pod cannot see the caller's disk), and
  * `--shm-size` is a memory emptyDir of that size at /dev/shm, as Kubernetes users size a pod's /dev/shm.
  * Nothing that passes here can fail at start for its form.
  */
 import { badRequest } from './http.js';
 import type { CreateBody } from './model.js';
 import { NAME_RE } from './networks.js';
-import { isAnonymousMount, refuseDriverSettings } from './volumes.js';
+import { isAnonymousBind, isAnonymousMount, refuseDriverSettings } from './volumes.js';
 import type { SandboxVolume } from '../runtime/sandbox-plan.js';
 
 export interface MountPlan {
@@ -115,13 +115,21 @@ export function planMounts(body: CreateBody): MountPlan {
   const hc = body.HostConfig ?? {};
   const warnings: string[] = [];
   const mounts = hc.Mounts ?? [];
-  const anonymous = mounts.filter(isAnonymousMount).map((m) => {
-    if (!m.Target?.startsWith('/')) throw badRequest(`invalid mount config for type "volume": the target ${m.Target ? `${m.Target} must be an absolute path` : 'is missing'}`);
-    refuseMountDriver(m);
-    return { target: m.Target, readOnly: Boolean(m.ReadOnly) };
-  });
+  // A bind of a container path alone (docker-py's `volumes=['/data']`) is an anonymous volume, as dockerd parses it.
+  const [bindsOfPathsAlone, binds] = partition(hc.Binds ?? [], isAnonymousBind);
+  const anonymous = [
+    ...mounts.filter(isAnonymousMount).map((m) => {
+      if (!m.Target?.startsWith('/')) throw badRequest(`invalid mount config for type "volume": the target ${m.Target ? `${m.Target} must be an absolute path` : 'is missing'}`);
+      refuseMountDriver(m);
+      return { target: m.Target, readOnly: Boolean(m.ReadOnly) };
+    }),
+    ...bindsOfPathsAlone.map((target) => {
+      if (!target.startsWith('/')) throw badRequest(`invalid volume specification: '${target}': a bind without a source is an anonymous volume, and its path in the container must be absolute`);
+      return { target, readOnly: false };
+    }),
+  ];
   const volumes = [
-    ...(hc.Binds ?? []).map(bindVolume),
+    ...binds.map(bindVolume),
     ...mounts.filter((m) => !isAnonymousMount(m)).map((m) => mountVolume(m, warnings)),
     ...Object.entries(hc.Tmpfs ?? {}).map(([target, options]) => tmpfsVolume(target, options ?? '', warnings)),
   ];
@@ -133,6 +141,10 @@ export function planMounts(body: CreateBody): MountPlan {
   }
   const shm = shmVolume(hc, seen);
   return { volumes: shm ? [...volumes, shm] : volumes, anonymous, warnings };
+}
+
+function partition<T>(items: T[], test: (item: T) => boolean): [T[], T[]] {
+  return [items.filter(test), items.filter((i) => !test(i))];
 }
 
 /**

@@ -49,6 +49,11 @@ export function anonymousVolumesOf(body: CreateBody, plan: Pick<MountPlan, 'volu
   return out;
 }
 
+/** A bind of a container path alone (`/data`, as docker-py sends `volumes=['/data']`): an anonymous volume, as dockerd parses it. */
+export function isAnonymousBind(spec: string): boolean {
+  return !spec.includes(':');
+}
+
 /** A volume mount without a source (`--mount type=volume,dst=/path`): an anonymous volume, not a named one. */
 export function isAnonymousMount(m: { Type?: string; Source?: string }): boolean {
   return m.Type === 'volume' && !m.Source;
@@ -82,8 +87,8 @@ export function mountPointsOf(c: ContainerRecord): MountPoint[] {
     return { type: 'volume', name, destination: clean(destination), mode: mode || 'z', rw: !mode.split(',').includes('ro') };
   };
   return [
-    ...(hc.Binds ?? []).map(bind),
-    // a volume mount without a source is one of the anonymous volumes below
+    // a bind of a path alone, and a volume mount without a source, are among the anonymous volumes below
+    ...(hc.Binds ?? []).filter((b) => !isAnonymousBind(b)).map(bind),
     ...(hc.Mounts ?? []).filter((m) => !isAnonymousMount(m)).map((m): MountPoint => ({ type: m.Type === 'tmpfs' ? 'tmpfs' : 'volume', name: m.Type === 'tmpfs' ? undefined : m.Source, destination: clean(m.Target ?? ''), mode: '', rw: !m.ReadOnly })),
     ...(c.anonymousVolumes ?? []).map((a): MountPoint => ({ type: 'volume', name: a.name, destination: clean(a.target), mode: '', rw: !a.readOnly })),
   ];

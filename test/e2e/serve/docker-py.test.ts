@@ -51,11 +51,12 @@ for (const kind of ['podman', 'berth'] as const) {
       await stopAndCheckLeftovers(engine, namespace, instance);
     });
 
-    test('run: output in the order written, environment, working_dir, user, entrypoint; a failure is ContainerError', () => {
+    test('run: output in the order written, environment, working_dir, user, entrypoint, an anonymous volume; a failure is ContainerError', () => {
       assert.equal(seen.ping, true);
       assert.ok((seen.pulled as string[]).includes(BUSYBOX), JSON.stringify(seen.pulled));
       assert.equal(seen.run, 'bar\n/tmp/wd\n1000\nout1\nerr1\nout2\n');
       assert.equal(seen.run_entrypoint, 'a b\n');
+      assert.equal(seen.anonymous_volume, 'ok\n');
       assert.deepEqual(seen.run_fails, { error: 'ContainerError', exit_status: 3, stderr: 'boom\n' });
       assert.deepEqual((seen.image_missing as Failure).error, 'ImageNotFound');
     });

@@ -25,6 +25,14 @@ test('a volume mount without a source is an anonymous volume, as dockerd and doc
   assert.throws(() => plan({ Mounts: [{ Type: 'volume', Target: 'rel' }] }), /invalid mount config for type "volume": the target rel must be an absolute path/);
 });
 
+test('a bind of a container path alone is an anonymous volume, as dockerd parses docker-py\'s volumes=[\'/data\']', () => {
+  const { volumes, anonymous } = plan({ Binds: ['/data', 'v:/named'] });
+  assert.deepEqual(volumes, [{ claim: 'v', target: '/named', readOnly: false }]);
+  assert.deepEqual(anonymous, [{ target: '/data', readOnly: false }]);
+  assert.throws(() => plan({ Binds: ['data'] }), /invalid volume specification: 'data'/);
+  assert.throws(() => plan({ Binds: ['/data', 'v:/data'] }), /Duplicate mount point: \/data/);
+});
+
 test('tmpfs: ro is kept, what an emptyDir cannot do is a warning, an unknown option is refused', () => {
   const { volumes, warnings } = plan({ Tmpfs: { '/t': 'ro', '/x': 'size=1g,noexec,uid=1000' } });
   assert.equal(volumes[0]!.readOnly, true);
