@@ -7,7 +7,7 @@
  */
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { text } from 'node:stream/consumers';
+import { buffer } from 'node:stream/consumers';
 import type { LogQuery } from './cluster.js';
 import type { Engine } from './engine.js';
 import type { ContainerRecord } from './model.js';
@@ -92,7 +92,7 @@ export class ContainerLog {
     const since = this.selection.since;
     this.window ??= this.engine
       .openLog(this.podName, { tailLines: tail + 1, timestamps: true, sinceTime: since === undefined ? undefined : sinceTimeOf(since) })
-      .then(async (r) => windowStart(await text(r), tail));
+      .then(async (r) => windowStart(await buffer(r), tail));
     return this.window;
   }
 

@@ -9,8 +9,8 @@
  *
  * A line longer than a record (16 KiB: containerd's, and the dev cluster's) is stored as partial records, each
  * with its own timestamp, and pods/log writes each record's timestamp where it begins: inside the line. Where a
- * record's worth of a line has passed, a timestamp that follows is the next record's: it is dropped, or kept
- * as dockerd writes the timestamp of each partial message of a long line.
+ * record's worth of a line has passed, a timestamp that follows is the next record's: the record is judged by it,
+ * as dockerd judges each partial message of a long line, and it is dropped or kept as dockerd writes it.
  */
 import { Transform, type TransformCallback } from 'node:stream';
 import { MESSAGE_BYTES } from './log-frames.js';
@@ -55,8 +55,12 @@ export function timeCut(cut: TimeCut): Transform {
     }
     return cut.from === undefined || nanos >= cut.from;
   };
-  const stamp = (ts: Buffer, out: Buffer[], lineStart: boolean): void => {
-    if (passing && (cut.keepTimestamps || (lineStart && cut.stampLines))) out.push(Buffer.from(dockerLogTimestamp(timestampNanos(ts.toString('latin1'))!), 'latin1'), SPACE);
+  /** whether the current line's text has begun to pass (a line led by its time has its time then) */
+  let lineBegun = false;
+  const stamp = (ts: Buffer, out: Buffer[]): void => {
+    if (!passing) return;
+    if (cut.keepTimestamps || (cut.stampLines && !lineBegun)) out.push(Buffer.from(dockerLogTimestamp(timestampNanos(ts.toString('latin1'))!), 'latin1'), SPACE);
+    lineBegun = true;
   };
   /** The timestamp at the start of `buf` (after `head`), its end in `buf`; undefined when `buf` ends first. */
   const timestampAt = (buf: Buffer): { ts: Buffer; end: number } | 'none' | undefined => {
@@ -87,12 +91,12 @@ export function timeCut(cut: TimeCut): Transform {
           }
           if (found === 'none') return done(noTimestamp());
           head = Buffer.alloc(0);
-          if (!nextRecord) {
-            const fate = judge(found.ts);
-            if (fate instanceof Error) return done(fate);
-            passing = fate;
-          }
-          stamp(found.ts, out, !nextRecord);
+          if (!nextRecord) lineBegun = false;
+          // each record is judged by its own time, as dockerd judges each message of a long line
+          const fate = judge(found.ts);
+          if (fate instanceof Error) return done(fate);
+          passing = fate;
+          stamp(found.ts, out);
           buf = buf.subarray(found.end);
           continue;
         }

@@ -5,17 +5,44 @@
  * give the instant just before the window (none when the whole log fits in it); each log is then read from that
  * instant on (log-cut.ts), a read that starts in the same place however often it is opened again.
  */
+import { MESSAGE_BYTES } from './log-frames.js';
 import { timestampNanos } from './log-time.js';
 
+/** The longest timestamp the kubelet writes (`2006-01-02T15:04:05.999999999+07:00`). */
+const MAX_TIMESTAMP = 35;
+
 /**
- * The instant before the tail window, from the merged log's last `tail + 1` lines read with timestamps:
- * undefined when the log has no more than `tail` lines (the window is the whole log).
+ * The instant before the tail window, from the merged log's last `tail + 1` records read with timestamps:
+ * undefined when the log has no more than `tail` records (the window is the whole log). A line longer than a
+ * record is several (pods/log stamps each where it begins, inside the line), as each is a message of dockerd's.
  */
-export function windowStart(mergedTail: string, tail: number): bigint | undefined {
-  const lines = mergedTail.split('\n').filter((l) => l.length > 0);
-  if (lines.length <= tail) return undefined;
-  const ts = lines[0].slice(0, lines[0].indexOf(' '));
+export function windowStart(mergedTail: string | Buffer, tail: number): bigint | undefined {
+  const text = typeof mergedTail === 'string' ? Buffer.from(mergedTail) : mergedTail;
+  if (recordCount(text) <= tail) return undefined;
+  const ts = text.subarray(0, text.indexOf(0x20)).toString('latin1');
   const nanos = timestampNanos(ts);
   if (nanos === undefined) throw new Error(`the log's timestamp "${ts}" is not RFC 3339`);
   return nanos;
+}
+
+/** Records in a log read with timestamps: a line each, and each further record's stamp a record's worth into it. */
+function recordCount(text: Buffer): number {
+  let count = 0;
+  for (let start = 0; start < text.length; ) {
+    const nl = text.indexOf(0x0a, start);
+    const end = nl < 0 ? text.length : nl;
+    if (end > start) {
+      count++;
+      let content = text.indexOf(0x20, start) + 1;
+      while (content > 0 && content + MESSAGE_BYTES < end) {
+        const at = content + MESSAGE_BYTES;
+        const space = text.indexOf(0x20, at);
+        if (space < 0 || space > end || space - at > MAX_TIMESTAMP || timestampNanos(text.subarray(at, space).toString('latin1')) === undefined) break;
+        count++;
+        content = space + 1;
+      }
+    }
+    start = end + 1;
+  }
+  return count;
 }

@@ -98,13 +98,15 @@ for (const kind of ['podman', 'berth'] as const) {
     });
 
     // Where podman 4.3 deviates from dockerd's documented behaviour, berth is held to dockerd's.
-    test('dockerd\'s behaviour: healthchecks docker-py sends with nulls, archives into a missing folder or a file, nanosecond log times', { skip: kind !== 'berth' && 'podman 4.3 runs no healthchecks here, makes a missing folder for an archive, and writes log times in seconds' }, () => {
+    test('dockerd\'s behaviour: healthchecks docker-py sends with nulls, archives into a missing folder or a file, log times and tails', { skip: kind !== 'berth' && 'podman 4.3 runs no healthchecks here, makes a missing folder for an archive, writes log times in seconds and tails a long line its own way' }, () => {
       assert.equal(seen.health, 'healthy');
       assert.deepEqual(seen.put_missing_folder, { error: 'NotFound', status: 404, explanation: `Could not find the file /nope/dir in container ${name}` });
       assert.equal(seen.missing_folder_made, false, 'a refused archive made nothing');
       assert.deepEqual(seen.put_onto_file, { error: 'APIError', status: 400, explanation: 'extraction point is not a directory' });
       assert.equal((seen.get_missing as Failure).explanation, `Could not find the file /nope in container ${name}`);
       for (const t of seen.logs_times as string[]) assert.match(t, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z$/);
+      // dockerd stores a long line as messages of 16 KiB, and its tail counts them: the line's last one, then `last`
+      assert.equal(seen.logs_tail_long, `${'x'.repeat(20000 - 16384)}\nlast\n`);
       assert.equal((seen.events as string[]).at(-1), 'destroy');
       // berth refuses what it cannot do, in words that say why
       const stats = seen.stats as Failure;

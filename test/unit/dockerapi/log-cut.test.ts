@@ -65,7 +65,8 @@ test('a line longer than a record comes whole: the timestamps of its partial rec
   const log = `2026-11-23T07:00:01Z ${part('a')}2026-11-23T07:00:01.5Z ${part('b')}2026-11-23T07:00:02Z ccc\n2026-11-23T07:00:03Z ${'d'.repeat(16 * 1024)}\n2026-11-23T07:00:04Z e\n`;
   for (const size of [log.length, 4096, 16 * 1024 + 7, 13]) {
     assert.equal(await cutText({ keepTimestamps: false }, size, log), `${part('a')}${part('b')}ccc\n${'d'.repeat(16 * 1024)}\ne\n`);
-    assert.equal(await cutText({ from: at('2026-11-23T07:00:02Z'), keepTimestamps: false }, size, log), `${'d'.repeat(16 * 1024)}\ne\n`, 'a line is judged by its first record');
+    assert.equal(await cutText({ from: at('2026-11-23T07:00:02Z'), keepTimestamps: false }, size, log), `ccc\n${'d'.repeat(16 * 1024)}\ne\n`, 'each record is judged by its own time');
+    assert.equal(await cutText({ from: at('2026-11-23T07:00:01.5Z'), keepTimestamps: false, stampLines: true }, size, log), `2026-11-23T07:00:01.500000000Z ${part('b')}ccc\n2026-11-23T07:00:03.000000000Z ${'d'.repeat(16 * 1024)}\n2026-11-23T07:00:04.000000000Z e\n`, 'a line led by the time of its first record that passes');
     assert.equal(
       await cutText({ until: at('2026-11-23T07:00:02Z'), keepTimestamps: true }, size, log),
       `2026-11-23T07:00:01.000000000Z ${part('a')}2026-11-23T07:00:01.500000000Z ${part('b')}2026-11-23T07:00:02.000000000Z ccc\n`,

@@ -10,3 +10,14 @@ test('the window starts after the line before it; a log that fits has no start',
   assert.equal(windowStart(merged, 0), timestampNanos('2026-11-23T07:00:01.25Z'));
   assert.throws(() => windowStart('garbage line\nx\n', 1), /not RFC 3339/);
 });
+
+test('a line longer than a record counts its records, as dockerd counts the messages of a long line', () => {
+  const part = 'x'.repeat(16 * 1024);
+  // pods/log: a long line's records each stamped where they begin, inside the line
+  const merged = `2026-11-23T07:00:01Z a\n2026-11-23T07:00:02Z ${part}2026-11-23T07:00:02.5Z ${part}2026-11-23T07:00:03Z end\n2026-11-23T07:00:04Z b\n`;
+  assert.equal(windowStart(merged, 5), undefined);
+  assert.equal(windowStart(merged, 4), timestampNanos('2026-11-23T07:00:01Z'));
+  const window = merged.slice(merged.indexOf('2026-11-23T07:00:02.5Z'));
+  assert.equal(windowStart(window, 3), undefined);
+  assert.equal(windowStart(window, 2), timestampNanos('2026-11-23T07:00:02.5Z'));
+});
