@@ -42,7 +42,10 @@ async function pull(engine: Engine, call: Call): Promise<void> {
   const from = call.query.get('fromImage');
   if (!from) throw badRequest('fromImage is required (berth cannot import images)');
   const tag = call.query.get('tag');
-  const ref = tag && !from.includes('@') && !/:[^/]*$/.test(from) ? `${from}${tag.startsWith('sha256:') ? '@' : ':'}${tag}` : from;
+  const tagged = from.includes('@') || /:[^/]*$/.test(from);
+  // dockerd pulls every tag of a repository given neither a tag nor a digest (`docker pull --all-tags`)
+  if (!tag && !tagged) throw badRequest(`pulling every tag of ${from} (a pull without a tag, as docker pull --all-tags sends it) is not supported by berth serve: it records one image for the kubelet to pull; name the tag (docker pull ${from}:<tag>)`);
+  const ref = tag && !tagged ? `${from}${tag.startsWith('sha256:') ? '@' : ':'}${tag}` : from;
   normalizeImage(ref); // a 400 before the stream starts
   const out = call.startChunked('application/json');
   out.write(`${JSON.stringify({ status: `Pulling from ${ref.replace(/:[^/:]*$/, '')}`, id: ref.split(':').pop() })}\n`);

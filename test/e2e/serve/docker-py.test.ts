@@ -109,6 +109,10 @@ for (const kind of ['podman', 'berth'] as const) {
       assert.equal(seen.logs_tail_long, `${'x'.repeat(20000 - 16384)}\nlast\n`);
       assert.equal((seen.events as string[]).at(-1), 'destroy');
       // berth refuses what it cannot do, in words that say why
+      // dockerd pulls every tag given none; berth records one image, and says so rather than record `latest`
+      const allTags = seen.pulled_all_tags as Failure;
+      assert.deepEqual([allTags.error, allTags.status], ['APIError', 400]);
+      assert.match(allTags.explanation ?? '', /^pulling every tag of localhost\/berth\/busybox .* is not supported by berth serve: .*name the tag/);
       const stats = seen.stats as Failure;
       assert.deepEqual([stats.error, stats.status], ['APIError', 501]);
       assert.match(stats.explanation ?? '', /not implemented by berth serve: containers are Kubernetes pods/);
