@@ -14,7 +14,7 @@
  */
 import { Transform, type TransformCallback } from 'node:stream';
 import { MESSAGE_BYTES } from './log-frames.js';
-import { dockerLogTimestamp, timestampNanos } from './log-time.js';
+import { dockerLogTimestampOf, timestampNanos } from './log-time.js';
 
 export interface TimeCut {
   /** Nanoseconds since the epoch: lines written earlier are dropped. */
@@ -32,7 +32,6 @@ export interface TimeCut {
 
 /** The longest timestamp the kubelet writes (`2006-01-02T15:04:05.999999999+07:00`): a line without a space by then has none. */
 const MAX_TIMESTAMP = 35;
-const SPACE = Buffer.from(' ');
 
 export function timeCut(cut: TimeCut): Transform {
   /** the start of a line (or of a partial record) whose timestamp has not arrived whole */
@@ -44,10 +43,10 @@ export function timeCut(cut: TimeCut): Transform {
   /** a record's worth of the line has passed: what follows may be the timestamp of its next record */
   let atRecord = false;
   let past = false;
-  const judge = (ts: Buffer): boolean | Error => {
-    const nanos = timestampNanos(ts.toString('latin1'));
-    if (nanos === undefined) return noTimestamp();
+  const judge = (ts: string): boolean => {
     if (past) return false;
+    if (cut.from === undefined && cut.until === undefined) return true;
+    const nanos = timestampNanos(ts)!;
     if (cut.until !== undefined && nanos > cut.until) {
       past = true;
       cut.onPastUntil?.();
@@ -57,9 +56,9 @@ export function timeCut(cut: TimeCut): Transform {
   };
   /** whether the current line's text has begun to pass (a line led by its time has its time then) */
   let lineBegun = false;
-  const stamp = (ts: Buffer, out: Buffer[]): void => {
+  const stamp = (fixed: string, out: Buffer[]): void => {
     if (!passing) return;
-    if (cut.keepTimestamps || (cut.stampLines && !lineBegun)) out.push(Buffer.from(dockerLogTimestamp(timestampNanos(ts.toString('latin1'))!), 'latin1'), SPACE);
+    if (cut.keepTimestamps || (cut.stampLines && !lineBegun)) out.push(Buffer.from(`${fixed} `, 'latin1'));
     lineBegun = true;
   };
   /** The timestamp at the start of `buf` (after `head`), its end in `buf`; undefined when `buf` ends first. */
@@ -83,20 +82,21 @@ export function timeCut(cut: TimeCut): Transform {
           const nextRecord = atRecord;
           atRecord = false;
           recordBytes = 0;
-          if (nextRecord && (found === 'none' || timestampNanos(found.ts.toString('latin1')) === undefined)) {
+          const tsText = found === 'none' ? '' : found.ts.toString('latin1');
+          // dockerd's form of the time, and whether it is one: parsed once for each record
+          const fixed = found === 'none' ? undefined : dockerLogTimestampOf(tsText);
+          if (nextRecord && fixed === undefined) {
             // no timestamp: the line's text goes on (the record was a whole line, or a partial one of another size)
             if (head.length) buf = Buffer.concat([head, buf]);
             head = Buffer.alloc(0);
             continue;
           }
-          if (found === 'none') return done(noTimestamp());
+          if (found === 'none' || fixed === undefined) return done(noTimestamp());
           head = Buffer.alloc(0);
           if (!nextRecord) lineBegun = false;
           // each record is judged by its own time, as dockerd judges each message of a long line
-          const fate = judge(found.ts);
-          if (fate instanceof Error) return done(fate);
-          passing = fate;
-          stamp(found.ts, out);
+          passing = judge(tsText);
+          stamp(fixed, out);
           buf = buf.subarray(found.end);
           continue;
         }

@@ -80,6 +80,13 @@ export class LogMerge {
     const frames: Buffer[] = [];
     let framed = 0;
     let needs: Side | undefined;
+    // whole lines of one side in a row, framed together (a frame each) when the other side's turn comes
+    let run: { side: Side; lines: Buffer[] } | undefined;
+    // (its bytes were counted in `framed` as its lines joined it)
+    const frameRun = (): void => {
+      if (run) frames.push(...run.side.framer.push(run.lines));
+      run = undefined;
+    };
     for (;;) {
       if (this.owner) {
         const side = this.owner;
@@ -106,9 +113,23 @@ export class LogMerge {
       const ready = [a, b].filter((s) => s.queued > 0);
       if (ready.length === 0) break;
       const first = ready.length === 1 || this.lead(ready[0]) <= this.lead(ready[1]) ? ready[0] : ready[1];
+      const head = first.queue[0];
+      const nl = head.indexOf(0x0a);
+      if (nl >= LEAD_BYTES) {
+        // a whole line in one chunk: a view of it joins the run, no copy
+        if (run?.side !== first) frameRun();
+        run ??= { side: first, lines: [] };
+        run.lines.push(head.subarray(this.keepTimestamps ? 0 : LEAD_BYTES, nl + 1));
+        this.drop(first, nl + 1);
+        framed += nl + 1;
+        if (framed >= BATCH_BYTES) break;
+        continue;
+      }
+      frameRun();
       if (!this.keepTimestamps && first.queued >= LEAD_BYTES) this.drop(first, LEAD_BYTES);
       this.owner = first;
     }
+    frameRun();
     this.pumping = false;
     if (!this.send(frames)) {
       // the client reads slower: both sides wait until it has room again
@@ -137,7 +158,9 @@ export class LogMerge {
   }
 
   private lead(side: Side): string {
-    return Buffer.concat(side.queue, Math.min(side.queued, LEAD_BYTES)).subarray(0, LEAD_BYTES).toString('latin1');
+    const head = side.queue[0];
+    if (head.length >= LEAD_BYTES) return head.toString('latin1', 0, LEAD_BYTES);
+    return Buffer.concat(side.queue, Math.min(side.queued, LEAD_BYTES)).toString('latin1');
   }
 
   private drop(side: Side, n: number): void {

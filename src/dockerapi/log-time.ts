@@ -47,6 +47,17 @@ export function dockerLogTimestamp(nanos: bigint): string {
   return `${new Date(Number(ms)).toISOString().slice(0, 19)}.${String(fraction).padStart(9, '0')}Z`;
 }
 
+/**
+ * A kubelet log timestamp as dockerd writes it (see dockerLogTimestamp); undefined when it is none. A time in UTC,
+ * as the kubelet writes them, only has its fraction padded: no date arithmetic for each line of a large log.
+ */
+export function dockerLogTimestampOf(ts: string): string | undefined {
+  const utc = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?Z$/.exec(ts);
+  if (utc) return `${utc[1]}.${(utc[2] ?? '').padEnd(9, '0')}Z`;
+  const nanos = timestampNanos(ts);
+  return nanos === undefined ? undefined : dockerLogTimestamp(nanos);
+}
+
 /** The last second RFC 3339 spells with four digits of year. */
 const LAST_SECOND = 253_402_300_799n;
 

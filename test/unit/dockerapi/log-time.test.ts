@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isWholeSecond, parseUnixTimestamp, sinceTimeOf, timestampNanos } from '../../../src/dockerapi/log-time.js';
+import { dockerLogTimestampOf, isWholeSecond, parseUnixTimestamp, sinceTimeOf, timestampNanos } from '../../../src/dockerapi/log-time.js';
 
 test('since/until as dockerd parses them: seconds, a fraction padded or cut to nanoseconds', () => {
   assert.equal(parseUnixTimestamp('1700000000'), 1_700_000_000_000_000_000n);
@@ -37,4 +37,11 @@ test('a sinceTime reads from the start of the second, within the years RFC 3339 
   assert.equal(sinceTimeOf(10n ** 30n), '9999-12-31T23:59:59Z');
   assert.ok(isWholeSecond(timestampNanos('2026-11-23T07:00:01Z')!));
   assert.ok(!isWholeSecond(t));
+});
+
+test('a kubelet time in dockerd\'s form: the fraction padded to 9 digits, another zone turned to UTC, none for no time', () => {
+  assert.equal(dockerLogTimestampOf('2026-11-23T07:00:01.25Z'), '2026-11-23T07:00:01.250000000Z');
+  assert.equal(dockerLogTimestampOf('2026-11-23T07:00:01Z'), '2026-11-23T07:00:01.000000000Z');
+  assert.equal(dockerLogTimestampOf('2026-11-23T08:00:01.5+01:00'), '2026-11-23T07:00:01.500000000Z');
+  for (const none of ['', 'hello', '2026-11-23 07:00:01Z', '2026-11-23T07:00:01.Z']) assert.equal(dockerLogTimestampOf(none), undefined, none);
 });
