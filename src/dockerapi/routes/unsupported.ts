@@ -1,4 +1,4 @@
-/** Operations a pod cannot do (build, commit, export, stats, pause, image load/push/history, df, login): 501, saying why. */
+/** Operations a pod cannot do (build, commit, export, stats, pause, image load/save/push/history/search, distribution, df, login): 501, saying why. */
 import type { Router } from '../http.js';
 
 /** Said where a client asks berth to build (its build stream's error line). */
@@ -13,6 +13,9 @@ const NOT_SERVED: Array<[string, string, string | RegExp, string]> = [
   ['ImageLoad', 'POST', '/images/load', PODS],
   ['ImageGetAll', 'GET', '/images/get', PODS],
   ['ImagePush', 'POST', /^\/images\/(.+)\/push$/, PODS],
+  ['ImageGet', 'GET', /^\/images\/(.+)\/get$/, 'berth keeps no image layers (the kubelet pulls images); copy the image from its registry instead, e.g. with crane pull or skopeo copy'],
+  ['ImageSearch', 'GET', '/images/search', 'berth serve searches no registry; search the registry itself (its web page or API)'],
+  ['DistributionInspect', 'GET', /^\/distribution\/(.+)\/json$/, 'berth serve asks registries only for image configs, as a pull needs them; read an image\'s digest and platforms from its registry, e.g. with crane digest or skopeo inspect'],
   ['ImageHistory', 'GET', /^\/images\/(.+)\/history$/, 'berth keeps no image layers (the kubelet pulls images); read the history from the registry, e.g. with crane config or skopeo inspect'],
   ['ContainerStats', 'GET', '/containers/{id}/stats', `${PODS} (kubectl top pod shows their use where the cluster runs metrics-server)`],
   ['ContainerExport', 'GET', '/containers/{id}/export', PODS],

@@ -116,6 +116,10 @@ for (const kind of ['podman', 'berth'] as const) {
       const stats = seen.stats as Failure;
       assert.deepEqual([stats.error, stats.status], ['APIError', 501]);
       assert.match(stats.explanation ?? '', /not implemented by berth serve: containers are Kubernetes pods/);
+      // not a NotFound, which would say the registry lacks the image
+      const registry = seen.registry_data as Failure;
+      assert.deepEqual([registry.error, registry.status], ['APIError', 501]);
+      assert.match(registry.explanation ?? '', /^GET \/distribution\/localhost\/berth\/busybox:1\/json is not implemented by berth serve: /);
     });
   });
 }
