@@ -33,7 +33,7 @@ import { EventBus } from './event-bus.js';
 import { ImageStore } from './image-store.js';
 import { Networks, NAME_RE, checkAliases } from './networks.js';
 import type { Platform } from './platform.js';
-import { anonymousVolumesOf, dockerMounts, LABEL_ANONYMOUS, Volumes, type DockerMount } from './volumes.js';
+import { anonymousVolumesOf, dockerMounts, LABEL_ANONYMOUS, mountVolumeLabels, Volumes, type DockerMount } from './volumes.js';
 import { planMounts } from './mounts.js';
 import { ANNOTATION_KEPT_FAILED, recover, savedRecord } from './recovery.js';
 import { runHealthcheck, wantsHealthcheck } from './healthcheck.js';
@@ -327,6 +327,7 @@ export class Engine {
     // The Ryuk image's own LABEL (berth never reads that image): testcontainers finds a running reaper to reuse by it.
     let anonymousVolumes: AnonymousVolume[] = [];
     let namedVolumes: string[] = [];
+    const volumeLabels = mountVolumeLabels(body);
     if (isReaperImage(body.Image)) body.Labels = { [LABEL_RYUK]: 'true', ...(body.Labels ?? {}) };
     else {
       const mounts = planMounts(body);
@@ -366,7 +367,7 @@ export class Engine {
     };
     this.containers.set(id, c);
     try {
-      await this.volumes.ensureAll([...namedVolumes.map((v) => ({ name: v, labels: {} })), ...anonymousVolumes.map((a) => ({ name: a.name, labels: { [LABEL_ANONYMOUS]: '' } }))]);
+      await this.volumes.ensureAll([...namedVolumes.map((v) => ({ name: v, labels: volumeLabels.get(v) ?? {} })), ...anonymousVolumes.map((a) => ({ name: a.name, labels: { [LABEL_ANONYMOUS]: '' } }))]);
     } catch (err) {
       this.containers.delete(id);
       throw new DockerError(500, `failed to create container ${clean}: could not make its volumes: ${(err as Error).message}`);

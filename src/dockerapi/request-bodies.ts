@@ -50,7 +50,7 @@ const schemas = {
         PortBindings: nullable({ type: 'object', additionalProperties: nullable({ type: 'array', items: obj({ HostIp: str, HostPort: str }) }) }),
         PublishAllPorts: bool,
         Binds: nullable(strList),
-        Mounts: nullable({ type: 'array', items: obj({ Type: str, Source: str, Target: str, ReadOnly: bool, VolumeOptions: nullable(obj({ DriverConfig: nullable(obj({ Name: str, Options: nullable(strMap) })) })), TmpfsOptions: nullable(obj({ SizeBytes: int, Mode: int, Options: nullable({ type: 'array', items: strList }) })) }) }),
+        Mounts: nullable({ type: 'array', items: obj({ Type: str, Source: str, Target: str, ReadOnly: bool, VolumeOptions: nullable(obj({ DriverConfig: nullable(obj({ Name: str, Options: nullable(strMap) })), Labels: nullable(strMap) })), TmpfsOptions: nullable(obj({ SizeBytes: int, Mode: int, Options: nullable({ type: 'array', items: strList }) })) }) }),
         Tmpfs: nullable(strMap),
         ShmSize: int,
         AutoRemove: bool,

@@ -49,6 +49,18 @@ export function anonymousVolumesOf(body: CreateBody, plan: Pick<MountPlan, 'volu
   return out;
 }
 
+/**
+ * The labels a create's volume mounts give the volumes they name (`--mount type=volume,src=v,volume-label=k=v`):
+ * dockerd labels a volume it makes for the mount with them; one that exists keeps its own.
+ */
+export function mountVolumeLabels(body: CreateBody): Map<string, Record<string, string>> {
+  const labels = new Map<string, Record<string, string>>();
+  for (const m of body.HostConfig?.Mounts ?? []) {
+    if (m.Type === 'volume' && m.Source && m.VolumeOptions?.Labels) labels.set(m.Source, { ...labels.get(m.Source), ...m.VolumeOptions.Labels });
+  }
+  return labels;
+}
+
 /** A bind of a container path alone (`/data`, as docker-py sends `volumes=['/data']`): an anonymous volume, as dockerd parses it. */
 export function isAnonymousBind(spec: string): boolean {
   return !spec.includes(':');

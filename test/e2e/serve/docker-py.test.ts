@@ -47,7 +47,7 @@ for (const kind of ['podman', 'berth'] as const) {
       const left = await engine.docker(['ps', '-aq', '--filter', `label=suite=docker-py-${suffix}`]);
       for (const id of left.stdout.split('\n').filter(Boolean)) await engine.docker(['rm', '-f', id]);
       await engine.docker(['network', 'rm', `dpy-net-${suffix}`]);
-      await engine.docker(['volume', 'rm', `dpy-vol-${suffix}`]);
+      for (const volume of [`dpy-vol-${suffix}`, `dpy-mvol-${suffix}`]) await engine.docker(['volume', 'rm', volume]);
       await stopAndCheckLeftovers(engine, namespace, instance);
     });
 
@@ -98,7 +98,7 @@ for (const kind of ['podman', 'berth'] as const) {
     });
 
     // Where podman 4.3 deviates from dockerd's documented behaviour, berth is held to dockerd's.
-    test('dockerd\'s behaviour: healthchecks docker-py sends with nulls, archives into a missing folder or a file, log times and tails', { skip: kind !== 'berth' && 'podman 4.3 runs no healthchecks here, makes a missing folder for an archive, writes log times in seconds and tails a long line its own way' }, () => {
+    test('dockerd\'s behaviour: healthchecks docker-py sends with nulls, archives into a missing folder or a file, log times and tails', { skip: kind !== 'berth' && 'podman 4.3 runs no healthchecks here, makes a missing folder for an archive, writes log times in seconds, tails a long line its own way and drops a mount\'s volume labels' }, () => {
       assert.equal(seen.health, 'healthy');
       assert.deepEqual(seen.put_missing_folder, { error: 'NotFound', status: 404, explanation: `Could not find the file /nope/dir in container ${name}` });
       assert.equal(seen.missing_folder_made, false, 'a refused archive made nothing');
@@ -109,6 +109,7 @@ for (const kind of ['podman', 'berth'] as const) {
       assert.equal(seen.logs_tail_long, `${'x'.repeat(20000 - 16384)}\nlast\n`);
       assert.equal((seen.events as string[]).at(-1), 'destroy');
       // berth refuses what it cannot do, in words that say why
+      assert.deepEqual(seen.mount_volume_labels, { 'made-by': 'mount' }, 'the volume made for a mount has its labels');
       // dockerd pulls every tag given none; berth records one image, and says so rather than record `latest`
       const allTags = seen.pulled_all_tags as Failure;
       assert.deepEqual([allTags.error, allTags.status], ['APIError', 400]);

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { planMounts } from '../../../src/dockerapi/mounts.js';
+import { mountVolumeLabels } from '../../../src/dockerapi/volumes.js';
 
 const plan = (HostConfig: Record<string, unknown>) => planMounts({ Image: 'i', HostConfig } as never);
 
@@ -68,4 +69,9 @@ test('--mount type=tmpfs: tmpfs-size is the sizeLimit, a tmpfs-mode an emptyDir 
   assert.match(mount({ Mode: 0o1770 }).warnings.join(), /tmpfs \/t: mode=1770 not applied/);
   assert.match(mount({ Options: [['noexec']] }).warnings.join(), /tmpfs \/t: noexec not applied/);
   assert.throws(() => mount({ SizeBytes: -1 }), /invalid tmpfs size -1/);
+});
+
+test('a volume mount\'s labels are those of the volume it names, for dockerd makes it with them', () => {
+  const labels = mountVolumeLabels({ HostConfig: { Mounts: [{ Type: 'volume', Source: 'v', Target: '/a', VolumeOptions: { Labels: { k: '1' } } }, { Type: 'volume', Target: '/anon', VolumeOptions: { Labels: { x: 'y' } } }, { Type: 'tmpfs', Target: '/t' }] } });
+  assert.deepEqual([...labels], [['v', { k: '1' }]]);
 });
