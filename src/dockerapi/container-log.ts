@@ -27,6 +27,18 @@ export interface LogSelection {
   stampLines?: boolean;
 }
 
+/**
+ * Whether one stream of an ended container's log holds anything: its first byte, read alone. Undefined when the
+ * cluster does not say (a refused `stream`, an error): the caller then reads as if it did.
+ */
+export async function logHolds(engine: Engine, podName: string, stream: 'Stdout' | 'Stderr'): Promise<boolean | undefined> {
+  try {
+    return (await buffer(await engine.openLog(podName, { stream, limitBytes: 1 }))).length > 0;
+  } catch {
+    return undefined;
+  }
+}
+
 export class ContainerLog {
   private window?: Promise<bigint | undefined>;
   /** Aborted at the first line past `until` in any of the logs: every follow then reads its log to its end. */

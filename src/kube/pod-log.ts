@@ -17,6 +17,8 @@ export interface PodLogQuery {
   timestamps?: boolean;
   sinceSeconds?: number;
   sinceTime?: string;
+  /** At most this many bytes of the selected log. */
+  limitBytes?: number;
 }
 
 /** Opens the log; the response is the raw stream. Refusals (404, 400, 403...) are KubeErrors. */
@@ -28,6 +30,7 @@ export async function openPodLog(kc: KubeConfig, namespace: string, pod: string,
   if (q.timestamps) params.set('timestamps', 'true');
   if (q.sinceSeconds !== undefined) params.set('sinceSeconds', String(Math.max(1, q.sinceSeconds)));
   if (q.sinceTime) params.set('sinceTime', q.sinceTime);
+  if (q.limitBytes !== undefined) params.set('limitBytes', String(q.limitBytes));
   const action = { verb: 'get', resource: 'pods/log', namespace, name: pod, server: kc.getCurrentCluster()?.server };
   let res: IncomingMessage;
   try {

@@ -9,7 +9,7 @@ import { badRequest, compareVersions, type Call, type OpenedStream, type Router 
 import { STDERR, STDOUT, frame } from '../framing.js';
 import { framedWriter } from '../framed-writer.js';
 import { LogIncomplete } from '../log-copy.js';
-import { ContainerLog } from '../container-log.js';
+import { ContainerLog, logHolds } from '../container-log.js';
 import { LogMerge } from '../log-merge.js';
 import { nowNanos, parseUnixTimestamp } from '../log-time.js';
 import type { ContainerRecord } from '../model.js';
@@ -116,7 +116,13 @@ async function streamLogs(engine: Engine, c: ContainerRecord, out: Writable, o: 
   const tail = o.tail === null || o.tail === 'all' || Number(o.tail) < 0 ? undefined : Number(o.tail);
   // Read to its end, stdout and stderr go out in the order their lines were written (dockerd's log file order);
   // a follow passes each line on as it comes.
-  const byTime = !follow && !tty && o.stdout && o.stderr;
+  let byTime = !follow && !tty && o.stdout && o.stderr;
+  // A merge reads both logs with their times and judges every line. An ended container that wrote no stderr
+  // (most write none) has its order already: its stdout is read as it is.
+  if (byTime && c.status === 'exited' && (await logHolds(engine, c.podName, 'Stderr')) === false) {
+    byTime = false;
+    wanted.splice(wanted.findIndex(([, id]) => id === STDERR), 1);
+  }
   const log = new ContainerLog(engine, c, c.podName, { tail, since: o.since, until: o.until, timestamps: o.timestamps, stampLines: byTime }, follow, abort.signal);
   c.readers++;
   try {
