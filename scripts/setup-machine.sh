@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Installs the system packages berth's dev cluster and tests need (podman with runc, busybox-static for the test
-# images, openssl, python3-kubernetes and python3-docker for the Python clients' e2e tests) and the podman settings these machines
+# Installs the system packages berth's dev clusters and tests need (podman with runc, busybox-static for the test
+# images, openssl, python3-kubernetes and python3-docker for the Python clients' e2e tests; for the upstream cluster
+# the CNI plugins, iptables, ipset, conntrack and catatonit for the pause image) and the podman settings these machines
 # need: runc (crun fails on their hybrid cgroup setup) and explicit ulimits. Idempotent; needs root (as on the project's machines).
 set -euo pipefail
 need=()
-for pair in podman:podman runc:runc busybox:busybox-static openssl:openssl docker-registry:docker-registry; do
+for pair in podman:podman runc:runc busybox:busybox-static openssl:openssl docker-registry:docker-registry \
+  iptables:iptables ipset:ipset conntrack:conntrack catatonit:catatonit; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || [ -x "/usr/sbin/${pair%%:*}" ] || need+=("${pair#*:}")
 done
+[ -x /usr/lib/cni/bridge ] || need+=(containernetworking-plugins)
 # the Python client's e2e test runs Debian's python3 with Debian's python3-kubernetes
 /usr/bin/python3 -c 'import kubernetes' >/dev/null 2>&1 || need+=(python3-kubernetes)
 # the Docker SDK for Python (docker-py) against berth serve, also with Debian's python3

@@ -8,6 +8,7 @@ import { CLUSTER_NAME } from '../devcluster/cluster.js';
 import { parseQuantity } from '../devcluster/node/quantity.js';
 import { KUBELET_LOG_ROTATION } from '../devcluster/types.js';
 import { serverHeapFlags } from './server-heap.js';
+import { downUpstreamAction, faultProxyCommand, isUpstream, loadCommand, upstreamStatus, upUpstreamAction } from './dev-cluster-upstream.js';
 import {
   defaultStateDir,
   probeReady,
@@ -79,7 +80,11 @@ export function devClusterCommand(): Command {
     .option('--container-log-max-size <size>', "rotate a running container's log at this size (10Mi, bytes), as the kubelet's containerLogMaxSize (0 = never)", logSize, KUBELET_LOG_ROTATION.containerLogMaxBytes)
     .option('--container-log-check-interval <ms>', "how often a log's size is looked at, as the kubelet's containerLogMonitorInterval", milliseconds, KUBELET_LOG_ROTATION.containerLogCheckMs)
     .option('--watch-history <events>', 'watch events kept for resume; older resourceVersions get 410 Expired', (v) => milliseconds(v), 10000)
+    .option('--upstream', 'start upstream Kubernetes (kube-apiserver, kubelet, containerd: built from the release on first use) instead of the TypeScript cluster')
+    .option('--split-log-streams', 'with --upstream: turn on the alpha gate PodLogsQuerySplitStreams (stdout and stderr read apart)')
+    .option('--load <image...>', 'with --upstream: images from podman to put into the node before up returns')
     .action(async (o) => {
+      if (o.upstream) return upUpstreamAction(o);
       const existing = runningCluster(o.stateDir);
       if (existing && !o.foreground) {
         process.stdout.write(`dev cluster already running at ${existing.server} (pid ${existing.pid})\nkubeconfig: ${existing.kubeconfig}\n`);
@@ -129,6 +134,10 @@ export function devClusterCommand(): Command {
     .addOption(stateDirOption())
     .option('--podman <binary>', 'podman binary that ran the pods', 'podman')
     .action(async (o) => {
+      if (isUpstream(o.stateDir)) {
+        process.stdout.write((await downUpstreamAction(o.stateDir)) ? 'dev cluster stopped\n' : `no dev cluster ran from ${o.stateDir}\n`);
+        return;
+      }
       const stopped = await stopCluster(o.stateDir, o.podman);
       process.stdout.write(stopped ? 'dev cluster stopped\n' : `no dev cluster ran from ${o.stateDir}\n`);
     });
@@ -139,6 +148,14 @@ export function devClusterCommand(): Command {
     .addOption(stateDirOption())
     .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
     .action(async (o) => {
+      if (isUpstream(o.stateDir)) {
+        const up = await upstreamStatus(o.stateDir);
+        if (o.output === 'json') process.stdout.write(JSON.stringify({ running: up.running, ...(up.state ?? {}) }, null, 2) + '\n');
+        else if (up.running && up.state) process.stdout.write(`running at ${up.state.server} (Kubernetes ${up.state.version}, since ${up.state.startedAt})\nkubeconfig: ${up.state.kubeconfig}\n`);
+        else process.stdout.write('not running (start it with: berth dev-cluster up --upstream)\n');
+        if (!up.running) process.exitCode = 3;
+        return;
+      }
       const state = readState(o.stateDir);
       const running = state ? runningCluster(o.stateDir) !== undefined && (await probeReady(o.stateDir, state)) : false;
       if (o.output === 'json') {
@@ -179,5 +196,7 @@ export function devClusterCommand(): Command {
       }
       process.stdout.write(text);
     });
+  cmd.addCommand(loadCommand(stateDirOption));
+  cmd.addCommand(faultProxyCommand(stateDirOption), { hidden: true });
   return cmd;
 }

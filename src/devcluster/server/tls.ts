@@ -74,3 +74,21 @@ export function issueServerCert(ca: PemPair, hosts: string[]): PemPair {
   cert.sign(caKey, forge.md.sha256.create());
   return { certPem: forge.pki.certificateToPem(cert), keyPem: key.keyPem };
 }
+
+/** A client certificate for `commonName` in `groups` (the API server reads them as user and groups), signed by `ca`. */
+export function issueClientCert(ca: PemPair, commonName: string, groups: string[] = []): PemPair {
+  const caCert = forge.pki.certificateFromPem(ca.certPem);
+  const caKey = forge.pki.privateKeyFromPem(ca.keyPem);
+  const key = rsaKey();
+  const cert = newCertificate(key.publicKey, 365);
+  cert.setSubject([{ name: 'commonName', value: commonName }, ...groups.map((g) => ({ name: 'organizationName', value: g }))]);
+  cert.setIssuer(caCert.subject.attributes);
+  cert.setExtensions([
+    { name: 'basicConstraints', cA: false, critical: true },
+    { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
+    { name: 'extKeyUsage', clientAuth: true },
+    { name: 'authorityKeyIdentifier', keyIdentifier: caCert.generateSubjectKeyIdentifier().getBytes() },
+  ]);
+  cert.sign(caKey, forge.md.sha256.create());
+  return { certPem: forge.pki.certificateToPem(cert), keyPem: key.keyPem };
+}

@@ -1,10 +1,16 @@
-// Runs the end-to-end suite: starts one dev cluster (through berth's CLI, as a user would), runs every e2e test
-// file against it, stops it, and fails if anything of the cluster is left in podman or as a process.
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+// Runs the end-to-end suite: for each cluster kind, starts one dev cluster (through berth's CLI, as a user would),
+// runs the test files that belong to it (suites.ts), stops it, and fails if anything of the cluster is left.
+//   node dist/test/e2e/harness/run.js [--cluster upstream|typescript] [test files...]
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { berthCli, repoRoot } from './cluster.js';
+import { clusterOf, type ClusterKind } from './suites.js';
+import { typescriptLeftovers } from './typescript-leftovers.js';
+import { leftovers, machineSnapshot } from './machine-snapshot.js';
+
+const e2eRoot = join(repoRoot, 'dist/test/e2e');
 
 function testFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((entry) => {
@@ -14,50 +20,87 @@ function testFiles(dir: string): string[] {
   });
 }
 
+const folderOf = (file: string) => relative(e2eRoot, file).split('/')[0]!;
+
 /** small enough that a test can push an old resourceVersion out of the history (410 Expired) */
 const WATCH_HISTORY = 500;
-const stateDir = mkdtempSync(join(tmpdir(), 'berth-e2e-'));
 const usersFile = join(repoRoot, 'test/e2e/fixtures/users.yaml');
-const env = { ...process.env, BERTH_E2E_STATE_DIR: stateDir, BERTH_E2E_WATCH_HISTORY: String(WATCH_HISTORY) };
-const only = process.argv.slice(2);
-const files = only.length ? only : testFiles(join(repoRoot, 'dist/test/e2e'));
+const IMAGES = ['localhost/berth/busybox:1', 'localhost/berth/node:24', 'localhost/berth/test-resource:1', 'localhost/berth/berth:dev', 'localhost/berth/berth-tools:dev',
+  ...['set-annotations', 'generate-configmap', 'require-label', 'exit42', 'chatty', 'echo', 'probe', 'sleep'].map((f) => `localhost/berth/krm-${f}:1`)];
 
-const up = spawnSync(process.execPath, [berthCli, 'dev-cluster', 'up', '--state-dir', stateDir, '--users', usersFile, '--watch-history', String(WATCH_HISTORY)], { stdio: 'inherit', env });
-if (up.status !== 0) {
-  console.error('e2e: the dev cluster did not start');
-  process.exit(1);
+function upArgs(kind: ClusterKind, stateDir: string): string[] {
+  const common = ['dev-cluster', 'up', '--state-dir', stateDir, '--users', usersFile];
+  if (kind === 'typescript') return [...common, '--watch-history', String(WATCH_HISTORY)];
+  const present = IMAGES.filter((i) => spawnSync('podman', ['image', 'exists', i]).status === 0);
+  return [...common, '--upstream', '--load', ...present];
 }
-const { clusterId, pid } = JSON.parse(execFileSync('cat', [join(stateDir, 'state.json')], { encoding: 'utf8' }));
-let status: number;
-try {
+
+/** the cluster's kubectl first on PATH: kubectl of the server's version, as a user of that cluster has */
+function pathWithKubectl(kind: ClusterKind, stateDir: string): string {
+  if (kind === 'typescript') return process.env.PATH ?? '';
+  const bin = join(stateDir, 'bin');
+  mkdirSync(bin, { recursive: true });
+  const kubectl = spawnSync(process.execPath, ['-e', "import('" + join(repoRoot, 'dist/src/devcluster/upstream/layout.js') + "').then(m => console.log(new m.Layout('/').bin('kubernetes', 'kubectl')))"], { encoding: 'utf8' }).stdout.trim();
+  symlinkSync(kubectl, join(bin, 'kubectl'));
+  return `${bin}:${process.env.PATH ?? ''}`;
+}
+
+async function runPhase(kind: ClusterKind, files: string[]): Promise<number> {
+  const started = Date.now();
+  const stateDir = mkdtempSync(join(tmpdir(), `berth-e2e-${kind}-`));
+  const env = { ...process.env, BERTH_E2E_STATE_DIR: stateDir, BERTH_E2E_CLUSTER: kind, BERTH_E2E_WATCH_HISTORY: String(WATCH_HISTORY), PATH: pathWithKubectl(kind, stateDir) };
+  const before = kind === 'upstream' ? machineSnapshot() : undefined;
+  console.log(`e2e: ${kind} cluster: ${files.length} test files (${[...new Set(files.map(folderOf))].join(', ')})`);
+  const up = spawnSync(process.execPath, [berthCli, ...upArgs(kind, stateDir)], { stdio: 'inherit', env });
+  if (up.status !== 0) {
+    console.error(`e2e: the ${kind} dev cluster did not start`);
+    spawnSync(process.execPath, [berthCli, 'dev-cluster', 'down', '--state-dir', stateDir], { stdio: 'inherit', env });
+    return 1;
+  }
+  console.log(`e2e: ${kind} cluster up in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  let status: number;
+  const leftBehind: string[] = [];
+  try {
+    status = await runTests(files, env);
+  } finally {
+    const state = kind === 'typescript' ? typescriptLeftovers.read(stateDir) : undefined;
+    spawnSync(process.execPath, [berthCli, 'dev-cluster', 'down', '--state-dir', stateDir], { stdio: 'inherit', env });
+    leftBehind.push(...(kind === 'upstream' ? leftovers(before!, machineSnapshot()) : typescriptLeftovers.check(state!)));
+  }
+  if (leftBehind.length) {
+    console.error(`e2e: the ${kind} dev cluster left things behind:\n  ${leftBehind.join('\n  ')}`);
+    status = 1;
+  } else {
+    console.log(`e2e: after \`berth dev-cluster down\` nothing of the ${kind} cluster remains (processes, mounts, links, iptables chains, cgroups, folders${kind === 'typescript' ? ', podman containers' : ''})`);
+  }
+  console.log(`e2e: ${kind} phase took ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  rmSync(stateDir, { recursive: true, force: true });
+  return status;
+}
+
+function runTests(files: string[], env: NodeJS.ProcessEnv): Promise<number> {
   // --test-timeout bounds each test and also each file as a whole (node runs a file as one test): a file of
   // several multi-pod tests can pass 2 minutes on a loaded machine, so the bound is 10 minutes, which only a hang
   // reaches; tests that need a tighter bound set their own.
   const runner = spawn(process.execPath, ['--test', '--test-concurrency=1', '--test-timeout=600000', '--test-reporter=spec', ...files], { stdio: 'inherit', env });
-  // interrupted (Ctrl-C, a CI timeout): the tests stop, and the cluster is still taken down below
+  // interrupted (Ctrl-C, a CI timeout): the tests stop, and the cluster is still taken down
   const interrupt = (signal: NodeJS.Signals) => () => {
     console.error(`e2e: ${signal}, stopping the tests and the dev cluster`);
     runner.kill(signal);
   };
   process.on('SIGINT', interrupt('SIGINT'));
   process.on('SIGTERM', interrupt('SIGTERM'));
-  status = await new Promise<number>((resolve) => runner.on('close', (code) => resolve(code ?? 1)));
-} finally {
-  spawnSync(process.execPath, [berthCli, 'dev-cluster', 'down', '--state-dir', stateDir], { stdio: 'inherit', env });
+  return new Promise<number>((resolve) => runner.on('close', (code) => resolve(code ?? 1)));
 }
-const left = execFileSync('podman', ['ps', '-a', '-q', '--filter', `label=io.berth.dev-cluster=${clusterId}`], { encoding: 'utf8' }).trim();
-const pods = execFileSync('podman', ['pod', 'ps', '-q', '--filter', `label=io.berth.dev-cluster=${clusterId}`], { encoding: 'utf8' }).trim();
-let alive = true;
-try {
-  process.kill(pid, 0);
-} catch {
-  alive = false;
+
+const args = process.argv.slice(2);
+const clusterFlag = args.indexOf('--cluster');
+const onlyKind = clusterFlag >= 0 ? (args.splice(clusterFlag, 2)[1] as ClusterKind) : undefined;
+const files = args.length ? args.map((f) => resolve(f)) : testFiles(e2eRoot);
+let status = 0;
+for (const kind of ['upstream', 'typescript'] as const) {
+  if (onlyKind && onlyKind !== kind) continue;
+  const mine = onlyKind ? files : files.filter((f) => clusterOf(folderOf(f)) === kind);
+  if (mine.length) status = (await runPhase(kind, mine)) || status;
 }
-if (left || pods || alive) {
-  console.error(`e2e: the dev cluster left things behind: containers [${left}] pods [${pods}] server process alive: ${alive}`);
-  status = 1;
-} else {
-  console.log('e2e: after `berth dev-cluster down` no container, pod or server process of the cluster remains');
-}
-rmSync(stateDir, { recursive: true, force: true });
 process.exit(status);

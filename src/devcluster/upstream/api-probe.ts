@@ -1,0 +1,39 @@
+// Questions the cluster manager asks kube-apiserver directly, as admin: is it ready, is the node Ready, does an
+// object exist. Plain HTTPS: the dev cluster uses none of berth's own Kubernetes client code.
+import { request } from 'node:https';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Layout, NET } from './layout.js';
+
+export const apiServerUrl = `https://${NET.nodeIp}:${NET.apiPort}`;
+
+export function apiGet(layout: Layout, path: string, timeoutMs = 5000): Promise<{ code: number; body: any }> {
+  const ca = readFileSync(join(layout.pki, 'ca.crt'));
+  const token = readFileSync(join(layout.pki, 'admin.token'), 'utf8').trim();
+  return new Promise((resolve, reject) => {
+    const req = request(`${apiServerUrl}${path}`, { ca, headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' }, timeout: timeoutMs }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (d: string) => (text += d)).on('end', () => {
+        let body: unknown = text;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          // /readyz answers plain text
+        }
+        resolve({ code: res.statusCode ?? 0, body });
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error(`no answer from ${apiServerUrl}${path} within ${timeoutMs} ms`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+export async function nodeReady(layout: Layout): Promise<boolean> {
+  const r = await apiGet(layout, `/api/v1/nodes/${NET.nodeName}`);
+  return r.code === 200 && (r.body.status?.conditions ?? []).some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True');
+}
+
+export async function exists(layout: Layout, path: string): Promise<boolean> {
+  return (await apiGet(layout, path)).code === 200;
+}

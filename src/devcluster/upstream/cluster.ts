@@ -1,0 +1,101 @@
+// `berth dev-cluster up|down --upstream`: starts etcd, the control plane, containerd and the kubelet, kube-proxy and
+// the add-ons in order, each waited for, and takes all of it down again leaving nothing on this machine.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadUsersFile, type UserSpec } from '../server/users-file.js';
+import { corednsArgs, kubeRouterArgs, kubeRouterCleanupArgs, localPathArgs, localPathConfigMap } from './addons.js';
+import { apiGet, exists, nodeReady } from './api-probe.js';
+import { clusterObjects, toYamlStream } from './bootstrap-objects.js';
+import { apiserverArgs, containerdArgs, controllerManagerArgs, etcdArgs, kubeletArgs, kubeProxyArgs, schedulerArgs } from './component-args.js';
+import { writeConfigFiles } from './config-files.js';
+import { killCgroupTree, moveToCgroup, prepareHost, removeHostState } from './host.js';
+import { ensurePauseImage, loadImages } from './images.js';
+export { loadImages };
+import { Layout, NET } from './layout.js';
+import type { KubeletOptions } from './node-configs.js';
+import { ensurePki } from './pki.js';
+import { pidOf, startProcess, stopProcess, waitUntil } from './processes.js';
+import { setPodStartDelay, writeRuncWrapper } from './runc-delay.js';
+
+export interface UpstreamOptions {
+  usersFile?: string;
+  kubelet: KubeletOptions;
+  /** images (in podman) put into the node before `up` returns */
+  images: string[];
+  /** berth's own image for the provisioner's helper pods */
+  helperImage: string;
+  progress: (line: string) => void;
+}
+
+/** every long-running part, in start order; `down` stops them in reverse */
+export const PARTS = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'containerd', 'kubelet', 'kube-proxy', 'coredns', 'kube-router', 'local-path-provisioner'] as const;
+
+function kubectlApply(layout: Layout, yaml: string): void {
+  const r = spawnSync(layout.bin('kubernetes', 'kubectl'), ['--kubeconfig', join(layout.config, 'admin.kubeconfig'), 'apply', '--server-side', '--force-conflicts', '-f', '-'], { input: yaml, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`dev-cluster: applying the cluster's own objects failed:\n${r.stderr}`);
+}
+
+async function startControlPlane(layout: Layout, opts: UpstreamOptions, users: UserSpec[]): Promise<void> {
+  startProcess(layout, 'etcd', etcdArgs(layout));
+  await waitUntil(layout, 'etcd', 'etcd answering on 127.0.0.1:2379', async () => (await fetch('http://127.0.0.1:2379/health')).ok, 30_000);
+  opts.progress('etcd ready');
+  startProcess(layout, 'kube-apiserver', apiserverArgs(layout, opts.kubelet.splitLogStreams ? ['PodLogsQuerySplitStreams=true'] : []));
+  await waitUntil(layout, 'kube-apiserver', 'kube-apiserver /readyz', async () => (await apiGet(layout, '/readyz')).code === 200, 90_000);
+  opts.progress('kube-apiserver ready');
+  kubectlApply(layout, toYamlStream([...clusterObjects(users), localPathConfigMap(layout, opts.helperImage)]));
+  startProcess(layout, 'kube-controller-manager', controllerManagerArgs(layout));
+  startProcess(layout, 'kube-scheduler', schedulerArgs(layout));
+}
+
+async function startNode(layout: Layout, opts: UpstreamOptions): Promise<void> {
+  writeRuncWrapper();
+  setPodStartDelay(0);
+  const containerd = startProcess(layout, 'containerd', containerdArgs(layout));
+  // its shims inherit the cgroup, so `down` finds every process of the node in one tree
+  moveToCgroup(containerd, 'runtime');
+  await waitUntil(layout, 'containerd', 'containerd socket', async () => existsSync(layout.containerdSocket), 30_000);
+  opts.progress('containerd ready; loading images');
+  ensurePauseImage(layout.versions.PAUSE_TAG);
+  await loadImages(layout, [layout.versions.PAUSE_TAG, ...opts.images]);
+  startProcess(layout, 'kubelet', kubeletArgs(layout, containerd));
+  await waitUntil(layout, 'kubelet', `node ${NET.nodeName} Ready`, () => nodeReady(layout), 120_000, 500);
+  opts.progress(`node ${NET.nodeName} Ready`);
+}
+
+function startAddons(layout: Layout, opts: UpstreamOptions): void {
+  startProcess(layout, 'kube-proxy', kubeProxyArgs(layout));
+  startProcess(layout, 'coredns', corednsArgs(layout));
+  startProcess(layout, 'kube-router', kubeRouterArgs(layout));
+  startProcess(layout, 'local-path-provisioner', localPathArgs(layout, opts.helperImage));
+}
+
+export async function upUpstream(layout: Layout, opts: UpstreamOptions): Promise<void> {
+  const users = opts.usersFile ? loadUsersFile(opts.usersFile) : [];
+  await downUpstream(layout);
+  const pki = ensurePki(layout.pki);
+  writeConfigFiles(layout, pki, users, opts.kubelet);
+  prepareHost();
+  await startControlPlane(layout, opts, users);
+  await startNode(layout, opts);
+  startAddons(layout, opts);
+  // pods can only be created once the default ServiceAccount exists
+  await waitUntil(layout, 'kube-controller-manager', 'serviceaccount default/default', () => exists(layout, '/api/v1/namespaces/default/serviceaccounts/default'), 60_000, 250);
+  opts.progress('cluster ready');
+}
+
+/** Stops every part, kills what is left in the node's cgroup and removes the node's state. Idempotent. */
+export async function downUpstream(layout: Layout): Promise<void> {
+  for (const part of [...PARTS].reverse()) await stopProcess(layout, part, part === 'kubelet' || part === 'containerd' ? 5_000 : 10_000);
+  await killCgroupTree();
+  const proxy = layout.bin('kubernetes', 'kube-proxy');
+  if (existsSync(proxy)) spawnSync(proxy, ['--cleanup'], { stdio: 'ignore' });
+  const router = kubeRouterCleanupArgs(layout);
+  if (existsSync(router[0]!)) spawnSync(router[0]!, router.slice(1), { stdio: 'ignore' });
+  removeHostState();
+}
+
+export function runningParts(layout: Layout): { part: string; pid: number | undefined }[] {
+  return PARTS.map((part) => ({ part, pid: pidOf(layout, part) }));
+}
+

@@ -1,0 +1,86 @@
+// The upstream cluster as `berth dev-cluster` shows it: up writes the kubeconfig and state.json where the
+// TypeScript cluster writes them, so status, kubeconfig --user, down and the tests find either the same way.
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { renderKubeconfig } from '../server/kubeconfig.js';
+import { loadUsersFile } from '../server/users-file.js';
+import { apiGet, apiServerUrl } from './api-probe.js';
+import { downUpstream, upUpstream, type UpstreamOptions } from './cluster.js';
+import { tokenUsers } from './identities.js';
+import { Layout } from './layout.js';
+import { pidOf, startProcess, stopProcess, waitUntil } from './processes.js';
+
+export interface UpstreamState {
+  kind: 'upstream';
+  /** the fault proxy's pid: the process a client's kubeconfig depends on */
+  pid: number;
+  server: string;
+  apiServer: string;
+  clusterId: string;
+  kubeconfig: string;
+  startedAt: string;
+  version: string;
+}
+
+const stateFile = (stateDir: string) => join(stateDir, 'state.json');
+
+export function readUpstreamState(stateDir: string): UpstreamState | undefined {
+  try {
+    const s = JSON.parse(readFileSync(stateFile(stateDir), 'utf8'));
+    return s.kind === 'upstream' ? s : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface UpOptions extends UpstreamOptions {
+  proxyHost: string;
+  proxyPort: number;
+  /** argv that runs `berth dev-cluster fault-proxy` (the CLI knows where berth is) */
+  faultProxyCommand: string[];
+}
+
+async function startFaultProxy(layout: Layout, opts: UpOptions): Promise<string> {
+  const portFile = join(layout.stateDir, 'proxy.port');
+  rmSync(portFile, { force: true });
+  startProcess(layout, 'fault-proxy', [...opts.faultProxyCommand, '--state-dir', layout.stateDir, '--host', opts.proxyHost, '--port', String(opts.proxyPort)]);
+  await waitUntil(layout, 'fault-proxy', 'the fault proxy listening', async () => existsSync(portFile), 20_000, 100);
+  const host = opts.proxyHost.includes(':') ? `[${opts.proxyHost}]` : opts.proxyHost;
+  return `https://${host}:${readFileSync(portFile, 'utf8').trim()}`;
+}
+
+export async function upUpstreamCluster(stateDir: string, opts: UpOptions): Promise<UpstreamState> {
+  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  const layout = new Layout(stateDir);
+  await stopProcess(layout, 'fault-proxy');
+  await upUpstream(layout, opts);
+  const server = await startFaultProxy(layout, opts);
+  const users = tokenUsers(layout.pki, opts.usersFile ? loadUsersFile(opts.usersFile) : []);
+  const ca = readFileSync(join(layout.pki, 'ca.crt'), 'utf8');
+  writeFileSync(layout.kubeconfig, renderKubeconfig({ clusterName: 'berth-dev', server, caPem: ca, users: [users.admin, ...users.users], currentUser: 'admin' }), { mode: 0o600 });
+  const version = (await apiGet(layout, '/version')).body.gitVersion;
+  const state: UpstreamState = {
+    kind: 'upstream',
+    pid: pidOf(layout, 'fault-proxy')!,
+    server,
+    apiServer: apiServerUrl,
+    clusterId: `bdc-${randomBytes(3).toString('hex')}`,
+    kubeconfig: layout.kubeconfig,
+    startedAt: new Date().toISOString(),
+    version,
+  };
+  writeFileSync(stateFile(stateDir), JSON.stringify(state, null, 2));
+  // clients of the TypeScript cluster read its CA at the state dir's top
+  writeFileSync(join(stateDir, 'ca.crt'), ca);
+  return state;
+}
+
+export async function downUpstreamCluster(stateDir: string): Promise<boolean> {
+  const layout = new Layout(stateDir);
+  const had = existsSync(stateFile(stateDir)) || existsSync(layout.pids);
+  await stopProcess(layout, 'fault-proxy');
+  await downUpstream(layout);
+  rmSync(stateFile(stateDir), { force: true });
+  return had;
+}

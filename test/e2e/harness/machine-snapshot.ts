@@ -1,0 +1,52 @@
+// What an upstream cluster could leave on this machine: its processes, mounts, network links, iptables chains,
+// cgroups and folders. Taken before `up` and after `down`, the two must be equal.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+
+// /proc/PID/comm holds 15 characters: kube-controller-manager is kube-controller
+const PART_NAMES = /^(etcd|kube-|kubelet|containerd|coredns|local-path|catatonit)/;
+
+export interface MachineSnapshot {
+  processes: string[];
+  mounts: string[];
+  links: string[];
+  chains: string[];
+  cgroups: string[];
+  folders: string[];
+}
+
+function processes(): string[] {
+  return readdirSync('/proc').filter((p) => /^\d+$/.test(p)).flatMap((pid) => {
+    try {
+      const name = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+      return PART_NAMES.test(name) ? [`${name}`] : [];
+    } catch {
+      return [];
+    }
+  }).sort();
+}
+
+function chains(): string[] {
+  return ['filter', 'nat', 'mangle', 'raw'].flatMap((table) =>
+    execFileSync('iptables-save', ['-t', table], { encoding: 'utf8' }).split('\n').filter((l) => l.startsWith(':')).map((l) => `${table} ${l.slice(1).split(' ')[0]}`),
+  ).concat(execFileSync('ipset', ['list', '-n'], { encoding: 'utf8' }).split('\n').filter(Boolean).map((s) => `ipset ${s}`)).sort();
+}
+
+export function machineSnapshot(): MachineSnapshot {
+  return {
+    processes: processes(),
+    mounts: readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((l) => /berth-k8s|kubelet|containerd/.test(l)).map((l) => l.split(' ')[4]!).sort(),
+    links: execFileSync('ip', ['-o', 'link'], { encoding: 'utf8' }).split('\n').filter(Boolean).map((l) => l.split(':')[1]!.trim().split('@')[0]!).sort(),
+    chains: chains(),
+    cgroups: readdirSync('/sys/fs/cgroup').filter((h) => existsSync(`/sys/fs/cgroup/${h}/berth-k8s`)).sort(),
+    folders: ['/var/lib/berth-k8s', '/run/berth-k8s'].filter((d) => existsSync(d)),
+  };
+}
+
+/** what `after` has that `before` had not, per kind; empty when nothing was left */
+export function leftovers(before: MachineSnapshot, after: MachineSnapshot): string[] {
+  return (Object.keys(after) as (keyof MachineSnapshot)[]).flatMap((kind) => {
+    const had = new Set(before[kind]);
+    return after[kind].filter((x) => !had.has(x)).map((x) => `${kind}: ${x}`);
+  });
+}
