@@ -93,3 +93,12 @@ echo "built localhost/berth/berth-tools:dev" >&2
 
 # The images this script built before and a rebuild left untagged; nobody else's.
 podman image prune -f --filter label=berth.dev/test-image=1 >/dev/null
+
+# A running upstream dev cluster (the default state dir, or $BERTH_DEV_CLUSTER_DIR) gets them too, as after `kind load`.
+if node "$root/dist/src/cli/main.js" dev-cluster status -o json 2>/dev/null \
+  | node -e 'const s = JSON.parse(require("fs").readFileSync(0, "utf8")); process.exit(s.running && s.kind === "upstream" ? 0 : 1)'; then
+  node "$root/dist/src/cli/main.js" dev-cluster load localhost/berth/busybox:1 localhost/berth/node:24 localhost/berth/test-resource:1 \
+    localhost/berth/berth:dev localhost/berth/berth-tools:dev \
+    localhost/berth/krm-{set-annotations,generate-configmap,require-label,exit42,chatty,echo,probe,sleep}:1 >/dev/null
+  echo "loaded the images into the running upstream dev cluster" >&2
+fi

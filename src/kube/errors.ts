@@ -132,6 +132,12 @@ export function statusOf(err: unknown): { code?: number; status?: StatusLike } {
   return { code: code ?? status?.code, status };
 }
 
+/** a response body that is not a Status (the kubelet answers a refused attach in plain text) */
+function plainBody(err: unknown): string | undefined {
+  const body = (err as { body?: unknown } | null)?.body;
+  return typeof body === 'string' && body.trim() ? body.trim() : undefined;
+}
+
 export function describeKubeError(err: unknown, action: KubeAction): string {
   if (err instanceof KubeError) return err.message;
   const where = action.namespace ? ` in namespace ${action.namespace}` : '';
@@ -140,7 +146,7 @@ export function describeKubeError(err: unknown, action: KubeAction): string {
     return `cannot reach the cluster at ${action.server ?? 'its server'}: ${net} (is it running? check KUBECONFIG and the context: ${action.hints?.contextSetting ?? '--context, or BERTH_CONTEXT for the docker shim'})`;
   }
   const { code, status } = statusOf(err);
-  const message = status?.message ?? (err instanceof Error ? err.message : String(err));
+  const message = status?.message ?? (err instanceof Error ? err.message : plainBody(err) ?? String(err));
   switch (code) {
     case 401:
       return `the cluster at ${action.server ?? 'its server'} rejected berth's credentials (401 Unauthorized): the token or certificate is invalid or expired (refresh the kubeconfig, or check the service account token)`;

@@ -15,6 +15,13 @@ const FATAL_WAITING = new Set([
   'RunContainerError',
 ]);
 
+/**
+ * What the scheduler says while a claim the pod mounts is still being provisioned (a dynamic provisioner makes the
+ * volume a moment after the claim): it schedules the pod once the claim binds, so this is no failure; the start
+ * timeout still bounds the wait.
+ */
+const CLAIMS_BINDING = /pod has unbound immediate PersistentVolumeClaims/;
+
 export type ContainerView =
   | { state: 'pending'; progress: string }
   | { state: 'running' }
@@ -27,6 +34,7 @@ export function viewContainer(pod: V1Pod, container: string, init = false): Cont
   const image = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].find((c) => c.name === container)?.image ?? '';
 
   const unschedulable = pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable');
+  if (unschedulable && CLAIMS_BINDING.test(unschedulable.message ?? '')) return { state: 'pending', progress: 'waiting for its volume claims to bind' };
   if (unschedulable) return { state: 'failed', exitCode: 125, message: `pod ${pod.metadata?.name} cannot be scheduled: ${unschedulable.message ?? 'Unschedulable'} (check resources, nodeSelector and tolerations of the pod template)` };
 
   const waiting = cs?.state?.waiting;

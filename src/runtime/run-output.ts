@@ -75,9 +75,16 @@ export async function deliverFromAttach(r: RunStreams): Promise<RunOutput> {
       tty: w.tty,
       requireStdinClose: true,
       tap: (channel, data) => seen[channel].add(data),
+    }).catch(async (err: unknown) => {
+      // A kubelet refuses to attach to a container that has just ended ("container X not found", 500): the run
+      // goes on as one that ended before berth got to it, and its log is all its output.
+      if (await endsSoon(r.ended)) return undefined;
+      throw err;
     });
-    closeOnAbort(session, r.signal);
-    r.trace('attached');
+    if (session) {
+      closeOnAbort(session, r.signal);
+      r.trace('attached');
+    } else r.trace('the container ended before the attach');
   }
   return {
     async settle(exitCode) {
@@ -95,6 +102,15 @@ export async function deliverFromAttach(r: RunStreams): Promise<RunOutput> {
       } else if (verdict.kind === 'lost') throw new RunError(`the output of pod ${r.podName} was not fully received: ${verdict.why}`);
     },
   };
+}
+
+/** How long a refused attach waits for the watch to report the container's end before the refusal counts. */
+const ENDED_REPORT_MS = 5_000;
+
+function endsSoon(ended: Promise<V1Pod>): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ENDED_REPORT_MS)));
+  return Promise.race([ended.then(() => true, () => false), late]).finally(() => clearTimeout(timer));
 }
 
 export type MergedVerdict = { kind: 'exact' } | { kind: 'tail'; stdout: Buffer } | { kind: 'merged'; log: Buffer } | { kind: 'lost'; why: string };

@@ -17,6 +17,9 @@ export function stateDir(): string {
   return dir;
 }
 
+/** the suite runs on upstream Kubernetes (stock or with split log streams), not on the TypeScript dev cluster */
+export const onUpstream = (): boolean => (process.env.BERTH_E2E_CLUSTER ?? '').startsWith('upstream');
+
 export const kubeconfigPath = () => join(stateDir(), 'kubeconfig');
 
 export function kubeConfig(user = 'admin'): k8s.KubeConfig {

@@ -1,6 +1,6 @@
 // Runs the end-to-end suite: for each cluster kind, starts one dev cluster (through berth's CLI, as a user would),
 // runs the test files that belong to it (suites.ts), stops it, and fails if anything of the cluster is left.
-//   node dist/test/e2e/harness/run.js [--cluster upstream|typescript] [test files...]
+//   node dist/test/e2e/harness/run.js [--cluster upstream|upstream-split|typescript] [test files...]
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +13,8 @@ import { leftovers, machineSnapshot } from './machine-snapshot.js';
 const e2eRoot = join(repoRoot, 'dist/test/e2e');
 
 function testFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((entry) => {
+  // sorted: a folder's files run in name order (upstream/restart runs after upstream/cluster)
+  return readdirSync(dir).sort().flatMap((entry) => {
     const path = join(dir, entry);
     if (statSync(path).isDirectory()) return entry === 'harness' ? [] : testFiles(path);
     return path.endsWith('.test.js') ? [path] : [];
@@ -32,7 +33,7 @@ function upArgs(kind: ClusterKind, stateDir: string): string[] {
   const common = ['dev-cluster', 'up', '--state-dir', stateDir, '--users', usersFile];
   if (kind === 'typescript') return [...common, '--watch-history', String(WATCH_HISTORY)];
   const present = IMAGES.filter((i) => spawnSync('podman', ['image', 'exists', i]).status === 0);
-  return [...common, '--upstream', '--load', ...present];
+  return [...common, '--upstream', ...(kind === 'upstream-split' ? ['--split-log-streams'] : []), '--load', ...present];
 }
 
 /** the cluster's kubectl first on PATH: kubectl of the server's version, as a user of that cluster has */
@@ -49,7 +50,8 @@ async function runPhase(kind: ClusterKind, files: string[]): Promise<number> {
   const started = Date.now();
   const stateDir = mkdtempSync(join(tmpdir(), `berth-e2e-${kind}-`));
   const env = { ...process.env, BERTH_E2E_STATE_DIR: stateDir, BERTH_E2E_CLUSTER: kind, BERTH_E2E_WATCH_HISTORY: String(WATCH_HISTORY), PATH: pathWithKubectl(kind, stateDir) };
-  const before = kind === 'upstream' ? machineSnapshot() : undefined;
+  const upstream = kind !== 'typescript';
+  const before = upstream ? machineSnapshot() : undefined;
   console.log(`e2e: ${kind} cluster: ${files.length} test files (${[...new Set(files.map(folderOf))].join(', ')})`);
   const up = spawnSync(process.execPath, [berthCli, ...upArgs(kind, stateDir)], { stdio: 'inherit', env });
   if (up.status !== 0) {
@@ -65,7 +67,7 @@ async function runPhase(kind: ClusterKind, files: string[]): Promise<number> {
   } finally {
     const state = kind === 'typescript' ? typescriptLeftovers.read(stateDir) : undefined;
     spawnSync(process.execPath, [berthCli, 'dev-cluster', 'down', '--state-dir', stateDir], { stdio: 'inherit', env });
-    leftBehind.push(...(kind === 'upstream' ? leftovers(before!, machineSnapshot()) : typescriptLeftovers.check(state!)));
+    leftBehind.push(...(upstream ? leftovers(before!, machineSnapshot()) : typescriptLeftovers.check(state!)));
   }
   if (leftBehind.length) {
     console.error(`e2e: the ${kind} dev cluster left things behind:\n  ${leftBehind.join('\n  ')}`);
@@ -98,7 +100,7 @@ const clusterFlag = args.indexOf('--cluster');
 const onlyKind = clusterFlag >= 0 ? (args.splice(clusterFlag, 2)[1] as ClusterKind) : undefined;
 const files = args.length ? args.map((f) => resolve(f)) : testFiles(e2eRoot);
 let status = 0;
-for (const kind of ['upstream', 'typescript'] as const) {
+for (const kind of ['upstream', 'upstream-split', 'typescript'] as const) {
   if (onlyKind && onlyKind !== kind) continue;
   const mine = onlyKind ? files : files.filter((f) => clusterOf(folderOf(f)) === kind);
   if (mine.length) status = (await runPhase(kind, mine)) || status;

@@ -1,15 +1,24 @@
 // Which cluster each end-to-end folder runs on. The upstream cluster (kube-apiserver, kubelet, containerd) is what
-// users run, so every suite belongs there; a folder stays on the TypeScript cluster only while it tests that
-// server itself (devcluster) or has not yet passed on upstream Kubernetes (named with the reason).
-export type ClusterKind = 'upstream' | 'typescript';
+// users run, so every suite belongs there: first with stock feature gates, then with the alpha gate
+// PodLogsQuerySplitStreams, under which berth reads stdout and stderr apart from the log (its exact path). A folder
+// stays on the TypeScript cluster only while it tests that server itself or has not yet passed on upstream
+// Kubernetes; TYPESCRIPT_ONLY says why for each.
+export type ClusterKind = 'upstream' | 'upstream-split' | 'typescript';
+
+export const PHASES: { kind: ClusterKind; folders: string[] }[] = [
+  { kind: 'upstream', folders: ['upstream'] },
+  { kind: 'upstream-split', folders: ['shim', 'catalog'] },
+];
 
 export const TYPESCRIPT_ONLY: Record<string, string> = {
   devcluster: "the TypeScript API server's own tests",
+  task: 'on upstream two tests fail: a SIGTERM under dropStreams 0.5 never sees the task start within 60 s, and a pod deleted under a running task is reported as unmatched output (the kubelet serves "unable to retrieve container logs" as the log) instead of as deleted',
+  serve: 'not yet run on upstream',
+  incluster: 'not yet run on upstream',
+  reliability: 'not yet run on upstream',
+  readme: 'not yet run on upstream (its dev-cluster block starts the TypeScript cluster)',
 };
 
-/** folders that run on the upstream cluster, in this order */
-export const UPSTREAM: string[] = ['upstream'];
-
 export function clusterOf(folder: string): ClusterKind {
-  return UPSTREAM.includes(folder) ? 'upstream' : 'typescript';
+  return PHASES.find((p) => p.folders.includes(folder))?.kind ?? 'typescript';
 }

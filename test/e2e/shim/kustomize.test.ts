@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
 import YAML from 'yaml';
 import { bothRuntimes, setUpShim, tempTree, type ShimEnv } from './shim-env.js';
+import { onUpstream } from '../harness/cluster.js';
 
 const fn = (image: string, extra = '') => `config.kubernetes.io/function: |\n      container:\n        image: localhost/berth/krm-${image}:1${extra}`;
 const SERVICE = `apiVersion: v1\nkind: Service\nmetadata:\n  name: cart\n  labels: {team: shop}\nspec:\n  ports: [{port: 80}]\n`;
@@ -27,6 +28,8 @@ let shim: ShimEnv;
 let server: Server;
 let port = 0;
 const gateway = '10.88.0.1';
+/** where a host-network function finds this machine: loopback on a real node; the TypeScript cluster gives such pods the pod network */
+const hostFromHostNetwork = onUpstream() ? '127.0.0.1' : gateway;
 
 before(async () => {
   shim = await setUpShim('shim-kustomize');
@@ -132,9 +135,7 @@ test('sandbox: no network, user nobody, read-only mount, declared env (the --mou
 });
 
 test('--network, --mount and --as-current-user: the function reaches the host and reads the extra mount', async () => {
-  // The bridge gateway, not 127.0.0.1: the dev cluster gives hostNetwork pods the pod network (a gap it
-  // has), and the gateway is reachable from both the host's network and the pod network.
-  const tree = probeTree('\n        network: true', `{file: /extra/greeting.txt, connect: "${gateway}:${port}"}`);
+  const tree = probeTree('\n        network: true', `{file: /extra/greeting.txt, connect: "${hostFromHostNetwork}:${port}"}`);
   try {
     const args = ['kustomize', '--enable-alpha-plugins', '--network', '--as-current-user', '--mount', `type=bind,src=${tree.dir}/files,dst=/extra`, tree.dir];
     const [ref, berth] = await bothRuntimes(shim, 'kubectl', args);

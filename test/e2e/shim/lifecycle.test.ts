@@ -85,7 +85,9 @@ test('SIGKILL: the deadline ends the pod, berth gc removes the objects once expi
   assert.match(partial.stderr, /cannot list services in namespace \S+; they are made by berth serve \(network aliases\); deploy\/rbac\/serve-role\.yaml lists them/);
   assert.doesNotMatch(partial.stdout, /^nothing expired$/m);
 
-  const ended = await waitForPod(kubeConfig(), shim.namespace, pod, (p) => p.status?.phase === 'Failed', 30_000);
+  // a kubelet reports the phase once the container has stopped: after the deadline, SIGTERM and the pod's grace
+  // period (30 s by default; the function's sleep ignores SIGTERM as PID 1)
+  const ended = await waitForPod(kubeConfig(), shim.namespace, pod, (p) => p.status?.phase === 'Failed', 75_000);
   assert.equal(ended.status?.reason, 'DeadlineExceeded');
   const dry = await gc(['--dry-run']);
   assert.match(dry.stdout, new RegExp(`Pod/${pod} \\(namespace ${shim.namespace}\\) would be deleted`));
