@@ -253,7 +253,13 @@ class TaskRun {
 
     const ended = tracker.until((q) => isTerminal(viewContainer(q, TASK_CONTAINER)), Infinity, 'the task did not finish');
     ended.catch(() => undefined);
-    await this.followOutput(kube, name, ended);
+    await this.followOutput(kube, name, ended).catch(async (err: unknown) => {
+      // a pod deleted under the task loses its log with it (a kubelet may even serve its own error text as the log):
+      // the deletion is the cause to report, not the output it took away
+      const outside = stoppedFromOutside(await ended.catch(() => ({}) as V1Pod), TASK_CONTAINER);
+      if (outside?.kind === 'deleted') throw new TaskError(`${outside.message}: its end is not its own, whatever its exit code`);
+      throw err;
+    });
     const endedPod = await this.until(ended);
     this.trace('task ended, output complete');
     const { code, unreadable } = this.exitCodeOf(endedPod);

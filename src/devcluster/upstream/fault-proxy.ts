@@ -150,7 +150,9 @@ function injectStreamFaults(faults: Faults, kind: StreamKind, res: ServerRespons
   if (kind === 'watch' && faults.endWatchAfterMs > 0) {
     timers.push(setTimeout(() => endWatch(res, upReq, gate), faults.endWatchAfterMs));
   }
-  if (Math.random() < faults.dropStreams) {
+  // as on the TypeScript cluster, dropStreams cuts followed logs (and, in fault-upgrade.ts, exec, attach and
+  // port-forward sessions), not watches: endWatchAfterMs is the watches' own switch
+  if (kind === 'follow' && Math.random() < faults.dropStreams) {
     // no terminating chunk: the client sees its stream break, as when a connection is lost
     const drop = () => {
       res.destroy();

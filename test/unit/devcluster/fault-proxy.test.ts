@@ -59,7 +59,7 @@ async function startFakeUpstream(): Promise<FakeUpstream> {
   const upgraded = new Set<Duplex>();
   const server = https.createServer({ cert: serving.certPem, key: serving.keyPem }, (req, res) => {
     paths.push(req.url ?? '');
-    if (/[?&]watch=(true|1)/.test(req.url ?? '')) serveWatch(res, events);
+    if (/[?&](watch=(true|1)|follow=true)/.test(req.url ?? '')) serveWatch(res, events);
     else echoRequest(req, res);
   });
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -326,13 +326,32 @@ test('endWatchAfterMs ends a watch cleanly and aborts the upstream watch', async
   resetFaults();
 });
 
-test('dropStreams=1 cuts a watch mid-stream', async () => {
+test('dropStreams=1 cuts a followed log mid-stream, and leaves watches to endWatchAfterMs', async () => {
   resetFaults();
   faults.dropStreams = 1;
-  const res = await startWatch(proxy.port);
-  res.resume();
-  await within(closed(res), 3000, 'the dropped watch closing');
-  assert.equal(res.complete, false);
+  const req = open(proxy.port, 'GET', '/api/v1/namespaces/default/pods/p/log?follow=true', { Authorization: `Bearer ${USER}` });
+  req.on('error', () => undefined);
+  req.end();
+  const [log] = (await within(once(req, 'response'), 5000, 'followed log')) as [IncomingMessage];
+  log.on('error', () => undefined);
+  log.resume();
+  await within(closed(log), 3000, 'the dropped log closing');
+  assert.equal(log.complete, false);
+  const watch = await startWatch(proxy.port);
+  let bytes = 0;
+  watch.on('data', (d: Buffer) => (bytes += d.length));
+  // the fake API server sends an event every 20 ms: a watch still open after more than the drop's longest delay
+  // (500 ms) and still receiving was not dropped
+  const started = Date.now();
+  await within(new Promise<void>((resolve) => {
+    const check = setInterval(() => {
+      if (bytes > 0 && !watch.destroyed && Date.now() - started > 700) {
+        clearInterval(check);
+        resolve();
+      }
+    }, 50);
+  }), 3000, 'the watch staying open');
+  watch.destroy();
   resetFaults();
 });
 
