@@ -9,7 +9,7 @@ import { apiGet, exists, nodeReady } from './api-probe.js';
 import { clusterObjects, toYamlStream } from './bootstrap-objects.js';
 import { apiserverArgs, containerdArgs, controllerManagerArgs, etcdArgs, kubeletArgs, kubeProxyArgs, schedulerArgs } from './component-args.js';
 import { writeConfigFiles } from './config-files.js';
-import { killCgroupTree, moveToCgroup, prepareHost, removeHostState } from './host.js';
+import { claimMachine, killCgroupTree, moveToCgroup, otherOwner, prepareHost, removeHostState } from './host.js';
 import { ensurePauseImage, loadImages } from './images.js';
 export { loadImages };
 import { Layout, NET } from './layout.js';
@@ -72,7 +72,10 @@ function startAddons(layout: Layout, opts: UpstreamOptions): void {
 
 export async function upUpstream(layout: Layout, opts: UpstreamOptions): Promise<void> {
   const users = opts.usersFile ? loadUsersFile(opts.usersFile) : [];
+  const other = otherOwner(layout);
+  if (other) throw new Error(`dev-cluster: an upstream cluster of ${other} runs on this machine (one per machine: the bridge, ports and cgroups are the machine's); stop it first: berth dev-cluster down --state-dir ${other}`);
   await downUpstream(layout);
+  claimMachine(layout);
   const pki = ensurePki(layout.pki);
   writeConfigFiles(layout, pki, users, opts.kubelet);
   prepareHost();
@@ -86,7 +89,10 @@ export async function upUpstream(layout: Layout, opts: UpstreamOptions): Promise
 
 /** Stops every part, kills what is left in the node's cgroup and removes the node's state. Idempotent. */
 export async function downUpstream(layout: Layout): Promise<void> {
+  // another state dir's cluster is not this one's to take down: only this dir's own processes stop
+  const other = otherOwner(layout);
   for (const part of [...PARTS].reverse()) await stopProcess(layout, part, part === 'kubelet' || part === 'containerd' ? 5_000 : 10_000);
+  if (other) return;
   await killCgroupTree();
   const proxy = layout.bin('kubernetes', 'kube-proxy');
   if (existsSync(proxy)) spawnSync(proxy, ['--cleanup'], { stdio: 'ignore' });

@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { MACHINE, NET } from './layout.js';
 
 const CGROUP_FS = '/sys/fs/cgroup';
+/** which state dir's cluster holds this machine's node: outside the node's folders, which down removes */
+const OWNER_FILE = '/run/berth-k8s.owner';
 
 function sh(cmd: string, args: string[]): { ok: boolean; out: string } {
   const r = spawnSync(cmd, args, { encoding: 'utf8' });
@@ -102,7 +104,27 @@ function removeNodeChains(): void {
   }
 }
 
+/** Records that the node on this machine is this state dir's. */
+export function claimMachine(layout: { stateDir: string }): void {
+  writeFileSync(OWNER_FILE, layout.stateDir);
+}
+
+/** The state dir of another cluster whose API server still runs on this machine, if any. */
+export function otherOwner(layout: { stateDir: string }): string | undefined {
+  if (!existsSync(OWNER_FILE)) return undefined;
+  const owner = readFileSync(OWNER_FILE, 'utf8').trim();
+  if (owner === layout.stateDir) return undefined;
+  try {
+    const pid = Number(readFileSync(join(owner, 'pids', 'kube-apiserver.pid'), 'utf8'));
+    process.kill(pid, 0);
+    return owner;
+  } catch {
+    return undefined;
+  }
+}
+
 export function removeHostState(): void {
+  rmSync(OWNER_FILE, { force: true });
   removeNodeChains();
   // kube-router's address sets, once no rule refers to them
   for (const set of sh('ipset', ['list', '-n']).out.split('\n').filter((n) => /^(KUBE-|kube-router)/i.test(n))) sh('ipset', ['destroy', set]);

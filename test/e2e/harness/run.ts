@@ -85,15 +85,24 @@ function runTests(files: string[], env: NodeJS.ProcessEnv): Promise<number> {
   // several multi-pod tests can pass 2 minutes on a loaded machine, so the bound is 10 minutes, which only a hang
   // reaches; tests that need a tighter bound set their own.
   const runner = spawn(process.execPath, ['--test', '--test-concurrency=1', '--test-timeout=600000', '--test-reporter=spec', ...files], { stdio: 'inherit', env });
-  // interrupted (Ctrl-C, a CI timeout): the tests stop, and the cluster is still taken down
+  // interrupted (Ctrl-C, a CI timeout): the tests stop, the cluster is still taken down, and no later phase starts
   const interrupt = (signal: NodeJS.Signals) => () => {
     console.error(`e2e: ${signal}, stopping the tests and the dev cluster`);
+    interrupted = true;
     runner.kill(signal);
   };
-  process.on('SIGINT', interrupt('SIGINT'));
-  process.on('SIGTERM', interrupt('SIGTERM'));
-  return new Promise<number>((resolve) => runner.on('close', (code) => resolve(code ?? 1)));
+  const onInt = interrupt('SIGINT');
+  const onTerm = interrupt('SIGTERM');
+  process.on('SIGINT', onInt);
+  process.on('SIGTERM', onTerm);
+  return new Promise<number>((resolve) => runner.on('close', (code) => {
+    process.off('SIGINT', onInt);
+    process.off('SIGTERM', onTerm);
+    resolve(code ?? 1);
+  }));
 }
+
+let interrupted = false;
 
 const args = process.argv.slice(2);
 const clusterFlag = args.indexOf('--cluster');
@@ -102,6 +111,7 @@ const files = args.length ? args.map((f) => resolve(f)) : testFiles(e2eRoot);
 let status = 0;
 for (const kind of ['upstream', 'upstream-split', 'typescript'] as const) {
   if (onlyKind && onlyKind !== kind) continue;
+  if (interrupted) break;
   const mine = onlyKind ? files : files.filter((f) => clusterOf(folderOf(f)) === kind);
   if (mine.length) status = (await runPhase(kind, mine)) || status;
 }
