@@ -21,7 +21,7 @@ export function ensureBuilt(layout: Layout): void {
   const needed = [layout.bin('kubernetes', 'kubelet'), layout.bin('etcd', 'etcd'), layout.bin('containerd', 'containerd'), layout.bin('coredns', 'coredns'), layout.bin('kube-router', 'kube-router'), layout.bin('local-path', 'local-path-provisioner')];
   if (needed.every((b) => existsSync(b))) return;
   process.stderr.write(`dev-cluster: building Kubernetes ${layout.versions.K8S_VERSION} and its parts from their Go modules into ${layout.versions.BERTH_K8S_CACHE}\n` +
-    'dev-cluster: the first build takes 30-50 minutes on 2 cores and about 8 GB of disk; later runs reuse it\n');
+    'dev-cluster: the first build takes about 22 minutes on 2 cores and 5 GB of disk; later runs reuse it\n');
   const r = spawnSync('bash', [join(UPSTREAM_SCRIPTS, 'build.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });
   if (r.status !== 0) throw new Error(`dev-cluster: the build of the upstream cluster failed (exit ${r.status}); its output is above. Rerun: bash ${join(UPSTREAM_SCRIPTS, 'build.sh')}`);
 }
@@ -39,9 +39,23 @@ export interface UpstreamUpFlags {
   containerLogMaxSize: number;
   containerLogCheckInterval: number;
   load?: string[];
+  foreground?: boolean;
+  faultDropStreams?: number;
+  faultError500?: number;
+  faultEndWatchAfter?: number;
+  faultDelayPodStart?: number;
+}
+
+/** Options of the TypeScript cluster that mean nothing here: refused, each with what to do instead. */
+function refuseTypescriptOptions(o: UpstreamUpFlags): void {
+  if (o.foreground) throw new Error('--foreground is for the TypeScript cluster: the upstream cluster runs as processes of this machine, and `up --upstream` returns once it is ready');
+  if (o.faultDropStreams || o.faultError500 || o.faultEndWatchAfter || o.faultDelayPodStart) {
+    throw new Error('--fault-* flags are for the TypeScript cluster: on the upstream cluster set faults while it runs, as admin: kubectl replace --raw /berth-dev/v1/faults -f faults.json');
+  }
 }
 
 export async function upUpstreamAction(o: UpstreamUpFlags): Promise<void> {
+  refuseTypescriptOptions(o);
   const layout = new Layout(o.stateDir);
   const existing = readUpstreamState(o.stateDir);
   if (existing && pidOf(layout, 'fault-proxy') && (await apiGet(layout, '/readyz').then((r) => r.code === 200, () => false))) {

@@ -61,7 +61,7 @@ function unknownUserMessage(user: string, stateDir: string, contexts: string[]):
 }
 
 export function devClusterCommand(): Command {
-  const cmd = new Command('dev-cluster').description('a single-node Kubernetes-API-compatible cluster whose pods are podman containers');
+  const cmd = new Command('dev-cluster').description('a single-node cluster to try berth on: upstream Kubernetes built from the release (--upstream), or the TypeScript API server whose pods are podman containers');
   const stateDirOption = () => new Option('--state-dir <dir>', 'where the cluster keeps its CA, kubeconfig, logs and volumes').default(defaultStateDir(), '$BERTH_DEV_CLUSTER_DIR or ~/.berth/dev-cluster');
 
   cmd
@@ -130,7 +130,7 @@ export function devClusterCommand(): Command {
 
   cmd
     .command('down')
-    .description('stop the dev cluster and remove every container it ran')
+    .description('stop the dev cluster and remove everything it ran (upstream: every process, mount, cgroup, link, iptables chain and folder of the node)')
     .addOption(stateDirOption())
     .option('--podman <binary>', 'podman binary that ran the pods', 'podman')
     .action(async (o) => {
