@@ -4,6 +4,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MACHINE, NET } from './layout.js';
+import { alive } from './processes.js';
 
 const CGROUP_FS = '/sys/fs/cgroup';
 /** which state dir's cluster holds this machine's node: outside the node's folders, which down removes */
@@ -28,14 +29,7 @@ export function prepareHost(): void {
   // berth follows many logs at once; the stock limit of 128 inotify instances is kind's "too many open files"
   raiseSysctl('fs.inotify.max_user_instances', 8192);
   raiseSysctl('fs.inotify.max_user_watches', 524288);
-  for (const h of hierarchies()) {
-    const dir = join(h, MACHINE.cgroupRoot);
-    mkdirSync(dir, { recursive: true });
-    // a new cpuset cgroup starts with no cpus and no memory nodes: take the parent's, as kind's entrypoint does
-    for (const f of ['cpuset.cpus', 'cpuset.mems']) {
-      if (existsSync(join(dir, f)) && readFileSync(join(dir, f), 'utf8').trim() === '') writeFileSync(join(dir, f), readFileSync(join(h, f), 'utf8'));
-    }
-  }
+  for (const h of hierarchies()) makeCgroup(h, MACHINE.cgroupRoot);
   if (!sh('ip', ['link', 'show', NET.bridge]).ok) {
     execFileSync('ip', ['link', 'add', NET.bridge, 'type', 'bridge']);
     execFileSync('ip', ['addr', 'add', `${NET.nodeIp}/24`, 'dev', NET.bridge]);
@@ -114,13 +108,8 @@ export function otherOwner(layout: { stateDir: string }): string | undefined {
   if (!existsSync(OWNER_FILE)) return undefined;
   const owner = readFileSync(OWNER_FILE, 'utf8').trim();
   if (owner === layout.stateDir) return undefined;
-  try {
-    const pid = Number(readFileSync(join(owner, 'pids', 'kube-apiserver.pid'), 'utf8'));
-    process.kill(pid, 0);
-    return owner;
-  } catch {
-    return undefined;
-  }
+  const pidFile = join(owner, 'pids', 'kube-apiserver.pid');
+  return existsSync(pidFile) && alive(Number(readFileSync(pidFile, 'utf8'))) ? owner : undefined;
 }
 
 export function removeHostState(): void {
@@ -138,12 +127,16 @@ export function removeHostState(): void {
 
 /** Puts a process (and so its future children) into NAME under the node's cgroup, in every hierarchy. */
 export function moveToCgroup(pid: number, name: string): void {
-  for (const h of hierarchies()) {
-    const dir = join(h, MACHINE.cgroupRoot, name);
-    mkdirSync(dir, { recursive: true });
-    for (const f of ['cpuset.cpus', 'cpuset.mems']) {
-      if (existsSync(join(dir, f)) && readFileSync(join(dir, f), 'utf8').trim() === '') writeFileSync(join(dir, f), readFileSync(join(h, MACHINE.cgroupRoot, f), 'utf8'));
-    }
-    writeFileSync(join(dir, 'cgroup.procs'), String(pid));
+  for (const h of hierarchies()) writeFileSync(join(makeCgroup(join(h, MACHINE.cgroupRoot), name), 'cgroup.procs'), String(pid));
+}
+
+/** Makes the cgroup NAME under PARENT and returns its path. */
+function makeCgroup(parent: string, name: string): string {
+  const dir = join(parent, name);
+  mkdirSync(dir, { recursive: true });
+  // a new cpuset cgroup starts with no cpus and no memory nodes: take the parent's, as kind's entrypoint does
+  for (const f of ['cpuset.cpus', 'cpuset.mems']) {
+    if (existsSync(join(dir, f)) && readFileSync(join(dir, f), 'utf8').trim() === '') writeFileSync(join(dir, f), readFileSync(join(parent, f), 'utf8'));
   }
+  return dir;
 }
