@@ -15,6 +15,8 @@ berth() { node "$root/dist/src/cli/main.js" "$@"; }
 state="$(mktemp -d)"
 # the demo's own shim agent (in its private state folder, not the user's), stopped with its warm pods at the end
 export BERTH_SHIM_AGENT_SOCKET="$state/shim-agent.sock"
+# the dev cluster pulls from no registry: berth's helper containers (the --network none gate, file copies) use a local image
+export BERTH_HELPER_IMAGE=localhost/berth/busybox:1
 serve_pid=
 cleanup() {
   berth shim agent stop >/dev/null || true

@@ -10,6 +10,7 @@ import { podUser } from './image-merge.js';
 import { LABEL_PEEK } from './peek.js';
 import { tryNormalizeImage } from './image-ref.js';
 import { addFileFeed } from './file-feed.js';
+import { isolationGate } from '../runtime/isolation-gate.js';
 import { DOCKER_DEFAULT_CAPABILITIES } from './capabilities.js';
 import type { HostConfigPlan, PodDns } from './host-config.js';
 import type { ContainerRecord } from './model.js';
@@ -38,6 +39,8 @@ export interface RunPodInputs {
   record: string;
   /** Files copied before start come through the init container of this helper image (file-feed.ts). */
   fileFeed?: { helperImage: string; mounts: Array<{ name: string; mountPath: string; subPath: string }> };
+  /** NetworkMode=none: the helper image of the gate that holds the container until its deny-all policy holds. */
+  isolationImage?: string;
 }
 
 /** Docker's hostname is the short id unless one was given (clients such as the Kafka module read it). */
@@ -97,6 +100,7 @@ export function planRunPod(c: ContainerRecord, inputs: RunPodInputs, ctx: PodCon
   if (hc.hostIPC) pod.spec!.hostIPC = true;
   if (c.platform) pod.spec!.nodeSelector = { ...(pod.spec!.nodeSelector ?? {}), ...platformSelector(c.platform) };
   if (inputs.fileFeed) addFileFeed(pod, inputs.fileFeed.mounts, inputs.fileFeed.helperImage);
+  if (inputs.isolationImage) pod.spec!.initContainers = [...(pod.spec!.initContainers ?? []), isolationGate(inputs.isolationImage)];
   return pod;
 }
 

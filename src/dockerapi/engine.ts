@@ -512,10 +512,12 @@ export class Engine {
     const template = await this.podTemplateFor(c.body.Labels);
     const hostConfig = this.hostConfigPlan(c.body);
     const podName = runPodName(c, c.generation, this.podContext);
-    const fileFeed = needsFileFeed(c) ? { helperImage: this.opts.helperImage ?? DEFAULT_HELPER_IMAGE, mounts: await feedMounts([...c.copiedArchives, ...c.pendingArchives]) } : undefined;
+    const helperImage = this.opts.helperImage ?? DEFAULT_HELPER_IMAGE;
+    const fileFeed = needsFileFeed(c) ? { helperImage, mounts: await feedMounts([...c.copiedArchives, ...c.pendingArchives]) } : undefined;
+    const isolationImage = hostConfig.denyNetwork ? helperImage : undefined;
     return planRunPod(
       c,
-      { podName, volumes, ports: this.containerPorts(c), hostAliases: this.networks.hostAliasesFor(c), hostConfig, template, record: this.recordAnnotation(c), fileFeed },
+      { podName, volumes, ports: this.containerPorts(c), hostAliases: this.networks.hostAliasesFor(c), hostConfig, template, record: this.recordAnnotation(c), fileFeed, isolationImage },
       this.podContext,
     );
   }

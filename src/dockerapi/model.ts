@@ -7,6 +7,7 @@ import type { KeptTar } from './archive-spill.js';
 import type { ImageInfo } from './image-config.js';
 import { tryNormalizeImage } from './image-ref.js';
 import { FEED_CONTAINER, feedFailure } from './file-feed.js';
+import { FATAL_WAITING } from '../runtime/pod-status.js';
 import type { DockerMount } from './volumes.js';
 import type { Platform } from './platform.js';
 import { DEFAULT_SHM_SIZE } from './mounts.js';
@@ -386,14 +387,18 @@ export function podState(pod: V1Pod): { status: ContainerStatus; exitCode?: numb
     return { status: 'exited', exitCode: t.exitCode, error, oomKilled: t.reason === 'OOMKilled', startedAt: iso(t.startedAt), finishedAt: iso(t.finishedAt ?? new Date()) };
   }
   const waiting = st?.waiting;
-  const fatal = ['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'ErrImageNeverPull', 'CreateContainerConfigError', 'CreateContainerError', 'RunContainerError'];
-  if (waiting?.reason && fatal.includes(waiting.reason)) return { status: 'exited', exitCode: 125, error: `${waiting.reason}: ${waiting.message ?? ''}`.trim() };
+  if (waiting?.reason && FATAL_WAITING.has(waiting.reason)) return { status: 'exited', exitCode: 125, error: `${waiting.reason}: ${waiting.message ?? ''}`.trim() };
   // An init container that cannot start (its image cannot be pulled) holds the pod forever: as fatal.
-  const init = pod.status?.initContainerStatuses?.find((s) => s.state?.waiting?.reason && fatal.includes(s.state.waiting.reason));
+  const init = pod.status?.initContainerStatuses?.find((s) => s.state?.waiting?.reason && FATAL_WAITING.has(s.state.waiting.reason));
   if (init) {
     const reason = `${init.state!.waiting!.reason}: ${init.state!.waiting!.message ?? ''}`.trim();
     const image = pod.spec?.initContainers?.find((x) => x.name === init.name)?.image ?? init.image;
     return { status: 'exited', exitCode: 125, error: init.name === FEED_CONTAINER ? feedFailure(image, reason) : `init container ${init.name} (image ${image}): ${reason}` };
+  }
+  const failedInit = pod.status?.initContainerStatuses?.find((s) => s.state?.terminated && s.state.terminated.exitCode !== 0);
+  if (failedInit && (pod.status?.phase === 'Failed' || pod.status?.phase === 'Succeeded')) {
+    const t = failedInit.state!.terminated!;
+    return { status: 'exited', exitCode: 125, error: `init container ${failedInit.name} failed (exit code ${t.exitCode})${t.message ? `: ${t.message.trim()}` : ''}`, finishedAt: new Date().toISOString() };
   }
   if (pod.status?.phase === 'Failed' || pod.status?.phase === 'Succeeded') {
     return { status: 'exited', exitCode: 137, error: pod.status.reason === 'DeadlineExceeded' ? '' : (pod.status.message ?? pod.status.reason ?? ''), finishedAt: new Date().toISOString() };

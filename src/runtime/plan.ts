@@ -14,6 +14,7 @@ import type {
   V1Volume,
   V1VolumeMount,
 } from '@kubernetes/client-node';
+import { isolationGate } from './isolation-gate.js';
 import type { MountEntry, MountSnapshot } from './mounts.js';
 import type { Workload, WorkloadUser } from './workload.js';
 
@@ -51,7 +52,7 @@ export interface PlanContext {
   runId?: string;
   /** Contents of w.mounts, from snapshotMounts (kept out of the workload so planning stays pure). */
   mounts?: MountSnapshot[];
-  /** Image with `tar` for the init container that unpacks larger mounts. */
+  /** Image with `sh`, `tar`, `wget` and `timeout` for the init containers: the one that unpacks larger mounts, and the `--network none` gate. */
   helperImage?: string;
   /**
    * The server cannot end stdin over the attach stream (no v5.channel.k8s.io): the input is shipped
@@ -133,7 +134,11 @@ export function planWorkload(w: Workload, ctx: PlanContext): WorkloadPlan {
     activeDeadlineSeconds: w.deadlineSeconds ?? ctx.ttlSeconds,
     securityContext: podSecurity,
     volumes: [...(templateSpec.volumes ?? []), ...files.volumes],
-    initContainers: [...(templateSpec.initContainers ?? []), ...files.initContainers],
+    initContainers: [
+      ...(templateSpec.initContainers ?? []),
+      ...files.initContainers,
+      ...(w.network === 'none' ? [isolationGate(ctx.helperImage ?? DEFAULT_HELPER_IMAGE)] : []),
+    ],
     containers: [main],
   };
   if (spec.volumes?.length === 0) delete spec.volumes;

@@ -5,7 +5,7 @@
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 
 /** Waiting reasons that will not resolve by waiting longer. */
-const FATAL_WAITING = new Set([
+export const FATAL_WAITING: ReadonlySet<string> = new Set([
   'ErrImagePull',
   'ImagePullBackOff',
   'InvalidImageName',
@@ -37,6 +37,8 @@ export function viewContainer(pod: V1Pod, container: string, init = false): Cont
   if (unschedulable && CLAIMS_BINDING.test(unschedulable.message ?? '')) return { state: 'pending', progress: 'waiting for its volume claims to bind' };
   if (unschedulable) return { state: 'failed', exitCode: 125, message: `pod ${pod.metadata?.name} cannot be scheduled: ${unschedulable.message ?? 'Unschedulable'} (check resources, nodeSelector and tolerations of the pod template)` };
 
+  const stuckInit = init ? undefined : stuckInitContainer(pod);
+  if (stuckInit) return { state: 'failed', exitCode: 125, message: stuckInit };
   const waiting = cs?.state?.waiting;
   if (waiting?.reason && FATAL_WAITING.has(waiting.reason)) return { state: 'failed', exitCode: 125, message: describeWaiting(waiting.reason, waiting.message, image) };
   if (cs?.state?.running) return { state: 'running' };
@@ -48,11 +50,32 @@ export function viewContainer(pod: V1Pod, container: string, init = false): Cont
   }
   if (pod.status?.phase === 'Failed' || pod.status?.phase === 'Succeeded') {
     // The pod ended without this container ever running: deadline, eviction, failed init container.
+    const initFailure = failedInitContainer(pod, container);
+    if (initFailure) return { state: 'failed', exitCode: 125, message: initFailure };
     return { state: 'failed', exitCode: 125, message: `pod ${pod.metadata?.name} ended (${pod.status.reason ?? pod.status.phase}) before ${container} ran${pod.status.message ? `: ${pod.status.message}` : ''}` };
   }
   if (!pod.spec?.nodeName && !pod.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'True')) return { state: 'pending', progress: 'scheduling' };
-  if (waiting?.reason === 'ContainerCreating' || waiting?.reason === 'PodInitializing') return { state: 'pending', progress: waiting.reason === 'PodInitializing' ? 'copying files' : 'pulling image / creating container' };
+  if (waiting?.reason === 'ContainerCreating' || waiting?.reason === 'PodInitializing') return { state: 'pending', progress: waiting.reason === 'PodInitializing' ? 'running init containers' : 'pulling image / creating container' };
   return { state: 'pending', progress: 'starting' };
+}
+
+/** An init container that cannot start holds the pod forever: berth's own (`berth-…`) name the helper image setting. */
+function stuckInitContainer(pod: V1Pod): string | undefined {
+  const s = pod.status?.initContainerStatuses?.find((x) => x.state?.waiting?.reason && FATAL_WAITING.has(x.state.waiting.reason));
+  if (!s) return undefined;
+  const image = pod.spec?.initContainers?.find((c) => c.name === s.name)?.image ?? s.image;
+  const hint = s.name.startsWith('berth-') ? ' (berth\'s helper containers use BERTH_HELPER_IMAGE: set it to an image with sh, tar, wget and timeout that the cluster can pull)' : '';
+  return `init container ${s.name}: ${describeWaiting(s.state!.waiting!.reason!, s.state!.waiting!.message, image)}${hint}`;
+}
+
+/** An init container before `container` that ended with an error: its own words (its termination message) say why. */
+function failedInitContainer(pod: V1Pod, container: string): string | undefined {
+  for (const s of pod.status?.initContainerStatuses ?? []) {
+    if (s.name === container) return undefined;
+    const term = s.state?.terminated;
+    if (term && term.exitCode !== 0) return `pod ${pod.metadata?.name}: its init container ${s.name} failed with exit code ${term.exitCode}${term.message ? `: ${term.message.trim()}` : ''}`;
+  }
+  return undefined;
 }
 
 /** docker run's convention: 127 when the command is missing, 126 when it cannot be executed. */

@@ -8,6 +8,7 @@ import { FakeCluster } from './fake-cluster.js';
 import { pack } from 'tar-stream';
 import { Writable } from 'node:stream';
 import { ArchiveError, heldTar, type HeldTar } from '../../../src/runtime/files.js';
+import { DEFAULT_HELPER_IMAGE } from '../../../src/runtime/plan.js';
 
 const IMAGE = 'localhost/berth/busybox:1';
 
@@ -254,6 +255,8 @@ test('NetworkMode none: a deny-all policy selecting the container exists before 
   assert.ok(policyBeforePod);
   const policy = [...cluster.policies.values()][0];
   assert.deepEqual(policy.spec, { podSelector: { matchLabels: { 'berth.dev/container': c.id.slice(0, 12), 'berth.dev/owner': 'unit' } }, policyTypes: ['Ingress', 'Egress'] });
+  const inits = cluster.pod(c.podName!).spec?.initContainers ?? [];
+  assert.deepEqual(inits.map((x) => [x.name, x.image]), [['berth-isolation', DEFAULT_HELPER_IMAGE]], 'the gate holds the container until the policy holds');
   await engine.remove('isolated', true);
   assert.equal(cluster.policies.size, 0);
 });

@@ -6,6 +6,7 @@ import { PassThrough, Readable, type Duplex } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import type { Claim, ExecIo, LogQuery, NetworkPolicy, Pod, PodTemplate, ServeCluster, Service, Session } from '../../../src/dockerapi/cluster.js';
 import { StreamLost } from '../../../src/kube/errors.js';
+import { FEED_CONTAINER } from '../../../src/dockerapi/file-feed.js';
 
 type Watcher = (type: string, pod: Pod) => void;
 
@@ -40,7 +41,8 @@ export class FakeCluster implements ServeCluster {
     stored.status = { phase: 'Pending' };
     this.pods.set(name, stored);
     this.notify('ADDED', stored);
-    if (stored.spec?.initContainers?.length) setImmediate(() => this.pods.has(name) && this.runInit(name));
+    // the file feed holds the pod until the engine ends it; other init containers (the isolation gate) pass at once
+    if (stored.spec?.initContainers?.some((c) => c.name === FEED_CONTAINER)) setImmediate(() => this.pods.has(name) && this.runInit(name));
     else if (this.autoRun) setImmediate(() => this.pods.has(name) && this.run(name));
     return stored;
   }

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync, rmSync, chmodSync } from 'node:fs';
 import path from 'node:path';
 import { planWorkload, PlanError, podNameFor, splitLabels, LABEL_RUN, FILES_CONTAINER, type PlanContext } from '../../../src/runtime/plan.js';
+import { ISOLATION_CONTAINER } from '../../../src/runtime/isolation-gate.js';
 import { snapshotMounts, MountError } from '../../../src/runtime/mounts.js';
 import type { Workload } from '../../../src/runtime/workload.js';
 import { scratchDir } from '../../util/scratch.js';
@@ -63,6 +64,21 @@ test('--network none plans a deny-all policy selecting exactly this pod; host us
   const host = planWorkload({ image: 'x', network: 'host' }, ctx);
   assert.equal(host.pod.spec?.hostNetwork, true);
   assert.equal(host.networkPolicy, undefined);
+});
+
+test('--network none holds the main container behind the isolation gate, last of the init containers, in the helper image', () => {
+  const none = planWorkload({ image: 'x', network: 'none', stdin: true, command: ['cat'] }, { ...ctx, helperImage: 'local/helper:1', stdinAsFile: true });
+  const inits = none.pod.spec?.initContainers ?? [];
+  assert.deepEqual(inits.map((c) => c.name), [FILES_CONTAINER, ISOLATION_CONTAINER]);
+  const gate = inits[1]!;
+  assert.equal(gate.image, 'local/helper:1');
+  assert.equal(gate.terminationMessagePolicy, 'FallbackToLogsOnError', 'its reason for failing becomes the status message');
+  assert.deepEqual(gate.securityContext, { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
+  assert.match(gate.command!.join(' '), /KUBERNETES_SERVICE_HOST/);
+  for (const network of ['bridge', 'host', undefined]) {
+    const other = planWorkload({ image: 'x', network }, ctx);
+    assert.equal(other.pod.spec?.initContainers, undefined, `network ${network}: no gate`);
+  }
 });
 
 test('a pod template keeps its fields and may loosen defaults; berth fills the container', () => {

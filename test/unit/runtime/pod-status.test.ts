@@ -19,3 +19,31 @@ test('a pod no node can take fails at once, naming the scheduler\'s reason', () 
   assert.equal(view.state, 'failed');
   assert.match((view as { message: string }).message, /cannot be scheduled: 0\/1 nodes are available: 1 Insufficient memory/);
 });
+
+test('a pod whose init container failed reports that container and its message, not only that the pod ended', () => {
+  const pod: V1Pod = {
+    metadata: { name: 'p' },
+    spec: { nodeName: 'n', initContainers: [{ name: 'berth-isolation', image: 'busybox' }], containers: [{ name: 'main', image: 'fn' }] },
+    status: {
+      phase: 'Failed',
+      initContainerStatuses: [{ name: 'berth-isolation', image: 'busybox', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 1, message: 'berth: --network none: no policy\n' } } }],
+      containerStatuses: [{ name: 'main', image: 'fn', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'PodInitializing' } } }],
+    },
+  };
+  assert.deepEqual(viewContainer(pod, 'main'), { state: 'failed', exitCode: 125, message: 'pod p: its init container berth-isolation failed with exit code 1: berth: --network none: no policy' });
+});
+
+test('an init container whose image cannot be pulled fails the main container at once, naming the helper image setting', () => {
+  const pod: V1Pod = {
+    metadata: { name: 'p' },
+    spec: { nodeName: 'n', initContainers: [{ name: 'berth-isolation', image: 'docker.io/library/busybox:1.36' }], containers: [{ name: 'main', image: 'fn' }] },
+    status: {
+      phase: 'Pending',
+      initContainerStatuses: [{ name: 'berth-isolation', image: 'busybox', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'ErrImagePull', message: 'no route to host' } } }],
+      containerStatuses: [{ name: 'main', image: 'fn', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'PodInitializing' } } }],
+    },
+  };
+  const view = viewContainer(pod, 'main');
+  assert.equal(view.state, 'failed');
+  assert.match((view as { message: string }).message, /^init container berth-isolation: ErrImagePull for docker\.io\/library\/busybox:1\.36 \(no route to host\) \(.*BERTH_HELPER_IMAGE/);
+});
