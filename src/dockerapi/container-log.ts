@@ -110,7 +110,7 @@ export class ContainerLog {
 
   private source(q: Omit<LogQuery, 'follow'>): LogSource {
     return {
-      open: (follow) => this.engine.openLog(this.podName, { ...q, follow }),
+      open: (follow, signal) => this.engine.openLog(this.podName, { ...q, follow, signal }),
       ended: () => this.engine.podEnded(this.podName),
       changed: (ms) => this.engine.nextChange(this.c, ms),
     };

@@ -19,7 +19,7 @@ export class LogIncomplete extends Error {
 
 export interface LogSource {
   /** Opens the log from its (fixed) start, followed or not; transient API failures are already retried inside. */
-  open(follow: boolean): Promise<Readable>;
+  open(follow: boolean, signal: AbortSignal): Promise<Readable>;
   /** Whether the container has ended (or its pod is gone): a follow of its log that ended is then whole. */
   ended(): Promise<boolean>;
   /** Resolves at the next change of the container's state, or after `ms`. */
@@ -57,8 +57,11 @@ export async function copyLog(src: LogSource, out: Writable, o: CopyOptions): Pr
     const following = o.follow && !o.stopFollowing?.aborted;
     let res: Readable;
     try {
-      res = await src.open(following);
+      // a follow's open waits for the log's first byte on a kubelet: asked to stop following, it is abandoned
+      res = await src.open(following, following && o.stopFollowing ? AbortSignal.any([o.signal, o.stopFollowing]) : o.signal);
     } catch (err) {
+      if (o.signal.aborted) return delivered.count;
+      if (following && o.stopFollowing?.aborted) continue;
       if (delivered.count === 0 && resumes === 0) throw err;
       throw new LogIncomplete(`${o.what} was cut after ${delivered.count} bytes and could not be opened again: ${(err as Error).message}`);
     }

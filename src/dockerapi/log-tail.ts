@@ -25,7 +25,11 @@ export function windowStart(mergedTail: string | Buffer, tail: number): bigint |
   return nanos;
 }
 
-/** Records in a log read with timestamps: a line each, and each further record's stamp a record's worth into it. */
+/**
+ * Records in a log read with timestamps: a line each, and a long line one per MESSAGE_BYTES of it (containerd's
+ * partial entries). The TypeScript cluster stamps each further record where it begins, inside the line; a kubelet
+ * stamps only the line's first, so there the rest are counted by length.
+ */
 function recordCount(text: Buffer): number {
   let count = 0;
   for (let start = 0; start < text.length; ) {
@@ -37,7 +41,10 @@ function recordCount(text: Buffer): number {
       while (content > 0 && content + MESSAGE_BYTES < end) {
         const at = content + MESSAGE_BYTES;
         const space = text.indexOf(0x20, at);
-        if (space < 0 || space > end || space - at > MAX_TIMESTAMP || timestampNanos(text.subarray(at, space).toString('latin1')) === undefined) break;
+        if (space < 0 || space > end || space - at > MAX_TIMESTAMP || timestampNanos(text.subarray(at, space).toString('latin1')) === undefined) {
+          count += Math.ceil((end - content) / MESSAGE_BYTES) - 1;
+          break;
+        }
         count++;
         content = space + 1;
       }

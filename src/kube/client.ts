@@ -235,7 +235,7 @@ export class ClusterClient {
 
   /** A log stream (follow or not), opened with retries; the caller reads and ends it. */
   openPodLog(name: string, container: string, q?: PodLogQuery): Promise<IncomingMessage> {
-    return withRetry(() => openPodLog(this.kc, this.namespace, name, container, q));
+    return withRetry(() => openPodLog(this.kc, this.namespace, name, container, q), { signal: q?.signal });
   }
 
   /** The same as openPodLog, under the name berth serve's engine calls. */

@@ -19,6 +19,11 @@ export interface PodLogQuery {
   sinceTime?: string;
   /** At most this many bytes of the selected log. */
   limitBytes?: number;
+  /**
+   * Abandons the request, also while it waits for the response's head: a kubelet sends a followed log's head with
+   * its first byte, so the open of a stream nothing is written to does not resolve until the container ends.
+   */
+  signal?: AbortSignal;
 }
 
 /** Opens the log; the response is the raw stream. Refusals (404, 400, 403...) are KubeErrors. */
@@ -34,7 +39,7 @@ export async function openPodLog(kc: KubeConfig, namespace: string, pod: string,
   const action = { verb: 'get', resource: 'pods/log', namespace, name: pod, server: kc.getCurrentCluster()?.server };
   let res: IncomingMessage;
   try {
-    res = await rawGet(kc, `/api/v1/namespaces/${namespace}/pods/${pod}/log?${params.toString()}`);
+    res = await rawGet(kc, `/api/v1/namespaces/${namespace}/pods/${pod}/log?${params.toString()}`, q.signal);
   } catch (err) {
     throw toKubeError(err, action);
   }
@@ -61,11 +66,11 @@ export async function readPodLogBytes(kc: KubeConfig, namespace: string, pod: st
   }
 }
 
-async function rawGet(kc: KubeConfig, path: string): Promise<IncomingMessage> {
+async function rawGet(kc: KubeConfig, path: string, signal?: AbortSignal): Promise<IncomingMessage> {
   const server = kc.getCurrentCluster()?.server;
   if (!server) throw new KubeError('the kubeconfig names no cluster server');
   const url = new URL(path, server);
-  const opts: https.RequestOptions = { method: 'GET', headers: {} };
+  const opts: https.RequestOptions = { method: 'GET', headers: {}, ...(signal ? { signal } : {}) };
   await kc.applyToHTTPSOptions(opts);
   const mod = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {

@@ -35,7 +35,26 @@ export async function loadPodTemplate(ref: string, readObject: (name: string) =>
     return { template: (template ?? {}) as PodTemplateSource['template'], origin: ref };
   }
   const pt = await readObject(ref);
-  return { template: (pt.template ?? {}) as PodTemplateSource['template'], origin: `PodTemplate ${ref}` };
+  return { template: withoutDefaultedPullPolicies((pt.template ?? {}) as PodTemplateSource['template']), origin: `PodTemplate ${ref}` };
+}
+
+/**
+ * The API server gives every container of a stored PodTemplate the pull policy its image implies (`Always` for an
+ * untagged or `:latest` image, else `IfNotPresent`): read back, that policy is nobody's choice, and it was made for
+ * the template's placeholder image, not for the image berth puts there. Such a policy is dropped; any other stays.
+ */
+export function withoutDefaultedPullPolicies(template: PodTemplateSource['template']): PodTemplateSource['template'] {
+  const spec = template.spec as { containers?: V1Container[]; initContainers?: V1Container[] } | undefined;
+  if (!spec?.containers?.length) return template;
+  const containers = spec.containers.map((c) => (c.imagePullPolicy && c.imagePullPolicy === defaultPullPolicy(c.image) ? { ...c, imagePullPolicy: undefined } : c));
+  return { ...template, spec: { ...template.spec, containers } };
+}
+
+function defaultPullPolicy(image: string | undefined): string {
+  const last = (image ?? '').split('/').pop() ?? '';
+  if (last.includes('@')) return 'IfNotPresent';
+  const tag = last.includes(':') ? last.slice(last.lastIndexOf(':') + 1) : '';
+  return tag === '' || tag === 'latest' ? 'Always' : 'IfNotPresent';
 }
 
 /**

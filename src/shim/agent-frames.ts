@@ -1,7 +1,7 @@
 // The shim agent's wire format over its unix socket: frames of a 1-byte type, a 4-byte big-endian length and the
 // payload. The client sends the request header, stdin and signals; the agent sends stdout, stderr and the exit code.
 import { statSync } from 'node:fs';
-import { tmpdir, userInfo } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Transform, type TransformCallback } from 'node:stream';
@@ -78,7 +78,15 @@ export class FrameDecoder extends Transform {
  */
 export function defaultAgentSocket(env: NodeJS.ProcessEnv = process.env): string {
   if (env.BERTH_SHIM_AGENT_SOCKET) return env.BERTH_SHIM_AGENT_SOCKET;
-  return join(env.XDG_RUNTIME_DIR || tmpdir(), `berth-${userInfo().uid}`, `shim-agent-${buildId()}.sock`);
+  return join(env.XDG_RUNTIME_DIR || tmpdir(), `berth-${currentUid()}`, `shim-agent-${buildId()}.sock`);
+}
+
+/**
+ * The process's uid. Not os.userInfo(): that reads the passwd entry, and a pod run as a uid its image does not
+ * list (runAsUser, OpenShift's random uids) has none, so it throws.
+ */
+export function currentUid(): number {
+  return process.getuid?.() ?? 0;
 }
 
 function buildId(): string {

@@ -4,15 +4,16 @@
 // call with its caller's settings. A shell with another XDG_RUNTIME_DIR or TMPDIR, or another berth on PATH,
 // looks at another socket, so the agents found elsewhere are named with the `--socket` that reaches them.
 import { readdirSync } from 'node:fs';
-import { tmpdir, userInfo } from 'node:os';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { currentUid } from './agent-frames.js';
 
 const AGENT_SOCKET = /^shim-agent-[0-9a-f]+\.sock$/;
 
 /** The folders a default socket of this user can be in: under XDG_RUNTIME_DIR, the usual /run/user/<uid>, the temp dir. */
 export function agentFolders(env: NodeJS.ProcessEnv = process.env): string[] {
-  const user = `berth-${userInfo().uid}`;
-  const roots = [env.XDG_RUNTIME_DIR, `/run/user/${userInfo().uid}`, tmpdir()].filter((r): r is string => !!r);
+  const user = `berth-${currentUid()}`;
+  const roots = [env.XDG_RUNTIME_DIR, `/run/user/${currentUid()}`, tmpdir()].filter((r): r is string => !!r);
   return [...new Set(roots.map((r) => join(r, user)))];
 }
 

@@ -115,3 +115,20 @@ test('resumes run out, or a follow never ends with its container: LogIncomplete'
   const running = { open: async () => Readable.from([Buffer.from('a\n')]), ended: async () => false, changed: tick };
   await assert.rejects(collect(running, { maxResumes: 2 }), /ended while the container runs/);
 });
+
+test('a follow whose open waits for a first byte (a kubelet holds the head of an empty log) is abandoned when asked to stop following, and the log is read once more without follow', async () => {
+  const stop = new AbortController();
+  const opened: boolean[] = [];
+  const src: LogSource = {
+    open: (follow, signal) => {
+      opened.push(follow);
+      if (!follow) return Promise.resolve(Readable.from([Buffer.from('kept\n')]));
+      return new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true }));
+    },
+    ended: async () => false,
+    changed: tick,
+  };
+  setTimeout(() => stop.abort(), 20);
+  assert.equal((await collect(src, { stopFollowing: stop.signal })).toString(), 'kept\n');
+  assert.deepEqual(opened, [true, false]);
+});

@@ -21,3 +21,14 @@ test('a line longer than a record counts its records, as dockerd counts the mess
   assert.equal(windowStart(window, 3), undefined);
   assert.equal(windowStart(window, 2), timestampNanos('2026-11-23T07:00:02.5Z'));
 });
+
+test("a kubelet's long line, stamped only where it begins, counts a record per 16 KiB (containerd's partial entries)", () => {
+  // as kube-apiserver 1.36 serves it: 20000 bytes written as entries of 16384 and 3616, one stamp
+  const merged = `2026-11-28T06:31:30.536Z a\n2026-11-28T06:31:30.544Z ${'x'.repeat(20000)}\n2026-11-28T06:31:30.545Z last\n`;
+  assert.equal(windowStart(merged, 4), undefined);
+  assert.equal(windowStart(merged, 3), timestampNanos('2026-11-28T06:31:30.536Z'));
+  // tailLines=3 of that log: the line's first entry, its last one and `last`; the window (2) starts after the first
+  const tail3 = merged.slice(merged.indexOf('\n') + 1);
+  assert.equal(windowStart(tail3, 2), timestampNanos('2026-11-28T06:31:30.544Z'));
+  assert.equal(windowStart(tail3, 3), undefined);
+});

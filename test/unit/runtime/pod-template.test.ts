@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { isPodTemplateFile, layPodTemplate, loadPodTemplate, PodTemplateError } from '../../../src/runtime/pod-template.js';
+import { isPodTemplateFile, layPodTemplate, loadPodTemplate, PodTemplateError, withoutDefaultedPullPolicies } from '../../../src/runtime/pod-template.js';
 import { planSandboxPod } from '../../../src/runtime/sandbox-plan.js';
 import type { PodTemplateSource } from '../../../src/runtime/workload.js';
 import { scratchDir } from '../../util/scratch.js';
@@ -97,4 +97,26 @@ test('templates load from a Pod, a PodTemplate or a bare template file, or by ob
   assert.equal(byName.template.metadata?.labels?.c, '3');
   assert.equal(isPodTemplateFile('ci-pods'), false);
   assert.equal(isPodTemplateFile('./t.yaml'), true);
+});
+
+test('a PodTemplate object read back loses the pull policy the API server defaulted for its placeholder image, and keeps a chosen one', () => {
+  const spec = (containers: Array<{ image: string; imagePullPolicy: string }>) => ({ spec: { containers: containers.map((c, i) => ({ name: `c${i}`, ...c })) } });
+  const policies = (t: ReturnType<typeof withoutDefaultedPullPolicies>) => (t.spec as { containers: Array<{ imagePullPolicy?: string }> }).containers.map((c) => c.imagePullPolicy);
+  assert.deepEqual(
+    policies(withoutDefaultedPullPolicies(spec([
+      { image: 'replaced-by-berth', imagePullPolicy: 'Always' },
+      { image: 'base:latest', imagePullPolicy: 'Always' },
+      { image: 'base:1', imagePullPolicy: 'IfNotPresent' },
+      { image: 'registry:5000/base', imagePullPolicy: 'Always' },
+    ]))),
+    [undefined, undefined, undefined, undefined],
+  );
+  assert.deepEqual(
+    policies(withoutDefaultedPullPolicies(spec([
+      { image: 'base:1', imagePullPolicy: 'Always' },
+      { image: 'placeholder', imagePullPolicy: 'Never' },
+      { image: 'registry:5000/base@sha256:abc', imagePullPolicy: 'Always' },
+    ]))),
+    ['Always', 'Never', 'Always'],
+  );
 });
