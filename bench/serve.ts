@@ -21,6 +21,7 @@ import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import Docker from 'dockerode';
 import { pack } from 'tar-stream';
+import { devClusterUp } from './bench-cluster.js';
 import { reportGoal } from './goal-rows.js';
 import { settle } from './settle.js';
 
@@ -300,7 +301,7 @@ async function main(): Promise<void> {
   try {
     progress('starting the dev cluster');
     const clusterEnv = PROFILE_DIR ? { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${profile.join(' ')}` } : process.env;
-    const up = spawnSync(process.execPath, [cli, 'dev-cluster', 'up', '--state-dir', dir], { stdio: 'inherit', env: clusterEnv });
+    const up = devClusterUp(dir, clusterEnv);
     if (up.status !== 0) throw new Error('the dev cluster did not start');
     const kubeconfig = join(dir, 'kubeconfig');
     spawnSync('kubectl', ['--kubeconfig', kubeconfig, 'create', 'namespace', 'bench-serve'], { stdio: 'ignore' });

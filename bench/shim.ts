@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import * as k8s from '@kubernetes/client-node';
 import { clusterFromConfig } from '../src/kube/cluster.js';
 import { runWorkload } from '../src/runtime/run.js';
+import { devClusterUp } from './bench-cluster.js';
 import { reportGoal } from './goal-rows.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -140,7 +141,7 @@ function kustomization(dir: string, functions: number): void {
 
 async function main(): Promise<void> {
   const stateDir = mkdtempSync(join(tmpdir(), 'berth-bench-shim-'));
-  const up = spawnSync(process.execPath, [cli, 'dev-cluster', 'up', '--state-dir', stateDir], { stdio: 'inherit' });
+  const up = devClusterUp(stateDir);
   if (up.status !== 0) throw new Error('the dev cluster did not start');
   try {
     const kubeconfig = join(stateDir, 'kubeconfig');

@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { repoRoot, runCommand } from '../harness/cluster.js';
-import { freshUserEnv } from './readme-shell.js';
+import { freshUserEnv } from '../readme/readme-shell.js';
 
 test('scripts/demo.sh shows pods, a KRM function and the docker CLI working, then leaves nothing running', async () => {
   const home = mkdtempSync(path.join(tmpdir(), 'berth-demo-home-'));

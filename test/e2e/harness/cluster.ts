@@ -22,6 +22,16 @@ export const onUpstream = (): boolean => (process.env.BERTH_E2E_CLUSTER ?? '').s
 
 export const kubeconfigPath = () => join(stateDir(), 'kubeconfig');
 
+/**
+ * Puts images tagged in podman during a test into the cluster's node, as `kind load` does: the TypeScript cluster's
+ * node reads podman's store itself, the upstream node has containerd's own.
+ */
+export async function loadIntoNode(...images: string[]): Promise<void> {
+  if (!onUpstream()) return;
+  const r = await runCommand(process.execPath, [berthCli, 'dev-cluster', 'load', '--state-dir', stateDir(), ...images], { timeoutMs: 180_000 });
+  if (r.code !== 0) throw new Error(`berth dev-cluster load ${images.join(' ')}: ${r.stderr}`);
+}
+
 export function kubeConfig(user = 'admin'): k8s.KubeConfig {
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(kubeconfigPath());

@@ -49,7 +49,9 @@ function pathWithKubectl(kind: ClusterKind, stateDir: string): string {
 async function runPhase(kind: ClusterKind, files: string[]): Promise<number> {
   const started = Date.now();
   const stateDir = mkdtempSync(join(tmpdir(), `berth-e2e-${kind}-`));
-  const env = { ...process.env, BERTH_E2E_STATE_DIR: stateDir, BERTH_E2E_CLUSTER: kind, BERTH_E2E_WATCH_HISTORY: String(WATCH_HISTORY), PATH: pathWithKubectl(kind, stateDir) };
+  // the clusters pull from no registry: berth's helper containers (file copies, the --network none gate) use the
+  // test busybox, as the README tells a dev-cluster user to set it
+  const env = { BERTH_HELPER_IMAGE: 'localhost/berth/busybox:1', ...process.env, BERTH_E2E_STATE_DIR: stateDir, BERTH_E2E_CLUSTER: kind, BERTH_E2E_WATCH_HISTORY: String(WATCH_HISTORY), PATH: pathWithKubectl(kind, stateDir) };
   const upstream = kind !== 'typescript';
   const before = upstream ? machineSnapshot() : undefined;
   console.log(`e2e: ${kind} cluster: ${files.length} test files (${[...new Set(files.map(folderOf))].join(', ')})`);
@@ -109,10 +111,17 @@ const clusterFlag = args.indexOf('--cluster');
 const onlyKind = clusterFlag >= 0 ? (args.splice(clusterFlag, 2)[1] as ClusterKind) : undefined;
 const files = args.length ? args.map((f) => resolve(f)) : testFiles(e2eRoot);
 let status = 0;
+// the last lines of a long run say which phase failed, so a reader of its tail need not search the log
+const verdicts: string[] = [];
 for (const kind of ['upstream', 'upstream-split', 'typescript'] as const) {
   if (onlyKind && onlyKind !== kind) continue;
   if (interrupted) break;
   const mine = onlyKind ? files : files.filter((f) => clusterOf(folderOf(f)) === kind);
-  if (mine.length) status = (await runPhase(kind, mine)) || status;
+  if (!mine.length) continue;
+  const started = Date.now();
+  const phaseStatus = await runPhase(kind, mine);
+  verdicts.push(`e2e: ${kind} phase ${phaseStatus === 0 ? 'passed' : 'FAILED'} (${mine.length} files, ${((Date.now() - started) / 1000).toFixed(0)} s)`);
+  status = phaseStatus || status;
 }
+for (const verdict of verdicts) console.log(verdict);
 process.exit(status);

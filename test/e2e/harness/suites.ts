@@ -6,16 +6,15 @@
 export type ClusterKind = 'upstream' | 'upstream-split' | 'typescript';
 
 export const PHASES: { kind: ClusterKind; folders: string[] }[] = [
-  { kind: 'upstream', folders: ['upstream'] },
-  { kind: 'upstream-split', folders: ['shim', 'catalog', 'task'] },
+  { kind: 'upstream', folders: ['upstream', 'readme'] },
+  { kind: 'upstream-split', folders: ['shim', 'catalog', 'task', 'incluster', 'reliability'] },
 ];
 
 export const TYPESCRIPT_ONLY: Record<string, string> = {
   devcluster: "the TypeScript API server's own tests",
-  serve: 'not yet run on upstream',
-  incluster: 'not yet run on upstream',
-  reliability: 'not yet run on upstream',
-  readme: 'not yet run on upstream (its dev-cluster block starts the TypeScript cluster)',
+  demo: 'scripts/demo.sh starts a TypeScript dev cluster of its own (a machine runs one upstream cluster: the harness\'s)',
+  serve:
+    "on upstream Kubernetes two of its tests still fail (docker logs --tail inside a line longer than 16 KiB: a kubelet stamps only the line's first entry, so the cut by time drops the rest; a node-loaded image the kubelet pulled anyway in image-config), and its suite takes 20 min there (issue 27)",
 };
 
 export function clusterOf(folder: string): ClusterKind {

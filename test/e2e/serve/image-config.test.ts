@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { BUSYBOX, freshNamespace, kubectlOk, podmanIds, runCommand } from '../harness/cluster.js';
+import { BUSYBOX, freshNamespace, kubectlOk, loadIntoNode, podmanIds, runCommand } from '../harness/cluster.js';
 import { startRegistry, type Registry } from '../catalog/servers.js';
 import { berthLeftovers, bindServeRole, type DockerEngine, dropNamespace, startBerth } from './serve-env.js';
 import { eventually } from '../../util/eventually.js';
@@ -81,6 +81,8 @@ before(async () => {
     );
     imageId = (await ok('podman', ['build', '--format', 'docker', '--layers=false', '-q', '-t', image, dir])).split('\n').pop()!;
     await ok('podman', ['tag', image, unread]);
+    // in the node's store only (the TypeScript cluster's node reads podman's), never in the registry
+    await loadIntoNode(unread);
     await ok('podman', ['push', '--tls-verify=false', '--digestfile', path.join(dir, 'digest'), image]);
     pushedDigest = readFileSync(path.join(dir, 'digest'), 'utf8').trim();
   } finally {

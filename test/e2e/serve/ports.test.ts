@@ -10,8 +10,10 @@ import { eventually } from '../../util/eventually.js';
 
 const prefix = `bp${process.pid}`;
 const FAULTS = '/berth-dev/v1/faults';
-// The page is a random id written at start: a restart (a new pod) serves a different one.
-const HTTPD = ['sh', '-c', 'cat /proc/sys/kernel/random/uuid > /tmp/index.html; exec httpd -f -p 8080 -h /tmp'];
+// The page is a random id written at start: a restart (a new pod) serves a different one. /cgi-bin/slow answers
+// after a second, so a forward the fault cuts a moment after it connected is cut before any answer, on every cluster.
+const SLOW_CGI = "{ echo '#!/bin/sh'; echo 'sleep 1'; echo 'printf \"Content-Type: text/plain\\r\\n\\r\\nslow\\n\"'; } > /tmp/cgi-bin/slow";
+const HTTPD = ['sh', '-c', `cat /proc/sys/kernel/random/uuid > /tmp/index.html; mkdir /tmp/cgi-bin; ${SLOW_CGI}; chmod +x /tmp/cgi-bin/slow; exec httpd -f -p 8080 -h /tmp`];
 
 async function setFaults(faults: Record<string, number>): Promise<Record<string, number>> {
   const r = await apiRequest('PUT', FAULTS, { body: faults });
@@ -20,9 +22,9 @@ async function setFaults(faults: Record<string, number>): Promise<Record<string,
 }
 
 /** One GET on a fresh connection (no pooled socket may hide a new forward): the body, or the error. */
-function get(port: number): Promise<{ body?: string; error?: string }> {
+function get(port: number, path = '/index.html'): Promise<{ body?: string; error?: string }> {
   return new Promise((resolve) => {
-    const req = http.get({ host: '127.0.0.1', port, path: '/index.html', agent: false, timeout: 30_000 }, (res) => {
+    const req = http.get({ host: '127.0.0.1', port, path, agent: false, timeout: 30_000 }, (res) => {
       let body = '';
       res.on('data', (d: Buffer) => (body += d.toString()));
       res.on('end', () => resolve(res.statusCode === 200 ? { body } : { error: `HTTP ${res.statusCode}` }));
@@ -93,10 +95,11 @@ for (const mode of ['forward', 'direct'] as const) {
       test('a forward dropped mid-connection ends that connection; the next connection works', async () => {
         const port = await runHttpd('drop');
         const page = await getWhenServing(port);
+        assert.deepEqual(await get(port, '/cgi-bin/slow'), { body: 'slow\n' }, 'the slow page answers without the fault');
         await setFaults({ dropStreams: 1 });
         let dropped;
         try {
-          dropped = await get(port);
+          dropped = await get(port, '/cgi-bin/slow');
         } finally {
           await setFaults({ dropStreams: 0 });
         }

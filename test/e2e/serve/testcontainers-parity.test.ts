@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BUSYBOX, freshNamespace, repoRoot, runCommand } from '../harness/cluster.js';
+import { BUSYBOX, freshNamespace, loadIntoNode, repoRoot, runCommand } from '../harness/cluster.js';
 import { type DockerEngine, startBerth, startPodman, stopAndCheckLeftovers } from './serve-env.js';
 
 const scenario = join(repoRoot, 'dist/test/e2e/serve/tc-parity-scenario.js');
@@ -47,6 +47,7 @@ before(async () => {
     writeFileSync(join(dir, 'Containerfile'), `FROM ${BUSYBOX}\nCMD ["sleep", "600"]\n`);
     const r = await runCommand('podman', ['build', '-t', SLEEPY, dir], { timeoutMs: 120_000 });
     assert.equal(r.code, 0, r.stderr);
+    await loadIntoNode(SLEEPY);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
