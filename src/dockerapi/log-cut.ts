@@ -43,6 +43,8 @@ export function timeCut(cut: TimeCut): Transform {
   /** a record's worth of the line has passed: what follows may be the timestamp of its next record */
   let atRecord = false;
   let past = false;
+  /** the current line's last timestamp, and dockerd's form of it */
+  let lastStamp: { nanos: bigint; fixed: string } | undefined;
   const judge = (ts: string): boolean => {
     if (past) return false;
     if (cut.from === undefined && cut.until === undefined) return true;
@@ -86,13 +88,20 @@ export function timeCut(cut: TimeCut): Transform {
           // dockerd's form of the time, and whether it is one: parsed once for each record
           const fixed = found === 'none' ? undefined : dockerLogTimestampOf(tsText);
           if (nextRecord && fixed === undefined) {
-            // no timestamp: the line's text goes on (the record was a whole line, or a partial one of another size)
+            // no timestamp: the line's text goes on (the record was a whole line, or a partial one of another size,
+            // or a kubelet's: it stamps only a line's first record). A record is written after the one before it:
+            // when that one was the last before `from` (a tail window starts just past it), this one is in.
+            if (!passing && !past && cut.from !== undefined && lastStamp && lastStamp.nanos + 1n >= cut.from) {
+              passing = true;
+              stamp(lastStamp.fixed, out);
+            }
             if (head.length) buf = Buffer.concat([head, buf]);
             head = Buffer.alloc(0);
             continue;
           }
           if (found === 'none' || fixed === undefined) return done(noTimestamp());
           head = Buffer.alloc(0);
+          lastStamp = { nanos: timestampNanos(tsText)!, fixed };
           if (!nextRecord) lineBegun = false;
           // each record is judged by its own time, as dockerd judges each message of a long line
           passing = judge(tsText);

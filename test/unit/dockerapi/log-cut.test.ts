@@ -76,3 +76,13 @@ test('a line longer than a record comes whole: the timestamps of its partial rec
   const plain = `2026-11-23T07:00:01Z ${part('a')}2026-11-23 is not a time\n`;
   assert.equal(await cutText({ keepTimestamps: false }, 100, plain), `${part('a')}2026-11-23 is not a time\n`);
 });
+
+test("a kubelet's long line, stamped only where it begins: its later records pass a `from` just past that stamp (a tail window), and nothing earlier", async () => {
+  const log = `2026-11-28T06:31:30.536Z a\n2026-11-28T06:31:30.544Z ${'x'.repeat(20000)}\n2026-11-28T06:31:30.545Z last\n`;
+  for (const size of [log.length, 4096, 16 * 1024 + 7, 13]) {
+    const windowStart = at('2026-11-28T06:31:30.544Z') + 1n;
+    assert.equal(await cutText({ from: windowStart, keepTimestamps: false }, size, log), `${'x'.repeat(20000 - 16384)}\nlast\n`);
+    assert.equal(await cutText({ from: windowStart + 1n, keepTimestamps: false }, size, log), 'last\n', 'a later `from`: the unstamped records cannot be placed after it');
+    assert.equal(await cutText({ from: at('2026-11-28T06:31:30.540Z'), keepTimestamps: false }, size, log), `${'x'.repeat(20000)}\nlast\n`);
+  }
+});
