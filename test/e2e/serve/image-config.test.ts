@@ -19,6 +19,7 @@ let registry: Registry | undefined;
 let namespace = '';
 let image = '';
 let unread = '';
+let unreadId = '';
 let imageId = '';
 let pushedDigest = '';
 const names: string[] = [];
@@ -80,8 +81,10 @@ before(async () => {
       ].join('\n'),
     );
     imageId = (await ok('podman', ['build', '--format', 'docker', '--layers=false', '-q', '-t', image, dir])).split('\n').pop()!;
-    await ok('podman', ['tag', image, unread]);
-    // in the node's store only (the TypeScript cluster's node reads podman's), never in the registry
+    // an image of its own (a config of its own: containerd's CRI forgets a loaded name when a pulled image shares
+    // its config), in the node's store only (the TypeScript cluster's node reads podman's), never in the registry
+    writeFileSync(path.join(dir, 'Containerfile'), `FROM ${image}\nLABEL berth-test=unread\n`);
+    unreadId = (await ok('podman', ['build', '--format', 'docker', '--layers=false', '-q', '-t', unread, dir])).split('\n').pop()!;
     await loadIntoNode(unread);
     await ok('podman', ['push', '--tls-verify=false', '--digestfile', path.join(dir, 'digest'), image]);
     pushedDigest = readFileSync(path.join(dir, 'digest'), 'utf8').trim();
@@ -97,7 +100,9 @@ after(async () => {
   } finally {
     await engine?.stop();
     await registry?.close();
-    const removed = imageId ? await removeImage(imageId) : '';
+    // the unread image first: it is built on the other
+    let removed = '';
+    for (const id of [unreadId, imageId]) if (id) removed += await removeImage(id);
     const left = namespace ? await berthLeftovers(namespace, instance) : [];
     if (namespace) await dropNamespace(namespace);
     assert.deepEqual(left, [], 'berth serve left objects behind after SIGTERM');
