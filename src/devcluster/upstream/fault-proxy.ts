@@ -122,6 +122,9 @@ function forward(ctx: ProxyContext, req: IncomingMessage, res: ServerResponse, k
 function relay(ctx: ProxyContext, res: ServerResponse, upReq: ClientRequest, upRes: IncomingMessage, kind: StreamKind): void {
   if (res.destroyed) return void upReq.destroy();
   res.writeHead(upRes.statusCode ?? 502, upRes.statusMessage, filterHeaders(upRes.rawHeaders, ['transfer-encoding']));
+  // kube-apiserver sends a watch's head at once; node would hold it until the first event (a client awaiting the
+  // response, as client-node's Watch.watch does, then waits for an event that its next request would cause)
+  res.flushHeaders();
   if (kind === undefined || upRes.statusCode !== 200) {
     pipeline(upRes, res, () => undefined);
     return;

@@ -42,8 +42,11 @@ function echoRequest(req: IncomingMessage, res: ServerResponse): void {
   });
 }
 
-function serveWatch(res: ServerResponse, events: EventEmitter): void {
+function serveWatch(res: ServerResponse, events: EventEmitter, quiet = false): void {
   res.writeHead(200, { 'Content-Type': 'application/json' });
+  // as kube-apiserver: the head goes out at once, before any event
+  res.flushHeaders();
+  if (quiet) return void res.on('close', () => events.emit('watch-closed'));
   const event = () => res.write(`${JSON.stringify({ type: 'ADDED', object: { kind: 'Pod', apiVersion: 'v1', metadata: { name: 'p' } } })}\n`);
   event();
   const tick = setInterval(event, 20);
@@ -59,7 +62,7 @@ async function startFakeUpstream(): Promise<FakeUpstream> {
   const upgraded = new Set<Duplex>();
   const server = https.createServer({ cert: serving.certPem, key: serving.keyPem }, (req, res) => {
     paths.push(req.url ?? '');
-    if (/[?&](watch=(true|1)|follow=true)/.test(req.url ?? '')) serveWatch(res, events);
+    if (/[?&](watch=(true|1)|follow=true)/.test(req.url ?? '')) serveWatch(res, events, /[?&]quiet=1/.test(req.url ?? ''));
     else echoRequest(req, res);
   });
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -407,3 +410,12 @@ function kubectl(kubeconfig: string, args: string[]): Promise<{ code: number; st
   });
 }
 
+
+test('a watch with no event yet: its response head reaches the client at once, as kube-apiserver sends it', async () => {
+  const req = open(proxy.port, 'GET', '/api/v1/namespaces/default/pods?watch=true&quiet=1', { Authorization: `Bearer ${USER}` });
+  req.on('error', () => undefined);
+  req.end();
+  const [res] = (await within(once(req, 'response'), 2000, 'the head of a quiet watch')) as [IncomingMessage];
+  assert.equal(res.statusCode, 200);
+  req.destroy();
+});
