@@ -44,7 +44,7 @@ import { peekPodName, planPeekPod, planRunPod, runPodName, type PodContext } fro
 import { generatedName } from './names.js';
 import { denyPolicyName, planDenyPolicy } from './network-isolation.js';
 import { FEED_CONTAINER, FEED_READY_ARGV, feedFolder, feedMounts, needsFileFeed } from './file-feed.js';
-import { DEFAULT_HELPER_IMAGE } from '../runtime/plan.js';
+import { helperImageOf } from '../runtime/plan.js';
 
 export { ANNOTATION_KEPT_FAILED };
 
@@ -512,7 +512,7 @@ export class Engine {
     const template = await this.podTemplateFor(c.body.Labels);
     const hostConfig = this.hostConfigPlan(c.body);
     const podName = runPodName(c, c.generation, this.podContext);
-    const helperImage = this.opts.helperImage ?? DEFAULT_HELPER_IMAGE;
+    const helperImage = helperImageOf(this.opts.helperImage);
     const fileFeed = needsFileFeed(c) ? { helperImage, mounts: await feedMounts([...c.copiedArchives, ...c.pendingArchives]) } : undefined;
     const isolationImage = hostConfig.denyNetwork ? helperImage : undefined;
     return planRunPod(
@@ -570,7 +570,7 @@ export class Engine {
   private async feedArchives(c: ContainerRecord, podName: string): Promise<void> {
     const deadline = Date.now() + this.opts.startTimeoutMs;
     while (!this.feeding.has(podName) && c.status === 'created' && c.podName === podName) {
-      if (Date.now() > deadline) return this.startFailed(c, podName, `the init container ${FEED_CONTAINER} of its pod ${podName} (image ${this.opts.helperImage ?? DEFAULT_HELPER_IMAGE}, which delivers the files copied before start) did not run within ${this.opts.startTimeoutMs / 1000} s (see kubectl describe pod ${podName}; --helper-image names an image with sh and tar the cluster can pull)`);
+      if (Date.now() > deadline) return this.startFailed(c, podName, `the init container ${FEED_CONTAINER} of its pod ${podName} (image ${helperImageOf(this.opts.helperImage)}, which delivers the files copied before start) did not run within ${this.opts.startTimeoutMs / 1000} s (see kubectl describe pod ${podName}; --helper-image names an image with sh and tar the cluster can pull)`);
       await this.nextChange(c, deadline - Date.now());
     }
     if (!this.feeding.has(podName)) return;

@@ -7,7 +7,7 @@ import type { KeptTar } from './archive-spill.js';
 import type { ImageInfo } from './image-config.js';
 import { tryNormalizeImage } from './image-ref.js';
 import { FEED_CONTAINER, feedFailure } from './file-feed.js';
-import { FATAL_WAITING } from '../runtime/pod-status.js';
+import { failedInit, FATAL_WAITING, stuckInit } from '../runtime/pod-status.js';
 import type { DockerMount } from './volumes.js';
 import type { Platform } from './platform.js';
 import { DEFAULT_SHM_SIZE } from './mounts.js';
@@ -389,16 +389,14 @@ export function podState(pod: V1Pod): { status: ContainerStatus; exitCode?: numb
   const waiting = st?.waiting;
   if (waiting?.reason && FATAL_WAITING.has(waiting.reason)) return { status: 'exited', exitCode: 125, error: `${waiting.reason}: ${waiting.message ?? ''}`.trim() };
   // An init container that cannot start (its image cannot be pulled) holds the pod forever: as fatal.
-  const init = pod.status?.initContainerStatuses?.find((s) => s.state?.waiting?.reason && FATAL_WAITING.has(s.state.waiting.reason));
-  if (init) {
-    const reason = `${init.state!.waiting!.reason}: ${init.state!.waiting!.message ?? ''}`.trim();
-    const image = pod.spec?.initContainers?.find((x) => x.name === init.name)?.image ?? init.image;
-    return { status: 'exited', exitCode: 125, error: init.name === FEED_CONTAINER ? feedFailure(image, reason) : `init container ${init.name} (image ${image}): ${reason}` };
+  const stuck = stuckInit(pod);
+  if (stuck) {
+    const reason = `${stuck.reason}: ${stuck.message ?? ''}`.trim();
+    return { status: 'exited', exitCode: 125, error: stuck.name === FEED_CONTAINER ? feedFailure(stuck.image, reason) : `init container ${stuck.name} (image ${stuck.image}): ${reason}` };
   }
-  const failedInit = pod.status?.initContainerStatuses?.find((s) => s.state?.terminated && s.state.terminated.exitCode !== 0);
-  if (failedInit && (pod.status?.phase === 'Failed' || pod.status?.phase === 'Succeeded')) {
-    const t = failedInit.state!.terminated!;
-    return { status: 'exited', exitCode: 125, error: `init container ${failedInit.name} failed (exit code ${t.exitCode})${t.message ? `: ${t.message.trim()}` : ''}`, finishedAt: new Date().toISOString() };
+  const failed = failedInit(pod);
+  if (failed && (pod.status?.phase === 'Failed' || pod.status?.phase === 'Succeeded')) {
+    return { status: 'exited', exitCode: 125, error: `init container ${failed.name} failed (exit code ${failed.exitCode})${failed.message ? `: ${failed.message}` : ''}`, finishedAt: new Date().toISOString() };
   }
   if (pod.status?.phase === 'Failed' || pod.status?.phase === 'Succeeded') {
     return { status: 'exited', exitCode: 137, error: pod.status.reason === 'DeadlineExceeded' ? '' : (pod.status.message ?? pod.status.reason ?? ''), finishedAt: new Date().toISOString() };

@@ -40,6 +40,8 @@ export const STDIN_FILE = 'stdin';
 /** Up to this many bytes of read-only regular files go in a ConfigMap (the API limit is 1 MiB). */
 export const CONFIGMAP_MOUNT_BYTES = 512 * 1024;
 export const DEFAULT_HELPER_IMAGE = 'docker.io/library/busybox:1.36';
+/** The image of berth's helper containers (file copies, the --network none gate): the one configured, else busybox. */
+export const helperImageOf = (configured: string | undefined): string => configured ?? DEFAULT_HELPER_IMAGE;
 
 export interface PlanContext {
   namespace: string;
@@ -137,7 +139,7 @@ export function planWorkload(w: Workload, ctx: PlanContext): WorkloadPlan {
     initContainers: [
       ...(templateSpec.initContainers ?? []),
       ...files.initContainers,
-      ...(w.network === 'none' ? [isolationGate(ctx.helperImage ?? DEFAULT_HELPER_IMAGE)] : []),
+      ...(w.network === 'none' ? [isolationGate(helperImageOf(ctx.helperImage))] : []),
     ],
     containers: [main],
   };
@@ -278,7 +280,7 @@ function planFiles(w: Workload, ctx: PlanContext, podName: string, sideMeta: (na
   out.mountData.initContainer = FILES_CONTAINER;
   out.initContainers.push({
     name: FILES_CONTAINER,
-    image: ctx.helperImage ?? DEFAULT_HELPER_IMAGE,
+    image: helperImageOf(ctx.helperImage),
     imagePullPolicy: 'IfNotPresent',
     // -o: do not restore the caller's uid/gid (capabilities are dropped); files belong to the run's user.
     // The archive ends with a marker entry: a stream cut between two entries still looks like a whole

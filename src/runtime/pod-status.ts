@@ -59,23 +59,35 @@ export function viewContainer(pod: V1Pod, container: string, init = false): Cont
   return { state: 'pending', progress: 'starting' };
 }
 
-/** An init container that cannot start holds the pod forever: berth's own (`berth-…`) name the helper image setting. */
-function stuckInitContainer(pod: V1Pod): string | undefined {
+/** An init container that cannot start, and so holds its pod forever (its image cannot be pulled, say). */
+export function stuckInit(pod: V1Pod): { name: string; image: string; reason: string; message?: string } | undefined {
   const s = pod.status?.initContainerStatuses?.find((x) => x.state?.waiting?.reason && FATAL_WAITING.has(x.state.waiting.reason));
   if (!s) return undefined;
   const image = pod.spec?.initContainers?.find((c) => c.name === s.name)?.image ?? s.image;
-  const hint = s.name.startsWith('berth-') ? ' (berth\'s helper containers use BERTH_HELPER_IMAGE: set it to an image with sh, tar, wget and timeout that the cluster can pull)' : '';
-  return `init container ${s.name}: ${describeWaiting(s.state!.waiting!.reason!, s.state!.waiting!.message, image)}${hint}`;
+  return { name: s.name, image, reason: s.state!.waiting!.reason!, message: s.state!.waiting!.message };
 }
 
-/** An init container before `container` that ended with an error: its own words (its termination message) say why. */
-function failedInitContainer(pod: V1Pod, container: string): string | undefined {
+/** The first init container (of those before `container`, when given) that ended with an error, in its own words. */
+export function failedInit(pod: V1Pod, container?: string): { name: string; exitCode: number; message?: string } | undefined {
   for (const s of pod.status?.initContainerStatuses ?? []) {
     if (s.name === container) return undefined;
     const term = s.state?.terminated;
-    if (term && term.exitCode !== 0) return `pod ${pod.metadata?.name}: its init container ${s.name} failed with exit code ${term.exitCode}${term.message ? `: ${term.message.trim()}` : ''}`;
+    if (term && term.exitCode !== 0) return { name: s.name, exitCode: term.exitCode, message: term.message?.trim() || undefined };
   }
   return undefined;
+}
+
+/** berth's own init containers (`berth-…`) name the helper image setting. */
+function stuckInitContainer(pod: V1Pod): string | undefined {
+  const s = stuckInit(pod);
+  if (!s) return undefined;
+  const hint = s.name.startsWith('berth-') ? ' (berth\'s helper containers use BERTH_HELPER_IMAGE: set it to an image with sh, tar, wget and timeout that the cluster can pull)' : '';
+  return `init container ${s.name}: ${describeWaiting(s.reason, s.message, s.image)}${hint}`;
+}
+
+function failedInitContainer(pod: V1Pod, container: string): string | undefined {
+  const f = failedInit(pod, container);
+  return f && `pod ${pod.metadata?.name}: its init container ${f.name} failed with exit code ${f.exitCode}${f.message ? `: ${f.message}` : ''}`;
 }
 
 /** docker run's convention: 127 when the command is missing, 126 when it cannot be executed. */

@@ -21,7 +21,7 @@ import { viewContainer } from '../runtime/pod-status.js';
 import { isTerminal, PodTracker, settledOrRunning } from '../runtime/pod-tracker.js';
 import { SandboxCluster } from '../runtime/sandbox.js';
 import { loadRunSettings } from '../runtime/settings.js';
-import { DEFAULT_HELPER_IMAGE } from '../runtime/plan.js';
+import { helperImageOf } from '../runtime/plan.js';
 import { layPodTemplate, loadPodTemplate } from '../runtime/pod-template.js';
 import { noTrace, traceEnabled, traceTo, type Trace } from '../runtime/trace.js';
 import type { PodTemplateSource } from '../runtime/workload.js';
@@ -225,7 +225,7 @@ class TaskRun {
       now: new Date(),
       ttlSeconds: settings.ttlSeconds,
       image: this.p.image,
-      helperImage: settings.helperImage ?? DEFAULT_HELPER_IMAGE,
+      helperImage: helperImageOf(settings.helperImage),
       ...(caches.length ? { caches } : {}),
     });
     const startDeadline = (): number => Date.now() + settings.startTimeoutSeconds * 1000;
