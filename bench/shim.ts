@@ -22,6 +22,8 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 const cli = join(root, 'dist/src/cli/main.js');
 const reference = join(root, 'test/e2e/shim/fixtures');
 const IMAGE = 'localhost/berth/krm-echo:1';
+/** berth's helper containers (the --network none gate) use the test busybox: the dev clusters pull from no registry */
+const HELPER_IMAGE = 'localhost/berth/busybox:1';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const STARTUP_ROUNDS = 21;
 const NS = 'bench-shim';
@@ -119,7 +121,7 @@ async function inProcess(kubeconfig: string): Promise<number> {
   const { exitCode } = await runWorkload(
     { image: IMAGE, stdin: true, network: 'none', user: { uid: 65534 }, noNewPrivileges: true },
     { stdin, stdout: sink(), stderr: sink() },
-    { kube: clusterFromConfig(kc, NS), owner: 'bench' },
+    { kube: clusterFromConfig(kc, NS), owner: 'bench', helperImage: HELPER_IMAGE },
   );
   if (exitCode !== 0) throw new Error(`in-process run exited ${exitCode}`);
   return performance.now() - t;
@@ -150,7 +152,7 @@ async function main(): Promise<void> {
     const shimDir = join(stateDir, 'shim-bin');
     chmodSync(cli, 0o755);
     execFileSync(process.execPath, [cli, 'shim', 'install', shimDir], { stdio: 'ignore' });
-    const base: NodeJS.ProcessEnv = { ...process.env, KUBECONFIG: kubeconfig, BERTH_NAMESPACE: NS, BERTH_HELPER_IMAGE: 'localhost/berth/busybox:1' };
+    const base: NodeJS.ProcessEnv = { ...process.env, KUBECONFIG: kubeconfig, BERTH_NAMESPACE: NS, BERTH_HELPER_IMAGE: HELPER_IMAGE };
     delete base.BERTH_SHIM_AGENT;
     delete base.BERTH_TRACE;
     // the default path (the agent), with a socket of this run's own

@@ -268,9 +268,10 @@ for (const kind of ['podman', 'berth'] as const) {
       const since = Math.floor(Date.now() / 1000) - 1;
       const short = name('short');
       await ok(['run', '--name', short, BUSYBOX, 'true']);
-      const until = Math.floor(Date.now() / 1000) + 1;
-      // podman writes its events log on its own schedule: under load they come a moment after the run
+      // podman writes its events log on its own schedule: under load they come a moment after the run; and it
+      // answers an `until` already past with no events, so each reading ends a second from its start
       const actions = await eventually('the run\'s events', async () => {
+        const until = Math.floor(Date.now() / 1000) + 1;
         const events = await ok(['events', '--since', String(since), '--until', String(until), '--filter', `container=${short}`, '--format', '{{.Action}}']);
         const seen = events.trim().split('\n').filter((a) => ['create', 'start', 'die'].includes(a));
         if (seen.length < 3) throw new Error(`only ${JSON.stringify(seen)}`);
