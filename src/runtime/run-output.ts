@@ -77,8 +77,9 @@ export async function deliverFromAttach(r: RunStreams): Promise<RunOutput> {
       tap: (channel, data) => seen[channel].add(data),
     }).catch(async (err: unknown) => {
       // A kubelet refuses to attach to a container that has just ended ("container X not found", 500): the run
-      // goes on as one that ended before berth got to it, and its log is all its output.
-      if (await endsSoon(r.ended)) return undefined;
+      // goes on as one that ended before berth got to it, and its log is all its output. Not for a warm pod, whose
+      // process was started before this call and never had its input.
+      if (!r.warm && (await endsSoon(r.ended))) return undefined;
       throw err;
     });
     if (session) {

@@ -128,7 +128,7 @@ class WorkloadRun {
     // How stdin travels changes only the pod (planning is pure: same run id, same side objects), so
     // the side objects need not wait for the server's version.
     const sidePlan = planWorkload(w, { ...context, stdinAsFile: false });
-    const poolKey = await this.poolKeyOf(sidePlan, context, splitLogs, stdinAsFile);
+    const poolKey = await this.poolKeyOf(sidePlan, context, stdinAsFile);
 
     const onAbort = (): void => this.stopWatch.abort();
     signal?.addEventListener('abort', onAbort);
@@ -157,11 +157,11 @@ class WorkloadRun {
     }
   }
 
-  /** The plan's pool key when a warm pod can serve it: a function reading stdin over attach, no files to feed, output from split logs. */
-  private async poolKeyOf(plan: WorkloadPlan, context: PlanContext, splitLogs: Promise<boolean>, stdinAsFile: Promise<boolean>): Promise<string | undefined> {
+  /** The plan's pool key when a warm pod can serve it: a function reading stdin over attach, no files to feed. */
+  private async poolKeyOf(plan: WorkloadPlan, context: PlanContext, stdinAsFile: Promise<boolean>): Promise<string | undefined> {
     const w = this.w;
     if (!this.cluster.pool || !w.stdin || w.tty || plan.mountData.initContainer) return undefined;
-    if ((await stdinAsFile) || !(await splitLogs)) return undefined;
+    if (await stdinAsFile) return undefined;
     return planKey(w, context, this.kube);
   }
 
@@ -232,7 +232,12 @@ class WorkloadRun {
     const streams = { kube: this.kube, podName, workload: w, io, stdinAsFile, running: view.state === 'running', ended: endedPod, signal: this.stopWatch.signal, trace, warm };
     let output;
     try {
-      output = !w.tty && (await splitLogs) ? await deliverFromLogs(streams) : await deliverFromAttach(streams);
+      const fromLogs = !w.tty && (await splitLogs);
+      // Attach only sees what comes after it: a warm process that wrote before this call (a function that logs as it
+      // starts) would leave bytes attach cannot place, so such a pod is not used. One that writes between this look
+      // and the attach fails the call when the log is checked (deliverFromAttach), never silently.
+      if (warm && !fromLogs && (await this.kube.readPodLog(podName, MAIN_CONTAINER, { limitBytes: 1 })).length) throw new WarmPodUnusable('its process wrote before this call');
+      output = fromLogs ? await deliverFromLogs(streams) : await deliverFromAttach(streams);
     } catch (err) {
       // Nothing was delivered yet: the stdin attach comes before any output is read.
       if (warm && err instanceof KubeError) throw new WarmPodUnusable(err.message);
