@@ -20,6 +20,12 @@ export function stateDir(): string {
 /** the suite runs on upstream Kubernetes (stock or with split log streams), not on the TypeScript dev cluster */
 export const onUpstream = (): boolean => (process.env.BERTH_E2E_CLUSTER ?? '').startsWith('upstream');
 
+/**
+ * the cluster serves a container's stdout and stderr apart in pods/log (PodLogsQuerySplitStreams): the TypeScript
+ * cluster always does, upstream Kubernetes only with the alpha gate on (a stock cluster does not)
+ */
+export const servesSplitLogs = (): boolean => process.env.BERTH_E2E_CLUSTER !== 'upstream';
+
 export const kubeconfigPath = () => join(stateDir(), 'kubeconfig');
 
 /**

@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } fr
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { berthCli, repoRoot } from './cluster.js';
-import { clusterOf, type ClusterKind } from './suites.js';
+import { clustersOf, RUNS_ALONE, type ClusterKind } from './suites.js';
 import { typescriptLeftovers } from './typescript-leftovers.js';
 import { leftovers, machineSnapshot } from './machine-snapshot.js';
 
@@ -22,6 +22,7 @@ function testFiles(dir: string): string[] {
 }
 
 const folderOf = (file: string) => relative(e2eRoot, file).split('/')[0]!;
+const runsOn = (file: string, kind: ClusterKind) => clustersOf(relative(e2eRoot, file)).includes(kind);
 
 /** small enough that a test can push an old resourceVersion out of the history (410 Expired) */
 const WATCH_HISTORY = 500;
@@ -65,7 +66,13 @@ async function runPhase(kind: ClusterKind, files: string[]): Promise<number> {
   let status: number;
   const leftBehind: string[] = [];
   try {
-    status = await runTests(files, env);
+    // the files that change the cluster for everyone run alone, after the others; those run two at a time, as
+    // most of a test's time is spent waiting for pods. BERTH_E2E_CONCURRENCY=1 runs them one by one.
+    const alone = files.filter((f) => RUNS_ALONE.includes(relative(e2eRoot, f)));
+    const shared = files.filter((f) => !alone.includes(f));
+    const concurrency = kind === 'typescript' ? 1 : Number(process.env.BERTH_E2E_CONCURRENCY ?? 2);
+    status = shared.length ? await runTests(shared, env, concurrency) : 0;
+    if (alone.length && !interrupted) status = (await runTests(alone, env, 1)) || status;
   } finally {
     const state = kind === 'typescript' ? typescriptLeftovers.read(stateDir) : undefined;
     spawnSync(process.execPath, [berthCli, 'dev-cluster', 'down', '--state-dir', stateDir], { stdio: 'inherit', env });
@@ -82,11 +89,11 @@ async function runPhase(kind: ClusterKind, files: string[]): Promise<number> {
   return status;
 }
 
-function runTests(files: string[], env: NodeJS.ProcessEnv): Promise<number> {
+function runTests(files: string[], env: NodeJS.ProcessEnv, concurrency: number): Promise<number> {
   // --test-timeout bounds each test and also each file as a whole (node runs a file as one test): a file of
   // several multi-pod tests can pass 2 minutes on a loaded machine, so the bound is 10 minutes, which only a hang
   // reaches; tests that need a tighter bound set their own.
-  const runner = spawn(process.execPath, ['--test', '--test-concurrency=1', '--test-timeout=600000', '--test-reporter=spec', ...files], { stdio: 'inherit', env });
+  const runner = spawn(process.execPath, ['--test', `--test-concurrency=${concurrency}`, '--test-timeout=600000', '--test-reporter=spec', ...files], { stdio: 'inherit', env });
   // interrupted (Ctrl-C, a CI timeout): the tests stop, the cluster is still taken down, and no later phase starts
   const interrupt = (signal: NodeJS.Signals) => () => {
     console.error(`e2e: ${signal}, stopping the tests and the dev cluster`);
@@ -116,7 +123,7 @@ const verdicts: string[] = [];
 for (const kind of ['upstream', 'upstream-split', 'typescript'] as const) {
   if (onlyKind && onlyKind !== kind) continue;
   if (interrupted) break;
-  const mine = onlyKind ? files : files.filter((f) => clusterOf(folderOf(f)) === kind);
+  const mine = onlyKind ? files : files.filter((f) => runsOn(f, kind));
   if (!mine.length) continue;
   const started = Date.now();
   const phaseStatus = await runPhase(kind, mine);

@@ -1,22 +1,61 @@
-// Which cluster each end-to-end folder runs on. The upstream cluster (kube-apiserver, kubelet, containerd) is what
-// users run, so every suite belongs there: first with stock feature gates, then with the alpha gate
-// PodLogsQuerySplitStreams, under which berth reads stdout and stderr apart from the log (its exact path). A folder
-// stays on the TypeScript cluster only while it tests that server itself or has not yet passed on upstream
-// Kubernetes; TYPESCRIPT_ONLY says why for each.
+// Which cluster each end-to-end test file runs on. The upstream cluster (kube-apiserver, kubelet, containerd) with
+// stock feature gates is what users run, so the suites run there. Files whose subject is how output reaches the
+// caller run a second time with the alpha gate PodLogsQuerySplitStreams on, under which berth reads stdout and
+// stderr apart from the log (its exact path). The files that hold berth to separate streams (berth serve's suite,
+// some of berth task's) run with the gate only: SPLIT_ONLY says why for each. Only the TypeScript server's own
+// tests, and the demo that starts a TypeScript cluster of its own, stay on that cluster.
 export type ClusterKind = 'upstream' | 'upstream-split' | 'typescript';
 
-export const PHASES: { kind: ClusterKind; folders: string[] }[] = [
-  { kind: 'upstream', folders: ['upstream', 'readme'] },
-  { kind: 'upstream-split', folders: ['shim', 'catalog', 'task', 'incluster', 'reliability'] },
-];
+/** folders of test/e2e, each with every file in it */
+const STOCK_FOLDERS = ['upstream', 'readme', 'shim', 'catalog', 'task', 'incluster', 'reliability'];
+
+/**
+ * folders and files that run with split log streams only, and why: they hold berth to stdout and stderr apart, which
+ * it gives only where the cluster serves them apart. A file of such a folder that ALSO_STOCK names runs on the stock
+ * cluster as well.
+ */
+export const SPLIT_ONLY: Record<string, string> = {
+  serve:
+    "berth serve gives a container's stdout and stderr apart, as dockerd does; on a stock cluster both arrive as stdout (serve/merged-logs checks what a user gets there)",
+  'reliability/serve-faults.test.js': "berth serve under faults, judged exact against dockerd's separate streams (serve, above)",
+  'task/run.test.js': "a task's stdout and stderr apart; on a stock cluster both arrive as stdout, as in a Concourse build log (task/log-rotation checks that)",
+  'task/resources.test.js': "a resource script's stderr apart from the task's stdout; on a stock cluster it arrives in stdout, as in a Concourse build log",
+  'task/resources-put.test.js': "a resource script's stderr apart from the task's stdout; on a stock cluster it arrives in stdout, as in a Concourse build log",
+};
+const ALSO_STOCK = ['serve/merged-logs.test.js'];
+
+/** files (relative to test/e2e) that run again with split log streams, and why */
+export const ALSO_SPLIT: Record<string, string> = {
+  'shim/streams.test.js': 'stdout and stderr exactly as podman, also for a process that writes before berth attaches',
+  'shim/pool.test.js': 'warm pods whose output comes from the log',
+  'task/log-rotation.test.js': "a task's stdout and stderr apart, every line once while the kubelet rotates the log",
+};
 
 export const TYPESCRIPT_ONLY: Record<string, string> = {
   devcluster: "the TypeScript API server's own tests",
-  demo: 'scripts/demo.sh starts a TypeScript dev cluster of its own (a machine runs one upstream cluster: the harness\'s)',
-  serve:
-    "on upstream Kubernetes two of its tests still fail (docker logs --tail inside a line longer than 16 KiB: a kubelet stamps only the line's first entry, so the cut by time drops the rest; a node-loaded image the kubelet pulled anyway in image-config), and its suite takes 20 min there (issue 27)",
+  demo: "scripts/demo.sh starts a TypeScript dev cluster of its own (a machine runs one upstream cluster: the harness's)",
 };
 
-export function clusterOf(folder: string): ClusterKind {
-  return PHASES.find((p) => p.folders.includes(folder))?.kind ?? 'typescript';
+/**
+ * Files that change the cluster for every client while they run (faults in the API proxy, a kubelet restarted with
+ * another log rotation, the cluster's processes killed): they run alone, after the others, which run two at a time.
+ */
+export const RUNS_ALONE = [
+  'upstream/restart.test.js',
+  'reliability/fn-faults.test.js',
+  'reliability/serve-faults.test.js',
+  'reliability/shim-faults.test.js',
+  'serve/ports.test.js',
+  'shim/streams.test.js',
+  'task/faults.test.js',
+  'task/log-rotation.test.js',
+];
+
+/** The clusters a file (its path relative to test/e2e) runs on, in the order the harness starts them. */
+export function clustersOf(file: string): ClusterKind[] {
+  const folder = file.split('/')[0]!;
+  if (ALSO_STOCK.includes(file)) return ['upstream', 'upstream-split'];
+  if (folder in SPLIT_ONLY || file in SPLIT_ONLY) return ['upstream-split'];
+  if (!STOCK_FOLDERS.includes(folder)) return ['typescript'];
+  return file in ALSO_SPLIT ? ['upstream', 'upstream-split'] : ['upstream'];
 }

@@ -4,6 +4,7 @@ import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { underFaults } from '../reliability/fault-kit.js';
+import { servesSplitLogs } from '../harness/cluster.js';
 import { bothRuntimes, setUpShim, type ShimEnv } from './shim-env.js';
 
 const KUSTOMIZE_ARGV = ['run', '--rm', '-i', '-a', 'STDIN', '-a', 'STDOUT', '-a', 'STDERR', '--network', 'none', '--user', 'nobody', '--security-opt=no-new-privileges'];
@@ -74,23 +75,46 @@ test('stdinMode file (for servers without v5 stdin close): stdin arrives whole a
   assert.equal(berth.stderr, ref.stderr);
 });
 
-test('docker run without -i: a command that writes at once never loses its output (10 runs, as podman)', async () => {
+// Where the cluster serves the streams apart, berth reads them from the log: exactly podman's output. A stock cluster
+// serves the log merged and attach sees only what comes after it: a run is then exact, or shows the merged log on
+// stderr under a line saying why (with the command's own exit code, or a failure where that code was 0), never
+// a short or misplaced output presented as the real one.
+const MERGED = /^berth: pod \S+ wrote before berth could attach, and this cluster serves its log with stdout and stderr merged \(enable PodLogsQuerySplitStreams for exact streams\); its log:\n/;
+const LOST = /^docker: the output of pod \S+ was not fully received: berth received \d+ bytes, the container wrote \d+, and the missing ones cannot be placed in stdout or stderr/m;
+
+test(`docker run without -i: a command that writes at once never loses its output (10 runs, ${servesSplitLogs() ? 'as podman' : 'exact, or its merged log said as such'})`, async () => {
   const argv = ['run', '--rm', 'localhost/berth/busybox:1', 'sh', '-c', 'echo hello; echo oops >&2; exit 4'];
   const ref = await shim.run('podman', 'docker', argv);
   assert.equal(ref.stdout, 'hello\n');
+  let merged = 0;
   for (let i = 0; i < 10; i++) {
     const berth = await shim.run('berth', 'docker', argv);
-    assert.deepEqual([berth.code, berth.stdout, berth.stderr], [ref.code, ref.stdout, ref.stderr], `run ${i + 1}`);
+    const got = [berth.code, berth.stdout, berth.stderr];
+    if (servesSplitLogs() || !MERGED.test(berth.stderr)) assert.deepEqual(got, [ref.code, ref.stdout, ref.stderr], `run ${i + 1}`);
+    else {
+      merged++;
+      assert.deepEqual([berth.code, berth.stdout, berth.stderr.replace(MERGED, '').split('\n').sort()], [4, '', ['', 'hello', 'oops']], `run ${i + 1}`);
+    }
   }
+  process.stdout.write(`# docker run without -i: ${10 - merged} of 10 runs exact, ${merged} shown merged\n`);
 });
 
-test('docker run -i whose process writes before it reads: nothing lost, before or after stdin (10 runs, as podman)', async () => {
+test(`docker run -i whose process writes before it reads: nothing lost, before or after stdin (10 runs, ${servesSplitLogs() ? 'as podman' : 'exact, or a failure that says why'})`, async () => {
   const argv = ['run', '--rm', '-i', 'localhost/berth/busybox:1', 'sh', '-c', 'echo before; cat; echo after >&2; echo after'];
   const input = 'line one\nline two\n';
   const ref = await shim.run('podman', 'docker', argv, { input });
   assert.deepEqual([ref.code, ref.stdout, ref.stderr], [0, `before\n${input}after\n`, 'after\n'], 'the reference');
+  let failed = 0;
   for (let i = 0; i < 10; i++) {
     const berth = await shim.run('berth', 'docker', argv, { input });
-    assert.deepEqual([berth.code, berth.stdout, berth.stderr], [ref.code, ref.stdout, ref.stderr], `run ${i + 1}`);
+    const got = [berth.code, berth.stdout, berth.stderr];
+    if (servesSplitLogs() || berth.code === 0) assert.deepEqual(got, [ref.code, ref.stdout, ref.stderr], `run ${i + 1}`);
+    else {
+      failed++;
+      // attach missed "before": no success is claimed, and the error says what was missed
+      assert.equal(berth.code, 125, `run ${i + 1}: ${berth.stderr}`);
+      assert.match(berth.stderr, LOST, `run ${i + 1}`);
+    }
   }
+  process.stdout.write(`# docker run -i writing before it reads: ${10 - failed} of 10 runs exact, ${failed} failed saying why\n`);
 });

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { berthCli, BUSYBOX } from '../harness/cluster.js';
 import { eventually } from '../../util/eventually.js';
 import { FAULT_CASES, judge, Tally, underFaults, type RunOutcome } from '../reliability/fault-kit.js';
-import { FIXTURES, runCommand, setUpTask, tempTree, type TaskEnv } from './task-env.js';
+import { comparableOutput, FIXTURES, runCommand, setUpTask, tempTree, type TaskEnv } from './task-env.js';
 
 const RUNS = 2;
 const BERTH_FAILURE = [2];
@@ -78,7 +78,7 @@ const SCENARIOS: Scenario[] = [
       const tree = tempTree({ 'ascii-banner': ['#!/bin/sh\necho "banner $*"\n[ "$1" = pilot ] && exit 5\ntrue\n', 0o755] });
       try {
         const r = await t.run(['-c', join(FIXTURES, 'binary-test.yml'), '-i', `binary=${tree.dir}`], { timeoutMs: 90_000 }).catch(() => ({ code: null, stdout: '', stderr: '' }));
-        return { code: r.code, stdout: r.stdout, timedOut: r.code === null, stderr: r.stderr };
+        return { code: r.code, stdout: comparableOutput(r.stdout), timedOut: r.code === null, stderr: r.stderr };
       } finally {
         tree.remove();
       }

@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { berthCli, BUSYBOX, contextFor, deleteNamespace, freshNamespace, kubeconfigPath, kubectlOk, repoRoot, runCommand, type Result } from '../harness/cluster.js';
+import { berthCli, BUSYBOX, contextFor, deleteNamespace, freshNamespace, kubeconfigPath, kubectlOk, repoRoot, runCommand, servesSplitLogs, type Result } from '../harness/cluster.js';
 
 export const FIXTURES = join(repoRoot, 'test/e2e/task/fixtures');
 export const TASK_USER = 'shim';
@@ -81,6 +81,15 @@ function runIn(cwd: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: n
 }
 
 /** A temp folder with `files` (relative path → content, or [content, mode]). */
+/**
+ * A task's stdout in a form two runs can be compared in. Where the cluster merges the log (a stock one), the task's
+ * stderr lines are in it too, and their order against its stdout lines is the container runtime's, which reads the
+ * two pipes apart: each line still comes once, so the lines are compared sorted.
+ */
+export function comparableOutput(stdout: string): string {
+  return servesSplitLogs() ? stdout : stdout.split('\n').sort().join('\n');
+}
+
 export function tempTree(files: Record<string, string | [string, number]>): { dir: string; remove(): void } {
   const dir = mkdtempSync(join(tmpdir(), 'berth-task-'));
   chmodSync(dir, 0o755);
