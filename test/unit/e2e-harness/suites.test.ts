@@ -1,0 +1,27 @@
+// Which cluster each end-to-end file runs on: stock upstream Kubernetes for the suites, split log streams for what
+// needs separate stdout and stderr (and, again, for the output paths), the TypeScript cluster for its own tests.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ALSO_SPLIT, clustersOf, RUNS_ALONE, SPLIT_ONLY } from '../../e2e/harness/suites.js';
+
+const e2eSources = fileURLToPath(new URL('../../../../test/e2e/', import.meta.url));
+
+test('the suites run on stock gates; serve and the stream-bound task files with split streams; the output paths on both', () => {
+  assert.deepEqual(clustersOf('shim/kustomize.test.js'), ['upstream']);
+  assert.deepEqual(clustersOf('reliability/fn-faults.test.js'), ['upstream']);
+  assert.deepEqual(clustersOf('serve/docker-cli.test.js'), ['upstream-split']);
+  assert.deepEqual(clustersOf('reliability/serve-faults.test.js'), ['upstream-split']);
+  assert.deepEqual(clustersOf('task/resources.test.js'), ['upstream-split']);
+  assert.deepEqual(clustersOf('serve/merged-logs.test.js'), ['upstream', 'upstream-split']);
+  assert.deepEqual(clustersOf('shim/streams.test.js'), ['upstream', 'upstream-split']);
+  assert.deepEqual(clustersOf('devcluster/kubectl.test.js'), ['typescript']);
+});
+
+test('every file the lists name exists, so a rename cannot move a file to another cluster unnoticed', () => {
+  const named = [...Object.keys(ALSO_SPLIT), ...RUNS_ALONE, ...Object.keys(SPLIT_ONLY).filter((k) => k.includes('/'))];
+  for (const file of named) assert.ok(existsSync(join(e2eSources, file.replace(/\.js$/, '.ts'))), `${file} is named in suites.ts but does not exist`);
+  for (const folder of Object.keys(SPLIT_ONLY).filter((k) => !k.includes('/'))) assert.ok(readdirSync(join(e2eSources, folder)).length > 0, folder);
+});
