@@ -30,6 +30,9 @@ export interface TimeCut {
   onPastUntil?: () => void;
 }
 
+/** The lead of a line whose time is unknown: it sorts after every real time. */
+const UNKNOWN_TIME = '9999-12-31T23:59:59.999999999Z';
+
 /** The longest timestamp the kubelet writes (`2006-01-02T15:04:05.999999999+07:00`): a line without a space by then has none. */
 const MAX_TIMESTAMP = 35;
 
@@ -56,6 +59,12 @@ export function timeCut(cut: TimeCut): Transform {
     }
     return cut.from === undefined || nanos >= cut.from;
   };
+  /**
+   * A split-stream log of a kubelet stamps no entry that follows a partial one of the other stream (a short stderr
+   * line written while stdout's long line was being recorded). Read only to be merged by time, with nothing to cut
+   * and no timestamps shown, such a line passes; anything else without a time fails the cut.
+   */
+  const unstampedPasses = cut.stampLines === true && !cut.keepTimestamps && cut.from === undefined && cut.until === undefined;
   /** whether the current line's text has begun to pass (a line led by its time has its time then) */
   let lineBegun = false;
   const stamp = (fixed: string, out: Buffer[]): void => {
@@ -99,7 +108,18 @@ export function timeCut(cut: TimeCut): Transform {
             head = Buffer.alloc(0);
             continue;
           }
-          if (found === 'none' || fixed === undefined) return done(noTimestamp());
+          if (found === 'none' || fixed === undefined) {
+            if (!unstampedPasses) return done(noTimestamp());
+            // a line the kubelet did not stamp (it follows a partial record of the other stream): its text passes,
+            // led for the merge by the time of this stream's line before it, else after all the other stream holds
+            passing = true;
+            lineBegun = false;
+            recordBytes = 0;
+            stamp(lastStamp?.fixed ?? UNKNOWN_TIME, out);
+            if (head.length) buf = Buffer.concat([head, buf]);
+            head = Buffer.alloc(0);
+            continue;
+          }
           head = Buffer.alloc(0);
           lastStamp = { nanos: timestampNanos(tsText)!, fixed };
           if (!nextRecord) lineBegun = false;
@@ -123,6 +143,10 @@ export function timeCut(cut: TimeCut): Transform {
     flush(done: TransformCallback) {
       if (atRecord) {
         if (passing && head.length) this.push(head);
+        return done();
+      }
+      if (head.length > 0 && unstampedPasses) {
+        this.push(Buffer.concat([Buffer.from(`${lastStamp?.fixed ?? UNKNOWN_TIME} `, 'latin1'), head]));
         return done();
       }
       done(head.length > 0 ? noTimestamp() : undefined);

@@ -51,6 +51,16 @@ test('a line without a timestamp fails the cut instead of passing silently', asy
   await assert.rejects(cutText({ keepTimestamps: false }, 4, '2026-11-23T07:00:01Z'), /has none/);
 });
 
+test('read only for a merge (stampLines, no cut, no timestamps shown): a line the kubelet left unstamped passes, led by the time before it or after all', async () => {
+  const merge = { keepTimestamps: false, stampLines: true };
+  // stderr's only line, written while stdout's long line was being recorded: no stamp at all
+  for (const size of [2, 4, 64]) assert.equal(await cutText(merge, size, 'done\n'), '9999-12-31T23:59:59.999999999Z done\n');
+  assert.equal(await cutText(merge, 4, '2026-11-23T07:00:01Z one\nno stamp here\n'), '2026-11-23T07:00:01.000000000Z one\n2026-11-23T07:00:01.000000000Z no stamp here\n');
+  // a cut by time, or timestamps shown, cannot do without the time: still an error
+  await assert.rejects(cutText({ ...merge, from: at('2026-11-23T07:00:00Z') }, 4, 'done\n'), /has none/);
+  await assert.rejects(cutText({ keepTimestamps: true, stampLines: true }, 4, 'done\n'), /has none/);
+});
+
 test('a timestamp as dockerd writes it: UTC, all 9 fractional digits, whatever the kubelet left out', () => {
   assert.equal(dockerLogTimestamp(at('2026-11-23T07:00:01Z')), '2026-11-23T07:00:01.000000000Z');
   assert.equal(dockerLogTimestamp(at('2026-11-23T07:00:01.1234567Z')), '2026-11-23T07:00:01.123456700Z');
