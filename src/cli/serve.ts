@@ -22,11 +22,11 @@ import { LeaseLock } from '../kube/lease-lock.js';
 import { ANNOTATION_EXPIRES_AT } from '../runtime/plan.js';
 import { ownerLabels } from '../runtime/sandbox-plan.js';
 
-// Flags that set a pod setting for every container: each is the default of the label `berth.dev/<flag>`.
 /** What a user of berth serve gets on a cluster without split log streams (a stock one). */
-export const MERGED_LOGS_NOTE =
+const MERGED_LOGS_NOTE =
   'this cluster serves a container\'s log with stdout and stderr merged (its feature gate PodLogsQuerySplitStreams is off): docker logs, docker run and attach give both as stdout';
 
+// Flags that set a pod setting for every container: each is the default of the label `berth.dev/<flag>`.
 const SETTING_FLAGS: Array<[flag: string, key: string, help: string]> = [
   ['request-cpu', 'request-cpu', 'CPU request of every pod (e.g. 100m)'],
   ['request-memory', 'request-memory', 'memory request of every pod (e.g. 128Mi)'],
@@ -142,8 +142,9 @@ export function serveCommand(): Command {
       const tlsNote = tls ? (tls.verifyClients ? ' (tcp: TLS, client certificates required)' : ' (tcp: TLS)') : '';
       const server = await serveDockerApi({ listeners, router: dockerRoutes(engine, { version: BERTH_VERSION }), token, tls, bodyTimeoutMs: bodyTimeoutSeconds * 1000, log: (l) => process.stderr.write(`berth serve: ${l}\n`) });
       process.stderr.write(`berth serve: instance ${owner}, namespace ${namespace}, listening on ${server.addresses.join(', ')}${tlsNote}\n`);
-      // said once, where a user starting it looks: on such a cluster a script's stderr would otherwise pass as stdout unnoticed
-      if (!(await cluster.servesSplitLogs())) process.stderr.write(`berth serve: ${MERGED_LOGS_NOTE}\n`);
+      // said once, where a user starting it looks: on such a cluster a script's stderr would otherwise pass as stdout
+      // unnoticed. Not awaited: the signal handlers below must not wait on the cluster's answer.
+      void cluster.servesSplitLogs().then((split) => split || process.stderr.write(`berth serve: ${MERGED_LOGS_NOTE}\n`));
       let stopping = false;
       const stop = async (): Promise<void> => {
         if (stopping) return;

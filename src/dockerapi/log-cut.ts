@@ -72,6 +72,12 @@ export function timeCut(cut: TimeCut): Transform {
     if (cut.keepTimestamps || (cut.stampLines && !lineBegun)) out.push(Buffer.from(`${fixed} `, 'latin1'));
     lineBegun = true;
   };
+  /** An unstamped line (unstampedPasses) begins: led by the time of this stream's line before it, else after all. */
+  const passUnstamped = (out: Buffer[]): void => {
+    passing = true;
+    lineBegun = false;
+    stamp(lastStamp?.fixed ?? UNKNOWN_TIME, out);
+  };
   /** The timestamp at the start of `buf` (after `head`), its end in `buf`; undefined when `buf` ends first. */
   const timestampAt = (buf: Buffer): { ts: Buffer; end: number } | 'none' | undefined => {
     const space = buf.indexOf(0x20);
@@ -110,12 +116,9 @@ export function timeCut(cut: TimeCut): Transform {
           }
           if (found === 'none' || fixed === undefined) {
             if (!unstampedPasses) return done(noTimestamp());
-            // a line the kubelet did not stamp (it follows a partial record of the other stream): its text passes,
-            // led for the merge by the time of this stream's line before it, else after all the other stream holds
-            passing = true;
-            lineBegun = false;
+            // a line the kubelet did not stamp (it follows a partial record of the other stream): its text passes
+            passUnstamped(out);
             recordBytes = 0;
-            stamp(lastStamp?.fixed ?? UNKNOWN_TIME, out);
             if (head.length) buf = Buffer.concat([head, buf]);
             head = Buffer.alloc(0);
             continue;
@@ -146,7 +149,9 @@ export function timeCut(cut: TimeCut): Transform {
         return done();
       }
       if (head.length > 0 && unstampedPasses) {
-        this.push(Buffer.concat([Buffer.from(`${lastStamp?.fixed ?? UNKNOWN_TIME} `, 'latin1'), head]));
+        const out: Buffer[] = [];
+        passUnstamped(out);
+        this.push(Buffer.concat([...out, head]));
         return done();
       }
       done(head.length > 0 ? noTimestamp() : undefined);

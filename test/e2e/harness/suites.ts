@@ -38,7 +38,8 @@ export const TYPESCRIPT_ONLY: Record<string, string> = {
 
 /**
  * Files that change the cluster for every client while they run (faults in the API proxy, a kubelet restarted with
- * another log rotation, the cluster's processes killed): they run alone, after the others, which run two at a time.
+ * another log rotation, the cluster's processes killed): they run alone, after the others (harness/run.ts says how many
+ * of those run at once).
  */
 export const RUNS_ALONE = [
   'upstream/restart.test.js',
