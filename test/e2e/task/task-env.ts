@@ -80,7 +80,6 @@ function runIn(cwd: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: n
   });
 }
 
-/** A temp folder with `files` (relative path → content, or [content, mode]). */
 /**
  * A task's stdout in a form two runs can be compared in. Where the cluster merges the log (a stock one), the task's
  * stderr lines are in it too, and their order against its stdout lines is the container runtime's, which reads the
@@ -90,6 +89,7 @@ export function comparableOutput(stdout: string): string {
   return servesSplitLogs() ? stdout : stdout.split('\n').sort().join('\n');
 }
 
+/** A temp folder with `files` (relative path → content, or [content, mode]). */
 export function tempTree(files: Record<string, string | [string, number]>): { dir: string; remove(): void } {
   const dir = mkdtempSync(join(tmpdir(), 'berth-task-'));
   chmodSync(dir, 0o755);
