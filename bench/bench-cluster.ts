@@ -20,18 +20,14 @@ export interface BenchCluster {
   down(): void;
 }
 
-/**
- * Which dev cluster the benches measure on: BENCH_CLUSTER=upstream starts upstream Kubernetes (with split log
- * streams, berth's exact path, and the bench images loaded into its node); anything else the TypeScript cluster.
- */
-export const BENCH_CLUSTER = process.env.BENCH_CLUSTER === 'upstream' ? 'upstream' : 'typescript';
 const BENCH_IMAGES = ['localhost/berth/busybox:1', 'localhost/berth/krm-echo:1', 'localhost/berth/krm-set-annotations:1'];
 
-/** `berth dev-cluster up` of the bench's cluster in stateDir. */
+/**
+ * `berth dev-cluster up` of the bench's cluster in stateDir: with split log streams (berth's exact path, which the
+ * serve bench's separate stdout and stderr need) and the bench images loaded into its node.
+ */
 export function devClusterUp(stateDir: string, env: NodeJS.ProcessEnv = process.env): ReturnType<typeof spawnSync> {
-  const upstream = BENCH_CLUSTER === 'upstream' ? ['--upstream', '--split-log-streams', '--load', ...BENCH_IMAGES] : [];
-  process.stderr.write(`bench: on the ${BENCH_CLUSTER} dev cluster\n`);
-  return spawnSync(process.execPath, [cli, 'dev-cluster', 'up', '--state-dir', stateDir, ...upstream], { stdio: 'inherit', env });
+  return spawnSync(process.execPath, [cli, 'dev-cluster', 'up', '--state-dir', stateDir, '--split-log-streams', '--load', ...BENCH_IMAGES], { stdio: 'inherit', env });
 }
 
 export async function startBenchCluster(prefix = 'berth-bench-'): Promise<BenchCluster> {

@@ -1,9 +1,21 @@
 #!/usr/bin/env bash
-# berth's main job, end to end on a fresh machine: install what is missing, start the dev cluster, run work in it
-# as pods through the real kubectl, and stop it again. It grows with each capability berth gains.
+# berth's main job, end to end on a fresh machine: install what is missing, start the dev cluster (upstream Kubernetes,
+# built from its Go modules the first time), run work in it as pods through the real kubectl, and stop it again. It
+# grows with each capability berth gains.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"; cd "$root"
+if [ "$(id -u)" != 0 ]; then
+  echo "demo: the dev cluster runs containerd and the kubelet on this machine, which needs root: sudo bash scripts/demo.sh" >&2
+  exit 1
+fi
+source scripts/upstream/versions.sh
+if ! missing=$(bash scripts/upstream/build.sh --check); then
+  echo "demo: berth's dev cluster is Kubernetes $K8S_VERSION built from the release's Go modules, and this machine has not built it"
+  echo "demo: ($missing). This first run builds it: about 22 minutes on 2 cores and 5 GB in $BERTH_K8S_CACHE,"
+  echo "demo: with a line per part and one a minute while Kubernetes compiles. Later runs start the cluster in about half a minute."
+fi
 bash scripts/setup-machine.sh
+bash scripts/upstream/build.sh
 source scripts/node-env.sh
 [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error
 # built already and no source changed since: a second demo starts at once
@@ -12,6 +24,8 @@ if [ ! -f dist/src/cli/main.js ] || [ -n "$(find src scripts package.json tsconf
 fi
 podman image exists localhost/berth/krm-set-annotations:1 || bash scripts/build-images.sh
 berth() { node "$root/dist/src/cli/main.js" "$@"; }
+# kubectl of the cluster's version, as the build made it, before any other kubectl on PATH
+export PATH="$BERTH_K8S_CACHE/kubernetes-$K8S_VERSION/bin:$PATH"
 state="$(mktemp -d)"
 # the demo's own shim agent (in its private state folder, not the user's), stopped with its warm pods at the end
 export BERTH_SHIM_AGENT_SOCKET="$state/shim-agent.sock"
@@ -28,7 +42,8 @@ trap cleanup EXIT
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 step "berth dev-cluster up"
-berth dev-cluster up --state-dir "$state"
+# the images the demo runs, from podman into the node (busybox, berth's helper image, goes in by itself)
+berth dev-cluster up --state-dir "$state" --load localhost/berth/krm-set-annotations:1
 export KUBECONFIG="$state/kubeconfig"
 
 step "kubectl get ns,nodes"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs the system packages berth's dev clusters and tests need (podman with runc, busybox-static for the test
-# images, openssl, python3-kubernetes and python3-docker for the Python clients' e2e tests; for the upstream cluster
+# Installs the system packages berth's dev cluster and tests need (podman with runc to build the images and run the
+# reference, busybox-static for the test images, openssl, python3-docker for docker-py's e2e tests; for the cluster
 # the CNI plugins, iptables, ipset, conntrack and catatonit for the pause image) and the podman settings these machines
 # need: runc (crun fails on their hybrid cgroup setup) and explicit ulimits. Idempotent; needs root (as on the project's machines).
 set -euo pipefail
@@ -10,8 +10,6 @@ for pair in podman:podman runc:runc busybox:busybox-static openssl:openssl docke
   command -v "${pair%%:*}" >/dev/null 2>&1 || [ -x "/usr/sbin/${pair%%:*}" ] || need+=("${pair#*:}")
 done
 [ -x /usr/lib/cni/bridge ] || need+=(containernetworking-plugins)
-# the Python client's e2e test runs Debian's python3 with Debian's python3-kubernetes
-/usr/bin/python3 -c 'import kubernetes' >/dev/null 2>&1 || need+=(python3-kubernetes)
 # the Docker SDK for Python (docker-py) against berth serve, also with Debian's python3
 /usr/bin/python3 -c 'import docker' >/dev/null 2>&1 || need+=(python3-docker)
 # busybox from busybox-static must be the static one (it is copied into an image with no libc)

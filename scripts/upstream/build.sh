@@ -4,6 +4,7 @@
 # containerd with its runc shim and ctr, CoreDNS, kube-router (NetworkPolicy) and local-path-provisioner.
 # Each part lands in $BERTH_K8S_CACHE/<part>-<version>/bin and is marked done there: a second run builds nothing.
 # Usage: scripts/upstream/build.sh [part...]   (parts: kubernetes etcd containerd coredns kube-router local-path)
+#        scripts/upstream/build.sh --check      (exit 0 when every part is built; else name what a build would make)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/versions.sh"
@@ -12,7 +13,6 @@ command -v go >/dev/null || { echo "build: no go command; install Go 1.26 (https
 # GOTOOLCHAIN=local: a module that wants a newer Go fails here instead of downloading a toolchain
 export GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0
 export GOMODCACHE="$BERTH_K8S_CACHE/go/mod" GOCACHE="$BERTH_K8S_CACHE/go/build"
-mkdir -p "$GOMODCACHE" "$GOCACHE"
 
 log() { printf '%s build: %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 
@@ -30,7 +30,15 @@ run_part() {
   start=$(date +%s)
   log "$name $version: building into $dir/bin (go caches in $BERTH_K8S_CACHE/go)"
   rm -rf "$dir/bin"; mkdir -p "$dir/src" "$dir/bin"
-  (cd "$dir/src" && "$fn" "$version" "$dir/bin")
+  # a compile of many minutes says it is alive once a minute, with the go cache's growth as its progress
+  ( while sleep 60; do log "$name: still building, $(( ($(date +%s) - start) / 60 )) min so far, go build cache at $(du -sh "$GOCACHE" | cut -f1)"; done ) &
+  local ticker=$!
+  if ! (cd "$dir/src" && "$fn" "$version" "$dir/bin"); then
+    kill "$ticker"
+    log "$name $version: the build failed (its output is above)"
+    exit 1
+  fi
+  kill "$ticker"
   touch "$dir/bin/.done"
   log "$name $version: built in $(( $(date +%s) - start )) s, $(du -sh "$dir/bin" | cut -f1)"
 }
@@ -90,8 +98,21 @@ build_local_path() {
   GOBIN=$2 go install -trimpath -ldflags "-s -w" "github.com/rancher/local-path-provisioner@$1"
 }
 
+# the part names and the version each is built at
+declare -A versions=([kubernetes]=$K8S_VERSION [etcd]=$ETCD_VERSION [containerd]=$CONTAINERD_VERSION [coredns]=$COREDNS_VERSION [kube-router]=$KUBE_ROUTER_VERSION [local-path]=$LOCAL_PATH_VERSION)
+all_parts=(kubernetes etcd containerd coredns kube-router local-path)
+
+if [ "${1:-}" = --check ]; then
+  missing=()
+  for part in "${all_parts[@]}"; do built "$part" "${versions[$part]}" || missing+=("$part ${versions[$part]}"); done
+  [ ${#missing[@]} -eq 0 ] && exit 0
+  printf 'not built yet in %s: %s\n' "$BERTH_K8S_CACHE" "$(IFS=,; echo "${missing[*]}" | sed 's/,/, /g')"
+  exit 1
+fi
+
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(kubernetes etcd containerd coredns kube-router local-path)
+[ ${#parts[@]} -gt 0 ] || parts=("${all_parts[@]}")
+mkdir -p "$GOMODCACHE" "$GOCACHE"
 total=$(date +%s)
 for part in "${parts[@]}"; do
   case $part in

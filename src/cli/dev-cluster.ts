@@ -1,25 +1,18 @@
-// `berth dev-cluster up|down|status|kubeconfig`: a single-node Kubernetes-API-compatible cluster on podman.
+// `berth dev-cluster up|down|status|kubeconfig|load`: a single-node Kubernetes cluster to try berth on and to test it
+// on, built from the Kubernetes release (kube-apiserver, the kubelet, containerd) and run as processes of this machine.
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import { CLUSTER_NAME } from '../devcluster/cluster.js';
-import { parseQuantity } from '../devcluster/node/quantity.js';
-import { KUBELET_LOG_ROTATION } from '../devcluster/types.js';
-import { serverHeapFlags } from './server-heap.js';
-import { downUpstreamAction, faultProxyCommand, isUpstream, loadCommand, upstreamStatus, upUpstreamAction } from './dev-cluster-upstream.js';
-import {
-  defaultStateDir,
-  probeReady,
-  readState,
-  runForeground,
-  runningCluster,
-  startBackground,
-  stopCluster,
-} from '../devcluster/control.js';
-
-const cliPath = fileURLToPath(new URL('./main.js', import.meta.url));
+import { readUpstreamState, downUpstreamCluster } from '../devcluster/control.js';
+import { runFaultProxy } from '../devcluster/faults/fault-proxy-process.js';
+import { parseFaults } from '../devcluster/faults/fault-switches.js';
+import { KUBELET_LOG_ROTATION } from '../devcluster/faults/faults.js';
+import { loadImages } from '../devcluster/cluster.js';
+import { CLUSTER_NAME } from '../devcluster/kubeconfig.js';
+import { defaultStateDir, Layout } from '../devcluster/layout.js';
+import { pidOf } from '../devcluster/processes.js';
+import { clusterAnswers, retiredOptionProblem, upAction } from './dev-cluster-up.js';
 
 function fraction(value: string): number {
   const n = Number(value);
@@ -33,11 +26,13 @@ function milliseconds(value: string): number {
   return n;
 }
 
+const SIZE_UNITS: Record<string, number> = { '': 1, k: 1e3, M: 1e6, G: 1e9, Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3 };
+
 /** a size as the kubelet's configuration writes it: bytes, or a quantity such as 10Mi */
-function logSize(value: string): number {
-  const n = /^\d+(\.\d+)?(Ki|Mi|Gi|k|M|G)?$/.test(value) ? Math.floor(parseQuantity(value)) : NaN;
-  if (!Number.isFinite(n) || n < 0) throw new Error(`expected a size such as 10Mi or 1048576, got "${value}"`);
-  return n;
+export function logSize(value: string): number {
+  const m = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|k|M|G)?$/.exec(value);
+  if (!m) throw new Error(`expected a size such as 10Mi or 1048576, got "${value}"`);
+  return Math.floor(Number(m[1]) * SIZE_UNITS[m[2] ?? '']!);
 }
 
 /** Users exist only if `up` was given them: say how, since a cluster started without `--users` has only admin. */
@@ -60,121 +55,67 @@ function unknownUserMessage(user: string, stateDir: string, contexts: string[]):
   ].join('\n');
 }
 
-export function devClusterCommand(): Command {
-  const cmd = new Command('dev-cluster').description('a single-node cluster to try berth on: upstream Kubernetes built from the release (--upstream), or the TypeScript API server whose pods are podman containers');
-  const stateDirOption = () => new Option('--state-dir <dir>', 'where the cluster keeps its CA, kubeconfig, logs and volumes').default(defaultStateDir(), '$BERTH_DEV_CLUSTER_DIR or ~/.berth/dev-cluster');
+const stateDirOption = () => new Option('--state-dir <dir>', 'where the cluster keeps its certificates, kubeconfig, logs and node').default(defaultStateDir(), '$BERTH_DEV_CLUSTER_DIR or ~/.berth/dev-cluster');
+/** accepted so that a script written for the retired TypeScript cluster is told why it no longer applies */
+const retired = (flags: string) => new Option(flags).hideHelp();
 
-  cmd
-    .command('up')
-    .description('start the dev cluster (in the background unless --foreground) and write its kubeconfig')
+function upCommand(): Command {
+  return new Command('up')
+    .description('start the dev cluster and write its kubeconfig; the first run on a machine builds Kubernetes (about 22 minutes)')
     .addOption(stateDirOption())
-    .option('--port <port>', 'HTTPS port of the API server (0 = any free port)', '0')
-    .option('--host <address>', 'address to listen on', '127.0.0.1')
+    .option('--port <port>', 'HTTPS port clients reach the API server on (0 = any free port)', '0')
+    .option('--host <address>', 'address clients reach the API server on', '127.0.0.1')
     .option('--users <file>', 'YAML file of token users and their RBAC rules (see README)')
-    .option('--podman <binary>', 'podman binary that runs the pods', 'podman')
-    .option('--foreground', 'run in this process until interrupted')
-    .option('--fault-drop-streams <fraction>', 'drop this fraction of exec/attach sessions without a status', fraction, 0)
+    .option('--split-log-streams', 'turn on the alpha gate PodLogsQuerySplitStreams (stdout and stderr read apart; off on a stock cluster)')
+    .option('--load <image...>', 'images from podman to put into the node before up returns')
+    .option('--container-log-max-size <size>', "the kubelet's containerLogMaxSize: rotate a running container's log at this size (10Mi, bytes)", logSize, KUBELET_LOG_ROTATION.containerLogMaxBytes)
+    .option('--container-log-check-interval <ms>', "the kubelet's containerLogMonitorInterval (at least 3000)", milliseconds, KUBELET_LOG_ROTATION.containerLogCheckMs)
+    .option('--fault-drop-streams <fraction>', 'drop this fraction of exec/attach/port-forward sessions without a status', fraction, 0)
     .option('--fault-error500 <fraction>', 'answer 500 to this fraction of API requests', fraction, 0)
     .option('--fault-end-watch-after <ms>', 'end every watch after this many ms', milliseconds, 0)
-    .option('--fault-delay-pod-start <ms>', 'delay every pod start by this many ms', milliseconds, 0)
-    .option('--container-log-max-size <size>', "rotate a running container's log at this size (10Mi, bytes), as the kubelet's containerLogMaxSize (0 = never)", logSize, KUBELET_LOG_ROTATION.containerLogMaxBytes)
-    .option('--container-log-check-interval <ms>', "how often a log's size is looked at, as the kubelet's containerLogMonitorInterval", milliseconds, KUBELET_LOG_ROTATION.containerLogCheckMs)
-    .option('--watch-history <events>', 'watch events kept for resume; older resourceVersions get 410 Expired', (v) => milliseconds(v), 10000)
-    .option('--upstream', 'start upstream Kubernetes (kube-apiserver, kubelet, containerd: built from the release on first use) instead of the TypeScript cluster')
-    .option('--split-log-streams', 'with --upstream: turn on the alpha gate PodLogsQuerySplitStreams (stdout and stderr read apart)')
-    .option('--load <image...>', 'with --upstream: images from podman to put into the node before up returns')
-    .action(async (o) => {
-      if (o.upstream) return upUpstreamAction(o);
-      const existing = runningCluster(o.stateDir);
-      if (existing && !o.foreground) {
-        process.stdout.write(`dev cluster already running at ${existing.server} (pid ${existing.pid})\nkubeconfig: ${existing.kubeconfig}\n`);
-        return;
-      }
-      const port = Number(o.port);
-      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be a port number, got "${o.port}"`);
-      if (o.foreground) {
-        await runForeground(
-          {
-            stateDir: o.stateDir,
-            port,
-            host: o.host,
-            usersFile: o.users,
-            podman: o.podman,
-            historyLimit: o.watchHistory,
-            faults: {
-              dropStreams: o.faultDropStreams,
-              error500: o.faultError500,
-              endWatchAfterMs: o.faultEndWatchAfter,
-              delayPodStartMs: o.faultDelayPodStart,
-              containerLogMaxBytes: o.containerLogMaxSize,
-              containerLogCheckMs: o.containerLogCheckInterval,
-            },
-          },
-          (state) => {
-            if (process.send) process.send({ ready: state });
-            process.stderr.write(`dev cluster ready at ${state.server}\nkubeconfig: ${state.kubeconfig}\n`);
-          },
-        ).catch((err: Error) => {
-          if (process.send) process.send({ error: err.message });
-          throw err;
-        });
-        return;
-      }
-      const passthrough = process.argv.slice(process.argv.indexOf('up') + 1);
-      if (process.stderr.isTTY) process.stderr.write('starting the dev cluster…\r');
-      // the dev cluster streams logs and archives as berth serve does and gains as much from serve's heap flags
-      const state = await startBackground(cliPath, passthrough, o.stateDir, serverHeapFlags());
-      if (process.stderr.isTTY) process.stderr.write('\x1b[2K');
-      process.stdout.write(`dev cluster running at ${state.server} (pid ${state.pid})\nkubeconfig: ${state.kubeconfig}\n  export KUBECONFIG=${state.kubeconfig}\n`);
-    });
+    .option('--fault-delay-pod-start <ms>', "delay the start of every pod's containers by this many ms", milliseconds, 0)
+    .addOption(new Option('--upstream', 'the upstream cluster (the only one; kept for scripts that name it)').hideHelp())
+    .addOption(retired('--foreground'))
+    .addOption(retired('--podman <binary>'))
+    .addOption(retired('--watch-history <events>'))
+    .addHelpText('after', '\nFault switches can also change while the cluster runs, as admin:\n  kubectl replace --raw /berth-dev/v1/faults -f faults.json')
+    .action(upAction);
+}
 
-  cmd
-    .command('down')
-    .description('stop the dev cluster and remove everything it ran (upstream: every process, mount, cgroup, link, iptables chain and folder of the node)')
+function downCommand(): Command {
+  return new Command('down')
+    .description('stop the dev cluster and remove everything it ran: every process, mount, cgroup, link, iptables chain and folder of the node')
     .addOption(stateDirOption())
-    .option('--podman <binary>', 'podman binary that ran the pods', 'podman')
-    .action(async (o) => {
-      if (isUpstream(o.stateDir)) {
-        process.stdout.write((await downUpstreamAction(o.stateDir)) ? 'dev cluster stopped\n' : `no dev cluster ran from ${o.stateDir}\n`);
-        return;
-      }
-      const stopped = await stopCluster(o.stateDir, o.podman);
-      process.stdout.write(stopped ? 'dev cluster stopped\n' : `no dev cluster ran from ${o.stateDir}\n`);
+    .addOption(retired('--podman <binary>'))
+    .action(async (o: { stateDir: string; podman?: string }) => {
+      const problem = retiredOptionProblem(o);
+      if (problem) throw new Error(problem);
+      process.stdout.write((await downUpstreamCluster(o.stateDir)) ? 'dev cluster stopped\n' : `no dev cluster ran from ${o.stateDir}\n`);
     });
+}
 
-  cmd
-    .command('status')
-    .description('whether the dev cluster runs, where, and its kubeconfig')
+function statusCommand(): Command {
+  return new Command('status')
+    .description('whether the dev cluster runs, where, and its kubeconfig (exit code 3 when it does not run)')
     .addOption(stateDirOption())
     .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
-    .action(async (o) => {
-      if (isUpstream(o.stateDir)) {
-        const up = await upstreamStatus(o.stateDir);
-        if (o.output === 'json') process.stdout.write(JSON.stringify({ running: up.running, ...(up.state ?? {}) }, null, 2) + '\n');
-        else if (up.running && up.state) process.stdout.write(`running at ${up.state.server} (Kubernetes ${up.state.version}, since ${up.state.startedAt})\nkubeconfig: ${up.state.kubeconfig}\n`);
-        else process.stdout.write('not running (start it with: berth dev-cluster up --upstream)\n');
-        if (!up.running) process.exitCode = 3;
-        return;
-      }
-      const state = readState(o.stateDir);
-      const running = state ? runningCluster(o.stateDir) !== undefined && (await probeReady(o.stateDir, state)) : false;
-      if (o.output === 'json') {
-        process.stdout.write(JSON.stringify({ running, ...(state ?? {}) }, null, 2) + '\n');
-      } else if (running && state) {
-        process.stdout.write(`running at ${state.server} (pid ${state.pid}, since ${state.startedAt})\nkubeconfig: ${state.kubeconfig}\n`);
-      } else {
-        process.stdout.write(`not running (start it with: berth dev-cluster up)\n`);
-      }
+    .action(async (o: { stateDir: string; output: string }) => {
+      const state = readUpstreamState(o.stateDir);
+      const running = !!state && (await clusterAnswers(new Layout(o.stateDir)));
+      if (o.output === 'json') process.stdout.write(JSON.stringify({ running, ...(state ?? {}) }, null, 2) + '\n');
+      else if (running && state) process.stdout.write(`running at ${state.server} (Kubernetes ${state.version}, since ${state.startedAt})\nkubeconfig: ${state.kubeconfig}\n`);
+      else process.stdout.write('not running (start it with: berth dev-cluster up)\n');
       if (!running) process.exitCode = 3;
     });
+}
 
-  cmd
-    .command('kubeconfig')
+function kubeconfigCommand(): Command {
+  return new Command('kubeconfig')
     .description('print the kubeconfig of the dev cluster (or its path)')
     .addOption(stateDirOption())
     .option('--path', 'print only the path of the kubeconfig file')
-    .option('--user <name>', 'make this user\'s context the current one')
-    .action((o) => {
+    .option('--user <name>', "make this user's context the current one")
+    .action((o: { stateDir: string; path?: boolean; user?: string }) => {
       const file = join(o.stateDir, 'kubeconfig');
       let text: string;
       try {
@@ -196,7 +137,40 @@ export function devClusterCommand(): Command {
       }
       process.stdout.write(text);
     });
-  cmd.addCommand(loadCommand(stateDirOption));
-  cmd.addCommand(faultProxyCommand(stateDirOption), { hidden: true });
+}
+
+function loadCommand(): Command {
+  return new Command('load')
+    .description("put images from podman into the dev cluster's node, as `kind load docker-image` does")
+    .argument('<image...>', 'images in podman, e.g. localhost/berth/busybox:1')
+    .addOption(stateDirOption())
+    .action(async (images: string[], o: { stateDir: string }) => {
+      const layout = new Layout(o.stateDir);
+      if (!readUpstreamState(o.stateDir) || pidOf(layout, 'containerd') === undefined) {
+        throw new Error(`no dev cluster runs from ${o.stateDir}; start one with: berth dev-cluster up`);
+      }
+      await loadImages(layout, images);
+      for (const i of images) process.stdout.write(`loaded ${i}\n`);
+    });
+}
+
+function faultProxyCommand(): Command {
+  return new Command('fault-proxy')
+    .description('(run by `up`) the fault-injecting proxy in front of kube-apiserver, in the foreground')
+    .addOption(stateDirOption())
+    .option('--host <address>', 'address to listen on', '127.0.0.1')
+    .option('--port <port>', 'port to listen on (0 = any free port)', '0')
+    .option('--faults <json>', 'switches on from the start, as the faults endpoint takes them')
+    .action(async (o: { stateDir: string; host: string; port: string; faults?: string }) => {
+      const initial = o.faults === undefined ? { patch: {} } : parseFaults(o.faults);
+      if ('error' in initial) throw new Error(`--faults: ${initial.error}`);
+      await runFaultProxy(new Layout(o.stateDir), o.host, Number(o.port), initial.patch);
+    });
+}
+
+export function devClusterCommand(): Command {
+  const cmd = new Command('dev-cluster').description('a single-node Kubernetes cluster to try berth on: kube-apiserver, the kubelet and containerd, built from the release on first use');
+  for (const sub of [upCommand(), downCommand(), statusCommand(), kubeconfigCommand(), loadCommand()]) cmd.addCommand(sub);
+  cmd.addCommand(faultProxyCommand(), { hidden: true });
   return cmd;
 }

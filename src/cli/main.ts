@@ -14,10 +14,9 @@ if (basename(process.argv[1] ?? '') === 'docker') {
 } else if (process.argv[2] === 'docker') {
   await (await import('./docker-entry.js')).runAsDocker(process.argv.slice(3));
 } else {
-  // a long-lived server (berth serve, the dev cluster): its heap is sized for streaming before anything is loaded
-  // (server-heap.ts); `dev-cluster up` in the background starts its server with the flag already
-  const [face, sub] = process.argv.slice(2);
-  if (face === 'serve' || (face === 'dev-cluster' && sub === 'up' && process.argv.includes('--foreground'))) (await import('./server-heap.js')).useServerHeap();
+  const face = process.argv[2];
+  // berth serve, a long-lived server: its heap is sized for streaming before anything is loaded (server-heap.ts)
+  if (face === 'serve') (await import('./server-heap.js')).useServerHeap();
   const { Command } = await import('commander');
   const { BERTH_VERSION } = await import('./version.js');
   const program = new Command('berth')

@@ -4,8 +4,7 @@
  * enough that the buffers' memory piles up outside the heap, and V8 answers that with full mark-compacts
  * of the whole heap, one or more per 8 MiB log. A 1 MiB semi-space frees them at the next scavenge: on
  * the bench machine berth serve's CPU per 8 MiB log read fell from 65–77 ms to 37–48 ms, and it keeps less
- * memory; the dev cluster's, from 54 ms to 29–31 ms. The flag takes effect only when the heap is made, so the
- * process replaces itself once (or is started with it: serverHeapFlags).
+ * memory. The flag takes effect only when the heap is made, so the process replaces itself once.
  */
 const FLAG = '--max-semi-space-size=1';
 

@@ -1,153 +1,107 @@
-// Assembles one dev cluster: the object store, the node on podman, authentication (users and service account
-// tokens), RBAC and the HTTPS API server, on loopback for clients and on the pod network's gateway for pods.
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+// `berth dev-cluster up|down`: starts etcd, the control plane, containerd and the kubelet, kube-proxy and
+// the add-ons in order, each waited for, and takes all of it down again leaving nothing on this machine.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { MemoryStore } from './api/store.js';
-import { ApiServer } from './server/apiserver.js';
-import { ServiceAccountTokenAuthenticator, TokenAuthenticator, UnionAuthenticator } from './server/auth.js';
-import { issueTokenRequest } from './server/handlers-token-request.js';
-import { isWildcard, listenForPods } from './server/pod-endpoint.js';
-import { ServiceAccountTokens, type TokenLookup } from './server/service-account-tokens.js';
-import { renderKubeconfig } from './server/kubeconfig.js';
-import { RbacAuthorizer } from './server/rbac.js';
-import { generateCa, issueServerCert } from './server/tls.js';
-import { loadUsersFile, type UserSpec } from './server/users-file.js';
-import { PodmanNode } from './node/podman-node.js';
-import { resourceByKind } from './api/resources.js';
-import { noFaults, type Faults, type KubeObject, type ObjectStore } from './types.js';
+import { loadUsersFile, type UserSpec } from './users-file.js';
+import { corednsArgs, kubeRouterArgs, kubeRouterCleanupArgs, localPathArgs, localPathConfigMap } from './addons.js';
+import { apiGet, exists, nodeReady } from './api-probe.js';
+import { clusterObjects, toYamlStream } from './bootstrap-objects.js';
+import { apiserverArgs, containerdArgs, controllerManagerArgs, etcdArgs, kubeletArgs, kubeProxyArgs, schedulerArgs } from './component-args.js';
+import { writeConfigFiles } from './config-files.js';
+import { claimMachine, killCgroupTree, moveToCgroup, otherOwner, prepareHost, removeHostState } from './host.js';
+import { ensurePauseImage, loadImages } from './images.js';
+export { loadImages };
+import { Layout, NET } from './layout.js';
+import type { KubeletOptions } from './node-configs.js';
+import { ensurePki } from './pki.js';
+import { pidOf, startProcess, stopProcess, waitUntil } from './processes.js';
+import { setPodStartDelay, writeRuncWrapper } from './faults/runc-delay.js';
 
-export interface DevClusterOptions {
-  stateDir: string;
-  /** 0 = any free port */
-  port: number;
-  host?: string;
+export interface UpstreamOptions {
   usersFile?: string;
-  podman?: string;
-  podmanArgs?: string[];
-  faults?: Partial<Faults>;
-  /** watch history kept for resume; older resourceVersions get 410 Expired */
-  historyLimit?: number;
+  kubelet: KubeletOptions;
+  /** images (in podman) put into the node before `up` returns */
+  images: string[];
+  /** berth's own image for the provisioner's helper pods */
+  helperImage: string;
+  progress: (line: string) => void;
 }
 
-export interface RunningDevCluster {
-  server: string;
-  clusterId: string;
-  kubeconfigPath: string;
-  users: { name: string; token: string }[];
-  faults: Faults;
-  stop(): Promise<void>;
+/** every long-running part, in start order; `down` stops them in reverse */
+export const PARTS = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'containerd', 'kubelet', 'kube-proxy', 'coredns', 'kube-router', 'local-path-provisioner'] as const;
+
+function kubectlApply(layout: Layout, yaml: string): void {
+  const r = spawnSync(layout.bin('kubernetes', 'kubectl'), ['--kubeconfig', join(layout.config, 'admin.kubeconfig'), 'apply', '--server-side', '--force-conflicts', '-f', '-'], { input: yaml, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`dev-cluster: applying the cluster's own objects failed:\n${r.stderr}`);
 }
 
-export const CLUSTER_NAME = 'berth-dev';
-
-/** The cluster's CA is kept in the state dir so kubeconfigs written earlier stay valid across restarts. */
-function loadOrCreateCa(stateDir: string): { certPem: string; keyPem: string } {
-  const cert = join(stateDir, 'ca.crt');
-  const key = join(stateDir, 'ca.key');
-  if (existsSync(cert) && existsSync(key)) return { certPem: readFileSync(cert, 'utf8'), keyPem: readFileSync(key, 'utf8') };
-  const ca = generateCa('berth-dev-cluster-ca');
-  writeFileSync(cert, ca.certPem);
-  writeFileSync(key, ca.keyPem, { mode: 0o600 });
-  return ca;
+async function startControlPlane(layout: Layout, opts: UpstreamOptions, users: UserSpec[]): Promise<void> {
+  startProcess(layout, 'etcd', etcdArgs(layout));
+  await waitUntil(layout, 'etcd', 'etcd answering on 127.0.0.1:2379', async () => (await fetch('http://127.0.0.1:2379/health')).ok, 30_000);
+  opts.progress('etcd ready');
+  startProcess(layout, 'kube-apiserver', apiserverArgs(layout, opts.kubelet.splitLogStreams ? ['PodLogsQuerySplitStreams=true'] : []));
+  await waitUntil(layout, 'kube-apiserver', 'kube-apiserver /readyz', async () => (await apiGet(layout, '/readyz')).code === 200, 90_000);
+  opts.progress('kube-apiserver ready');
+  kubectlApply(layout, toYamlStream([...clusterObjects(users), localPathConfigMap(layout, opts.helperImage)]));
+  startProcess(layout, 'kube-controller-manager', controllerManagerArgs(layout));
+  startProcess(layout, 'kube-scheduler', schedulerArgs(layout));
 }
 
-/** The admin token is kept too, for the same reason. */
-function loadOrCreateAdminToken(stateDir: string): string {
-  const file = join(stateDir, 'admin.token');
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-  const token = randomBytes(24).toString('hex');
-  writeFileSync(file, token, { mode: 0o600 });
-  return token;
+async function startNode(layout: Layout, opts: UpstreamOptions): Promise<void> {
+  writeRuncWrapper();
+  setPodStartDelay(0);
+  const containerd = startProcess(layout, 'containerd', containerdArgs(layout));
+  // its shims inherit the cgroup, so `down` finds every process of the node in one tree
+  moveToCgroup(containerd, 'runtime');
+  await waitUntil(layout, 'containerd', 'containerd socket', async () => existsSync(layout.containerdSocket), 30_000);
+  opts.progress('containerd ready; loading images');
+  ensurePauseImage(layout.versions.PAUSE_TAG);
+  await loadImages(layout, [layout.versions.PAUSE_TAG, ...opts.images]);
+  startProcess(layout, 'kubelet', kubeletArgs(layout, containerd));
+  await waitUntil(layout, 'kubelet', `node ${NET.nodeName} Ready`, () => nodeReady(layout), 120_000, 500);
+  opts.progress(`node ${NET.nodeName} Ready`);
 }
 
-/** the objects a service account token names, as they are in the store now */
-function storeLookup(store: ObjectStore): TokenLookup {
-  const live = (kind: string) => (namespace: string, name: string) => {
-    const o = store.tryGet(resourceByKind(kind), namespace, name);
-    if (!o) return undefined;
-    const token = kind === 'Secret' && typeof o.data?.token === 'string' ? Buffer.from(o.data.token, 'base64').toString('utf8') : undefined;
-    return { uid: o.metadata.uid, deletionTimestamp: o.metadata.deletionTimestamp, token, labels: o.metadata.labels };
-  };
-  return { serviceAccount: live('ServiceAccount'), pod: live('Pod'), secret: live('Secret') };
+function startAddons(layout: Layout, opts: UpstreamOptions): void {
+  startProcess(layout, 'kube-proxy', kubeProxyArgs(layout));
+  startProcess(layout, 'coredns', corednsArgs(layout));
+  startProcess(layout, 'kube-router', kubeRouterArgs(layout));
+  startProcess(layout, 'local-path-provisioner', localPathArgs(layout, opts.helperImage));
 }
 
-/** what the kubelet's token manager asks the TokenRequest API for a projected serviceAccountToken source */
-function podTokenSource(store: ObjectStore, tokens: ServiceAccountTokens) {
-  return (pod: KubeObject, projection: { audience?: string; expirationSeconds?: number }): string =>
-    issueTokenRequest(store, tokens, pod.metadata.namespace!, pod.spec?.serviceAccountName ?? 'default', {
-      audiences: projection.audience ? [projection.audience] : undefined,
-      expirationSeconds: projection.expirationSeconds,
-      boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: pod.metadata.name, uid: pod.metadata.uid },
-    }).token;
+export async function upUpstream(layout: Layout, opts: UpstreamOptions): Promise<void> {
+  const users = opts.usersFile ? loadUsersFile(opts.usersFile) : [];
+  const other = otherOwner(layout);
+  if (other) throw new Error(`dev-cluster: an upstream cluster of ${other} runs on this machine (one per machine: the bridge, ports and cgroups are the machine's); stop it first: berth dev-cluster down --state-dir ${other}`);
+  await downUpstream(layout);
+  claimMachine(layout);
+  const pki = ensurePki(layout.pki);
+  writeConfigFiles(layout, pki, users, opts.kubelet);
+  prepareHost();
+  await startControlPlane(layout, opts, users);
+  await startNode(layout, opts);
+  startAddons(layout, opts);
+  // pods can only be created once the default ServiceAccount exists
+  await waitUntil(layout, 'kube-controller-manager', 'serviceaccount default/default', () => exists(layout, '/api/v1/namespaces/default/serviceaccounts/default'), 60_000, 250);
+  opts.progress('cluster ready');
 }
 
-export async function startDevCluster(opts: DevClusterOptions): Promise<RunningDevCluster> {
-  mkdirSync(opts.stateDir, { recursive: true, mode: 0o700 });
-  const fileUsers: UserSpec[] = opts.usersFile ? loadUsersFile(opts.usersFile) : [];
-  const ca = loadOrCreateCa(opts.stateDir);
-  const host = opts.host ?? '127.0.0.1';
-  const clusterId = `bdc-${randomBytes(3).toString('hex')}`;
-  const faults: Faults = { ...noFaults(), ...opts.faults };
-
-  const admin = { name: 'admin', token: loadOrCreateAdminToken(opts.stateDir), groups: ['system:masters'] };
-  const users = [admin, ...fileUsers.map((u) => ({ name: u.name, token: u.token, groups: u.groups }))];
-  const store = new MemoryStore({ historyLimit: opts.historyLimit });
-  const serviceAccountTokens = new ServiceAccountTokens(storeLookup(store));
-  const node = new PodmanNode({
-    store,
-    clusterId,
-    stateDir: join(opts.stateDir, 'node'),
-    faults,
-    podman: opts.podman,
-    podmanArgs: opts.podmanArgs,
-    serviceAccountToken: podTokenSource(store, serviceAccountTokens),
-  });
-  await node.start();
-  // the host's address on the pod network: pods call the API server there, so the certificate names it
-  const gateway = node.bridgeGatewayAddress;
-  const tls = issueServerCert(ca, [host, 'localhost', '127.0.0.1', ...(gateway ? [gateway] : [])]);
-  const authorizer = new RbacAuthorizer(store, new Map(fileUsers.map((u) => [u.name, u.rules])));
-  const api = new ApiServer({
-    store,
-    node,
-    authenticator: new UnionAuthenticator([new TokenAuthenticator(users), new ServiceAccountTokenAuthenticator(serviceAccountTokens)]),
-    authorizer,
-    faults,
-    tls: { cert: tls.certPem, key: tls.keyPem },
-    caPem: ca.certPem,
-    serviceAccountTokens,
-  });
-  let port: number;
-  try {
-    port = await api.listen(opts.port, host);
-    if (gateway) {
-      const podPort = gateway === host || isWildcard(host) ? port : await listenForPods((p, h) => api.listen(p, h), gateway, port);
-      if (podPort !== undefined) node.setApiServerAddress({ host: gateway, port: podPort });
-      else process.stderr.write(`devcluster: ${gateway}, the pod network's gateway, is no address of this machine: pods get no KUBERNETES_SERVICE_HOST\n`);
-    }
-  } catch (err) {
-    await api.close();
-    await node.stop();
-    throw err;
-  }
-  const server = `https://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  const kubeconfigPath = join(opts.stateDir, 'kubeconfig');
-  writeFileSync(
-    kubeconfigPath,
-    renderKubeconfig({ clusterName: CLUSTER_NAME, server, caPem: ca.certPem, users: users.map(({ name, token }) => ({ name, token })), currentUser: 'admin' }),
-    { mode: 0o600 },
-  );
-  let stopped: Promise<void> | undefined;
-  return {
-    server,
-    clusterId,
-    kubeconfigPath,
-    users: users.map(({ name, token }) => ({ name, token })),
-    faults,
-    stop: () => (stopped ??= (async () => {
-      await api.close();
-      await node.stop();
-    })()),
-  };
+/** Stops every part, kills what is left in the node's cgroup and removes the node's state. Idempotent. */
+export async function downUpstream(layout: Layout): Promise<void> {
+  // another state dir's cluster is not this one's to take down: only this dir's own processes stop
+  const other = otherOwner(layout);
+  for (const part of [...PARTS].reverse()) await stopProcess(layout, part, part === 'kubelet' || part === 'containerd' ? 5_000 : 10_000);
+  if (other) return;
+  await killCgroupTree();
+  const proxy = layout.bin('kubernetes', 'kube-proxy');
+  if (existsSync(proxy)) spawnSync(proxy, ['--cleanup'], { stdio: 'ignore' });
+  const router = kubeRouterCleanupArgs(layout);
+  if (existsSync(router[0]!)) spawnSync(router[0]!, router.slice(1), { stdio: 'ignore' });
+  removeHostState();
 }
+
+export function runningParts(layout: Layout): { part: string; pid: number | undefined }[] {
+  return PARTS.map((part) => ({ part, pid: pidOf(layout, part) }));
+}
+

@@ -1,147 +1,89 @@
-// Runs the dev cluster as a background process and finds it again: up, down, status, kubeconfig.
-import { spawn, execFile } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+// The dev cluster as `berth dev-cluster` shows it: up starts it and writes the kubeconfig and state.json in the state
+// folder, where status, kubeconfig --user, down and the tests find them.
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { startDevCluster, type DevClusterOptions, type RunningDevCluster } from './cluster.js';
+import { CLUSTER_NAME, renderKubeconfig } from './kubeconfig.js';
+import { loadUsersFile } from './users-file.js';
+import { apiGet, apiServerUrl } from './api-probe.js';
+import { downUpstream, upUpstream, type UpstreamOptions } from './cluster.js';
+import { tokenUsers } from './identities.js';
+import type { Faults } from './faults/faults.js';
+import { Layout } from './layout.js';
+import { pidOf, startProcess, stopProcess, waitUntil } from './processes.js';
 
-const run = promisify(execFile);
-
-export interface ClusterState {
+export interface UpstreamState {
+  kind: 'upstream';
+  /** the fault proxy's pid: the process a client's kubeconfig depends on */
   pid: number;
   server: string;
+  apiServer: string;
   clusterId: string;
   kubeconfig: string;
   startedAt: string;
-}
-
-export function defaultStateDir(): string {
-  return process.env.BERTH_DEV_CLUSTER_DIR || join(homedir(), '.berth', 'dev-cluster');
+  version: string;
 }
 
 const stateFile = (stateDir: string) => join(stateDir, 'state.json');
 
-export function readState(stateDir: string): ClusterState | undefined {
+export function readUpstreamState(stateDir: string): UpstreamState | undefined {
   try {
-    return JSON.parse(readFileSync(stateFile(stateDir), 'utf8')) as ClusterState;
+    const s = JSON.parse(readFileSync(stateFile(stateDir), 'utf8'));
+    return s.kind === 'upstream' ? s : undefined;
   } catch {
     return undefined;
   }
 }
 
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
+export interface UpOptions extends UpstreamOptions {
+  proxyHost: string;
+  proxyPort: number;
+  /** argv that runs `berth dev-cluster fault-proxy` (the CLI knows where berth is) */
+  faultProxyCommand: string[];
+  /** fault switches set from the start, as a PUT to the faults endpoint would set them */
+  faults?: Partial<Faults>;
 }
 
-/** The running cluster of this state dir, or undefined (a stale state file from a killed server is ignored). */
-export function runningCluster(stateDir: string): ClusterState | undefined {
-  const state = readState(stateDir);
-  return state && isAlive(state.pid) ? state : undefined;
+async function startFaultProxy(layout: Layout, opts: UpOptions): Promise<string> {
+  const portFile = join(layout.stateDir, 'proxy.port');
+  rmSync(portFile, { force: true });
+  startProcess(layout, 'fault-proxy', [...opts.faultProxyCommand, '--state-dir', layout.stateDir, '--host', opts.proxyHost, '--port', String(opts.proxyPort), ...(opts.faults ? ['--faults', JSON.stringify(opts.faults)] : [])]);
+  await waitUntil(layout, 'fault-proxy', 'the fault proxy listening', async () => existsSync(portFile), 20_000, 100);
+  const host = opts.proxyHost.includes(':') ? `[${opts.proxyHost}]` : opts.proxyHost;
+  return `https://${host}:${readFileSync(portFile, 'utf8').trim()}`;
 }
 
-/**
- * Runs in this process until SIGINT/SIGTERM, then stops every container of the cluster before exiting.
- * `onReady` is told once the API answers (the background launcher waits for it over IPC).
- */
-export async function runForeground(opts: DevClusterOptions, onReady: (state: ClusterState) => void): Promise<void> {
-  const existing = runningCluster(opts.stateDir);
-  if (existing) throw new Error(`a dev cluster already runs from ${opts.stateDir} (pid ${existing.pid}, ${existing.server}); stop it with: berth dev-cluster down`);
-  const cluster: RunningDevCluster = await startDevCluster(opts);
-  const state: ClusterState = { pid: process.pid, server: cluster.server, clusterId: cluster.clusterId, kubeconfig: cluster.kubeconfigPath, startedAt: new Date().toISOString() };
-  writeFileSync(stateFile(opts.stateDir), JSON.stringify(state, null, 2));
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    process.stderr.write(`dev-cluster: ${signal}, stopping pods and the API server\n`);
-    try {
-      await cluster.stop();
-    } finally {
-      rmSync(stateFile(opts.stateDir), { force: true });
-      process.exit(0);
-    }
-  };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  onReady(state);
-}
-
-/** Starts the cluster as a detached process (node run with nodeFlags) and resolves once its API answers. */
-export async function startBackground(cliPath: string, args: string[], stateDir: string, nodeFlags: string[] = [], timeoutMs = 60_000): Promise<ClusterState> {
+export async function upUpstreamCluster(stateDir: string, opts: UpOptions): Promise<UpstreamState> {
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-  const logPath = join(stateDir, 'server.log');
-  const log = openSync(logPath, 'a');
-  const child = spawn(process.execPath, [...nodeFlags, cliPath, 'dev-cluster', 'up', '--foreground', ...args], {
-    detached: true,
-    stdio: ['ignore', log, log, 'ipc'],
-  });
-  return new Promise<ClusterState>((resolve, reject) => {
-    const timer = setTimeout(() => fail(new Error(`the dev cluster did not answer within ${timeoutMs / 1000} s; see ${logPath}`)), timeoutMs);
-    const fail = (err: Error) => {
-      clearTimeout(timer);
-      child.removeAllListeners();
-      if (child.connected) child.disconnect();
-      reject(err);
-    };
-    child.on('message', (msg: { ready?: ClusterState; error?: string }) => {
-      if (msg.error) return fail(new Error(msg.error));
-      if (!msg.ready) return;
-      clearTimeout(timer);
-      child.removeAllListeners();
-      child.disconnect();
-      child.unref();
-      resolve(msg.ready);
-    });
-    child.on('exit', (code) => {
-      const tail = existsSync(logPath) ? readFileSync(logPath, 'utf8').trim().split('\n').slice(-5).join('\n') : '';
-      fail(new Error(`the dev cluster exited with code ${code} before it was ready; see ${logPath}\n${tail}`));
-    });
-  });
+  const layout = new Layout(stateDir);
+  await stopProcess(layout, 'fault-proxy');
+  await upUpstream(layout, opts);
+  const server = await startFaultProxy(layout, opts);
+  const users = tokenUsers(layout.pki, opts.usersFile ? loadUsersFile(opts.usersFile) : []);
+  const ca = readFileSync(join(layout.pki, 'ca.crt'), 'utf8');
+  writeFileSync(layout.kubeconfig, renderKubeconfig({ clusterName: CLUSTER_NAME, server, caPem: ca, users: [users.admin, ...users.users], currentUser: 'admin' }), { mode: 0o600 });
+  const version = (await apiGet(layout, '/version')).body.gitVersion;
+  const state: UpstreamState = {
+    kind: 'upstream',
+    pid: pidOf(layout, 'fault-proxy')!,
+    server,
+    apiServer: apiServerUrl,
+    clusterId: `bdc-${randomBytes(3).toString('hex')}`,
+    kubeconfig: layout.kubeconfig,
+    startedAt: new Date().toISOString(),
+    version,
+  };
+  writeFileSync(stateFile(stateDir), JSON.stringify(state, null, 2));
+  // the CA at the state folder's top, where a client that trusts the cluster's server certificate finds it
+  writeFileSync(join(stateDir, 'ca.crt'), ca);
+  return state;
 }
 
-/** Stops the cluster's process (it removes its pods) and then sweeps podman for anything a crashed server left. */
-export async function stopCluster(stateDir: string, podman = 'podman', timeoutMs = 60_000): Promise<boolean> {
-  const state = readState(stateDir);
-  if (!state) return false;
-  if (isAlive(state.pid)) {
-    process.kill(state.pid, 'SIGTERM');
-    const deadline = Date.now() + timeoutMs;
-    // The server is not our child, so there is no exit event to await; its pid is checked until it is gone.
-    while (isAlive(state.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    if (isAlive(state.pid)) process.kill(state.pid, 'SIGKILL');
-  }
-  await sweepPodman(podman, state.clusterId);
+export async function downUpstreamCluster(stateDir: string): Promise<boolean> {
+  const layout = new Layout(stateDir);
+  const had = existsSync(stateFile(stateDir)) || existsSync(layout.pids);
+  await stopProcess(layout, 'fault-proxy');
+  await downUpstream(layout);
   rmSync(stateFile(stateDir), { force: true });
-  return true;
-}
-
-export async function sweepPodman(podman: string, clusterId: string): Promise<void> {
-  // podman 4.3's `pod rm` takes no --filter, and infra containers carry no pod labels: list first, then remove
-  const filter = `label=io.berth.dev-cluster=${clusterId}`;
-  const ids = async (args: string[]) => (await run(podman, args).catch(() => ({ stdout: '' }))).stdout.split('\n').filter(Boolean);
-  const pods = await ids(['pod', 'ps', '-q', '--filter', filter]);
-  if (pods.length) await run(podman, ['pod', 'rm', '-f', '-t', '0', ...pods]).catch(() => undefined);
-  const containers = await ids(['ps', '-a', '-q', '--filter', filter]);
-  if (containers.length) await run(podman, ['rm', '-f', '-t', '0', ...containers]).catch(() => undefined);
-}
-
-/** Asks the API whether it is ready, trusting the cluster's own CA. */
-export async function probeReady(stateDir: string, state: ClusterState): Promise<boolean> {
-  const { request } = await import('node:https');
-  const ca = readFileSync(join(stateDir, 'ca.crt'));
-  return new Promise((resolve) => {
-    const req = request(`${state.server}/readyz`, { ca, timeout: 3000 }, (res) => {
-      res.resume();
-      resolve(res.statusCode === 200);
-    });
-    req.on('error', () => resolve(false));
-    req.on('timeout', () => req.destroy());
-    req.end();
-  });
+  return had;
 }

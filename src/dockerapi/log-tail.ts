@@ -27,8 +27,9 @@ export function windowStart(mergedTail: string | Buffer, tail: number): bigint |
 
 /**
  * Records in a log read with timestamps: a line each, and a long line one per MESSAGE_BYTES of it (containerd's
- * partial entries). The TypeScript cluster stamps each further record where it begins, inside the line; a kubelet
- * stamps only the line's first, so there the rest are counted by length.
+ * partial entries). A server that stamps each further record where it begins, inside the line (as berth's retired
+ * TypeScript cluster did), is read by those stamps; a kubelet stamps only the line's first, so there the rest are
+ * counted by length.
  */
 function recordCount(text: Buffer): number {
   let count = 0;

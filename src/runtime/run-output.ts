@@ -141,8 +141,8 @@ async function attachStdin(r: RunStreams): Promise<StreamSession | undefined> {
     // It ended between Running and the attach without its stdin, which no attach had opened yet (a read would
     // have waited for one): it did not read it, as a docker run whose command exits without reading. Its log and
     // exit code are the run's. Not for a warm pod, whose process was started before this call. The refusal says
-    // so in the server's words (a kubelet: 500 "container main not found"; the TypeScript cluster: 400 "completed
-    // pod"), so the pod's own end, reported by the watch, decides.
+    // so in the server's words (a kubelet: 500 "container main not found"; other servers: 400 "completed pod"), so
+    // the pod's own end, reported by the watch, decides.
     if (!r.warm && err instanceof KubeError && (await endsSoon(r.ended))) {
       r.trace('the container ended before its stdin was attached: it did not read it');
       return undefined;

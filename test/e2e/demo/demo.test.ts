@@ -1,5 +1,6 @@
 // The first command the README gives a new user, `bash scripts/demo.sh`, run as that user would run it: it must
-// show each of berth's main jobs working and leave nothing behind (its dev cluster, its shim agent, berth serve).
+// show each of berth's main jobs working on the dev cluster (upstream Kubernetes) and leave nothing behind: its
+// cluster, its shim agent, berth serve.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -19,11 +20,12 @@ test('scripts/demo.sh shows pods, a KRM function and the docker CLI working, the
     assert.match(r.stdout, /served from a pod/, 'port-forward reached the server');
     assert.match(r.stdout, /owner: team-shop/, 'the KRM function ran through the shim');
     assert.match(r.stdout, /hello from \w+, a pod/, 'docker run through berth serve');
+    assert.match(r.stdout, /dev cluster \(Kubernetes v1\.36\.\d+\) running at https:\/\/127\.0\.0\.1:\d+/, 'the upstream cluster started');
+    assert.doesNotMatch(r.stdout, /this first run builds it/, 'a machine that built the cluster is not told it will build');
     const state = /kubeconfig: (\S+)\/kubeconfig/.exec(r.stdout)?.[1];
-    const pid = Number(/dev cluster running at \S+ \(pid (\d+)\)/.exec(r.stdout)?.[1]);
-    assert.ok(state && pid, r.stdout);
+    assert.ok(state, r.stdout);
     assert.equal(existsSync(state), false, 'the state folder is removed');
-    assert.throws(() => process.kill(pid, 0), 'the dev cluster server is stopped');
+    // the cluster's processes, mounts, links and chains: the harness compares the machine before and after this file
     // the demo's own shim agent (its socket is in the state folder) and berth serve are gone too
     const left = await runCommand('pgrep', ['-af', state]);
     assert.equal(left.stdout.trim(), '', 'no process of the demo is left');

@@ -1,5 +1,5 @@
 // What every end-to-end test needs: the dev cluster the runner started, its kubeconfig, and the real clients.
-import { execFile, spawn, type SpawnOptions } from 'node:child_process';
+import { spawn, type SpawnOptions } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
@@ -17,23 +17,16 @@ export function stateDir(): string {
   return dir;
 }
 
-/** the suite runs on upstream Kubernetes (stock or with split log streams), not on the TypeScript dev cluster */
-export const onUpstream = (): boolean => (process.env.BERTH_E2E_CLUSTER ?? '').startsWith('upstream');
-
 /**
- * the cluster serves a container's stdout and stderr apart in pods/log (PodLogsQuerySplitStreams): the TypeScript
- * cluster always does, upstream Kubernetes only with the alpha gate on (a stock cluster does not)
+ * the cluster serves a container's stdout and stderr apart in pods/log (PodLogsQuerySplitStreams): only with the alpha
+ * gate on, which the harness's upstream-split phase turns on (a stock cluster does not)
  */
-export const servesSplitLogs = (): boolean => process.env.BERTH_E2E_CLUSTER !== 'upstream';
+export const servesSplitLogs = (): boolean => process.env.BERTH_E2E_CLUSTER === 'upstream-split';
 
 export const kubeconfigPath = () => join(stateDir(), 'kubeconfig');
 
-/**
- * Puts images tagged in podman during a test into the cluster's node, as `kind load` does: the TypeScript cluster's
- * node reads podman's store itself, the upstream node has containerd's own.
- */
+/** Puts images tagged in podman during a test into the cluster's node (containerd's store), as `kind load` does. */
 export async function loadIntoNode(...images: string[]): Promise<void> {
-  if (!onUpstream()) return;
   const r = await runCommand(process.execPath, [berthCli, 'dev-cluster', 'load', '--state-dir', stateDir(), ...images], { timeoutMs: 180_000 });
   if (r.code !== 0) throw new Error(`berth dev-cluster load ${images.join(' ')}: ${r.stderr}`);
 }
@@ -103,12 +96,6 @@ export async function freshNamespace(prefix: string): Promise<string> {
 
 export async function deleteNamespace(name: string): Promise<void> {
   await kubectl(['delete', 'namespace', name, '--wait=true', '--timeout=60s']);
-}
-
-export function podmanIds(filter: string): Promise<string[]> {
-  return new Promise((resolve) =>
-    execFile('podman', ['ps', '-a', '-q', '--filter', filter], (err, out) => resolve(err ? [] : out.split('\n').filter(Boolean))),
-  );
 }
 
 export function readClusterState(): { clusterId: string; server: string; pid: number } {

@@ -1,13 +1,13 @@
 // Runs the end-to-end suite: for each cluster kind, starts one dev cluster (through berth's CLI, as a user would),
-// runs the test files that belong to it (suites.ts), stops it, and fails if anything of the cluster is left.
-//   node dist/test/e2e/harness/run.js [--cluster upstream|upstream-split|typescript] [test files...]
+// runs the test files that belong to it (suites.ts), stops it, and fails if anything of the cluster is left. Files that
+// start a cluster of their own run last, with the same check of what they leave.
+//   node dist/test/e2e/harness/run.js [--cluster upstream|upstream-split|own] [test files...]
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { berthCli, repoRoot } from './cluster.js';
 import { clustersOf, RUNS_ALONE, type ClusterKind } from './suites.js';
-import { typescriptLeftovers } from './typescript-leftovers.js';
 import { leftovers, machineSnapshot } from './machine-snapshot.js';
 
 const e2eRoot = join(repoRoot, 'dist/test/e2e');
@@ -24,37 +24,45 @@ function testFiles(dir: string): string[] {
 const folderOf = (file: string) => relative(e2eRoot, file).split('/')[0]!;
 const runsOn = (file: string, kind: ClusterKind) => clustersOf(relative(e2eRoot, file)).includes(kind);
 
-/** small enough that a test can push an old resourceVersion out of the history (410 Expired) */
-const WATCH_HISTORY = 500;
 const usersFile = join(repoRoot, 'test/e2e/fixtures/users.yaml');
 const IMAGES = ['localhost/berth/busybox:1', 'localhost/berth/node:24', 'localhost/berth/test-resource:1', 'localhost/berth/berth:dev', 'localhost/berth/berth-tools:dev',
   ...['set-annotations', 'generate-configmap', 'require-label', 'exit42', 'chatty', 'echo', 'probe', 'sleep'].map((f) => `localhost/berth/krm-${f}:1`)];
 
 function upArgs(kind: ClusterKind, stateDir: string): string[] {
-  const common = ['dev-cluster', 'up', '--state-dir', stateDir, '--users', usersFile];
-  if (kind === 'typescript') return [...common, '--watch-history', String(WATCH_HISTORY)];
   const present = IMAGES.filter((i) => spawnSync('podman', ['image', 'exists', i]).status === 0);
-  return [...common, '--upstream', ...(kind === 'upstream-split' ? ['--split-log-streams'] : []), '--load', ...present];
+  return ['dev-cluster', 'up', '--state-dir', stateDir, '--users', usersFile, ...(kind === 'upstream-split' ? ['--split-log-streams'] : []), '--load', ...present];
 }
 
 /** the cluster's kubectl first on PATH: kubectl of the server's version, as a user of that cluster has */
-function pathWithKubectl(kind: ClusterKind, stateDir: string): string {
-  if (kind === 'typescript') return process.env.PATH ?? '';
+function pathWithKubectl(stateDir: string): string {
   const bin = join(stateDir, 'bin');
   mkdirSync(bin, { recursive: true });
-  const kubectl = spawnSync(process.execPath, ['-e', "import('" + join(repoRoot, 'dist/src/devcluster/upstream/layout.js') + "').then(m => console.log(new m.Layout('/').bin('kubernetes', 'kubectl')))"], { encoding: 'utf8' }).stdout.trim();
+  const kubectl = spawnSync(process.execPath, ['-e', "import('" + join(repoRoot, 'dist/src/devcluster/layout.js') + "').then(m => console.log(new m.Layout('/').bin('kubernetes', 'kubectl')))"], { encoding: 'utf8' }).stdout.trim();
   symlinkSync(kubectl, join(bin, 'kubectl'));
   return `${bin}:${process.env.PATH ?? ''}`;
 }
 
+/** Runs files that start their own cluster (the demo), checking that the machine is left as it was. */
+async function runOwnClusterPhase(files: string[]): Promise<number> {
+  const before = machineSnapshot();
+  console.log(`e2e: files that start a cluster of their own: ${files.length} (${[...new Set(files.map(folderOf))].join(', ')})`);
+  let status = await runTests(files, { BERTH_HELPER_IMAGE: 'localhost/berth/busybox:1', ...process.env, BERTH_E2E_CLUSTER: 'own' }, 1);
+  const left = leftovers(before, machineSnapshot());
+  if (left.length) {
+    console.error(`e2e: these files left things of their clusters behind:\n  ${left.join('\n  ')}`);
+    status = 1;
+  }
+  return status;
+}
+
 async function runPhase(kind: ClusterKind, files: string[]): Promise<number> {
+  if (kind === 'own') return runOwnClusterPhase(files);
   const started = Date.now();
   const stateDir = mkdtempSync(join(tmpdir(), `berth-e2e-${kind}-`));
   // the clusters pull from no registry: berth's helper containers (file copies, the --network none gate) use the
   // test busybox, as the README tells a dev-cluster user to set it
-  const env = { BERTH_HELPER_IMAGE: 'localhost/berth/busybox:1', ...process.env, BERTH_E2E_STATE_DIR: stateDir, BERTH_E2E_CLUSTER: kind, BERTH_E2E_WATCH_HISTORY: String(WATCH_HISTORY), PATH: pathWithKubectl(kind, stateDir) };
-  const upstream = kind !== 'typescript';
-  const before = upstream ? machineSnapshot() : undefined;
+  const env = { BERTH_HELPER_IMAGE: 'localhost/berth/busybox:1', ...process.env, BERTH_E2E_STATE_DIR: stateDir, BERTH_E2E_CLUSTER: kind, PATH: pathWithKubectl(stateDir) };
+  const before = machineSnapshot();
   console.log(`e2e: ${kind} cluster: ${files.length} test files (${[...new Set(files.map(folderOf))].join(', ')})`);
   const up = spawnSync(process.execPath, [berthCli, ...upArgs(kind, stateDir)], { stdio: 'inherit', env });
   if (up.status !== 0) {
@@ -76,15 +84,14 @@ async function runPhase(kind: ClusterKind, files: string[]): Promise<number> {
     status = shared.length ? await runTests(shared, env, concurrency) : 0;
     if (alone.length && !interrupted) status = (await runTests(alone, env, 1)) || status;
   } finally {
-    const state = kind === 'typescript' ? typescriptLeftovers.read(stateDir) : undefined;
     spawnSync(process.execPath, [berthCli, 'dev-cluster', 'down', '--state-dir', stateDir], { stdio: 'inherit', env });
-    leftBehind.push(...(upstream ? leftovers(before!, machineSnapshot()) : typescriptLeftovers.check(state!)));
+    leftBehind.push(...leftovers(before, machineSnapshot()));
   }
   if (leftBehind.length) {
     console.error(`e2e: the ${kind} dev cluster left things behind:\n  ${leftBehind.join('\n  ')}`);
     status = 1;
   } else {
-    console.log(`e2e: after \`berth dev-cluster down\` nothing of the ${kind} cluster remains (processes, mounts, links, iptables chains, cgroups, folders${kind === 'typescript' ? ', podman containers' : ''})`);
+    console.log(`e2e: after \`berth dev-cluster down\` nothing of the ${kind} cluster remains (processes, mounts, links, iptables chains, cgroups, folders)`);
   }
   console.log(`e2e: ${kind} phase took ${((Date.now() - started) / 1000).toFixed(0)} s`);
   rmSync(stateDir, { recursive: true, force: true });
@@ -122,7 +129,7 @@ const files = args.length ? args.map((f) => resolve(f)) : testFiles(e2eRoot);
 let status = 0;
 // the last lines of a long run say which phase failed, so a reader of its tail need not search the log
 const verdicts: string[] = [];
-for (const kind of ['upstream', 'upstream-split', 'typescript'] as const) {
+for (const kind of ['upstream', 'upstream-split', 'own'] as const) {
   if (onlyKind && onlyKind !== kind) continue;
   if (interrupted) break;
   const mine = onlyKind ? files : files.filter((f) => runsOn(f, kind));

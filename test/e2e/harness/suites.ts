@@ -2,9 +2,9 @@
 // stock feature gates is what users run, so the suites run there. Files whose subject is how output reaches the
 // caller run a second time with the alpha gate PodLogsQuerySplitStreams on, under which berth reads stdout and
 // stderr apart from the log (its exact path). The files that hold berth to separate streams (berth serve's suite,
-// some of berth task's) run with the gate only: SPLIT_ONLY says why for each. Only the TypeScript server's own
-// tests, and the demo that starts a TypeScript cluster of its own, stay on that cluster.
-export type ClusterKind = 'upstream' | 'upstream-split' | 'typescript';
+// some of berth task's) run with the gate only: SPLIT_ONLY says why for each. The demo starts a cluster of its own, as
+// a new user's first command does: it runs last, with no cluster of the harness's up (a machine runs one).
+export type ClusterKind = 'upstream' | 'upstream-split' | 'own';
 
 /** folders of test/e2e, each with every file in it */
 const STOCK_FOLDERS = ['upstream', 'readme', 'shim', 'catalog', 'task', 'incluster', 'reliability'];
@@ -31,9 +31,9 @@ export const ALSO_SPLIT: Record<string, string> = {
   'task/log-rotation.test.js': "a task's stdout and stderr apart, every line once while the kubelet rotates the log",
 };
 
-export const TYPESCRIPT_ONLY: Record<string, string> = {
-  devcluster: "the TypeScript API server's own tests",
-  demo: "scripts/demo.sh starts a TypeScript dev cluster of its own (a machine runs one upstream cluster: the harness's)",
+/** folders whose files start and stop a dev cluster of their own, and why */
+export const OWN_CLUSTER: Record<string, string> = {
+  demo: 'scripts/demo.sh starts a dev cluster as a new user does, and takes it down again',
 };
 
 /**
@@ -57,6 +57,7 @@ export function clustersOf(file: string): ClusterKind[] {
   const folder = file.split('/')[0]!;
   if (ALSO_STOCK.includes(file)) return ['upstream', 'upstream-split'];
   if (folder in SPLIT_ONLY || file in SPLIT_ONLY) return ['upstream-split'];
-  if (!STOCK_FOLDERS.includes(folder)) return ['typescript'];
+  if (folder in OWN_CLUSTER) return ['own'];
+  if (!STOCK_FOLDERS.includes(folder)) throw new Error(`test/e2e/${file}: its folder is in no suite of test/e2e/harness/suites.ts`);
   return file in ALSO_SPLIT ? ['upstream', 'upstream-split'] : ['upstream'];
 }

@@ -75,7 +75,7 @@ function userEnv(): NodeJS.ProcessEnv {
 
 test('every readme-test block of README.md runs as written on the dev cluster', { timeout: RUN_LIMIT_MS + 5_000 }, async () => {
   const blocks = readmeBlocks(readFileSync(path.join(repoRoot, 'README.md'), 'utf8'));
-  assert.deepEqual(blocks.map((b) => b.name), ['install', 'shim', 'catalog', 'serve', 'task', 'upstream'], 'the README sections the test covers');
+  assert.deepEqual(blocks.map((b) => b.name), ['install', 'shim', 'catalog', 'serve', 'task', 'dev-cluster'], 'the README sections the test covers');
   const commands = substitute(blocks.flatMap((b) => b.commands), SUBSTITUTIONS);
   const started = Date.now();
   const ran = await runDocumented(commands, { cwd: work, env: userEnv(), scriptDir: home, timeoutMs: RUN_LIMIT_MS });

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { berthCli, onUpstream, runCommand } from '../harness/cluster.js';
+import { berthCli, runCommand } from '../harness/cluster.js';
 import { setUpShim, tempTree, type ShimEnv } from '../shim/shim-env.js';
 import { hashTree } from '../../unit/krm/package-tree.js';
 import { FAULT_CASES, judge, Tally, underFaults, type RunOutcome } from './fault-kit.js';
@@ -16,7 +16,7 @@ import { FAULT_CASES, judge, Tally, underFaults, type RunOutcome } from './fault
 const RUNS = Number(process.env.BERTH_FAULT_RUNS ?? 3);
 // a render of two functions, each a pod (and on upstream Kubernetes an isolation gate) started in a second or more,
 // with every stream retried under the fault: past this it counts as hung
-const RUN_LIMIT_MS = onUpstream() ? 60_000 : 25_000;
+const RUN_LIMIT_MS = 60_000;
 /** What `berth fn` exits with when it reports a failure (a function's own non-zero code aside). */
 const BERTH_FAILURE_CODES = [1];
 

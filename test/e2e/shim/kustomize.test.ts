@@ -6,7 +6,6 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
 import YAML from 'yaml';
 import { bothRuntimes, setUpShim, tempTree, type ShimEnv } from './shim-env.js';
-import { onUpstream } from '../harness/cluster.js';
 
 const fn = (image: string, extra = '') => `config.kubernetes.io/function: |\n      container:\n        image: localhost/berth/krm-${image}:1${extra}`;
 const SERVICE = `apiVersion: v1\nkind: Service\nmetadata:\n  name: cart\n  labels: {team: shop}\nspec:\n  ports: [{port: 80}]\n`;
@@ -27,9 +26,10 @@ const PIPELINE = {
 let shim: ShimEnv;
 let server: Server;
 let port = 0;
-const gateway = '10.88.0.1';
-/** where a host-network function finds this machine: loopback on a real node; the TypeScript cluster gives such pods the pod network */
-const hostFromHostNetwork = onUpstream() ? '127.0.0.1' : gateway;
+/** the node's address on the pod bridge: a pod with a network reaches this machine there, one without it does not */
+const nodeAddress = '10.244.0.1';
+/** where a host-network function finds this machine: loopback, as the node is this machine */
+const hostFromHostNetwork = '127.0.0.1';
 
 before(async () => {
   shim = await setUpShim('shim-kustomize');
@@ -111,7 +111,7 @@ function probeResult(stdout: string): Record<string, string> {
 test('sandbox: no network, user nobody, read-only mount, declared env (the --mount/--env defaults)', async () => {
   const tree = probeTree(
     '\n        mounts: [{type: bind, src: ./files, dst: /files}]\n        envs: [REGION=eu, SECRET_TOKEN]',
-    `{file: /files/greeting.txt, connect: "${gateway}:${port}", env: "REGION,SECRET_TOKEN,DEBUG"}`,
+    `{file: /files/greeting.txt, connect: "${nodeAddress}:${port}", env: "REGION,SECRET_TOKEN,DEBUG"}`,
   );
   try {
     const args = ['kustomize', '--enable-alpha-plugins', '-e', 'DEBUG=1', tree.dir];

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { berthCli, BUSYBOX } from '../harness/cluster.js';
+import { berthCli, BUSYBOX, kubectl } from '../harness/cluster.js';
 import { eventually } from '../../util/eventually.js';
 import { setUpCaches, type CachesEnv } from './caches-env.js';
 import { runCommand } from './task-env.js';
@@ -39,10 +39,17 @@ describe('berth task caches: plans, use, expiry', () => {
   it('caches rm refuses a cache in use by a running task and deletes nothing', async () => {
     const child = spawn(process.execPath, [berthCli, 'task', 'run', '-c', c.taskA, '--image', BUSYBOX], { env: c.t.env({ LINE: 'busy', SLEEP: '600' }), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
+    let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
     try {
-      await eventually('the task prints its cache', () => stdout.includes('busy\n'), { timeoutMs: 60_000 });
+      // the task's first run: its claim is provisioned first. Once seen to take over 60 s: the failure says where
+      // the task stood
+      await eventually('the task prints its cache', () => stdout.includes('busy\n'), { timeoutMs: 120_000 }).catch(async (err: Error) => {
+        const cluster = await kubectl(['get', 'pvc,pods', '-n', c.t.namespace, '-o', 'wide']);
+        throw new Error(`${err.message}\ntask stderr: ${stderr}\n${cluster.stdout}${cluster.stderr}`);
+      });
       const refused = await c.caches(['rm', '--all']);
       assert.equal(refused.code, 1);
       assert.match(refused.stderr, /the cache cache of .*a\/task\.yml \(claim .*\) is in use by pod task-[0-9a-f]{8}: nothing was deleted/);

@@ -29,9 +29,12 @@ test('up after every process of the cluster was killed: the cluster comes back a
   const down = await kubectl(['get', 'nodes'], { timeoutMs: 20_000 });
   assert.notEqual(down.code, 0, 'the cluster still answered with every process killed');
 
-  const up = await runCommand(process.execPath, [berthCli, 'dev-cluster', 'up', '--upstream', '--state-dir', stateDir(), '--users', join(repoRoot, 'test/e2e/fixtures/users.yaml'), '--load', BUSYBOX], { timeoutMs: 300_000 });
+  // a fault switch given to `up` is on from the start (switched off again below, for the files after this one)
+  const up = await runCommand(process.execPath, [berthCli, 'dev-cluster', 'up', '--state-dir', stateDir(), '--users', join(repoRoot, 'test/e2e/fixtures/users.yaml'), '--load', BUSYBOX, '--fault-delay-pod-start', '1500'], { timeoutMs: 300_000 });
   assert.equal(up.code, 0, up.stderr);
   assert.match(up.stdout, /running at https:\/\/127\.0\.0\.1:\d+/);
+  assert.equal(JSON.parse(await kubectlOk(['get', '--raw', '/berth-dev/v1/faults'])).delayPodStartMs, 1500);
+  assert.equal(JSON.parse(await kubectlOk(['replace', '--raw', '/berth-dev/v1/faults', '-f', '-'], { input: '{"delayPodStartMs":0}' })).delayPodStartMs, 0);
   // the admin token and CA are kept: a kubeconfig copied before still works, only the proxy's port may change
   const adminToken = /token: (\S+)/.exec(kubeconfigBefore)?.[1];
   assert.ok(adminToken && readFileSync(join(stateDir(), 'kubeconfig'), 'utf8').includes(adminToken));

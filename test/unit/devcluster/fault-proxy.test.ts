@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { after, before, test } from 'node:test';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
-import { renderKubeconfig } from '../../../src/devcluster/server/kubeconfig.js';
-import { generateCa, issueServerCert } from '../../../src/devcluster/server/tls.js';
-import { noFaults, type Faults } from '../../../src/devcluster/types.js';
-import { startFaultProxy, type RunningFaultProxy } from '../../../src/devcluster/upstream/fault-proxy.js';
+import { renderKubeconfig } from '../../../src/devcluster/kubeconfig.js';
+import { generateCa, issueServerCert } from '../../../src/devcluster/tls.js';
+import { noFaults, type Faults } from '../../../src/devcluster/faults/faults.js';
+import { startFaultProxy, type RunningFaultProxy } from '../../../src/devcluster/faults/fault-proxy.js';
 import { scratchDir } from '../../util/scratch.js';
 
 const ADMIN = 'admin-token-0123456789';

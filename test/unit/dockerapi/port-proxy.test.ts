@@ -14,7 +14,7 @@ import {
   resolvePortMode,
   retrySchedule,
 } from '../../../src/dockerapi/port-proxy.js';
-import { closedPort, startEchoServer } from '../devcluster/streams-harness.js';
+import { closedPort, startEchoServer } from '../../util/tcp.js';
 
 test('backoff doubles from 100 ms, is capped, and the schedule fits the budget', () => {
   assert.deepEqual([0, 1, 2, 3, 4, 5, 6].map((i) => backoffDelay(i, DEFAULT_BACKOFF)), [100, 200, 400, 800, 1600, 2000, 2000]);

@@ -1,5 +1,5 @@
 // Which cluster each end-to-end file runs on: stock upstream Kubernetes for the suites, split log streams for what
-// needs separate stdout and stderr (and, again, for the output paths), the TypeScript cluster for its own tests.
+// needs separate stdout and stderr (and, again, for the output paths), a cluster of its own for the demo.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
@@ -17,7 +17,19 @@ test('the suites run on stock gates; serve and the stream-bound task files with 
   assert.deepEqual(clustersOf('task/resources.test.js'), ['upstream-split']);
   assert.deepEqual(clustersOf('serve/merged-logs.test.js'), ['upstream', 'upstream-split']);
   assert.deepEqual(clustersOf('shim/streams.test.js'), ['upstream', 'upstream-split']);
-  assert.deepEqual(clustersOf('devcluster/kubectl.test.js'), ['typescript']);
+  assert.deepEqual(clustersOf('demo/demo.test.js'), ['own']);
+});
+
+test('a file of a folder no suite names is an error, not a file that silently runs nowhere', () => {
+  assert.throws(() => clustersOf('newface/thing.test.js'), /test\/e2e\/newface\/thing\.test\.js: its folder is in no suite/);
+});
+
+test('every folder of test/e2e belongs to a suite', () => {
+  const folders = readdirSync(e2eSources, { withFileTypes: true }).filter((d) => d.isDirectory() && !['harness', 'fixtures'].includes(d.name));
+  for (const d of folders) {
+    const file = readdirSync(join(e2eSources, d.name)).find((f) => f.endsWith('.test.ts'));
+    if (file) assert.doesNotThrow(() => clustersOf(`${d.name}/${file.replace(/\.ts$/, '.js')}`), d.name);
+  }
 });
 
 test('every file the lists name exists, so a rename cannot move a file to another cluster unnoticed', () => {

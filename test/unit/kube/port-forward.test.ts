@@ -1,39 +1,25 @@
-// berth's port-forward client against the dev cluster's port-forward server (its faults included),
-// and the published-port proxy on top of it: retries that lose no bytes, drops that end one connection.
+// berth's port-forward client against a stand-in for the API server's port-forward (test/util/port-forward-server.ts:
+// the kubelet's channel protocol, with refused upgrades and dropped forwards), and the published-port proxy on top of
+// it: retries that lose no bytes, drops that end one connection.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import type { IncomingMessage } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { after, before, test } from 'node:test';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { handlePortForwardUpgrade } from '../../../src/devcluster/streams/portforward.js';
-import { noFaults } from '../../../src/devcluster/types.js';
 import { KubeError } from '../../../src/kube/errors.js';
 import { openPortForward } from '../../../src/kube/port-forward.js';
 import { PortProxy } from '../../../src/dockerapi/port-proxy.js';
-import { closedPort, startEchoServer, startStubServer, type StubServer, stubKubeConfig } from '../devcluster/streams-harness.js';
+import { startPortForwardServer, type PortForwardServer } from '../../util/port-forward-server.js';
+import { stubKubeConfig } from '../../util/stub-kubeconfig.js';
+import { closedPort, startEchoServer, type EchoServer } from '../../util/tcp.js';
 
-const faults = noFaults();
-let server: StubServer;
-let echo: { port: number; close(): Promise<void> };
-let upgrades = 0;
-
-function connectLoopback(port: number): Promise<Duplex> {
-  return new Promise((resolve, reject) => {
-    const s = net.connect(port, '127.0.0.1');
-    s.once('connect', () => resolve(s));
-    s.once('error', (err) => reject(new Error(`failed to connect to localhost:${port} inside namespace: ${err.message}`)));
-  });
-}
+let server: PortForwardServer;
+let echo: EchoServer;
 
 before(async () => {
   echo = await startEchoServer();
-  server = await startStubServer((req: IncomingMessage, socket, head) => {
-    upgrades++;
-    const ports = new URL(req.url ?? '/', 'http://x').searchParams.getAll('ports').map(Number);
-    handlePortForwardUpgrade(req, socket, head, ports, connectLoopback, faults);
-  });
+  server = await startPortForwardServer();
 });
 after(async () => {
   await server.close();
@@ -76,17 +62,17 @@ test('the pod side closing ends the stream in order, after its last bytes', asyn
   }
 });
 
-test('failPortForwards refuses upgrades with a 500 Status and counts down', async () => {
-  faults.failPortForwards = 2;
+test('a refused upgrade rejects with the 500 Status, and the next one goes through', async () => {
+  server.faults.refuseUpgrades = 2;
   for (let i = 0; i < 2; i++) {
     await assert.rejects(openPortForward(kubeConfig(), 'default', 'p', echo.port), (err: unknown) => {
       assert.ok(err instanceof KubeError);
       assert.equal(err.code, 500);
-      assert.match(err.message, /failPortForwards fault/);
+      assert.match(err.message, /port-forward refused by the stub server/);
       return true;
     });
   }
-  assert.equal(faults.failPortForwards, 0);
+  assert.equal(server.faults.refuseUpgrades, 0);
   const fwd = await openPortForward(kubeConfig(), 'default', 'p', echo.port);
   fwd.destroy();
 });
@@ -97,8 +83,8 @@ test('nothing listening in the pod: the kubelet error ends the stream with its m
   assert.match(r.error?.message ?? '', /error forwarding port \d+ to pod pod-x/);
 });
 
-test('dropStreams cuts a forward mid-connection: the stream fails, it does not end quietly', async () => {
-  faults.dropStreams = 1;
+test('a forward cut mid-connection fails the stream, it does not end quietly', async () => {
+  server.faults.dropForwards = true;
   try {
     const fwd = await openPortForward(kubeConfig(), 'default', 'p', echo.port);
     const got = readAll(fwd);
@@ -107,7 +93,7 @@ test('dropStreams cuts a forward mid-connection: the stream fails, it does not e
     assert.match(r.error?.message ?? '', /port-forward to p:\d+ was dropped/);
     assert.equal(r.data, '');
   } finally {
-    faults.dropStreams = 0;
+    server.faults.dropForwards = false;
   }
 });
 
@@ -139,25 +125,25 @@ test('published port over port-forward: refused upgrades are retried and the cli
   const proxy = new PortProxy({ mode: 'forward', forward: (pod, port) => openPortForward(kubeConfig(), 'default', pod, port), log: (l) => logs.push(l), backoff: { initialMs: 10, maxMs: 50, budgetMs: 3000 } });
   const published = await publish(proxy, echo.port);
   try {
-    faults.failPortForwards = 3;
-    const before = upgrades;
+    server.faults.refuseUpgrades = 3;
+    const before = server.upgrades;
     const r = await ask(published.port, 'first bytes', (d) => d.length >= 11);
     assert.deepEqual(r, { data: 'first bytes', reset: false });
-    assert.equal(faults.failPortForwards, 0);
-    assert.equal(upgrades - before, 4);
+    assert.equal(server.faults.refuseUpgrades, 0);
+    assert.equal(server.upgrades - before, 4);
 
     // a drop resets that connection only; the next one opens a fresh forward
-    faults.dropStreams = 1;
+    server.faults.dropForwards = true;
     const dropped = await ask(published.port, 'x', () => false);
-    faults.dropStreams = 0;
+    server.faults.dropForwards = false;
     assert.equal(dropped.reset, true);
     assert.equal(dropped.data, '');
     assert.deepEqual(await ask(published.port, 'again', (d) => d.length >= 5), { data: 'again', reset: false });
     assert.equal(logs.length, 1, logs.join('\n'));
     assert.match(logs[0]!, /container t: a connection to port \d+ broke: the port-forward to p:\d+ was dropped/);
   } finally {
-    faults.failPortForwards = 0;
-    faults.dropStreams = 0;
+    server.faults.refuseUpgrades = 0;
+    server.faults.dropForwards = false;
     published.close();
   }
 });

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
-import { KubeConfig } from '@kubernetes/client-node';
+import { stubKubeConfig } from '../../util/stub-kubeconfig.js';
 import { WebSocketServer } from 'ws';
 import { openExec } from '../../../src/kube/streams.js';
 import { MAX_STDIN_FRAME } from '../../../src/kube/stdin-pump.js';
@@ -24,13 +24,7 @@ test('a 5 MiB stdin chunk is sent as ordered frames of at most MAX_STDIN_FRAME, 
   });
   await new Promise((resolve) => wss.once('listening', resolve));
   try {
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'c', server: `http://127.0.0.1:${(wss.address() as AddressInfo).port}`, skipTLSVerify: true }],
-      users: [{ name: 'u' }],
-      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-      currentContext: 'x',
-    });
+    const kc = stubKubeConfig(`http://127.0.0.1:${(wss.address() as AddressInfo).port}`);
     const input = Buffer.alloc(5 * 1024 * 1024 + 7);
     for (let i = 0; i < input.length; i++) input[i] = i % 251;
     const stdin = new PassThrough();
