@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { apiGet } from '../devcluster/api-probe.js';
-import { readUpstreamState, upUpstreamCluster } from '../devcluster/control.js';
+import { readClusterState, upCluster } from '../devcluster/control.js';
 import type { Faults } from '../devcluster/faults/faults.js';
 import { Layout, UPSTREAM_SCRIPTS } from '../devcluster/layout.js';
 import { pidOf } from '../devcluster/processes.js';
@@ -77,14 +77,14 @@ export async function upAction(o: UpFlags): Promise<void> {
   const port = Number(o.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be a port number, got "${o.port}"`);
   const layout = new Layout(o.stateDir);
-  const existing = readUpstreamState(o.stateDir);
+  const existing = readClusterState(o.stateDir);
   if (existing && (await clusterAnswers(layout))) {
     process.stdout.write(`dev cluster already running at ${existing.server} (${existing.version})\nkubeconfig: ${existing.kubeconfig}\n`);
     return;
   }
   ensureBuilt(layout);
   const images = [...(podmanHas(HELPER_IMAGE) ? [HELPER_IMAGE] : []), ...(o.load ?? [])];
-  const state = await upUpstreamCluster(o.stateDir, {
+  const state = await upCluster(o.stateDir, {
     usersFile: o.users,
     kubelet: { splitLogStreams: !!o.splitLogStreams, containerLogMaxBytes: o.containerLogMaxSize, containerLogCheckMs: o.containerLogCheckInterval },
     images: [...new Set(images)],

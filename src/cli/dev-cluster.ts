@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import { readUpstreamState, downUpstreamCluster } from '../devcluster/control.js';
+import { downCluster, readClusterState } from '../devcluster/control.js';
 import { runFaultProxy } from '../devcluster/faults/fault-proxy-process.js';
 import { parseFaults } from '../devcluster/faults/fault-switches.js';
 import { KUBELET_LOG_ROTATION } from '../devcluster/faults/faults.js';
@@ -90,7 +90,7 @@ function downCommand(): Command {
     .action(async (o: { stateDir: string; podman?: string }) => {
       const problem = retiredOptionProblem(o);
       if (problem) throw new Error(problem);
-      process.stdout.write((await downUpstreamCluster(o.stateDir)) ? 'dev cluster stopped\n' : `no dev cluster ran from ${o.stateDir}\n`);
+      process.stdout.write((await downCluster(o.stateDir)) ? 'dev cluster stopped\n' : `no dev cluster ran from ${o.stateDir}\n`);
     });
 }
 
@@ -100,7 +100,7 @@ function statusCommand(): Command {
     .addOption(stateDirOption())
     .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
     .action(async (o: { stateDir: string; output: string }) => {
-      const state = readUpstreamState(o.stateDir);
+      const state = readClusterState(o.stateDir);
       const running = !!state && (await clusterAnswers(new Layout(o.stateDir)));
       if (o.output === 'json') process.stdout.write(JSON.stringify({ running, ...(state ?? {}) }, null, 2) + '\n');
       else if (running && state) process.stdout.write(`running at ${state.server} (Kubernetes ${state.version}, since ${state.startedAt})\nkubeconfig: ${state.kubeconfig}\n`);
@@ -146,7 +146,7 @@ function loadCommand(): Command {
     .addOption(stateDirOption())
     .action(async (images: string[], o: { stateDir: string }) => {
       const layout = new Layout(o.stateDir);
-      if (!readUpstreamState(o.stateDir) || pidOf(layout, 'containerd') === undefined) {
+      if (!readClusterState(o.stateDir) || pidOf(layout, 'containerd') === undefined) {
         throw new Error(`no dev cluster runs from ${o.stateDir}; start one with: berth dev-cluster up`);
       }
       await loadImages(layout, images);

@@ -18,7 +18,7 @@ import { ensurePki } from './pki.js';
 import { pidOf, startProcess, stopProcess, waitUntil } from './processes.js';
 import { setPodStartDelay, writeRuncWrapper } from './faults/runc-delay.js';
 
-export interface UpstreamOptions {
+export interface PartsOptions {
   usersFile?: string;
   kubelet: KubeletOptions;
   /** images (in podman) put into the node before `up` returns */
@@ -36,7 +36,7 @@ function kubectlApply(layout: Layout, yaml: string): void {
   if (r.status !== 0) throw new Error(`dev-cluster: applying the cluster's own objects failed:\n${r.stderr}`);
 }
 
-async function startControlPlane(layout: Layout, opts: UpstreamOptions, users: UserSpec[]): Promise<void> {
+async function startControlPlane(layout: Layout, opts: PartsOptions, users: UserSpec[]): Promise<void> {
   startProcess(layout, 'etcd', etcdArgs(layout));
   await waitUntil(layout, 'etcd', 'etcd answering on 127.0.0.1:2379', async () => (await fetch('http://127.0.0.1:2379/health')).ok, 30_000);
   opts.progress('etcd ready');
@@ -48,7 +48,7 @@ async function startControlPlane(layout: Layout, opts: UpstreamOptions, users: U
   startProcess(layout, 'kube-scheduler', schedulerArgs(layout));
 }
 
-async function startNode(layout: Layout, opts: UpstreamOptions): Promise<void> {
+async function startNode(layout: Layout, opts: PartsOptions): Promise<void> {
   writeRuncWrapper();
   setPodStartDelay(0);
   const containerd = startProcess(layout, 'containerd', containerdArgs(layout));
@@ -63,18 +63,18 @@ async function startNode(layout: Layout, opts: UpstreamOptions): Promise<void> {
   opts.progress(`node ${NET.nodeName} Ready`);
 }
 
-function startAddons(layout: Layout, opts: UpstreamOptions): void {
+function startAddons(layout: Layout, opts: PartsOptions): void {
   startProcess(layout, 'kube-proxy', kubeProxyArgs(layout));
   startProcess(layout, 'coredns', corednsArgs(layout));
   startProcess(layout, 'kube-router', kubeRouterArgs(layout));
   startProcess(layout, 'local-path-provisioner', localPathArgs(layout, opts.helperImage));
 }
 
-export async function upUpstream(layout: Layout, opts: UpstreamOptions): Promise<void> {
+export async function startParts(layout: Layout, opts: PartsOptions): Promise<void> {
   const users = opts.usersFile ? loadUsersFile(opts.usersFile) : [];
   const other = otherOwner(layout);
-  if (other) throw new Error(`dev-cluster: an upstream cluster of ${other} runs on this machine (one per machine: the bridge, ports and cgroups are the machine's); stop it first: berth dev-cluster down --state-dir ${other}`);
-  await downUpstream(layout);
+  if (other) throw new Error(`dev-cluster: the dev cluster of ${other} runs on this machine (one per machine: the bridge, ports and cgroups are the machine's); stop it first: berth dev-cluster down --state-dir ${other}`);
+  await stopParts(layout);
   claimMachine(layout);
   const pki = ensurePki(layout.pki);
   writeConfigFiles(layout, pki, users, opts.kubelet);
@@ -88,7 +88,7 @@ export async function upUpstream(layout: Layout, opts: UpstreamOptions): Promise
 }
 
 /** Stops every part, kills what is left in the node's cgroup and removes the node's state. Idempotent. */
-export async function downUpstream(layout: Layout): Promise<void> {
+export async function stopParts(layout: Layout): Promise<void> {
   // another state dir's cluster is not this one's to take down: only this dir's own processes stop
   const other = otherOwner(layout);
   for (const part of [...PARTS].reverse()) await stopProcess(layout, part, part === 'kubelet' || part === 'containerd' ? 5_000 : 10_000);

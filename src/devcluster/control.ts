@@ -6,13 +6,13 @@ import { join } from 'node:path';
 import { CLUSTER_NAME, renderKubeconfig } from './kubeconfig.js';
 import { loadUsersFile } from './users-file.js';
 import { apiGet, apiServerUrl } from './api-probe.js';
-import { downUpstream, upUpstream, type UpstreamOptions } from './cluster.js';
+import { startParts, stopParts, type PartsOptions } from './cluster.js';
 import { tokenUsers } from './identities.js';
 import type { Faults } from './faults/faults.js';
 import { Layout } from './layout.js';
 import { pidOf, startProcess, stopProcess, waitUntil } from './processes.js';
 
-export interface UpstreamState {
+export interface ClusterState {
   kind: 'upstream';
   /** the fault proxy's pid: the process a client's kubeconfig depends on */
   pid: number;
@@ -26,7 +26,7 @@ export interface UpstreamState {
 
 const stateFile = (stateDir: string) => join(stateDir, 'state.json');
 
-export function readUpstreamState(stateDir: string): UpstreamState | undefined {
+export function readClusterState(stateDir: string): ClusterState | undefined {
   try {
     const s = JSON.parse(readFileSync(stateFile(stateDir), 'utf8'));
     return s.kind === 'upstream' ? s : undefined;
@@ -35,7 +35,7 @@ export function readUpstreamState(stateDir: string): UpstreamState | undefined {
   }
 }
 
-export interface UpOptions extends UpstreamOptions {
+export interface UpOptions extends PartsOptions {
   proxyHost: string;
   proxyPort: number;
   /** argv that runs `berth dev-cluster fault-proxy` (the CLI knows where berth is) */
@@ -53,17 +53,17 @@ async function startFaultProxy(layout: Layout, opts: UpOptions): Promise<string>
   return `https://${host}:${readFileSync(portFile, 'utf8').trim()}`;
 }
 
-export async function upUpstreamCluster(stateDir: string, opts: UpOptions): Promise<UpstreamState> {
+export async function upCluster(stateDir: string, opts: UpOptions): Promise<ClusterState> {
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   const layout = new Layout(stateDir);
   await stopProcess(layout, 'fault-proxy');
-  await upUpstream(layout, opts);
+  await startParts(layout, opts);
   const server = await startFaultProxy(layout, opts);
   const users = tokenUsers(layout.pki, opts.usersFile ? loadUsersFile(opts.usersFile) : []);
   const ca = readFileSync(join(layout.pki, 'ca.crt'), 'utf8');
   writeFileSync(layout.kubeconfig, renderKubeconfig({ clusterName: CLUSTER_NAME, server, caPem: ca, users: [users.admin, ...users.users], currentUser: 'admin' }), { mode: 0o600 });
   const version = (await apiGet(layout, '/version')).body.gitVersion;
-  const state: UpstreamState = {
+  const state: ClusterState = {
     kind: 'upstream',
     pid: pidOf(layout, 'fault-proxy')!,
     server,
@@ -79,11 +79,11 @@ export async function upUpstreamCluster(stateDir: string, opts: UpOptions): Prom
   return state;
 }
 
-export async function downUpstreamCluster(stateDir: string): Promise<boolean> {
+export async function downCluster(stateDir: string): Promise<boolean> {
   const layout = new Layout(stateDir);
   const had = existsSync(stateFile(stateDir)) || existsSync(layout.pids);
   await stopProcess(layout, 'fault-proxy');
-  await downUpstream(layout);
+  await stopParts(layout);
   rmSync(stateFile(stateDir), { force: true });
   return had;
 }

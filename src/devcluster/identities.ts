@@ -1,4 +1,4 @@
-// Who talks to the upstream API server: the cluster's own parts and berth's token users (admin plus the users
+// Who talks to kube-apiserver: the cluster's own parts and berth's token users (admin plus the users
 // file), written as kube-apiserver's token file and as kubeconfigs. RBAC, not this file, decides what each may do.
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
