@@ -135,6 +135,19 @@ test('a berth restarted with the same instance takes the containers over from th
   await until('exit seen by the new berth', () => taken.status === 'exited');
 });
 
+test('a host-network container taken over by a berth without --allow-privileged is removed, its record gone', async () => {
+  const cluster = new FakeCluster();
+  const first = engineOn(cluster, { allowPrivileged: true });
+  const c = await create(first, 'hostnet', { Cmd: ['sleep', '60'], HostConfig: { NetworkMode: 'host' } });
+  await first.start('hostnet');
+  assert.equal(cluster.pod(c.podName!).spec?.hostNetwork, true);
+  const second = engineOn(cluster);
+  assert.equal(await second.recover(), 1);
+  await second.remove('hostnet', true);
+  assert.equal(second.containers.size, 0, 'the record is gone');
+  assert.equal(cluster.pods.size, 0, 'its pod is gone');
+});
+
 test('a rename and network changes after the start reach the pod: a berth taking the container over sees them', async () => {
   const cluster = new FakeCluster();
   const first = engineOn(cluster);
