@@ -1,18 +1,16 @@
 /**
- * The pods of a Docker container: its run pod (everything create asked for, laid on the pod template and
- * the operator's settings) and its peek pod (the same image and settings kept alive by `sleep`, to read
+ * The pods of a Docker container: its run pod (everything create planned, create-plan.ts, laid on the pod
+ * template and the operator's settings in one go) and its peek pod (the same image and settings kept alive by `sleep`, to read
  * the files of a container never started). Pure: planning touches no cluster.
  */
-import { LABEL_CONTAINER_ID, planSandboxPod, sandboxPodName, type SandboxVolume } from '../runtime/sandbox-plan.js';
-import { podSettingsFrom } from '../runtime/sandbox-settings.js';
+import { planSandboxPod, sandboxPodName, type SandboxVolume } from '../runtime/sandbox-plan.js';
 import type { PodTemplateSource } from '../runtime/workload.js';
 import { podUser } from './image-merge.js';
 import { LABEL_PEEK } from './peek.js';
 import { tryNormalizeImage } from './image-ref.js';
-import { addFileFeed } from './file-feed.js';
+import { fileFeedParts } from './file-feed.js';
 import { isolationGate } from '../runtime/isolation-gate.js';
 import { DOCKER_DEFAULT_CAPABILITIES } from './capabilities.js';
-import type { HostConfigPlan, PodDns } from './host-config.js';
 import type { ContainerRecord } from './model.js';
 import type { Pod } from './cluster.js';
 import { platformSelector } from './platform.js';
@@ -21,19 +19,17 @@ export interface PodContext {
   namespace: string;
   owner: string;
   ttlSeconds: number;
-  /** Operator's `berth.dev/…` settings (from flags); a container's labels of the same key win. */
-  podDefaults?: Record<string, string>;
   /** Given back after dropping ALL (the operator's --capabilities); default Docker's set. */
   capabilities?: readonly string[];
 }
 
-/** What the engine knows at start beyond the container record. */
+/** What the engine knows at start beyond the container record and its plan. */
 export interface RunPodInputs {
   podName: string;
+  /** The plan's volumes with their claims, and the anonymous ones. */
   volumes: SandboxVolume[];
   ports: number[];
   hostAliases: Array<{ ip: string; hostnames: string[] }>;
-  hostConfig: HostConfigPlan;
   template: PodTemplateSource | undefined;
   /** The annotation a restarted berth recovers the container from. */
   record: string;
@@ -53,21 +49,22 @@ function podImage(image: string): string {
   return tryNormalizeImage(image) ?? image;
 }
 
-export function runPodName(c: ContainerRecord, generation: number, ctx: PodContext): string {
-  return sandboxPodName(c.name, `${c.id.slice(0, 12)}-${generation}`, podSettingsFrom(ctx.podDefaults, c.body.Labels).namePrefix);
+export function runPodName(c: ContainerRecord, generation: number): string {
+  return sandboxPodName(c.name, `${c.id.slice(0, 12)}-${generation}`, c.plan.settings.namePrefix);
 }
 
-export function peekPodName(c: ContainerRecord, n: number, ctx: PodContext): string {
-  return sandboxPodName(c.name, `${c.id.slice(0, 12)}-peek${n}`, podSettingsFrom(ctx.podDefaults, c.body.Labels).namePrefix);
+export function peekPodName(c: ContainerRecord, n: number): string {
+  return sandboxPodName(c.name, `${c.id.slice(0, 12)}-peek${n}`, c.plan.settings.namePrefix);
 }
 
+/** The container's pod of this run, laid from its plan in one go. */
 export function planRunPod(c: ContainerRecord, inputs: RunPodInputs, ctx: PodContext): Pod {
-  const shortId = c.id.slice(0, 12);
-  const hc = inputs.hostConfig;
-  const pod = planSandboxPod(
+  const hc = c.plan.hostConfig;
+  const feed = inputs.fileFeed && fileFeedParts(inputs.fileFeed.mounts, inputs.fileFeed.helperImage);
+  return planSandboxPod(
     {
       podName: inputs.podName,
-      shortId,
+      shortId: c.id.slice(0, 12),
       image: podImage(c.image),
       entrypoint: c.entrypoint,
       cmd: c.cmd,
@@ -84,43 +81,32 @@ export function planRunPod(c: ContainerRecord, inputs: RunPodInputs, ctx: PodCon
       memory: c.body.HostConfig?.Memory,
       nanoCpus: c.body.HostConfig?.NanoCpus,
       hostAliases: [...inputs.hostAliases, ...hc.extraHosts],
-      waitForFiles: !inputs.fileFeed && c.pendingArchives.length + c.copiedArchives.length > 0,
+      waitForFiles: !feed && c.pendingArchives.length + c.copiedArchives.length > 0,
       capabilities: hc.capabilities,
       privileged: hc.privileged,
       readOnlyRootFilesystem: hc.readOnlyRootFilesystem,
       supplementalGroups: hc.supplementalGroups,
       record: inputs.record,
-      settings: podSettingsFrom(ctx.podDefaults, c.body.Labels),
+      settings: c.plan.settings,
       template: inputs.template,
+      dns: hc.dns,
+      hostNetwork: hc.hostNetwork,
+      hostIPC: hc.hostIPC,
+      ...(c.platform ? { nodeSelector: platformSelector(c.platform) } : {}),
+      initContainers: [...(feed ? [feed.init] : []), ...(inputs.isolationImage ? [isolationGate(inputs.isolationImage)] : [])],
+      ...(feed ? { extraVolumes: [feed.volume], extraMounts: feed.mainMounts } : {}),
     },
     { namespace: ctx.namespace, owner: ctx.owner, now: new Date(), ttlSeconds: ctx.ttlSeconds },
   );
-  if (hc.dns) applyDns(pod, hc.dns);
-  if (hc.hostNetwork) pod.spec!.hostNetwork = true;
-  if (hc.hostIPC) pod.spec!.hostIPC = true;
-  if (c.platform) pod.spec!.nodeSelector = { ...(pod.spec!.nodeSelector ?? {}), ...platformSelector(c.platform) };
-  if (inputs.fileFeed) addFileFeed(pod, inputs.fileFeed.mounts, inputs.fileFeed.helperImage);
-  if (inputs.isolationImage) pod.spec!.initContainers = [...(pod.spec!.initContainers ?? []), isolationGate(inputs.isolationImage)];
-  return pod;
 }
 
-/** The create request's DNS settings win over a template's; servers of its own need dnsPolicy None. */
-function applyDns(pod: Pod, dns: PodDns): void {
-  const spec = pod.spec!;
-  spec.dnsConfig = {
-    ...(dns.nameservers.length ? { nameservers: dns.nameservers } : {}),
-    ...(dns.searches.length ? { searches: dns.searches } : {}),
-    ...(dns.options.length ? { options: dns.options } : {}),
-  };
-  if (dns.nameservers.length) spec.dnsPolicy = 'None';
-}
-
+/** Not the container's pod: labelled so that its Services do not select it and recovery does not take it for one. */
 export function planPeekPod(c: ContainerRecord, podName: string, template: PodTemplateSource | undefined, ctx: PodContext): Pod {
-  const shortId = c.id.slice(0, 12);
-  const pod = planSandboxPod(
+  return planSandboxPod(
     {
       podName,
-      shortId,
+      shortId: c.id.slice(0, 12),
+      idLabel: LABEL_PEEK,
       image: podImage(c.image),
       entrypoint: ['sleep'],
       cmd: [String(ctx.ttlSeconds)],
@@ -130,14 +116,9 @@ export function planPeekPod(c: ContainerRecord, podName: string, template: PodTe
       // the image's files as the container will have them: its /etc/hostname too
       hostname: dockerHostname(c),
       capabilities: [...(ctx.capabilities ?? DOCKER_DEFAULT_CAPABILITIES)],
-      settings: podSettingsFrom(ctx.podDefaults, c.body.Labels),
+      settings: c.plan.settings,
       template,
     },
     { namespace: ctx.namespace, owner: ctx.owner, now: new Date(), ttlSeconds: ctx.ttlSeconds },
   );
-  // Not the container's pod: its Services must not select it, and recovery must not take it for one.
-  const labels = pod.metadata!.labels!;
-  delete labels[LABEL_CONTAINER_ID];
-  labels[LABEL_PEEK] = shortId;
-  return pod;
 }

@@ -7,8 +7,7 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import { LABEL_OWNER, ANNOTATION_EXPIRES_AT, rfc3339 } from '../runtime/plan.js';
-import { ANNOTATION_CONTAINER, LABEL_CONTAINER_ID, READY_FILE, SANDBOX_CONTAINER, SandboxPlanError } from '../runtime/sandbox-plan.js';
-import { podSettingsFrom, SETTINGS_PREFIX } from '../runtime/sandbox-settings.js';
+import { ANNOTATION_CONTAINER, LABEL_CONTAINER_ID, READY_FILE, SANDBOX_CONTAINER, SandboxPlanError, type SandboxVolume } from '../runtime/sandbox-plan.js';
 import { checkOneContainer, loadPodTemplate } from '../runtime/pod-template.js';
 import type { PodTemplateSource } from '../runtime/workload.js';
 import { statusOf } from '../kube/errors.js';
@@ -21,23 +20,20 @@ import { ArchiveSpill } from './archive-spill.js';
 import { PortProxy, PortTargetGone, type PortMode, type PortTarget } from './port-proxy.js';
 import { PortPublisher } from './published-ports.js';
 import type { ImageConfigSource } from './image-config.js';
-import { mergeImageConfig } from './image-merge.js';
-import { checkPublishAll } from './create-checks.js';
-import { UserNotFound, isNamedUser, isValidUser, resolveUser } from './named-user.js';
+import { UserNotFound, resolveUser } from './named-user.js';
 import { Serial } from './serial.js';
-import { HostConfigRefused, judgeHostConfig, type HostConfigPlan } from './host-config.js';
 import { DOCKER_DEFAULT_CAPABILITIES } from './capabilities.js';
-import { asArgv, newId, podState, type AnonymousVolume, type ContainerRecord, type ContainerStatus, type CreateBody } from './model.js';
+import { LABEL_POD_TEMPLATE, planCreate, replanContainer, templateNameOf, type CreatePlan, type CreatePolicy } from './create-plan.js';
+import { asArgv, newId, podState, type ContainerRecord, type ContainerStatus, type CreateBody } from './model.js';
 import type { LogQuery, Pod, ServeCluster, Session } from './cluster.js';
 import { EventBus } from './event-bus.js';
 import { ImageStore } from './image-store.js';
-import { Networks, NAME_RE, checkAliases } from './networks.js';
+import { Networks, NAME_RE } from './networks.js';
 import type { Platform } from './platform.js';
-import { anonymousVolumesOf, dockerMounts, LABEL_ANONYMOUS, mountVolumeLabels, Volumes, type DockerMount } from './volumes.js';
-import { planMounts } from './mounts.js';
+import { dockerMounts, LABEL_ANONYMOUS, Volumes, type DockerMount } from './volumes.js';
 import { ANNOTATION_KEPT_FAILED, recover, savedRecord } from './recovery.js';
 import { runHealthcheck, wantsHealthcheck } from './healthcheck.js';
-import { LABEL_RYUK, RyukContainers, reaperMatches } from './ryuk.js';
+import { RyukContainers, reaperMatches } from './ryuk.js';
 import { ExecStore } from './exec-records.js';
 import { leftBehind, pruneInstance } from './instance-cleanup.js';
 import { peekPodName, planPeekPod, planRunPod, runPodName, type PodContext } from './container-pod.js';
@@ -46,7 +42,7 @@ import { denyPolicyName, planDenyPolicy } from './network-isolation.js';
 import { FEED_CONTAINER, FEED_READY_ARGV, feedFolder, feedMounts, needsFileFeed } from './file-feed.js';
 import { helperImageOf } from '../runtime/plan.js';
 
-export { ANNOTATION_KEPT_FAILED };
+export { ANNOTATION_KEPT_FAILED, LABEL_POD_TEMPLATE };
 
 export interface EngineOptions {
   cluster: ServeCluster;
@@ -71,9 +67,6 @@ export interface EngineOptions {
   /** An image with sh and tar: files copied before start into a container whose command is unknown go through it. */
   helperImage?: string;
 }
-
-/** A container label naming the PodTemplate object its pod is laid on. */
-export const LABEL_POD_TEMPLATE = `${SETTINGS_PREFIX}pod-template`;
 
 /** How long an exit waits for attached readers to deliver the output (AutoRemove, `wait`). */
 const READERS_GRACE_MS = 60_000;
@@ -140,7 +133,12 @@ export class Engine {
   }
 
   private get podContext(): PodContext {
-    return { namespace: this.cluster.namespace, owner: this.opts.owner, ttlSeconds: this.opts.ttlSeconds, podDefaults: this.opts.podDefaults, capabilities: this.opts.capabilities };
+    return { namespace: this.cluster.namespace, owner: this.opts.owner, ttlSeconds: this.opts.ttlSeconds, capabilities: this.opts.capabilities };
+  }
+
+  /** What this berth serve allows its containers: creates are judged by it (create-plan.ts), once. */
+  private get policy(): CreatePolicy {
+    return { allowed: this.opts.capabilities ?? DOCKER_DEFAULT_CAPABILITIES, allowPrivileged: this.opts.allowPrivileged, podDefaults: this.opts.podDefaults };
   }
 
   /** Takes over what an earlier berth with the same instance left (recovery.ts). */
@@ -153,6 +151,7 @@ export class Engine {
       volumes: this.volumes,
       images: this.images,
       openPorts: (c) => this.ports.open(c),
+      replan: (body) => replanContainer(body, this.policy),
       leftBehind,
     });
   }
@@ -282,18 +281,22 @@ export class Engine {
 
   // ---- create ----
 
-  /**
-   * The template of a container's pod: its label `berth.dev/pod-template` names a PodTemplate object in
-   * the namespace (read at every start, so edits apply), else the operator's `--pod-template`. Never a
-   * file: API clients must not read files on berth's machine.
-   */
   /** The container's mounts as inspect and ps list them. */
   mountsOf(c: ContainerRecord): DockerMount[] {
     return dockerMounts(c, (volume) => this.volumes.mountpoint(volume));
   }
 
-  async podTemplateFor(labels: Record<string, string> | null | undefined): Promise<PodTemplateSource | undefined> {
-    const name = labels?.[LABEL_POD_TEMPLATE]?.trim();
+  /** The template a create with these labels would be laid on (create checks it: a missing one is a 400 then, not at start). */
+  podTemplateFor(labels: Record<string, string> | null | undefined): Promise<PodTemplateSource | undefined> {
+    return this.readTemplate(templateNameOf(labels));
+  }
+
+  /**
+   * The template of a container's pod: the PodTemplate object its label `berth.dev/pod-template` names (read
+   * at every start, so edits apply), else the operator's `--pod-template`. Never a file: API clients must not
+   * read files on berth's machine.
+   */
+  private async readTemplate(name: string | undefined): Promise<PodTemplateSource | undefined> {
     if (!name) return this.opts.podTemplate;
     if (!/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(name)) throw badRequest(`${LABEL_POD_TEMPLATE}="${name}" must name a PodTemplate object in namespace ${this.cluster.namespace} (files are for the operator's --pod-template)`);
     try {
@@ -309,44 +312,41 @@ export class Engine {
   }
 
   /**
-   * A container as dockerd makes it: every check first (bad input changes nothing), then its name taken and its
-   * volumes made (named and anonymous: `docker volume ls` lists them right after create), then its create event.
+   * A container as dockerd makes it: every check first (bad input changes nothing; create-plan.ts judges the
+   * request once, and the record keeps the plan), then its name taken and its volumes made (named and
+   * anonymous: `docker volume ls` lists them right after create), then its create event.
    */
-  async create(name: string | null, body: CreateBody, platform?: Platform): Promise<ContainerRecord> {
-    if (!body.Image || typeof body.Image !== 'string') throw badRequest('config is missing the Image');
+  async create(name: string | null, request: CreateBody, platform?: Platform): Promise<ContainerRecord> {
+    if (!request.Image || typeof request.Image !== 'string') throw badRequest('config is missing the Image');
     if (name !== null && name !== '' && !NAME_RE.test(name.replace(/^\//, ''))) throw badRequest(`Invalid container name (${name}), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed`);
-    const img = this.images.find(body.Image);
-    const hc = body.HostConfig ?? {};
-    if (hc.Privileged && !this.opts.allowPrivileged) throw new DockerError(403, 'privileged containers are refused by this berth serve (start it with --allow-privileged)');
-    const warnings = isReaperImage(body.Image) ? [] : this.hostConfigPlan(body).warnings;
-    if (body.Env && !Array.isArray(body.Env)) throw badRequest('Env must be a list of "KEY=VALUE"');
-    if (body.User && !isValidUser(body.User)) throw badRequest(`invalid user "${body.User}": give user or uid, optionally :group or :gid`);
-    const requestedUser = body.User;
-    Object.assign(body, mergeImageConfig(body, img.info?.config)); // the request's own object: what follows sees the merged config
-    checkPublishAll(body);
-    // The Ryuk image's own LABEL (berth never reads that image): testcontainers finds a running reaper to reuse by it.
-    let anonymousVolumes: AnonymousVolume[] = [];
-    let namedVolumes: string[] = [];
-    const volumeLabels = mountVolumeLabels(body);
-    if (isReaperImage(body.Image)) body.Labels = { [LABEL_RYUK]: 'true', ...(body.Labels ?? {}) };
-    else {
-      const mounts = planMounts(body);
-      warnings.push(...mounts.warnings);
-      anonymousVolumes = anonymousVolumesOf(body, mounts);
-      namedVolumes = mounts.volumes.flatMap((v) => (v.claim ? [v.claim] : []));
-      podSettingsFrom(this.opts.podDefaults, body.Labels);
-    }
+    const img = this.images.find(request.Image);
+    const planned = planCreate(request, img.info?.config, this.policy);
     const id = newId();
     const clean = name ? name.replace(/^\//, '') : generatedName(id);
     for (const c of this.containers.values()) {
       if (c.name === clean) throw conflict(`Conflict. The container name "/${clean}" is already in use by container "${c.id}". You have to remove (or rename) that container to be able to reuse that name.`);
     }
-    const c: ContainerRecord = {
+    const c = this.newRecord(id, clean, planned, platform);
+    this.containers.set(id, c);
+    try {
+      await this.volumes.ensureAll([...planned.namedVolumes, ...planned.anonymousVolumes.map((a) => ({ name: a.name, labels: { [LABEL_ANONYMOUS]: '' } }))]);
+    } catch (err) {
+      this.containers.delete(id);
+      throw new DockerError(500, `failed to create container ${clean}: could not make its volumes: ${(err as Error).message}`);
+    }
+    this.emit('container', 'create', c);
+    return c;
+  }
+
+  private newRecord(id: string, name: string, planned: CreatePlan, platform: Platform | undefined): ContainerRecord {
+    const { body, plan, anonymousVolumes, namedUser } = planned;
+    return {
       id,
-      name: clean,
+      name,
       created: new Date(),
-      image: body.Image,
+      image: body.Image!,
       body,
+      plan,
       cmd: asArgv(body.Cmd),
       entrypoint: asArgv(body.Entrypoint),
       generation: 0,
@@ -358,47 +358,23 @@ export class Engine {
       pendingArchives: [],
       copiedArchives: [],
       ports: [],
-      networks: this.memberships(body),
+      networks: this.memberships(planned.networks),
       readers: 0,
-      warnings,
+      warnings: planned.warnings,
       ...(anonymousVolumes.length ? { anonymousVolumes } : {}),
       ...(platform ? { platform } : {}),
-      ...(isNamedUser(requestedUser) && requestedUser !== img.info?.config?.User ? { namedUser: requestedUser } : {}),
+      ...(namedUser ? { namedUser } : {}),
     };
-    this.containers.set(id, c);
-    try {
-      await this.volumes.ensureAll([...namedVolumes.map((v) => ({ name: v, labels: volumeLabels.get(v) ?? {} })), ...anonymousVolumes.map((a) => ({ name: a.name, labels: { [LABEL_ANONYMOUS]: '' } }))]);
-    } catch (err) {
-      this.containers.delete(id);
-      throw new DockerError(500, `failed to create container ${clean}: could not make its volumes: ${(err as Error).message}`);
-    }
-    this.emit('container', 'create', c);
-    return c;
   }
 
-  /** The networks a create names (its NetworkMode, and EndpointsConfig with aliases). */
-  private memberships(body: CreateBody): Map<string, string[]> {
-    const hc = body.HostConfig ?? {};
-    const networks = new Map<string, string[]>();
-    const mode = hc.NetworkMode && hc.NetworkMode !== 'default' ? hc.NetworkMode : 'bridge';
-    networks.set(this.networks.find(mode).id, []);
-    for (const [netName, ep] of Object.entries(body.NetworkingConfig?.EndpointsConfig ?? {})) {
-      const n = this.networks.find(netName);
-      const aliases = ep?.Aliases ?? [];
-      checkAliases(aliases);
-      networks.set(n.id, [...(networks.get(n.id) ?? []), ...aliases]);
+  /** network id → aliases, for the networks a create names. */
+  private memberships(networks: CreatePlan['networks']): Map<string, string[]> {
+    const byId = new Map<string, string[]>();
+    for (const { name, aliases } of networks) {
+      const n = this.networks.find(name);
+      byId.set(n.id, [...(byId.get(n.id) ?? []), ...aliases]);
     }
-    return networks;
-  }
-
-  /** The HostConfig's verdicts (host-config.ts): refused fields are create's 400. */
-  private hostConfigPlan(body: CreateBody): HostConfigPlan {
-    try {
-      return judgeHostConfig(body.HostConfig as Record<string, unknown> | null | undefined, { allowed: this.opts.capabilities ?? DOCKER_DEFAULT_CAPABILITIES, allowPrivileged: this.opts.allowPrivileged });
-    } catch (err) {
-      if (err instanceof HostConfigRefused) throw badRequest(err.message);
-      throw err;
-    }
+    return byId;
   }
 
   // ---- start ----
@@ -420,6 +396,7 @@ export class Engine {
     if (this.containers.get(c.id) !== c) throw notFound(`No such container: ${c.id}`);
     if (c.status === 'running') return 'already';
     if (c.status === 'removing' || c.status === 'dead') throw conflict(`container ${c.name} is being removed (or its removal failed): remove it again`);
+    if (c.plan.refused) throw new DockerError(403, `cannot start container ${c.name}: this berth serve's policy refuses it: ${c.plan.refused} (a berth serve that allowed it made it; inspect and remove it as any other)`);
     if (isReaperImage(c.image)) return this.ryuk.start(c);
     if (c.namedUser && !c.podUser) await this.lookUpUser(c, c.namedUser);
     await this.peeks.retire(c.id);
@@ -445,7 +422,7 @@ export class Engine {
     const podName = pod.metadata!.name!;
     this.resetRun(c, podName);
     try {
-      if (this.hostConfigPlan(c.body).denyNetwork) await this.ensureDenyPolicy(c);
+      if (c.plan.hostConfig.denyNetwork) await this.ensureDenyPolicy(c);
       await this.networks.ensureAliasServices(c);
       await this.cluster.createPod(pod);
       c.podCreatedAt = Date.now();
@@ -503,23 +480,24 @@ export class Engine {
     }
   }
 
-  /** The next generation's pod (volumes ensured, the template read). */
+  /** The next generation's pod, from the container's plan (its volumes ensured, its template read). */
   private async planPod(c: ContainerRecord): Promise<Pod> {
-    const { volumes } = planMounts(c.body);
-    for (const v of volumes) if (v.claim) v.claim = (await this.volumes.ensure(v.claim)).claim;
-    for (const a of c.anonymousVolumes ?? []) volumes.push({ claim: (await this.volumes.ensure(a.name, { [LABEL_ANONYMOUS]: '' })).claim, target: a.target, readOnly: a.readOnly === true });
+    const volumes = await this.podVolumes(c);
     c.generation++;
-    const template = await this.podTemplateFor(c.body.Labels);
-    const hostConfig = this.hostConfigPlan(c.body);
-    const podName = runPodName(c, c.generation, this.podContext);
+    const template = await this.readTemplate(c.plan.templateName);
+    const podName = runPodName(c, c.generation);
     const helperImage = helperImageOf(this.opts.helperImage);
     const fileFeed = needsFileFeed(c) ? { helperImage, mounts: await feedMounts([...c.copiedArchives, ...c.pendingArchives]) } : undefined;
-    const isolationImage = hostConfig.denyNetwork ? helperImage : undefined;
-    return planRunPod(
-      c,
-      { podName, volumes, ports: this.containerPorts(c), hostAliases: this.networks.hostAliasesFor(c), hostConfig, template, record: this.recordAnnotation(c), fileFeed, isolationImage },
-      this.podContext,
-    );
+    const isolationImage = c.plan.hostConfig.denyNetwork ? helperImage : undefined;
+    return planRunPod(c, { podName, volumes, ports: this.containerPorts(c), hostAliases: this.networks.hostAliasesFor(c), template, record: this.recordAnnotation(c), fileFeed, isolationImage }, this.podContext);
+  }
+
+  /** The plan's volumes, each named volume as its claim (made again if it went), and the anonymous ones. */
+  private async podVolumes(c: ContainerRecord): Promise<SandboxVolume[]> {
+    const volumes: SandboxVolume[] = [];
+    for (const v of c.plan.volumes) volumes.push(v.claim ? { ...v, claim: (await this.volumes.ensure(v.claim)).claim } : v);
+    for (const a of c.anonymousVolumes ?? []) volumes.push({ claim: (await this.volumes.ensure(a.name, { [LABEL_ANONYMOUS]: '' })).claim, target: a.target, readOnly: a.readOnly === true });
+    return volumes;
   }
 
   private resetRun(c: ContainerRecord, podName: string): void {
@@ -739,7 +717,7 @@ export class Engine {
       }
     }
     failed.push(...(await this.networks.deleteAliasServices(c)));
-    if (this.hostConfigPlan(c.body).denyNetwork) {
+    if (c.plan.hostConfig.denyNetwork) {
       const policy = denyPolicyName(c);
       await this.cluster.deleteNetworkPolicy(policy).catch((err: Error) => failed.push(`networkpolicy ${policy} (${err.message})`));
     }
@@ -884,8 +862,8 @@ export class Engine {
     return {
       name: c.name,
       image: c.image,
-      podName: (n) => peekPodName(c, n, this.podContext),
-      plan: async (podName) => planPeekPod(c, podName, await this.podTemplateFor(c.body.Labels), this.podContext),
+      podName: (n) => peekPodName(c, n),
+      plan: async (podName) => planPeekPod(c, podName, await this.readTemplate(c.plan.templateName), this.podContext),
       fill: async (podName) => {
         for (const a of [...c.copiedArchives, ...c.pendingArchives]) await this.files.extractInPod(podName, a.path, a.tar);
       },

@@ -9,7 +9,7 @@
  */
 import { posix } from 'node:path';
 import { extract } from 'tar-stream';
-import type { Pod } from './cluster.js';
+import type { V1Container, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import { once } from 'node:events';
 import { tarPieces, type KeptTar } from './archive-spill.js';
 import type { ContainerRecord, CopiedArchive } from './model.js';
@@ -45,23 +45,20 @@ export async function feedMounts(archives: CopiedArchive[]): Promise<Array<{ nam
   return [...byTarget].map(([mountPath, subPath]) => ({ name: FEED_VOLUME, mountPath, subPath }));
 }
 
-/** Adds the waiting init container (the main container's security context) and the file mounts. */
-export function addFileFeed(pod: Pod, mounts: Array<{ name: string; mountPath: string; subPath: string }>, helperImage: string): void {
-  const spec = pod.spec!;
-  const main = spec.containers[0];
-  spec.volumes = [...(spec.volumes ?? []), { name: FEED_VOLUME, emptyDir: {} }];
-  spec.initContainers = [
-    ...(spec.initContainers ?? []),
-    {
+/** What the pod gets for the feed: its volume, the waiting init container (as the main container's user) and the main container's file mounts. */
+export function fileFeedParts(mounts: Array<{ name: string; mountPath: string; subPath: string }>, helperImage: string): { volume: V1Volume; init: V1Container; mainMounts: V1VolumeMount[] } {
+  return {
+    volume: { name: FEED_VOLUME, emptyDir: {} },
+    // no securityContext: sandbox-plan.ts gives it the main container's
+    init: {
       name: FEED_CONTAINER,
       image: helperImage,
       imagePullPolicy: 'IfNotPresent',
       command: ['/bin/sh', '-c', `while [ ! -e ${FEED_READY} ]; do sleep 0.05; done`],
-      securityContext: main.securityContext,
       volumeMounts: [{ name: FEED_VOLUME, mountPath: FEED_ROOT }],
     },
-  ];
-  main.volumeMounts = [...(main.volumeMounts ?? []), ...mounts.map((m) => ({ ...m, readOnly: false }))];
+    mainMounts: mounts.map((m) => ({ ...m, readOnly: false })),
+  };
 }
 
 /** The names of the regular files in a (sanitized) archive, without a leading `./`. */

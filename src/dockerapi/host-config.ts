@@ -125,9 +125,14 @@ function refuse(field: string, value: unknown, why: string): never {
   throw new HostConfigRefused(`${field}=${shown}: ${why}`);
 }
 
+/** The plan of an empty HostConfig: what a pod is when the request asks nothing of it. */
+export function blankHostConfigPlan(policy: CapabilityPolicy): HostConfigPlan {
+  return { warnings: [], capabilities: [...policy.allowed], privileged: false, readOnlyRootFilesystem: false, supplementalGroups: [], extraHosts: [], denyNetwork: false, hostNetwork: false, hostIPC: false };
+}
+
 /** Judges a create request's HostConfig; throws HostConfigRefused (a 400) for what cannot be honoured. */
 export function judgeHostConfig(hc: Record<string, unknown> | null | undefined, policy: CapabilityPolicy): HostConfigPlan {
-  const plan: HostConfigPlan = { warnings: [], capabilities: [...policy.allowed], privileged: false, readOnlyRootFilesystem: false, supplementalGroups: [], extraHosts: [], denyNetwork: false, hostNetwork: false, hostIPC: false };
+  const plan = blankHostConfigPlan(policy);
   const h = hc ?? {};
   for (const [field, value] of Object.entries(h)) {
     if (MAPPED_ELSEWHERE.has(field) || CLIENT_SIDE.has(field)) continue;

@@ -11,6 +11,7 @@ import { failedInit, FATAL_WAITING, stuckInit } from '../runtime/pod-status.js';
 import type { DockerMount } from './volumes.js';
 import type { Platform } from './platform.js';
 import { DEFAULT_SHM_SIZE } from './mounts.js';
+import type { ContainerPlan } from './create-plan.js';
 
 export interface CreateBody {
   Image?: string;
@@ -99,7 +100,10 @@ export interface ContainerRecord {
   name: string;
   created: Date;
   image: string;
+  /** The create request with its image's config merged in (create-plan.ts). */
   body: CreateBody;
+  /** What create judged of it (create-plan.ts): every start, peek and removal reads this, none judges again. */
+  plan: ContainerPlan;
   cmd: string[];
   entrypoint: string[];
   podName?: string;

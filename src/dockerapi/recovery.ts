@@ -1,7 +1,9 @@
 /**
  * What a restarted berth (same `--instance`) takes over: each pod carries its container's create
  * request, name, networks and aliases in the annotation `berth.dev/docker-container`; each claim its
- * volume's name. Peek pods of the dead berth are deleted (nobody reads through them any more).
+ * volume's name. Peek pods of the dead berth are deleted (nobody reads through them any more). The
+ * request is judged again under this berth's policy (create-plan.ts), leniently: a container the policy
+ * refuses is taken over all the same, to inspect and remove, and only its start is refused.
  */
 import { LABEL_OWNER } from '../runtime/plan.js';
 import { ANNOTATION_CONTAINER } from '../runtime/sandbox-plan.js';
@@ -12,6 +14,7 @@ import type { Pod, ServeCluster } from './cluster.js';
 import type { Networks } from './networks.js';
 import type { Volumes } from './volumes.js';
 import type { ImageStore } from './image-store.js';
+import type { ContainerPlan } from './create-plan.js';
 
 /** On a pod kept for debugging after its container was removed: the time it was kept until. */
 export const ANNOTATION_KEPT_FAILED = 'berth.dev/kept-failed-until';
@@ -42,8 +45,11 @@ export function savedRecord(c: ContainerRecord, networks: Networks): SavedContai
   return { id: c.id, name: c.name, created: c.created.toISOString(), image: c.image, body: c.body, networks: saved, restartCount: c.restartCount, ...(c.podUser ? { podUser: c.podUser } : {}), ...(archives ? { archives } : {}), ...(c.anonymousVolumes ? { anonymousVolumes: c.anonymousVolumes } : {}), ...(c.platform ? { platform: c.platform } : {}) };
 }
 
-/** The container a pod of an earlier berth runs, its networks adopted; undefined for pods that are no container's. */
-export function containerFromPod(pod: Pod, networks: Networks): ContainerRecord | undefined {
+/**
+ * The container a pod of an earlier berth runs, its networks adopted, its plan from `replan`; undefined for
+ * pods that are no container's.
+ */
+export function containerFromPod(pod: Pod, networks: Networks, replan: (body: CreateBody) => ContainerPlan): ContainerRecord | undefined {
   const raw = pod.metadata?.annotations?.[ANNOTATION_CONTAINER];
   if (!raw || pod.metadata?.deletionTimestamp || pod.metadata?.annotations?.[ANNOTATION_KEPT_FAILED]) return undefined;
   let saved: SavedContainer;
@@ -60,6 +66,7 @@ export function containerFromPod(pod: Pod, networks: Networks): ContainerRecord 
     created: new Date(saved.created),
     image: saved.image,
     body: saved.body,
+    plan: replan(saved.body),
     cmd: asArgv(saved.body.Cmd),
     entrypoint: asArgv(saved.body.Entrypoint),
     podName: pod.metadata?.name,
@@ -97,6 +104,8 @@ export interface RecoveryDeps {
   images: ImageStore;
   /** Publishes the ports of a running container again. */
   openPorts(c: ContainerRecord): Promise<void>;
+  /** A taken-over container's plan under this berth's policy (create-plan.ts replanContainer). */
+  replan(body: CreateBody): ContainerPlan;
   leftBehind(what: string, err: Error): void;
 }
 
@@ -110,7 +119,7 @@ export async function recover(deps: RecoveryDeps): Promise<number> {
       await deps.cluster.deletePod(pod.metadata.name!).catch((err: Error) => deps.leftBehind(`peek pod ${pod.metadata!.name}`, err));
       continue;
     }
-    const c = containerFromPod(pod, deps.networks);
+    const c = containerFromPod(pod, deps.networks, (body) => deps.replan(body));
     if (!c) continue;
     deps.containers.set(c.id, c);
     deps.images.remember(c.image);

@@ -7,7 +7,7 @@
  * files are in place when the process starts, at any path, with the image's own content around them.
  * The wrap needs /bin/sh in the image and the entrypoint given (or none in the image).
  */
-import type { V1Container, V1Pod, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
+import type { V1Container, V1Pod, V1PodSpec, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import { ANNOTATION_EXPIRES_AT, LABEL_MANAGED_BY, LABEL_OWNER, podSecurityFor, rfc3339, splitLabels } from './plan.js';
 import { layPodTemplate } from './pod-template.js';
 import type { PodSettings } from './sandbox-settings.js';
@@ -68,6 +68,32 @@ export interface SandboxSpec {
   settings?: PodSettings;
   /** The operator's (`--pod-template`) or the container's (`berth.dev/pod-template`) template, laid under the pod. */
   template?: PodTemplateSource;
+  /** The pod's dnsConfig, replacing a template's; servers of its own need dnsPolicy None (Kubernetes requires it). */
+  dns?: SandboxDns;
+  /** The node's network and IPC namespace (granted only by an operator's flag). */
+  hostNetwork?: boolean;
+  hostIPC?: boolean;
+  /** Node labels the pod needs besides the settings' (a platform's), winning over theirs. */
+  nodeSelector?: Record<string, string>;
+  /**
+   * Init containers, after the template's. One given without a securityContext runs with the main container's
+   * as laid on the template: it prepares the main container's files, as its user.
+   */
+  initContainers?: V1Container[];
+  /** Volumes besides `volumes` (an init container's emptyDir), and the main container's mounts of them. */
+  extraVolumes?: V1Volume[];
+  extraMounts?: V1VolumeMount[];
+  /**
+   * The label that carries `shortId`: `berth.dev/container`, which Services and recovery select, unless the pod
+   * is not the container's own (a pod that only reads its files).
+   */
+  idLabel?: string;
+}
+
+export interface SandboxDns {
+  nameservers: string[];
+  searches: string[];
+  options: Array<{ name: string; value?: string }>;
 }
 
 export interface SandboxContext {
@@ -93,7 +119,8 @@ export function planSandboxPod(s: SandboxSpec, ctx: SandboxContext): V1Pod {
   const settings = s.settings ?? {};
   const { labels: userLabels, annotations: overflow } = splitLabels({ ...(s.labels ?? {}), ...(settings.labels ?? {}) });
   // berth's own labels and annotations come last: settings cannot take a pod away from its owner.
-  const labels = { ...userLabels, ...ownerLabels(ctx.owner), [LABEL_CONTAINER_ID]: s.shortId };
+  delete userLabels[LABEL_CONTAINER_ID];
+  const labels = { ...userLabels, ...ownerLabels(ctx.owner), [s.idLabel ?? LABEL_CONTAINER_ID]: s.shortId };
   const annotations: Record<string, string> = { ...overflow, ...(settings.annotations ?? {}), [ANNOTATION_EXPIRES_AT]: expiresAt };
   if (s.record) annotations[ANNOTATION_CONTAINER] = s.record;
 
@@ -137,6 +164,8 @@ export function planSandboxPod(s: SandboxSpec, ctx: SandboxContext): V1Pod {
   }
   if (s.workingDir) main.workingDir = s.workingDir;
   if (s.ports?.length) main.ports = [...new Set(s.ports)].map((p) => ({ containerPort: p, protocol: 'TCP' }));
+  volumes.push(...(s.extraVolumes ?? []));
+  mounts.push(...(s.extraMounts ?? []));
   if (mounts.length) main.volumeMounts = mounts;
   const limits: Record<string, string> = { ...(settings.limits ?? {}) };
   if (s.memory) limits.memory = String(s.memory);
@@ -163,12 +192,39 @@ export function planSandboxPod(s: SandboxSpec, ctx: SandboxContext): V1Pod {
     },
   };
   if (volumes.length) pod.spec!.volumes = volumes;
-  if (s.hostAliases?.length) pod.spec!.hostAliases = s.hostAliases;
-  if (settings.nodeSelector && Object.keys(settings.nodeSelector).length) pod.spec!.nodeSelector = settings.nodeSelector;
+  setPodFields(pod.spec!, s, settings);
+  return withInitContainers(s.template ? layPodTemplate(pod, s.template) : pod, s.initContainers ?? []);
+}
+
+/** Where the pod runs and how it reaches others: node, account, hostname, DNS, the node's namespaces. */
+function setPodFields(spec: V1PodSpec, s: SandboxSpec, settings: PodSettings): void {
+  if (s.hostAliases?.length) spec.hostAliases = s.hostAliases;
+  const nodeSelector = { ...(settings.nodeSelector ?? {}), ...(s.nodeSelector ?? {}) };
+  if (Object.keys(nodeSelector).length) spec.nodeSelector = nodeSelector;
   // The pod takes the account's identity (image pull secrets, workload identity); its API token stays unmounted.
-  if (settings.serviceAccount) pod.spec!.serviceAccountName = settings.serviceAccount;
-  if (s.hostname && /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(s.hostname)) pod.spec!.hostname = s.hostname;
-  return s.template ? layPodTemplate(pod, s.template) : pod;
+  if (settings.serviceAccount) spec.serviceAccountName = settings.serviceAccount;
+  if (s.hostname && /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(s.hostname)) spec.hostname = s.hostname;
+  if (s.dns) setDns(spec, s.dns);
+  if (s.hostNetwork) spec.hostNetwork = true;
+  if (s.hostIPC) spec.hostIPC = true;
+}
+
+function setDns(spec: V1PodSpec, dns: SandboxDns): void {
+  spec.dnsConfig = {
+    ...(dns.nameservers.length ? { nameservers: dns.nameservers } : {}),
+    ...(dns.searches.length ? { searches: dns.searches } : {}),
+    ...(dns.options.length ? { options: dns.options } : {}),
+  };
+  if (dns.nameservers.length) spec.dnsPolicy = 'None';
+}
+
+/** After the template's: an init container without a securityContext of its own takes the laid main container's. */
+function withInitContainers(pod: V1Pod, inits: V1Container[]): V1Pod {
+  if (!inits.length) return pod;
+  const spec = pod.spec!;
+  const main = spec.containers[0];
+  spec.initContainers = [...(spec.initContainers ?? []), ...inits.map((c) => (c.securityContext ? c : { ...c, securityContext: main.securityContext }))];
+  return pod;
 }
 
 function templateMain(t: PodTemplateSource | undefined): V1Container | undefined {

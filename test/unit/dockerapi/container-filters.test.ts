@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { FilterError, parseFilters } from '../../../src/dockerapi/filters.js';
 import { containerListFilter } from '../../../src/dockerapi/container-filters.js';
 import { portSummaries, type ContainerRecord, type CreateBody } from '../../../src/dockerapi/model.js';
+import { replanContainer } from '../../../src/dockerapi/create-plan.js';
 
 let serial = 0;
 function container(name: string, body: CreateBody = {}, more: Partial<ContainerRecord> = {}): ContainerRecord {
@@ -14,6 +15,7 @@ function container(name: string, body: CreateBody = {}, more: Partial<ContainerR
     created: new Date(Date.UTC(2026, 0, 1, 0, serial)),
     image: 'busybox',
     body: { Image: 'busybox', ...body },
+    plan: replanContainer({ Image: 'busybox', ...body }, { allowed: [], allowPrivileged: false }),
     cmd: [],
     entrypoint: [],
     generation: 0,

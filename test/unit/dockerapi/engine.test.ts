@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Engine, type EngineOptions } from '../../../src/dockerapi/engine.js';
 import type { DockerEvent } from '../../../src/dockerapi/event-bus.js';
-import type { ContainerRecord, CreateBody } from '../../../src/dockerapi/model.js';
+import { inspectContainer, type ContainerRecord, type CreateBody } from '../../../src/dockerapi/model.js';
 import { FakeCluster } from './fake-cluster.js';
 import { pack } from 'tar-stream';
 import { Writable } from 'node:stream';
@@ -133,6 +133,59 @@ test('a berth restarted with the same instance takes the containers over from th
   assert.deepEqual(second.volumes.get('data')?.labels, { team: 'a' }, 'with its labels');
   cluster.exit(c.podName!, 0);
   await until('exit seen by the new berth', () => taken.status === 'exited');
+});
+
+test('a host-network container taken over by a berth without --allow-privileged is removed, its record gone', async () => {
+  const cluster = new FakeCluster();
+  const first = engineOn(cluster, { allowPrivileged: true });
+  const c = await create(first, 'hostnet', { Cmd: ['sleep', '60'], HostConfig: { NetworkMode: 'host' } });
+  await first.start('hostnet');
+  assert.equal(cluster.pod(c.podName!).spec?.hostNetwork, true);
+  const second = engineOn(cluster);
+  assert.equal(await second.recover(), 1);
+  await second.remove('hostnet', true);
+  assert.equal(second.containers.size, 0, 'the record is gone');
+  assert.equal(cluster.pods.size, 0, 'its pod is gone');
+});
+
+test('a container the policy of the berth taking it over refuses stays to inspect and remove, and its start says which flag it needs', async () => {
+  const cluster = new FakeCluster();
+  const first = engineOn(cluster, { allowPrivileged: true });
+  const c = await create(first, 'isolated', { Cmd: ['sleep', '60'], HostConfig: { NetworkMode: 'none', CapAdd: ['NET_ADMIN'] } });
+  await first.start('isolated');
+  cluster.exit(c.podName!, 0);
+  const second = engineOn(cluster);
+  assert.equal(await second.recover(), 1);
+  const taken = second.container('isolated');
+  await until('exit seen by the new berth', () => taken.status === 'exited');
+  assert.equal((inspectContainer(taken, second.networks.records, second.mountsOf(taken)) as { Id: string }).Id, c.id);
+  const pods = [...cluster.pods.keys()];
+  await assert.rejects(second.start('isolated'), (err: Error & { status?: number }) => err.status === 403 && /^cannot start container isolated: this berth serve's policy refuses it: CapAdd=NET_ADMIN: .*--allow-privileged/.test(err.message));
+  assert.deepEqual([...cluster.pods.keys()], pods, 'no pod made');
+  assert.equal(cluster.policies.size, 1);
+  await second.remove('isolated', false);
+  assert.equal(second.containers.size, 0);
+  assert.equal(cluster.policies.size, 0, 'its deny-all policy went with it');
+});
+
+test('start, restart and removal lay the pod from the plan made at create and judge nothing again', async () => {
+  const cluster = new FakeCluster();
+  const engine = engineOn(cluster);
+  const c = await create(engine, 'planned', { Cmd: ['sleep', '60'], Labels: { 'berth.dev/name-prefix': 'ci' }, HostConfig: { NetworkMode: 'none', CapDrop: ['ALL'], Tmpfs: { '/t': '' } } });
+  const plan = c.plan;
+  // What each judge would refuse, had it read the config again: the HostConfig, the mounts, the settings.
+  Object.assign(c.body.HostConfig!, { CapAdd: ['SYS_ADMIN'], Binds: ['/etc:/host-etc'] });
+  c.body.Labels!['berth.dev/name-prefix'] = 'NOT A PREFIX';
+  await engine.start('planned');
+  await engine.restart('planned', 0);
+  const pod = cluster.pod(c.podName!);
+  assert.match(pod.metadata!.name!, /^ci-planned-[0-9a-f]{12}-2$/);
+  assert.equal(pod.spec!.containers[0].securityContext?.capabilities?.add, undefined, 'CapDrop ALL as planned, no SYS_ADMIN');
+  assert.deepEqual(pod.spec!.volumes?.map((v) => v.emptyDir), [{ medium: 'Memory' }]);
+  assert.equal(c.plan, plan, 'the record keeps the one plan');
+  await engine.remove('planned', true);
+  assert.equal(engine.containers.size, 0);
+  assert.equal(cluster.policies.size, 0);
 });
 
 test('a rename and network changes after the start reach the pod: a berth taking the container over sees them', async () => {

@@ -75,6 +75,60 @@ test('settings and HostConfig win over the template', () => {
   assert.deepEqual(main.resources, { requests: { cpu: '50m' }, limits: { cpu: '1', memory: String(64 * 1024 * 1024) } });
 });
 
+test("the request's DNS, host namespaces and node selector win over the template's; berth's init containers come after its own", () => {
+  const withMore: PodTemplateSource = {
+    origin: 'test',
+    template: {
+      ...template.template,
+      spec: {
+        ...template.template.spec,
+        dnsPolicy: 'ClusterFirst',
+        dnsConfig: { searches: ['tpl.example'] },
+        hostNetwork: false,
+        nodeSelector: { pool: 'tpl', disk: 'ssd' },
+        initContainers: [{ name: 'tpl-init', image: 'tpl' }],
+      },
+    },
+  };
+  const gate = { name: 'gate', image: 'helper', securityContext: { allowPrivilegeEscalation: false } };
+  const pod = planSandboxPod(
+    {
+      podName: 'p',
+      shortId: 'abc',
+      image: 'img',
+      template: withMore,
+      settings: { nodeSelector: { pool: 'settings', zone: 'a' } },
+      dns: { nameservers: ['10.0.0.2'], searches: [], options: [{ name: 'ndots', value: '2' }] },
+      hostNetwork: true,
+      hostIPC: true,
+      nodeSelector: { 'kubernetes.io/arch': 'arm64', zone: 'b' },
+      initContainers: [{ name: 'feed', image: 'helper' }, gate],
+      extraVolumes: [{ name: 'feed', emptyDir: {} }],
+      extraMounts: [{ name: 'feed', mountPath: '/etc/app.conf', subPath: '0/app.conf' }],
+    },
+    ctx,
+  );
+  const spec = pod.spec!;
+  assert.equal(spec.dnsPolicy, 'None', 'servers of its own');
+  assert.deepEqual(spec.dnsConfig, { nameservers: ['10.0.0.2'], options: [{ name: 'ndots', value: '2' }] });
+  assert.equal(spec.hostNetwork, true);
+  assert.equal(spec.hostIPC, true);
+  assert.deepEqual(spec.nodeSelector, { pool: 'settings', disk: 'ssd', zone: 'b', 'kubernetes.io/arch': 'arm64' });
+  assert.deepEqual(spec.initContainers?.map((c) => c.name), ['tpl-init', 'feed', 'gate']);
+  const [main] = spec.containers;
+  assert.deepEqual(spec.initContainers![1].securityContext, main.securityContext, "one without a securityContext runs as the main container, as laid on the template");
+  assert.deepEqual(main.securityContext!.capabilities, { add: ['NET_ADMIN'] }, "the template's loosening is in it");
+  assert.deepEqual(spec.initContainers![2].securityContext, gate.securityContext, 'one with its own keeps it');
+  assert.deepEqual(spec.volumes?.map((v) => v.name), ['cache', 'feed']);
+  assert.deepEqual(main.volumeMounts?.at(-1), { name: 'feed', mountPath: '/etc/app.conf', subPath: '0/app.conf' });
+});
+
+test('a pod that is not the container\'s own carries its short id under another label, never the container label', () => {
+  const pod = planSandboxPod({ podName: 'p', shortId: 'abc', image: 'img', idLabel: 'berth.dev/peek-of', labels: { 'berth.dev/container': 'forged' } }, ctx);
+  assert.equal(pod.metadata!.labels!['berth.dev/peek-of'], 'abc');
+  assert.equal(pod.metadata!.labels!['berth.dev/container'], undefined);
+});
+
 test('a template with a second container is refused, naming where it came from', () => {
   const two: PodTemplateSource = { origin: 'PodTemplate two', template: { spec: { containers: [{ name: 'a' }, { name: 'b' }] } } };
   assert.throws(() => layPodTemplate({ spec: { containers: [{ name: 'main' }] } }, two), (e: Error) => e instanceof PodTemplateError && /PodTemplate two has 2 containers/.test(e.message));
