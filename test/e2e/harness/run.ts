@@ -74,13 +74,13 @@ async function runPhase(kind: ClusterKind, files: string[]): Promise<number> {
   let status: number;
   const leftBehind: string[] = [];
   try {
-    // the files that change the cluster for everyone run alone, after the others; on the stock cluster those run
-    // two at a time, as most of a test's time is spent waiting for pods (BERTH_E2E_CONCURRENCY sets it). With two
-    // of berth serve's files at once, a read of a long line's log to its end (stdout and stderr merged by time) hung
-    // once and came back empty once: until that is found, the split phase runs its files one by one.
+    // the files that change the cluster for everyone run alone, after the others; the others run two at a time, as
+    // most of a test's time is spent waiting for pods (BERTH_E2E_CONCURRENCY sets it). One by one, the split phase
+    // took 31 minutes instead of 13. (Its files ran one by one for a while: two at once once showed a long line's log
+    // hang and once come back empty, which was the kubelet's unstamped line that log-cut.ts now places.)
     const alone = files.filter((f) => RUNS_ALONE.includes(relative(e2eRoot, f)));
     const shared = files.filter((f) => !alone.includes(f));
-    const concurrency = Number(process.env.BERTH_E2E_CONCURRENCY ?? (kind === 'upstream' ? 2 : 1));
+    const concurrency = Number(process.env.BERTH_E2E_CONCURRENCY ?? 2);
     status = shared.length ? await runTests(shared, env, concurrency) : 0;
     if (alone.length && !interrupted) status = (await runTests(alone, env, 1)) || status;
   } finally {
