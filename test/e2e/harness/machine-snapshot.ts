@@ -26,10 +26,16 @@ function processes(): string[] {
   }).sort();
 }
 
+/**
+ * podman's own chains: the podman reference runs beside the cluster, and netavark leaves an empty NETAVARK-DN-*
+ * chain behind once the last container publishing a port on its network is gone. Not the cluster's to remove.
+ */
+export const isPodmanChain = (chain: string): boolean => /^\S+ NETAVARK-/.test(chain);
+
 function chains(): string[] {
   return ['filter', 'nat', 'mangle', 'raw'].flatMap((table) =>
     execFileSync('iptables-save', ['-t', table], { encoding: 'utf8' }).split('\n').filter((l) => l.startsWith(':')).map((l) => `${table} ${l.slice(1).split(' ')[0]}`),
-  ).concat(execFileSync('ipset', ['list', '-n'], { encoding: 'utf8' }).split('\n').filter(Boolean).map((s) => `ipset ${s}`)).sort();
+  ).filter((chain) => !isPodmanChain(chain)).concat(execFileSync('ipset', ['list', '-n'], { encoding: 'utf8' }).split('\n').filter(Boolean).map((s) => `ipset ${s}`)).sort();
 }
 
 export function machineSnapshot(): MachineSnapshot {

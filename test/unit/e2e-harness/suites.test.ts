@@ -6,6 +6,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ALSO_SPLIT, clustersOf, RUNS_ALONE, SPLIT_ONLY } from '../../e2e/harness/suites.js';
+import { isPodmanChain } from '../../e2e/harness/machine-snapshot.js';
 
 const e2eSources = fileURLToPath(new URL('../../../../test/e2e/', import.meta.url));
 
@@ -36,4 +37,9 @@ test('every file the lists name exists, so a rename cannot move a file to anothe
   const named = [...Object.keys(ALSO_SPLIT), ...RUNS_ALONE, ...Object.keys(SPLIT_ONLY).filter((k) => k.includes('/'))];
   for (const file of named) assert.ok(existsSync(join(e2eSources, file.replace(/\.js$/, '.ts'))), `${file} is named in suites.ts but does not exist`);
   for (const folder of Object.keys(SPLIT_ONLY).filter((k) => !k.includes('/'))) assert.ok(readdirSync(join(e2eSources, folder)).length > 0, folder);
+});
+
+test("the leftover check leaves podman's netavark chains alone and keeps every chain of the cluster", () => {
+  assert.equal(isPodmanChain('nat NETAVARK-DN-1D8721804F16F'), true);
+  for (const chain of ['nat KUBE-SERVICES', 'filter KUBE-ROUTER-INPUT', 'nat CNI-HOSTPORT-DNAT', 'filter KUBE-FIREWALL']) assert.equal(isPodmanChain(chain), false, chain);
 });
