@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { releasePodmanLock, takePodmanLock } from './podman-lock.js';
 import { berthCli, contextFor, kubeconfigPath, kubectlOk, repoRoot, runCommand, type Result } from '../harness/cluster.js';
 
 export type EngineKind = 'berth' | 'podman';
@@ -145,8 +146,18 @@ export function startBerth(namespace: string, instance: string, opts: { user?: s
   ], opts.onOutput);
 }
 
-export function startPodman(): Promise<DockerEngine> {
-  return startEngine('podman', 'podman-serve-', (socket) => ['podman', ['system', 'service', '--time=0', `unix://${socket}`]]);
+/** podman's Docker API, the reference; held by one test file at a time (podman-lock.ts) until its stop. */
+export async function startPodman(): Promise<DockerEngine> {
+  await takePodmanLock();
+  try {
+    const engine = await startEngine('podman', 'podman-serve-', (socket) => ['podman', ['system', 'service', '--time=0', `unix://${socket}`]]);
+    const stop = engine.stop.bind(engine);
+    engine.stop = () => stop().finally(releasePodmanLock);
+    return engine;
+  } catch (err) {
+    releasePodmanLock();
+    throw err;
+  }
 }
 
 /** berth's objects of `instance` left in the namespace (as kind/name). */
