@@ -5,18 +5,10 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eventually } from '../../util/eventually.js';
+import { alive } from '../../../src/devcluster/processes.js';
 
 const LOCK = join(tmpdir(), 'berth-e2e-podman-reference.lock');
 let held = 0;
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function tryTake(): boolean {
   try {

@@ -5,19 +5,11 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { berthCli, BUSYBOX, kubectl, kubectlOk, repoRoot, runCommand, stateDir } from '../harness/cluster.js';
+import { alive } from '../../../src/devcluster/processes.js';
 
 function partPids(): number[] {
   const dir = join(stateDir(), 'pids');
   return readdirSync(dir).map((f) => Number(readFileSync(join(dir, f), 'utf8'))).filter((p) => Number.isInteger(p) && p > 0);
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 test('up after every process of the cluster was killed: the cluster comes back and runs pods', async () => {
