@@ -3,7 +3,7 @@
 // start a cluster of their own run last, with the same check of what they leave.
 //   node dist/test/e2e/harness/run.js [--cluster upstream|upstream-split|own] [test files...]
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { berthCli, repoRoot } from './cluster.js';
@@ -102,7 +102,10 @@ function runTests(files: string[], env: NodeJS.ProcessEnv, concurrency: number):
   // --test-timeout bounds each test and also each file as a whole (node runs a file as one test): a file of
   // several multi-pod tests can pass 2 minutes on a loaded machine, so the bound is 10 minutes, which only a hang
   // reaches; tests that need a tighter bound set their own.
-  const runner = spawn(process.execPath, ['--test', `--test-concurrency=${concurrency}`, '--test-timeout=600000', '--test-reporter=spec', ...files], { stdio: 'inherit', env });
+  const failuresFile = join(failuresDir, String(failuresFiles.length));
+  failuresFiles.push(failuresFile);
+  const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout', `--test-reporter=${failuresReporter}`, `--test-reporter-destination=${failuresFile}`];
+  const runner = spawn(process.execPath, ['--test', `--test-concurrency=${concurrency}`, '--test-timeout=600000', ...reporters, ...files], { stdio: 'inherit', env });
   // interrupted (Ctrl-C, a CI timeout): the tests stop, the cluster is still taken down, and no later phase starts
   const interrupt = (signal: NodeJS.Signals) => () => {
     console.error(`e2e: ${signal}, stopping the tests and the dev cluster`);
@@ -121,6 +124,14 @@ function runTests(files: string[], env: NodeJS.ProcessEnv, concurrency: number):
 }
 
 let interrupted = false;
+// every run of the tests appends its failed tests here; the last lines of the harness repeat them
+const failuresReporter = join(repoRoot, 'dist/test/e2e/harness/failures-reporter.js');
+const failuresDir = mkdtempSync(join(tmpdir(), 'berth-e2e-failures-'));
+let failuresFiles: string[] = [];
+
+function failedTests(): string[] {
+  return failuresFiles.flatMap((file) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : []));
+}
 
 const args = process.argv.slice(2);
 const clusterFlag = args.indexOf('--cluster');
@@ -132,12 +143,17 @@ const verdicts: string[] = [];
 for (const kind of ['upstream', 'upstream-split', 'own'] as const) {
   if (onlyKind && onlyKind !== kind) continue;
   if (interrupted) break;
-  const mine = onlyKind ? files : files.filter((f) => runsOn(f, kind));
+  // --cluster with files named runs those files there; without files, the files of that cluster
+  const mine = onlyKind && args.length ? files : files.filter((f) => runsOn(f, kind));
   if (!mine.length) continue;
   const started = Date.now();
+  failuresFiles = [];
   const phaseStatus = await runPhase(kind, mine);
   verdicts.push(`e2e: ${kind} phase ${phaseStatus === 0 ? 'passed' : 'FAILED'} (${mine.length} files, ${((Date.now() - started) / 1000).toFixed(0)} s)`);
+  verdicts.push(...failedTests().map((line) => `  failed: ${line}`));
+  if (phaseStatus !== 0 && !failedTests().length) verdicts.push('  no test failed: the phase failed on its cluster (start, or what `down` left), as printed above');
   status = phaseStatus || status;
 }
 for (const verdict of verdicts) console.log(verdict);
+rmSync(failuresDir, { recursive: true, force: true });
 process.exit(status);
