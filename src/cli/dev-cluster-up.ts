@@ -18,6 +18,7 @@ export interface UpFlags {
   users?: string;
   host: string;
   port: string;
+  nodes: number;
   splitLogStreams?: boolean;
   containerLogMaxSize: number;
   containerLogCheckInterval: number;
@@ -89,6 +90,7 @@ export async function upAction(o: UpFlags): Promise<void> {
   const images = [...(podmanHas(HELPER_IMAGE) ? [HELPER_IMAGE] : []), ...(o.load ?? [])];
   const state = await upCluster(o.stateDir, {
     usersFile: o.users,
+    nodes: o.nodes,
     kubelet: { splitLogStreams: !!o.splitLogStreams, containerLogMaxBytes: o.containerLogMaxSize, containerLogCheckMs: o.containerLogCheckInterval },
     images: [...new Set(images)],
     helperImage: HELPER_IMAGE,
@@ -98,5 +100,6 @@ export async function upAction(o: UpFlags): Promise<void> {
     faultProxyCommand: [process.execPath, cliPath, 'dev-cluster', 'fault-proxy'],
     faults: initialFaults(o),
   });
-  process.stdout.write(`dev cluster (Kubernetes ${state.version}) running at ${state.server}\nkubeconfig: ${state.kubeconfig}\n  export KUBECONFIG=${state.kubeconfig}\n`);
+  const nodes = state.nodes.length > 1 ? `, nodes ${state.nodes.join(', ')}` : '';
+  process.stdout.write(`dev cluster (Kubernetes ${state.version}${nodes}) running at ${state.server}\nkubeconfig: ${state.kubeconfig}\n  export KUBECONFIG=${state.kubeconfig}\n`);
 }

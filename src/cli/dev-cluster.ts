@@ -8,15 +8,22 @@ import { downCluster, readClusterState } from '../devcluster/control.js';
 import { runFaultProxy } from '../devcluster/faults/fault-proxy-process.js';
 import { parseFaults } from '../devcluster/faults/fault-switches.js';
 import { KUBELET_LOG_ROTATION } from '../devcluster/faults/faults.js';
-import { loadImages } from '../devcluster/cluster.js';
+import { loadIntoNodes } from '../devcluster/node-control.js';
+import { MAX_NODES } from '../devcluster/nodes.js';
 import { CLUSTER_NAME } from '../devcluster/kubeconfig.js';
 import { defaultStateDir, Layout } from '../devcluster/layout.js';
-import { pidOf } from '../devcluster/processes.js';
 import { clusterAnswers, retiredOptionProblem, upAction } from './dev-cluster-up.js';
+import { nodeCommand } from './dev-cluster-node.js';
 
 function fraction(value: string): number {
   const n = Number(value);
   if (!(n >= 0 && n <= 1)) throw new Error(`expected a fraction between 0 and 1, got "${value}"`);
+  return n;
+}
+
+function nodeCount(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_NODES) throw new Error(`expected a number of nodes from 1 to ${MAX_NODES}, got "${value}"`);
   return n;
 }
 
@@ -66,6 +73,7 @@ function upCommand(): Command {
     .option('--port <port>', 'HTTPS port clients reach the API server on (0 = any free port)', '0')
     .option('--host <address>', 'address clients reach the API server on', '127.0.0.1')
     .option('--users <file>', 'YAML file of token users and their RBAC rules (see README)')
+    .option('--nodes <n>', `nodes in the cluster, 1 to ${MAX_NODES}: this machine's node, then workers (berth-worker, berth-worker2), each in a network of its own`, nodeCount, 1)
     .option('--split-log-streams', 'turn on the alpha gate PodLogsQuerySplitStreams (stdout and stderr read apart; off on a stock cluster)')
     .option('--load <image...>', 'images from podman to put into the node before up returns')
     .option('--container-log-max-size <size>', "the kubelet's containerLogMaxSize: rotate a running container's log at this size (10Mi, bytes)", logSize, KUBELET_LOG_ROTATION.containerLogMaxBytes)
@@ -103,7 +111,7 @@ function statusCommand(): Command {
       const state = readClusterState(o.stateDir);
       const running = !!state && (await clusterAnswers(new Layout(o.stateDir)));
       if (o.output === 'json') process.stdout.write(JSON.stringify({ running, ...(state ?? {}) }, null, 2) + '\n');
-      else if (running && state) process.stdout.write(`running at ${state.server} (Kubernetes ${state.version}, since ${state.startedAt})\nkubeconfig: ${state.kubeconfig}\n`);
+      else if (running && state) process.stdout.write(`running at ${state.server} (Kubernetes ${state.version}, since ${state.startedAt})\nnodes: ${state.nodes.join(', ')}\nkubeconfig: ${state.kubeconfig}\n`);
       else process.stdout.write('not running (start it with: berth dev-cluster up)\n');
       if (!running) process.exitCode = 3;
     });
@@ -141,16 +149,12 @@ function kubeconfigCommand(): Command {
 
 function loadCommand(): Command {
   return new Command('load')
-    .description("put images from podman into the dev cluster's node, as `kind load docker-image` does")
+    .description("put images from podman into every running node of the dev cluster, as `kind load docker-image` does")
     .argument('<image...>', 'images in podman, e.g. localhost/berth/busybox:1')
     .addOption(stateDirOption())
     .action(async (images: string[], o: { stateDir: string }) => {
-      const layout = new Layout(o.stateDir);
-      if (!readClusterState(o.stateDir) || pidOf(layout, 'containerd') === undefined) {
-        throw new Error(`no dev cluster runs from ${o.stateDir}; start one with: berth dev-cluster up`);
-      }
-      await loadImages(layout, images);
-      for (const i of images) process.stdout.write(`loaded ${i}\n`);
+      const nodes = await loadIntoNodes(o.stateDir, images);
+      for (const i of images) process.stdout.write(`loaded ${i} (${nodes.join(', ')})\n`);
     });
 }
 
@@ -169,8 +173,8 @@ function faultProxyCommand(): Command {
 }
 
 export function devClusterCommand(): Command {
-  const cmd = new Command('dev-cluster').description('a single-node Kubernetes cluster to try berth on: kube-apiserver, the kubelet and containerd, built from the release on first use');
-  for (const sub of [upCommand(), downCommand(), statusCommand(), kubeconfigCommand(), loadCommand()]) cmd.addCommand(sub);
+  const cmd = new Command('dev-cluster').description('a Kubernetes cluster of one to three nodes to try berth on: kube-apiserver, the kubelet and containerd, built from the release on first use');
+  for (const sub of [upCommand(), downCommand(), statusCommand(), kubeconfigCommand(), loadCommand(), nodeCommand()]) cmd.addCommand(sub);
   cmd.addCommand(faultProxyCommand(), { hidden: true });
   return cmd;
 }

@@ -4,6 +4,7 @@
 import { join } from 'node:path';
 import { LOCAL_PATH_NAMESPACE, LOCAL_PATH_PROVISIONER } from './bootstrap-objects.js';
 import { Layout, NET } from './layout.js';
+import { inNodeNetwork, type NodeSpec } from './nodes.js';
 
 const addonsKubeconfig = (layout: Layout) => join(layout.config, 'addons.kubeconfig');
 
@@ -27,15 +28,17 @@ export function corednsArgs(layout: Layout): string[] {
   return [layout.bin('coredns', 'coredns'), '-conf', join(layout.config, 'Corefile')];
 }
 
-export function kubeRouterArgs(layout: Layout): string[] {
+/** one per node, in the node's network: it guards the pods of its node */
+export function kubeRouterArgs(layout: Layout, node: NodeSpec): string[] {
   return [
+    ...inNodeNetwork(node),
     layout.bin('kube-router', 'kube-router'),
     `--kubeconfig=${addonsKubeconfig(layout)}`,
     '--run-firewall=true',
     '--run-router=false',
     '--run-service-proxy=false',
     '--enable-cni=false',
-    `--hostname-override=${NET.nodeName}`,
+    `--hostname-override=${node.name}`,
     `--service-cluster-ip-range=${NET.serviceCidr}`,
     // its health server would listen on every interface
     '--health-port=0',

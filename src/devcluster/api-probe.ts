@@ -29,8 +29,8 @@ export function apiGet(layout: Layout, path: string, timeoutMs = 5000): Promise<
   });
 }
 
-export async function nodeReady(layout: Layout): Promise<boolean> {
-  const r = await apiGet(layout, `/api/v1/nodes/${NET.nodeName}`);
+export async function nodeReady(layout: Layout, name: string = NET.nodeName): Promise<boolean> {
+  const r = await apiGet(layout, `/api/v1/nodes/${name}`);
   return r.code === 200 && (r.body.status?.conditions ?? []).some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True');
 }
 

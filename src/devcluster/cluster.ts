@@ -1,25 +1,29 @@
-// `berth dev-cluster up|down`: starts etcd, the control plane, containerd and the kubelet, kube-proxy and
-// the add-ons in order, each waited for, and takes all of it down again leaving nothing on this machine.
+// `berth dev-cluster up|down`: starts etcd, the control plane, the first node (containerd and the kubelet), kube-proxy
+// and the add-ons, then the workers, in order, each waited for; and takes all of it down again leaving nothing on this
+// machine.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadUsersFile, type UserSpec } from './users-file.js';
 import { corednsArgs, kubeRouterArgs, kubeRouterCleanupArgs, localPathArgs, localPathConfigMap } from './addons.js';
-import { apiGet, exists, nodeReady } from './api-probe.js';
+import { apiGet, exists } from './api-probe.js';
 import { clusterObjects, toYamlStream } from './bootstrap-objects.js';
-import { apiserverArgs, containerdArgs, controllerManagerArgs, etcdArgs, kubeletArgs, kubeProxyArgs, schedulerArgs } from './component-args.js';
+import { apiserverArgs, controllerManagerArgs, etcdArgs, kubeProxyArgs, schedulerArgs } from './component-args.js';
 import { writeConfigFiles } from './config-files.js';
-import { claimMachine, killCgroupTree, moveToCgroup, otherOwner, prepareHost, removeHostState } from './host.js';
-import { ensurePauseImage, loadImages } from './images.js';
-export { loadImages };
-import { Layout, NET } from './layout.js';
+import { claimMachine, killCgroupTree, otherOwner, prepareHost, removeHostState } from './host.js';
+import { Layout } from './layout.js';
 import type { KubeletOptions } from './node-configs.js';
+import { startFirstNode, startWorker, stopWorker } from './node-lifecycle.js';
+import { unwireNode } from './node-network.js';
+import { MAX_NODES, NODE_PARTS, nodeSpecs, partName, type NodeSpec } from './nodes.js';
 import { ensurePki } from './pki.js';
 import { pidOf, startProcess, stopProcess, waitUntil } from './processes.js';
 import { setPodStartDelay, writeRuncWrapper } from './faults/runc-delay.js';
 
 export interface PartsOptions {
   usersFile?: string;
+  /** 1 to MAX_NODES: this machine's node, then workers each in a network of its own */
+  nodes: number;
   kubelet: KubeletOptions;
   /** images (in podman) put into the node before `up` returns */
   images: string[];
@@ -28,7 +32,7 @@ export interface PartsOptions {
   progress: (line: string) => void;
 }
 
-/** every long-running part, in start order; `down` stops them in reverse */
+/** every long-running part of the control plane and the first node, in start order; `down` stops them in reverse */
 export const PARTS = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'containerd', 'kubelet', 'kube-proxy', 'coredns', 'kube-router', 'local-path-provisioner'] as const;
 
 function kubectlApply(layout: Layout, yaml: string): void {
@@ -48,25 +52,10 @@ async function startControlPlane(layout: Layout, opts: PartsOptions, users: User
   startProcess(layout, 'kube-scheduler', schedulerArgs(layout));
 }
 
-async function startNode(layout: Layout, opts: PartsOptions): Promise<void> {
-  writeRuncWrapper();
-  setPodStartDelay(0);
-  const containerd = startProcess(layout, 'containerd', containerdArgs(layout));
-  // its shims inherit the cgroup, so `down` finds every process of the node in one tree
-  moveToCgroup(containerd, 'runtime');
-  await waitUntil(layout, 'containerd', 'containerd socket', async () => existsSync(layout.containerdSocket), 30_000);
-  opts.progress('containerd ready; loading images');
-  ensurePauseImage(layout.versions.PAUSE_TAG);
-  await loadImages(layout, [layout.versions.PAUSE_TAG, ...opts.images]);
-  startProcess(layout, 'kubelet', kubeletArgs(layout, containerd));
-  await waitUntil(layout, 'kubelet', `node ${NET.nodeName} Ready`, () => nodeReady(layout), 120_000, 500);
-  opts.progress(`node ${NET.nodeName} Ready`);
-}
-
-function startAddons(layout: Layout, opts: PartsOptions): void {
-  startProcess(layout, 'kube-proxy', kubeProxyArgs(layout));
+function startAddons(layout: Layout, opts: PartsOptions, first: NodeSpec): void {
+  startProcess(layout, 'kube-proxy', kubeProxyArgs(layout, first));
   startProcess(layout, 'coredns', corednsArgs(layout));
-  startProcess(layout, 'kube-router', kubeRouterArgs(layout));
+  startProcess(layout, 'kube-router', kubeRouterArgs(layout, first));
   startProcess(layout, 'local-path-provisioner', localPathArgs(layout, opts.helperImage));
 }
 
@@ -77,11 +66,16 @@ export async function startParts(layout: Layout, opts: PartsOptions): Promise<vo
   await stopParts(layout);
   claimMachine(layout);
   const pki = ensurePki(layout.pki);
-  writeConfigFiles(layout, pki, users, opts.kubelet);
+  const nodes = nodeSpecs(opts.nodes);
+  writeConfigFiles(layout, pki, users, opts.kubelet, nodes);
   prepareHost();
   await startControlPlane(layout, opts, users);
-  await startNode(layout, opts);
-  startAddons(layout, opts);
+  writeRuncWrapper();
+  setPodStartDelay(0);
+  const [first, ...workers] = nodes;
+  await startFirstNode(layout, first!, opts.images, opts.progress);
+  startAddons(layout, opts, first!);
+  for (const worker of workers) await startWorker(layout, worker, opts.images, opts.progress);
   // pods can only be created once the default ServiceAccount exists
   await waitUntil(layout, 'kube-controller-manager', 'serviceaccount default/default', () => exists(layout, '/api/v1/namespaces/default/serviceaccounts/default'), 60_000, 250);
   opts.progress('cluster ready');
@@ -91,9 +85,12 @@ export async function startParts(layout: Layout, opts: PartsOptions): Promise<vo
 export async function stopParts(layout: Layout): Promise<void> {
   // another state dir's cluster is not this one's to take down: only this dir's own processes stop
   const other = otherOwner(layout);
+  const workers = nodeSpecs(MAX_NODES).slice(1);
+  for (const worker of workers) await stopWorker(layout, worker);
   for (const part of [...PARTS].reverse()) await stopProcess(layout, part, part === 'kubelet' || part === 'containerd' ? 5_000 : 10_000);
   if (other) return;
   await killCgroupTree();
+  for (const worker of workers) unwireNode(worker);
   const proxy = layout.bin('kubernetes', 'kube-proxy');
   if (existsSync(proxy)) spawnSync(proxy, ['--cleanup'], { stdio: 'ignore' });
   const router = kubeRouterCleanupArgs(layout);
@@ -101,7 +98,8 @@ export async function stopParts(layout: Layout): Promise<void> {
   removeHostState();
 }
 
-export function runningParts(layout: Layout): { part: string; pid: number | undefined }[] {
-  return PARTS.map((part) => ({ part, pid: pidOf(layout, part) }));
+export function runningParts(layout: Layout, nodes: number): { part: string; pid: number | undefined }[] {
+  const workerParts = nodeSpecs(nodes).slice(1).flatMap((node) => NODE_PARTS.map((part) => partName(node, part)));
+  return [...PARTS, ...workerParts].map((part) => ({ part, pid: pidOf(layout, part) }));
 }
 

@@ -2,6 +2,7 @@
 // loopback or on the node's bridge address, never on the machine's other interfaces.
 import { join } from 'node:path';
 import { Layout, MACHINE, NET } from './layout.js';
+import { inNodeNetwork, nodeConfigFile, type NodeSpec } from './nodes.js';
 
 const SA_ISSUER = `https://kubernetes.default.svc.${NET.clusterDomain}`;
 
@@ -80,25 +81,27 @@ export function schedulerArgs(layout: Layout): string[] {
 
 /**
  * containerd in a mount namespace of its own, with / shared inside it: the kubelet and every container mount there,
- * and all of it is gone with the last process of the node, while this machine's / stays private and untouched.
+ * and all of it is gone with the last process of the node, while this machine's / stays private and untouched. A
+ * worker's containerd starts in the worker's network, so the CNI plugins it runs lay the pods' bridge there.
  */
-export function containerdArgs(layout: Layout): string[] {
-  return ['unshare', '--mount', '--', 'sh', '-c', 'mount --make-rshared / && exec "$0" "$@"', layout.bin('containerd', 'containerd'), `--config=${join(layout.config, 'containerd.toml')}`];
+export function containerdArgs(layout: Layout, node: NodeSpec): string[] {
+  return [...inNodeNetwork(node), 'unshare', '--mount', '--', 'sh', '-c', 'mount --make-rshared / && exec "$0" "$@"', layout.bin('containerd', 'containerd'), `--config=${join(layout.config, nodeConfigFile(node, 'containerd.toml'))}`];
 }
 
-export function kubeletArgs(layout: Layout, containerdPid: number): string[] {
+/** the kubelet in its containerd's mount namespace and network */
+export function kubeletArgs(layout: Layout, node: NodeSpec, containerdPid: number): string[] {
   return [
-    'nsenter', `--mount=/proc/${containerdPid}/ns/mnt`, '--',
+    'nsenter', `--mount=/proc/${containerdPid}/ns/mnt`, ...(node.netns ? [`--net=/proc/${containerdPid}/ns/net`] : []), '--',
     layout.bin('kubernetes', 'kubelet'),
-    `--config=${join(layout.config, 'kubelet.yaml')}`,
-    `--kubeconfig=${join(layout.config, 'kubelet.kubeconfig')}`,
-    `--root-dir=${join(MACHINE.varLib, 'kubelet')}`,
-    `--cert-dir=${join(MACHINE.varLib, 'kubelet', 'pki')}`,
-    `--hostname-override=${NET.nodeName}`,
-    `--node-ip=${NET.nodeIp}`,
+    `--config=${join(layout.config, nodeConfigFile(node, 'kubelet.yaml'))}`,
+    `--kubeconfig=${join(layout.config, nodeConfigFile(node, 'kubelet.kubeconfig'))}`,
+    `--root-dir=${join(node.varLib, 'kubelet')}`,
+    `--cert-dir=${join(node.varLib, 'kubelet', 'pki')}`,
+    `--hostname-override=${node.name}`,
+    `--node-ip=${node.ip}`,
   ];
 }
 
-export function kubeProxyArgs(layout: Layout): string[] {
-  return [layout.bin('kubernetes', 'kube-proxy'), `--config=${join(layout.config, 'kube-proxy.yaml')}`];
+export function kubeProxyArgs(layout: Layout, node: NodeSpec): string[] {
+  return [...inNodeNetwork(node), layout.bin('kubernetes', 'kube-proxy'), `--config=${join(layout.config, nodeConfigFile(node, 'kube-proxy.yaml'))}`];
 }

@@ -8,27 +8,33 @@ import { componentKubeconfig, tokenFile, tokenUsers, type Component } from './id
 import type { Layout } from './layout.js';
 import { cniConflist, containerdConfig, kubeletConfig, kubeProxyConfig, type KubeletOptions } from './node-configs.js';
 import type { Pki } from './pki.js';
+import { cniConfDir, nodeConfigFile, type NodeSpec } from './nodes.js';
 import { RUNC_WRAPPER } from './faults/runc-delay.js';
 
-export function writeConfigFiles(layout: Layout, pki: Pki, fileUsers: UserSpec[], kubelet: KubeletOptions): ReturnType<typeof tokenUsers> {
+const writeConfig = (layout: Layout, name: string, text: string) => writeFileSync(join(layout.config, name), text, { mode: 0o600 });
+
+export function writeConfigFiles(layout: Layout, pki: Pki, fileUsers: UserSpec[], kubelet: KubeletOptions, nodes: NodeSpec[]): ReturnType<typeof tokenUsers> {
   mkdirSync(layout.config, { recursive: true, mode: 0o700 });
   const ids = tokenUsers(layout.pki, fileUsers);
-  const write = (name: string, text: string) => writeFileSync(join(layout.config, name), text, { mode: 0o600 });
-  write('tokens.csv', tokenFile([ids.admin, ...Object.values(ids.components), ...ids.users]));
+  const write = (name: string, text: string) => writeConfig(layout, name, text);
+  write('tokens.csv', tokenFile([ids.admin, ...Object.values(ids.components), ...Object.values(ids.workerKubelets), ...ids.users]));
   for (const [part, user] of Object.entries(ids.components) as [Component, (typeof ids.components)[Component]][]) {
     write(`${part}.kubeconfig`, componentKubeconfig(apiServerUrl, pki.ca.certPem, user));
   }
   write('admin.kubeconfig', componentKubeconfig(apiServerUrl, pki.ca.certPem, ids.admin));
-  write('containerd.toml', containerdConfig(layout, RUNC_WRAPPER));
-  writeKubeletConfig(layout, kubelet);
-  write('kube-proxy.yaml', kubeProxyConfig(layout));
   write('Corefile', corefile(layout));
-  mkdirSync(layout.cniConfDir, { recursive: true });
-  writeFileSync(join(layout.cniConfDir, '10-berth.conflist'), cniConflist());
+  for (const node of nodes) {
+    if (node.index > 0) write(nodeConfigFile(node, 'kubelet.kubeconfig'), componentKubeconfig(apiServerUrl, pki.ca.certPem, ids.workerKubelets[node.name]!));
+    write(nodeConfigFile(node, 'containerd.toml'), containerdConfig(layout, node, RUNC_WRAPPER));
+    writeKubeletConfig(layout, node, kubelet);
+    write(nodeConfigFile(node, 'kube-proxy.yaml'), kubeProxyConfig(layout, node));
+    mkdirSync(cniConfDir(node), { recursive: true });
+    writeFileSync(join(cniConfDir(node), '10-berth.conflist'), cniConflist(node));
+  }
   return ids;
 }
 
-export function writeKubeletConfig(layout: Layout, kubelet: KubeletOptions): void {
-  writeFileSync(join(layout.config, 'kubelet.yaml'), kubeletConfig(layout, kubelet), { mode: 0o600 });
-  writeFileSync(join(layout.config, 'kubelet-options.json'), JSON.stringify(kubelet));
+export function writeKubeletConfig(layout: Layout, node: NodeSpec, kubelet: KubeletOptions): void {
+  writeConfig(layout, nodeConfigFile(node, 'kubelet.yaml'), kubeletConfig(layout, node, kubelet));
+  writeConfig(layout, nodeConfigFile(node, 'kubelet-options.json'), JSON.stringify(kubelet));
 }

@@ -10,6 +10,7 @@ import { startParts, stopParts, type PartsOptions } from './cluster.js';
 import { tokenUsers } from './identities.js';
 import type { Faults } from './faults/faults.js';
 import { Layout } from './layout.js';
+import { nodeSpec, nodeSpecs } from './nodes.js';
 import { pidOf, startProcess, stopProcess, waitUntil } from './processes.js';
 
 export interface ClusterState {
@@ -22,6 +23,8 @@ export interface ClusterState {
   kubeconfig: string;
   startedAt: string;
   version: string;
+  /** the nodes' names, the first node first */
+  nodes: string[];
 }
 
 const stateFile = (stateDir: string) => join(stateDir, 'state.json');
@@ -29,7 +32,7 @@ const stateFile = (stateDir: string) => join(stateDir, 'state.json');
 export function readClusterState(stateDir: string): ClusterState | undefined {
   try {
     const s = JSON.parse(readFileSync(stateFile(stateDir), 'utf8'));
-    return s.kind === 'upstream' ? s : undefined;
+    return s.kind === 'upstream' ? { nodes: [nodeSpec(0).name], ...s } : undefined;
   } catch {
     return undefined;
   }
@@ -72,6 +75,7 @@ export async function upCluster(stateDir: string, opts: UpOptions): Promise<Clus
     kubeconfig: layout.kubeconfig,
     startedAt: new Date().toISOString(),
     version,
+    nodes: nodeSpecs(opts.nodes).map((n) => n.name),
   };
   writeFileSync(stateFile(stateDir), JSON.stringify(state, null, 2));
   // the CA at the state folder's top, where a client that trusts the cluster's server certificate finds it

@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, wr
 import { join } from 'node:path';
 import { MACHINE, NET } from './layout.js';
 import { alive } from './processes.js';
+import { removeNodesBridge } from './node-network.js';
 
 const CGROUP_FS = '/sys/fs/cgroup';
 /** which state dir's cluster holds this machine's node: outside the node's folders, which down removes */
@@ -29,6 +30,8 @@ export function prepareHost(): void {
   // berth follows many logs at once; the stock limit of 128 inotify instances is kind's "too many open files"
   raiseSysctl('fs.inotify.max_user_instances', 8192);
   raiseSysctl('fs.inotify.max_user_watches', 524288);
+  // this machine routes between the nodes
+  raiseSysctl('net.ipv4.ip_forward', 1);
   for (const h of hierarchies()) makeCgroup(h, MACHINE.cgroupRoot);
   if (!sh('ip', ['link', 'show', NET.bridge]).ok) {
     execFileSync('ip', ['link', 'add', NET.bridge, 'type', 'bridge']);
@@ -56,10 +59,10 @@ function removeCgroupTree(dir: string): void {
   }
 }
 
-/** Kills what runs in the node's cgroups (pods, shims) and removes the cgroups. */
-export async function killCgroupTree(): Promise<void> {
+/** Kills what runs in a node's cgroups (pods, shims; every node's by default) and removes the cgroups. */
+export async function killCgroupTree(cgroup: string = MACHINE.cgroupRoot): Promise<void> {
   for (let round = 0; round < 50; round++) {
-    const pids = [...new Set(hierarchies().flatMap((h) => pidsUnder(join(h, MACHINE.cgroupRoot))))];
+    const pids = [...new Set(hierarchies().flatMap((h) => pidsUnder(join(h, cgroup))))];
     if (pids.length === 0) break;
     for (const pid of pids) {
       try {
@@ -70,7 +73,7 @@ export async function killCgroupTree(): Promise<void> {
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  for (const h of hierarchies()) removeCgroupTree(join(h, MACHINE.cgroupRoot));
+  for (const h of hierarchies()) removeCgroupTree(join(h, cgroup));
 }
 
 /** iptables-save's words of a rule: comments come in double quotes, with spaces inside */
@@ -118,6 +121,7 @@ export function removeHostState(): void {
   // kube-router's address sets, once no rule refers to them
   for (const set of sh('ipset', ['list', '-n']).out.split('\n').filter((n) => /^(KUBE-|kube-router)/i.test(n))) sh('ipset', ['destroy', set]);
   if (sh('ip', ['link', 'show', NET.bridge]).ok) sh('ip', ['link', 'del', NET.bridge]);
+  removeNodesBridge();
   for (const d of [MACHINE.varLib, MACHINE.run, `/var/lib/cni/results`]) {
     if (d.endsWith('results')) {
       for (const f of existsSync(d) ? readdirSync(d) : []) if (f.startsWith(`${MACHINE.cniNetworkName}-`)) rmSync(join(d, f), { force: true });
@@ -125,13 +129,20 @@ export function removeHostState(): void {
   }
 }
 
-/** Puts a process (and so its future children) into NAME under the node's cgroup, in every hierarchy. */
-export function moveToCgroup(pid: number, name: string): void {
-  for (const h of hierarchies()) writeFileSync(join(makeCgroup(join(h, MACHINE.cgroupRoot), name), 'cgroup.procs'), String(pid));
+/** Puts a process (and so its future children) into NAME under a node's cgroup, in every hierarchy. */
+export function moveToCgroup(pid: number, nodeCgroup: string, name: string): void {
+  for (const h of hierarchies()) writeFileSync(join(makeCgroup(h, join(nodeCgroup, name)), 'cgroup.procs'), String(pid));
 }
 
-/** Makes the cgroup NAME under PARENT and returns its path. */
-function makeCgroup(parent: string, name: string): string {
+/** Makes the cgroup PATH (and its parents) under a hierarchy's root and returns its folder. */
+function makeCgroup(root: string, path: string): string {
+  const parts = path.split('/').filter(Boolean);
+  let dir = root;
+  for (const part of parts) dir = makeCgroupStep(dir, part);
+  return dir;
+}
+
+function makeCgroupStep(parent: string, name: string): string {
   const dir = join(parent, name);
   mkdirSync(dir, { recursive: true });
   // a new cpuset cgroup starts with no cpus and no memory nodes: take the parent's, as kind's entrypoint does

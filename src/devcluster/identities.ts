@@ -5,6 +5,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLUSTER_NAME, renderKubeconfig } from './kubeconfig.js';
 import type { UserSpec } from './users-file.js';
+import { MAX_NODES, nodeName } from './nodes.js';
 
 export interface TokenUser {
   name: string;
@@ -33,13 +34,22 @@ function tokenFor(dir: string, name: string): string {
   return token;
 }
 
-export function tokenUsers(pkiDir: string, fileUsers: UserSpec[]): { admin: TokenUser; components: Record<Component, TokenUser>; users: TokenUser[] } {
+/**
+ * The kubelets of the workers a cluster can have, each under its node's name as the Node authorizer wants: all of them
+ * from the start, since kube-apiserver reads its token file once.
+ */
+function workerKubelets(pkiDir: string): Record<string, TokenUser> {
+  const names = Array.from({ length: MAX_NODES - 1 }, (_, i) => nodeName(i + 1));
+  return Object.fromEntries(names.map((node) => [node, { name: `system:node:${node}`, token: tokenFor(pkiDir, `kubelet-${node}`), groups: ['system:nodes'] }]));
+}
+
+export function tokenUsers(pkiDir: string, fileUsers: UserSpec[]): { admin: TokenUser; components: Record<Component, TokenUser>; workerKubelets: Record<string, TokenUser>; users: TokenUser[] } {
   const admin = { name: 'admin', token: tokenFor(pkiDir, 'admin'), groups: ['system:masters'] };
   const components = Object.fromEntries(
     Object.entries(COMPONENTS).map(([part, id]) => [part, { name: id.user, token: tokenFor(pkiDir, part), groups: [...id.groups] }]),
   ) as Record<Component, TokenUser>;
   const users = fileUsers.map((u) => ({ name: u.name, token: u.token, groups: u.groups }));
-  return { admin, components, users };
+  return { admin, components, workerKubelets: workerKubelets(pkiDir), users };
 }
 
 /** kube-apiserver's --token-auth-file: token,user,uid,"group1,group2" */

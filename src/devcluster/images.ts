@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync, copyFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Layout } from './layout.js';
+import { containerdSocket, type NodeSpec } from './nodes.js';
 
 const CRI_NAMESPACE = 'k8s.io';
 
@@ -26,12 +27,12 @@ export function ensurePauseImage(tag: string): void {
   }
 }
 
-/** podman save | ctr import, streamed; resolves when containerd has every image */
-export async function loadImages(layout: Layout, images: string[]): Promise<void> {
+/** podman save | ctr import into one node's containerd, streamed; resolves when it has every image */
+export async function loadImages(layout: Layout, node: NodeSpec, images: string[]): Promise<void> {
   const missing = images.filter((i) => !podmanHas(i));
   if (missing.length) throw new Error(`dev-cluster load: no image ${missing.join(', ')} in podman (build it first: podman build -t NAME ., or scripts/build-images.sh)`);
   const save = spawn('podman', ['save', '--format', 'docker-archive', ...(images.length > 1 ? ['-m'] : []), ...images], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const ctr = spawn(layout.bin('containerd', 'ctr'), ['--address', layout.containerdSocket, '-n', CRI_NAMESPACE, 'images', 'import', '--all-platforms', '--label', 'io.cri-containerd.pinned=pinned', '-'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const ctr = spawn(layout.bin('containerd', 'ctr'), ['--address', containerdSocket(node), '-n', CRI_NAMESPACE, 'images', 'import', '--all-platforms', '--label', 'io.cri-containerd.pinned=pinned', '-'], { stdio: ['pipe', 'pipe', 'pipe'] });
   save.stdout.pipe(ctr.stdin);
   const errors: string[] = [];
   save.stderr.on('data', (d) => errors.push(String(d)));
@@ -39,5 +40,5 @@ export async function loadImages(layout: Layout, images: string[]): Promise<void
   ctr.stdout.resume();
   const ended = (p: ReturnType<typeof spawn>) => new Promise<number>((resolve) => p.on('close', (code) => resolve(code ?? 1)));
   const [s, c] = await Promise.all([ended(save), ended(ctr)]);
-  if (s !== 0 || c !== 0) throw new Error(`dev-cluster load: importing ${images.join(', ')} into the node failed:\n${errors.join('').trim()}`);
+  if (s !== 0 || c !== 0) throw new Error(`dev-cluster load: importing ${images.join(', ')} into node ${node.name} failed:\n${errors.join('').trim()}`);
 }

@@ -92,12 +92,6 @@ export class Layout {
     return join(this.versions.BERTH_K8S_CACHE, `${part}-${version}`, 'bin', name);
   }
 
-  get containerdSocket(): string {
-    return join(MACHINE.run, 'containerd.sock');
-  }
-  get cniConfDir(): string {
-    return join(MACHINE.varLib, 'cni', 'net.d');
-  }
   get volumesDir(): string {
     return join(MACHINE.varLib, 'volumes');
   }

@@ -3,6 +3,7 @@
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { Layout, MACHINE, NET } from './layout.js';
+import { cniConfDir, containerdSocket, type NodeSpec } from './nodes.js';
 
 export interface KubeletOptions {
   /** KEP-3288 split log streams: alpha in 1.36, off on a stock cluster */
@@ -13,16 +14,16 @@ export interface KubeletOptions {
   containerLogCheckMs: number;
 }
 
-export function containerdConfig(layout: Layout, runtimeBinary = '/usr/sbin/runc'): string {
+export function containerdConfig(layout: Layout, node: NodeSpec, runtimeBinary = '/usr/sbin/runc'): string {
   const cri = `plugins.'io.containerd.cri.v1`;
   return [
     'version = 3',
-    `root = '${join(MACHINE.varLib, 'containerd')}'`,
-    `state = '${join(MACHINE.run, 'containerd')}'`,
+    `root = '${join(node.varLib, 'containerd')}'`,
+    `state = '${join(node.run, 'containerd')}'`,
     '[grpc]',
-    `  address = '${layout.containerdSocket}'`,
+    `  address = '${containerdSocket(node)}'`,
     `[plugins.'io.containerd.internal.v1.opt']`,
-    `  path = '${join(MACHINE.varLib, 'opt')}'`,
+    `  path = '${join(node.varLib, 'opt')}'`,
     // NRI would create a socket under /var/run/nri that nothing here uses
     `[plugins.'io.containerd.nri.v1.nri']`,
     '  disable = true',
@@ -38,15 +39,15 @@ export function containerdConfig(layout: Layout, runtimeBinary = '/usr/sbin/runc
     `[${cri}.runtime'.containerd.runtimes.runc.options]`,
     '  SystemdCgroup = false',
     `  BinaryName = '${runtimeBinary}'`,
-    `  Root = '${join(MACHINE.run, 'runc')}'`,
+    `  Root = '${join(node.run, 'runc')}'`,
     `[${cri}.runtime'.cni]`,
     `  bin_dirs = ['/usr/lib/cni']`,
-    `  conf_dir = '${layout.cniConfDir}'`,
+    `  conf_dir = '${cniConfDir(node)}'`,
     '',
   ].join('\n');
 }
 
-export function cniConflist(): string {
+export function cniConflist(node: NodeSpec): string {
   return JSON.stringify({
     cniVersion: '1.0.0',
     name: MACHINE.cniNetworkName,
@@ -60,9 +61,9 @@ export function cniConflist(): string {
         hairpinMode: true,
         ipam: {
           type: 'host-local',
-          ranges: [[{ subnet: NET.podCidr, gateway: NET.nodeIp }]],
+          ranges: [[{ subnet: node.podCidr, gateway: node.gateway }]],
           routes: [{ dst: '0.0.0.0/0' }],
-          dataDir: join(MACHINE.varLib, 'cni', 'networks'),
+          dataDir: join(node.varLib, 'cni', 'networks'),
         },
       },
       { type: 'portmap', capabilities: { portMappings: true } },
@@ -70,7 +71,7 @@ export function cniConflist(): string {
   }, null, 2);
 }
 
-export function kubeletConfig(layout: Layout, opts: KubeletOptions): string {
+export function kubeletConfig(layout: Layout, node: NodeSpec, opts: KubeletOptions): string {
   const seconds = Math.max(3, Math.round(opts.containerLogCheckMs / 1000));
   return stringify({
     apiVersion: 'kubelet.config.k8s.io/v1beta1',
@@ -78,11 +79,11 @@ export function kubeletConfig(layout: Layout, opts: KubeletOptions): string {
     // the machines are cgroup v1; 1.35+ refuse it unless told
     failCgroupV1: false,
     cgroupDriver: 'cgroupfs',
-    cgroupRoot: `/${MACHINE.cgroupRoot}`,
+    cgroupRoot: `/${node.cgroup}`,
     cgroupsPerQOS: true,
-    containerRuntimeEndpoint: `unix://${layout.containerdSocket}`,
+    containerRuntimeEndpoint: `unix://${containerdSocket(node)}`,
     serializeImagePulls: false,
-    address: NET.nodeIp,
+    address: node.ip,
     port: 10250,
     healthzBindAddress: '127.0.0.1',
     readOnlyPort: 0,
@@ -96,7 +97,7 @@ export function kubeletConfig(layout: Layout, opts: KubeletOptions): string {
     resolvConf: '/etc/resolv.conf',
     clusterDNS: [NET.nodeIp],
     clusterDomain: NET.clusterDomain,
-    podLogsDir: join(MACHINE.varLib, 'pod-logs'),
+    podLogsDir: join(node.varLib, 'pod-logs'),
     // images come from podman, not a registry: never collect them, never evict for disk
     imageGCHighThresholdPercent: 100,
     evictionHard: { 'nodefs.available': '0%', 'nodefs.inodesFree': '0%', 'imagefs.available': '0%' },
@@ -106,17 +107,17 @@ export function kubeletConfig(layout: Layout, opts: KubeletOptions): string {
   });
 }
 
-export function kubeProxyConfig(layout: Layout): string {
+export function kubeProxyConfig(layout: Layout, node: NodeSpec): string {
   return stringify({
     apiVersion: 'kubeproxy.config.k8s.io/v1alpha1',
     kind: 'KubeProxyConfiguration',
     mode: 'iptables',
     clusterCIDR: NET.clusterCidr,
-    hostnameOverride: NET.nodeName,
-    bindAddress: NET.nodeIp,
+    hostnameOverride: node.name,
+    bindAddress: node.ip,
     metricsBindAddress: '127.0.0.1:10249',
     healthzBindAddress: '127.0.0.1:10256',
-    nodePortAddresses: [`${NET.nodeIp}/32`],
+    nodePortAddresses: [`${node.ip}/32`],
     clientConnection: { kubeconfig: join(layout.config, 'kube-proxy.kubeconfig') },
     // zeros leave the machine's conntrack sysctls alone, as kind does
     conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: '0s', tcpCloseWaitTimeout: '0s' },

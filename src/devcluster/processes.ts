@@ -61,6 +61,16 @@ export async function stopProcess(layout: Layout, name: string, graceMs?: number
   rmSync(join(layout.pids, `${name}.pid`), { force: true });
 }
 
+/** SIGKILL at once, as a crash would; resolves once the process is gone */
+export async function killProcess(layout: Layout, name: string): Promise<void> {
+  const pid = pidOf(layout, name);
+  if (pid !== undefined) {
+    process.kill(pid, 'SIGKILL');
+    while (alive(pid)) await pause(20);
+  }
+  rmSync(join(layout.pids, `${name}.pid`), { force: true });
+}
+
 /** the last lines of a part's log, for an error that says why it did not come up */
 export function logTail(layout: Layout, name: string, lines = 15): string {
   const file = logFile(layout, name);

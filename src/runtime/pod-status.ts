@@ -35,7 +35,11 @@ export function viewContainer(pod: V1Pod, container: string, init = false): Cont
 
   const unschedulable = pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable');
   if (unschedulable && CLAIMS_BINDING.test(unschedulable.message ?? '')) return { state: 'pending', progress: 'waiting for its volume claims to bind' };
-  if (unschedulable) return { state: 'failed', exitCode: 125, message: `pod ${pod.metadata?.name} cannot be scheduled: ${unschedulable.message ?? 'Unschedulable'} (check resources, nodeSelector and tolerations of the pod template)` };
+  if (unschedulable) {
+    const selector = Object.entries(pod.spec?.nodeSelector ?? {}).map(([k, v]) => `${k}=${v}`).join(', ');
+    const its = selector ? `its nodeSelector: ${selector}; ` : '';
+    return { state: 'failed', exitCode: 125, message: `pod ${pod.metadata?.name} cannot be scheduled: ${unschedulable.message ?? 'Unschedulable'} (${its}check resources, nodeSelector and tolerations of the pod template)` };
+  }
 
   const stuckInit = init ? undefined : stuckInitContainer(pod);
   if (stuckInit) return { state: 'failed', exitCode: 125, message: stuckInit };

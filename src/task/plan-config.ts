@@ -16,7 +16,7 @@ export interface Hooks {
 }
 
 export type Step =
-  | ({ kind: 'task'; name: string; where: string; file?: string; configText?: string; inputMapping: Record<string, string>; outputMapping: Record<string, string>; params: Record<string, string> } & Hooks)
+  | ({ kind: 'task'; name: string; where: string; file?: string; configText?: string; inputMapping: Record<string, string>; outputMapping: Record<string, string>; params: Record<string, string>; tags?: string[] } & Hooks)
   /** limit: at most that many steps at once (all when absent); failFast: a failing step aborts the others and starts no more. */
   | ({ kind: 'in_parallel'; steps: Step[]; where: string; limit?: number; failFast: boolean } & Hooks)
   | ({ kind: 'do'; steps: Step[]; where: string } & Hooks)
@@ -42,7 +42,7 @@ export class PlanConfigError extends Error {
 
 const HOOKS = ['ensure', 'on_success', 'on_failure'];
 const PARALLEL_KEYS = ['steps', 'limit', 'fail_fast'];
-const TASK_KEYS = ['task', 'file', 'config', 'input_mapping', 'output_mapping', 'params', ...HOOKS];
+const TASK_KEYS = ['task', 'file', 'config', 'input_mapping', 'output_mapping', 'params', 'tags', ...HOOKS];
 const UNSUPPORTED: Record<string, string> = {
   image:
     'a task step\'s `image:` names an artifact holding an image\'s root filesystem (a get of an image resource), which Concourse runs the task in; a pod\'s image must be a reference the cluster pulls from a registry, so no artifact can be one: give the task config an `image_resource` (type registry-image, with its repository and tag) or run the plan with --image REF',
@@ -55,8 +55,12 @@ const UNSUPPORTED: Record<string, string> = {
   across: 'across is not supported yet',
   timeout: 'step timeouts are not supported yet (the pod\'s deadline is BERTH_TTL)',
   attempts: 'attempts are not supported yet',
-  tags: 'worker tags do not apply to pods',
+  tags: 'worker tags place task steps only (get and put run where the scheduler puts them)',
 };
+
+/** A worker tag as a node label: the operator labels the nodes a tag names `tags.berth.dev/TAG=true`. */
+export const TAG_LABEL_PREFIX = 'tags.berth.dev/';
+const LABEL_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 
 export function parsePlan(text: string, file: string): Step[] {
   return parsePlanFile(text, file).steps;
@@ -94,7 +98,8 @@ class StepReader {
     }
     for (const p of node.items) {
       const k = keyOf(p);
-      if (UNSUPPORTED[k]) y.problems.push(`${where}: ${k}${y.at(p.key as Node)}: ${UNSUPPORTED[k]}`);
+      const taskTags = k === 'tags' && field(node, 'task') !== undefined;
+      if (UNSUPPORTED[k] && !taskTags) y.problems.push(`${where}: ${k}${y.at(p.key as Node)}: ${UNSUPPORTED[k]}`);
     }
     if (field(node, 'get') !== undefined || field(node, 'put') !== undefined) {
       const s = parseResourceStep(node, where, this.resources, y);
@@ -143,6 +148,7 @@ class StepReader {
       inputMapping: this.stringMap(field(node, 'input_mapping'), `${where}.input_mapping`),
       outputMapping: this.stringMap(field(node, 'output_mapping'), `${where}.output_mapping`),
       params: this.stringMap(field(node, 'params'), `${where}.params`),
+      ...this.tags(field(node, 'tags'), `${where}.tags`),
     };
   }
 
@@ -187,6 +193,20 @@ class StepReader {
       else y.problems.push(`${where}.fail_fast${y.at(failFastNode)}: must be true or false`);
     }
     return { ...(limit !== undefined ? { limit } : {}), failFast };
+  }
+
+  /** Concourse runs a step with tags on a worker that has them all; berth on a node labeled with them all. */
+  private tags(node: Node | undefined, where: string): { tags?: string[] } {
+    if (node === undefined || absent(node)) return {};
+    if (!isSeq(node) || !node.items.every((t) => isScalar(t) && typeof t.value === 'string')) {
+      this.y.problems.push(`${where}: tags must be a list of strings${this.y.at(node)}`);
+      return {};
+    }
+    const tags = node.items.map((t) => String((t as { value: string }).value));
+    for (const tag of tags.filter((t) => !LABEL_NAME.test(t))) {
+      this.y.problems.push(`${where}: tag "${tag}" cannot be a node label's name (at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit)${this.y.at(node)}`);
+    }
+    return tags.length ? { tags } : {};
   }
 
   private stringMap(node: Node | undefined, name: string): Record<string, string> {

@@ -162,6 +162,7 @@ class PlanRunner {
       image: this.o.image,
       target: this.o.target,
       step: s.name,
+      ...(s.tags ? { tags: s.tags } : {}),
       args: [],
       env: this.o.env,
       cwd: this.o.cwd,

@@ -15,6 +15,7 @@ import { ANNOTATION_EXPIRES_AT, LABEL_MANAGED_BY, LABEL_OWNER, LABEL_RUN, podSec
 import type { TaskConfig } from './config.js';
 import type { Layout } from './layout.js';
 import { fetchScript, serveCommand } from './artifact-stream.js';
+import { TAG_LABEL_PREFIX } from './plan-config.js';
 
 export const INPUTS_CONTAINER = 'inputs';
 export const TASK_CONTAINER = 'task';
@@ -43,6 +44,8 @@ export interface TaskPodContext {
   caches?: Array<{ path: string; claim: string }>;
   /** Direct artifacts: the `outputs` container serves the outputs to the pods of later steps, to this token. */
   artifactToken?: string;
+  /** Worker tags: the pod runs on a node labeled `tags.berth.dev/TAG=true` for each, as Concourse picks a worker. */
+  tags?: string[];
 }
 
 export const LABEL_STEP = 'berth.dev/step';
@@ -177,6 +180,7 @@ export function planTaskPod(config: TaskConfig, layout: Layout, params: Record<s
       volumes: [{ name: WORK_VOLUME, emptyDir: {} }, ...caches.map((c, i) => ({ name: `cache-${i}`, persistentVolumeClaim: { claimName: c.claim } }))],
       ...(needsInputsContainer(layout, params, caches.length) ? { initContainers: [inputs] } : {}),
       containers,
+      ...(ctx.tags?.length ? { nodeSelector: Object.fromEntries(ctx.tags.map((t) => [`${TAG_LABEL_PREFIX}${t}`, 'true'])) } : {}),
     },
   };
 }

@@ -78,6 +78,8 @@ export interface TaskRunOptions {
   target?: TaskTarget;
   /** The step's identity on its objects (a plan's step name); default: the task file's name. */
   step?: string;
+  /** A plan step's worker tags: its pod goes to a node labeled with each (pod-plan.ts). */
+  tags?: string[];
   args: string[];
   env: NodeJS.ProcessEnv;
   cwd: string;
@@ -216,6 +218,7 @@ class TaskRun {
     const token = randomBytes(16).toString('hex');
     const ctx = (runId: string): TaskPodContext => ({
       step: this.o.step ?? stepOfFile(this.o.configFile),
+      ...(this.o.tags ? { tags: this.o.tags } : {}),
       target: this.o.target?.name ?? target.kc.getCurrentContext(),
       privileged: this.o.privileged,
       ...(serving ? { artifactToken: token } : {}),

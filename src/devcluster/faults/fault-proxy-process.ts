@@ -8,24 +8,28 @@ import { kubeletArgs } from '../component-args.js';
 import { writeKubeletConfig } from '../config-files.js';
 import { startFaultProxy } from './fault-proxy.js';
 import { Layout, NET } from '../layout.js';
+import { nodeSpec } from '../nodes.js';
 import type { KubeletOptions } from '../node-configs.js';
 import { pidOf, startProcess, stopProcess, waitUntil } from '../processes.js';
 import { setPodStartDelay } from './runc-delay.js';
 
 export const kubeletOptionsFile = (layout: Layout) => join(layout.config, 'kubelet-options.json');
 
-/** Rewrites the kubelet's configuration and restarts it (the kubelet reads its log rotation only at start). */
+/**
+ * Rewrites the first node's kubelet configuration and restarts it (the kubelet reads its log rotation only at start).
+ * Workers keep the rotation they started with: the switch is for the one-node cluster the rotation tests run on.
+ */
 async function restartKubelet(layout: Layout, change: Partial<KubeletOptions>): Promise<void> {
   const current = JSON.parse(readFileSync(kubeletOptionsFile(layout), 'utf8')) as KubeletOptions;
   const next = { ...current, ...change };
   if (next.containerLogMaxBytes === current.containerLogMaxBytes && Math.max(3000, next.containerLogCheckMs) === Math.max(3000, current.containerLogCheckMs)) return;
-  writeFileSync(kubeletOptionsFile(layout), JSON.stringify(next));
-  writeKubeletConfig(layout, next);
+  const first = nodeSpec(0);
+  writeKubeletConfig(layout, first, next);
   const containerd = pidOf(layout, 'containerd');
   if (containerd === undefined) throw new Error('containerd is not running');
   await stopProcess(layout, 'kubelet', 5_000);
-  startProcess(layout, 'kubelet', kubeletArgs(layout, containerd));
-  await waitUntil(layout, 'kubelet', `node ${NET.nodeName} Ready`, () => nodeReady(layout), 120_000, 500);
+  startProcess(layout, 'kubelet', kubeletArgs(layout, first, containerd));
+  await waitUntil(layout, 'kubelet', `node ${first.name} Ready`, () => nodeReady(layout, first.name), 120_000, 500);
 }
 
 /** `initial`: the switches `up` was given (its --fault-* flags), on from the first request */

@@ -1,5 +1,5 @@
-// What an upstream cluster could leave on this machine: its processes, mounts, network links, iptables chains,
-// cgroups and folders. Taken before `up` and after `down`, the two must be equal.
+// What an upstream cluster could leave on this machine: its processes, mounts, network links and namespaces, iptables
+// chains, cgroups and folders. Taken before `up` and after `down`, the two must be equal.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 
@@ -10,6 +10,8 @@ export interface MachineSnapshot {
   processes: string[];
   mounts: string[];
   links: string[];
+  /** the workers' network namespaces (berth-worker...); pods' cni-* ones are containerd's, inside its mount namespace */
+  namespaces: string[];
   chains: string[];
   cgroups: string[];
   folders: string[];
@@ -43,6 +45,7 @@ export function machineSnapshot(): MachineSnapshot {
     processes: processes(),
     mounts: readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((l) => /berth-k8s|kubelet|containerd/.test(l)).map((l) => l.split(' ')[4]!).sort(),
     links: execFileSync('ip', ['-o', 'link'], { encoding: 'utf8' }).split('\n').filter(Boolean).map((l) => l.split(':')[1]!.trim().split('@')[0]!).sort(),
+    namespaces: existsSync('/run/netns') ? readdirSync('/run/netns').filter((n) => n.startsWith('berth-')).sort() : [],
     chains: chains(),
     cgroups: readdirSync('/sys/fs/cgroup').filter((h) => existsSync(`/sys/fs/cgroup/${h}/berth-k8s`)).sort(),
     folders: ['/var/lib/berth-k8s', '/run/berth-k8s'].filter((d) => existsSync(d)),

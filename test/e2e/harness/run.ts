@@ -1,7 +1,7 @@
 // Runs the end-to-end suite: for each cluster kind, starts one dev cluster (through berth's CLI, as a user would),
 // runs the test files that belong to it (suites.ts), stops it, and fails if anything of the cluster is left. Files that
 // start a cluster of their own run last, with the same check of what they leave.
-//   node dist/test/e2e/harness/run.js [--cluster upstream|upstream-split|own] [test files...]
+//   node dist/test/e2e/harness/run.js [--cluster upstream|upstream-split|upstream-nodes|own] [test files...]
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,7 +30,7 @@ const IMAGES = ['localhost/berth/busybox:1', 'localhost/berth/node:24', 'localho
 
 function upArgs(kind: ClusterKind, stateDir: string): string[] {
   const present = IMAGES.filter((i) => spawnSync('podman', ['image', 'exists', i]).status === 0);
-  return ['dev-cluster', 'up', '--state-dir', stateDir, '--users', usersFile, ...(kind === 'upstream-split' ? ['--split-log-streams'] : []), '--load', ...present];
+  return ['dev-cluster', 'up', '--state-dir', stateDir, '--users', usersFile, ...(kind === 'upstream-split' ? ['--split-log-streams'] : []), ...(kind === 'upstream-nodes' ? ['--nodes', '2'] : []), '--load', ...present];
 }
 
 /** the cluster's kubectl first on PATH: kubectl of the server's version, as a user of that cluster has */
@@ -91,7 +91,7 @@ async function runPhase(kind: ClusterKind, files: string[]): Promise<number> {
     console.error(`e2e: the ${kind} dev cluster left things behind:\n  ${leftBehind.join('\n  ')}`);
     status = 1;
   } else {
-    console.log(`e2e: after \`berth dev-cluster down\` nothing of the ${kind} cluster remains (processes, mounts, links, iptables chains, cgroups, folders)`);
+    console.log(`e2e: after \`berth dev-cluster down\` nothing of the ${kind} cluster remains (processes, mounts, links, network namespaces, iptables chains, cgroups, folders)`);
   }
   console.log(`e2e: ${kind} phase took ${((Date.now() - started) / 1000).toFixed(0)} s`);
   rmSync(stateDir, { recursive: true, force: true });
@@ -140,7 +140,7 @@ const files = args.length ? args.map((f) => resolve(f)) : testFiles(e2eRoot);
 let status = 0;
 // the last lines of a long run say which phase failed, so a reader of its tail need not search the log
 const verdicts: string[] = [];
-for (const kind of ['upstream', 'upstream-split', 'own'] as const) {
+for (const kind of ['upstream', 'upstream-split', 'upstream-nodes', 'own'] as const) {
   if (onlyKind && onlyKind !== kind) continue;
   if (interrupted) break;
   // --cluster with files named runs those files there; without files, the files of that cluster

@@ -3,8 +3,9 @@
 // caller run a second time with the alpha gate PodLogsQuerySplitStreams on, under which berth reads stdout and
 // stderr apart from the log (its exact path). The files that hold berth to separate streams (berth serve's suite,
 // some of berth task's) run with the gate only: SPLIT_ONLY says why for each. The demo starts a cluster of its own, as
-// a new user's first command does: it runs last, with no cluster of the harness's up (a machine runs one).
-export type ClusterKind = 'upstream' | 'upstream-split' | 'own';
+// a new user's first command does: it runs last, with no cluster of the harness's up (a machine runs one). The
+// folders of TWO_NODES run on a cluster of two nodes.
+export type ClusterKind = 'upstream' | 'upstream-split' | 'upstream-nodes' | 'own';
 
 /** folders of test/e2e, each with every file in it */
 const STOCK_FOLDERS = ['upstream', 'readme', 'shim', 'catalog', 'task', 'incluster', 'reliability'];
@@ -31,6 +32,14 @@ export const ALSO_SPLIT: Record<string, string> = {
   'task/log-rotation.test.js': "a task's stdout and stderr apart, every line once while the kubelet rotates the log",
 };
 
+/**
+ * folders that run on a cluster of two nodes (stock gates): berth's faces with their pods on another node than berth
+ * and than each other, placement forced in each test, and a node lost mid-run
+ */
+export const TWO_NODES: Record<string, string> = {
+  nodes: 'pods on two nodes: the network between them, every face across them, a worker lost and brought back',
+};
+
 /** folders whose files start and stop a dev cluster of their own, and why */
 export const OWN_CLUSTER: Record<string, string> = {
   demo: 'scripts/demo.sh starts a dev cluster as a new user does, and takes it down again',
@@ -50,6 +59,7 @@ export const RUNS_ALONE = [
   'shim/streams.test.js',
   'task/faults.test.js',
   'task/log-rotation.test.js',
+  'nodes/cluster.test.js',
 ];
 
 /** The clusters a file (its path relative to test/e2e) runs on, in the order the harness starts them. */
@@ -58,6 +68,7 @@ export function clustersOf(file: string): ClusterKind[] {
   if (ALSO_STOCK.includes(file)) return ['upstream', 'upstream-split'];
   if (folder in SPLIT_ONLY || file in SPLIT_ONLY) return ['upstream-split'];
   if (folder in OWN_CLUSTER) return ['own'];
+  if (folder in TWO_NODES) return ['upstream-nodes'];
   if (!STOCK_FOLDERS.includes(folder)) throw new Error(`test/e2e/${file}: its folder is in no suite of test/e2e/harness/suites.ts`);
   return file in ALSO_SPLIT ? ['upstream', 'upstream-split'] : ['upstream'];
 }

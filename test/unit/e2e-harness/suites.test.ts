@@ -19,6 +19,7 @@ test('the suites run on stock gates; serve and the stream-bound task files with 
   assert.deepEqual(clustersOf('serve/merged-logs.test.js'), ['upstream', 'upstream-split']);
   assert.deepEqual(clustersOf('shim/streams.test.js'), ['upstream', 'upstream-split']);
   assert.deepEqual(clustersOf('demo/demo.test.js'), ['own']);
+  assert.deepEqual(clustersOf('nodes/cluster.test.js'), ['upstream-nodes']);
 });
 
 test('a file of a folder no suite names is an error, not a file that silently runs nowhere', () => {

@@ -97,3 +97,19 @@ test("a task step's image: is refused, saying why a pod cannot run one and what 
     assert.match(text, /`image_resource` .* or run the plan with --image REF/);
   }
 });
+
+test("a task step's tags place its pod on nodes labeled tags.berth.dev/TAG=true, each of them; bad tags are refused with their line", async () => {
+  const { planTaskPod } = await import('../../../src/task/pod-plan.js');
+  const { layOut } = await import('../../../src/task/layout.js');
+  const [step] = parsePlan('plan:\n  - task: build\n    tags: [gpu, eu-west]\n    file: t.yml\n', 'plan.yml');
+  assert.ok(step && step.kind === 'task');
+  assert.deepEqual(step.tags, ['gpu', 'eu-west']);
+  const c = parseTaskConfig('platform: linux\nrun: {path: ls}\n', 't.yml');
+  const ctx = { namespace: 'ci', owner: 'me', runId: 'abcd1234', now: new Date(0), ttlSeconds: 600, image: 'busybox:1', helperImage: 'helper:1' };
+  const layout = layOut(c, { inputs: [], outputs: [], args: [], workDir: '/tmp/build/x', cwd: '/' });
+  assert.deepEqual(planTaskPod(c, layout, {}, { ...ctx, tags: step.tags }).spec!.nodeSelector, { 'tags.berth.dev/gpu': 'true', 'tags.berth.dev/eu-west': 'true' });
+  assert.equal(planTaskPod(c, layout, {}, ctx).spec!.nodeSelector, undefined, 'no tags: any node');
+  assert.throws(() => parsePlan('plan:\n  - task: a\n    file: a.yml\n    tags: ["no spaces"]\n', 'plan.yml'), /plan\[0\]\.tags: tag "no spaces" cannot be a node label's name .* \(line 4/);
+  assert.throws(() => parsePlan('plan:\n  - task: a\n    file: a.yml\n    tags: gpu\n', 'plan.yml'), /plan\[0\]\.tags: tags must be a list of strings/);
+  assert.throws(() => parsePlan('plan:\n  - get: repo\n    tags: [gpu]\n', 'plan.yml'), /tags .*: worker tags place task steps only/);
+});
