@@ -7,7 +7,7 @@ import type { KeptTar } from './archive-spill.js';
 import type { ImageInfo } from './image-config.js';
 import { tryNormalizeImage } from './image-ref.js';
 import { FEED_CONTAINER, feedFailure } from './file-feed.js';
-import { failedInit, FATAL_WAITING, stuckInit } from '../runtime/pod-status.js';
+import { failedInit, FATAL_WAITING, lostNode, stuckInit } from '../runtime/pod-status.js';
 import type { DockerMount } from './volumes.js';
 import type { Platform } from './platform.js';
 import { DEFAULT_SHM_SIZE } from './mounts.js';
@@ -384,6 +384,9 @@ export function podState(pod: V1Pod): { status: ContainerStatus; exitCode?: numb
   const cs = pod.status?.containerStatuses?.find((s) => s.name === 'main');
   const st = cs?.state;
   const iso = (d: Date | string | undefined): string | undefined => (d === undefined ? undefined : new Date(d).toISOString());
+  // as dockerd shows a container that ran when its machine went down: exited, 255
+  const lost = st?.terminated ? undefined : lostNode(pod);
+  if (lost) return { status: 'exited', exitCode: 255, error: lost, startedAt: iso(st?.running?.startedAt), finishedAt: new Date().toISOString() };
   if (st?.running) return { status: 'running', startedAt: iso(st.running.startedAt) };
   if (st?.terminated) {
     const t = st.terminated;

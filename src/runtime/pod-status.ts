@@ -45,8 +45,10 @@ export function viewContainer(pod: V1Pod, container: string, init = false): Cont
   if (stuckInit) return { state: 'failed', exitCode: 125, message: stuckInit };
   const waiting = cs?.state?.waiting;
   if (waiting?.reason && FATAL_WAITING.has(waiting.reason)) return { state: 'failed', exitCode: 125, message: describeWaiting(waiting.reason, waiting.message, image) };
-  if (cs?.state?.running) return { state: 'running' };
   const term = cs?.state?.terminated;
+  const lost = term ? undefined : lostNode(pod);
+  if (lost) return { state: 'failed', exitCode: 125, message: lost };
+  if (cs?.state?.running) return { state: 'running' };
   if (term) {
     const startFailure = startFailureExitCode(term.reason, term.message);
     if (startFailure !== undefined) return { state: 'failed', exitCode: startFailure, message: `cannot start ${image}: ${term.message ?? term.reason}` };
@@ -61,6 +63,22 @@ export function viewContainer(pod: V1Pod, container: string, init = false): Cont
   if (!pod.spec?.nodeName && !pod.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'True')) return { state: 'pending', progress: 'scheduling' };
   if (waiting?.reason === 'ContainerCreating' || waiting?.reason === 'PodInitializing') return { state: 'pending', progress: waiting.reason === 'PodInitializing' ? 'running init containers' : 'pulling image / creating container' };
   return { state: 'pending', progress: 'starting' };
+}
+
+/**
+ * Why a started pod's node is lost, or undefined. When a node stops reporting (its kubelet's heartbeats are older than
+ * the cluster's node-monitor-grace-period, 40 s by default), the node lifecycle controller marks each of its pods not
+ * Ready while their containers still count as ready: the last the API server heard of them. From then on nobody can
+ * say whether the container runs, ended or wrote more, and no exit code will come until the node returns. berth's
+ * pods have no readiness gates, so this pair of conditions means only that.
+ */
+export function lostNode(pod: V1Pod): string | undefined {
+  if (pod.spec?.readinessGates?.length) return undefined;
+  const condition = (type: string) => pod.status?.conditions?.find((c) => c.type === type);
+  const ready = condition('Ready');
+  if (ready?.status !== 'False' || condition('ContainersReady')?.status !== 'True') return undefined;
+  const since = ready.lastTransitionTime ? ` since ${new Date(ready.lastTransitionTime).toISOString()}` : '';
+  return `node ${pod.spec?.nodeName ?? '(unknown)'} stopped reporting to the API server${since} (it lost power, its network or its kubelet): the state of pod ${pod.metadata?.name} is unknown, and it gets no exit code until the node returns`;
 }
 
 /** An init container that cannot start, and so holds its pod forever (its image cannot be pulled, say). */

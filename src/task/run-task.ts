@@ -256,7 +256,11 @@ class TaskRun {
 
     const ended = tracker.until((q) => isTerminal(viewContainer(q, TASK_CONTAINER)), Infinity, 'the task did not finish');
     ended.catch(() => undefined);
-    await this.followOutput(kube, name, ended).catch(async (err: unknown) => {
+    // a node that stops reporting ends no log stream: its loss ends the wait for the output
+    const lost = ended.then((q) => stoppedFromOutside(q, TASK_CONTAINER)).then((outside) => (outside?.kind === 'lost' ? Promise.reject(new TaskError(outside.message)) : new Promise<never>(() => undefined)));
+    lost.catch(() => undefined);
+    await Promise.race([this.followOutput(kube, name, ended), lost]).catch(async (err: unknown) => {
+      if (err instanceof TaskError) throw err;
       // a pod deleted under the task loses its log with it (a kubelet may even serve its own error text as the log):
       // the deletion is the cause to report, not the output it took away
       const outside = stoppedFromOutside(await ended.catch(() => ({}) as V1Pod), TASK_CONTAINER);
@@ -292,6 +296,7 @@ class TaskRun {
     const name = pod.metadata?.name ?? '';
     const outside = stoppedFromOutside(pod, TASK_CONTAINER);
     if (outside?.kind === 'deleted') throw new TaskError(`${outside.message}: its end is not its own, whatever its exit code`);
+    if (outside?.kind === 'lost') throw new TaskError(outside.message);
     if (outside) {
       this.say(`berth: ${outside.message}`);
       return { code: EXIT_FAILED, unreadable: outside.kind };

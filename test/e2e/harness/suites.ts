@@ -60,6 +60,7 @@ export const RUNS_ALONE = [
   'task/faults.test.js',
   'task/log-rotation.test.js',
   'nodes/cluster.test.js',
+  'nodes/node-loss.test.js',
 ];
 
 /** The clusters a file (its path relative to test/e2e) runs on, in the order the harness starts them. */

@@ -123,6 +123,14 @@ test('image names get :latest; pod states map to Docker states with the real exi
   assert.equal(pull.status, 'exited');
   assert.match(pull.error ?? '', /ImagePullBackOff/);
   assert.equal(podState({ status: { phase: 'Pending' } }).status, 'created');
+  // a running container whose node stopped reporting: exited 255, as dockerd shows one whose machine went down
+  const lost = podState({
+    spec: { nodeName: 'berth-worker', containers: [{ name: 'main' }] },
+    status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'False' }, { type: 'ContainersReady', status: 'True' }], containerStatuses: [{ name: 'main', image: '', imageID: '', ready: true, restartCount: 0, state: { running: {} } }] },
+  });
+  assert.equal(lost.status, 'exited');
+  assert.equal(lost.exitCode, 255);
+  assert.match(lost.error ?? '', /^node berth-worker stopped reporting to the API server/);
   const helper = 'localhost/berth/does-not-exist:1';
   const feed = podState({
     spec: { containers: [{ name: 'main' }], initContainers: [{ name: 'berth-files', image: helper }] },

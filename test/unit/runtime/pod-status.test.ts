@@ -47,3 +47,25 @@ test('an init container whose image cannot be pulled fails the main container at
   assert.equal(view.state, 'failed');
   assert.match((view as { message: string }).message, /^init container berth-isolation: ErrImagePull for docker\.io\/library\/busybox:1\.36 \(no route to host\) \(.*BERTH_HELPER_IMAGE/);
 });
+
+/** a running pod as the node lifecycle controller leaves it once its node stops reporting: not Ready, containers ready */
+const onNode = (ready: string, containersReady: string, state: Record<string, unknown> = { running: { startedAt: new Date(0) } }, gates = false): V1Pod => ({
+  metadata: { name: 'p' },
+  spec: { nodeName: 'berth-worker', containers: [{ name: 'main', image: 'busybox' }], ...(gates ? { readinessGates: [{ conditionType: 'x' }] } : {}) },
+  status: {
+    phase: 'Running',
+    conditions: [{ type: 'Ready', status: ready, lastTransitionTime: new Date('2026-11-28T17:34:34Z') }, { type: 'ContainersReady', status: containersReady }],
+    containerStatuses: [{ name: 'main', image: 'busybox', imageID: '', ready: true, restartCount: 0, state }],
+  },
+});
+
+test('a running container whose node stopped reporting fails, naming the node and since when; a healthy one runs', () => {
+  const view = viewContainer(onNode('False', 'True'), 'main');
+  assert.equal(view.state, 'failed');
+  assert.match((view as { message: string }).message, /^node berth-worker stopped reporting to the API server since 2026-11-28T17:34:34\.000Z .*pod p is unknown/);
+  assert.deepEqual(viewContainer(onNode('True', 'True'), 'main'), { state: 'running' });
+  assert.equal(viewContainer(onNode('False', 'False'), 'main').state, 'running', 'not ready for its own reasons: still running');
+  assert.deepEqual(viewContainer(onNode('False', 'True', { running: {} }, true), 'main'), { state: 'running' }, 'a readiness gate can hold Ready alone');
+  const ended = viewContainer(onNode('False', 'True', { terminated: { exitCode: 4 } }), 'main');
+  assert.equal(ended.state, 'terminated', 'an exit code recorded before the node went keeps its word');
+});

@@ -29,3 +29,12 @@ test('deadline and eviction', () => {
   assert.match(deadline?.message ?? '', /activeDeadlineSeconds 60: raise BERTH_TTL/);
   assert.deepEqual(stoppedFromOutside(pod({}, { phase: 'Failed', reason: 'Evicted', message: 'The node was low on resource: memory.' }), 'task'), { kind: 'evicted', message: 'pod task-1 was evicted and the task was stopped: The node was low on resource: memory.' });
 });
+
+test('a running task whose node stopped reporting: lost, naming the node; one that ended before keeps its end', () => {
+  const notReady = { conditions: [{ type: 'Ready', status: 'False' }, { type: 'ContainersReady', status: 'True' }], phase: 'Running' };
+  const running: V1Pod = { metadata: { name: 'task-1' }, spec: { nodeName: 'berth-worker', containers: [] }, status: { ...notReady, containerStatuses: [{ name: 'task', image: '', imageID: '', ready: true, restartCount: 0, state: { running: {} } }] } };
+  const lost = stoppedFromOutside(running, 'task');
+  assert.equal(lost?.kind, 'lost');
+  assert.match(lost?.message ?? '', /^node berth-worker stopped reporting to the API server .*pod task-1 is unknown/);
+  assert.equal(stoppedFromOutside(pod({}, notReady), 'task'), undefined);
+});
