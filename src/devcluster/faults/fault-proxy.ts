@@ -6,8 +6,9 @@ import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pipeline, Transform, type Duplex, type TransformCallback } from 'node:stream';
 import type { Faults } from './faults.js';
-import { authority, FAULTS_PATH, handleFaultsRequest, sendStatus, unreachableMessage } from './fault-switches.js';
+import { admitAdmin, authority, FAULTS_PATH, handleFaultsRequest, sendJson, sendStatus, unreachableMessage } from './fault-switches.js';
 import { handleUpgrade } from './fault-upgrade.js';
+import { REQUESTS_PATH, RequestTally, requestKey } from './request-tally.js';
 
 export interface FaultProxyOptions {
   listenHost: string;
@@ -33,6 +34,7 @@ export interface RunningFaultProxy {
 interface ProxyContext {
   opts: FaultProxyOptions;
   agent: https.Agent;
+  tally: RequestTally;
 }
 
 type StreamKind = 'watch' | 'follow' | undefined;
@@ -46,7 +48,7 @@ const PROBE_PATH = /^\/(?:healthz|readyz|livez)(?:\/|$)|^\/version\/?$/;
 const TRUE_VALUES = new Set(['true', '1', 't', 'T', 'TRUE', 'True']);
 
 export async function startFaultProxy(opts: FaultProxyOptions): Promise<RunningFaultProxy> {
-  const ctx: ProxyContext = { opts, agent: new https.Agent({ keepAlive: true, ca: opts.upstream.ca, timeout: UPSTREAM_IDLE_MS }) };
+  const ctx: ProxyContext = { opts, agent: new https.Agent({ keepAlive: true, ca: opts.upstream.ca, timeout: UPSTREAM_IDLE_MS }), tally: new RequestTally() };
   const sockets = new Set<Duplex>();
   const track = (socket: Duplex) => {
     sockets.add(socket);
@@ -56,7 +58,10 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<RunningF
   const server = https.createServer({ cert: opts.tls.cert, key: opts.tls.key, ALPNProtocols: ['http/1.1'], requestTimeout: 0 }, (req, res) => handleRequest(ctx, req, res));
   server.on('connection', track);
   server.on('secureConnection', track);
-  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => handleUpgrade({ upstream: opts.upstream, faults: opts.faults, track }, req, socket, head));
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    ctx.tally.record(requestKey(req.method ?? 'GET', req.url ?? '/', true));
+    handleUpgrade({ upstream: opts.upstream, faults: opts.faults, track }, req, socket, head);
+  });
   await listen(server, opts.listenHost, opts.listenPort);
   return { port: (server.address() as AddressInfo).port, close: () => closeProxy(server, sockets, ctx.agent) };
 }
@@ -86,6 +91,12 @@ function handleRequest(ctx: ProxyContext, req: IncomingMessage, res: ServerRespo
   const path = q < 0 ? url : url.slice(0, q);
   const query = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
   if (path === FAULTS_PATH) return handleFaultsRequest(req, res, ctx.opts);
+  if (path === REQUESTS_PATH) {
+    if (admitAdmin(req, res, ctx.opts.adminTokens, REQUESTS_PATH)) sendJson(res, 200, JSON.stringify(ctx.tally.snapshot()));
+    return;
+  }
+  const watchEnded = ctx.tally.record(requestKey(req.method ?? 'GET', url));
+  if (watchEnded) res.once('close', watchEnded);
   const { error500 } = ctx.opts.faults;
   if (error500 > 0 && !PROBE_PATH.test(path) && Math.random() < error500) {
     return sendStatus(res, 500, 'InternalError', 'Internal error occurred: a fault injected by the berth fault proxy (error500)');

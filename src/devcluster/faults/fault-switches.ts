@@ -68,15 +68,25 @@ function isAdminToken(token: string, adminTokens: readonly string[]): boolean {
 
 const VERBS: Record<string, string> = { GET: 'get', PUT: 'update', POST: 'create', PATCH: 'patch', DELETE: 'delete' };
 
-/** GET/PUT /berth-dev/v1/faults; PUT changes the shared Faults in place, all switches or none */
-export function handleFaultsRequest(req: IncomingMessage, res: ServerResponse, ep: FaultsEndpoint): void {
+/** Answers 401 or 403 and returns false unless the request carries a cluster admin's token. */
+export function admitAdmin(req: IncomingMessage, res: ServerResponse, adminTokens: readonly string[], path: string): boolean {
   const token = bearerToken(req);
-  if (token === undefined) return sendStatus(res, 401, 'Unauthorized', 'Unauthorized');
-  if (!isAdminToken(token, ep.adminTokens)) {
+  if (token === undefined) {
+    sendStatus(res, 401, 'Unauthorized', 'Unauthorized');
+    return false;
+  }
+  if (!isAdminToken(token, adminTokens)) {
     // the proxy knows tokens, not user names: the API server behind it does the authentication
     const verb = VERBS[req.method ?? ''] ?? (req.method ?? '').toLowerCase();
-    return sendStatus(res, 403, 'Forbidden', `forbidden: User (bearer token of no cluster admin) cannot ${verb} path "${FAULTS_PATH}"`);
+    sendStatus(res, 403, 'Forbidden', `forbidden: User (bearer token of no cluster admin) cannot ${verb} path "${path}"`);
+    return false;
   }
+  return true;
+}
+
+/** GET/PUT /berth-dev/v1/faults; PUT changes the shared Faults in place, all switches or none */
+export function handleFaultsRequest(req: IncomingMessage, res: ServerResponse, ep: FaultsEndpoint): void {
+  if (!admitAdmin(req, res, ep.adminTokens, FAULTS_PATH)) return;
   if (req.method === 'GET') return sendJson(res, 200, JSON.stringify(ep.faults));
   if (req.method !== 'PUT') return sendStatus(res, 405, 'MethodNotAllowed', `${req.method} is not supported on ${FAULTS_PATH}: use GET or PUT`);
   readSmallBody(req).then(

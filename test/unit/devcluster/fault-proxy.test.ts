@@ -13,6 +13,7 @@ import { renderKubeconfig } from '../../../src/devcluster/kubeconfig.js';
 import { generateCa, issueServerCert } from '../../../src/devcluster/tls.js';
 import { noFaults, type Faults } from '../../../src/devcluster/faults/faults.js';
 import { startFaultProxy, type RunningFaultProxy } from '../../../src/devcluster/faults/fault-proxy.js';
+import { eventually } from '../../util/eventually.js';
 import { scratchDir } from '../../util/scratch.js';
 
 const ADMIN = 'admin-token-0123456789';
@@ -418,4 +419,22 @@ test('a watch with no event yet: its response head reaches the client at once, a
   const [res] = (await within(once(req, 'response'), 2000, 'the head of a quiet watch')) as [IncomingMessage];
   assert.equal(res.statusCode, 200);
   req.destroy();
+});
+
+test('the request tally: admins read each request by verb and resource and the watches open now; others are refused', async () => {
+  const tally = async () => JSON.parse((await call(proxy.port, 'GET', '/berth-dev/v1/requests', { token: ADMIN })).body) as { requests: Record<string, number>; total: number; openWatches: Record<string, number> };
+  const before = await tally();
+  await call(proxy.port, 'GET', '/api/v1/namespaces/default/pods/p1', { token: USER });
+  await call(proxy.port, 'DELETE', '/api/v1/namespaces/default/pods/p1', { token: USER });
+  const watch = await startWatch(proxy.port);
+  const during = await tally();
+  const grew = (k: string) => (during.requests[k] ?? 0) - (before.requests[k] ?? 0);
+  assert.equal(grew('get pods'), 1);
+  assert.equal(grew('delete pods'), 1);
+  assert.equal(grew('watch pods'), 1);
+  assert.equal(during.openWatches.pods, (before.openWatches.pods ?? 0) + 1);
+  watch.destroy();
+  await eventually('the watch counted as ended', async () => ((await tally()).openWatches.pods ?? 0) === (before.openWatches.pods ?? 0));
+  assert.equal((await call(proxy.port, 'GET', '/berth-dev/v1/requests', { token: USER })).status, 403);
+  assert.equal((await call(proxy.port, 'GET', '/berth-dev/v1/requests')).status, 401);
 });
