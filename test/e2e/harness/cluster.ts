@@ -73,6 +73,21 @@ export function runCommand(cmd: string, args: string[], opts: { input?: string |
 }
 
 /** kubectl against the dev cluster, as `user` */
+/** `kubectl port-forward` to a pod's port on a free local port, once it listens; stop() ends it. */
+export async function kubectlPortForward(namespace: string, pod: string, remotePort: number): Promise<{ port: number; stop(): void }> {
+  const pf = spawn('kubectl', ['--kubeconfig', kubeconfigPath(), 'port-forward', '-n', namespace, `pod/${pod}`, `:${remotePort}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    let text = '';
+    pf.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      text += d;
+      const m = /127\.0\.0\.1:(\d+) ->/.exec(text);
+      if (m) resolve(Number(m[1]));
+    });
+    pf.on('exit', (code) => reject(new Error(`kubectl port-forward exited ${code}`)));
+  });
+  return { port, stop: () => void pf.kill() };
+}
+
 export function kubectl(args: string[], opts: { input?: string | Buffer; user?: string; timeoutMs?: number } = {}): Promise<Result> {
   const user = opts.user ?? 'admin';
   const base = ['--kubeconfig', kubeconfigPath()];

@@ -4,8 +4,7 @@
 // then comes back Ready with `node start`. Everything through kubectl of the server's version and berth's CLI.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { berthCli, BUSYBOX, deleteNamespace, freshNamespace, kubeconfigPath, kubectl, kubectlOk, runCommand, stateDir } from '../harness/cluster.js';
+import { berthCli, BUSYBOX, deleteNamespace, freshNamespace, kubectl, kubectlOk, kubectlPortForward, runCommand, stateDir } from '../harness/cluster.js';
 
 const FIRST = 'berth';
 const WORKER = 'berth-worker';
@@ -86,20 +85,11 @@ test("exec, logs and port-forward reach a pod on the worker through the worker's
   assert.equal(exec.code, 4);
   assert.equal(exec.stdout, 'out\n');
   assert.equal(await kubectlOk(['logs', '-n', ns, 'chatty']), 'started-on-worker\n');
-  const pf = spawn('kubectl', ['--kubeconfig', kubeconfigPath(), 'port-forward', '-n', ns, 'pod/chatty', ':8080'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const pf = await kubectlPortForward(ns, 'chatty', 8080);
   try {
-    const port = await new Promise<number>((resolve, reject) => {
-      let text = '';
-      pf.stdout.setEncoding('utf8').on('data', (d: string) => {
-        text += d;
-        const m = /127\.0\.0\.1:(\d+) ->/.exec(text);
-        if (m) resolve(Number(m[1]));
-      });
-      pf.on('exit', (code) => reject(new Error(`kubectl port-forward exited ${code}`)));
-    });
-    assert.equal(await (await fetch(`http://127.0.0.1:${port}/`)).text(), 'served-by-worker\n');
+    assert.equal(await (await fetch(`http://127.0.0.1:${pf.port}/`)).text(), 'served-by-worker\n');
   } finally {
-    pf.kill();
+    pf.stop();
   }
 });
 

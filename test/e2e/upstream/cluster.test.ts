@@ -6,8 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawn } from 'node:child_process';
-import { BUSYBOX, deleteNamespace, freshNamespace, kubeConfig, kubeconfigPath, kubectl, kubectlOk, waitForPod } from '../harness/cluster.js';
+import { BUSYBOX, deleteNamespace, freshNamespace, kubeConfig, kubectl, kubectlOk, kubectlPortForward, waitForPod } from '../harness/cluster.js';
 
 let ns: string;
 before(async () => {
@@ -89,21 +88,11 @@ test('exec, logs, cp and attach on a running pod', async () => {
 
 test('port-forward reaches a server in a pod', async () => {
   await runningPod('web', 'mkdir -p /www && echo served-by-pod > /www/index.html && httpd -f -p 8080 -h /www');
-  const pf = spawn('kubectl', ['--kubeconfig', kubeconfigPath(), 'port-forward', '-n', ns, 'pod/web', ':8080'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const pf = await kubectlPortForward(ns, 'web', 8080);
   try {
-    const port = await new Promise<number>((resolve, reject) => {
-      let text = '';
-      pf.stdout.setEncoding('utf8').on('data', (d: string) => {
-        text += d;
-        const m = /127\.0\.0\.1:(\d+) ->/.exec(text);
-        if (m) resolve(Number(m[1]));
-      });
-      pf.on('exit', (code) => reject(new Error(`kubectl port-forward exited ${code}`)));
-    });
-    const res = await fetch(`http://127.0.0.1:${port}/`);
-    assert.equal(await res.text(), 'served-by-pod\n');
+    assert.equal(await (await fetch(`http://127.0.0.1:${pf.port}/`)).text(), 'served-by-pod\n');
   } finally {
-    pf.kill();
+    pf.stop();
   }
 });
 
