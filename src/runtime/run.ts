@@ -107,7 +107,11 @@ class WorkloadRun {
     // Questions that depend on nothing go out at once and overlap the local work below. None rejects.
     // The attach check must still be answered before a pod exists: a denied attach fails before the pod
     // starts, not after (the WebSocket upgrade is a GET before Kubernetes 1.35, a create from then on).
-    const rightMissing = missingRight(kube);
+    // A warm pod needs no answer (the cold call that made its plan warm had one): with a pool, the check
+    // goes out only once no warm pod served the call, saving a warm call its three access reviews.
+    let rights: Promise<string | undefined> | undefined;
+    const rightMissing = (): Promise<string | undefined> => (rights ??= missingRight(kube));
+    if (!this.cluster.pool) void rightMissing();
     const splitLogs = kube.servesSplitLogs();
     const stdinAsFile = w.stdin ? chooseStdinAsFile(this.cluster) : Promise.resolve(false);
 
@@ -141,7 +145,7 @@ class WorkloadRun {
         const result = await this.runWarm(warm, splitLogs);
         if (result) return result;
       }
-      const { tracker, podName, fileStdin } = await this.startCold(sidePlan, context, rightMissing, stdinAsFile);
+      const { tracker, podName, fileStdin } = await this.startCold(sidePlan, context, rightMissing(), stdinAsFile);
       return await this.execute(tracker, podName, fileStdin, splitLogs, false);
     } catch (err) {
       if (signal?.aborted) throw abortError();

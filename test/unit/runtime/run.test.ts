@@ -10,6 +10,7 @@ import path from 'node:path';
 import type { IncomingMessage } from 'node:http';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
+import { WarmPool } from '../../../src/runtime/warm-pool.js';
 import type { KubeCluster } from '../../../src/kube/cluster.js';
 import { KubeError } from '../../../src/kube/errors.js';
 import { RunError, runWorkload, type RunCluster } from '../../../src/runtime/run.js';
@@ -105,11 +106,11 @@ function workload(): Workload {
   return { image: 'fn', stdin: true, network: 'none', mounts: [{ source: dir, target: '/in', readOnly: true }] };
 }
 
-function start(fake: ReturnType<typeof fakeCluster>, extra: Partial<RunCluster> = {}, signal?: AbortSignal) {
+function start(fake: ReturnType<typeof fakeCluster>, extra: Partial<RunCluster> = {}, signal?: AbortSignal, w: Partial<Workload> = {}) {
   const stdout = new PassThrough();
   const stdin = new PassThrough();
   stdin.end('input');
-  const run = runWorkload(workload(), { stdin, stdout, stderr: sink(), signal }, { kube: fake.kube, owner: 'test', ...extra });
+  const run = runWorkload({ ...workload(), ...w }, { stdin, stdout, stderr: sink(), signal }, { kube: fake.kube, owner: 'test', ...extra });
   return { run, stdout };
 }
 
@@ -143,6 +144,22 @@ test('the pod also waits for the attach check, and a denied attach creates no po
   await assert.rejects(run, (e: RunError) => e instanceof RunError && /forbidden: cannot create pods\/attach in namespace ci/.test(e.message));
   assert.equal(fake.called('create pod'), false);
   assert.deepEqual(fake.deleted.sort(), ['configmaps', 'networkpolicies']);
+});
+
+test('with a warm pool, a call no warm pod serves still asks before its pod exists, and a denied attach creates none', { timeout: 5000 }, async () => {
+  const fake = fakeCluster({ attachAllowed: false });
+  // a TTY call is one no warm pod can serve
+  const { run } = start(fake, { pool: new WarmPool() }, undefined, { tty: true });
+  for (const n of ['version', 'create configmap', 'create networkpolicy']) fake.gate(n).let();
+  await fake.gate('attach check').reached;
+  await settle();
+  assert.equal(fake.called('create pod'), false);
+  fake.gate('attach check').let();
+  await Promise.all([fake.gate('delete configmaps').reached, fake.gate('delete networkpolicies').reached]);
+  fake.gate('delete configmaps').let();
+  fake.gate('delete networkpolicies').let();
+  await assert.rejects(run, (e: RunError) => e instanceof RunError && /forbidden: cannot create pods\/attach/.test(e.message));
+  assert.equal(fake.called('create pod'), false);
 });
 
 test('a failed side object: its sibling still being created is deleted once it exists', { timeout: 5000 }, async () => {
