@@ -7,11 +7,11 @@
 // namespace whatever the number of its containers; nothing polls.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tallyBetween, type TallySnapshot } from '../src/devcluster/faults/request-tally.js';
+import { tallyOf } from './api-tally.js';
 import { startBenchCluster, type BenchCluster } from './bench-cluster.js';
 import { reportGoal } from './goal-rows.js';
 
@@ -23,20 +23,6 @@ const INPUT = 'apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: [
 const FN_ARGV = ['run', '--rm', '-i', '--network', 'none', FN];
 const THREE_STEPS = `plan:\n${['one', 'two', 'three'].map((n) => `  - task: ${n}\n    config: { platform: linux, run: { path: "true" } }\n`).join('')}`;
 const IDLE_MS = 10_000;
-
-function tallyOf(cluster: BenchCluster): Promise<TallySnapshot> {
-  const state = JSON.parse(readFileSync(join(cluster.stateDir, 'state.json'), 'utf8')) as { server: string };
-  const token = readFileSync(join(cluster.stateDir, 'pki', 'admin.token'), 'utf8').trim();
-  const ca = readFileSync(join(cluster.stateDir, 'ca.crt'));
-  return new Promise((resolve, reject) => {
-    const req = request(`${state.server}/berth-dev/v1/requests`, { ca, headers: { Authorization: `Bearer ${token}` } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8').on('data', (d: string) => (body += d)).on('end', () => (res.statusCode === 200 ? resolve(JSON.parse(body) as TallySnapshot) : reject(new Error(`tally: ${res.statusCode} ${body}`))));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, input = ''): void {
   const r = spawnSync(cmd, args, { env, input, encoding: 'utf8', timeout: 180_000 });

@@ -26,17 +26,18 @@ const BENCH_IMAGES = ['localhost/berth/busybox:1', 'localhost/berth/krm-echo:1',
  * `berth dev-cluster up` of the bench's cluster in stateDir: with split log streams (berth's exact path, which the
  * serve bench's separate stdout and stderr need) and the bench images loaded into its node.
  */
-export function devClusterUp(stateDir: string, env: NodeJS.ProcessEnv = process.env): ReturnType<typeof spawnSync> {
-  return spawnSync(process.execPath, [cli, 'dev-cluster', 'up', '--state-dir', stateDir, '--split-log-streams', '--load', ...BENCH_IMAGES], { stdio: 'inherit', env });
+export function devClusterUp(stateDir: string, env: NodeJS.ProcessEnv = process.env, extra: string[] = []): ReturnType<typeof spawnSync> {
+  return spawnSync(process.execPath, [cli, 'dev-cluster', 'up', '--state-dir', stateDir, '--split-log-streams', ...extra, '--load', ...BENCH_IMAGES], { stdio: 'inherit', env });
 }
 
-export async function startBenchCluster(prefix = 'berth-bench-'): Promise<BenchCluster> {
+/** extra: more options of `dev-cluster up` (--nodes 2, --users FILE) */
+export async function startBenchCluster(prefix = 'berth-bench-', extra: string[] = []): Promise<BenchCluster> {
   const stateDir = mkdtempSync(join(tmpdir(), prefix));
   const down = (): void => {
     spawnSync(process.execPath, [cli, 'dev-cluster', 'down', '--state-dir', stateDir], { stdio: 'inherit' });
     rmSync(stateDir, { recursive: true, force: true });
   };
-  const up = devClusterUp(stateDir);
+  const up = devClusterUp(stateDir, process.env, extra);
   if (up.status !== 0) {
     down();
     throw new Error('dev cluster did not start');

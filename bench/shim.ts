@@ -7,7 +7,7 @@
 //   a kustomize build with 10 container functions, berth vs a podman-backed docker.
 // Goal rows go to the table of `npm run bench` (bench/goal-rows.ts).
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
@@ -16,6 +16,7 @@ import * as k8s from '@kubernetes/client-node';
 import { clusterFromConfig } from '../src/kube/cluster.js';
 import { runWorkload } from '../src/runtime/run.js';
 import { devClusterUp } from './bench-cluster.js';
+import { kustomization } from './kustomize-fixture.js';
 import { reportGoal } from './goal-rows.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -125,20 +126,6 @@ async function inProcess(kubeconfig: string): Promise<number> {
   );
   if (exitCode !== 0) throw new Error(`in-process run exited ${exitCode}`);
   return performance.now() - t;
-}
-
-function kustomization(dir: string, functions: number): void {
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'service.yaml'), 'apiVersion: v1\nkind: Service\nmetadata: {name: cart}\nspec: {ports: [{port: 80}]}\n');
-  const names: string[] = [];
-  for (let i = 0; i < functions; i++) {
-    names.push(`fn${i}.yaml`);
-    writeFileSync(
-      join(dir, `fn${i}.yaml`),
-      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fn${i}\n  annotations:\n    config.kubernetes.io/function: |\n      container: {image: localhost/berth/krm-set-annotations:1}\ndata: {step${i}: done}\n`,
-    );
-  }
-  writeFileSync(join(dir, 'kustomization.yaml'), `resources: [service.yaml]\ntransformers: [${names.join(', ')}]\n`);
 }
 
 async function main(): Promise<void> {
