@@ -1,10 +1,10 @@
 // Interruptions and permissions: SIGTERM in mid-run deletes everything before the shim exits; a
 // SIGKILLed shim leaves objects that their deadline ends and `berth gc` removes once expired; a user
-// without pods/attach hears so within 2 s.
+// without pods/attach hears so before any pod is created.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { berthCli, kubeConfig, runCommand, waitForPod } from '../harness/cluster.js';
+import { berthCli, kubeConfig, kubectlOk, runCommand, waitForPod } from '../harness/cluster.js';
 import { setUpShim, tempTree, type ShimEnv } from './shim-env.js';
 import { CONFIGMAP_MOUNT_BYTES } from '../../../src/runtime/plan.js';
 
@@ -99,13 +99,13 @@ test('SIGKILL: the deadline ends the pod, berth gc removes the objects once expi
   assert.deepEqual(await shim.leftovers(), []);
 });
 
-test('a user without pods/attach gets, within 2 s, an error naming that permission', async () => {
-  const started = Date.now();
+test('a user without pods/attach gets an error naming that permission before any pod exists', async () => {
   const r = await denied.run('berth', 'docker', RUN_ARGV, { input: SLEEP_INPUT });
-  const elapsed = Date.now() - started;
   assert.equal(r.code, 125);
   assert.match(r.stderr, /forbidden: cannot create pods\/attach in namespace shim-noattach-\S+ .*deploy\/rbac\/shim-role\.yaml/);
-  assert.ok(elapsed < 2000, `took ${elapsed} ms`);
+  // asked before the pod: no pod was ever scheduled (how fast is the bench's business, not a test's)
+  const scheduled = await kubectlOk(['get', 'events', '-n', denied.namespace, '--field-selector', 'reason=Scheduled', '-o', 'name']);
+  assert.equal(scheduled.trim(), '', 'no pod was created for a user who may not attach');
   assert.deepEqual(await denied.leftovers(), []);
 });
 
