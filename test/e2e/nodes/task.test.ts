@@ -42,10 +42,14 @@ after(async () => {
   await t?.close();
 });
 
-/** the node of each step's pod, from the events the scheduler wrote ("Successfully assigned NS/POD to NODE") */
+/**
+ * the node of each step's pod in the order the scheduler placed them, from its events ("Successfully assigned NS/POD
+ * to NODE"; the pods are gone once the plan ends), ordered by their microsecond eventTime: a list's order is not
+ */
 async function nodesOfSteps(): Promise<string[]> {
-  const events = await kubectlOk(['get', 'events', '-n', t.namespace, '--field-selector', 'reason=Scheduled', '-o', 'jsonpath={range .items[*]}{.message}{"\\n"}{end}']);
-  return events.split('\n').filter(Boolean).map((m) => / to (\S+)$/.exec(m)?.[1] ?? m);
+  const events = JSON.parse(await kubectlOk(['get', 'events', '-n', t.namespace, '--field-selector', 'reason=Scheduled', '-o', 'json'])).items as { eventTime?: string; firstTimestamp?: string; message: string }[];
+  const at = (e: { eventTime?: string; firstTimestamp?: string }) => e.eventTime ?? e.firstTimestamp ?? '';
+  return events.sort((a, b) => at(a).localeCompare(at(b))).map((e) => / to (\S+)$/.exec(e.message)?.[1] ?? e.message);
 }
 
 for (const mode of ['direct', 'through-berth']) {
