@@ -10,7 +10,7 @@ function adminGet(cluster: BenchCluster, path: string): Promise<string> {
   const token = readFileSync(join(cluster.stateDir, 'pki', 'admin.token'), 'utf8').trim();
   const ca = readFileSync(join(cluster.stateDir, 'ca.crt'));
   return new Promise((resolve, reject) => {
-    const req = request(`${state.server}${path}`, { ca, headers: { Authorization: `Bearer ${token}` } }, (res) => {
+    const req = request(`${state.server}${path}`, { ca, agent: false, headers: { Authorization: `Bearer ${token}` } }, (res) => {
       let body = '';
       res.setEncoding('utf8').on('data', (d: string) => (body += d)).on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`GET ${path}: ${res.statusCode} ${body}`))));
     });
