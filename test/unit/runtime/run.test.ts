@@ -129,38 +129,25 @@ test('side objects, the version and the attach check go out together; the pod wa
   assert.deepEqual(await run, { exitCode: 3 });
 });
 
-test('the pod also waits for the attach check, and a denied attach creates no pod', { timeout: 5000 }, async () => {
-  const fake = fakeCluster({ attachAllowed: false });
-  const { run } = start(fake);
-  for (const n of ['version', 'create configmap', 'create networkpolicy']) fake.gate(n).let();
-  await fake.gate('attach check').reached;
-  await settle();
-  assert.equal(fake.called('create pod'), false);
-  fake.gate('attach check').let();
-  // the side objects that exist are deleted before the error comes back
-  await Promise.all([fake.gate('delete configmaps').reached, fake.gate('delete networkpolicies').reached]);
-  fake.gate('delete configmaps').let();
-  fake.gate('delete networkpolicies').let();
-  await assert.rejects(run, (e: RunError) => e instanceof RunError && /forbidden: cannot create pods\/attach in namespace ci/.test(e.message));
-  assert.equal(fake.called('create pod'), false);
-  assert.deepEqual(fake.deleted.sort(), ['configmaps', 'networkpolicies']);
-});
-
-test('with a warm pool, a call no warm pod serves still asks before its pod exists, and a denied attach creates none', { timeout: 5000 }, async () => {
-  const fake = fakeCluster({ attachAllowed: false });
-  // a TTY call is one no warm pod can serve
-  const { run } = start(fake, { pool: new WarmPool() }, undefined, { tty: true });
-  for (const n of ['version', 'create configmap', 'create networkpolicy']) fake.gate(n).let();
-  await fake.gate('attach check').reached;
-  await settle();
-  assert.equal(fake.called('create pod'), false);
-  fake.gate('attach check').let();
-  await Promise.all([fake.gate('delete configmaps').reached, fake.gate('delete networkpolicies').reached]);
-  fake.gate('delete configmaps').let();
-  fake.gate('delete networkpolicies').let();
-  await assert.rejects(run, (e: RunError) => e instanceof RunError && /forbidden: cannot create pods\/attach/.test(e.message));
-  assert.equal(fake.called('create pod'), false);
-});
+// with a warm pool, the check goes out only once no warm pod served the call (a TTY call is one none can serve)
+for (const [how, extra, w] of [['', {}, {}], [' (a pool, a call no warm pod serves)', { pool: new WarmPool() }, { tty: true }]] as const) {
+  test(`the pod also waits for the attach check, and a denied attach creates no pod${how}`, { timeout: 5000 }, async () => {
+    const fake = fakeCluster({ attachAllowed: false });
+    const { run } = start(fake, extra, undefined, w);
+    for (const n of ['version', 'create configmap', 'create networkpolicy']) fake.gate(n).let();
+    await fake.gate('attach check').reached;
+    await settle();
+    assert.equal(fake.called('create pod'), false);
+    fake.gate('attach check').let();
+    // the side objects that exist are deleted before the error comes back
+    await Promise.all([fake.gate('delete configmaps').reached, fake.gate('delete networkpolicies').reached]);
+    fake.gate('delete configmaps').let();
+    fake.gate('delete networkpolicies').let();
+    await assert.rejects(run, (e: RunError) => e instanceof RunError && /forbidden: cannot create pods\/attach in namespace ci/.test(e.message));
+    assert.equal(fake.called('create pod'), false);
+    assert.deepEqual(fake.deleted.sort(), ['configmaps', 'networkpolicies']);
+  });
+}
 
 test('a failed side object: its sibling still being created is deleted once it exists', { timeout: 5000 }, async () => {
   const fake = fakeCluster();
