@@ -29,9 +29,16 @@ export function apiGet(layout: Layout, path: string, timeoutMs = 5000): Promise<
   });
 }
 
-export async function nodeReady(layout: Layout, name: string = NET.nodeName): Promise<boolean> {
+/** A Node's Ready condition as `kubectl get nodes` shows it: Ready, NotReady, or Unknown when there is no such Node. */
+export async function nodeCondition(layout: Layout, name: string): Promise<'Ready' | 'NotReady' | 'Unknown'> {
   const r = await apiGet(layout, `/api/v1/nodes/${name}`);
-  return r.code === 200 && (r.body.status?.conditions ?? []).some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True');
+  if (r.code !== 200) return 'Unknown';
+  const ready = (r.body.status?.conditions ?? []).find((c: { type: string }) => c.type === 'Ready');
+  return ready?.status === 'True' ? 'Ready' : 'NotReady';
+}
+
+export async function nodeReady(layout: Layout, name: string = NET.nodeName): Promise<boolean> {
+  return (await nodeCondition(layout, name)) === 'Ready';
 }
 
 export async function exists(layout: Layout, path: string): Promise<boolean> {

@@ -15,9 +15,9 @@ import { Layout } from './layout.js';
 import type { KubeletOptions } from './node-configs.js';
 import { startFirstNode, startWorker, stopWorker } from './node-lifecycle.js';
 import { unwireNode } from './node-network.js';
-import { MAX_NODES, NODE_PARTS, nodeSpecs, partName, type NodeSpec } from './nodes.js';
+import { MAX_NODES, nodeSpecs, type NodeSpec } from './nodes.js';
 import { ensurePki } from './pki.js';
-import { pidOf, startProcess, stopProcess, waitUntil } from './processes.js';
+import { startProcess, stopProcess, waitUntil } from './processes.js';
 import { setPodStartDelay, writeRuncWrapper } from './faults/runc-delay.js';
 
 export interface PartsOptions {
@@ -97,9 +97,3 @@ export async function stopParts(layout: Layout): Promise<void> {
   if (existsSync(router[0]!)) spawnSync(router[0]!, router.slice(1), { stdio: 'ignore' });
   removeHostState();
 }
-
-export function runningParts(layout: Layout, nodes: number): { part: string; pid: number | undefined }[] {
-  const workerParts = nodeSpecs(nodes).slice(1).flatMap((node) => NODE_PARTS.map((part) => partName(node, part)));
-  return [...PARTS, ...workerParts].map((part) => ({ part, pid: pidOf(layout, part) }));
-}
-

@@ -3,7 +3,8 @@
 import { readClusterState } from './control.js';
 import { loadImages } from './images.js';
 import { Layout } from './layout.js';
-import { crashWorker, nodeCondition, restartWorker } from './node-lifecycle.js';
+import { nodeCondition } from './api-probe.js';
+import { crashWorker, restartWorker } from './node-lifecycle.js';
 import { nodeNamed, nodeSpecs, partName, type NodeSpec } from './nodes.js';
 import { pidOf } from './processes.js';
 
@@ -51,7 +52,7 @@ export interface NodeRow {
 
 export async function listNodes(stateDir: string): Promise<NodeRow[]> {
   const { layout, nodes } = runningCluster(stateDir);
-  return Promise.all(nodes.map(async (node) => ({ name: node.name, ip: node.ip, podCidr: node.podCidr, running: runs(layout, node), condition: await nodeCondition(layout, node) })));
+  return Promise.all(nodes.map(async (node) => ({ name: node.name, ip: node.ip, podCidr: node.podCidr, running: runs(layout, node), condition: await nodeCondition(layout, node.name) })));
 }
 
 /** `berth dev-cluster load`: into every running node, as `kind load` loads into each of its nodes */

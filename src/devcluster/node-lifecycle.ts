@@ -4,7 +4,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { kubeRouterArgs } from './addons.js';
-import { apiGet, nodeReady } from './api-probe.js';
+import { nodeReady } from './api-probe.js';
 import { containerdArgs, kubeletArgs, kubeProxyArgs } from './component-args.js';
 import { killCgroupTree, moveToCgroup } from './host.js';
 import { ensurePauseImage, loadImages } from './images.js';
@@ -53,16 +53,17 @@ export async function startWorker(layout: Layout, node: NodeSpec, images: string
   declareWorker(layout, node);
   const containerd = await startRuntime(layout, node);
   await loadImages(layout, node, [layout.versions.PAUSE_TAG, ...images]);
-  await startKubelet(layout, node, containerd);
-  startProcess(layout, partName(node, 'kube-proxy'), kubeProxyArgs(layout, node));
-  startProcess(layout, partName(node, 'kube-router'), kubeRouterArgs(layout, node));
-  progress(`node ${node.name} Ready`);
+  await startWorkerParts(layout, node, containerd, progress);
 }
 
 /** Starts a worker that `node stop` took down: plugged back in, its runtime and kubelet again, its images kept. */
 export async function restartWorker(layout: Layout, node: NodeSpec, progress: (line: string) => void): Promise<void> {
   reconnectNode(node);
-  const containerd = await startRuntime(layout, node);
+  await startWorkerParts(layout, node, await startRuntime(layout, node), progress);
+}
+
+/** A worker's kubelet, waited for, then its kube-proxy and policy enforcer (the first node's are add-ons). */
+async function startWorkerParts(layout: Layout, node: NodeSpec, containerd: number, progress: (line: string) => void): Promise<void> {
   await startKubelet(layout, node, containerd);
   startProcess(layout, partName(node, 'kube-proxy'), kubeProxyArgs(layout, node));
   startProcess(layout, partName(node, 'kube-router'), kubeRouterArgs(layout, node));
@@ -84,12 +85,4 @@ export async function crashWorker(layout: Layout, node: NodeSpec): Promise<void>
   await Promise.all(NODE_PARTS.map((part) => killProcess(layout, partName(node, part))));
   await killCgroupTree(node.cgroup);
   rmSync(node.run, { recursive: true, force: true });
-}
-
-/** whether the Node object of a worker says Ready, for `node ls` */
-export async function nodeCondition(layout: Layout, node: NodeSpec): Promise<string> {
-  const r = await apiGet(layout, `/api/v1/nodes/${node.name}`);
-  if (r.code !== 200) return 'Unknown';
-  const ready = (r.body.status?.conditions ?? []).find((c: { type: string }) => c.type === 'Ready');
-  return ready?.status === 'True' ? 'Ready' : 'NotReady';
 }
