@@ -385,7 +385,7 @@ export function podState(pod: V1Pod): { status: ContainerStatus; exitCode?: numb
   const st = cs?.state;
   const iso = (d: Date | string | undefined): string | undefined => (d === undefined ? undefined : new Date(d).toISOString());
   // as dockerd shows a container that ran when its machine went down: exited, 255
-  const lost = st?.terminated ? undefined : lostNode(pod);
+  const lost = lostNode(pod, 'main');
   if (lost) return { status: 'exited', exitCode: 255, error: lost, startedAt: iso(st?.running?.startedAt), finishedAt: new Date().toISOString() };
   if (st?.running) return { status: 'running', startedAt: iso(st.running.startedAt) };
   if (st?.terminated) {

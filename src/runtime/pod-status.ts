@@ -46,7 +46,7 @@ export function viewContainer(pod: V1Pod, container: string, init = false): Cont
   const waiting = cs?.state?.waiting;
   if (waiting?.reason && FATAL_WAITING.has(waiting.reason)) return { state: 'failed', exitCode: 125, message: describeWaiting(waiting.reason, waiting.message, image) };
   const term = cs?.state?.terminated;
-  const lost = term ? undefined : lostNode(pod);
+  const lost = lostNode(pod, container);
   if (lost) return { state: 'failed', exitCode: 125, message: lost };
   if (cs?.state?.running) return { state: 'running' };
   if (term) {
@@ -66,14 +66,16 @@ export function viewContainer(pod: V1Pod, container: string, init = false): Cont
 }
 
 /**
- * Why a started pod's node is lost, or undefined. When a node stops reporting (its kubelet's heartbeats are older than
+ * Why a started pod's node is lost, or undefined; also undefined when `container` had ended before (its exit code
+ * stands). When a node stops reporting (its kubelet's heartbeats are older than
  * the cluster's node-monitor-grace-period, 40 s by default), the node lifecycle controller marks each of its pods not
  * Ready while their containers still count as ready: the last the API server heard of them. From then on nobody can
  * say whether the container runs, ended or wrote more, and no exit code will come until the node returns. berth's
  * pods have no readiness gates, so this pair of conditions means only that.
  */
-export function lostNode(pod: V1Pod): string | undefined {
+export function lostNode(pod: V1Pod, container: string): string | undefined {
   if (pod.spec?.readinessGates?.length) return undefined;
+  if (pod.status?.containerStatuses?.find((s) => s.name === container)?.state?.terminated) return undefined;
   const condition = (type: string) => pod.status?.conditions?.find((c) => c.type === type);
   const ready = condition('Ready');
   if (ready?.status !== 'False' || condition('ContainersReady')?.status !== 'True') return undefined;

@@ -18,7 +18,7 @@ export function stoppedFromOutside(pod: V1Pod, container: string): StoppedFromOu
   }
   if (reason === 'Evicted') return { kind: 'evicted', message: `pod ${name} was evicted and the task was stopped${pod.status?.message ? `: ${pod.status.message}` : ''}` };
   const terminated = pod.status?.containerStatuses?.find((s) => s.name === container)?.state?.terminated;
-  const lost = terminated ? undefined : lostNode(pod);
+  const lost = lostNode(pod, container);
   if (lost) return { kind: 'lost', message: lost };
   const deletion = pod.metadata?.deletionTimestamp;
   if (deletion === undefined) return undefined;
