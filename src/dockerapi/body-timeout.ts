@@ -12,12 +12,16 @@ export function bodyTimeoutError(ms: number, what: string): DockerError {
   return new DockerError(408, `${what} stopped arriving: nothing came for ${Math.round(ms / 1000)} s (send the whole body, with a Content-Length that matches it)`);
 }
 
-/** Passes bytes through; fails with a 408 when none arrive for `ms` (the clock restarts with each chunk). */
+/**
+ * Passes bytes through; fails with a 408 when none arrive for `ms` while the reader waits for them. The clock
+ * runs only while the reader has asked for more and nothing came: a reader that is slow itself (inflating a
+ * gzip on a busy machine holds the upload back) is not the client stalling.
+ */
 export function idleTimeout(ms: number, what: string): Transform {
   let timer: NodeJS.Timeout | undefined;
   const guard = new Transform({
     transform(chunk: Buffer, _enc, cb) {
-      arm();
+      clearTimeout(timer);
       cb(null, chunk);
     },
     flush(cb) {
@@ -33,6 +37,12 @@ export function idleTimeout(ms: number, what: string): Transform {
     clearTimeout(timer);
     timer = setTimeout(() => guard.destroy(bodyTimeoutError(ms, what)), ms);
     timer.unref();
+  };
+  // A Transform's _read is called when its reader wants more: from then on, the bytes are the client's to send.
+  const read = guard._read.bind(guard);
+  guard._read = (size: number): void => {
+    arm();
+    read(size);
   };
   arm();
   return guard;

@@ -11,6 +11,8 @@ import { DEFAULT_BODY_TIMEOUT_MS, bodyTimeoutError, idleTimeout } from './body-t
 export const API_VERSION = '1.44';
 export const MIN_API_VERSION = '1.24';
 export const MAX_JSON_BYTES = 2 * 1024 * 1024;
+/** How much of a body berth reads and drops after answering it early before it closes the connection instead. */
+const DISCARD_LIMIT_BYTES = 64 * 1024 * 1024;
 
 export class DockerError extends Error {
   constructor(
@@ -191,18 +193,34 @@ export class Call {
   }
 
   /**
-   * After an answer given before the whole body (a refused archive, an unknown id): the rest of the body
-   * is read and dropped, so the client can finish writing and read the answer (closing at once would reset
-   * the connection under a client still writing, and it would see `broken pipe` instead of the error);
-   * a client that does not finish within the body timeout has its connection closed.
+   * Ends an answer given before the whole body arrived (a refused archive, an unknown id) once the client has
+   * sent the rest, which is read and dropped meanwhile. The answer itself leaves at once; ending the response
+   * is what makes node close the connection, and a close under a client still writing gives it `broken pipe`
+   * instead of the answer (the docker CLI reports whichever of the two it sees first). A client that keeps
+   * sending past DISCARD_LIMIT_BYTES, or stops for the body timeout, has its connection closed.
    */
-  private discardRestOfBody(): void {
+  private endAfterRestOfBody(res: ServerResponse): void {
     const req = this.req;
+    const close = (): void => void req.socket.destroy();
+    const timer = setTimeout(close, this.bodyTimeoutMs);
+    let dropped = 0;
+    const count = (chunk: Buffer): void => {
+      dropped += chunk.length;
+      if (dropped > DISCARD_LIMIT_BYTES) close();
+      else timer.refresh();
+    };
     req.unpipe();
+    req.on('data', count);
+    const stop = (): void => {
+      clearTimeout(timer);
+      req.off('data', count);
+    };
+    req.once('end', () => {
+      stop();
+      res.end();
+    });
+    req.once('close', stop);
     req.resume();
-    const timer = setTimeout(() => req.socket.destroy(), this.bodyTimeoutMs);
-    timer.unref();
-    req.once('end', () => clearTimeout(timer));
   }
 
   send(status: number, body?: unknown, headers: Record<string, string> = {}): void {
@@ -211,15 +229,16 @@ export class Call {
     const payload = body === undefined ? undefined : typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
     const h: Record<string, string | number> = { ...commonHeaders(), ...headers };
     // An answer before the whole body: a client that stalled (408) is not waited for; any other may finish sending.
-    if (this.bodyPending) {
-      if (status === 408) h.Connection = 'close';
-      else this.discardRestOfBody();
-    }
+    const early = this.bodyPending;
+    if (early && status === 408) h.Connection = 'close';
     if (payload !== undefined && !h['Content-Type']) h['Content-Type'] = typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json';
     if (payload !== undefined) h['Content-Length'] = Buffer.byteLength(payload);
     if (this.res) {
       this.res.writeHead(status, h);
-      this.res.end(this.method === 'HEAD' ? undefined : payload);
+      const answer = this.method === 'HEAD' ? undefined : payload;
+      if (!early || status === 408) return void this.res.end(answer);
+      if (answer !== undefined) this.res.write(answer);
+      this.endAfterRestOfBody(this.res);
       return;
     }
     const socket = this.socket as Duplex;

@@ -2,7 +2,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { PassThrough, Readable } from 'node:stream';
+import net from 'node:net';
+import { PassThrough, Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { setTimeout as pause } from 'node:timers/promises';
 import { createGzip, gzipSync } from 'node:zlib';
 import { idleTimeout } from '../../../src/dockerapi/body-timeout.js';
 import { Router } from '../../../src/dockerapi/http.js';
@@ -61,6 +64,24 @@ test('idleTimeout fails a stream that stops arriving with a 408, not one that ke
   await ended;
 });
 
+test('idleTimeout does not count a slow reader as a stalled upload', async () => {
+  const src = new PassThrough();
+  for (let i = 0; i < 5; i++) src.write(Buffer.alloc(64 * 1024, i));
+  src.end();
+  const guarded = src.pipe(idleTimeout(100, 'the upload'));
+  let chunks = 0;
+  // a reader that takes three times the timeout per chunk (as gunzip on a loaded machine), with the bytes all there
+  const slow = new Writable({
+    highWaterMark: 1,
+    write(_chunk, _enc, cb) {
+      chunks++;
+      setTimeout(cb, 300);
+    },
+  });
+  await pipeline(guarded, slow);
+  assert.ok(chunks >= 5, `all of it was read (${chunks} chunks)`);
+});
+
 test('a JSON body that stalls is answered 408 and the server keeps serving', async () => {
   const router = new Router().add('POST', '/echo', async (call) => call.send(200, (await call.json()) ?? {})).add('GET', '/_ping', (call) => call.send(200, 'OK'));
   const server = await serveDockerApi({ listeners: [parseListener('tcp://127.0.0.1:0')], router, bodyTimeoutMs: 200 });
@@ -79,6 +100,46 @@ test('a JSON body that stalls is answered 408 and the server keeps serving', asy
     assert.match((JSON.parse(status.body) as { message: string }).message, /stopped arriving/);
     const ping = await fetch(`http://127.0.0.1:${port}/_ping`);
     assert.equal(ping.status, 200);
+  } finally {
+    await server.close();
+  }
+});
+
+test('an answer given before the whole body leaves at once, and the client may still send the rest (no broken pipe)', async () => {
+  // A route that refuses after the first bytes, as the archive route does with a gzip bomb.
+  const router = new Router().add('PUT', '/upload', async (call) => {
+    const body = call.body();
+    await new Promise((resolve) => body.once('data', resolve));
+    body.destroy();
+    call.send(413, { message: 'too large' });
+  });
+  const server = await serveDockerApi({ listeners: [parseListener('tcp://127.0.0.1:0')], router, bodyTimeoutMs: 200 });
+  try {
+    const port = Number(server.addresses[0].split(':').pop());
+    const socket = net.connect(port, '127.0.0.1');
+    const failures: Error[] = [];
+    socket.on('error', (err) => failures.push(err));
+    let answer = '';
+    socket.on('data', (d: Buffer) => (answer += d.toString()));
+    const answered = new Promise<void>((resolve) => socket.on('data', () => answer.includes('too large') && resolve()));
+    const closed = new Promise((resolve) => socket.on('close', resolve));
+    // chunked, as the docker CLI sends what it reads from a pipe
+    const chunk = (b: Buffer): Buffer => Buffer.concat([Buffer.from(`${b.length.toString(16)}\r\n`), b, Buffer.from('\r\n')]);
+    socket.write('PUT /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n');
+    socket.write(chunk(Buffer.alloc(1024, 1)));
+    await answered;
+    assert.match(answer, /^HTTP\/1.1 413/);
+    // what a client still writing sends after the answer arrived: longer in all than the body timeout, never pausing as long
+    let written = 0;
+    for (; written < 8; written++) {
+      if (socket.destroyed || socket.readableEnded) break;
+      if (!socket.write(chunk(Buffer.alloc(1 << 20, 2)))) await Promise.race([new Promise((resolve) => socket.once('drain', resolve)), closed]);
+      await pause(50);
+    }
+    socket.end('0\r\n\r\n');
+    await closed;
+    assert.equal(written, 8, 'the connection stayed open until the whole body was sent');
+    assert.deepEqual(failures.map((e) => e.message), []);
   } finally {
     await server.close();
   }
