@@ -25,6 +25,7 @@ export interface UpFlags {
   load?: string[];
   faultDropStreams: number;
   faultError500: number;
+  faultThrottle429: number;
   faultEndWatchAfter: number;
   faultDelayPodStart: number;
   /** options of the retired TypeScript cluster: refused, each with a sentence */
@@ -45,10 +46,11 @@ export function retiredOptionProblem(o: Pick<UpFlags, 'foreground' | 'podman' | 
 }
 
 /** the --fault-* flags as the faults endpoint's switches; undefined when none is set */
-export function initialFaults(o: Pick<UpFlags, 'faultDropStreams' | 'faultError500' | 'faultEndWatchAfter' | 'faultDelayPodStart'>): Partial<Faults> | undefined {
+export function initialFaults(o: Pick<UpFlags, 'faultDropStreams' | 'faultError500' | 'faultThrottle429' | 'faultEndWatchAfter' | 'faultDelayPodStart'>): Partial<Faults> | undefined {
   const faults: Partial<Faults> = {
     ...(o.faultDropStreams ? { dropStreams: o.faultDropStreams } : {}),
     ...(o.faultError500 ? { error500: o.faultError500 } : {}),
+    ...(o.faultThrottle429 ? { throttle429: o.faultThrottle429 } : {}),
     ...(o.faultEndWatchAfter ? { endWatchAfterMs: o.faultEndWatchAfter } : {}),
     ...(o.faultDelayPodStart ? { delayPodStartMs: o.faultDelayPodStart } : {}),
   };

@@ -80,6 +80,7 @@ function upCommand(): Command {
     .option('--container-log-check-interval <ms>', "the kubelet's containerLogMonitorInterval (at least 3000)", milliseconds, KUBELET_LOG_ROTATION.containerLogCheckMs)
     .option('--fault-drop-streams <fraction>', 'drop this fraction of exec/attach/port-forward sessions without a status', fraction, 0)
     .option('--fault-error500 <fraction>', 'answer 500 to this fraction of API requests', fraction, 0)
+    .option('--fault-throttle429 <fraction>', 'answer this fraction of API requests as API Priority and Fairness rejects them (429, Retry-After: 1)', fraction, 0)
     .option('--fault-end-watch-after <ms>', 'end every watch after this many ms', milliseconds, 0)
     .option('--fault-delay-pod-start <ms>', "delay the start of every pod's containers by this many ms", milliseconds, 0)
     .addOption(new Option('--upstream', 'the upstream cluster (the only one; kept for scripts that name it)').hideHelp())

@@ -45,6 +45,8 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te'
 const UPSTREAM_IDLE_MS = 30_000;
 // the paths a prober or a client's version check uses: error500 leaves them alone
 const PROBE_PATH = /^\/(?:healthz|readyz|livez)(?:\/|$)|^\/version\/?$/;
+// kube-apiserver's long-running subresources, which API Priority and Fairness lets through unseated
+const NEVER_THROTTLED = /\/(?:log|exec|attach|portforward|proxy)(?:\/|$)/;
 const TRUE_VALUES = new Set(['true', '1', 't', 'T', 'TRUE', 'True']);
 
 export async function startFaultProxy(opts: FaultProxyOptions): Promise<RunningFaultProxy> {
@@ -97,11 +99,19 @@ function handleRequest(ctx: ProxyContext, req: IncomingMessage, res: ServerRespo
   }
   const watchEnded = ctx.tally.record(requestKey(req.method ?? 'GET', url));
   if (watchEnded) res.once('close', watchEnded);
-  const { error500 } = ctx.opts.faults;
+  const { error500, throttle429 } = ctx.opts.faults;
   if (error500 > 0 && !PROBE_PATH.test(path) && Math.random() < error500) {
     return sendStatus(res, 500, 'InternalError', 'Internal error occurred: a fault injected by the berth fault proxy (error500)');
   }
+  if (throttle429 > 0 && !PROBE_PATH.test(path) && !NEVER_THROTTLED.test(path) && Math.random() < throttle429) return sendThrottled(res);
   forward(ctx, req, res, streamKind(path, query), false);
+}
+
+/** What kube-apiserver's APF filter writes when it rejects a request (priority-and-fairness.go tooManyRequests). */
+function sendThrottled(res: ServerResponse): void {
+  const body = 'Too many requests, please try again later.\n';
+  res.writeHead(429, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff', 'Retry-After': '1', 'Content-Length': Buffer.byteLength(body) });
+  res.end(body);
 }
 
 function streamKind(path: string, query: URLSearchParams): StreamKind {

@@ -10,7 +10,7 @@ export const FAULTS_PATH = '/berth-dev/v1/faults';
 // a fault document is a few hundred bytes; the cap only stops a runaway upload from filling memory
 const MAX_BODY_BYTES = 64 * 1024;
 
-const FRACTIONS: readonly string[] = ['dropStreams', 'error500'];
+const FRACTIONS: readonly string[] = ['dropStreams', 'error500', 'throttle429'];
 const DURATIONS: readonly string[] = ['endWatchAfterMs', 'delayPodStartMs'];
 const COUNTS: readonly string[] = ['failPortForwards', 'containerLogMaxBytes', 'containerLogCheckMs'];
 const KNOWN: readonly string[] = [...FRACTIONS, ...DURATIONS, ...COUNTS];

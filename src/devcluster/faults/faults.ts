@@ -6,6 +6,12 @@ export interface Faults {
   dropStreams: number;
   /** answer 500 InternalError to this fraction of API requests (0..1); streams and /healthz excluded */
   error500: number;
+  /**
+   * answer this fraction of API requests (0..1) as API Priority and Fairness answers what it cannot seat: 429,
+   * `Retry-After: 1`, a plain-text body. Requests APF never throttles (exec, attach, logs, port-forward, proxy)
+   * and /healthz are excluded; watches are not (APF seats a watch while it starts).
+   */
+  throttle429: number;
   /** end every watch after this many ms (0 = off) */
   endWatchAfterMs: number;
   /** delay the start of every pod's containers by this many ms */
@@ -25,4 +31,4 @@ export interface Faults {
 /** what a kubelet does by default: containerLogMaxSize 10Mi, containerLogMonitorInterval 10s */
 export const KUBELET_LOG_ROTATION = { containerLogMaxBytes: 10 * 1024 * 1024, containerLogCheckMs: 10_000 } as const;
 
-export const noFaults = (): Faults => ({ dropStreams: 0, error500: 0, endWatchAfterMs: 0, delayPodStartMs: 0, failPortForwards: 0, ...KUBELET_LOG_ROTATION });
+export const noFaults = (): Faults => ({ dropStreams: 0, error500: 0, throttle429: 0, endWatchAfterMs: 0, delayPodStartMs: 0, failPortForwards: 0, ...KUBELET_LOG_ROTATION });

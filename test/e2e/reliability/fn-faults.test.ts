@@ -92,7 +92,7 @@ test('fault-free: the pipeline renders, the package changes', { timeout: 2 * RUN
 });
 
 for (const fault of FAULT_CASES) {
-  test(`${RUNS} renders under ${fault.name}: exact or a reported failure that left the package as it was`, { timeout: RUNS * RUN_LIMIT_MS + 20_000 }, async () => {
+  test(`${RUNS} renders under ${fault.name}: ${fault.retriable ? 'exact (retried)' : 'exact or a reported failure that left the package as it was'}`, { timeout: RUNS * RUN_LIMIT_MS + 20_000 }, async () => {
     assert.ok(expected, 'the fault-free run must pass first');
     await underFaults(fault.faults, async () => {
       for (let i = 0; i < RUNS; i++) {

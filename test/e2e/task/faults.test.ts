@@ -124,7 +124,7 @@ describe('berth task run under faults', () => {
 
   for (const fault of FAULT_CASES) {
     // several task runs and a plan under one fault case: more than the harness's 120 s per test on a loaded machine
-    it(`under ${fault.name}: exact or a reported failure, never wrong, never a hang`, { timeout: 300_000 }, async () => {
+    it(`under ${fault.name}: ${fault.retriable ? 'exact (retried)' : 'exact or a reported failure'}, never wrong, never a hang`, { timeout: 300_000 }, async () => {
       const before = tally.bad().length;
       await underFaults(fault.faults, async () => {
         for (let i = 0; i < RUNS; i++) {

@@ -21,9 +21,10 @@ test('sizes as the kubelet writes them; anything else refused', () => {
 });
 
 test('the --fault-* flags become the switches they name; none set is no switch at all', () => {
-  const none = { faultDropStreams: 0, faultError500: 0, faultEndWatchAfter: 0, faultDelayPodStart: 0 };
+  const none = { faultDropStreams: 0, faultError500: 0, faultThrottle429: 0, faultEndWatchAfter: 0, faultDelayPodStart: 0 };
   assert.equal(initialFaults(none), undefined);
   assert.deepEqual(initialFaults({ ...none, faultError500: 0.25, faultDelayPodStart: 1500 }), { error500: 0.25, delayPodStartMs: 1500 });
+  assert.deepEqual(initialFaults({ ...none, faultThrottle429: 0.5 }), { throttle429: 0.5 });
   assert.deepEqual(initialFaults({ ...none, faultDropStreams: 1, faultEndWatchAfter: 200 }), { dropStreams: 1, endWatchAfterMs: 200 });
 });
 

@@ -229,7 +229,7 @@ test('faults endpoint: admins read and change the switches, others are refused, 
     assert.equal(r.status, 400, bad);
     assert.equal(JSON.parse(r.body).reason, 'BadRequest');
   }
-  assert.match(JSON.parse((await call(proxy.port, 'PUT', FAULTS_PATH, { token: ADMIN, body: '{"bogus":1}' })).body).message, /known: dropStreams, error500, endWatchAfterMs/);
+  assert.match(JSON.parse((await call(proxy.port, 'PUT', FAULTS_PATH, { token: ADMIN, body: '{"bogus":1}' })).body).message, /known: dropStreams, error500, throttle429, endWatchAfterMs/);
   assert.deepEqual(faults, want, 'refused bodies change nothing');
   assert.equal(changes.length, 1);
   assert.equal((await call(proxy.port, 'POST', FAULTS_PATH, { token: ADMIN, body: '{}' })).status, 405);
@@ -267,6 +267,24 @@ test('error500=1 fails API requests with an InternalError Status, but not probes
     assert.equal((await call(proxy.port, 'GET', path, { token: USER })).status, 200, path);
   }
   assert.equal((await call(proxy.port, 'GET', FAULTS_PATH, { token: ADMIN })).status, 200);
+  const { socket, waitFor } = await rawUpgrade(proxy.port, '/api/v1/namespaces/default/pods/p/exec?command=sh');
+  assert.match(await waitFor('\r\n\r\n'), /^HTTP\/1\.1 101 /);
+  socket.destroy();
+  resetFaults();
+});
+
+test('throttle429=1 answers API requests and watches as APF rejects them, but not logs, exec, probes or the faults', async () => {
+  resetFaults();
+  faults.throttle429 = 1;
+  for (const path of ['/api/v1/pods', '/api/v1/namespaces/default/pods?watch=true']) {
+    const r = await call(proxy.port, 'GET', path, { token: USER });
+    assert.equal(r.status, 429, path);
+    assert.equal(r.headers['retry-after'], '1');
+    assert.equal(r.body, 'Too many requests, please try again later.\n');
+  }
+  for (const path of ['/healthz', '/version']) assert.equal((await call(proxy.port, 'GET', path, { token: USER })).status, 200, path);
+  assert.equal((await call(proxy.port, 'GET', FAULTS_PATH, { token: ADMIN })).status, 200);
+  assert.notEqual((await call(proxy.port, 'GET', '/api/v1/namespaces/default/pods/p/log?container=c', { token: USER })).status, 429);
   const { socket, waitFor } = await rawUpgrade(proxy.port, '/api/v1/namespaces/default/pods/p/exec?command=sh');
   assert.match(await waitFor('\r\n\r\n'), /^HTTP\/1\.1 101 /);
   socket.destroy();
