@@ -3,7 +3,7 @@ import { realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { resolveKubeConfig } from '../kube/config.js';
-import { SandboxCluster } from '../runtime/sandbox.js';
+import { ClusterClient } from '../kube/client.js';
 import { loadRunSettings } from '../runtime/settings.js';
 import { currentTarget, listCaches, removeCaches, type CacheEntry } from '../task/cache-claims.js';
 import { findTarget, readTargets, targetsFile } from '../task/target-store.js';
@@ -59,7 +59,7 @@ export function taskCachesCommand(): Command {
   return caches;
 }
 
-function connect(o: ClusterFlags): { kube: InstanceType<typeof SandboxCluster>; target: string } {
+function connect(o: ClusterFlags): { kube: ClusterClient; target: string } {
   if (o.target !== undefined) {
     const mixed = (['kubeconfig', 'context', 'namespace'] as const).filter((k) => o[k] !== undefined);
     if (mixed.length) throw new Error(`--target ${o.target} says where the caches are: drop ${mixed.map((k) => (k === 'namespace' ? '-n' : `--${k}`)).join(', ')}`);
@@ -67,7 +67,7 @@ function connect(o: ClusterFlags): { kube: InstanceType<typeof SandboxCluster>; 
     const file = targetsFile(process.env);
     const t = findTarget(readTargets(file), o.target, file);
     const resolved = connectTarget(t, process.env);
-    return { kube: new SandboxCluster(resolved.kc, resolved.namespace), target: t.name };
+    return { kube: new ClusterClient(resolved.kc, resolved.namespace), target: t.name };
   }
   const env: NodeJS.ProcessEnv = { ...process.env };
   if (o.kubeconfig) env.BERTH_KUBECONFIG = o.kubeconfig;
@@ -75,7 +75,7 @@ function connect(o: ClusterFlags): { kube: InstanceType<typeof SandboxCluster>; 
   if (o.namespace) env.BERTH_NAMESPACE = o.namespace;
   const settings = loadRunSettings(env);
   const t = resolveKubeConfig({ kubeconfig: settings.kubeconfig, context: settings.context, namespace: settings.namespace, env });
-  return { kube: new SandboxCluster(t.kc, t.namespace), target: currentTarget(t.kc) };
+  return { kube: new ClusterClient(t.kc, t.namespace), target: currentTarget(t.kc) };
 }
 
 /** The identity `berth task run -c FILE` gives its caches (its real path), or a plan step's PLAN#STEP. */
