@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import * as k8s from '@kubernetes/client-node';
-import { clusterFromConfig } from '../src/kube/cluster.js';
+import { ClusterClient } from '../src/kube/client.js';
 import { runWorkload } from '../src/runtime/run.js';
 import { devClusterUp } from './bench-cluster.js';
 import { kustomization } from './kustomize-fixture.js';
@@ -122,7 +122,7 @@ async function inProcess(kubeconfig: string): Promise<number> {
   const { exitCode } = await runWorkload(
     { image: IMAGE, stdin: true, network: 'none', user: { uid: 65534 }, noNewPrivileges: true },
     { stdin, stdout: sink(), stderr: sink() },
-    { kube: clusterFromConfig(kc, NS), owner: 'bench', helperImage: HELPER_IMAGE },
+    { kube: new ClusterClient(kc, NS), owner: 'bench', helperImage: HELPER_IMAGE },
   );
   if (exitCode !== 0) throw new Error(`in-process run exited ${exitCode}`);
   return performance.now() - t;

@@ -2,8 +2,8 @@
 import { randomBytes } from 'node:crypto';
 import { Command } from 'commander';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { resolveKubeConfig } from '../kube/config.js';
-import { SandboxCluster } from '../runtime/sandbox.js';
+import { connect } from '../kube/connect.js';
+import { ClusterClient } from '../kube/client.js';
 import { Engine } from '../dockerapi/engine.js';
 import { ImageConfigSource } from '../dockerapi/image-config.js';
 import { resolvePortMode } from '../dockerapi/port-proxy.js';
@@ -105,13 +105,14 @@ export function serveCommand(): Command {
       const bodyTimeoutSeconds = Number(o.bodyTimeout);
       if (!Number.isFinite(bodyTimeoutSeconds) || bodyTimeoutSeconds <= 0) throw new Error(`--body-timeout ${o.bodyTimeout}: give seconds (more than 0)`);
       await checkListenerSecurity(listeners, { tls, token });
-      const { kc, namespace, source } = resolveKubeConfig({ kubeconfig: o.kubeconfig, context: o.context, namespace: o.namespace });
+      const { client, source } = connect({ kubeconfig: o.kubeconfig, context: o.context, namespace: o.namespace });
+      const { kc, namespace } = client;
       const portMode = resolvePortMode(o.portMode as string, source);
       const owner = (o.instance as string | undefined) ?? `serve-${randomBytes(4).toString('hex')}`;
-      const cluster = withFaceHints(new SandboxCluster(kc, namespace), SERVE_HINTS);
+      const cluster = withFaceHints(client, SERVE_HINTS);
       let podTemplate = o.podTemplate ? await loadPodTemplate(o.podTemplate as string, (n) => cluster.readPodTemplate(n), '--pod-template') : undefined;
       if (o.inheritPodSettings || inheritRequested(process.env)) {
-        const inherited = await readInheritedSettings((ns, name) => new SandboxCluster(kc, ns).readPod(name), namespace, process.env);
+        const inherited = await readInheritedSettings((ns, name) => new ClusterClient(kc, ns).readPod(name), namespace, process.env);
         for (const note of inherited.notes) process.stderr.write(`berth serve: ${note}\n`);
         process.stderr.write(`berth serve: pods inherit the node selector, tolerations and image pull secrets of ${inherited.origin}\n`);
         podTemplate = withInherited(podTemplate, inherited);

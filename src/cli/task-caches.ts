@@ -2,12 +2,11 @@
 import { realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { Command, Option } from 'commander';
-import { resolveKubeConfig } from '../kube/config.js';
-import { SandboxCluster } from '../runtime/sandbox.js';
-import { loadRunSettings } from '../runtime/settings.js';
-import { currentTarget, listCaches, removeCaches, type CacheEntry } from '../task/cache-claims.js';
+import { ClusterClient } from '../kube/client.js';
+import { listCaches, removeCaches, type CacheEntry } from '../task/cache-claims.js';
 import { findTarget, readTargets, targetsFile } from '../task/target-store.js';
 import { connectTarget } from '../task/targets.js';
+import { connectTask } from './task-connect.js';
 
 interface ClusterFlags {
   target?: string;
@@ -33,7 +32,7 @@ export function taskCachesCommand(): Command {
         .addOption(new Option('-o, --output <format>', 'output format').choices(['table', 'json']).default('table')),
     ).action(async (o: ClusterFlags & { task?: string; output: string }) =>
       withErrors(async () => {
-        const { kube, target } = connect(o);
+        const { kube, target } = await connect(o);
         const entries = await listCaches(kube, target, o.task === undefined ? undefined : await taskIdentity(o.task));
         process.stdout.write(o.output === 'json' ? `${JSON.stringify(entries, null, 2)}\n` : table(entries, new Date()));
       }),
@@ -50,7 +49,7 @@ export function taskCachesCommand(): Command {
       withErrors(async () => {
         if (!o.all && o.task === undefined && o.path === undefined) throw new Error('say which caches to delete: --task FILE, --path PATH (both: that task\'s cache at that path), or --all');
         if (o.all && (o.task !== undefined || o.path !== undefined)) throw new Error('--all deletes every cache of the target: give it alone, or --task/--path without it');
-        const { kube, target } = connect(o);
+        const { kube, target } = await connect(o);
         const removed = await removeCaches(kube, target, { task: o.task === undefined ? undefined : await taskIdentity(o.task), path: o.path });
         for (const e of removed) process.stdout.write(`deleted cache ${e.path} of ${e.task} (claim ${e.claim})\n`);
       }),
@@ -59,7 +58,7 @@ export function taskCachesCommand(): Command {
   return caches;
 }
 
-function connect(o: ClusterFlags): { kube: InstanceType<typeof SandboxCluster>; target: string } {
+async function connect(o: ClusterFlags): Promise<{ kube: ClusterClient; target: string }> {
   if (o.target !== undefined) {
     const mixed = (['kubeconfig', 'context', 'namespace'] as const).filter((k) => o[k] !== undefined);
     if (mixed.length) throw new Error(`--target ${o.target} says where the caches are: drop ${mixed.map((k) => (k === 'namespace' ? '-n' : `--${k}`)).join(', ')}`);
@@ -67,15 +66,14 @@ function connect(o: ClusterFlags): { kube: InstanceType<typeof SandboxCluster>; 
     const file = targetsFile(process.env);
     const t = findTarget(readTargets(file), o.target, file);
     const resolved = connectTarget(t, process.env);
-    return { kube: new SandboxCluster(resolved.kc, resolved.namespace), target: t.name };
+    return { kube: new ClusterClient(resolved.kc, resolved.namespace), target: t.name };
   }
   const env: NodeJS.ProcessEnv = { ...process.env };
   if (o.kubeconfig) env.BERTH_KUBECONFIG = o.kubeconfig;
   if (o.context) env.BERTH_CONTEXT = o.context;
   if (o.namespace) env.BERTH_NAMESPACE = o.namespace;
-  const settings = loadRunSettings(env);
-  const t = resolveKubeConfig({ kubeconfig: settings.kubeconfig, context: settings.context, namespace: settings.namespace, env });
-  return { kube: new SandboxCluster(t.kc, t.namespace), target: currentTarget(t.kc) };
+  const { cluster, context } = await connectTask(env);
+  return { kube: cluster, target: context };
 }
 
 /** The identity `berth task run -c FILE` gives its caches (its real path), or a plan step's PLAN#STEP. */

@@ -7,6 +7,7 @@ import { parseMapping, type Mapping } from '../task/layout.js';
 import { runPlan } from '../task/plan-run.js';
 import { targetForRun, type ClusterFlags, type TaskTarget } from '../task/targets.js';
 import { targetCommand } from './task-target.js';
+import { connectTask } from './task-connect.js';
 import { taskCachesCommand } from './task-caches.js';
 import { refuseUsageWithExit2 } from './task-usage.js';
 
@@ -47,6 +48,7 @@ export function taskCommand(): Command {
       .action(async (args: string[], opts: { config: string; input: Mapping[]; output: Mapping[]; includeIgnored?: boolean; privileged?: boolean; image?: string } & CacheFlags & ClusterFlags) => {
         await runWithSignals(opts, (env, signal, target, ledger) =>
           runTask({
+            connect: () => connectTask(env),
             configFile: opts.config,
             inputs: opts.input,
             outputs: opts.output,
@@ -82,7 +84,7 @@ export function taskCommand(): Command {
           .option('--target <name>', 'run every step on this target (berth task target add), instead of --kubeconfig/--context/-n')
           .action(async (planFile: string, opts: { input: Mapping[]; output: Mapping[]; image?: string; artifacts?: string } & ClusterFlags) => {
             await runWithSignals(opts, (env, signal, target, ledger) =>
-              runPlan({ planFile, inputs: opts.input, outputs: opts.output, image: opts.image, target, artifacts: artifactMode(opts.artifacts, env), env, cwd: process.cwd(), stdout: process.stdout, stderr: process.stderr, signal, ledger }),
+              runPlan({ connect: () => connectTask(env), planFile, inputs: opts.input, outputs: opts.output, image: opts.image, target, artifacts: artifactMode(opts.artifacts, env), env, cwd: process.cwd(), stdout: process.stdout, stderr: process.stderr, signal, ledger }),
             );
           }),
       ),

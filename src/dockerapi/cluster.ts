@@ -1,6 +1,6 @@
 /**
  * The cluster as berth serve's engine sees it: the calls it makes, and nothing of how they are made.
- * src/runtime/sandbox.ts implements it over the Kubernetes API (retries, errors as sentences); the
+ * kube/client.ts (ClusterClient) implements it over the Kubernetes API (retries, errors as sentences); the
  * unit tests implement it in memory (test/unit/dockerapi/fake-cluster.ts). The object shapes are
  * Kubernetes' own, taken as types only: this package never calls client-node.
  */

@@ -6,8 +6,8 @@
  * must not become a failed run or container. A create whose first answer was lost comes back as 409
  * on the next try; the object is read back and taken when it is ours (isOurs).
  *
- * Callers see it through narrow interfaces they can fake: KubeCluster (cluster.ts) for runs, berth
- * serve's cluster interface for the Docker API's containers (runtime/sandbox.ts names it SandboxCluster).
+ * Callers see it through narrow interfaces they can fake: KubeCluster (cluster.ts) for runs, ServeCluster
+ * (dockerapi/cluster.ts) for berth serve's containers.
  */
 import type { IncomingMessage } from 'node:http';
 import { PassThrough, type Duplex, type Readable, type Writable } from 'node:stream';

@@ -6,8 +6,6 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { KubeConfig, V1ConfigMap, V1NetworkPolicy, V1Pod, V1PodTemplate } from '@kubernetes/client-node';
-import { ClusterClient } from './client.js';
-import { resolveKubeConfig, type ResolveOptions } from './config.js';
 import type { PodLogQuery } from './pod-log.js';
 
 export interface KubeCluster {
@@ -40,13 +38,4 @@ export interface KubeCluster {
    * answer (then the real call will tell).
    */
   canI(verb: string, resource: string, subresource?: string, group?: string): Promise<boolean | undefined>;
-}
-
-export function connectCluster(opts: ResolveOptions = {}): KubeCluster {
-  const target = resolveKubeConfig(opts);
-  return clusterFromConfig(target.kc, target.namespace);
-}
-
-export function clusterFromConfig(kc: KubeConfig, namespace: string): KubeCluster {
-  return new ClusterClient(kc, namespace);
 }

@@ -15,7 +15,7 @@ import { StreamDigest } from './stream-digest.js';
 import type { Trace } from './trace.js';
 
 export interface FollowTarget {
-  kube: KubeCluster;
+  kube: Pick<KubeCluster, 'readPodLog' | 'openPodLog'>;
   pod: string;
   container: string;
   stream: 'Stdout' | 'Stderr';

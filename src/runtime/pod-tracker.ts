@@ -25,7 +25,7 @@ export class PodTracker {
   private failure: Error | undefined;
   private failWaiters: Array<(e: Error) => void> = [];
 
-  constructor(kube: KubeCluster, name: string, signal: AbortSignal, trace: Trace) {
+  constructor(kube: Pick<KubeCluster, 'watchPod'>, name: string, signal: AbortSignal, trace: Trace) {
     let seen = '';
     kube
       .watchPod(

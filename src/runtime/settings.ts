@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
+import type { ClusterClient } from '../kube/client.js';
 import type { KubeCluster } from '../kube/cluster.js';
 import { INHERIT_ENV, readInheritedSettings, withInherited } from './inherit-pod.js';
 import { loadPodTemplate } from './pod-template.js';
@@ -180,10 +181,11 @@ export function runClusterOf(settings: RunSettings, kube: KubeCluster): RunClust
 }
 
 /**
- * The cluster the settings name (kubeconfig, context, namespace; BERTH_* over the file). client-node
- * is loaded only here: `docker version` and `image inspect`, which kpt asks first, stay fast.
+ * The cluster the settings name (kubeconfig, context, namespace; BERTH_* over the file), reached through
+ * kube/connect.ts as every face reaches it. client-node is loaded only here: `docker version` and
+ * `image inspect`, which kpt asks first, stay fast.
  */
-export async function connectWithSettings(settings: RunSettings, env: NodeJS.ProcessEnv): Promise<KubeCluster> {
-  const { connectCluster } = await import('../kube/cluster.js');
-  return connectCluster({ kubeconfig: settings.kubeconfig, context: settings.context, namespace: settings.namespace, env });
+export async function connectWithSettings(settings: RunSettings, env: NodeJS.ProcessEnv): Promise<ClusterClient> {
+  const { connect } = await import('../kube/connect.js');
+  return connect({ kubeconfig: settings.kubeconfig, context: settings.context, namespace: settings.namespace, env }).client;
 }

@@ -31,6 +31,9 @@ export interface CacheCluster {
   listPods(labelSelector: string): Promise<V1Pod[]>;
 }
 
+/** What a run needs of the cluster for its caches (useCaches). */
+export type CacheUse = Pick<CacheCluster, 'namespace' | 'readClaim' | 'createClaim' | 'annotateClaim'>;
+
 export class CacheError extends Error {}
 
 /**
@@ -50,7 +53,7 @@ export interface CacheMount {
 const DELETING_WAIT_MS = 60_000;
 
 /** The claim of each cache, made if missing, marked used now (its expiry pushed on). */
-export async function useCaches(kube: CacheCluster, keys: CacheKey[], ctx: { owner: string; now: Date; settings: CacheSettings }): Promise<CacheMount[]> {
+export async function useCaches(kube: CacheUse, keys: CacheKey[], ctx: { owner: string; now: Date; settings: CacheSettings }): Promise<CacheMount[]> {
   return Promise.all(
     keys.map(async (key) => {
       const claim = cacheClaimName(key);
@@ -78,7 +81,7 @@ export async function useCaches(kube: CacheCluster, keys: CacheKey[], ctx: { own
   );
 }
 
-async function readOrUndefined(kube: CacheCluster, name: string): Promise<V1PersistentVolumeClaim | undefined> {
+async function readOrUndefined(kube: Pick<CacheCluster, 'readClaim'>, name: string): Promise<V1PersistentVolumeClaim | undefined> {
   try {
     return await kube.readClaim(name);
   } catch (err) {

@@ -11,7 +11,7 @@ import { access, constants, lstat, mkdir, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { extract, type Header } from 'tar-stream';
-import type { ExecOutcome } from '../runtime/sandbox.js';
+import type { ExecOutcome } from '../kube/client.js';
 import { TaskUsageError, type Layout } from './layout.js';
 import { OUTPUTS_CONTAINER } from './pod-plan.js';
 import { moveInto, unpackStream, unpackTar } from './unpack.js';

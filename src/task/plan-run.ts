@@ -21,6 +21,7 @@ import { runTaskStep } from './run-task.js';
 import type { Ledger } from './ledger.js';
 import { ABORTED, ERRORED, exitCodeOf, outcomeWord, type StepOutcome } from './outcome.js';
 import type { TaskTarget } from './targets.js';
+import type { ConnectTask } from './task-cluster.js';
 import { taskErrorText } from './error-text.js';
 
 /** How long the ensure hooks may run after an interrupt, in all (plan-flow.ts). */
@@ -28,6 +29,8 @@ export const ENSURE_AFTER_INTERRUPT_MS = 120_000;
 
 export interface PlanRunOptions {
   planFile: string;
+  /** The cluster, reached by each step as it starts (run-task.ts). */
+  connect: ConnectTask;
   inputs: Mapping[];
   outputs: Mapping[];
   image?: string;
@@ -146,6 +149,7 @@ class PlanRunner {
       else inputs.push({ name, dir: `(artifact ${from})`, ...('tar' in a ? { tar: a.tar } : { from: a.pod }) });
     }
     const result = await runTaskStep({
+      connect: this.o.connect,
       configFile,
       configText,
       inputs,

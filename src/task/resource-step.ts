@@ -25,7 +25,7 @@ const IO = '.berth/io';
 const IO_NAME = '.berth-io';
 const FETCHED = '.berth-fetched';
 
-export type ResourceStepContext = Pick<PlanRunOptions, 'planFile' | 'target' | 'env' | 'cwd' | 'stdout' | 'stderr' | 'signal' | 'ledger'> & {
+export type ResourceStepContext = Pick<PlanRunOptions, 'connect' | 'planFile' | 'target' | 'env' | 'cwd' | 'stdout' | 'stderr' | 'signal' | 'ledger'> & {
   artifacts: Map<string, Artifact>;
   say: (line: string) => void;
 };
@@ -88,6 +88,7 @@ type ScriptResult = { outcome: StepOutcome } | { response: unknown; raw: string;
 async function runScript(c: ResourceStepContext, label: string, resource: Resource, script: Script, request: object, opts: { fetch?: boolean; inputs?: Mapping[] } = {}): Promise<ScriptResult> {
   const { config, shown } = scriptTask(script, (opts.inputs ?? []).map((m) => m.name), Boolean(opts.fetch));
   const result = await runTaskStep({
+    connect: c.connect,
     configFile: `${c.planFile} (${label}: ${shown})`,
     configText: stringify(config),
     inputs: [{ name: IO_NAME, dir: '(the request)', tar: await requestTar(request) }, ...(opts.inputs ?? [])],

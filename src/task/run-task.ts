@@ -13,13 +13,10 @@ import { randomBytes } from 'node:crypto';
 import { readFile, realpath } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
 import type { V1Pod } from '@kubernetes/client-node';
-import { resolveKubeConfig } from '../kube/config.js';
 import { createMayHaveLanded, isUnreachable } from '../kube/errors.js';
-import type { KubeCluster } from '../kube/cluster.js';
 import { followLog } from '../runtime/log-follower.js';
 import { viewContainer } from '../runtime/pod-status.js';
 import { isTerminal, PodTracker, settledOrRunning } from '../runtime/pod-tracker.js';
-import { SandboxCluster } from '../runtime/sandbox.js';
 import { loadRunSettings } from '../runtime/settings.js';
 import { helperImageOf } from '../runtime/plan.js';
 import { layPodTemplate, loadPodTemplate } from '../runtime/pod-template.js';
@@ -29,7 +26,7 @@ import { imageOf, parseTaskConfig, type TaskConfig } from './config.js';
 import { EXIT_FAILED } from './exit-codes.js';
 import type { Ledger } from './ledger.js';
 import { ABORTED, ERRORED, exitCodeOf, outcomeOfCode, type StepOutcome } from './outcome.js';
-import { currentTarget, useCaches, type CacheMount } from './cache-claims.js';
+import { useCaches, type CacheMount } from './cache-claims.js';
 import { cachePath, cacheSettings, checkCachePaths, type CacheSettings } from './caches.js';
 import { checkInputDirs, InputReadError, inputsTar } from './inputs.js';
 import { layOut, newWorkDir, TaskUsageError, type Layout, type Mapping } from './layout.js';
@@ -41,11 +38,14 @@ import type { TaskTarget } from './targets.js';
 import { INPUTS_CONTAINER, INPUTS_LAYOUT_FAILED, needsInputsContainer, paramsSecretName, planParamsSecret, planTaskPod, TASK_CONTAINER, taskPodName, type TaskPodContext } from './pod-plan.js';
 import { TASK_HINTS, taskErrorText } from './error-text.js';
 import { stoppedFromOutside } from './task-end.js';
+import type { ConnectTask, TaskCluster } from './task-cluster.js';
 
 /** Pods tried when the copy of the inputs breaks (the task has not run yet, so trying again is safe). */
 const INPUT_ATTEMPTS = 4;
 
 export interface TaskRunOptions {
+  /** The cluster, reached once the local checks passed (the CLI's connection: cli/task-connect.ts). */
+  connect: ConnectTask;
   /** Where the config came from (error messages); read from there unless configText is given. */
   configFile: string;
   /** A config given inline (a plan step's `config:`). */
@@ -149,11 +149,9 @@ async function prepare(o: TaskRunOptions): Promise<Prepared> {
   return { config, layout, image, caches, params: o.paramsFromEnv === false ? params : overrideFromEnv(params, o.env) };
 }
 
-type Client = InstanceType<typeof SandboxCluster>;
-
 class TaskRun {
   private readonly stop = new AbortController();
-  private kube: Client | undefined;
+  private kube: TaskCluster | undefined;
   private created: Array<['pod' | 'secret', string]> = [];
   /** the caches the pod mounts (known once they are claimed): they need the `inputs` container too */
   private cacheCount = 0;
@@ -202,8 +200,8 @@ class TaskRun {
 
   private async execute(): Promise<number> {
     const settings = loadRunSettings(this.o.env);
-    const target = resolveKubeConfig({ kubeconfig: settings.kubeconfig, context: settings.context, namespace: settings.namespace, env: this.o.env });
-    const kube = (this.kube = new SandboxCluster(target.kc, target.namespace));
+    const { cluster: kube, context } = await this.o.connect();
+    this.kube = kube;
     this.trace('task run begins');
     // Whether the cluster serves stdout and stderr apart is asked once per process: asked now, it is known by the time the task runs.
     void kube.servesSplitLogs().catch(() => undefined);
@@ -212,14 +210,14 @@ class TaskRun {
       : undefined;
     await this.checkRights(kube);
     this.trace('rights checked');
-    const caches = await this.useCaches(kube, this.o.target?.name ?? currentTarget(target.kc), settings.owner);
+    const caches = await this.useCaches(kube, this.o.target?.name ?? context, settings.owner);
     this.cacheCount = caches.length;
     const serving = this.o.serveOutputs === true && this.p.layout.outputs.some((x) => x.capture);
     const token = randomBytes(16).toString('hex');
     const ctx = (runId: string): TaskPodContext => ({
       step: this.o.step ?? stepOfFile(this.o.configFile),
       ...(this.o.tags ? { tags: this.o.tags } : {}),
-      target: this.o.target?.name ?? target.kc.getCurrentContext(),
+      target: this.o.target?.name ?? context,
       privileged: this.o.privileged,
       ...(serving ? { artifactToken: token } : {}),
       namespace: kube.namespace,
@@ -314,7 +312,7 @@ class TaskRun {
    * The captured outputs as artifacts the pod serves: the pod leaves the list of what the run deletes
    * and is deleted by `release` (the plan's end), or by its deadline and `berth gc`.
    */
-  private keepServing(kube: Client, pod: string, ip: string, token: string): Map<string, StepArtifact> {
+  private keepServing(kube: TaskCluster, pod: string, ip: string, token: string): Map<string, StepArtifact> {
     this.created = this.created.filter(([k, n]) => !(k === 'pod' && n === pod));
     this.release = () => {
       this.o.ledger?.deleting(kube.namespace, 'pod', pod);
@@ -336,7 +334,7 @@ class TaskRun {
   }
 
   /** The rights a run needs beyond creating its pod, asked before anything exists. */
-  private async checkRights(kube: Client): Promise<void> {
+  private async checkRights(kube: TaskCluster): Promise<void> {
     const needs: Array<[string, string, string | undefined]> = [['delete', 'pods', undefined], ['create', 'pods', 'attach'], ['get', 'pods', 'log']];
     if (Object.keys(this.p.params).length) needs.push(['create', 'secrets', undefined], ['delete', 'secrets', undefined]);
     if (this.p.layout.outputs.some((x) => x.dirs.length || x.capture)) needs.push(['create', 'pods', 'exec']);
@@ -353,19 +351,19 @@ class TaskRun {
   }
 
   /** The task's caches on this target, made on first use and marked used (they outlive the run). */
-  private async useCaches(kube: Client, target: string, owner: string): Promise<CacheMount[]> {
+  private async useCaches(kube: TaskCluster, target: string, owner: string): Promise<CacheMount[]> {
     if (!this.p.caches) return [];
     const { identity, settings } = this.p.caches;
     const keys = this.p.config.caches.map((c) => ({ task: identity, path: cachePath(c.path), target }));
     return this.until(this.creating(useCaches(kube, keys, { owner, now: new Date(), settings })));
   }
 
-  private async startPod(kube: Client, c: TaskPodContext, deadline: number, template: PodTemplateSource | undefined): Promise<{ name: string; tracker: PodTracker }> {
+  private async startPod(kube: TaskCluster, c: TaskPodContext, deadline: number, template: PodTemplateSource | undefined): Promise<{ name: string; tracker: PodTracker }> {
     const own = planTaskPod(this.p.config, this.p.layout, this.p.params, c);
     // The target's template fills what berth left open, as under every berth pod; the task container is the first.
     const planned = template ? layPodTemplate(own, template) : own;
     const name = taskPodName(c.runId);
-    const tracker = new PodTracker(kube as unknown as KubeCluster, name, this.stop.signal, noTrace);
+    const tracker = new PodTracker(kube, name, this.stop.signal, noTrace);
     const pod: V1Pod = await this.until(this.creatingObject('pod', name, kube, kube.createPod(planned)));
     this.trace(`pod ${name} created`);
     if (Object.keys(this.p.params).length) {
@@ -386,7 +384,7 @@ class TaskRun {
   }
 
   /** true once the inputs are in place; otherwise why the copy broke (the pod is then replaced). */
-  private async feedInputs(kube: Client, pod: { name: string; tracker: PodTracker }, deadline: number): Promise<true | string> {
+  private async feedInputs(kube: TaskCluster, pod: { name: string; tracker: PodTracker }, deadline: number): Promise<true | string> {
     if (!this.needsInputs()) return true;
     const early = viewContainer(pod.tracker.current() as V1Pod, INPUTS_CONTAINER, true);
     if (early.state === 'running') {
@@ -417,16 +415,16 @@ class TaskRun {
   }
 
   /** The last lines a helper container printed (why it failed), as `: LINE; LINE`; '' when there are none or they cannot be read. */
-  private async logTail(kube: Client, pod: string, container: string): Promise<string> {
+  private async logTail(kube: TaskCluster, pod: string, container: string): Promise<string> {
     const log = await kube.readPodLog(pod, container, { tailLines: 3 }).catch(() => Buffer.alloc(0));
     const lines = log.toString('utf8').split('\n').map((l) => l.trim()).filter(Boolean);
     return lines.length ? `: ${lines.join('; ')}` : '';
   }
 
   /** stdout and stderr from the task's log, each exactly once; merged into stdout where the cluster cannot serve them apart. */
-  private async followOutput(kube: Client, pod: string, ended: Promise<unknown>): Promise<void> {
+  private async followOutput(kube: TaskCluster, pod: string, ended: Promise<unknown>): Promise<void> {
     const split = await this.until(kube.servesSplitLogs());
-    const cluster = (split ? kube : mergedLogs(kube)) as unknown as KubeCluster;
+    const cluster = split ? kube : mergedLogs(kube);
     const follow = (stream: 'Stdout' | 'Stderr', out: Writable) => followLog({ kube: cluster, pod, container: TASK_CONTAINER, stream, out, ended, signal: this.stop.signal, trace: noTrace });
     await this.until(Promise.all(split ? [follow('Stdout', this.o.stdout), follow('Stderr', this.o.stderr)] : [follow('Stdout', this.o.stdout)]));
   }
@@ -451,7 +449,7 @@ class TaskRun {
     });
   }
 
-  private async deleteCreated(kube: Client): Promise<void> {
+  private async deleteCreated(kube: TaskCluster): Promise<void> {
     const items = this.created;
     this.created = [];
     // The pod first (it may still run); the Secret it owns would follow it anyway, deleted here so nothing waits on the garbage collector.
@@ -480,7 +478,7 @@ class TaskRun {
    * off when the create is known to have made nothing (refused, or the cluster never reached), so that
    * berth names only objects that exist or may exist.
    */
-  private creatingObject<T>(kind: 'pod' | 'secret', name: string, kube: Client, asked: Promise<T>): Promise<T> {
+  private creatingObject<T>(kind: 'pod' | 'secret', name: string, kube: TaskCluster, asked: Promise<T>): Promise<T> {
     this.created.push([kind, name]);
     this.o.ledger?.add(kube.namespace, kind, name);
     return this.creating(
@@ -511,8 +509,8 @@ function stepOfFile(file: string): string {
 }
 
 /** A client whose log reads ignore `stream` (servers without KEP-3288 send both streams merged). */
-function mergedLogs(kube: Client): Client {
-  return Object.assign(Object.create(kube) as Client, {
+function mergedLogs(kube: TaskCluster): TaskCluster {
+  return Object.assign(Object.create(kube) as TaskCluster, {
     openPodLog: (n: string, c: string, q?: Record<string, unknown>) => kube.openPodLog(n, c, { ...q, stream: undefined }),
     readPodLog: (n: string, c: string, q?: Record<string, unknown>) => kube.readPodLog(n, c, { ...q, stream: undefined }),
   });

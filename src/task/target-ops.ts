@@ -7,7 +7,7 @@
 import { labeledObjects, type LabeledKind } from '../kube/labeled-objects.js';
 import { collectGarbage, type CollectedObject } from '../runtime/gc.js';
 import { loadPodTemplate } from '../runtime/pod-template.js';
-import { SandboxCluster } from '../runtime/sandbox.js';
+import { ClusterClient } from '../kube/client.js';
 import { CACHE_COMPONENT, LABEL_TARGET, labelValue } from './caches.js';
 import { permissionReport, shippedRoleRules, TASK_NEEDS, type PermissionAnswer } from './target-check.js';
 import type { Target } from './target-store.js';
@@ -25,7 +25,7 @@ export interface CheckOutcome {
 /** Reachability, the pod template, then every permission, each asked with a SelfSubjectAccessReview. */
 export async function checkTarget(t: Target, env: NodeJS.ProcessEnv): Promise<CheckOutcome> {
   const { kc, namespace } = connectTarget(t, env);
-  const kube = new SandboxCluster(kc, namespace);
+  const kube = new ClusterClient(kc, namespace);
   const lines = [`target ${t.name}: context ${t.context}, namespace ${namespace}, server ${kube.server}${t.landed ? ' (landed)' : ''}`];
   try {
     const v = await kube.serverVersion();

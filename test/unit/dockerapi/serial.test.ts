@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Serial } from '../../../src/dockerapi/serial.js';
-import { isOurs } from '../../../src/runtime/sandbox.js';
+import { isOurs } from '../../../src/kube/client.js';
 
 test('calls of one key run one at a time, in order; a failure does not block the next', async () => {
   const serial = new Serial();
