@@ -134,6 +134,7 @@ export function planWorkload(w: Workload, ctx: PlanContext): WorkloadPlan {
     automountServiceAccountToken: templateSpec.automountServiceAccountToken ?? false,
     restartPolicy: 'Never',
     activeDeadlineSeconds: w.deadlineSeconds ?? ctx.ttlSeconds,
+    terminationGracePeriodSeconds: templateSpec.terminationGracePeriodSeconds ?? 10,
     securityContext: podSecurity,
     volumes: [...(templateSpec.volumes ?? []), ...files.volumes],
     initContainers: [

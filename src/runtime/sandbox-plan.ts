@@ -186,6 +186,7 @@ export function planSandboxPod(s: SandboxSpec, ctx: SandboxContext): V1Pod {
       terminationGracePeriodSeconds: 10,
       securityContext: {
         ...podSecurityFor(user),
+        ...(user && user.uid !== 0 ? { runAsNonRoot: true } : {}),
         ...(s.supplementalGroups?.length ? { supplementalGroups: s.supplementalGroups } : {}),
       },
       containers: [main],
