@@ -19,8 +19,7 @@ import { SETTINGS_PREFIX, podSettingsFrom } from '../runtime/sandbox-settings.js
 import { checkOneContainer, loadPodTemplate } from '../runtime/pod-template.js';
 import { INHERIT_ENV, inheritRequested, readInheritedSettings, withInherited } from '../runtime/inherit-pod.js';
 import { LeaseLock } from '../kube/lease-lock.js';
-import { ANNOTATION_EXPIRES_AT } from '../runtime/plan.js';
-import { ownerLabels } from '../runtime/sandbox-plan.js';
+import { ANNOTATION_EXPIRES_AT, ownershipLabels } from '../runtime/pod-rules.js';
 
 /** What a user of berth serve gets on a cluster without split log streams (a stock one). */
 const MERGED_LOGS_NOTE =
@@ -45,7 +44,7 @@ const SETTING_FLAGS: Array<[flag: string, key: string, help: string]> = [
 async function takeLock(kc: KubeConfig, namespace: string, owner: string, lease: string | true, timeoutSeconds: number): Promise<LeaseLock> {
   if (!Number.isFinite(timeoutSeconds) || timeoutSeconds < 0) throw new Error(`--lock-timeout ${timeoutSeconds}: give seconds (0 or more)`);
   const name = lease === true ? `berth-serve-${owner.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '')}`.slice(0, 63).replace(/-+$/, '') : lease;
-  const lock = new LeaseLock(kc, namespace, { name, durationSeconds: 15, labels: ownerLabels(owner), expiryAnnotation: ANNOTATION_EXPIRES_AT });
+  const lock = new LeaseLock(kc, namespace, { name, durationSeconds: 15, labels: ownershipLabels(owner), expiryAnnotation: ANNOTATION_EXPIRES_AT });
   await lock.acquire(timeoutSeconds * 1000, (h) => process.stderr.write(`berth serve: waiting for the Lease ${name}, held by ${h.holder} (lapses ${h.expiresAt?.toISOString() ?? '?'} unless renewed)\n`));
   process.stderr.write(`berth serve: holding the Lease ${name} as ${lock.identity}\n`);
   return lock;

@@ -6,7 +6,8 @@
  * (healthcheck.ts), Ryuk (ryuk.ts), files (container-files.ts, peek.ts), published ports, exec records.
  */
 import type { Readable, Writable } from 'node:stream';
-import { LABEL_OWNER, ANNOTATION_EXPIRES_AT, rfc3339 } from '../runtime/plan.js';
+import { rfc3339 } from '../runtime/plan.js';
+import { ANNOTATION_EXPIRES_AT, LABEL_OWNER } from '../runtime/pod-rules.js';
 import { ANNOTATION_CONTAINER, LABEL_CONTAINER_ID, READY_FILE, SANDBOX_CONTAINER, SandboxPlanError, type SandboxVolume } from '../runtime/sandbox-plan.js';
 import { checkOneContainer, loadPodTemplate } from '../runtime/pod-template.js';
 import type { PodTemplateSource } from '../runtime/workload.js';

@@ -2,7 +2,7 @@
  * Deleting everything of one berth instance (shutdown, and `--prune-start` for a crashed predecessor),
  * and saying so when something stays: it expires and `berth gc` removes it then.
  */
-import { LABEL_OWNER } from '../runtime/plan.js';
+import { LABEL_OWNER } from '../runtime/pod-rules.js';
 import { ANNOTATION_KEPT_FAILED } from './recovery.js';
 import type { ServeCluster } from './cluster.js';
 

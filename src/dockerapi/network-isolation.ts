@@ -4,8 +4,9 @@
  * exactly this container's pods. It exists before the pod does (no moment with network), lives as long as
  * the container, and expires like every berth object (`berth gc`).
  */
-import { ANNOTATION_EXPIRES_AT, LABEL_OWNER, rfc3339 } from '../runtime/plan.js';
-import { LABEL_CONTAINER_ID, ownerLabels } from '../runtime/sandbox-plan.js';
+import { rfc3339 } from '../runtime/plan.js';
+import { ANNOTATION_EXPIRES_AT, LABEL_OWNER, ownershipLabels } from '../runtime/pod-rules.js';
+import { LABEL_CONTAINER_ID } from '../runtime/sandbox-plan.js';
 import type { NetworkPolicy } from './cluster.js';
 import type { ContainerRecord } from './model.js';
 
@@ -20,7 +21,7 @@ export function planDenyPolicy(c: ContainerRecord, owner: string, ttlSeconds: nu
     kind: 'NetworkPolicy',
     metadata: {
       name: denyPolicyName(c),
-      labels: { ...ownerLabels(owner), [LABEL_CONTAINER_ID]: shortId },
+      labels: { ...ownershipLabels(owner), [LABEL_CONTAINER_ID]: shortId },
       annotations: { [ANNOTATION_EXPIRES_AT]: rfc3339(new Date(Date.now() + ttlSeconds * 1000)) },
     },
     // No ingress and no egress rules with both policy types: nothing in, nothing out (DNS included).

@@ -3,8 +3,9 @@
  * `<alias>-<hash(instance, network)>` (unique per berth instance, so two berths in one namespace never
  * collide), and the network's members find each other by alias and name through pod hostAliases.
  */
-import { ANNOTATION_EXPIRES_AT, LABEL_OWNER, rfc3339 } from '../runtime/plan.js';
-import { LABEL_CONTAINER_ID, ownerLabels } from '../runtime/sandbox-plan.js';
+import { rfc3339 } from '../runtime/plan.js';
+import { ANNOTATION_EXPIRES_AT, LABEL_OWNER, ownershipLabels } from '../runtime/pod-rules.js';
+import { LABEL_CONTAINER_ID } from '../runtime/sandbox-plan.js';
 import { DockerError, badRequest, conflict, notFound } from './http.js';
 import { newId, shortHash, type ContainerRecord, type NetworkRecord } from './model.js';
 import type { ServeCluster } from './cluster.js';
@@ -228,7 +229,7 @@ export class Networks {
           kind: 'Service',
           metadata: {
             name,
-            labels: { ...ownerLabels(this.deps.owner), [LABEL_CONTAINER_ID]: c.id.slice(0, 12) },
+            labels: { ...ownershipLabels(this.deps.owner), [LABEL_CONTAINER_ID]: c.id.slice(0, 12) },
             annotations: { [ANNOTATION_EXPIRES_AT]: expires, 'berth.dev/alias': alias, 'berth.dev/network': n.name },
           },
           spec: { clusterIP: 'None', selector: { [LABEL_CONTAINER_ID]: c.id.slice(0, 12), [LABEL_OWNER]: this.deps.owner } },

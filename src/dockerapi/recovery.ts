@@ -5,7 +5,7 @@
  * request is judged again under this berth's policy (create-plan.ts), leniently: a container the policy
  * refuses is taken over all the same, to inspect and remove, and only its start is refused.
  */
-import { LABEL_OWNER } from '../runtime/plan.js';
+import { LABEL_OWNER } from '../runtime/pod-rules.js';
 import { ANNOTATION_CONTAINER } from '../runtime/sandbox-plan.js';
 import { LABEL_PEEK } from './peek.js';
 import { asArgv, podState, type AnonymousVolume, type ContainerRecord, type CreateBody } from './model.js';

@@ -5,8 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { posix } from 'node:path';
-import { ANNOTATION_EXPIRES_AT, rfc3339 } from '../runtime/plan.js';
-import { ownerLabels } from '../runtime/sandbox-plan.js';
+import { rfc3339 } from '../runtime/plan.js';
+import { ANNOTATION_EXPIRES_AT, ownershipLabels } from '../runtime/pod-rules.js';
 import { badRequest, conflict, notFound } from './http.js';
 import { shortHash, type AnonymousVolume, type ContainerRecord, type CreateBody, type VolumeRecord } from './model.js';
 import { NAME_RE } from './networks.js';
@@ -212,7 +212,7 @@ export class Volumes {
       kind: 'PersistentVolumeClaim',
       metadata: {
         name: claim,
-        labels: ownerLabels(this.deps.owner),
+        labels: ownershipLabels(this.deps.owner),
         annotations: {
           [ANNOTATION_EXPIRES_AT]: rfc3339(new Date(Date.now() + this.deps.ttlSeconds * 1000)),
           [ANNOTATION_VOLUME]: name,

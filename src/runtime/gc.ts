@@ -5,7 +5,7 @@
  */
 import { statusOf, toKubeError } from '../kube/errors.js';
 import { LABELED_KINDS, type LabeledKind, type LabeledObjects, type ListedObject } from '../kube/labeled-objects.js';
-import { ANNOTATION_EXPIRES_AT, LABEL_MANAGED_BY } from './plan.js';
+import { ANNOTATION_EXPIRES_AT, LABEL_MANAGED_BY } from './pod-rules.js';
 
 export interface GarbageOptions {
   /** Where berth's objects are found (kube/labeled-objects.ts; tests fake it). */

@@ -6,6 +6,7 @@
  * NetworkPolicy the gate gives up and fails the pod, saying why, instead of running it with a network.
  */
 import type { V1Container } from '@kubernetes/client-node';
+import { lockedDownContainer } from './pod-rules.js';
 
 export const ISOLATION_CONTAINER = 'berth-isolation';
 /** How long the policy may take to hold before berth calls the cluster one that does not enforce policies. */
@@ -38,9 +39,6 @@ export function isolationGate(image: string): V1Container {
     command: ['sh', '-c', script],
     // the kubelet makes the end of the log the status message, which berth reports when the gate fails
     terminationMessagePolicy: 'FallbackToLogsOnError',
-    securityContext: {
-      allowPrivilegeEscalation: false,
-      capabilities: { drop: ['ALL'] },
-    },
+    ...lockedDownContainer(),
   };
 }

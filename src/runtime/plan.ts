@@ -2,27 +2,14 @@
  * Workload → Kubernetes objects. Pure: the same inputs give the same objects, so every security
  * default and every docker-run translation is unit-tested without a cluster.
  */
-import type {
-  V1ConfigMap,
-  V1Container,
-  V1KeyToPath,
-  V1NetworkPolicy,
-  V1Pod,
-  V1PodSecurityContext,
-  V1PodSpec,
-  V1SecurityContext,
-  V1Volume,
-  V1VolumeMount,
-} from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Container, V1KeyToPath, V1NetworkPolicy, V1Pod, V1PodSpec, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import { isolationGate } from './isolation-gate.js';
 import type { MountEntry, MountSnapshot } from './mounts.js';
-import type { Workload, WorkloadUser } from './workload.js';
+import { ANNOTATION_EXPIRES_AT, lockedDownContainer, lockedDownPod, ownershipLabels } from './pod-rules.js';
+import type { Workload } from './workload.js';
 
-export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
-export const LABEL_OWNER = 'berth.dev/owner';
 /** Unique per run: what the deny-all NetworkPolicy selects, and how side objects are found again. */
 export const LABEL_RUN = 'berth.dev/run';
-export const ANNOTATION_EXPIRES_AT = 'berth.dev/expires-at';
 
 export const MAIN_CONTAINER = 'main';
 export const FILES_CONTAINER = 'berth-files';
@@ -101,7 +88,7 @@ export function planWorkload(w: Workload, ctx: PlanContext): WorkloadPlan {
   const template = w.podTemplate?.template ?? {};
   const templateSpec = (template.spec ?? {}) as unknown as Partial<V1PodSpec>;
 
-  const ownership: Record<string, string> = { [LABEL_MANAGED_BY]: 'berth', [LABEL_OWNER]: ctx.owner, [LABEL_RUN]: runId };
+  const ownership: Record<string, string> = { ...ownershipLabels(ctx.owner), [LABEL_RUN]: runId };
   const sideMeta = (name: string) => ({
     name,
     namespace: ctx.namespace,
@@ -122,19 +109,10 @@ export function planWorkload(w: Workload, ctx: PlanContext): WorkloadPlan {
   const templateContainer = templateSpec.containers?.[0];
   const main = mainContainer(w, ctx, templateContainer, files.mainMounts);
 
-  const podSecurity: V1PodSecurityContext = {
-    ...podSecurityFor(w.user),
-    ...(w.user && w.user.uid !== 0 ? { runAsNonRoot: true } : {}),
-    // The template is the user's deliberate choice and the only thing that may loosen the defaults.
-    ...(templateSpec.securityContext ?? {}),
-  };
-
   const spec: V1PodSpec = {
     ...templateSpec,
-    automountServiceAccountToken: templateSpec.automountServiceAccountToken ?? false,
-    restartPolicy: 'Never',
-    activeDeadlineSeconds: w.deadlineSeconds ?? ctx.ttlSeconds,
-    securityContext: podSecurity,
+    // The template is the user's deliberate choice and the only thing that may loosen the defaults.
+    ...lockedDownPod({ deadlineSeconds: w.deadlineSeconds ?? ctx.ttlSeconds, user: w.user, template: templateSpec }),
     volumes: [...(templateSpec.volumes ?? []), ...files.volumes],
     initContainers: [
       ...(templateSpec.initContainers ?? []),
@@ -173,17 +151,12 @@ export function planWorkload(w: Workload, ctx: PlanContext): WorkloadPlan {
 }
 
 function mainContainer(w: Workload, ctx: PlanContext, base: V1Container | undefined, mounts: V1VolumeMount[]): V1Container {
-  const securityContext: V1SecurityContext = {
-    allowPrivilegeEscalation: false,
-    capabilities: { drop: ['ALL'] },
-    ...(base?.securityContext ?? {}),
-  };
   const c: V1Container = {
     ...(base ?? {}),
     name: MAIN_CONTAINER,
     image: w.image,
     imagePullPolicy: w.pullPolicy ?? 'IfNotPresent',
-    securityContext,
+    ...lockedDownContainer({ template: base?.securityContext }),
     stdin: w.stdin ?? false,
     stdinOnce: w.stdin ?? false,
     tty: w.tty ?? false,
@@ -288,12 +261,7 @@ function planFiles(w: Workload, ctx: PlanContext, podName: string, sideMeta: (na
     command: ['sh', '-c', `tar -x -o -f - -C ${FILES_ROOT} && test -e ${FILES_ROOT}/${FILES_COMPLETE_MARKER} || { echo 'berth: the file copy stream was cut before its end' >&2; exit 1; }`],
     stdin: true,
     stdinOnce: true,
-    securityContext: {
-      allowPrivilegeEscalation: false,
-      capabilities: { drop: ['ALL'] },
-      ...(w.user ? { runAsUser: w.user.uid } : {}),
-      ...(w.user?.gid !== undefined ? { runAsGroup: w.user.gid } : {}),
-    },
+    ...lockedDownContainer({ user: w.user }),
     volumeMounts: [{ name: FILES_VOLUME, mountPath: FILES_ROOT }],
   });
   return out;
@@ -313,15 +281,6 @@ function tarEntry(prefix: string, e: MountEntry): TarEntry {
 
 const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 const LABEL_VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
-
-/** The pod-level security every berth pod starts from: RuntimeDefault seccomp, and the run's user and group. */
-export function podSecurityFor(user: WorkloadUser | undefined): V1PodSecurityContext {
-  return {
-    seccompProfile: { type: 'RuntimeDefault' },
-    ...(user ? { runAsUser: user.uid } : {}),
-    ...(user?.gid !== undefined ? { runAsGroup: user.gid } : {}),
-  };
-}
 
 /** docker labels whose keys Kubernetes takes neither as label nor as annotation keys (`été`, `a/b/c`), as JSON */
 export const ANNOTATION_DOCKER_LABELS = 'berth.dev/docker-labels';

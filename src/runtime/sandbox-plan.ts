@@ -8,7 +8,8 @@
  * The wrap needs /bin/sh in the image and the entrypoint given (or none in the image).
  */
 import type { V1Container, V1Pod, V1PodSpec, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
-import { ANNOTATION_EXPIRES_AT, LABEL_MANAGED_BY, LABEL_OWNER, podSecurityFor, rfc3339, splitLabels } from './plan.js';
+import { rfc3339, splitLabels } from './plan.js';
+import { ANNOTATION_EXPIRES_AT, lockedDownContainer, lockedDownPod, ownershipLabels } from './pod-rules.js';
 import { layPodTemplate } from './pod-template.js';
 import type { PodSettings } from './sandbox-settings.js';
 import type { PodTemplateSource } from './workload.js';
@@ -110,17 +111,13 @@ export class SandboxPlanError extends Error {
   }
 }
 
-export function ownerLabels(owner: string): Record<string, string> {
-  return { [LABEL_MANAGED_BY]: 'berth', [LABEL_OWNER]: owner };
-}
-
 export function planSandboxPod(s: SandboxSpec, ctx: SandboxContext): V1Pod {
   const expiresAt = rfc3339(new Date(ctx.now.getTime() + ctx.ttlSeconds * 1000));
   const settings = s.settings ?? {};
   const { labels: userLabels, annotations: overflow } = splitLabels({ ...(s.labels ?? {}), ...(settings.labels ?? {}) });
   // berth's own labels and annotations come last: settings cannot take a pod away from its owner.
   delete userLabels[LABEL_CONTAINER_ID];
-  const labels = { ...userLabels, ...ownerLabels(ctx.owner), [s.idLabel ?? LABEL_CONTAINER_ID]: s.shortId };
+  const labels = { ...userLabels, ...ownershipLabels(ctx.owner), [s.idLabel ?? LABEL_CONTAINER_ID]: s.shortId };
   const annotations: Record<string, string> = { ...overflow, ...(settings.annotations ?? {}), [ANNOTATION_EXPIRES_AT]: expiresAt };
   if (s.record) annotations[ANNOTATION_CONTAINER] = s.record;
 
@@ -140,11 +137,7 @@ export function planSandboxPod(s: SandboxSpec, ctx: SandboxContext): V1Pod {
     stdin: Boolean(s.openStdin),
     stdinOnce: Boolean(s.openStdin && s.stdinOnce),
     tty: Boolean(s.tty),
-    securityContext: {
-      // Kubernetes refuses privileged together with allowPrivilegeEscalation: false.
-      ...(s.privileged ? { privileged: true } : { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'], ...(s.capabilities?.length ? { add: s.capabilities } : {}) } }),
-      ...(s.readOnlyRootFilesystem ? { readOnlyRootFilesystem: true } : {}),
-    },
+    ...lockedDownContainer({ addCapabilities: s.capabilities, privileged: s.privileged, readOnlyRootFilesystem: s.readOnlyRootFilesystem }),
   };
   if (s.waitForFiles) {
     const argv = [...(s.entrypoint ?? []), ...(s.cmd ?? [])];
@@ -180,14 +173,7 @@ export function planSandboxPod(s: SandboxSpec, ctx: SandboxContext): V1Pod {
     kind: 'Pod',
     metadata: { name: s.podName, namespace: ctx.namespace, labels, annotations },
     spec: {
-      restartPolicy: 'Never',
-      automountServiceAccountToken: false,
-      activeDeadlineSeconds: ctx.ttlSeconds,
-      terminationGracePeriodSeconds: 10,
-      securityContext: {
-        ...podSecurityFor(user),
-        ...(s.supplementalGroups?.length ? { supplementalGroups: s.supplementalGroups } : {}),
-      },
+      ...lockedDownPod({ deadlineSeconds: ctx.ttlSeconds, user, supplementalGroups: s.supplementalGroups }),
       containers: [main],
     },
   };

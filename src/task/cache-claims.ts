@@ -5,7 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import { statusOf } from '../kube/errors.js';
-import { ANNOTATION_EXPIRES_AT } from '../runtime/plan.js';
+import { ANNOTATION_EXPIRES_AT } from '../runtime/pod-rules.js';
 import {
   ANNOTATION_CACHE_PATH,
   ANNOTATION_CACHE_TASK,

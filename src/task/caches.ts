@@ -15,7 +15,8 @@
 import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
-import { ANNOTATION_EXPIRES_AT, LABEL_MANAGED_BY, LABEL_OWNER, rfc3339 } from '../runtime/plan.js';
+import { rfc3339 } from '../runtime/plan.js';
+import { ANNOTATION_EXPIRES_AT, LABEL_MANAGED_BY, ownershipLabels } from '../runtime/pod-rules.js';
 import { parseDuration } from '../runtime/settings.js';
 import type { TaskConfig } from './config.js';
 import { TaskUsageError } from './layout.js';
@@ -155,8 +156,7 @@ export function planCacheClaim(key: CacheKey, ctx: { namespace: string; owner: s
       name: cacheClaimName(key),
       namespace: ctx.namespace,
       labels: {
-        [LABEL_MANAGED_BY]: 'berth',
-        [LABEL_OWNER]: ctx.owner,
+        ...ownershipLabels(ctx.owner),
         'app.kubernetes.io/component': CACHE_COMPONENT,
         [LABEL_CACHE_TASK]: taskLabel(key.task),
         [LABEL_CACHE_PATH]: labelValue(key.path),

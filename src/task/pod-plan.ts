@@ -10,8 +10,9 @@
  *   so berth can read the outputs back with `tar -c` through exec, as often as it takes.
  * Params reach the task as env vars read from a Secret (secretKeyRef), never as values in the spec.
  */
-import type { V1Container, V1EnvVar, V1Pod, V1Secret, V1SecurityContext } from '@kubernetes/client-node';
-import { ANNOTATION_EXPIRES_AT, LABEL_MANAGED_BY, LABEL_OWNER, LABEL_RUN, podSecurityFor, rfc3339 } from '../runtime/plan.js';
+import type { V1Container, V1EnvVar, V1Pod, V1Secret } from '@kubernetes/client-node';
+import { LABEL_RUN, rfc3339 } from '../runtime/plan.js';
+import { ANNOTATION_EXPIRES_AT, lockedDownContainer, lockedDownPod, ownershipLabels } from '../runtime/pod-rules.js';
 import type { TaskConfig } from './config.js';
 import type { Layout } from './layout.js';
 import { fetchScript, serveCommand } from './artifact-stream.js';
@@ -65,7 +66,7 @@ export function paramsSecretName(runId: string): string {
 }
 
 function ownership(ctx: TaskPodContext): Record<string, string> {
-  const labels: Record<string, string> = { [LABEL_MANAGED_BY]: 'berth', [LABEL_OWNER]: ctx.owner, [LABEL_RUN]: ctx.runId, 'app.kubernetes.io/component': 'task' };
+  const labels: Record<string, string> = { ...ownershipLabels(ctx.owner), [LABEL_RUN]: ctx.runId, 'app.kubernetes.io/component': 'task' };
   if (ctx.step && labelValue(ctx.step)) labels[LABEL_STEP] = labelValue(ctx.step);
   if (ctx.target && labelValue(ctx.target)) labels[LABEL_TARGET] = labelValue(ctx.target);
   return labels;
@@ -75,8 +76,6 @@ function ownership(ctx: TaskPodContext): Record<string, string> {
 function annotations(ctx: TaskPodContext): Record<string, string> {
   return { [ANNOTATION_EXPIRES_AT]: rfc3339(new Date(ctx.now.getTime() + ctx.ttlSeconds * 1000)), ...(ctx.step ? { [LABEL_STEP]: ctx.step } : {}) };
 }
-
-const LOCKED_DOWN: V1SecurityContext = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } };
 
 /**
  * Whether the pod needs its `inputs` container: not when there is nothing to put in place (no inputs, no
@@ -128,7 +127,7 @@ export function planTaskPod(config: TaskConfig, layout: Layout, params: Record<s
     command: ['sh', '-c', unpack],
     stdin: true,
     stdinOnce: true,
-    securityContext: LOCKED_DOWN,
+    ...lockedDownContainer(),
     volumeMounts: [work, ...cacheMounts],
   };
   const env: V1EnvVar[] = Object.keys(params).map((k, i) => ({ name: k, valueFrom: { secretKeyRef: { name: paramsSecretName(ctx.runId), key: `p${i}` } } }));
@@ -138,7 +137,7 @@ export function planTaskPod(config: TaskConfig, layout: Layout, params: Record<s
     imagePullPolicy: ctx.pullPolicy ?? 'IfNotPresent',
     command: layout.command,
     workingDir: layout.cwd,
-    securityContext: ctx.privileged ? { privileged: true } : LOCKED_DOWN,
+    ...lockedDownContainer({ privileged: ctx.privileged }),
     volumeMounts: [work, ...cacheMounts],
     ...(env.length ? { env } : {}),
   };
@@ -160,7 +159,7 @@ export function planTaskPod(config: TaskConfig, layout: Layout, params: Record<s
       imagePullPolicy: 'IfNotPresent',
       // Stays up so berth can read the outputs with exec; in direct mode also serves them to later steps' pods.
       command: ctx.artifactToken ? serveCommand(layout.workDir, layout.outputs, ctx.artifactToken, ctx.ttlSeconds) : ['sh', '-c', `exec sleep ${ctx.ttlSeconds}`],
-      securityContext: LOCKED_DOWN,
+      ...lockedDownContainer(),
       volumeMounts: [work],
     });
   }
@@ -169,14 +168,7 @@ export function planTaskPod(config: TaskConfig, layout: Layout, params: Record<s
     kind: 'Pod',
     metadata: { name, namespace: ctx.namespace, labels: ownership(ctx), annotations: annotations(ctx) },
     spec: {
-      restartPolicy: 'Never',
-      automountServiceAccountToken: false,
-      activeDeadlineSeconds: ctx.ttlSeconds,
-      terminationGracePeriodSeconds: 10,
-      securityContext: {
-        ...podSecurityFor(user),
-        ...(user && user.uid !== 0 ? { runAsNonRoot: true } : {}),
-      },
+      ...lockedDownPod({ deadlineSeconds: ctx.ttlSeconds, user }),
       volumes: [{ name: WORK_VOLUME, emptyDir: {} }, ...caches.map((c, i) => ({ name: `cache-${i}`, persistentVolumeClaim: { claimName: c.claim } }))],
       ...(needsInputsContainer(layout, params, caches.length) ? { initContainers: [inputs] } : {}),
       containers,

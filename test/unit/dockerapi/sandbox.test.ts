@@ -78,6 +78,8 @@ test('the pod: labels, expiry, deadline, security, command and args', () => {
   assert.equal(pod.spec?.automountServiceAccountToken, false);
   assert.equal(pod.spec?.securityContext?.runAsUser, 1000);
   assert.equal(pod.spec?.securityContext?.runAsGroup, 2000);
+  assert.equal(pod.spec?.securityContext?.runAsNonRoot, true, 'a non-root user is checked so by the kubelet');
+  assert.equal(planSandboxPod({ podName: 'p', shortId: 'a', image: 'i', user: '0' }, ctx).spec?.securityContext?.runAsNonRoot, undefined);
   const main = pod.spec!.containers[0];
   assert.deepEqual(main.command, ['/e']);
   assert.deepEqual(main.args, ['a', 'b']);
