@@ -30,9 +30,6 @@ export interface KubeRetryOptions {
   onConflict?(): Promise<unknown>;
 }
 
-/** The longest wait a server's Retry-After is followed to. */
-const MAX_ASKED_WAIT_MS = 10_000;
-
 const TRANSIENT_CODES = new Set([429, 500, 502, 503, 504]);
 const TRANSIENT_NET = /^(ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|EAI_AGAIN|ECONNABORTED|UND_ERR_SOCKET|UND_ERR_CLOSED)$/;
 
@@ -73,7 +70,8 @@ export async function withRetry<T>(call: () => Promise<T>, opts: KubeRetryOption
     return await retrying(tried, {
       backoff: { ...KUBE_BACKOFF, tries: opts.tries ?? KUBE_BACKOFF.tries },
       retryable: (err) => isTransient(err) && (opts.retryable?.(err) ?? true),
-      waitAsked: (err) => Math.min(retryAfterMs(err) ?? 0, MAX_ASKED_WAIT_MS),
+      // the wait the server asked for, all of it (a try sooner is what it refused), or none when it would pass the budget
+      waitAsked: retryAfterMs,
       signal: opts.signal,
       clock: opts.clock,
     });

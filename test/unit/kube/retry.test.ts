@@ -71,12 +71,12 @@ test('each transient failure is tried again, each refusal fails at once', async 
   }
 });
 
-test('the wait a 429 or 503 asks for in Retry-After is taken when longer than the back-off', async () => {
+test('the wait a 429 or 503 asks for in Retry-After is waited in full, even past where the back-off has got', async () => {
   const clock = manualClock();
-  const s = scripted([apiError(503, { 'retry-after': '3' }), apiError(429, { 'retry-after': '0' }), apiError(503)], 'ok');
+  const s = scripted([apiError(503, { 'retry-after': '12' }), apiError(429, { 'retry-after': '0' }), apiError(503)], 'ok');
   assert.equal(await withRetry(s.call, { clock }), 'ok');
-  // 3 s; a shorter ask than the back-off's 200 ms does not shorten it
-  assert.deepEqual(clock.waits, [3000, 200, 400]);
+  // 12 s, all of it (a try sooner is what the server refused); a shorter ask than the back-off's 200 ms does not shorten it
+  assert.deepEqual(clock.waits, [12_000, 200, 400]);
 });
 
 test('a Retry-After that would pass the budget ends the retries at once: the sentence says the server was retried and names the budget', async () => {
