@@ -15,10 +15,10 @@ import { PassThrough, type Duplex, type Readable, type Writable } from 'node:str
 import type { V1ConfigMap, V1NetworkPolicy, V1ObjectMeta, V1PersistentVolumeClaim, V1Pod, V1PodTemplate, V1Secret, V1Service } from '@kubernetes/client-node';
 import { AuthorizationV1Api, CoreV1Api, NetworkingV1Api, VersionApi, type KubeConfig } from './client-node.js';
 import { backoffDelay, type Clock } from './backoff.js';
-import { KubeError, madeNothing, statusOf, toKubeError, type KubeAction } from './errors.js';
+import { KubeError, statusOf, toKubeError, type KubeAction } from './errors.js';
 import { openPodLog, readPodLogBytes, type PodLogQuery } from './pod-log.js';
 import { openPortForward } from './port-forward.js';
-import { isTransient, KUBE_BACKOFF, withRetry } from './retry.js';
+import { createWithRetry, isTransient, KUBE_BACKOFF, withRetry } from './retry.js';
 import { exitCodeOfStatus, openAttach, openExec, type StreamSession } from './streams.js';
 import { shareConnections } from './shared-connections.js';
 import { resumableWatch, watchRequests } from './watch.js';
@@ -363,26 +363,12 @@ export class ClusterClient {
   }
 
   /** A create of a fixed name, retried; a 409 after a lost answer is resolved by reading the object back. */
-  private async created<T extends { metadata?: V1ObjectMeta }>(body: T, create: () => Promise<T>, read: () => Promise<T>, resource: string): Promise<T> {
+  private created<T extends { metadata?: V1ObjectMeta }>(body: T, create: () => Promise<T>, read: () => Promise<T>, resource: string): Promise<T> {
     const readBack = async (): Promise<T | undefined> => {
       const found = await read();
       return isOurs(body.metadata, found.metadata) ? found : undefined;
     };
-    const action = this.action('create', resource, body.metadata?.name);
-    // Every try counts: one whose answer was lost may have made the object, whatever the last try says.
-    let madeNothingYet = true;
-    const tried = (): Promise<T> =>
-      create().catch((err: unknown) => {
-        if (!madeNothing(err)) madeNothingYet = false;
-        throw err;
-      });
-    try {
-      return await withRetry(tried, { action, onConflict: readBack, clock: this.opts.clock });
-    } catch (err) {
-      const failed = toKubeError(err, action);
-      failed.createdNothing = madeNothingYet;
-      throw failed;
-    }
+    return createWithRetry(create, readBack, { action: this.action('create', resource, body.metadata?.name), clock: this.opts.clock });
   }
 
   /** A delete, retried; 404 is success (also when an earlier try's answer was lost). */

@@ -109,6 +109,24 @@ test('a 409 after a lost answer on a pod that is not ours stands (someone else m
   assert.deepEqual(seen, [`POST ${PODS}`, `POST ${PODS}`, `GET ${PODS}/p`]);
 });
 
+test('a 409 after a try the server refused (429) is a real conflict: the pod there is not read back and taken as ours', async () => {
+  script = [() => ({ status: 429, body: status(429, 'TooManyRequests', 'too many requests') }), (req) => (pods.set('p', { ...POD, metadata: { ...POD.metadata, uid: 'uid-theirs' } }), create(req)), read];
+  const err = await client(manualClock()).createPod(POD).catch((e: unknown) => e);
+  assert.ok(err instanceof KubeError, `got ${JSON.stringify(err)}`);
+  assert.equal(err.code, 409);
+  assert.equal(err.createdNothing, true);
+  assert.deepEqual(seen, [`POST ${PODS}`, `POST ${PODS}`]);
+});
+
+test('a read-back that meets a blip is tried again rather than failing the create as "already exists"', async () => {
+  script = [createAndDrop, create, unavailable('1'), create, read];
+  const clock = manualClock();
+  const made = await client(clock).createPod(POD);
+  assert.equal(made.metadata?.uid, 'uid-p');
+  assert.deepEqual(seen, [`POST ${PODS}`, `POST ${PODS}`, `GET ${PODS}/p`, `POST ${PODS}`, `GET ${PODS}/p`]);
+  assert.deepEqual(clock.waits, [100, 1000]);
+});
+
 test('a throttled read waits the Retry-After the server sent, then reads', async () => {
   pods.set('p', POD);
   script = [() => ({ status: 429, body: status(429, 'TooManyRequests', 'too many requests'), headers: { 'retry-after': '3' } }), read];

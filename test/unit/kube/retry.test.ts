@@ -1,12 +1,12 @@
 // The Kubernetes API's retry policy (src/kube/retry.ts) on a manual clock, with failures shaped as client-node
 // raises them: which are tried again, Retry-After, the budget and the sentence that names it, and creates whose
-// 409 is read back.
+// 409 is read back only when an earlier try may have made the object.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ApiException } from '@kubernetes/client-node';
 import { RetriesSpent } from '../../../src/kube/backoff.js';
 import { KubeError, rehintKubeError, statusOf, toKubeError, type KubeAction } from '../../../src/kube/errors.js';
-import { isTransient, KUBE_BACKOFF, retryAfterMs, withRetry } from '../../../src/kube/retry.js';
+import { createWithRetry, isTransient, KUBE_BACKOFF, retryAfterMs, withRetry } from '../../../src/kube/retry.js';
 import { manualClock } from '../../util/manual-clock.js';
 
 const ACTION: KubeAction = { verb: 'create', resource: 'pods', namespace: 'ci', name: 'p', server: 'https://k:6443' };
@@ -126,4 +126,80 @@ test('a call may narrow what is tried again (an exec: only an HTTP refusal prove
   assert.equal(s.calls(), 1);
   const t = scripted([apiError(503)], 'ok');
   assert.equal(await withRetry(t.call, { clock: manualClock(), retryable: (err) => statusOf(err).code !== undefined }), 'ok');
+});
+
+/** A create scripted by its failures, and a read-back that finds `found` (undefined: not ours). */
+function creation(failures: unknown[], readBacks: unknown[] = [{ name: 'p' }]): { create: () => Promise<{ name: string }>; readBack: () => Promise<{ name: string } | undefined>; creates: () => number; reads: () => number } {
+  const create = scripted(failures, { name: 'p', created: 'by this try' } as { name: string });
+  let reads = 0;
+  return {
+    create: create.call,
+    readBack: async () => {
+      const next = readBacks[reads++];
+      if (next instanceof Error) throw next;
+      return next as { name: string } | undefined;
+    },
+    creates: create.calls,
+    reads: () => reads,
+  };
+}
+
+test('a 409 after a create whose answer was lost is our own object: it is read back, not created twice', async () => {
+  const c = creation([lostAnswer(), apiError(409, {}, 'AlreadyExists')]);
+  assert.deepEqual(await createWithRetry(c.create, c.readBack, { clock: manualClock(), action: ACTION }), { name: 'p' });
+  assert.equal(c.creates(), 2);
+  assert.equal(c.reads(), 1);
+});
+
+test('a 409 on the first try is a real conflict: not read back, and the create made nothing', async () => {
+  const c = creation([apiError(409, {}, 'AlreadyExists')]);
+  const err = await createWithRetry(c.create, c.readBack, { clock: manualClock(), action: ACTION }).catch((e: unknown) => e);
+  assert.ok(err instanceof KubeError);
+  assert.equal(err.code, 409);
+  assert.match(err.message, /^pods p already exists in namespace ci/);
+  assert.equal(err.createdNothing, true);
+  assert.equal(c.reads(), 0);
+});
+
+test('a 409 after tries the server refused (429) is a real conflict too: nothing of ours can exist', async () => {
+  const c = creation([apiError(429), apiError(409, {}, 'AlreadyExists')]);
+  const err = await createWithRetry(c.create, c.readBack, { clock: manualClock(), action: ACTION }).catch((e: unknown) => e);
+  assert.ok(err instanceof KubeError);
+  assert.equal(err.code, 409);
+  assert.equal(err.createdNothing, true);
+  assert.equal(c.reads(), 0, 'someone else made the object: it must not be taken as ours');
+});
+
+test('a 409 after a lost answer whose object is not ours stands; the create may have landed', async () => {
+  const c = creation([lostAnswer(), apiError(409, {}, 'AlreadyExists')], [undefined]);
+  const err = await createWithRetry(c.create, c.readBack, { clock: manualClock(), action: ACTION }).catch((e: unknown) => e);
+  assert.ok(err instanceof KubeError);
+  assert.equal(err.code, 409);
+  assert.equal(err.createdNothing, false);
+  assert.equal(c.reads(), 1);
+});
+
+test('a blip while reading back is tried again; a refused read-back leaves the 409 standing', async () => {
+  const c = creation([lostAnswer(), apiError(409, {}, 'AlreadyExists'), apiError(409, {}, 'AlreadyExists')], [apiError(503), { name: 'p' }]);
+  assert.deepEqual(await createWithRetry(c.create, c.readBack, { clock: manualClock(), action: ACTION }), { name: 'p' });
+  assert.equal(c.creates(), 3);
+  assert.equal(c.reads(), 2);
+
+  const d = creation([lostAnswer(), apiError(409, {}, 'AlreadyExists')], [apiError(403)]);
+  const err = await createWithRetry(d.create, d.readBack, { clock: manualClock(), action: ACTION }).catch((e: unknown) => e);
+  assert.ok(err instanceof KubeError);
+  assert.equal(err.code, 409);
+});
+
+test('a create that kept failing says whether it may have made the object, and how long it was retried', async () => {
+  const refused = creation(Array.from({ length: 10 }, () => apiError(429)));
+  const err = await createWithRetry(refused.create, refused.readBack, { clock: manualClock(), action: ACTION }).catch((e: unknown) => e);
+  assert.ok(err instanceof KubeError);
+  assert.equal(err.createdNothing, true);
+  assert.match(err.message, /\(tried 6 times over 3\.1 s\)$/);
+
+  const lost = creation([lostAnswer(), ...Array.from({ length: 10 }, () => apiError(429))]);
+  const err2 = await createWithRetry(lost.create, lost.readBack, { clock: manualClock(), action: ACTION }).catch((e: unknown) => e);
+  assert.ok(err2 instanceof KubeError);
+  assert.equal(err2.createdNothing, false, 'the first answer was lost: that try may have made the object');
 });
