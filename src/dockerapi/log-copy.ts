@@ -9,6 +9,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import { once } from 'node:events';
 import type { Readable, Writable } from 'node:stream';
+import { backoffDelay, systemClock } from '../kube/backoff.js';
 
 export class LogIncomplete extends Error {
   constructor(message: string) {
@@ -40,6 +41,9 @@ export interface CopyOptions {
   /** What the log is, for messages: `the stdout log of container x`. */
   what: string;
 }
+
+/** The wait before a dropped stream is opened again: 100 ms, doubling after each drop in a row, up to 1 s. */
+const REOPEN_BACKOFF = { initialMs: 100, maxMs: 1000 };
 
 /** The bytes delivered so far: their count and a running hash, to check a read from the start against. */
 interface Delivered {
@@ -82,7 +86,7 @@ export async function copyLog(src: LogSource, out: Writable, o: CopyOptions): Pr
     if (delivered.count > before) resumes = 0;
     if (++resumes > max) throw new LogIncomplete(`${o.what} was cut after ${delivered.count} bytes ${resumes} times in a row (last: ${dropped})`);
     // A dropped stream is opened again after a backoff; one that ended has just waited for the pod's status.
-    if (!clean) await pause(Math.min(1000, 50 * 2 ** resumes), o.signal);
+    if (!clean) await systemClock.sleep(backoffDelay(resumes - 1, REOPEN_BACKOFF), o.signal);
   }
 }
 
@@ -149,18 +153,6 @@ function nextChange(src: LogSource, ms: number, signal: AbortSignal): Promise<vo
     };
     signal.addEventListener('abort', done, { once: true });
     src.changed(ms).then(done, done);
-  });
-}
-
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
   });
 }
 

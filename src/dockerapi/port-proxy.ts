@@ -8,6 +8,7 @@
  */
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
+import { retrying, RetriesSpent, type Backoff, type Clock } from '../kube/backoff.js';
 import { KubeError } from '../kube/errors.js';
 
 export type PortMode = 'forward' | 'direct';
@@ -20,31 +21,8 @@ export function resolvePortMode(flag: string, kubeSource: string): PortMode {
   throw new Error(`--port-mode ${flag}: give forward, direct or auto`);
 }
 
-export interface Backoff {
-  initialMs: number;
-  maxMs: number;
-  /** No retry starts later than this after the first failure. */
-  budgetMs: number;
-}
-
+/** 100 ms doubling to 2 s; no retry starts later than 10 s after the first failure. */
 export const DEFAULT_BACKOFF: Backoff = { initialMs: 100, maxMs: 2000, budgetMs: 10_000 };
-
-/** The wait before retry number `retry` (0-based): doubling from initialMs, capped at maxMs. */
-export function backoffDelay(retry: number, b: Backoff): number {
-  return Math.min(b.maxMs, b.initialMs * 2 ** Math.min(retry, 30));
-}
-
-/** The waits between attempts that fit in the budget (attempts themselves taking no time). */
-export function retrySchedule(b: Backoff): number[] {
-  const waits: number[] = [];
-  let total = 0;
-  for (let i = 0; ; i++) {
-    const d = backoffDelay(i, b);
-    if (total + d > b.budgetMs) return waits;
-    waits.push(d);
-    total += d;
-  }
-}
 
 /** The container behind the port is not running any more: retrying cannot help. */
 export class PortTargetGone extends Error {
@@ -65,30 +43,17 @@ export function isRetryable(err: unknown): boolean {
   return (err as NodeJS.ErrnoException | undefined)?.code !== 'ECONNREFUSED';
 }
 
-export interface RetryOptions {
+export interface OpenRetryOptions {
   backoff?: Backoff;
   /** Stop early (the client went away). */
   cancelled?: () => boolean;
-  now?: () => number;
+  clock?: Clock;
 }
 
-/** Calls open until it succeeds, a failure is not retryable, or the budget is spent (the last error). */
-export async function openWithRetry<T>(open: () => Promise<T>, opts: RetryOptions = {}): Promise<T> {
-  const b = opts.backoff ?? DEFAULT_BACKOFF;
-  const now = opts.now ?? Date.now;
+/** Calls open until it succeeds, a failure is not retryable, or the budget is spent (RetriesSpent). */
+export function openWithRetry<T>(open: () => Promise<T>, opts: OpenRetryOptions = {}): Promise<T> {
   // Counted from the first failure: waiting for a pod to start is not spent retrying.
-  let until: number | undefined;
-  for (let retry = 0; ; retry++) {
-    try {
-      return await open();
-    } catch (err) {
-      until ??= now() + b.budgetMs;
-      const wait = backoffDelay(retry, b);
-      if (!isRetryable(err) || opts.cancelled?.() || now() + wait > until) throw err;
-      await new Promise((r) => setTimeout(r, wait));
-      if (opts.cancelled?.()) throw err;
-    }
-  }
+  return retrying(open, { backoff: opts.backoff ?? DEFAULT_BACKOFF, retryable: isRetryable, budgetFrom: 'first failure', cancelled: opts.cancelled, clock: opts.clock });
 }
 
 /** A TCP connection to the pod itself (the pod network must be routable from here). */
@@ -153,6 +118,8 @@ export interface PortProxyOptions {
   forward: (pod: string, port: number) => Promise<Duplex>;
   log: (line: string) => void;
   backoff?: Backoff;
+  /** The clock the retries wait on (a test's). */
+  clock?: Clock;
   /** Port-forward only: how long the pod side may stay quiet after the client's half-close (default 2 s). */
   halfCloseIdleMs?: number;
 }
@@ -179,11 +146,11 @@ export class PortProxy {
           const t = await target();
           return this.opts.mode === 'direct' ? connectDirect(t.podIP, port) : this.opts.forward(t.podName, port);
         },
-        { backoff: this.opts.backoff, cancelled: () => client.destroyed },
+        { backoff: this.opts.backoff, cancelled: () => client.destroyed, clock: this.opts.clock },
       );
     } catch (err) {
       if (!client.destroyed) client.resetAndDestroy();
-      if (!(err instanceof PortTargetGone)) this.logOnce(what, `cannot open ${this.opts.mode === 'direct' ? 'a connection' : 'a port-forward'} to port ${port}: ${(err as Error).message}`);
+      if (!(err instanceof PortTargetGone)) this.logOnce(what, `cannot open ${this.opts.mode === 'direct' ? 'a connection' : 'a port-forward'} to port ${port}${triedFor(err)}: ${messageOf(err)}`);
       return;
     }
     if (client.destroyed) return void upstream.destroy();
@@ -199,4 +166,14 @@ export class PortProxy {
     this.logged.add(key);
     this.opts.log(`${what}: ${message} (the connection was closed)`);
   }
+}
+
+/** How long the opening was retried, said without the exact time and tries, so that each failure is still logged once. */
+function triedFor(err: unknown): string {
+  return err instanceof RetriesSpent && err.budget ? ` (retried for ${err.budget.budgetMs / 1000} s)` : '';
+}
+
+function messageOf(err: unknown): string {
+  const last = err instanceof RetriesSpent ? err.last : err;
+  return last instanceof Error ? last.message : String(last);
 }

@@ -4,7 +4,8 @@
  * log, an exec whose upgrade was refused) and every create of a fixed name is retried on transient
  * failures (5xx, 429, dropped connections) through retry.ts: one overloaded moment of the API server
  * must not become a failed run or container. A create whose first answer was lost comes back as 409
- * on the next try; the object is read back and taken when it is ours (isOurs).
+ * on the next try; the object is read back and taken when it is ours (isOurs). A failure that outlasts
+ * the retries says so, and for how long it was retried.
  *
  * Callers see it through narrow interfaces they can fake: KubeCluster (cluster.ts) for runs, ServeCluster
  * (dockerapi/cluster.ts) for berth serve's containers.
@@ -13,10 +14,11 @@ import type { IncomingMessage } from 'node:http';
 import { PassThrough, type Duplex, type Readable, type Writable } from 'node:stream';
 import type { V1ConfigMap, V1NetworkPolicy, V1ObjectMeta, V1PersistentVolumeClaim, V1Pod, V1PodTemplate, V1Secret, V1Service } from '@kubernetes/client-node';
 import { AuthorizationV1Api, CoreV1Api, NetworkingV1Api, VersionApi, type KubeConfig } from './client-node.js';
-import { KubeError, madeNothing, statusOf, toKubeError, type KubeAction } from './errors.js';
+import { backoffDelay, type Clock } from './backoff.js';
+import { KubeError, statusOf, toKubeError, type KubeAction } from './errors.js';
 import { openPodLog, readPodLogBytes, type PodLogQuery } from './pod-log.js';
 import { openPortForward } from './port-forward.js';
-import { isTransient, withRetry } from './retry.js';
+import { createWithRetry, isTransient, KUBE_BACKOFF, withRetry } from './retry.js';
 import { exitCodeOfStatus, openAttach, openExec, type StreamSession } from './streams.js';
 import { shareConnections } from './shared-connections.js';
 import { resumableWatch, watchRequests } from './watch.js';
@@ -33,6 +35,13 @@ const splitLogAnswers = new Map<string, Promise<boolean>>();
 
 /** Consecutive transient failures a run's pod watch rides out (with backoff) before it gives up. */
 const WATCH_RETRIES = 10;
+/** berth serve's reflector never gives up; its waits grow to 5 s so that a sick server is not hammered. */
+const REFLECTOR_BACKOFF = { initialMs: 250, maxMs: 5000 };
+
+export interface ClusterClientOptions {
+  /** The clock the retries wait on (a test's, so that it need not sleep through them). */
+  clock?: Clock;
+}
 
 export class ClusterClient {
   readonly server: string;
@@ -43,6 +52,7 @@ export class ClusterClient {
   constructor(
     readonly kc: KubeConfig,
     readonly namespace: string,
+    private readonly opts: ClusterClientOptions = {},
   ) {
     // Every call of every client of this process reuses kept-alive connections (shared-connections.ts).
     shareConnections(kc);
@@ -100,7 +110,7 @@ export class ClusterClient {
       request: watchRequests(this.kc, this.podsPath),
       query: { fieldSelector: `metadata.name=${name}` },
       onEvent: (type, pod) => onPod(pod, type),
-      retryAfter: (err, failures) => (isTransient(err) && failures <= WATCH_RETRIES ? Math.min(2000, 100 * 2 ** (failures - 1)) : undefined),
+      retryAfter: (err, failures) => (isTransient(err) && failures <= WATCH_RETRIES ? backoffDelay(failures - 1, KUBE_BACKOFF) : undefined),
     });
     const onAbort = (): void => watch.stop(new KubeError('aborted'));
     signal?.addEventListener('abort', onAbort);
@@ -131,8 +141,7 @@ export class ClusterClient {
       onEvent: (type, pod) => void onPod(type, pod),
       retryAfter: (err, failures) => {
         onError(err instanceof Error ? err : toKubeError(err, this.action('watch', 'pods')));
-        // Failures back off (up to 5 s) so a sick server is not hammered.
-        return Math.min(5000, 250 * 2 ** Math.min(failures, 5));
+        return backoffDelay(failures, REFLECTOR_BACKOFF);
       },
       background: true,
     });
@@ -235,7 +244,7 @@ export class ClusterClient {
 
   /** A log stream (follow or not), opened with retries; the caller reads and ends it. */
   openPodLog(name: string, container: string, q?: PodLogQuery): Promise<IncomingMessage> {
-    return withRetry(() => openPodLog(this.kc, this.namespace, name, container, q), { signal: q?.signal });
+    return withRetry(() => openPodLog(this.kc, this.namespace, name, container, q), { action: this.action('get', 'pods/log', name), signal: q?.signal, clock: this.opts.clock });
   }
 
   /** The same as openPodLog, under the name berth serve's engine calls. */
@@ -258,7 +267,7 @@ export class ClusterClient {
         const v = await this.serverVersion().catch(() => undefined);
         if (!v || v.major !== 1 || v.minor < 32) return false;
         try {
-          await withRetry(() => readPodLogBytes(this.kc, this.namespace, 'berth-split-log-probe-0', 'main', { stream: 'Stderr' }));
+          await withRetry(() => readPodLogBytes(this.kc, this.namespace, 'berth-split-log-probe-0', 'main', { stream: 'Stderr' }), { clock: this.opts.clock });
           return true;
         } catch (err) {
           return statusOf(err).code === 404;
@@ -277,18 +286,12 @@ export class ClusterClient {
    * A session that drops after the upgrade is not (the command may have run): `done` rejects.
    */
   async exec(pod: string, container: string, command: string[], io: { stdin?: Readable; stdout?: Writable; stderr?: Writable; tty?: boolean }): Promise<{ session: StreamSession; done: Promise<ExecOutcome> }> {
-    const session = await withRetry(
-      async () => {
-        try {
-          return await openExec(this.kc, this.namespace, pod, container, command, { ...io, requireStdinClose: Boolean(io.stdin) });
-        } catch (err) {
-          // Only an HTTP refusal proves the command did not start; anything else is final.
-          throw statusOf(err).code !== undefined ? err : new FinalError(err);
-        }
-      },
-      { attempts: 4 },
-    ).catch((err: unknown) => {
-      throw err instanceof FinalError ? err.inner : err;
+    const session = await withRetry(() => openExec(this.kc, this.namespace, pod, container, command, { ...io, requireStdinClose: Boolean(io.stdin) }), {
+      action: this.action('create', 'pods/exec', pod),
+      tries: 4,
+      // Only an HTTP refusal proves the command did not start; a dropped connection is final.
+      retryable: (err) => statusOf(err).code !== undefined,
+      clock: this.opts.clock,
     });
     const done = session.done.then((r) => ({ exitCode: exitCodeOfStatus(r.status) ?? 126 }));
     return { session, done };
@@ -351,50 +354,32 @@ export class ClusterClient {
 
   /** An idempotent call, retried on transient failures, its final failure as a sentence. */
   private async retried<T>(call: () => Promise<T>, verb: string, resource: string, name?: string): Promise<T> {
+    const action = this.action(verb, resource, name);
     try {
-      return await withRetry(call);
+      return await withRetry(call, { action, clock: this.opts.clock });
     } catch (err) {
-      throw toKubeError(err, this.action(verb, resource, name));
+      throw toKubeError(err, action);
     }
   }
 
   /** A create of a fixed name, retried; a 409 after a lost answer is resolved by reading the object back. */
-  private async created<T extends { metadata?: V1ObjectMeta }>(body: T, create: () => Promise<T>, read: () => Promise<T>, resource: string): Promise<T> {
-    const onConflict = async (): Promise<T | undefined> => {
+  private created<T extends { metadata?: V1ObjectMeta }>(body: T, create: () => Promise<T>, read: () => Promise<T>, resource: string): Promise<T> {
+    const readBack = async (): Promise<T | undefined> => {
       const found = await read();
       return isOurs(body.metadata, found.metadata) ? found : undefined;
     };
-    // Every try counts: one whose answer was lost may have made the object, whatever the last try says.
-    let madeNothingYet = true;
-    const tried = (): Promise<T> =>
-      create().catch((err: unknown) => {
-        if (!madeNothing(err)) madeNothingYet = false;
-        throw err;
-      });
-    try {
-      return await withRetry(tried, { onConflict });
-    } catch (err) {
-      const failed = toKubeError(err, this.action('create', resource, body.metadata?.name));
-      failed.createdNothing = madeNothingYet;
-      throw failed;
-    }
+    return createWithRetry(create, readBack, { action: this.action('create', resource, body.metadata?.name), clock: this.opts.clock });
   }
 
   /** A delete, retried; 404 is success (also when an earlier try's answer was lost). */
   private async deletedQuietly(call: () => Promise<unknown>, resource: string, name: string): Promise<void> {
+    const action = this.action('delete', resource, name);
     try {
-      await withRetry(call);
+      await withRetry(call, { action, clock: this.opts.clock });
     } catch (err) {
       if (statusOf(err).code === 404) return;
-      throw toKubeError(err, this.action('delete', resource, name));
+      throw toKubeError(err, action);
     }
-  }
-}
-
-/** Thrown through withRetry to stop it: the failure it carries must not be tried again. */
-class FinalError extends Error {
-  constructor(readonly inner: unknown) {
-    super('final');
   }
 }
 

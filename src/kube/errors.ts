@@ -4,6 +4,7 @@
  * plain Node error; WebSocket upgrades fail as "Unexpected server response: NNN" unless streams.ts
  * captured the Status body.
  */
+import { RetriesSpent } from './backoff.js';
 
 export const SHIM_ROLE_PATH = 'deploy/rbac/shim-role.yaml';
 
@@ -118,6 +119,8 @@ export class StreamLost extends KubeError {
 
 export function statusOf(err: unknown): { code?: number; status?: StatusLike } {
   if (!err || typeof err !== 'object') return {};
+  // retries that ran out end with the server's last answer: that is what a caller asks about
+  if (err instanceof RetriesSpent) return statusOf(err.last);
   const e = err as { code?: unknown; statusCode?: unknown; body?: unknown; status?: StatusLike };
   const code = typeof e.code === 'number' ? e.code : typeof e.statusCode === 'number' ? e.statusCode : undefined;
   let status: StatusLike | undefined;
@@ -179,8 +182,15 @@ export function describeKubeError(err: unknown, action: KubeAction): string {
 /** Wraps any failure of `action` into a KubeError carrying the sentence. */
 export function toKubeError(err: unknown, action: KubeAction): KubeError {
   if (err instanceof KubeError) return err;
+  if (err instanceof RetriesSpent) return retriedKubeError(err, action);
   const { code, status } = statusOf(err);
   return new KubeError(describeKubeError(err, action), code, status?.reason, err, action);
+}
+
+/** The last failure's sentence, and how long it was retried. Its cause stays the RetriesSpent, so a face's hints keep the note. */
+function retriedKubeError(spent: RetriesSpent, action: KubeAction): KubeError {
+  const last = spent.last instanceof KubeError && action.hints ? rehintKubeError(spent.last, action.hints) : toKubeError(spent.last, action);
+  return new KubeError(`${last.message} (${spent.note})`, last.code, last.reason, spent, last.action ?? action);
 }
 
 /** The same failure told with a face's own hints (its namespace setting, its Role file). */

@@ -1,28 +1,28 @@
 /**
- * Transient API failures retried with bounded backoff. An overloaded API server answers 500/503, a
+ * The Kubernetes API's retry policy, over backoff.ts. An overloaded API server answers 500/503, a
  * throttled client 429 (with Retry-After), a restarting one drops connections: none of these says the
- * request was wrong, and giving up on the first one turns a blip into a failed run. Only idempotent
- * calls and creates of a fixed name go through here: a create that landed before its answer was lost
- * comes back as 409 on the next try, which `onConflict` resolves by reading the object back.
+ * request was wrong, and giving up on the first one turns a blip into a failed run. Only idempotent calls
+ * go through withRetry; a create, which is not, goes through createWithRetry: a create that landed before
+ * its answer was lost comes back as 409 on the next try, and is read back instead of failing.
  */
-import { causeChain, statusOf } from './errors.js';
+import { retrying, RetriesSpent, type Backoff, type Clock } from './backoff.js';
+import { causeChain, madeNothing, statusOf, toKubeError, type KubeAction } from './errors.js';
 
-export interface RetryOptions {
-  /** Tries in all, the first included (default 6). */
-  attempts?: number;
-  /** First pause; doubles up to `maxDelayMs` (defaults 100 and 2000). */
-  baseDelayMs?: number;
-  maxDelayMs?: number;
-  /** No new try starts after this much time since the first (default 15 s). */
-  budgetMs?: number;
-  signal?: AbortSignal;
-  /** Told each failure that will be retried (BERTH_TRACE). */
-  onRetry?(err: unknown, attempt: number, delayMs: number): void;
+/** 100 ms doubling to 2 s, 6 tries, none starting more than 15 s after the first. */
+export const KUBE_BACKOFF: Backoff = { initialMs: 100, maxMs: 2000, budgetMs: 15_000, tries: 6 };
+
+export interface KubeRetryOptions {
   /**
-   * A 409 on a try after the first: the earlier try may have created the object. Returns the object
-   * when it is ours; throws (or returns undefined) when it is not, and the 409 stands.
+   * What the call is: its last failure, once the retries are spent, becomes this sentence with how long it
+   * was retried. Without it that failure comes back as a RetriesSpent (statusOf and toKubeError see through it).
    */
-  onConflict?(): Promise<unknown>;
+  action?: KubeAction;
+  /** Tries in all (default KUBE_BACKOFF's). */
+  tries?: number;
+  /** Narrows which failures are tried again (always transient ones): a call may know more of what a failure means. */
+  retryable?(err: unknown): boolean;
+  signal?: AbortSignal;
+  clock?: Clock;
 }
 
 const TRANSIENT_CODES = new Set([429, 500, 502, 503, 504]);
@@ -48,40 +48,53 @@ export function retryAfterMs(err: unknown): number | undefined {
   return typeof details?.retryAfterSeconds === 'number' ? details.retryAfterSeconds * 1000 : undefined;
 }
 
-export async function withRetry<T>(call: () => Promise<T>, opts: RetryOptions = {}): Promise<T> {
-  const attempts = opts.attempts ?? 6;
-  const base = opts.baseDelayMs ?? 100;
-  const max = opts.maxDelayMs ?? 2000;
-  const started = Date.now();
-  const budget = opts.budgetMs ?? 15_000;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await call();
-    } catch (err) {
-      if (attempt > 1 && opts.onConflict && statusOf(err).code === 409) {
-        const ours = await opts.onConflict().catch(() => undefined);
-        if (ours !== undefined) return ours as T;
-      }
-      if (!isTransient(err) || attempt >= attempts || opts.signal?.aborted) throw err;
-      const backoff = Math.min(max, base * 2 ** (attempt - 1));
-      const delay = Math.min(Math.max(backoff, retryAfterMs(err) ?? 0), 10_000);
-      if (Date.now() - started + delay > budget) throw err;
-      opts.onRetry?.(err, attempt, delay);
-      await pause(delay, opts.signal);
-    }
+/** An idempotent call, tried again on transient failures, after the wait the server asked for when it asked. */
+export async function withRetry<T>(call: () => Promise<T>, opts: KubeRetryOptions = {}): Promise<T> {
+  try {
+    return await retrying(call, {
+      backoff: { ...KUBE_BACKOFF, tries: opts.tries ?? KUBE_BACKOFF.tries },
+      retryable: (err) => isTransient(err) && (opts.retryable?.(err) ?? true),
+      // the wait the server asked for, all of it (a try sooner is what it refused), or none when it would pass the budget
+      waitAsked: retryAfterMs,
+      signal: opts.signal,
+      clock: opts.clock,
+    });
+  } catch (err) {
+    throw err instanceof RetriesSpent && opts.action ? toKubeError(err, opts.action) : err;
   }
 }
 
-function pause(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
+/**
+ * A create of a fixed name. A try whose answer was lost (a dropped connection, a timeout, a 5xx) may have
+ * made the object, so a later try can meet our own object: that 409 is resolved by `readBack`, which
+ * returns the object when it is ours. A 409 while no earlier try can have landed is someone else's object
+ * and stands. A failure says whether any try may have made the object (KubeError.createdNothing).
+ */
+export async function createWithRetry<T>(create: () => Promise<T>, readBack: () => Promise<T | undefined>, opts: KubeRetryOptions & { action: KubeAction }): Promise<T> {
+  let mayHaveLanded = false;
+  const tried = async (): Promise<T> => {
+    try {
+      return await create();
+    } catch (err) {
+      if (mayHaveLanded && statusOf(err).code === 409) {
+        const ours = await readBack().catch((readFailure: unknown) => {
+          // a blip while reading back is tried again (the create meets the same 409); a refusal leaves the 409 standing
+          if (isTransient(readFailure)) throw readFailure;
+          return undefined;
+        });
+        if (ours !== undefined) return ours;
+      }
+      if (!madeNothing(err)) mayHaveLanded = true;
+      throw err;
     }
-    signal?.addEventListener('abort', done, { once: true });
-  });
+  };
+  try {
+    return await withRetry(tried, opts);
+  } catch (err) {
+    const failed = toKubeError(err, opts.action);
+    failed.createdNothing = !mayHaveLanded;
+    throw failed;
+  }
 }
 
 function networkCode(err: unknown): string | undefined {

@@ -11,6 +11,7 @@ import { access, constants, lstat, mkdir, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { extract, type Header } from 'tar-stream';
+import { retrying, RetriesSpent, type Backoff } from '../kube/backoff.js';
 import type { ExecOutcome } from '../kube/client.js';
 import { TaskUsageError, type Layout } from './layout.js';
 import { OUTPUTS_CONTAINER } from './pod-plan.js';
@@ -21,7 +22,8 @@ export interface ExecClient {
   exec(pod: string, container: string, command: string[], io: { stdout?: Writable; stderr?: Writable }): Promise<{ session: { close(): void }; done: Promise<ExecOutcome> }>;
 }
 
-const ATTEMPTS = 8;
+/** A broken read is read again: 8 tries, 200 ms doubling to 2 s between them. */
+const READ_BACKOFF: Backoff = { initialMs: 200, maxMs: 2000, budgetMs: Infinity, tries: 8 };
 
 /** An output as the task names it: its name, and its folder relative to the working directory. */
 type Output = { name: string; path: string };
@@ -54,7 +56,7 @@ async function placeTar(tar: Buffer, dest: string, signal: AbortSignal): Promise
   }
 }
 
-/** One output streamed into `dest`, read again after a broken read (ATTEMPTS tries). */
+/** One output streamed into `dest`, read again after a broken read (up to 8 tries: READ_BACKOFF). */
 async function downloadInto(kube: ExecClient, pod: string, workDir: string, o: Output, dest: string, signal: AbortSignal): Promise<void> {
   await retried(o.name, pod, signal, async () => {
     const staging = await stagingFor(dest);
@@ -122,18 +124,15 @@ async function execOnOutput(kube: ExecClient, pod: string, command: string[], o:
   }
 }
 
-/** `attempt` until it succeeds, ATTEMPTS times at most, pausing longer after each failure; never after an abort, nor after a refusal. */
+/** `attempt` until it succeeds, up to READ_BACKOFF.tries times, pausing longer after each failure; never after an abort, nor after a refusal. */
 async function retried<T>(name: string, pod: string, signal: AbortSignal, attempt: () => Promise<T>): Promise<T> {
-  for (let n = 1; ; n++) {
-    if (signal.aborted) throw new Error('interrupted');
-    try {
-      return await attempt();
-    } catch (err) {
-      if (signal.aborted) throw new Error('interrupted', { cause: err });
-      if (err instanceof OutputReadRefused) throw err;
-      if (n >= ATTEMPTS) throw new Error(`could not download output \`${name}\` from pod ${pod} after ${ATTEMPTS} tries: ${(err as Error).message}`, { cause: err });
-      await new Promise((r) => setTimeout(r, Math.min(2000, 100 * 2 ** n)));
-    }
+  if (signal.aborted) throw new Error('interrupted');
+  try {
+    return await retrying(attempt, { backoff: READ_BACKOFF, retryable: (err) => !(err instanceof OutputReadRefused), signal });
+  } catch (err) {
+    if (signal.aborted) throw new Error('interrupted', { cause: err });
+    if (!(err instanceof RetriesSpent)) throw err;
+    throw new Error(`could not download output \`${name}\` from pod ${pod} after ${err.tries} tries: ${(err.last as Error).message}`, { cause: err });
   }
 }
 
@@ -171,7 +170,7 @@ export async function checkOutputDirs(outputs: Array<{ name: string; dir: string
   }
 }
 
-/** One output's folder as a whole tar in memory (an artifact of a plan), read again after a broken read (ATTEMPTS tries). */
+/** One output's folder as a whole tar in memory (an artifact of a plan), read again after a broken read (up to 8 tries: READ_BACKOFF). */
 export function readOutputTar(kube: ExecClient, pod: string, workDir: string, o: Output, signal: AbortSignal): Promise<Buffer> {
   return retried(o.name, pod, signal, () => readOnce(kube, pod, workDir, o, signal));
 }

@@ -3,17 +3,10 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import net, { type AddressInfo } from 'node:net';
 import { test } from 'node:test';
+import { backoffDelay, retrySchedule, RetriesSpent } from '../../../src/kube/backoff.js';
 import { KubeError } from '../../../src/kube/errors.js';
-import {
-  DEFAULT_BACKOFF,
-  PortProxy,
-  PortTargetGone,
-  backoffDelay,
-  isRetryable,
-  openWithRetry,
-  resolvePortMode,
-  retrySchedule,
-} from '../../../src/dockerapi/port-proxy.js';
+import { DEFAULT_BACKOFF, PortProxy, PortTargetGone, isRetryable, openWithRetry, resolvePortMode } from '../../../src/dockerapi/port-proxy.js';
+import { manualClock } from '../../util/manual-clock.js';
 import { closedPort, startEchoServer } from '../../util/tcp.js';
 
 test('backoff doubles from 100 ms, is capped, and the schedule fits the budget', () => {
@@ -64,6 +57,22 @@ test('openWithRetry: succeeds after failures, stops at once on a final error, gi
   calls = 0;
   await assert.rejects(openWithRetry(async () => (calls++, Promise.reject(new KubeError('busy', 503))), { backoff: fast, cancelled: () => calls >= 2 }), /busy/);
   assert.equal(calls, 2);
+});
+
+test('openWithRetry counts its budget from the first failure and ends with RetriesSpent, the last failure inside', async () => {
+  const clock = manualClock();
+  let calls = 0;
+  const busy = new KubeError('busy', 503);
+  const open = async (): Promise<never> => {
+    // the first try waits 30 s for its pod: not spent from the budget
+    if (++calls === 1) clock.advance(30_000);
+    throw busy;
+  };
+  const err = await openWithRetry(open, { clock }).catch((e: unknown) => e);
+  assert.ok(err instanceof RetriesSpent);
+  assert.equal(err.last, busy);
+  assert.deepEqual(clock.waits, retrySchedule(DEFAULT_BACKOFF));
+  assert.equal(calls, clock.waits.length + 1);
 });
 
 /** A published port on loopback whose connections go through `proxy` to `target`. */
@@ -124,5 +133,23 @@ test('a final failure resets the client and is logged once for any number of con
     assert.equal(logs.length, 1);
   } finally {
     published2.close();
+  }
+});
+
+test('a way that stays refused past the budget resets the client and is logged once, saying how long it was retried', async () => {
+  const logs: string[] = [];
+  let forwards = 0;
+  const forward = async (): Promise<never> => {
+    forwards++;
+    throw new KubeError('the cluster failed to create pods/portforward (503): busy', 503);
+  };
+  const proxy = new PortProxy({ mode: 'forward', forward, log: (l) => logs.push(l), clock: manualClock() });
+  const published = await listen(proxy, 80, async () => ({ podName: 'p' }));
+  try {
+    for (let i = 0; i < 2; i++) assert.deepEqual(await exchange(published.port, 'x'), { data: '', reset: true });
+    assert.equal(forwards, 2 * (retrySchedule(DEFAULT_BACKOFF).length + 1));
+    assert.deepEqual(logs, ['container t: cannot open a port-forward to port 80 (retried for 10 s): the cluster failed to create pods/portforward (503): busy (the connection was closed)']);
+  } finally {
+    published.close();
   }
 });
