@@ -7,7 +7,8 @@ import { Layout, NET } from './layout.js';
 
 export const apiServerUrl = `https://${NET.nodeIp}:${NET.apiPort}`;
 
-export function apiGet(layout: Layout, path: string, timeoutMs = 5000): Promise<{ code: number; body: any }> {
+/** `body` is the parsed JSON, or the text where the answer is not JSON (/readyz); callers read what they asked for. */
+export function apiGet<T = unknown>(layout: Layout, path: string, timeoutMs = 5000): Promise<{ code: number; body: T }> {
   const ca = readFileSync(join(layout.pki, 'ca.crt'));
   const token = readFileSync(join(layout.pki, 'admin.token'), 'utf8').trim();
   return new Promise((resolve, reject) => {
@@ -20,7 +21,7 @@ export function apiGet(layout: Layout, path: string, timeoutMs = 5000): Promise<
         } catch {
           // /readyz answers plain text
         }
-        resolve({ code: res.statusCode ?? 0, body });
+        resolve({ code: res.statusCode ?? 0, body: body as T });
       });
     });
     req.on('timeout', () => req.destroy(new Error(`no answer from ${apiServerUrl}${path} within ${timeoutMs} ms`)));
@@ -31,9 +32,9 @@ export function apiGet(layout: Layout, path: string, timeoutMs = 5000): Promise<
 
 /** A Node's Ready condition as `kubectl get nodes` shows it: Ready, NotReady, or Unknown when there is no such Node. */
 export async function nodeCondition(layout: Layout, name: string): Promise<'Ready' | 'NotReady' | 'Unknown'> {
-  const r = await apiGet(layout, `/api/v1/nodes/${name}`);
+  const r = await apiGet<{ status?: { conditions?: Array<{ type: string; status: string }> } }>(layout, `/api/v1/nodes/${name}`);
   if (r.code !== 200) return 'Unknown';
-  const ready = (r.body.status?.conditions ?? []).find((c: { type: string }) => c.type === 'Ready');
+  const ready = (r.body.status?.conditions ?? []).find((c) => c.type === 'Ready');
   return ready?.status === 'True' ? 'Ready' : 'NotReady';
 }
 

@@ -65,7 +65,7 @@ export async function upCluster(stateDir: string, opts: UpOptions): Promise<Clus
   const users = tokenUsers(layout.pki, opts.usersFile ? loadUsersFile(opts.usersFile) : []);
   const ca = readFileSync(join(layout.pki, 'ca.crt'), 'utf8');
   writeFileSync(layout.kubeconfig, renderKubeconfig({ clusterName: CLUSTER_NAME, server, caPem: ca, users: [users.admin, ...users.users], currentUser: 'admin' }), { mode: 0o600 });
-  const version = (await apiGet(layout, '/version')).body.gitVersion;
+  const version = (await apiGet<{ gitVersion: string }>(layout, '/version')).body.gitVersion;
   const state: ClusterState = {
     kind: 'upstream',
     pid: pidOf(layout, 'fault-proxy')!,
