@@ -3,15 +3,15 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Pod as V1Pod } from './cluster.js';
-import type { KeptTar } from './archive-spill.js';
-import type { ImageInfo } from './image-config.js';
-import { tryNormalizeImage } from './image-ref.js';
-import { FEED_CONTAINER, feedFailure } from './file-feed.js';
+import type { KeptTar } from './containers/archive-spill.js';
+import type { ImageInfo } from './images/image-config.js';
+import { tryNormalizeImage } from './images/image-ref.js';
+import { FEED_CONTAINER, feedFailure } from './containers/file-feed.js';
 import { failedInit, FATAL_WAITING, lostNode, stuckInit } from '../runtime/pod-status.js';
-import type { DockerMount } from './volumes.js';
-import type { Platform } from './platform.js';
-import { DEFAULT_SHM_SIZE } from './mounts.js';
-import type { ContainerPlan } from './create-plan.js';
+import type { DockerMount } from './volumes/volumes.js';
+import type { Platform } from './containers/platform.js';
+import { DEFAULT_SHM_SIZE } from './containers/mounts.js';
+import type { ContainerPlan } from './containers/create-plan.js';
 
 export interface CreateBody {
   Image?: string;

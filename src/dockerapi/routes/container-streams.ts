@@ -5,13 +5,13 @@
  */
 import type { Writable } from 'node:stream';
 import { KubeError } from '../../kube/errors.js';
-import { badRequest, compareVersions, type Call, type OpenedStream, type Router } from '../http.js';
-import { STDERR, STDOUT, frame } from '../framing.js';
-import { framedWriter } from '../framed-writer.js';
-import { LogIncomplete } from '../log-copy.js';
-import { ContainerLog, logHolds } from '../container-log.js';
-import { LogMerge } from '../log-merge.js';
-import { nowNanos, parseUnixTimestamp } from '../log-time.js';
+import { badRequest, compareVersions, type Call, type OpenedStream, type Router } from '../http/http.js';
+import { STDERR, STDOUT, frame } from '../http/framing.js';
+import { framedWriter } from '../logs/framed-writer.js';
+import { LogIncomplete } from '../logs/log-copy.js';
+import { ContainerLog, logHolds } from '../logs/container-log.js';
+import { LogMerge } from '../logs/log-merge.js';
+import { nowNanos, parseUnixTimestamp } from '../logs/log-time.js';
 import type { ContainerRecord } from '../model.js';
 import type { Engine } from '../engine.js';
 
