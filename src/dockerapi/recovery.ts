@@ -8,13 +8,13 @@
 import { LABEL_OWNER } from '../runtime/pod-rules.js';
 import { ANNOTATION_CONTAINER } from '../runtime/sandbox-plan.js';
 import { LABEL_PEEK } from './containers/peek.js';
-import { asArgv, podState, type AnonymousVolume, type ContainerRecord, type CreateBody } from './model.js';
+import { asArgv, type AnonymousVolume, type ContainerPlan, type ContainerRecord, type CreateBody } from './model.js';
+import { podState } from './containers/pod-state.js';
 import type { Platform } from './containers/platform.js';
 import type { Pod, ServeCluster } from './cluster.js';
 import type { Networks } from './networks/networks.js';
 import type { Volumes } from './volumes/volumes.js';
 import type { ImageStore } from './images/image-store.js';
-import type { ContainerPlan } from './containers/create-plan.js';
 
 /** On a pod kept for debugging after its container was removed: the time it was kept until. */
 export const ANNOTATION_KEPT_FAILED = 'berth.dev/kept-failed-until';

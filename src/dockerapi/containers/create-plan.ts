@@ -13,14 +13,14 @@ import { checkPublishAll } from './create-checks.js';
 import { blankHostConfigPlan, HostConfigRefused, judgeHostConfig, type HostConfigPlan } from './host-config.js';
 import type { ImageConfig } from '../images/image-config.js';
 import { mergeImageConfig } from '../images/image-merge.js';
-import type { AnonymousVolume, CreateBody } from '../model.js';
+import type { AnonymousVolume, ContainerPlan, CreateBody } from '../model.js';
 import { planMounts, type MountPlan } from './mounts.js';
 import { isNamedUser, isValidUser } from './named-user.js';
 import { checkAliases } from '../networks/networks.js';
 import { isReaperImage } from '../ryuk/reaper.js';
 import { LABEL_RYUK } from '../ryuk/ryuk.js';
 import { anonymousVolumesOf, mountVolumeLabels } from '../volumes/volumes.js';
-import { SandboxPlanError, type SandboxVolume } from '../../runtime/sandbox-plan.js';
+import { SandboxPlanError } from '../../runtime/sandbox-plan.js';
 import { podSettingsFrom, SETTINGS_PREFIX, type PodSettings } from '../../runtime/sandbox-settings.js';
 
 /** A container label naming the PodTemplate object its pod is laid on. */
@@ -30,21 +30,6 @@ export const LABEL_POD_TEMPLATE = `${SETTINGS_PREFIX}pod-template`;
 export interface CreatePolicy extends CapabilityPolicy {
   /** The operator's `berth.dev/…` settings; a container's labels of the same key win. */
   podDefaults?: Record<string, string>;
-}
-
-/** What the container's pods are, as judged at create: kept on the record for every start, peek and removal. */
-export interface ContainerPlan {
-  hostConfig: HostConfigPlan;
-  /** Named volumes by their volume name (start looks their claims up), tmpfs, /dev/shm; anonymous volumes are the record's. */
-  volumes: SandboxVolume[];
-  settings: PodSettings;
-  /** The PodTemplate object the label `berth.dev/pod-template` names, read at each start; none: the operator's `--pod-template`. */
-  templateName?: string;
-  /**
-   * Why this berth serve's policy refuses the container (one taken over from a berth serve that allowed it):
-   * it is inspected and removed as any other, and its start answers this.
-   */
-  refused?: string;
 }
 
 /** What a create makes: the kept plan, and what only the create itself uses. */

@@ -9,7 +9,7 @@
  */
 import type { Pod as V1Pod, ServeCluster } from '../cluster.js';
 import { DockerError } from '../http/http.js';
-import { podState } from '../model.js';
+import { podState } from './pod-state.js';
 
 /** On a peek pod: the short id of the container it shows. */
 export const LABEL_PEEK = 'berth.dev/peek-of';

@@ -4,7 +4,8 @@
  * accepted and ignored: `docker rm -f $(docker ps -aq --filter volume=x)` must not see every container.
  */
 import { anyMatches, boolFilter, checkKeys, FilterError, invalidFilter, labelsMatch, patternMatchers, type Filters } from './filters.js';
-import { portSummaries, type ContainerRecord } from '../model.js';
+import type { ContainerRecord } from '../model.js';
+import { portSummaries } from '../containers/container-view.js';
 import { mountPointsOf } from '../volumes/volumes.js';
 import { tryNormalizeImage } from '../images/image-ref.js';
 

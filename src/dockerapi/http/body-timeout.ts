@@ -4,7 +4,7 @@
  * timeout, uploads (archives) must not pause for longer than it. Either is answered 408.
  */
 import { Transform } from 'node:stream';
-import { DockerError } from './http.js';
+import { DockerError } from './docker-error.js';
 
 export const DEFAULT_BODY_TIMEOUT_MS = 60_000;
 

@@ -7,26 +7,16 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Duplex } from 'node:stream';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
 import { DEFAULT_BODY_TIMEOUT_MS, bodyTimeoutError, idleTimeout } from './body-timeout.js';
+import { DockerError, badRequest } from './docker-error.js';
+
+// Handlers import DockerError and its helpers from here, as they did before docker-error.ts.
+export { DockerError, badRequest, conflict, notFound } from './docker-error.js';
 
 export const API_VERSION = '1.44';
 export const MIN_API_VERSION = '1.24';
 export const MAX_JSON_BYTES = 2 * 1024 * 1024;
 /** How much of a body berth reads and drops after answering it early before it closes the connection instead. */
 const DISCARD_LIMIT_BYTES = 64 * 1024 * 1024;
-
-export class DockerError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'DockerError';
-  }
-}
-
-export const notFound = (what: string): DockerError => new DockerError(404, what);
-export const badRequest = (what: string): DockerError => new DockerError(400, what);
-export const conflict = (what: string): DockerError => new DockerError(409, what);
 
 /** `/v1.41/containers/json` → `{ version: '1.41', path: '/containers/json' }`. */
 export function splitVersion(pathname: string): { version?: string; path: string } {

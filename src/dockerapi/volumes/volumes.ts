@@ -12,7 +12,6 @@ import { shortHash, type AnonymousVolume, type ContainerRecord, type CreateBody,
 import { NAME_RE } from '../networks/networks.js';
 import type { Claim, ServeCluster } from '../cluster.js';
 import type { EventBus } from '../event-bus.js';
-import type { MountPlan } from '../containers/mounts.js';
 
 export const ANNOTATION_VOLUME = 'berth.dev/volume';
 /** the volume's Docker labels (JSON), for a berth that takes the claim over */
@@ -34,11 +33,20 @@ export function refuseDriverSettings(driver: string | undefined, options: Record
 }
 
 /**
+ * What anonymousVolumesOf reads of a create's mount plan (containers/mounts.ts MountPlan, which imports this
+ * module): the paths its volumes and tmpfs cover, and its volume mounts without a source.
+ */
+export interface PlannedMounts {
+  volumes: ReadonlyArray<{ target: string }>;
+  anonymous: ReadonlyArray<{ target: string; readOnly: boolean }>;
+}
+
+/**
  * The anonymous volumes of a create, each with a new name: its `Volumes` (container paths, the image's VOLUMEs
  * among them) and its volume mounts without a source. A path that a bind, mount or tmpfs of the same create
  * already covers gets none, as with dockerd.
  */
-export function anonymousVolumesOf(body: CreateBody, plan: Pick<MountPlan, 'volumes' | 'anonymous'>): AnonymousVolume[] {
+export function anonymousVolumesOf(body: CreateBody, plan: PlannedMounts): AnonymousVolume[] {
   const covered = new Set([...plan.volumes, ...plan.anonymous].map((m) => withoutTrailingSlash(m.target)));
   const out: AnonymousVolume[] = plan.anonymous.map((m) => ({ name: newVolumeName(), target: m.target, ...(m.readOnly ? { readOnly: true } : {}) }));
   for (const target of Object.keys(body.Volumes ?? {})) {

@@ -3,7 +3,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FilterError, parseFilters } from '../../../../src/dockerapi/filters/filters.js';
 import { containerListFilter } from '../../../../src/dockerapi/filters/container-filters.js';
-import { portSummaries, type ContainerRecord, type CreateBody } from '../../../../src/dockerapi/model.js';
+import type { ContainerRecord, CreateBody } from '../../../../src/dockerapi/model.js';
+import { portSummaries } from '../../../../src/dockerapi/containers/container-view.js';
 import { replanContainer } from '../../../../src/dockerapi/containers/create-plan.js';
 
 let serial = 0;

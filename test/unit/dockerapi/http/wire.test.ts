@@ -11,7 +11,8 @@ import { anyMatches, FilterError, labelsMatch, parseFilters } from '../../../../
 import { compareVersions, splitVersion } from '../../../../src/dockerapi/http/http.js';
 import { parseListener } from '../../../../src/dockerapi/http/server.js';
 import { isLoopbackAddress } from '../../../../src/dockerapi/http/loopback.js';
-import { humanDuration, podState } from '../../../../src/dockerapi/model.js';
+import { humanDuration } from '../../../../src/dockerapi/containers/container-view.js';
+import { podState } from '../../../../src/dockerapi/containers/pod-state.js';
 import { normalizeImage } from '../../../../src/dockerapi/images/image-ref.js';
 
 test('frames carry the stream type and a big-endian length', () => {
