@@ -1,9 +1,9 @@
 /**
  * The Docker engine berth pretends to be: containers are pods of one berth instance, watched through one
  * pod watch. This module is the containers' lifecycle (create, start, stop, kill, remove, wait); it
- * composes the rest: images (image-store.ts), networks and alias Services (networks.ts), volumes
+ * composes the rest: images (images/image-store.ts), networks and alias Services (networks.ts), volumes
  * (volumes.ts), events (event-bus.ts), recovery from annotations (recovery.ts), healthchecks
- * (healthcheck.ts), Ryuk (ryuk.ts), files (container-files.ts, peek.ts), published ports, exec records.
+ * (containers/healthcheck.ts), Ryuk (ryuk/ryuk.ts), files (containers/container-files.ts, containers/peek.ts), published ports, exec records.
  */
 import type { Readable, Writable } from 'node:stream';
 import { rfc3339 } from '../runtime/plan.js';
@@ -138,7 +138,7 @@ export class Engine {
     return { namespace: this.cluster.namespace, owner: this.opts.owner, ttlSeconds: this.opts.ttlSeconds, capabilities: this.opts.capabilities };
   }
 
-  /** What this berth serve allows its containers: creates are judged by it (create-plan.ts), once. */
+  /** What this berth serve allows its containers: creates are judged by it (containers/create-plan.ts), once. */
   private get policy(): CreatePolicy {
     return { allowed: this.opts.capabilities ?? DOCKER_DEFAULT_CAPABILITIES, allowPrivileged: this.opts.allowPrivileged, podDefaults: this.opts.podDefaults };
   }
@@ -314,7 +314,7 @@ export class Engine {
   }
 
   /**
-   * A container as dockerd makes it: every check first (bad input changes nothing; create-plan.ts judges the
+   * A container as dockerd makes it: every check first (bad input changes nothing; containers/create-plan.ts judges the
    * request once, and the record keeps the plan), then its name taken and its volumes made (named and
    * anonymous: `docker volume ls` lists them right after create), then its create event.
    */
@@ -473,7 +473,7 @@ export class Engine {
     }
   }
 
-  /** NetworkMode=none: the deny-all policy, made before the pod (network-isolation.ts); kept across restarts. */
+  /** NetworkMode=none: the deny-all policy, made before the pod (networks/network-isolation.ts); kept across restarts. */
   private async ensureDenyPolicy(c: ContainerRecord): Promise<void> {
     try {
       await this.cluster.createNetworkPolicy(planDenyPolicy(c, this.opts.owner, this.opts.ttlSeconds));
@@ -544,7 +544,7 @@ export class Engine {
   }
 
   /**
-   * Files for the init container (file-feed.ts): once it runs, each archive is unpacked into its volume
+   * Files for the init container (containers/file-feed.ts): once it runs, each archive is unpacked into its volume
    * and the volume marked ready; the main container then starts with them mounted.
    */
   private async feedArchives(c: ContainerRecord, podName: string): Promise<void> {
@@ -825,7 +825,7 @@ export class Engine {
     await this.noteRecord(c, `its disconnection from ${n.name}`);
   }
 
-  /** `archive` may still be arriving (container-files.ts starts the copy meanwhile). */
+  /** `archive` may still be arriving (containers/container-files.ts starts the copy meanwhile). */
   async putArchive(ref: string, path: string, archive: Promise<HeldTar>): Promise<void> {
     const c = this.container(ref);
     await this.files.put(c, path, archive);

@@ -66,7 +66,7 @@ export interface HostConfig {
   ReadonlyRootfs?: boolean;
   GroupAdd?: string[] | null;
   ExtraHosts?: string[] | null;
-  /** Every other field is judged by host-config.ts. */
+  /** Every other field is judged by containers/host-config.ts. */
   [field: string]: unknown;
 }
 
@@ -80,7 +80,7 @@ export interface PublishedPort {
   hostPort: number;
 }
 
-/** An archive copied into a container at `path` (checked: runtime/files.ts; large ones kept on disk: archive-spill.ts). */
+/** An archive copied into a container at `path` (checked: runtime/files.ts; large ones kept on disk: containers/archive-spill.ts). */
 export interface CopiedArchive {
   path: string;
   tar: KeptTar;
@@ -114,9 +114,9 @@ export interface ContainerRecord {
   name: string;
   created: Date;
   image: string;
-  /** The create request with its image's config merged in (create-plan.ts). */
+  /** The create request with its image's config merged in (containers/create-plan.ts). */
   body: CreateBody;
-  /** What create judged of it (create-plan.ts): every start, peek and removal reads this, none judges again. */
+  /** What create judged of it (containers/create-plan.ts): every start, peek and removal reads this, none judges again. */
   plan: ContainerPlan;
   cmd: string[];
   entrypoint: string[];
@@ -157,7 +157,7 @@ export interface ContainerRecord {
   namedUser?: string;
   /** `namedUser` as the numbers the image's /etc/passwd and /etc/group give it (`uid:gid`). */
   podUser?: string;
-  /** `--platform`: the pod goes to a node of it (platform.ts). */
+  /** `--platform`: the pod goes to a node of it (containers/platform.ts). */
   platform?: Platform;
 }
 
@@ -167,7 +167,7 @@ export interface NetworkRecord {
   driver: string;
   created: Date;
   labels: Record<string, string>;
-  /** the create's driver options, as inspect shows them (checked: network-options.ts) */
+  /** the create's driver options, as inspect shows them (checked: networks/network-options.ts) */
   options?: Record<string, string>;
   internal: boolean;
   builtin: boolean;

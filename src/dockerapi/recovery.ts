@@ -2,7 +2,7 @@
  * What a restarted berth (same `--instance`) takes over: each pod carries its container's create
  * request, name, networks and aliases in the annotation `berth.dev/docker-container`; each claim its
  * volume's name. Peek pods of the dead berth are deleted (nobody reads through them any more). The
- * request is judged again under this berth's policy (create-plan.ts), leniently: a container the policy
+ * request is judged again under this berth's policy (containers/create-plan.ts), leniently: a container the policy
  * refuses is taken over all the same, to inspect and remove, and only its start is refused.
  */
 import { LABEL_OWNER } from '../runtime/pod-rules.js';
@@ -104,7 +104,7 @@ export interface RecoveryDeps {
   images: ImageStore;
   /** Publishes the ports of a running container again. */
   openPorts(c: ContainerRecord): Promise<void>;
-  /** A taken-over container's plan under this berth's policy (create-plan.ts replanContainer). */
+  /** A taken-over container's plan under this berth's policy (containers/create-plan.ts replanContainer). */
   replan(body: CreateBody): ContainerPlan;
   leftBehind(what: string, err: Error): void;
 }

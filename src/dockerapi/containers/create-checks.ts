@@ -1,6 +1,6 @@
 /**
  * Values of a container create that Kubernetes would refuse only when the pod is made (at start): caught
- * at create, as dockerd does, with a 400 that names the field. Types are checked before (request-bodies.ts).
+ * at create, as dockerd does, with a 400 that names the field. Types are checked before (http/request-bodies.ts).
  */
 import net from 'node:net';
 import { badRequest } from '../http/http.js';

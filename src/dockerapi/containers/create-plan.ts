@@ -67,7 +67,7 @@ export function planCreate(request: CreateBody, image: ImageConfig | undefined, 
 }
 
 /**
- * The Ryuk container is played by berth (ryuk.ts) and never gets a pod: nothing of its HostConfig or mounts
+ * The Ryuk container is played by berth (ryuk/ryuk.ts) and never gets a pod: nothing of its HostConfig or mounts
  * applies, and it carries the Ryuk image's own LABEL (berth never reads that image), by which testcontainers
  * finds a running reaper to reuse.
  */

@@ -31,7 +31,7 @@ export class PortPublisher {
       for (const b of bindings ?? [{}]) wanted.push({ key: key.includes('/') ? key : `${key}/tcp`, hostIp: b.HostIp ?? '', hostPort: Number(b.HostPort || 0) });
     }
     if (hc.PublishAllPorts) {
-      // UDP and SCTP ones were refused at create (create-checks.ts); `80` is `80/tcp`, as for dockerd.
+      // UDP and SCTP ones were refused at create (containers/create-checks.ts); `80` is `80/tcp`, as for dockerd.
       for (const exposed of Object.keys(c.body.ExposedPorts ?? {})) {
         const key = exposed.includes('/') ? exposed : `${exposed}/tcp`;
         if (key.endsWith('/tcp') && !wanted.some((w) => w.key === key)) wanted.push({ key, hostIp: '', hostPort: 0 });

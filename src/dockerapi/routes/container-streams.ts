@@ -1,7 +1,7 @@
 /**
  * A container's output: logs and attach. Both read the pod log (so an attach opened before the container
  * runs gets the whole output of the run), stdout and stderr apart through KEP-3288's `stream` parameter,
- * each copied exactly (log-copy.ts); when it cannot be, the response is cut rather than ended.
+ * each copied exactly (logs/log-copy.ts); when it cannot be, the response is cut rather than ended.
  */
 import type { Writable } from 'node:stream';
 import { KubeError } from '../../kube/errors.js';
@@ -90,7 +90,7 @@ interface LogOptions {
 
 /**
  * Pod log(s) → Docker frames. stdout and stderr apart through KEP-3288's `stream` parameter. Each log is
- * copied exactly (container-log.ts, log-copy.ts: dropped streams resumed, verified); when it cannot be, this
+ * copied exactly (logs/container-log.ts, logs/log-copy.ts: dropped streams resumed, verified); when it cannot be, this
  * rejects with LogIncomplete and the caller cuts the response instead of ending it as if it were whole.
  */
 async function streamLogs(engine: Engine, c: ContainerRecord, out: Writable, o: LogOptions): Promise<void> {
@@ -150,7 +150,7 @@ async function copyApart(log: ContainerLog, wanted: Array<['Stdout' | 'Stderr' |
   );
 }
 
-/** stdout and stderr read to their ends, merged by the times of their lines (log-merge.ts). */
+/** stdout and stderr read to their ends, merged by the times of their lines (logs/log-merge.ts). */
 async function copyByTime(log: ContainerLog, out: Writable, timestamps: boolean, everRan: boolean, signal: AbortSignal): Promise<void> {
   const merge = new LogMerge(out, timestamps);
   const aborted = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));

@@ -1,4 +1,4 @@
-/** Exec: commands in a running container through pods/exec; records kept as dockerd keeps them (exec-records.ts). */
+/** Exec: commands in a running container through pods/exec; records kept as dockerd keeps them (containers/exec-records.ts). */
 import { PassThrough } from 'node:stream';
 import { badRequest, conflict, notFound, type Call, type Router } from '../http/http.js';
 import { checkBody } from '../http/request-bodies.js';
