@@ -1,9 +1,9 @@
 /**
  * The Docker engine berth pretends to be: containers are pods of one berth instance, watched through one
  * pod watch. This module is the containers' lifecycle (create, start, stop, kill, remove, wait); it
- * composes the rest: images (image-store.ts), networks and alias Services (networks.ts), volumes
+ * composes the rest: images (images/image-store.ts), networks and alias Services (networks.ts), volumes
  * (volumes.ts), events (event-bus.ts), recovery from annotations (recovery.ts), healthchecks
- * (healthcheck.ts), Ryuk (ryuk.ts), files (container-files.ts, peek.ts), published ports, exec records.
+ * (containers/healthcheck.ts), Ryuk (ryuk/ryuk.ts), files (containers/container-files.ts, containers/peek.ts), published ports, exec records.
  */
 import type { Readable, Writable } from 'node:stream';
 import { rfc3339 } from '../runtime/plan.js';
@@ -12,35 +12,36 @@ import { ANNOTATION_CONTAINER, LABEL_CONTAINER_ID, READY_FILE, SANDBOX_CONTAINER
 import { checkOneContainer, loadPodTemplate } from '../runtime/pod-template.js';
 import type { PodTemplateSource } from '../runtime/workload.js';
 import { statusOf } from '../kube/errors.js';
-import { DockerError, badRequest, conflict, notFound } from './http.js';
-import { isReaperImage } from './reaper.js';
-import { PeekPods, type PeekSource } from './peek.js';
-import { ContainerFiles } from './container-files.js';
+import { DockerError, badRequest, conflict, notFound } from './http/http.js';
+import { isReaperImage } from './ryuk/reaper.js';
+import { PeekPods, type PeekSource } from './containers/peek.js';
+import { ContainerFiles } from './containers/container-files.js';
 import type { HeldTar } from '../runtime/files.js';
-import { ArchiveSpill } from './archive-spill.js';
-import { PortProxy, PortTargetGone, type PortMode, type PortTarget } from './port-proxy.js';
-import { PortPublisher } from './published-ports.js';
-import type { ImageConfigSource } from './image-config.js';
-import { UserNotFound, resolveUser } from './named-user.js';
+import { ArchiveSpill } from './containers/archive-spill.js';
+import { PortProxy, PortTargetGone, type PortMode, type PortTarget } from './networks/port-proxy.js';
+import { PortPublisher } from './networks/published-ports.js';
+import type { ImageConfigSource } from './images/image-config.js';
+import { UserNotFound, resolveUser } from './containers/named-user.js';
 import { Serial } from './serial.js';
-import { DOCKER_DEFAULT_CAPABILITIES } from './capabilities.js';
-import { LABEL_POD_TEMPLATE, planCreate, replanContainer, templateNameOf, type CreatePlan, type CreatePolicy } from './create-plan.js';
-import { asArgv, newId, podState, type ContainerRecord, type ContainerStatus, type CreateBody } from './model.js';
+import { DOCKER_DEFAULT_CAPABILITIES } from './containers/capabilities.js';
+import { LABEL_POD_TEMPLATE, planCreate, replanContainer, templateNameOf, type CreatePlan, type CreatePolicy } from './containers/create-plan.js';
+import { asArgv, newId, type ContainerRecord, type ContainerStatus, type CreateBody } from './model.js';
+import { podState } from './containers/pod-state.js';
 import type { LogQuery, Pod, ServeCluster, Session } from './cluster.js';
 import { EventBus } from './event-bus.js';
-import { ImageStore } from './image-store.js';
-import { Networks, NAME_RE } from './networks.js';
-import type { Platform } from './platform.js';
-import { dockerMounts, LABEL_ANONYMOUS, Volumes, type DockerMount } from './volumes.js';
+import { ImageStore } from './images/image-store.js';
+import { Networks, NAME_RE } from './networks/networks.js';
+import type { Platform } from './containers/platform.js';
+import { dockerMounts, LABEL_ANONYMOUS, Volumes, type DockerMount } from './volumes/volumes.js';
 import { ANNOTATION_KEPT_FAILED, recover, savedRecord } from './recovery.js';
-import { runHealthcheck, wantsHealthcheck } from './healthcheck.js';
-import { RyukContainers, reaperMatches } from './ryuk.js';
-import { ExecStore } from './exec-records.js';
+import { runHealthcheck, wantsHealthcheck } from './containers/healthcheck.js';
+import { RyukContainers, reaperMatches } from './ryuk/ryuk.js';
+import { ExecStore } from './containers/exec-records.js';
 import { leftBehind, pruneInstance } from './instance-cleanup.js';
-import { peekPodName, planPeekPod, planRunPod, runPodName, type PodContext } from './container-pod.js';
-import { generatedName } from './names.js';
-import { denyPolicyName, planDenyPolicy } from './network-isolation.js';
-import { FEED_CONTAINER, FEED_READY_ARGV, feedFolder, feedMounts, needsFileFeed } from './file-feed.js';
+import { peekPodName, planPeekPod, planRunPod, runPodName, type PodContext } from './containers/container-pod.js';
+import { generatedName } from './containers/names.js';
+import { denyPolicyName, planDenyPolicy } from './networks/network-isolation.js';
+import { FEED_CONTAINER, FEED_READY_ARGV, feedFolder, feedMounts, needsFileFeed } from './containers/file-feed.js';
 import { helperImageOf } from '../runtime/plan.js';
 
 export { ANNOTATION_KEPT_FAILED, LABEL_POD_TEMPLATE };
@@ -137,7 +138,7 @@ export class Engine {
     return { namespace: this.cluster.namespace, owner: this.opts.owner, ttlSeconds: this.opts.ttlSeconds, capabilities: this.opts.capabilities };
   }
 
-  /** What this berth serve allows its containers: creates are judged by it (create-plan.ts), once. */
+  /** What this berth serve allows its containers: creates are judged by it (containers/create-plan.ts), once. */
   private get policy(): CreatePolicy {
     return { allowed: this.opts.capabilities ?? DOCKER_DEFAULT_CAPABILITIES, allowPrivileged: this.opts.allowPrivileged, podDefaults: this.opts.podDefaults };
   }
@@ -313,7 +314,7 @@ export class Engine {
   }
 
   /**
-   * A container as dockerd makes it: every check first (bad input changes nothing; create-plan.ts judges the
+   * A container as dockerd makes it: every check first (bad input changes nothing; containers/create-plan.ts judges the
    * request once, and the record keeps the plan), then its name taken and its volumes made (named and
    * anonymous: `docker volume ls` lists them right after create), then its create event.
    */
@@ -472,7 +473,7 @@ export class Engine {
     }
   }
 
-  /** NetworkMode=none: the deny-all policy, made before the pod (network-isolation.ts); kept across restarts. */
+  /** NetworkMode=none: the deny-all policy, made before the pod (networks/network-isolation.ts); kept across restarts. */
   private async ensureDenyPolicy(c: ContainerRecord): Promise<void> {
     try {
       await this.cluster.createNetworkPolicy(planDenyPolicy(c, this.opts.owner, this.opts.ttlSeconds));
@@ -543,7 +544,7 @@ export class Engine {
   }
 
   /**
-   * Files for the init container (file-feed.ts): once it runs, each archive is unpacked into its volume
+   * Files for the init container (containers/file-feed.ts): once it runs, each archive is unpacked into its volume
    * and the volume marked ready; the main container then starts with them mounted.
    */
   private async feedArchives(c: ContainerRecord, podName: string): Promise<void> {
@@ -824,7 +825,7 @@ export class Engine {
     await this.noteRecord(c, `its disconnection from ${n.name}`);
   }
 
-  /** `archive` may still be arriving (container-files.ts starts the copy meanwhile). */
+  /** `archive` may still be arriving (containers/container-files.ts starts the copy meanwhile). */
   async putArchive(ref: string, path: string, archive: Promise<HeldTar>): Promise<void> {
     const c = this.container(ref);
     await this.files.put(c, path, archive);

@@ -1,18 +1,17 @@
 /**
- * What berth remembers of Docker objects, and the JSON shapes clients read (inspect, list items).
+ * What berth remembers of Docker objects: the records of containers, networks, volumes and images, and the
+ * create request they keep. Pure shapes and ids: it imports no module of the engine's (volumes, mounts,
+ * networks, the create plan take their types from here, and nothing here from them). The JSON clients read
+ * of a container is containers/container-view.ts; its state read from its pod, containers/pod-state.ts.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { Pod as V1Pod } from './cluster.js';
-import type { KeptTar } from './archive-spill.js';
-import type { ImageInfo } from './image-config.js';
-import { tryNormalizeImage } from './image-ref.js';
-import { FEED_CONTAINER, feedFailure } from './file-feed.js';
-import { failedInit, FATAL_WAITING, lostNode, stuckInit } from '../runtime/pod-status.js';
-import type { DockerMount } from './volumes.js';
-import type { Platform } from './platform.js';
-import { DEFAULT_SHM_SIZE } from './mounts.js';
-import type { ContainerPlan } from './create-plan.js';
-
+import type { KeptTar } from './containers/archive-spill.js';
+import type { HostConfigPlan } from './containers/host-config.js';
+import type { ImageInfo } from './images/image-config.js';
+import { tryNormalizeImage } from './images/image-ref.js';
+import type { Platform } from './containers/platform.js';
+import type { SandboxVolume } from '../runtime/sandbox-plan.js';
+import type { PodSettings } from '../runtime/sandbox-settings.js';
 export interface CreateBody {
   Image?: string;
   Cmd?: string[] | string | null;
@@ -67,7 +66,7 @@ export interface HostConfig {
   ReadonlyRootfs?: boolean;
   GroupAdd?: string[] | null;
   ExtraHosts?: string[] | null;
-  /** Every other field is judged by host-config.ts. */
+  /** Every other field is judged by containers/host-config.ts. */
   [field: string]: unknown;
 }
 
@@ -81,7 +80,7 @@ export interface PublishedPort {
   hostPort: number;
 }
 
-/** An archive copied into a container at `path` (checked: runtime/files.ts; large ones kept on disk: archive-spill.ts). */
+/** An archive copied into a container at `path` (checked: runtime/files.ts; large ones kept on disk: containers/archive-spill.ts). */
 export interface CopiedArchive {
   path: string;
   tar: KeptTar;
@@ -95,14 +94,29 @@ export interface AnonymousVolume {
   readOnly?: boolean;
 }
 
+/** What the container's pods are, as judged at create: kept on the record for every start, peek and removal. */
+export interface ContainerPlan {
+  hostConfig: HostConfigPlan;
+  /** Named volumes by their volume name (start looks their claims up), tmpfs, /dev/shm; anonymous volumes are the record's. */
+  volumes: SandboxVolume[];
+  settings: PodSettings;
+  /** The PodTemplate object the label `berth.dev/pod-template` names, read at each start; none: the operator's `--pod-template`. */
+  templateName?: string;
+  /**
+   * Why this berth serve's policy refuses the container (one taken over from a berth serve that allowed it):
+   * it is inspected and removed as any other, and its start answers this.
+   */
+  refused?: string;
+}
+
 export interface ContainerRecord {
   id: string;
   name: string;
   created: Date;
   image: string;
-  /** The create request with its image's config merged in (create-plan.ts). */
+  /** The create request with its image's config merged in (containers/create-plan.ts). */
   body: CreateBody;
-  /** What create judged of it (create-plan.ts): every start, peek and removal reads this, none judges again. */
+  /** What create judged of it (containers/create-plan.ts): every start, peek and removal reads this, none judges again. */
   plan: ContainerPlan;
   cmd: string[];
   entrypoint: string[];
@@ -143,7 +157,7 @@ export interface ContainerRecord {
   namedUser?: string;
   /** `namedUser` as the numbers the image's /etc/passwd and /etc/group give it (`uid:gid`). */
   podUser?: string;
-  /** `--platform`: the pod goes to a node of it (platform.ts). */
+  /** `--platform`: the pod goes to a node of it (containers/platform.ts). */
   platform?: Platform;
 }
 
@@ -153,7 +167,7 @@ export interface NetworkRecord {
   driver: string;
   created: Date;
   labels: Record<string, string>;
-  /** the create's driver options, as inspect shows them (checked: network-options.ts) */
+  /** the create's driver options, as inspect shows them (checked: networks/network-options.ts) */
   options?: Record<string, string>;
   internal: boolean;
   builtin: boolean;
@@ -193,220 +207,4 @@ export function asArgv(v: string[] | string | null | undefined): string[] {
 /** The id of an image record: a hash of its canonical reference (dockerd's are content digests; berth has no content). */
 export function imageId(ref: string): string {
   return `sha256:${shortHash(tryNormalizeImage(ref) ?? ref, 64)}`;
-}
-
-export function humanStatus(c: ContainerRecord, now = Date.now()): string {
-  if (c.status === 'running' && c.startedAt) return `Up ${humanDuration(now - Date.parse(c.startedAt))}${healthNote(c)}`;
-  if (c.status === 'exited' && c.finishedAt) return `Exited (${c.exitCode}) ${humanDuration(now - Date.parse(c.finishedAt))} ago`;
-  if (c.status === 'created') return 'Created';
-  return c.status;
-}
-
-/** what `docker ps` adds to a running container's STATUS when it has a healthcheck: ` (healthy)`, ` (health: starting)` */
-function healthNote(c: ContainerRecord): string {
-  if (!c.health) return '';
-  return c.health.status === 'starting' ? ' (health: starting)' : ` (${c.health.status})`;
-}
-
-/** docker's own wording (go-units HumanDuration), as `docker ps` prints it in STATUS. */
-export function humanDuration(ms: number): string {
-  const seconds = Math.floor(Math.max(0, ms) / 1000);
-  const minutes = Math.floor(seconds / 60);
-  const hours = Math.round(seconds / 3600);
-  if (seconds < 1) return 'Less than a second';
-  if (seconds === 1) return '1 second';
-  if (seconds < 60) return `${seconds} seconds`;
-  if (minutes === 1) return 'About a minute';
-  if (minutes < 60) return `${minutes} minutes`;
-  if (hours === 1) return 'About an hour';
-  if (hours < 48) return `${hours} hours`;
-  if (hours < 24 * 7 * 2) return `${Math.floor(hours / 24)} days`;
-  if (hours < 24 * 30 * 2) return `${Math.floor(hours / 24 / 7)} weeks`;
-  if (hours < 24 * 365 * 2) return `${Math.floor(hours / 24 / 30)} months`;
-  return `${Math.floor(seconds / 3600 / 24 / 365)} years`;
-}
-
-export function portsObject(c: ContainerRecord): Record<string, Array<{ HostIp: string; HostPort: string }> | null> {
-  const out: Record<string, Array<{ HostIp: string; HostPort: string }> | null> = {};
-  for (const key of Object.keys(c.body.ExposedPorts ?? {})) out[key] = null;
-  if (c.status === 'running') {
-    for (const p of c.ports) (out[p.key] ??= [])!.push({ HostIp: p.reportedIp, HostPort: String(p.hostPort) });
-  }
-  return out;
-}
-
-export function networkSettings(c: ContainerRecord, networks: Map<string, NetworkRecord>): Record<string, unknown> {
-  const nets: Record<string, unknown> = {};
-  const ip = c.status === 'running' ? (c.podIP ?? '') : '';
-  for (const [netId, aliases] of c.networks) {
-    const n = networks.get(netId);
-    if (!n) continue;
-    nets[n.name] = { NetworkID: n.id, EndpointID: c.status === 'running' ? c.id.slice(0, 24) : '', IPAddress: ip, IPPrefixLen: ip ? 32 : 0, Gateway: '', MacAddress: '', Aliases: aliases, Links: null, IPAMConfig: null, DriverOpts: null };
-  }
-  return { IPAddress: ip, IPPrefixLen: ip ? 32 : 0, Gateway: '', MacAddress: '', Bridge: '', SandboxID: '', Ports: portsObject(c), Networks: nets };
-}
-
-/** `mounts`: the container's mounts as dockerd lists them (volumes.ts dockerMounts). */
-export function inspectContainer(c: ContainerRecord, networks: Map<string, NetworkRecord>, mounts: DockerMount[]): Record<string, unknown> {
-  const hc = c.body.HostConfig ?? {};
-  const running = c.status === 'running';
-  return {
-    Id: c.id,
-    Created: c.created.toISOString(),
-    Path: [...c.entrypoint, ...c.cmd][0] ?? '',
-    Args: [...c.entrypoint, ...c.cmd].slice(1),
-    State: {
-      Status: c.status,
-      Running: running,
-      Paused: false,
-      Restarting: false,
-      OOMKilled: c.oomKilled,
-      Dead: c.status === 'dead',
-      Pid: running ? 1 : 0,
-      ExitCode: c.exitCode,
-      Error: c.error,
-      StartedAt: c.startedAt ?? ZERO_TIME,
-      FinishedAt: c.finishedAt ?? ZERO_TIME,
-      ...(c.health ? { Health: { Status: c.health.status, FailingStreak: c.health.failingStreak, Log: c.health.log } } : {}),
-    },
-    Image: imageId(c.image),
-    Name: `/${c.name}`,
-    RestartCount: c.restartCount,
-    Driver: 'kubernetes',
-    Platform: 'linux',
-    Config: {
-      Hostname: c.body.Hostname || c.id.slice(0, 12),
-      Domainname: '',
-      User: c.body.User ?? '',
-      AttachStdin: Boolean(c.body.AttachStdin),
-      AttachStdout: Boolean(c.body.AttachStdout),
-      AttachStderr: Boolean(c.body.AttachStderr),
-      ExposedPorts: c.body.ExposedPorts ?? null,
-      Tty: Boolean(c.body.Tty),
-      OpenStdin: Boolean(c.body.OpenStdin),
-      StdinOnce: Boolean(c.body.StdinOnce),
-      Env: c.body.Env ?? [],
-      Cmd: c.cmd.length ? c.cmd : null,
-      Entrypoint: c.entrypoint.length ? c.entrypoint : null,
-      Image: c.image,
-      WorkingDir: c.body.WorkingDir ?? '',
-      Labels: c.body.Labels ?? {},
-      ...(c.body.Healthcheck ? { Healthcheck: c.body.Healthcheck } : {}),
-      ...(c.body.StopSignal ? { StopSignal: c.body.StopSignal } : {}),
-      ...(typeof c.body.StopTimeout === 'number' ? { StopTimeout: c.body.StopTimeout } : {}),
-    },
-    // What the pod is: host modes are refused at create, so only the pod network's modes show here.
-    HostConfig: {
-      PortBindings: hc.PortBindings ?? {},
-      NetworkMode: networkModeOf(c),
-      AutoRemove: Boolean(hc.AutoRemove),
-      Binds: hc.Binds ?? null,
-      Memory: hc.Memory ?? 0,
-      NanoCpus: hc.NanoCpus ?? 0,
-      Privileged: Boolean(hc.Privileged),
-      CapAdd: hc.CapAdd ?? null,
-      CapDrop: hc.CapDrop ?? null,
-      ReadonlyRootfs: Boolean(hc.ReadonlyRootfs),
-      GroupAdd: hc.GroupAdd ?? null,
-      ExtraHosts: hc.ExtraHosts ?? null,
-      PidMode: '',
-      IpcMode: 'private',
-      ShmSize: hc.ShmSize || DEFAULT_SHM_SIZE,
-      ...(hc.Tmpfs && Object.keys(hc.Tmpfs).length ? { Tmpfs: hc.Tmpfs } : {}),
-      UTSMode: '',
-      RestartPolicy: { Name: 'no', MaximumRetryCount: 0 },
-      // What the logs are: the kubelet's container log, read like json-file's (testcontainers reads the Type).
-      LogConfig: { Type: logType(hc.LogConfig), Config: {} },
-      Dns: hc.Dns ?? [],
-      DnsOptions: hc.DnsOptions ?? [],
-      DnsSearch: hc.DnsSearch ?? [],
-    },
-    Mounts: mounts,
-    NetworkSettings: networkSettings(c, networks),
-  };
-}
-
-export interface PortSummary {
-  IP?: string;
-  PrivatePort: number;
-  PublicPort?: number;
-  Type: string;
-}
-
-/**
- * The ports `docker ps` shows, as dockerd lists them: while the container runs, each published binding and
- * each exposed port that has none (only its PrivatePort); none otherwise (dockerd releases them at the exit).
- * The `publish` and `expose` filters match these.
- */
-export function portSummaries(c: ContainerRecord): PortSummary[] {
-  if (c.status !== 'running') return [];
-  const published: PortSummary[] = c.ports.map((p) => ({ IP: p.reportedIp, PrivatePort: p.containerPort, PublicPort: p.hostPort, Type: 'tcp' }));
-  const bound = new Set(c.ports.map((p) => p.key));
-  const exposed = Object.keys(c.body.ExposedPorts ?? {})
-    .map((key) => (key.includes('/') ? key : `${key}/tcp`))
-    .filter((key) => !bound.has(key))
-    .map((key): PortSummary => ({ PrivatePort: parseInt(key, 10), Type: key.split('/')[1] }));
-  return [...published, ...exposed];
-}
-
-export function listItem(c: ContainerRecord, networks: Map<string, NetworkRecord>, mounts: DockerMount[]): Record<string, unknown> {
-  const ports = portSummaries(c);
-  return {
-    Id: c.id,
-    Names: [`/${c.name}`],
-    Image: c.image,
-    ImageID: imageId(c.image),
-    Command: [...c.entrypoint, ...c.cmd].join(' '),
-    Created: Math.floor(c.created.getTime() / 1000),
-    Ports: ports,
-    Labels: c.body.Labels ?? {},
-    State: c.status,
-    Status: humanStatus(c),
-    HostConfig: { NetworkMode: networkModeOf(c) },
-    NetworkSettings: { Networks: (networkSettings(c, networks) as { Networks: unknown }).Networks },
-    Mounts: mounts,
-  };
-}
-
-function logType(config: unknown): string {
-  const type = (config as { Type?: unknown } | null | undefined)?.Type;
-  return type === 'local' ? 'local' : 'json-file';
-}
-
-/** `bridge` for the default network, else the network the client named (never a host mode: those are refused). */
-function networkModeOf(c: ContainerRecord): string {
-  const mode = c.body.HostConfig?.NetworkMode;
-  return !mode || mode === 'default' ? 'bridge' : mode;
-}
-
-/** Reads the main container's state from the pod. */
-export function podState(pod: V1Pod): { status: ContainerStatus; exitCode?: number; error?: string; oomKilled?: boolean; startedAt?: string; finishedAt?: string } {
-  const cs = pod.status?.containerStatuses?.find((s) => s.name === 'main');
-  const st = cs?.state;
-  const iso = (d: Date | string | undefined): string | undefined => (d === undefined ? undefined : new Date(d).toISOString());
-  // as dockerd shows a container that ran when its machine went down: exited, 255
-  const lost = lostNode(pod, 'main');
-  if (lost) return { status: 'exited', exitCode: 255, error: lost, startedAt: iso(st?.running?.startedAt), finishedAt: new Date().toISOString() };
-  if (st?.running) return { status: 'running', startedAt: iso(st.running.startedAt) };
-  if (st?.terminated) {
-    const t = st.terminated;
-    const error = t.reason === 'StartError' || t.reason === 'ContainerCannotRun' ? (t.message ?? t.reason) : '';
-    return { status: 'exited', exitCode: t.exitCode, error, oomKilled: t.reason === 'OOMKilled', startedAt: iso(t.startedAt), finishedAt: iso(t.finishedAt ?? new Date()) };
-  }
-  const waiting = st?.waiting;
-  if (waiting?.reason && FATAL_WAITING.has(waiting.reason)) return { status: 'exited', exitCode: 125, error: `${waiting.reason}: ${waiting.message ?? ''}`.trim() };
-  // An init container that cannot start (its image cannot be pulled) holds the pod forever: as fatal.
-  const stuck = stuckInit(pod);
-  if (stuck) {
-    const reason = `${stuck.reason}: ${stuck.message ?? ''}`.trim();
-    return { status: 'exited', exitCode: 125, error: stuck.name === FEED_CONTAINER ? feedFailure(stuck.image, reason) : `init container ${stuck.name} (image ${stuck.image}): ${reason}` };
-  }
-  const failed = failedInit(pod);
-  if (failed && (pod.status?.phase === 'Failed' || pod.status?.phase === 'Succeeded')) {
-    return { status: 'exited', exitCode: 125, error: `init container ${failed.name} failed (exit code ${failed.exitCode})${failed.message ? `: ${failed.message}` : ''}`, finishedAt: new Date().toISOString() };
-  }
-  if (pod.status?.phase === 'Failed' || pod.status?.phase === 'Succeeded') {
-    return { status: 'exited', exitCode: 137, error: pod.status.reason === 'DeadlineExceeded' ? '' : (pod.status.message ?? pod.status.reason ?? ''), finishedAt: new Date().toISOString() };
-  }
-  return { status: 'created' };
 }

@@ -2,19 +2,19 @@
  * What a restarted berth (same `--instance`) takes over: each pod carries its container's create
  * request, name, networks and aliases in the annotation `berth.dev/docker-container`; each claim its
  * volume's name. Peek pods of the dead berth are deleted (nobody reads through them any more). The
- * request is judged again under this berth's policy (create-plan.ts), leniently: a container the policy
+ * request is judged again under this berth's policy (containers/create-plan.ts), leniently: a container the policy
  * refuses is taken over all the same, to inspect and remove, and only its start is refused.
  */
 import { LABEL_OWNER } from '../runtime/pod-rules.js';
 import { ANNOTATION_CONTAINER } from '../runtime/sandbox-plan.js';
-import { LABEL_PEEK } from './peek.js';
-import { asArgv, podState, type AnonymousVolume, type ContainerRecord, type CreateBody } from './model.js';
-import type { Platform } from './platform.js';
+import { LABEL_PEEK } from './containers/peek.js';
+import { asArgv, type AnonymousVolume, type ContainerPlan, type ContainerRecord, type CreateBody } from './model.js';
+import { podState } from './containers/pod-state.js';
+import type { Platform } from './containers/platform.js';
 import type { Pod, ServeCluster } from './cluster.js';
-import type { Networks } from './networks.js';
-import type { Volumes } from './volumes.js';
-import type { ImageStore } from './image-store.js';
-import type { ContainerPlan } from './create-plan.js';
+import type { Networks } from './networks/networks.js';
+import type { Volumes } from './volumes/volumes.js';
+import type { ImageStore } from './images/image-store.js';
 
 /** On a pod kept for debugging after its container was removed: the time it was kept until. */
 export const ANNOTATION_KEPT_FAILED = 'berth.dev/kept-failed-until';
@@ -104,7 +104,7 @@ export interface RecoveryDeps {
   images: ImageStore;
   /** Publishes the ports of a running container again. */
   openPorts(c: ContainerRecord): Promise<void>;
-  /** A taken-over container's plan under this berth's policy (create-plan.ts replanContainer). */
+  /** A taken-over container's plan under this berth's policy (containers/create-plan.ts replanContainer). */
   replan(body: CreateBody): ContainerPlan;
   leftBehind(what: string, err: Error): void;
 }

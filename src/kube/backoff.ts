@@ -2,7 +2,7 @@
  * berth's one back-off: a call tried again after failures worth another try, waiting longer after each
  * (doubling up to a cap, or longer when the failure itself asks for a wait), until a number of tries or a
  * time budget is spent. What is worth another try is the caller's policy: the Kubernetes API's in
- * retry.ts, a published port's in dockerapi/port-proxy.ts, a task output's in task/outputs.ts. The clock
+ * retry.ts, a published port's in dockerapi/networks/port-proxy.ts, a task output's in task/outputs.ts. The clock
  * is injectable, so a test sees every wait without sleeping through it.
  */
 

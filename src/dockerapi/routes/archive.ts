@@ -1,7 +1,7 @@
 /** Archives: files in and out of a container as tar (docker cp). */
 import type { Writable } from 'node:stream';
 import { sanitizeArchive, goFileMode, DEFAULT_MAX_ARCHIVE_BYTES } from '../../runtime/files.js';
-import { badRequest, type Call, type Router } from '../http.js';
+import { badRequest, type Call, type Router } from '../http/http.js';
 import type { Engine } from '../engine.js';
 
 export function archiveRoutes(r: Router, engine: Engine): void {

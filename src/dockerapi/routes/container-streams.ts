@@ -1,17 +1,17 @@
 /**
  * A container's output: logs and attach. Both read the pod log (so an attach opened before the container
  * runs gets the whole output of the run), stdout and stderr apart through KEP-3288's `stream` parameter,
- * each copied exactly (log-copy.ts); when it cannot be, the response is cut rather than ended.
+ * each copied exactly (logs/log-copy.ts); when it cannot be, the response is cut rather than ended.
  */
 import type { Writable } from 'node:stream';
 import { KubeError } from '../../kube/errors.js';
-import { badRequest, compareVersions, type Call, type OpenedStream, type Router } from '../http.js';
-import { STDERR, STDOUT, frame } from '../framing.js';
-import { framedWriter } from '../framed-writer.js';
-import { LogIncomplete } from '../log-copy.js';
-import { ContainerLog, logHolds } from '../container-log.js';
-import { LogMerge } from '../log-merge.js';
-import { nowNanos, parseUnixTimestamp } from '../log-time.js';
+import { badRequest, compareVersions, type Call, type OpenedStream, type Router } from '../http/http.js';
+import { STDERR, STDOUT, frame } from '../http/framing.js';
+import { framedWriter } from '../logs/framed-writer.js';
+import { LogIncomplete } from '../logs/log-copy.js';
+import { ContainerLog, logHolds } from '../logs/container-log.js';
+import { LogMerge } from '../logs/log-merge.js';
+import { nowNanos, parseUnixTimestamp } from '../logs/log-time.js';
 import type { ContainerRecord } from '../model.js';
 import type { Engine } from '../engine.js';
 
@@ -90,7 +90,7 @@ interface LogOptions {
 
 /**
  * Pod log(s) → Docker frames. stdout and stderr apart through KEP-3288's `stream` parameter. Each log is
- * copied exactly (container-log.ts, log-copy.ts: dropped streams resumed, verified); when it cannot be, this
+ * copied exactly (logs/container-log.ts, logs/log-copy.ts: dropped streams resumed, verified); when it cannot be, this
  * rejects with LogIncomplete and the caller cuts the response instead of ending it as if it were whole.
  */
 async function streamLogs(engine: Engine, c: ContainerRecord, out: Writable, o: LogOptions): Promise<void> {
@@ -150,7 +150,7 @@ async function copyApart(log: ContainerLog, wanted: Array<['Stdout' | 'Stderr' |
   );
 }
 
-/** stdout and stderr read to their ends, merged by the times of their lines (log-merge.ts). */
+/** stdout and stderr read to their ends, merged by the times of their lines (logs/log-merge.ts). */
 async function copyByTime(log: ContainerLog, out: Writable, timestamps: boolean, everRan: boolean, signal: AbortSignal): Promise<void> {
   const merge = new LogMerge(out, timestamps);
   const aborted = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));

@@ -1,16 +1,17 @@
 /** Containers: create, list, inspect, the lifecycle (start, stop, kill, restart, wait, remove), top. */
-import { DockerError, badRequest, conflict, type Router } from '../http.js';
-import { parseFilters } from '../filters.js';
-import { containerListFilter } from '../container-filters.js';
-import { pruneFilter } from '../prune-filters.js';
-import { checkBody } from '../request-bodies.js';
-import { checkCreateValues } from '../create-checks.js';
-import { parseSignal } from '../signals.js';
-import { inspectContainer, listItem, type CreateBody } from '../model.js';
+import { DockerError, badRequest, conflict, type Router } from '../http/http.js';
+import { parseFilters } from '../filters/filters.js';
+import { containerListFilter } from '../filters/container-filters.js';
+import { pruneFilter } from '../filters/prune-filters.js';
+import { checkBody } from '../http/request-bodies.js';
+import { checkCreateValues } from '../containers/create-checks.js';
+import { parseSignal } from '../containers/signals.js';
+import type { CreateBody } from '../model.js';
+import { inspectContainer, listItem } from '../containers/container-view.js';
 import type { Engine } from '../engine.js';
-import { parseSnapshot, SNAPSHOT_SCRIPT } from '../proc-snapshot.js';
-import { psColumns, topTable } from '../top.js';
-import { parsePlatform } from '../platform.js';
+import { parseSnapshot, SNAPSHOT_SCRIPT } from '../containers/proc-snapshot.js';
+import { psColumns, topTable } from '../containers/top.js';
+import { parsePlatform } from '../containers/platform.js';
 
 export function containerRoutes(r: Router, engine: Engine): void {
   r.op('ContainerCreate', 'POST', '/containers/create', async (call) => {

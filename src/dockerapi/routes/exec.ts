@@ -1,14 +1,14 @@
-/** Exec: commands in a running container through pods/exec; records kept as dockerd keeps them (exec-records.ts). */
+/** Exec: commands in a running container through pods/exec; records kept as dockerd keeps them (containers/exec-records.ts). */
 import { PassThrough } from 'node:stream';
-import { badRequest, conflict, notFound, type Call, type Router } from '../http.js';
-import { checkBody } from '../request-bodies.js';
-import { STDERR, STDOUT } from '../framing.js';
-import { framedWriter } from '../framed-writer.js';
-import type { ExecRecord } from '../exec-records.js';
+import { badRequest, conflict, notFound, type Call, type Router } from '../http/http.js';
+import { checkBody } from '../http/request-bodies.js';
+import { STDERR, STDOUT } from '../http/framing.js';
+import { framedWriter } from '../logs/framed-writer.js';
+import type { ExecRecord } from '../containers/exec-records.js';
 import type { ContainerRecord } from '../model.js';
 import type { Engine } from '../engine.js';
 import { streamType } from './container-streams.js';
-import { execUserIsContainers, execUserRefusal } from '../exec-user.js';
+import { execUserIsContainers, execUserRefusal } from '../containers/exec-user.js';
 
 interface ExecCreateBody {
   Cmd?: string[] | string | null;

@@ -1,11 +1,11 @@
 /** Images: pulls are records (the kubelet pulls when a pod starts), with the config the registry gives. */
-import { badRequest, compareVersions, type Call, type Router } from '../http.js';
-import { checkKeys, parseFilters, type Filters } from '../filters.js';
-import { imageListFilter } from '../image-filters.js';
-import { imageListItem, inspectImage } from '../image-view.js';
+import { badRequest, compareVersions, type Call, type Router } from '../http/http.js';
+import { checkKeys, parseFilters, type Filters } from '../filters/filters.js';
+import { imageListFilter } from '../filters/image-filters.js';
+import { imageListItem, inspectImage } from '../images/image-view.js';
 import type { Engine } from '../engine.js';
 import { goArch } from './system.js';
-import { normalizeImage } from '../image-ref.js';
+import { normalizeImage } from '../images/image-ref.js';
 
 export function imageRoutes(r: Router, engine: Engine): void {
   r.op('ImageCreate', 'POST', '/images/create', (call) => pull(engine, call));

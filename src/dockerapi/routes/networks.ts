@@ -1,12 +1,12 @@
 /** Networks: records; aliases become Services and pod hostAliases (../networks.ts). */
-import { badRequest, type Router } from '../http.js';
-import { parseFilters } from '../filters.js';
-import { networkListFilter } from '../network-filters.js';
-import { pruneFilter } from '../prune-filters.js';
-import { checkBody } from '../request-bodies.js';
-import type { NetworkCreateBody } from '../networks.js';
+import { badRequest, type Router } from '../http/http.js';
+import { parseFilters } from '../filters/filters.js';
+import { networkListFilter } from '../filters/network-filters.js';
+import { pruneFilter } from '../filters/prune-filters.js';
+import { checkBody } from '../http/request-bodies.js';
+import type { NetworkCreateBody } from '../networks/networks.js';
 import type { Engine } from '../engine.js';
-import { checkEndpointSettings, checkNetworkCreate, type NetworkCreateSettings } from '../network-settings.js';
+import { checkEndpointSettings, checkNetworkCreate, type NetworkCreateSettings } from '../networks/network-settings.js';
 
 export function networkRoutes(r: Router, engine: Engine): void {
   r.op('NetworkList', 'GET', '/networks', (call) => {

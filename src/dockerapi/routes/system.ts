@@ -1,11 +1,11 @@
 /** System: ping, version, info, events. */
 import os from 'node:os';
-import { API_VERSION, MIN_API_VERSION, badRequest, type Call, type Router } from '../http.js';
-import { parseFilters } from '../filters.js';
-import { eventFilter } from '../event-filters.js';
+import { API_VERSION, MIN_API_VERSION, badRequest, type Call, type Router } from '../http/http.js';
+import { parseFilters } from '../filters/filters.js';
+import { eventFilter } from '../filters/event-filters.js';
 import type { Engine } from '../engine.js';
 import type { DockerEvent } from '../event-bus.js';
-import { parseUnixTimestamp } from '../log-time.js';
+import { parseUnixTimestamp } from '../logs/log-time.js';
 
 export interface SystemInfo {
   /** berth's version, reported as the engine's (given by the CLI: this package does not read it). */

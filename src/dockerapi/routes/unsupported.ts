@@ -1,5 +1,5 @@
 /** Operations a pod cannot do (build, commit, export, stats, pause, image load/save/push/history/search, distribution, df, login): 501, saying why. */
-import type { Router } from '../http.js';
+import type { Router } from '../http/http.js';
 
 /** Said where a client asks berth to build (its build stream's error line). */
 export const CANNOT_BUILD =

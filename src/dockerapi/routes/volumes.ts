@@ -1,11 +1,11 @@
 /** Volumes: PersistentVolumeClaims (../volumes.ts). */
-import type { Router } from '../http.js';
-import { parseFilters } from '../filters.js';
-import { volumeListFilter } from '../volume-filters.js';
-import { volumePruneFilter } from '../prune-filters.js';
-import { checkBody } from '../request-bodies.js';
+import type { Router } from '../http/http.js';
+import { parseFilters } from '../filters/filters.js';
+import { volumeListFilter } from '../filters/volume-filters.js';
+import { volumePruneFilter } from '../filters/prune-filters.js';
+import { checkBody } from '../http/request-bodies.js';
 import { newId } from '../model.js';
-import { refuseDriverSettings } from '../volumes.js';
+import { refuseDriverSettings } from '../volumes/volumes.js';
 import type { Engine } from '../engine.js';
 
 export function volumeRoutes(r: Router, engine: Engine): void {

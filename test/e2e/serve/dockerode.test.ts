@@ -5,7 +5,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import Docker from 'dockerode';
-import { demux } from '../../../src/dockerapi/framing.js';
+import { demux } from '../../../src/dockerapi/http/framing.js';
 import { BUSYBOX, freshNamespace } from '../harness/cluster.js';
 import { type DockerEngine, startBerth, startPodman, stopAndCheckLeftovers } from './serve-env.js';
 import { tarOf } from '../../util/tar.js';

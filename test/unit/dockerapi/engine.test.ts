@@ -3,7 +3,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Engine, type EngineOptions } from '../../../src/dockerapi/engine.js';
 import type { DockerEvent } from '../../../src/dockerapi/event-bus.js';
-import { inspectContainer, type ContainerRecord, type CreateBody } from '../../../src/dockerapi/model.js';
+import type { ContainerRecord, CreateBody } from '../../../src/dockerapi/model.js';
+import { inspectContainer } from '../../../src/dockerapi/containers/container-view.js';
 import { FakeCluster } from './fake-cluster.js';
 import { pack } from 'tar-stream';
 import { Writable } from 'node:stream';
@@ -241,7 +242,7 @@ test('exec records: an ended exec is forgotten after the keep, and with its cont
 });
 
 test('exec records: pruned a while after they ended, never-started ones later, and bounded in count', async () => {
-  const { ExecStore } = await import('../../../src/dockerapi/exec-records.js');
+  const { ExecStore } = await import('../../../src/dockerapi/containers/exec-records.js');
   let now = 0;
   const store = new ExecStore({ keepEndedMs: 1000, keepUnstartedMs: 5000, max: 3, now: () => now });
   const spec = { containerId: 'c', cmd: ['true'], env: [], workingDir: '', user: '', tty: false, attachStdin: false, attachStdout: true, attachStderr: false };
@@ -327,7 +328,7 @@ test('Dns settings become the pod dnsConfig; RestartPolicy is accepted with a wa
 });
 
 test('names given to unnamed containers never contain undefined (ids past 0x80000000 too)', async () => {
-  const { generatedName } = await import('../../../src/dockerapi/names.js');
+  const { generatedName } = await import('../../../src/dockerapi/containers/names.js');
   for (const prefix of ['00000000', '7fffffff', '80000000', 'ffffffff', 'deadbeef']) {
     assert.match(generatedName(`${prefix}${'0'.repeat(56)}`), /^[a-z]+_[a-z]+_[0-9a-f]{6}$/, prefix);
   }

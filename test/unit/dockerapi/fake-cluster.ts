@@ -6,7 +6,7 @@ import { PassThrough, Readable, type Duplex } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import type { Claim, ExecIo, LogQuery, NetworkPolicy, Pod, PodTemplate, ServeCluster, Service, Session } from '../../../src/dockerapi/cluster.js';
 import { StreamLost } from '../../../src/kube/errors.js';
-import { FEED_CONTAINER } from '../../../src/dockerapi/file-feed.js';
+import { FEED_CONTAINER } from '../../../src/dockerapi/containers/file-feed.js';
 
 type Watcher = (type: string, pod: Pod) => void;
 

@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeError } from '../../../src/kube/errors.js';
 import { openPortForward } from '../../../src/kube/port-forward.js';
-import { PortProxy } from '../../../src/dockerapi/port-proxy.js';
+import { PortProxy } from '../../../src/dockerapi/networks/port-proxy.js';
 import { startPortForwardServer, type PortForwardServer } from '../../util/port-forward-server.js';
 import { stubKubeConfig } from '../../util/stub-kubeconfig.js';
 import { closedPort, startEchoServer, type EchoServer } from '../../util/tcp.js';

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import { ensureExecutable } from '../../../src/catalog/exec.js';
 import { parseOciRef, pullCatalogArtifact, pushBlob, pushCatalogArtifact, sha256Digest } from '../../../src/catalog/oci.js';
-import { readImageInfo } from '../../../src/dockerapi/image-config.js';
+import { readImageInfo } from '../../../src/dockerapi/images/image-config.js';
 import { RegistryClient } from '../../../src/registry/client.js';
 import { clearTokenCache } from '../../../src/registry/token.js';
 import { dockerConfig, startHtpasswdRegistry, startTokenRegistry, type AuthRegistry } from './auth-servers.js';

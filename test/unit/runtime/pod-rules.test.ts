@@ -12,12 +12,12 @@ import { ANNOTATION_EXPIRES_AT, LABEL_MANAGED_BY, LABEL_OWNER, type RunAs } from
 import { LABEL_CONTAINER_ID, SANDBOX_CONTAINER } from '../../../src/runtime/sandbox-plan.js';
 import { startWarmPod } from '../../../src/runtime/warm-start.js';
 import { WarmPool } from '../../../src/runtime/warm-pool.js';
-import { DOCKER_DEFAULT_CAPABILITIES } from '../../../src/dockerapi/capabilities.js';
-import { planPeekPod, planRunPod, type PodContext, type RunPodInputs } from '../../../src/dockerapi/container-pod.js';
-import { replanContainer, type CreatePolicy } from '../../../src/dockerapi/create-plan.js';
-import { FEED_CONTAINER } from '../../../src/dockerapi/file-feed.js';
+import { DOCKER_DEFAULT_CAPABILITIES } from '../../../src/dockerapi/containers/capabilities.js';
+import { planPeekPod, planRunPod, type PodContext, type RunPodInputs } from '../../../src/dockerapi/containers/container-pod.js';
+import { replanContainer, type CreatePolicy } from '../../../src/dockerapi/containers/create-plan.js';
+import { FEED_CONTAINER } from '../../../src/dockerapi/containers/file-feed.js';
 import type { ContainerRecord, CreateBody } from '../../../src/dockerapi/model.js';
-import { planDenyPolicy } from '../../../src/dockerapi/network-isolation.js';
+import { planDenyPolicy } from '../../../src/dockerapi/networks/network-isolation.js';
 import { planCacheClaim } from '../../../src/task/caches.js';
 import { parseTaskConfig } from '../../../src/task/config.js';
 import { layOut } from '../../../src/task/layout.js';

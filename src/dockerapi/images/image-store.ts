@@ -1,0 +1,100 @@
+/**
+ * Images are records of pulls: the kubelet pulls for real when a pod starts. A record carries the
+ * image's config when its registry gives it (image-config.ts), so create can merge it as dockerd does.
+ */
+import { notFound } from '../http/http.js';
+import { isReaperImage } from '../ryuk/reaper.js';
+import { imageId, type ImageRecord } from '../model.js';
+import { familiarImage, normalizeImage, repositoryOf, tryNormalizeImage } from './image-ref.js';
+import type { ImageConfigSource, ImageLookup } from './image-config.js';
+import type { EventBus } from '../event-bus.js';
+
+export class ImageStore {
+  readonly records = new Map<string, ImageRecord>();
+
+  constructor(
+    private readonly bus: EventBus,
+    /** Reads image configs from registries; undefined: images stay records (--no-image-config). */
+    private readonly configs: ImageConfigSource | undefined,
+  ) {}
+
+  get size(): number {
+    return this.records.size;
+  }
+
+  values(): IterableIterator<ImageRecord> {
+    return this.records.values();
+  }
+
+  /** By reference (as Docker normalizes it), full id, or id prefix of 12+ characters; 404 otherwise. */
+  find(ref: string): ImageRecord {
+    const norm = tryNormalizeImage(ref);
+    for (const img of this.records.values()) if ((norm !== undefined && img.tags.has(norm)) || img.id === ref || img.id === `sha256:${ref}` || (ref.length >= 12 && img.id.startsWith(`sha256:${ref}`))) return img;
+    throw notFound(`No such image: ${ref}`);
+  }
+
+  /**
+   * Records a pull (every pull is an event, as dockerd's: a re-pull too, named in the familiar form, with the
+   * image's labels among its attributes as far as berth knows its config: `docker events --filter label=…`).
+   */
+  pull(ref: string): ImageRecord {
+    const norm = normalizeImage(ref);
+    const img = this.remember(norm);
+    this.bus.emit('image', 'pull', { id: familiarImage(norm), name: familiarImage(repositoryOf(norm)), body: { Labels: img.info?.config.Labels } });
+    return img;
+  }
+
+  /** The record of `ref`, made if there is none, without a pull event: a container of an earlier berth names its image, or a pull reads the config before its event. */
+  remember(ref: string): ImageRecord {
+    const norm = normalizeImage(ref);
+    return [...this.records.values()].find((i) => i.tags.has(norm)) ?? this.add(norm);
+  }
+
+  private add(norm: string): ImageRecord {
+    const id = imageId(norm);
+    const img: ImageRecord = { id, ref: norm, tags: new Set([norm]), created: new Date() };
+    this.records.set(id, img);
+    return img;
+  }
+
+  tag(ref: string, repo: string, tag: string): void {
+    this.find(ref).tags.add(normalizeImage(`${repo}:${tag}`));
+  }
+
+  /** `docker rmi`: untags the name given while others remain, else deletes the record. */
+  remove(ref: string): Array<Record<string, string>> {
+    const img = this.find(ref);
+    const norm = tryNormalizeImage(ref);
+    const out: Array<Record<string, string>> = [];
+    if (norm !== undefined && img.tags.has(norm) && img.tags.size > 1) {
+      img.tags.delete(norm);
+      out.push({ Untagged: familiarImage(norm) });
+      return out;
+    }
+    for (const t of img.tags) out.push({ Untagged: familiarImage(t) });
+    out.push({ Deleted: img.id });
+    this.records.delete(img.id);
+    this.bus.emit('image', 'delete', { id: img.id, name: familiarImage(img.ref) });
+    return out;
+  }
+
+  /** Reads the image's config from its registry: again on every pull, once before a create. */
+  async readConfig(img: ImageRecord, fresh: boolean): Promise<ImageLookup | undefined> {
+    if (!this.configs || isReaperImage(img.ref)) return undefined;
+    const found = await this.configs.lookUp(img.ref, fresh);
+    if ('info' in found) img.info = found.info;
+    return found;
+  }
+
+  /** Before create: the config of a pulled image not yet looked up (an unknown image is create's 404). */
+  async prepare(ref: unknown): Promise<void> {
+    if (typeof ref !== 'string') return;
+    let img: ImageRecord;
+    try {
+      img = this.find(ref);
+    } catch {
+      return;
+    }
+    if (!img.info) await this.readConfig(img, false);
+  }
+}
