@@ -36,7 +36,10 @@ async function cost(cluster: BenchCluster, op: () => void | Promise<void>): Prom
   return tallyBetween(before, await tallyOf(cluster));
 }
 
-const line = (what: string, t: TallySnapshot): string => `${what.padEnd(58)} ${String(t.total).padStart(4)} requests: ${Object.entries(t.requests).map(([k, n]) => `${k} ${n}`).join(', ')}`;
+const line = (what: string, t: TallySnapshot): string =>
+  `${what.padEnd(58)} ${String(t.total).padStart(4)} requests: ${Object.entries(t.requests)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ')}`;
 
 async function poolHolds(socket: string, pods: number): Promise<void> {
   for (let i = 0; i < 150; i++) {
@@ -49,7 +52,15 @@ async function poolHolds(socket: string, pods: number): Promise<void> {
 
 async function functionCalls(cluster: BenchCluster, env: NodeJS.ProcessEnv, dir: string): Promise<void> {
   const socket = join(dir, 'agent.sock');
-  const agent = { ...env, BERTH_SHIM_AGENT: '1', BERTH_SHIM_AGENT_SOCKET: socket, BERTH_SHIM_POOL_SIZE: '1', BERTH_SHIM_POOL_BURST: '1', BERTH_SHIM_POOL_IDLE: '300', PATH: `${join(dir, 'shim')}:${env.PATH ?? ''}` };
+  const agent = {
+    ...env,
+    BERTH_SHIM_AGENT: '1',
+    BERTH_SHIM_AGENT_SOCKET: socket,
+    BERTH_SHIM_POOL_SIZE: '1',
+    BERTH_SHIM_POOL_BURST: '1',
+    BERTH_SHIM_POOL_IDLE: '300',
+    PATH: `${join(dir, 'shim')}:${env.PATH ?? ''}`,
+  };
   run(process.execPath, [cli, 'shim', 'install', join(dir, 'shim')], env);
   const cold = await cost(cluster, () => run('docker', FN_ARGV, { ...agent, BERTH_SHIM_AGENT: '0' }, INPUT));
   console.log(line('function call, cold (a berth process, BERTH_SHIM_AGENT=0)', cold));
@@ -61,17 +72,29 @@ async function functionCalls(cluster: BenchCluster, env: NodeJS.ProcessEnv, dir:
     await poolHolds(socket, 1);
   });
   console.log(line('function call, warm (the agent, a warm pod; with its refill)', warm));
-  reportGoal({ area: 'api', measure: 'requests of a warm function call (with the refill of the pool)', value: `${warm.total} requests`, ratio: warm.total, reference: `cold call ${cold.total} requests`, goal: '≤ 6 requests' });
+  reportGoal({
+    area: 'api',
+    measure: 'requests of a warm function call (with the refill of the pool)',
+    value: `${warm.total} requests`,
+    ratio: warm.total,
+    reference: `cold call ${cold.total} requests`,
+    goal: '≤ 6 requests',
+  });
   const pid = Number(readFileSync(`${socket}.pid`, 'utf8'));
   process.kill(pid, 'SIGTERM');
 }
 
 async function serveContainers(cluster: BenchCluster, env: NodeJS.ProcessEnv, dir: string): Promise<void> {
   const socket = join(dir, 'berth.sock');
-  const serve = spawn(process.execPath, [cli, 'serve', '--kubeconfig', cluster.kubeconfig, '-n', cluster.ns, '-H', `unix://${socket}`, '--instance', 'apicost'], { stdio: ['ignore', 'ignore', 'inherit'], env });
+  const serve = spawn(
+    process.execPath,
+    [cli, 'serve', '--kubeconfig', cluster.kubeconfig, '-n', cluster.ns, '-H', `unix://${socket}`, '--instance', 'apicost'],
+    { stdio: ['ignore', 'ignore', 'inherit'], env },
+  );
   const docker = { ...env, DOCKER_HOST: `unix://${socket}` };
   try {
-    for (let i = 0; i < 100 && spawnSync('docker', ['version'], { env: docker, stdio: 'ignore' }).status !== 0; i++) await new Promise((r) => setTimeout(r, 200));
+    for (let i = 0; i < 100 && spawnSync('docker', ['version'], { env: docker, stdio: 'ignore' }).status !== 0; i++)
+      await new Promise((r) => setTimeout(r, 200));
     run('docker', ['pull', IMAGE], docker);
     const one = await cost(cluster, () => {
       run('docker', ['run', '-d', '--name', 'c0', IMAGE, 'sleep', '600'], docker);
@@ -84,11 +107,36 @@ async function serveContainers(cluster: BenchCluster, env: NodeJS.ProcessEnv, di
       const idle = await cost(cluster, () => new Promise((r) => setTimeout(r, IDLE_MS)));
       const open = Object.values(idle.openWatches).reduce((a, b) => a + b, 0);
       watches.push(open);
-      console.log(`berth serve with ${n} running container(s): ${open} open watches (${Object.entries(idle.openWatches).map(([k, v]) => `${k} ${v}`).join(', ')}); ${idle.total} requests in ${IDLE_MS / 1000} s idle${idle.total ? `: ${Object.entries(idle.requests).map(([k, v]) => `${k} ${v}`).join(', ')}` : ''}`);
-      if (n === 10) reportGoal({ area: 'api', measure: 'requests of berth serve in 10 s with 10 idle containers (nothing polls)', value: `${idle.total} requests`, ratio: idle.total, reference: `${one.total} for one container's life`, goal: '≤ 0 requests' });
+      console.log(
+        `berth serve with ${n} running container(s): ${open} open watches (${Object.entries(idle.openWatches)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')}); ${idle.total} requests in ${IDLE_MS / 1000} s idle${
+          idle.total
+            ? `: ${Object.entries(idle.requests)
+                .map(([k, v]) => `${k} ${v}`)
+                .join(', ')}`
+            : ''
+        }`,
+      );
+      if (n === 10)
+        reportGoal({
+          area: 'api',
+          measure: 'requests of berth serve in 10 s with 10 idle containers (nothing polls)',
+          value: `${idle.total} requests`,
+          ratio: idle.total,
+          reference: `${one.total} for one container's life`,
+          goal: '≤ 0 requests',
+        });
       for (let i = 0; i < n; i++) run('docker', ['rm', '-f', `w${n}-${i}`], docker);
     }
-    reportGoal({ area: 'api', measure: 'watches berth serve holds in one namespace with 10 containers', value: `${watches[1]} watches`, ratio: watches[1]!, reference: `with 1 container: ${watches[0]}`, goal: '≤ 1 watches' });
+    reportGoal({
+      area: 'api',
+      measure: 'watches berth serve holds in one namespace with 10 containers',
+      value: `${watches[1]} watches`,
+      ratio: watches[1]!,
+      reference: `with 1 container: ${watches[0]}`,
+      goal: '≤ 1 watches',
+    });
   } finally {
     serve.kill('SIGTERM');
     await new Promise((r) => serve.once('exit', r));
@@ -108,9 +156,15 @@ async function main(): Promise<void> {
   const cluster = await startBenchCluster('berth-bench-api-');
   const dir = mkdtempSync(join(tmpdir(), 'berth-bench-api-files-'));
   try {
-    const env: NodeJS.ProcessEnv = { ...process.env, KUBECONFIG: cluster.kubeconfig, BERTH_NAMESPACE: cluster.ns, BERTH_HELPER_IMAGE: IMAGE, BERTH_OWNER: 'bench' };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      KUBECONFIG: cluster.kubeconfig,
+      BERTH_NAMESPACE: cluster.ns,
+      BERTH_HELPER_IMAGE: IMAGE,
+      BERTH_OWNER: 'bench',
+    };
     for (const k of ['BERTH_CONFIG', 'BERTH_KUBECONFIG', 'BERTH_CONTEXT', 'BERTH_TASK_ARTIFACTS', 'BERTH_TRACE']) delete env[k];
-    console.log('What each operation costs the API server (requests through the cluster\'s front proxy; the kubelet, controllers and scheduler not counted):');
+    console.log("What each operation costs the API server (requests through the cluster's front proxy; the kubelet, controllers and scheduler not counted):");
     await functionCalls(cluster, env, dir);
     await serveContainers(cluster, env, dir);
     await tasks(cluster, env, dir);

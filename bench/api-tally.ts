@@ -12,7 +12,10 @@ function adminGet(cluster: BenchCluster, path: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const req = request(`${state.server}${path}`, { ca, agent: false, headers: { Authorization: `Bearer ${token}` } }, (res) => {
       let body = '';
-      res.setEncoding('utf8').on('data', (d: string) => (body += d)).on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`GET ${path}: ${res.statusCode} ${body}`))));
+      res
+        .setEncoding('utf8')
+        .on('data', (d: string) => (body += d))
+        .on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`GET ${path}: ${res.statusCode} ${body}`))));
     });
     req.on('error', reject);
     req.end();

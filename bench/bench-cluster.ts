@@ -27,7 +27,10 @@ const BENCH_IMAGES = ['localhost/berth/busybox:1', 'localhost/berth/krm-echo:1',
  * serve bench's separate stdout and stderr need) and the bench images loaded into its node.
  */
 export function devClusterUp(stateDir: string, env: NodeJS.ProcessEnv = process.env, extra: string[] = []): ReturnType<typeof spawnSync> {
-  return spawnSync(process.execPath, [cli, 'dev-cluster', 'up', '--state-dir', stateDir, '--split-log-streams', ...extra, '--load', ...BENCH_IMAGES], { stdio: 'inherit', env });
+  return spawnSync(process.execPath, [cli, 'dev-cluster', 'up', '--state-dir', stateDir, '--split-log-streams', ...extra, '--load', ...BENCH_IMAGES], {
+    stdio: 'inherit',
+    env,
+  });
 }
 
 /** extra: more options of `dev-cluster up` (--nodes 2, --users FILE) */

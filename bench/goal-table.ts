@@ -12,7 +12,9 @@ const rows = readFileSync(file, 'utf8')
   .map((l) => JSON.parse(l) as GoalRow);
 
 const fmt = (r: number): string => (r >= 10 ? r.toFixed(0) : r.toFixed(2));
-console.log(`\nMachine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), ${Math.round(totalmem() / 2 ** 30)} GiB, load average ${loadavg()[0].toFixed(1)} at the end; ${new Date().toISOString().slice(0, 10)}\n`);
+console.log(
+  `\nMachine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), ${Math.round(totalmem() / 2 ** 30)} GiB, load average ${loadavg()[0].toFixed(1)} at the end; ${new Date().toISOString().slice(0, 10)}\n`,
+);
 console.log('| area | measure | berth | reference (same run) | ratio | goal | met |');
 console.log('|---|---|---|---|---|---|---|');
 for (const r of rows) {

@@ -27,7 +27,12 @@ const SERVE_CONTAINERS = Number(process.env.BENCH_LOAD_CONTAINERS ?? 100);
 const PLANS = Number(process.env.BENCH_LOAD_PLANS ?? 20);
 const BUILDS = Number(process.env.BENCH_LOAD_BUILDS ?? 10);
 
-interface Ended { code: number | null; stdout: string; stderr: string; ms: number }
+interface Ended {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
 
 function timedRun(cmd: string, args: string[], env: NodeJS.ProcessEnv, input = ''): Promise<Ended> {
   return new Promise((resolve) => {
@@ -50,12 +55,14 @@ function timedRun(cmd: string, args: string[], env: NodeJS.ProcessEnv, input = '
 async function bounded<T>(jobs: (() => Promise<T>)[], limit: number): Promise<T[]> {
   const out: T[] = new Array(jobs.length);
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(limit, jobs.length) }, async () => {
-    while (next < jobs.length) {
-      const i = next++;
-      out[i] = await jobs[i]!();
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(limit, jobs.length) }, async () => {
+      while (next < jobs.length) {
+        const i = next++;
+        out[i] = await jobs[i]!();
+      }
+    }),
+  );
   return out;
 }
 
@@ -94,33 +101,68 @@ async function functionLoad(cluster: BenchCluster, env: NodeJS.ProcessEnv, dir: 
   const exact = builds.filter((b) => b.code === 0 && b.stdout === alone.stdout).length;
   const wrong = builds.filter((b) => b.code === 0 && b.stdout !== alone.stdout).length;
   const mem = memoryOf(Number(readFileSync(`${socket}.pid`, 'utf8')));
-  console.log(`${BUILDS} kustomize builds of 10 functions at once (${BUILDS * 10} calls): ${exact} exact, ${BUILDS - exact - wrong} failed, ${wrong} wrong; builds ${times(builds.map((b) => b.ms))} (one alone ${s(alone.ms)}); the agent's memory peak ${mem.peak.toFixed(0)} MB; ${rate}`);
+  console.log(
+    `${BUILDS} kustomize builds of 10 functions at once (${BUILDS * 10} calls): ${exact} exact, ${BUILDS - exact - wrong} failed, ${wrong} wrong; builds ${times(builds.map((b) => b.ms))} (one alone ${s(alone.ms)}); the agent's memory peak ${mem.peak.toFixed(0)} MB; ${rate}`,
+  );
   for (const b of builds.filter((x) => x.code !== 0)) console.log(`  failed: ${b.stderr.trim().split('\n').slice(-2).join(' | ')}`);
-  reportGoal({ area: 'load', measure: `${BUILDS * 10} function calls at once (${BUILDS} kustomize builds): wrong results`, value: `${wrong} wrong, ${exact} exact`, ratio: wrong, reference: `a build alone ${s(alone.ms)}`, goal: '≤ 0 wrong' });
+  reportGoal({
+    area: 'load',
+    measure: `${BUILDS * 10} function calls at once (${BUILDS} kustomize builds): wrong results`,
+    value: `${wrong} wrong, ${exact} exact`,
+    ratio: wrong,
+    reference: `a build alone ${s(alone.ms)}`,
+    goal: '≤ 0 wrong',
+  });
   spawnSync(process.execPath, [cli, 'shim', 'pool', 'drain', '--socket', socket]);
   process.kill(Number(readFileSync(`${socket}.pid`, 'utf8')), 'SIGTERM');
 }
 
 async function serveLoad(cluster: BenchCluster, env: NodeJS.ProcessEnv, dir: string): Promise<void> {
   const socket = join(dir, 'serve.sock');
-  const serve = spawn(process.execPath, [cli, 'serve', '-n', cluster.ns, '-H', `unix://${socket}`, '--instance', 'load'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const serve = spawn(process.execPath, [cli, 'serve', '-n', cluster.ns, '-H', `unix://${socket}`, '--instance', 'load'], {
+    env,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const docker = { ...env, DOCKER_HOST: `unix://${socket}` };
   try {
-    for (let i = 0; i < 100 && spawnSync('docker', ['version'], { env: docker, stdio: 'ignore' }).status !== 0; i++) await new Promise((r) => setTimeout(r, 200));
+    for (let i = 0; i < 100 && spawnSync('docker', ['version'], { env: docker, stdio: 'ignore' }).status !== 0; i++)
+      await new Promise((r) => setTimeout(r, 200));
     await timedRun('docker', ['pull', IMAGE], docker);
     let created: Ended[] = [];
     const rate = await requestRate(cluster, async () => {
-      created = await bounded(Array.from({ length: SERVE_CONTAINERS }, (_, i) => () => timedRun('docker', ['run', '-d', '--name', `load-${i}`, IMAGE, 'sleep', '3600'], docker)), 20);
+      created = await bounded(
+        Array.from({ length: SERVE_CONTAINERS }, (_, i) => () => timedRun('docker', ['run', '-d', '--name', `load-${i}`, IMAGE, 'sleep', '3600'], docker)),
+        20,
+      );
     });
     const running = (await timedRun('docker', ['ps', '-q', '--filter', 'status=running'], docker)).stdout.split('\n').filter(Boolean).length;
     const mem = memoryOf(serve.pid!);
     const watches = Object.values((await tallyOf(cluster)).openWatches).reduce((a, b) => a + b, 0);
     const failed = created.filter((c) => c.code !== 0);
-    console.log(`berth serve, ${SERVE_CONTAINERS} containers created 20 at a time: ${running} running, ${failed.length} creates failed; create ${times(created.map((c) => c.ms))}; berth serve's memory ${mem.now.toFixed(0)} MB (peak ${mem.peak.toFixed(0)} MB); ${watches} open watches; ${rate}`);
+    console.log(
+      `berth serve, ${SERVE_CONTAINERS} containers created 20 at a time: ${running} running, ${failed.length} creates failed; create ${times(created.map((c) => c.ms))}; berth serve's memory ${mem.now.toFixed(0)} MB (peak ${mem.peak.toFixed(0)} MB); ${watches} open watches; ${rate}`,
+    );
     for (const f of failed.slice(0, 3)) console.log(`  failed: ${f.stderr.trim()}`);
-    reportGoal({ area: 'load', measure: `berth serve with ${SERVE_CONTAINERS} live containers: memory`, value: `${mem.now.toFixed(0)} MB`, ratio: mem.now, reference: `create ${times(created.map((c) => c.ms))}`, goal: '≤ 300 MB' });
-    reportGoal({ area: 'load', measure: `berth serve with ${SERVE_CONTAINERS} live containers: running`, value: `${running} of ${SERVE_CONTAINERS}`, ratio: running, reference: `${failed.length} creates failed`, goal: `≥ ${SERVE_CONTAINERS} running` });
-    await bounded(Array.from({ length: SERVE_CONTAINERS }, (_, i) => () => timedRun('docker', ['rm', '-f', `load-${i}`], docker)), 20);
+    reportGoal({
+      area: 'load',
+      measure: `berth serve with ${SERVE_CONTAINERS} live containers: memory`,
+      value: `${mem.now.toFixed(0)} MB`,
+      ratio: mem.now,
+      reference: `create ${times(created.map((c) => c.ms))}`,
+      goal: '≤ 300 MB',
+    });
+    reportGoal({
+      area: 'load',
+      measure: `berth serve with ${SERVE_CONTAINERS} live containers: running`,
+      value: `${running} of ${SERVE_CONTAINERS}`,
+      ratio: running,
+      reference: `${failed.length} creates failed`,
+      goal: `≥ ${SERVE_CONTAINERS} running`,
+    });
+    await bounded(
+      Array.from({ length: SERVE_CONTAINERS }, (_, i) => () => timedRun('docker', ['rm', '-f', `load-${i}`], docker)),
+      20,
+    );
   } finally {
     serve.kill('SIGTERM');
     await new Promise((r) => serve.once('exit', r));
@@ -129,7 +171,10 @@ async function serveLoad(cluster: BenchCluster, env: NodeJS.ProcessEnv, dir: str
 
 async function planLoad(cluster: BenchCluster, env: NodeJS.ProcessEnv, dir: string): Promise<void> {
   const plan = join(dir, 'plan.yml');
-  writeFileSync(plan, `plan:\n${['one', 'two', 'three'].map((n) => `  - task: ${n}\n    config: { platform: linux, run: { path: echo, args: [step-${n}] } }\n`).join('')}`);
+  writeFileSync(
+    plan,
+    `plan:\n${['one', 'two', 'three'].map((n) => `  - task: ${n}\n    config: { platform: linux, run: { path: echo, args: [step-${n}] } }\n`).join('')}`,
+  );
   let runs: Ended[] = [];
   const rate = await requestRate(cluster, async () => {
     runs = await Promise.all(Array.from({ length: PLANS }, () => timedRun(process.execPath, [cli, 'task', 'plan', 'run', plan, '--image', IMAGE], env)));
@@ -138,7 +183,14 @@ async function planLoad(cluster: BenchCluster, env: NodeJS.ProcessEnv, dir: stri
   const wrong = runs.filter((r) => r.code === 0 && !['one', 'two', 'three'].every((n) => r.stdout.includes(`step-${n}\n`))).length;
   console.log(`${PLANS} plans of 3 steps at once: ${exact} exact, ${PLANS - exact - wrong} failed, ${wrong} wrong; ${times(runs.map((r) => r.ms))}; ${rate}`);
   for (const r of runs.filter((x) => x.code !== 0).slice(0, 3)) console.log(`  failed (${r.code}): ${r.stderr.trim().split('\n').slice(-2).join(' | ')}`);
-  reportGoal({ area: 'load', measure: `${PLANS} task plans of 3 steps at once: wrong results`, value: `${wrong} wrong, ${exact} exact`, ratio: wrong, reference: times(runs.map((r) => r.ms)), goal: '≤ 0 wrong' });
+  reportGoal({
+    area: 'load',
+    measure: `${PLANS} task plans of 3 steps at once: wrong results`,
+    value: `${wrong} wrong, ${exact} exact`,
+    ratio: wrong,
+    reference: times(runs.map((r) => r.ms)),
+    goal: '≤ 0 wrong',
+  });
 }
 
 /**
@@ -148,7 +200,12 @@ async function planLoad(cluster: BenchCluster, env: NodeJS.ProcessEnv, dir: stri
  * bench saw no rejection at all).
  */
 const THROTTLE = [
-  { apiVersion: 'flowcontrol.apiserver.k8s.io/v1', kind: 'PriorityLevelConfiguration', metadata: { name: 'berth-bench-ballast' }, spec: { type: 'Limited', limited: { nominalConcurrencyShares: 2000, lendablePercent: 100, limitResponse: { type: 'Reject' } } } },
+  {
+    apiVersion: 'flowcontrol.apiserver.k8s.io/v1',
+    kind: 'PriorityLevelConfiguration',
+    metadata: { name: 'berth-bench-ballast' },
+    spec: { type: 'Limited', limited: { nominalConcurrencyShares: 2000, lendablePercent: 100, limitResponse: { type: 'Reject' } } },
+  },
   {
     apiVersion: 'flowcontrol.apiserver.k8s.io/v1',
     kind: 'PriorityLevelConfiguration',
@@ -163,7 +220,13 @@ const THROTTLE = [
       priorityLevelConfiguration: { name: 'berth-bench-tight' },
       matchingPrecedence: 100,
       distinguisherMethod: { type: 'ByUser' },
-      rules: [{ subjects: [{ kind: 'User', user: { name: 'shim' } }], resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'], namespaces: ['*'], clusterScope: true }], nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }] }],
+      rules: [
+        {
+          subjects: [{ kind: 'User', user: { name: 'shim' } }],
+          resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'], namespaces: ['*'], clusterScope: true }],
+          nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }],
+        },
+      ],
     },
   },
 ];
@@ -186,9 +249,18 @@ async function throttledCalls(cluster: BenchCluster, env: NodeJS.ProcessEnv, dir
     const exact = calls.filter((c) => c.code === 0 && c.stdout === reference.stdout).length;
     const wrong = calls.filter((c) => c.code === 0 && c.stdout !== reference.stdout).length;
     const failed = calls.filter((c) => c.code !== 0);
-    console.log(`20 function calls at once on a priority level of one seat (Reject): ${rejected} requests rejected with 429 by kube-apiserver; ${exact} exact, ${failed.length} failed, ${wrong} wrong; ${times(calls.map((c) => c.ms))} (one unthrottled ${s(reference.ms)})`);
+    console.log(
+      `20 function calls at once on a priority level of one seat (Reject): ${rejected} requests rejected with 429 by kube-apiserver; ${exact} exact, ${failed.length} failed, ${wrong} wrong; ${times(calls.map((c) => c.ms))} (one unthrottled ${s(reference.ms)})`,
+    );
     for (const f of failed.slice(0, 3)) console.log(`  failed: ${f.stderr.trim().split('\n').slice(-1).join('')}`);
-    reportGoal({ area: 'load', measure: '20 calls throttled by API Priority and Fairness (429): wrong or failed', value: `${wrong} wrong, ${failed.length} failed (${rejected} rejections)`, ratio: wrong + failed.length, reference: `${exact} exact`, goal: '≤ 0 calls' });
+    reportGoal({
+      area: 'load',
+      measure: '20 calls throttled by API Priority and Fairness (429): wrong or failed',
+      value: `${wrong} wrong, ${failed.length} failed (${rejected} rejections)`,
+      ratio: wrong + failed.length,
+      reference: `${exact} exact`,
+      goal: '≤ 0 calls',
+    });
   } finally {
     kubectl(['delete', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: THROTTLE }));
   }
@@ -198,7 +270,13 @@ async function main(): Promise<void> {
   const cluster = await startBenchCluster('berth-bench-load-', ['--nodes', '2', '--users', USERS]);
   const dir = mkdtempSync(join(tmpdir(), 'berth-bench-load-files-'));
   try {
-    const env: NodeJS.ProcessEnv = { ...process.env, KUBECONFIG: cluster.kubeconfig, BERTH_NAMESPACE: cluster.ns, BERTH_HELPER_IMAGE: IMAGE, BERTH_OWNER: 'bench' };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      KUBECONFIG: cluster.kubeconfig,
+      BERTH_NAMESPACE: cluster.ns,
+      BERTH_HELPER_IMAGE: IMAGE,
+      BERTH_OWNER: 'bench',
+    };
     for (const k of ['BERTH_CONFIG', 'BERTH_KUBECONFIG', 'BERTH_CONTEXT', 'BERTH_TASK_ARTIFACTS', 'BERTH_TRACE']) delete env[k];
     const parts = (process.env.BENCH_LOAD_PARTS ?? 'functions,serve,plans,throttle').split(',');
     if (parts.includes('functions')) await functionLoad(cluster, env, dir);

@@ -107,7 +107,11 @@ function record(e: Engine, metric: string, value: number): void {
 }
 
 async function pull(docker: Docker): Promise<void> {
-  await new Promise<void>((resolve, reject) => docker.pull(IMAGE, (err: Error | null, s: NodeJS.ReadableStream) => (err ? reject(err) : docker.modem.followProgress(s, (e: Error | null) => (e ? reject(e) : resolve())))));
+  await new Promise<void>((resolve, reject) =>
+    docker.pull(IMAGE, (err: Error | null, s: NodeJS.ReadableStream) =>
+      err ? reject(err) : docker.modem.followProgress(s, (e: Error | null) => (e ? reject(e) : resolve())),
+    ),
+  );
 }
 
 async function startAndExec(e: Engine): Promise<void> {
@@ -232,7 +236,8 @@ async function measure(engines: Engine[]): Promise<void> {
     if (!wanted(what)) return;
     for (const e of engines) {
       progress(`${what}, first pass: ${e.name}`);
-      for (const one of ones) await one({ ...e, samples: e.firstPass }).catch((err: Error) => progress(`${what}, first pass on ${e.name} failed: ${err.message}`));
+      for (const one of ones)
+        await one({ ...e, samples: e.firstPass }).catch((err: Error) => progress(`${what}, first pass on ${e.name} failed: ${err.message}`));
     }
   };
   await turns('starts', ROUNDS, startAndExec);
@@ -265,14 +270,25 @@ function report(podman: Engine | undefined, berth: Engine | undefined): void {
       return { metric: k, podman: fig(p), berth: fig(b), 'berth/podman': (b / p).toFixed(2), samples: berth?.samples[k]?.map(fig).join(' ') ?? '' };
     }),
   );
-  if (berth?.rssMB !== undefined) console.log(`berth serve with ${CONCURRENT} containers: RSS ${berth.rssMB.toFixed(0)} MB (peak so far ${berth.hwmMB!.toFixed(0)} MB); podman's API service: ${podman?.rssMB?.toFixed(0) ?? '?'} MB`);
+  if (berth?.rssMB !== undefined)
+    console.log(
+      `berth serve with ${CONCURRENT} containers: RSS ${berth.rssMB.toFixed(0)} MB (peak so far ${berth.hwmMB!.toFixed(0)} MB); podman's API service: ${podman?.rssMB?.toFixed(0) ?? '?'} MB`,
+    );
   for (const k of metrics) {
     const p = podman?.firstPass[k]?.[0];
     const b = berth?.firstPass[k]?.[0];
-    if (p !== undefined || b !== undefined) console.log(`first pass, outside the medians: ${k}: podman ${p === undefined ? '?' : fig(p)}, berth ${b === undefined ? '?' : fig(b)}`);
+    if (p !== undefined || b !== undefined)
+      console.log(`first pass, outside the medians: ${k}: podman ${p === undefined ? '?' : fig(p)}, berth ${b === undefined ? '?' : fig(b)}`);
   }
-  console.log(`load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
-  if (SETTLE) console.log(`waited ${(settling.ms / 1000).toFixed(1)} s in all for a quiet machine before ${settling.waits} timed sections; ${settling.unsettled} began on a busy one`);
+  console.log(
+    `load average at the end: ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
+  if (SETTLE)
+    console.log(
+      `waited ${(settling.ms / 1000).toFixed(1)} s in all for a quiet machine before ${settling.waits} timed sections; ${settling.unsettled} began on a busy one`,
+    );
   if (!podman || !berth) return;
   for (const k of metrics) {
     const g = GOALS[k];
@@ -314,7 +330,24 @@ async function main(): Promise<void> {
     }
     if (ENGINES.includes('berth')) {
       const socket = join(dir, 'berth.sock');
-      const child = spawn(process.execPath, [...profile, ...(process.env.BENCH_SERVE_NODE_ARGS?.split(' ').filter(Boolean) ?? []), cli, 'serve', '--kubeconfig', kubeconfig, '-n', 'bench-serve', '-H', `unix://${socket}`, '--instance', 'bench'], { stdio: ['ignore', 'ignore', 'inherit'] });
+      const child = spawn(
+        process.execPath,
+        [
+          ...profile,
+          ...(process.env.BENCH_SERVE_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+          cli,
+          'serve',
+          '--kubeconfig',
+          kubeconfig,
+          '-n',
+          'bench-serve',
+          '-H',
+          `unix://${socket}`,
+          '--instance',
+          'bench',
+        ],
+        { stdio: ['ignore', 'ignore', 'inherit'] },
+      );
       children.push(child);
       engines.push({ name: 'berth', docker: new Docker({ socketPath: socket }), socket, pid: child.pid!, samples: {}, firstPass: {} });
     }

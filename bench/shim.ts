@@ -29,7 +29,23 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const STARTUP_ROUNDS = 21;
 const NS = 'bench-shim';
 const INPUT = 'apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n';
-const DOCKER_ARGV = ['run', '--rm', '-i', '-a', 'STDIN', '-a', 'STDOUT', '-a', 'STDERR', '--network', 'none', '--user', 'nobody', '--security-opt=no-new-privileges', IMAGE];
+const DOCKER_ARGV = [
+  'run',
+  '--rm',
+  '-i',
+  '-a',
+  'STDIN',
+  '-a',
+  'STDOUT',
+  '-a',
+  'STDERR',
+  '--network',
+  'none',
+  '--user',
+  'nobody',
+  '--security-opt=no-new-privileges',
+  IMAGE,
+];
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const ms = (x: number) => `${x.toFixed(0)} ms`;
@@ -40,7 +56,9 @@ function timedWithStderr(cmd: string, args: string[], env: NodeJS.ProcessEnv, in
     const child = spawn(cmd, args, { env, stdio: ['pipe', 'ignore', 'pipe'] });
     let err = '';
     child.stderr.on('data', (d) => (err += d));
-    child.on('close', (code) => (code === 0 ? resolve({ ms: performance.now() - t, stderr: err }) : reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${err}`))));
+    child.on('close', (code) =>
+      code === 0 ? resolve({ ms: performance.now() - t, stderr: err }) : reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${err}`)),
+    );
     child.stdin.end(input);
   });
 }
@@ -80,7 +98,12 @@ function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, input = ''): v
 /** The old proposal's way: four kubectl processes around one pod. */
 async function kubectlPath(env: NodeJS.ProcessEnv, i: number): Promise<number> {
   const name = `kubectl-path-${i}`;
-  const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name, labels: { app: 'krm-pod' } }, spec: { restartPolicy: 'Never', containers: [{ name: 'default', image: IMAGE, stdin: true, stdinOnce: true }] } };
+  const pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, labels: { app: 'krm-pod' } },
+    spec: { restartPolicy: 'Never', containers: [{ name: 'default', image: IMAGE, stdin: true, stdinOnce: true }] },
+  };
   const t = performance.now();
   run('kubectl', ['-n', NS, 'create', '-f', '-'], env, JSON.stringify(pod));
   run('kubectl', ['-n', NS, 'wait', '--for=condition=Ready', `pod/${name}`, '--timeout=60s'], env);
@@ -98,12 +121,20 @@ async function bareCycle(kc: k8s.KubeConfig, i: number): Promise<number> {
   let req: { abort(): void } | undefined;
   const done = new Promise<void>((resolve, reject) => {
     new k8s.Watch(kc)
-      .watch(`/api/v1/namespaces/${NS}/pods`, { resourceVersion: list.metadata!.resourceVersion, fieldSelector: `metadata.name=${name}` }, (_t, p: k8s.V1Pod) => {
-        if (p.status?.containerStatuses?.[0]?.state?.terminated) resolve();
-      }, (err) => err && reject(err))
+      .watch(
+        `/api/v1/namespaces/${NS}/pods`,
+        { resourceVersion: list.metadata!.resourceVersion, fieldSelector: `metadata.name=${name}` },
+        (_t, p: k8s.V1Pod) => {
+          if (p.status?.containerStatuses?.[0]?.state?.terminated) resolve();
+        },
+        (err) => err && reject(err),
+      )
       .then((r) => (req = r), reject);
   });
-  await core.createNamespacedPod({ namespace: NS, body: { metadata: { name }, spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: IMAGE }] } } });
+  await core.createNamespacedPod({
+    namespace: NS,
+    body: { metadata: { name }, spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: IMAGE }] } },
+  });
   await done;
   req?.abort();
   await core.deleteNamespacedPod({ namespace: NS, name, gracePeriodSeconds: 0 });
@@ -157,7 +188,18 @@ async function main(): Promise<void> {
     await timed('docker', DOCKER_ARGV, podmanEnv, INPUT);
     await timed('docker', DOCKER_ARGV, agentEnv, INPUT); // also starts the agent, and warms the plan
     await bareCycle(kc, 0);
-    const r = { shim: [] as number[], agent: [] as number[], warm: [] as number[], warmClientOwn: [] as number[], inProcess: [] as number[], kubectl: [] as number[], bare: [] as number[], podman: [] as number[], node: [] as number[], version: [] as number[] };
+    const r = {
+      shim: [] as number[],
+      agent: [] as number[],
+      warm: [] as number[],
+      warmClientOwn: [] as number[],
+      inProcess: [] as number[],
+      kubectl: [] as number[],
+      bare: [] as number[],
+      podman: [] as number[],
+      node: [] as number[],
+      version: [] as number[],
+    };
     for (let i = 1; i <= ROUNDS; i++) {
       process.stderr.write(`bench: shim round ${i}/${ROUNDS}\n`);
       r.shim.push(await timed('docker', DOCKER_ARGV, berthEnv, INPUT));
@@ -197,12 +239,54 @@ async function main(): Promise<void> {
     console.log(`  docker version, own time         ${ms(versionOwn)}   (goal ≤ 60 ms)`);
     console.log(`  thin docker run client, own time ${ms(clientOwn)}   (goal ≤ 60 ms)`);
     const vs = (what: string, x: number) => `${what} ${ms(x)}`;
-    reportGoal({ area: 'shim', measure: 'one function call, default settings, repeated (warm pod through the agent)', value: ms(m.warm), ratio: m.warm / m.kubectl, reference: vs('kubectl create/wait/attach/delete', m.kubectl), goal: '≤ 0.33×' });
-    reportGoal({ area: 'shim', measure: 'one function call, default settings, repeated (warm pod through the agent)', value: ms(m.warm), ratio: m.warm / m.podman, reference: vs('podman run', m.podman), goal: '≤ 0.5×' });
-    reportGoal({ area: 'shim', measure: 'first call of a function (cold, through the agent)', value: ms(m.agent), ratio: m.agent / m.kubectl, reference: vs('kubectl flow', m.kubectl), goal: '≤ 1.0×' });
-    reportGoal({ area: 'shim', measure: 'first call of a function (cold, a berth process: BERTH_SHIM_AGENT=0)', value: ms(m.shim), ratio: m.shim / m.kubectl, reference: vs('kubectl flow', m.kubectl), goal: '≤ 1.0×' });
-    reportGoal({ area: 'shim', measure: '`docker version`, its own time (beyond starting node)', value: ms(m.version), ratio: versionOwn, reference: vs("node -e ''", m.node), goal: '≤ 60 ms' });
-    reportGoal({ area: 'shim', measure: 'thin `docker run` client, its own time (beyond starting node; the agent does the run)', value: `${ms(m.warmClientOwn)} of ${ms(m.warm)}`, ratio: clientOwn, reference: vs("node -e ''", m.node), goal: '≤ 60 ms' });
+    reportGoal({
+      area: 'shim',
+      measure: 'one function call, default settings, repeated (warm pod through the agent)',
+      value: ms(m.warm),
+      ratio: m.warm / m.kubectl,
+      reference: vs('kubectl create/wait/attach/delete', m.kubectl),
+      goal: '≤ 0.33×',
+    });
+    reportGoal({
+      area: 'shim',
+      measure: 'one function call, default settings, repeated (warm pod through the agent)',
+      value: ms(m.warm),
+      ratio: m.warm / m.podman,
+      reference: vs('podman run', m.podman),
+      goal: '≤ 0.5×',
+    });
+    reportGoal({
+      area: 'shim',
+      measure: 'first call of a function (cold, through the agent)',
+      value: ms(m.agent),
+      ratio: m.agent / m.kubectl,
+      reference: vs('kubectl flow', m.kubectl),
+      goal: '≤ 1.0×',
+    });
+    reportGoal({
+      area: 'shim',
+      measure: 'first call of a function (cold, a berth process: BERTH_SHIM_AGENT=0)',
+      value: ms(m.shim),
+      ratio: m.shim / m.kubectl,
+      reference: vs('kubectl flow', m.kubectl),
+      goal: '≤ 1.0×',
+    });
+    reportGoal({
+      area: 'shim',
+      measure: '`docker version`, its own time (beyond starting node)',
+      value: ms(m.version),
+      ratio: versionOwn,
+      reference: vs("node -e ''", m.node),
+      goal: '≤ 60 ms',
+    });
+    reportGoal({
+      area: 'shim',
+      measure: 'thin `docker run` client, its own time (beyond starting node; the agent does the run)',
+      value: `${ms(m.warmClientOwn)} of ${ms(m.warm)}`,
+      ratio: clientOwn,
+      reference: vs("node -e ''", m.node),
+      goal: '≤ 60 ms',
+    });
 
     const dir = join(stateDir, 'kustomize10');
     kustomization(dir, 10);
@@ -223,11 +307,36 @@ async function main(): Promise<void> {
     const kSettled = median(settled);
     const kPodman = await timed('kubectl', args, podmanEnv);
     console.log(`\nkustomize build, 10 container functions:`);
-    console.log(`  berth (process per function) ${ms(kBerth)}   agent, pool off ${ms(kAgentCold)}   agent+pool first build ${ms(kFirst)}   second build right after ${ms(kSecond)}   on a settled pool ${ms(kSettled)}   podman ${ms(kPodman)}`);
-    console.log(`  second build / podman ${(kSecond / kPodman).toFixed(2)}x (goal ≤ 1.0x)   first build / podman ${(kFirst / kPodman).toFixed(2)}x (goal ≤ 2.0x)   process per function / podman ${(kBerth / kPodman).toFixed(2)}x`);
-    reportGoal({ area: 'shim', measure: 'kubectl kustomize, 10 container functions, a later build, the pool settled (default path)', value: ms(kSettled), ratio: kSettled / kPodman, reference: vs('podman-backed docker', kPodman), goal: '≤ 1.0×' });
-    reportGoal({ area: 'shim', measure: 'kubectl kustomize, 10 container functions, second build right after the first (refills under way)', value: ms(kSecond), ratio: kSecond / kPodman, reference: vs('podman-backed docker', kPodman), goal: '≤ 1.0×' });
-    reportGoal({ area: 'shim', measure: 'kubectl kustomize, 10 container functions, first build (default path)', value: ms(kFirst), ratio: kFirst / kPodman, reference: vs('podman-backed docker', kPodman), goal: '≤ 2.0×' });
+    console.log(
+      `  berth (process per function) ${ms(kBerth)}   agent, pool off ${ms(kAgentCold)}   agent+pool first build ${ms(kFirst)}   second build right after ${ms(kSecond)}   on a settled pool ${ms(kSettled)}   podman ${ms(kPodman)}`,
+    );
+    console.log(
+      `  second build / podman ${(kSecond / kPodman).toFixed(2)}x (goal ≤ 1.0x)   first build / podman ${(kFirst / kPodman).toFixed(2)}x (goal ≤ 2.0x)   process per function / podman ${(kBerth / kPodman).toFixed(2)}x`,
+    );
+    reportGoal({
+      area: 'shim',
+      measure: 'kubectl kustomize, 10 container functions, a later build, the pool settled (default path)',
+      value: ms(kSettled),
+      ratio: kSettled / kPodman,
+      reference: vs('podman-backed docker', kPodman),
+      goal: '≤ 1.0×',
+    });
+    reportGoal({
+      area: 'shim',
+      measure: 'kubectl kustomize, 10 container functions, second build right after the first (refills under way)',
+      value: ms(kSecond),
+      ratio: kSecond / kPodman,
+      reference: vs('podman-backed docker', kPodman),
+      goal: '≤ 1.0×',
+    });
+    reportGoal({
+      area: 'shim',
+      measure: 'kubectl kustomize, 10 container functions, first build (default path)',
+      value: ms(kFirst),
+      ratio: kFirst / kPodman,
+      reference: vs('podman-backed docker', kPodman),
+      goal: '≤ 2.0×',
+    });
   } finally {
     try {
       process.kill(Number(readFileSync(`${join(stateDir, 'agent', 'agent.sock')}.pid`, 'utf8')), 'SIGTERM');

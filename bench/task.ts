@@ -96,8 +96,12 @@ async function main(): Promise<void> {
     const bigPlan = file('big.yml', artifactPlan(MIB * 1024 * 1024));
     const emptyPlan = file('empty.yml', artifactPlan(0));
     const taskRun = (): number => timed(process.execPath, [cli, 'task', 'run', '-c', trueTask, '--image', IMAGE], env);
-    const planRun = (plan: string, mode?: string): number => timed(process.execPath, [cli, 'task', 'plan', 'run', plan, '--image', IMAGE, ...(mode ? ['--artifacts', mode] : [])], env);
-    const handoffOf = (plan: string, mode: string): number => handoff(timedWithStderr(process.execPath, [cli, 'task', 'plan', 'run', plan, '--image', IMAGE, '--artifacts', mode], { ...env, BERTH_TRACE: '1' }).stderr);
+    const planRun = (plan: string, mode?: string): number =>
+      timed(process.execPath, [cli, 'task', 'plan', 'run', plan, '--image', IMAGE, ...(mode ? ['--artifacts', mode] : [])], env);
+    const handoffOf = (plan: string, mode: string): number =>
+      handoff(
+        timedWithStderr(process.execPath, [cli, 'task', 'plan', 'run', plan, '--image', IMAGE, '--artifacts', mode], { ...env, BERTH_TRACE: '1' }).stderr,
+      );
 
     progress('warming up');
     timed('podman', ['run', '--rm', IMAGE, 'true']);
@@ -119,7 +123,11 @@ async function main(): Promise<void> {
       plan3.push(planRun(threeSteps));
     }
 
-    const artifact: Record<string, { big: number[]; empty: number[] }> = { podman: { big: [], empty: [] }, direct: { big: [], empty: [] }, 'through-berth': { big: [], empty: [] } };
+    const artifact: Record<string, { big: number[]; empty: number[] }> = {
+      podman: { big: [], empty: [] },
+      direct: { big: [], empty: [] },
+      'through-berth': { big: [], empty: [] },
+    };
     for (let i = 0; i < ARTIFACT_ROUNDS; i++) {
       progress(`${MIB} MiB artifact round ${i + 1}/${ARTIFACT_ROUNDS}`);
       artifact.podman.big.push(podmanPipe(MIB * 1024 * 1024));
@@ -139,19 +147,53 @@ async function main(): Promise<void> {
     const ref = rate('podman');
     console.log(`\nberth task, medians (per step: ${ROUNDS} rounds; artifacts: ${ARTIFACT_ROUNDS} rounds); image ${IMAGE}`);
     console.log(`${MIB} MiB artifact, step to step (time added over an empty artifact -> throughput):`);
-    console.log(`  podman run | podman run (tar pipe)   ${ms(ref.added).padStart(9)}   ${ref.mibs.toFixed(0)} MiB/s   (runs ${ms(median(artifact.podman.big))}, empty ${ms(median(artifact.podman.empty))})`);
+    console.log(
+      `  podman run | podman run (tar pipe)   ${ms(ref.added).padStart(9)}   ${ref.mibs.toFixed(0)} MiB/s   (runs ${ms(median(artifact.podman.big))}, empty ${ms(median(artifact.podman.empty))})`,
+    );
     for (const mode of MODES) {
       const r = rate(mode);
-      console.log(`  berth plan, --artifacts ${mode.padEnd(13)} ${ms(r.added).padStart(9)}   ${r.mibs.toFixed(0)} MiB/s   (hand-off ${ms(median(artifact[mode].big))}, empty ${ms(median(artifact[mode].empty))})   ${(r.mibs / ref.mibs).toFixed(2)}x the pipe`);
-      reportGoal({ area: 'task', measure: `${MIB} MiB artifact step to step, ${mode}${mode === 'direct' ? ' (default)' : ''}`, value: `${r.mibs.toFixed(0)} MiB/s`, ratio: r.mibs / ref.mibs, reference: `podman run tar pipe ${ref.mibs.toFixed(0)} MiB/s`, goal: mode === 'direct' ? '≥ 0.5×' : '≥ 0.25×' });
+      console.log(
+        `  berth plan, --artifacts ${mode.padEnd(13)} ${ms(r.added).padStart(9)}   ${r.mibs.toFixed(0)} MiB/s   (hand-off ${ms(median(artifact[mode].big))}, empty ${ms(median(artifact[mode].empty))})   ${(r.mibs / ref.mibs).toFixed(2)}x the pipe`,
+      );
+      reportGoal({
+        area: 'task',
+        measure: `${MIB} MiB artifact step to step, ${mode}${mode === 'direct' ? ' (default)' : ''}`,
+        value: `${r.mibs.toFixed(0)} MiB/s`,
+        ratio: r.mibs / ref.mibs,
+        reference: `podman run tar pipe ${ref.mibs.toFixed(0)} MiB/s`,
+        goal: mode === 'direct' ? '≥ 0.5×' : '≥ 0.25×',
+      });
     }
     const single = median(task);
     console.log('per step (a task running `true`):');
-    console.log(`  berth task run ${ms(single)}; bare pod create -> Succeeded ${ms(median(pod))} (${(single / median(pod)).toFixed(2)}x); podman run ${ms(median(podman))} (${(single / median(podman)).toFixed(2)}x)`);
+    console.log(
+      `  berth task run ${ms(single)}; bare pod create -> Succeeded ${ms(median(pod))} (${(single / median(pod)).toFixed(2)}x); podman run ${ms(median(podman))} (${(single / median(podman)).toFixed(2)}x)`,
+    );
     console.log(`  3-step plan ${ms(median(plan3))}; its steps run singly ${ms(3 * single)} (${(median(plan3) / (3 * single)).toFixed(2)}x)`);
-    reportGoal({ area: 'task', measure: 'berth task run `true` vs bare pod create -> Succeeded', value: ms(single), ratio: single / median(pod), reference: `pod cycle ${ms(median(pod))}`, goal: '≤ 2×' });
-    reportGoal({ area: 'task', measure: 'berth task run `true` vs podman run', value: ms(single), ratio: single / median(podman), reference: `podman run ${ms(median(podman))}`, goal: '≤ 3×' });
-    reportGoal({ area: 'task', measure: '3-step plan vs its steps run singly', value: ms(median(plan3)), ratio: median(plan3) / (3 * single), reference: `3 × task run ${ms(3 * single)}`, goal: '≤ 1×' });
+    reportGoal({
+      area: 'task',
+      measure: 'berth task run `true` vs bare pod create -> Succeeded',
+      value: ms(single),
+      ratio: single / median(pod),
+      reference: `pod cycle ${ms(median(pod))}`,
+      goal: '≤ 2×',
+    });
+    reportGoal({
+      area: 'task',
+      measure: 'berth task run `true` vs podman run',
+      value: ms(single),
+      ratio: single / median(podman),
+      reference: `podman run ${ms(median(podman))}`,
+      goal: '≤ 3×',
+    });
+    reportGoal({
+      area: 'task',
+      measure: '3-step plan vs its steps run singly',
+      value: ms(median(plan3)),
+      ratio: median(plan3) / (3 * single),
+      reference: `3 × task run ${ms(3 * single)}`,
+      goal: '≤ 1×',
+    });
   } finally {
     cluster.down();
     rmSync(files, { recursive: true, force: true });

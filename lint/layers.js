@@ -54,7 +54,7 @@ const layers = {
     messages: {
       clientNode: 'only src/kube imports @kubernetes/client-node at runtime (use `import type` here, or a src/kube interface)',
       clientNodeDoor: "src/kube takes client-node's values from ./client-node.js (add the name there; the build bundles what it exports)",
-      layer: "src/{{from}} may not import src/{{to}} (layers: docs/layout.md){{hint}}",
+      layer: 'src/{{from}} may not import src/{{to}} (layers: docs/layout.md){{hint}}',
       devcluster: 'src/devcluster stands alone: it may not import berth code outside src/devcluster ({{to}})',
     },
   },
@@ -79,7 +79,8 @@ const layers = {
       }
       const allowed = ALLOWED[from];
       if (!allowed || allowed.includes('*') || allowed.includes(to)) return;
-      const hint = FACES.includes(from) && FACES.includes(to) ? ': faces do not import each other; shared code lives in src/runtime, src/kube or src/files' : '';
+      const hint =
+        FACES.includes(from) && FACES.includes(to) ? ': faces do not import each other; shared code lives in src/runtime, src/kube or src/files' : '';
       context.report({ node, messageId: 'layer', data: { from, to, hint } });
     };
     return {

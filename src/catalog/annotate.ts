@@ -41,13 +41,17 @@ export async function annotatePackage(dir: string, opts: AnnotateOptions): Promi
     let spec: string;
     let provider: string;
     if (c) {
-      if (c.requireNetwork && !opts.allowNetwork) throw new ResolveError(`${what} requires network access: allow it with --allow-network (kustomize then also needs --network)`);
+      if (c.requireNetwork && !opts.allowNetwork)
+        throw new ResolveError(`${what} requires network access: allow it with --allow-network (kustomize then also needs --network)`);
       provider = c.sha256 ? `${c.image.replace(/:[^:/@]+$/, '')}@${normalizeSha(c.sha256)}` : c.image;
       spec = `container:\n  image: ${provider}\n${c.requireNetwork ? '  network: true\n' : ''}`;
       if (site.target.type === 'pipeline') site.target.entry.set('image', provider);
     } else {
       const platform = selectPlatform(r.version.runtime.exec?.platforms ?? [], currentPlatform());
-      if (!platform || site.target.type === 'pipeline') throw new ResolveError(`${what}: no container provider${platform ? ' (Kptfile entries need an image)' : ` and no executable for ${currentPlatform().os}/${currentPlatform().arch}`}`);
+      if (!platform || site.target.type === 'pipeline')
+        throw new ResolveError(
+          `${what}: no container provider${platform ? ' (Kptfile entries need an image)' : ` and no executable for ${currentPlatform().os}/${currentPlatform().arch}`}`,
+        );
       const cached = await ensureExecutable(platform, r.catalog, opts);
       // kustomize wants exec paths relative to the kustomization: the verified binary is copied there.
       const rel = path.posix.join('.berth', 'fn', normalizeSha(platform.sha256).slice(7, 19), path.basename(platform.bin));
@@ -68,7 +72,14 @@ export async function annotatePackage(dir: string, opts: AnnotateOptions): Promi
   }
   // The package's own files all or none (the copied executables above are new files only).
   const texts = new Map<string, string>();
-  for (const rel of touched) texts.set(rel, files.get(rel)!.docs.map((d, i) => (i === 0 || d.toString().startsWith('---') ? d.toString() : `---\n${d.toString()}`)).join(''));
+  for (const rel of touched)
+    texts.set(
+      rel,
+      files
+        .get(rel)!
+        .docs.map((d, i) => (i === 0 || d.toString().startsWith('---') ? d.toString() : `---\n${d.toString()}`))
+        .join(''),
+    );
   writeFilesAtomically(dir, texts);
   return done;
 }

@@ -59,7 +59,8 @@ export async function readTarGz(data: Buffer, archive: string): Promise<ArchiveE
       const chunks: Buffer[] = [];
       for await (const c of entry) chunks.push(c as Buffer);
       const type = h.type === 'contiguous-file' ? 'file' : h.type;
-      if (type !== 'file' && type !== 'directory' && type !== 'symlink' && type !== 'link') throw new UnsafeArchiveError(`${archive}: ${h.name} is a ${h.type ?? 'special file'}: refusing the archive`);
+      if (type !== 'file' && type !== 'directory' && type !== 'symlink' && type !== 'link')
+        throw new UnsafeArchiveError(`${archive}: ${h.name} is a ${h.type ?? 'special file'}: refusing the archive`);
       entries.push({ name: h.name, type, mode: h.mode ?? 0o644, data: type === 'file' ? Buffer.concat(chunks) : undefined, linkname: h.linkname ?? undefined });
     }
   } catch (err) {
@@ -71,7 +72,10 @@ export async function readTarGz(data: Buffer, archive: string): Promise<ArchiveE
 
 /** Follows a symlink's target segment by segment from its folder: outside, through another symlink, or inside. */
 function walkLink(name: string, link: string, symlinks: ReadonlySet<string>): 'inside' | 'outside' | { through: string } {
-  const at = path.posix.dirname(name).split('/').filter((p) => p && p !== '.');
+  const at = path.posix
+    .dirname(name)
+    .split('/')
+    .filter((p) => p && p !== '.');
   const steps = link.split('/').filter((p) => p && p !== '.');
   for (const [i, step] of steps.entries()) {
     if (step === '..') {
@@ -110,7 +114,8 @@ export function writeChecked(entries: ArchiveEntry[], dir: string, archive: stri
       const walked = walkLink(e.name, link, symlinks);
       if (walked === 'outside') throw new UnsafeArchiveError(`${archive}: symlink ${e.name} -> ${link} points outside the archive: refusing it`);
       // `d -> .` then `x -> d/../y` stays inside on paper and leaves in fact: no target may pass a symlink.
-      if (walked !== 'inside') throw new UnsafeArchiveError(`${archive}: symlink ${e.name} -> ${link} passes through the symlink ${walked.through}: refusing the archive`);
+      if (walked !== 'inside')
+        throw new UnsafeArchiveError(`${archive}: symlink ${e.name} -> ${link} passes through the symlink ${walked.through}: refusing the archive`);
     }
     if (e.type === 'link') {
       const target = cleanName(e.linkname ?? '', `hardlink ${e.name} ->`, archive);
@@ -154,7 +159,9 @@ export function findExecutable(entries: ArchiveEntry[], dir: string, bin: string
     chosen = sameName.length === 1 ? sameName[0] : sameName.length === 0 && executables.length === 1 ? executables[0] : undefined;
     if (!chosen) {
       const candidates = (sameName.length ? sameName : executables).map((e) => e.name);
-      throw new UnsafeArchiveError(`${archive} has no file ${bin} and ${candidates.length ? `several candidates (${candidates.join(', ')})` : 'no executable file'}: the catalog's bin must name the executable's path in the archive`);
+      throw new UnsafeArchiveError(
+        `${archive} has no file ${bin} and ${candidates.length ? `several candidates (${candidates.join(', ')})` : 'no executable file'}: the catalog's bin must name the executable's path in the archive`,
+      );
     }
   }
   const file = path.join(dir, ...chosen.name.split('/'));

@@ -90,8 +90,14 @@ export function checkFunctionConfig(config: unknown, match: FunctionMatch, sourc
     else seen.add(key);
   }
   const where = source?.file ?? '(no file)';
-  const lines = issues.map((i) => `  ${i.line !== undefined ? `${where}:${i.line}:${i.column}: ` : `function config ${where}: `}${i.field ? `${i.field}: ` : ''}${i.message}`);
-  throw new ConfigSchemaError(`function config ${where} does not match the schema of ${describeEntry(match)}:\n${lines.join('\n')}\nfix the config (or, to run it unchecked, pass --skip-schema)`, issues);
+  const lines = issues.map(
+    (i) => `  ${i.line !== undefined ? `${where}:${i.line}:${i.column}: ` : `function config ${where}: `}${i.field ? `${i.field}: ` : ''}${i.message}`,
+  );
+  throw new ConfigSchemaError(
+    `function config ${where} does not match the schema of ${describeEntry(match)}:\n${lines.join('\n')}\nfix the config (or, to run it unchecked, pass --skip-schema)`,
+    issues,
+  );
 }
 
-export const SKIP_SCHEMA_WARNING = 'warning: --skip-schema: function configs are not checked against their catalog schemas; a wrong config reaches the function';
+export const SKIP_SCHEMA_WARNING =
+  'warning: --skip-schema: function configs are not checked against their catalog schemas; a wrong config reaches the function';

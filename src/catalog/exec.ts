@@ -42,7 +42,8 @@ async function download(url: URL, caFile?: string): Promise<Buffer> {
   if (url.protocol === 'file:') return readFileSync(fileURLToPath(url));
   const label = `executable ${url.href}`;
   if (url.protocol === 'oci:') return withProgress(label, (onProgress) => pullBlob(parseOciRef(url.href), { caFile, label: 'executable', onProgress }));
-  if (url.protocol !== 'https:') throw new ExecProviderError(`${url.href}: executables are fetched over https, from a registry (oci://host/repository@sha256:<hex>) or from files`);
+  if (url.protocol !== 'https:')
+    throw new ExecProviderError(`${url.href}: executables are fetched over https, from a registry (oci://host/repository@sha256:<hex>) or from files`);
   return withProgress(label, async (onProgress) => (await fetchUrl(url.href, { caFile, label: 'executable', onProgress })).body);
 }
 
@@ -74,7 +75,10 @@ export async function ensureProvider(platform: ExecPlatform, catalog: Pick<Catal
     const url = resolveUri(platform.uri, catalog);
     const data = await download(url, opts.caFile);
     const got = sha256Digest(data);
-    if (got !== want) throw new ExecProviderError(`sha256 mismatch for ${platform.bin} (${platform.os}/${platform.arch}) from ${url.href}: catalog ${catalog.name} says ${want}, the download is ${got}; refusing to run it`);
+    if (got !== want)
+      throw new ExecProviderError(
+        `sha256 mismatch for ${platform.bin} (${platform.os}/${platform.arch}) from ${url.href}: catalog ${catalog.name} says ${want}, the download is ${got}; refusing to run it`,
+      );
     // Staged in a folder of its own and renamed whole: a failed unpack leaves nothing in the cache.
     const stage = `${dir}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
     try {
@@ -96,7 +100,8 @@ export async function ensureProvider(platform: ExecPlatform, catalog: Pick<Catal
   }
   // The archive is checked against the catalog and read again: the executable must be what it holds.
   const data = readFileSync(archive);
-  if (sha256Digest(data) !== want) throw new ExecProviderError(`sha256 mismatch for ${archive}: catalog ${catalog.name} says ${want}, the file is ${sha256Digest(data)}; refusing to run it`);
+  if (sha256Digest(data) !== want)
+    throw new ExecProviderError(`sha256 mismatch for ${archive}: catalog ${catalog.name} says ${want}, the file is ${sha256Digest(data)}; refusing to run it`);
   const entries = await readTarGz(data, archive);
   if (!existsSync(path.join(dir, UNPACKED_DIR))) {
     // The unpacked tree went missing (a cache cleaned by hand): unpacked again from the verified archive.
@@ -109,7 +114,10 @@ export async function ensureProvider(platform: ExecPlatform, catalog: Pick<Catal
     }
   }
   const executable = findExecutable(entries, path.join(dir, UNPACKED_DIR), platform.bin, `${platform.uri} (catalog ${catalog.name})`);
-  const rel = path.relative(realpathSync(path.join(dir, UNPACKED_DIR)), executable).split(path.sep).join('/');
+  const rel = path
+    .relative(realpathSync(path.join(dir, UNPACKED_DIR)), executable)
+    .split(path.sep)
+    .join('/');
   const bytes = entryBytes(entries, rel);
   if (!bytes) throw new ExecProviderError(`${archive}: cannot read ${rel} from the archive`);
   const executableSha256 = sha256Digest(bytes);
@@ -133,5 +141,6 @@ export async function ensureExecutable(platform: ExecPlatform, catalog: Pick<Cat
 
 export function verifyExecutable(file: string, sha256: string, catalogName: string): void {
   const got = sha256Digest(readFileSync(file));
-  if (got !== normalizeSha(sha256)) throw new ExecProviderError(`sha256 mismatch for ${file}: catalog ${catalogName} says ${normalizeSha(sha256)}, the file is ${got}; refusing to run it`);
+  if (got !== normalizeSha(sha256))
+    throw new ExecProviderError(`sha256 mismatch for ${file}: catalog ${catalogName} says ${normalizeSha(sha256)}, the file is ${got}; refusing to run it`);
 }

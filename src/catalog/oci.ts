@@ -40,9 +40,14 @@ interface Manifest {
 export async function pullCatalogArtifact(ref: OciRef, opts: ClientOptions = {}): Promise<{ manifestDigest: string; layer: Buffer }> {
   const client = new RegistryClient(ref.registry, opts);
   const reference = ref.digest ?? ref.tag ?? 'latest';
-  const res = await client.request(ref.repository, 'pull', { path: `${ref.repository}/manifests/${reference}`, label: `catalog source ${describe(ref)}: manifest`, headers: { Accept: MANIFEST_MEDIA_TYPE } });
+  const res = await client.request(ref.repository, 'pull', {
+    path: `${ref.repository}/manifests/${reference}`,
+    label: `catalog source ${describe(ref)}: manifest`,
+    headers: { Accept: MANIFEST_MEDIA_TYPE },
+  });
   const manifestDigest = sha256Digest(res.body);
-  if (ref.digest && manifestDigest !== ref.digest) throw new FetchError(`manifest of ${describe(ref)} has digest ${manifestDigest}, not the pinned ${ref.digest}: refusing it`);
+  if (ref.digest && manifestDigest !== ref.digest)
+    throw new FetchError(`manifest of ${describe(ref)} has digest ${manifestDigest}, not the pinned ${ref.digest}: refusing it`);
   let manifest: Manifest;
   try {
     manifest = JSON.parse(res.body.toString('utf8')) as Manifest;
@@ -51,14 +56,17 @@ export async function pullCatalogArtifact(ref: OciRef, opts: ClientOptions = {})
   }
   const layer = manifest.layers?.find((l) => l.mediaType === CATALOG_MEDIA_TYPE || l.mediaType === DEFINITION_MEDIA_TYPE);
   if (!layer) throw new FetchError(`${describe(ref)} holds no layer of media type ${CATALOG_MEDIA_TYPE} or ${DEFINITION_MEDIA_TYPE}`);
-  const blob = await withProgress(`catalog ${describe(ref)}`, (onProgress) => client.request(ref.repository, 'pull', { path: `${ref.repository}/blobs/${layer.digest}`, label: `catalog source ${describe(ref)}: layer`, onProgress }));
+  const blob = await withProgress(`catalog ${describe(ref)}`, (onProgress) =>
+    client.request(ref.repository, 'pull', { path: `${ref.repository}/blobs/${layer.digest}`, label: `catalog source ${describe(ref)}: layer`, onProgress }),
+  );
   if (sha256Digest(blob.body) !== layer.digest) throw new FetchError(`catalog layer of ${describe(ref)} does not match its digest ${layer.digest}`);
   return { manifestDigest, layer: blob.body };
 }
 
 /** `oci://registry/repository@sha256:<hex>`: one blob (an exec provider), checked against its digest. */
 export async function pullBlob(ref: OciRef, opts: ClientOptions & { label?: string; onProgress?: RegistryRequest['onProgress'] } = {}): Promise<Buffer> {
-  if (!ref.digest || ref.tag) throw new FetchError(`${describe(ref)}: an exec provider in a registry is named by its blob digest, oci://host/repository@sha256:<hex>`);
+  if (!ref.digest || ref.tag)
+    throw new FetchError(`${describe(ref)}: an exec provider in a registry is named by its blob digest, oci://host/repository@sha256:<hex>`);
   const client = new RegistryClient(ref.registry, opts);
   const res = await client.request(ref.repository, 'pull', { path: `${ref.repository}/blobs/${ref.digest}`, label: opts.label, onProgress: opts.onProgress });
   if (sha256Digest(res.body) !== ref.digest) throw new FetchError(`blob ${describe(ref)} does not match its digest`);
@@ -80,7 +88,12 @@ export async function pushCatalogArtifact(ref: OciRef, content: Buffer, opts: Cl
       layers: [{ mediaType: CATALOG_MEDIA_TYPE, digest: sha256Digest(content), size: content.length }],
     }),
   );
-  await client.request(ref.repository, 'pull,push', { method: 'PUT', path: `${ref.repository}/manifests/${ref.tag ?? 'latest'}`, headers: { 'Content-Type': MANIFEST_MEDIA_TYPE }, body: manifest });
+  await client.request(ref.repository, 'pull,push', {
+    method: 'PUT',
+    path: `${ref.repository}/manifests/${ref.tag ?? 'latest'}`,
+    headers: { 'Content-Type': MANIFEST_MEDIA_TYPE },
+    body: manifest,
+  });
   return sha256Digest(manifest);
 }
 
@@ -94,7 +107,12 @@ export async function pushBlob(client: RegistryClient, repository: string, data:
   if (!location) throw new FetchError(`registry ${client.registry} gave no upload location for ${repository}`);
   const url = new URL(location, client.base);
   url.searchParams.set('digest', digest);
-  await client.request(repository, 'pull,push', { method: 'PUT', path: url.href, headers: { 'Content-Type': 'application/octet-stream', 'Content-Length': String(data.length) }, body: data });
+  await client.request(repository, 'pull,push', {
+    method: 'PUT',
+    path: url.href,
+    headers: { 'Content-Type': 'application/octet-stream', 'Content-Length': String(data.length) },
+    body: data,
+  });
 }
 
 export function describe(ref: OciRef): string {

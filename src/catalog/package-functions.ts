@@ -61,7 +61,13 @@ export function findFunctionConfigs(dir: string): { sites: FunctionConfigSite[];
         const cfg = load(path.posix.normalize(configPath));
         const v = cfg?.docs[0]?.toJS() as Record<string, unknown> | undefined;
         if (!v) continue;
-        sites.push({ file: 'Kptfile', apiVersion: String(v.apiVersion), kind: String(v.kind), name: (v.metadata as { name?: string } | undefined)?.name, target: { type: 'pipeline', docIndex: 0, entry } });
+        sites.push({
+          file: 'Kptfile',
+          apiVersion: String(v.apiVersion),
+          kind: String(v.kind),
+          name: (v.metadata as { name?: string } | undefined)?.name,
+          target: { type: 'pipeline', docIndex: 0, entry },
+        });
       }
     }
   }
@@ -75,7 +81,13 @@ export function findFunctionConfigs(dir: string): { sites: FunctionConfigSite[];
       f?.docs.forEach((d, i) => {
         const v = d.toJS() as Record<string, unknown> | null;
         if (v && typeof v === 'object' && isFunctionConfig(v)) {
-          sites.push({ file: f.rel, apiVersion: String(v.apiVersion), kind: String(v.kind), name: (v.metadata as { name?: string } | undefined)?.name, target: { type: 'annotation', docIndex: i } });
+          sites.push({
+            file: f.rel,
+            apiVersion: String(v.apiVersion),
+            kind: String(v.kind),
+            name: (v.metadata as { name?: string } | undefined)?.name,
+            target: { type: 'annotation', docIndex: i },
+          });
         }
       });
     }

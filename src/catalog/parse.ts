@@ -71,14 +71,21 @@ export function parseCatalog(text: string, opts: ParseOptions): Catalog {
       }
       continue;
     }
-    const d = value as { kind: string; metadata: { name: string; labels?: Record<string, string> }; spec: { krmFunctions?: FunctionDefinition[] } & FunctionDefinition };
+    const d = value as {
+      kind: string;
+      metadata: { name: string; labels?: Record<string, string> };
+      spec: { krmFunctions?: FunctionDefinition[] } & FunctionDefinition;
+    };
     name ||= d.metadata.name;
     publisher ??= d.metadata.labels?.publisher;
     if (d.kind === 'Catalog') functions.push(...(d.spec.krmFunctions ?? []));
     else functions.push(d.spec);
   }
   if (issues.length) throw failure(opts.ref, issues);
-  if (!name) throw new CatalogError(`${opts.ref}: holds no Catalog or KRMFunctionDefinition document`, [{ file: opts.ref, line: 1, column: 1, field: '', message: 'empty catalog' }]);
+  if (!name)
+    throw new CatalogError(`${opts.ref}: holds no Catalog or KRMFunctionDefinition document`, [
+      { file: opts.ref, line: 1, column: 1, field: '', message: 'empty catalog' },
+    ]);
   return {
     name,
     ref: opts.ref,

@@ -54,7 +54,14 @@ export async function pullCatalogs(refs: string[], outDir: string, opts: SourceO
       pulled.push({ name: catalog.name, source: ref, sourceDigest: digest, file, pinnedRef: `${path.join(out, file)}@${sha256Digest(body)}`, executables });
     }
     const lock = ['# Written by `berth catalog pull`: trust the vendored catalogs by their pinned references.', 'catalogs:'];
-    for (const p of pulled) lock.push(`- name: ${p.name}`, `  source: ${JSON.stringify(p.source)}`, `  sourceDigest: ${p.sourceDigest}`, `  file: ${p.file}`, `  trustedCatalog: ${JSON.stringify(p.pinnedRef)}`);
+    for (const p of pulled)
+      lock.push(
+        `- name: ${p.name}`,
+        `  source: ${JSON.stringify(p.source)}`,
+        `  sourceDigest: ${p.sourceDigest}`,
+        `  file: ${p.file}`,
+        `  trustedCatalog: ${JSON.stringify(p.pinnedRef)}`,
+      );
     writeFileSync(path.join(stage, 'catalogs.lock.yaml'), `${lock.join('\n')}\n`);
     mergeInto(stage, out);
     return pulled;

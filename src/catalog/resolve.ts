@@ -51,30 +51,42 @@ export function resolveFunction(config: { apiVersion?: unknown; kind?: unknown }
     const elsewhere = findMatches(untrusted, apiVersion, kind);
     if (elsewhere.length) {
       const c = elsewhere[0].catalog;
-      throw new ResolveError(`${kind} (${apiVersion}) is provided only by catalog ${c.name} (${c.ref}), which is not trusted: pass --trusted-catalog ${c.ref} (or add it to trustedCatalogs in berth's config file) if you trust its publisher${c.publisher ? ` ${c.publisher}` : ''}`);
+      throw new ResolveError(
+        `${kind} (${apiVersion}) is provided only by catalog ${c.name} (${c.ref}), which is not trusted: pass --trusted-catalog ${c.ref} (or add it to trustedCatalogs in berth's config file) if you trust its publisher${c.publisher ? ` ${c.publisher}` : ''}`,
+      );
     }
     const searched = trusted.length ? `searched ${trusted.map((c) => c.name).join(', ')}` : 'no catalog is trusted (use --trusted-catalog)';
-    const sameKind = trusted.flatMap((c) => c.functions.filter((f) => f.names.kind === kind).map((f) => `${f.group}/{${f.versions.map((v) => v.name).join(',')}} in ${c.name}`));
-    throw new ResolveError(`unknown function kind ${kind} (${apiVersion}): no trusted catalog provides it; ${searched}${sameKind.length ? `; known: ${sameKind.join('; ')}` : ''}`);
+    const sameKind = trusted.flatMap((c) =>
+      c.functions.filter((f) => f.names.kind === kind).map((f) => `${f.group}/{${f.versions.map((v) => v.name).join(',')}} in ${c.name}`),
+    );
+    throw new ResolveError(
+      `unknown function kind ${kind} (${apiVersion}): no trusted catalog provides it; ${searched}${sameKind.length ? `; known: ${sameKind.join('; ')}` : ''}`,
+    );
   }
   const first = matches[0];
   const warnings: string[] = [];
   if (first.version.deprecated) {
     const newer = first.definition.versions.filter((v) => !v.deprecated).map((v) => v.name);
-    warnings.push(first.version.deprecationWarning ?? `${kind} ${apiVersion} is deprecated in catalog ${first.catalog.name}${newer.length ? `; use ${newer.map((n) => `${first.definition.group}/${n}`).join(' or ')}` : ''}`);
+    warnings.push(
+      first.version.deprecationWarning ??
+        `${kind} ${apiVersion} is deprecated in catalog ${first.catalog.name}${newer.length ? `; use ${newer.map((n) => `${first.definition.group}/${n}`).join(' or ')}` : ''}`,
+    );
   }
   return { ...first, matches, warnings };
 }
 
 /** One line per match, the chosen one first: what `--explain` prints. */
 export function explainResolution(r: Resolution, apiVersion: string, kind: string): string {
-  const lines = r.matches.map((m, i) => `  ${i === 0 ? '*' : ' '} ${m.catalog.name} (${m.catalog.ref}): ${describeProvider(m.version)}${m.version.deprecated ? ' [deprecated]' : ''}`);
+  const lines = r.matches.map(
+    (m, i) => `  ${i === 0 ? '*' : ' '} ${m.catalog.name} (${m.catalog.ref}): ${describeProvider(m.version)}${m.version.deprecated ? ' [deprecated]' : ''}`,
+  );
   return `${kind} ${apiVersion}: ${r.matches.length} match(es), first wins\n${lines.join('\n')}\n`;
 }
 
 export function describeProvider(v: FunctionVersion): string {
   const parts: string[] = [];
-  if (v.runtime.container) parts.push(`container ${v.runtime.container.image}${v.runtime.container.sha256 ? `@${normalizeSha(v.runtime.container.sha256)}` : ''}`);
+  if (v.runtime.container)
+    parts.push(`container ${v.runtime.container.image}${v.runtime.container.sha256 ? `@${normalizeSha(v.runtime.container.sha256)}` : ''}`);
   if (v.runtime.exec) parts.push(`exec ${v.runtime.exec.platforms.map((p) => `${p.os}/${p.arch}`).join(',')}`);
   return parts.join(' | ');
 }

@@ -39,7 +39,8 @@ export function parseRef(ref: string): ParsedRef {
   const location = m ? m[1] : ref;
   const pin = m ? m[2] : undefined;
   if (/^https:\/\//.test(location)) return { kind: 'https', location, pin };
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(location) && !location.startsWith('file://')) throw new FetchError(`${ref}: catalogs come from a file, an https:// URL or an oci:// reference`);
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(location) && !location.startsWith('file://'))
+    throw new FetchError(`${ref}: catalogs come from a file, an https:// URL or an oci:// reference`);
   return { kind: 'file', location: location.replace(/^file:\/\//, ''), pin };
 }
 
@@ -68,7 +69,16 @@ export async function readCatalogBytes(ref: string, opts: SourceOptions = {}): P
   }
   if (parsed.kind === 'https') {
     const cached = parsed.pin ? readCached(cacheDir, parsed.pin) : undefined;
-    const text = cached ?? checkPin(ref, parsed.pin, await withProgress(`catalog ${parsed.location}`, async (onProgress) => (await fetchUrl(parsed.location, { caFile: opts.caFile, label: 'catalog source', onProgress })).body));
+    const text =
+      cached ??
+      checkPin(
+        ref,
+        parsed.pin,
+        await withProgress(
+          `catalog ${parsed.location}`,
+          async (onProgress) => (await fetchUrl(parsed.location, { caFile: opts.caFile, label: 'catalog source', onProgress })).body,
+        ),
+      );
     if (parsed.pin && !cached) writeCached(cacheDir, text);
     return { text, base: parsed.location, digest: sha256Digest(text) };
   }

@@ -8,7 +8,12 @@ import type { CatalogSet } from './trust.js';
 import type { FunctionConfigSite } from './package-functions.js';
 
 export function formatCatalog(c: Catalog, trusted: boolean): string {
-  const lines = [`catalog ${c.name} (${trusted ? 'trusted' : 'NOT trusted'})`, `  source: ${c.ref}`, `  digest: ${c.digest}`, `  publisher: ${c.publisher ?? 'unknown'}`];
+  const lines = [
+    `catalog ${c.name} (${trusted ? 'trusted' : 'NOT trusted'})`,
+    `  source: ${c.ref}`,
+    `  digest: ${c.digest}`,
+    `  publisher: ${c.publisher ?? 'unknown'}`,
+  ];
   for (const f of c.functions) {
     lines.push(`  ${f.group} ${f.names.kind}  (publisher ${f.publisher}) ${f.description}`);
     for (const v of f.versions) lines.push(`    ${f.group}/${v.name}${v.deprecated ? ' [deprecated]' : ''}: ${describeProvider(v)}`);

@@ -19,7 +19,9 @@ export function describeSchemaError(err: ErrorObject): string {
       return `must be ${JSON.stringify(p.allowedValue)}`;
     case 'not': {
       const forbidden = forbiddenFields(err);
-      return forbidden.length ? `must not have the field${forbidden.length > 1 ? 's' : ''} ${forbidden.map((f) => `"${f}"`).join(', ')}` : 'must not match the schema under "not"';
+      return forbidden.length
+        ? `must not have the field${forbidden.length > 1 ? 's' : ''} ${forbidden.map((f) => `"${f}"`).join(', ')}`
+        : 'must not match the schema under "not"';
     }
     default:
       return err.message ?? err.keyword;

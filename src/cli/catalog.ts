@@ -25,7 +25,11 @@ const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
 /** The options every command that resolves functions shares. */
 export function addCatalogOptions(cmd: Command): Command {
   return cmd
-    .option('--trusted-catalog <ref>', 'a catalog to trust and resolve from (file, https URL or oci://; @sha256:<hex> pins it); repeatable, order matters', collect)
+    .option(
+      '--trusted-catalog <ref>',
+      'a catalog to trust and resolve from (file, https URL or oci://; @sha256:<hex> pins it); repeatable, order matters',
+      collect,
+    )
     .option('--cache-dir <dir>', 'cache for downloaded catalogs and executables (default $BERTH_CACHE_DIR or ~/.cache/berth)')
     .option('--ca-file <pem>', 'extra CA certificates for https catalogs and downloads (also $BERTH_CA_FILE)');
 }
@@ -33,7 +37,9 @@ export function addCatalogOptions(cmd: Command): Command {
 /** Trusted: flags first, then berth's config file. Known but untrusted: what the package names. */
 export async function catalogSetFrom(flags: CatalogFlags, dir?: string): Promise<CatalogSet> {
   const trustedRefs = [...(flags.trustedCatalog ?? []), ...configuredTrustedCatalogs()];
-  const otherRefs = dir ? packageCatalogRefs(dir).map((r) => (parseRef(r).kind === 'file' && !path.isAbsolute(parseRef(r).location) ? path.join(dir, r) : r)) : [];
+  const otherRefs = dir
+    ? packageCatalogRefs(dir).map((r) => (parseRef(r).kind === 'file' && !path.isAbsolute(parseRef(r).location) ? path.join(dir, r) : r))
+    : [];
   return loadCatalogSet({ trustedRefs, otherRefs, cacheDir: flags.cacheDir, caFile: flags.caFile });
 }
 
@@ -84,7 +90,10 @@ export function catalogCommand(): Command {
       .requiredOption('-o, --output <dir>', 'folder to vendor into'),
   ).action(async (refs: string[], o: CatalogFlags & { output: string }) => {
     const pulled = await pullCatalogs(refs, o.output, { cacheDir: o.cacheDir, caFile: o.caFile });
-    for (const p of pulled) process.stdout.write(`${p.name}: ${p.source} -> ${path.join(o.output, p.file)} (${p.executables.length} executable(s))\n  --trusted-catalog ${p.pinnedRef}\n`);
+    for (const p of pulled)
+      process.stdout.write(
+        `${p.name}: ${p.source} -> ${path.join(o.output, p.file)} (${p.executables.length} executable(s))\n  --trusted-catalog ${p.pinnedRef}\n`,
+      );
   });
 
   addCatalogOptions(
@@ -101,15 +110,21 @@ export function catalogCommand(): Command {
   addCatalogOptions(
     cmd
       .command('annotate')
-      .description('write each function config\'s resolved provider into the package (config.kubernetes.io/function, Kptfile image)')
+      .description("write each function config's resolved provider into the package (config.kubernetes.io/function, Kptfile image)")
       .argument('<dir>', 'a package (Kptfile or kustomization)')
       .addOption(new Option('--allow-network', 'accept functions that require network'))
-      .option('--skip-schema', 'annotate configs their catalog\'s openAPIV3Schema refuses (warns)'),
+      .option('--skip-schema', "annotate configs their catalog's openAPIV3Schema refuses (warns)"),
   ).action(async (dir: string, o: CatalogFlags & { allowNetwork?: boolean; skipSchema?: boolean }) => {
     const set = await catalogSetFrom(o, dir);
     if (o.skipSchema) process.stderr.write(`${SKIP_SCHEMA_WARNING}\n`);
     else checkPackageConfigs(dir, set);
-    const done = await annotatePackage(dir, { catalogs: set, allowNetwork: o.allowNetwork, cacheDir: o.cacheDir, caFile: o.caFile, warn: (l) => process.stderr.write(`${l}\n`) });
+    const done = await annotatePackage(dir, {
+      catalogs: set,
+      allowNetwork: o.allowNetwork,
+      cacheDir: o.cacheDir,
+      caFile: o.caFile,
+      warn: (l) => process.stderr.write(`${l}\n`),
+    });
     for (const d of done) process.stdout.write(`${d.file}: ${d.kind} ${d.apiVersion} -> ${d.provider} (catalog ${d.catalog})\n`);
     if (!done.length) process.stdout.write('nothing to annotate\n');
   });

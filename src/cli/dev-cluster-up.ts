@@ -39,14 +39,19 @@ export interface UpFlags {
  * script that still passes one learns why rather than getting a cluster that ignores it.
  */
 export function retiredOptionProblem(o: Pick<UpFlags, 'foreground' | 'podman' | 'watchHistory'>): string | undefined {
-  if (o.foreground) return '--foreground no longer applies: the dev cluster runs as processes of this machine (etcd, kube-apiserver, the kubelet, containerd...), and `up` returns once the node is Ready; stop it with `berth dev-cluster down`';
-  if (o.podman !== undefined) return "--podman no longer applies: the dev cluster's pods run in containerd; podman only holds the images `--load` and `berth dev-cluster load` put into the node";
-  if (o.watchHistory !== undefined) return '--watch-history no longer applies: kube-apiserver keeps its own watch cache, and a watch from a resourceVersion it no longer has gets 410 Expired as on any cluster';
+  if (o.foreground)
+    return '--foreground no longer applies: the dev cluster runs as processes of this machine (etcd, kube-apiserver, the kubelet, containerd...), and `up` returns once the node is Ready; stop it with `berth dev-cluster down`';
+  if (o.podman !== undefined)
+    return "--podman no longer applies: the dev cluster's pods run in containerd; podman only holds the images `--load` and `berth dev-cluster load` put into the node";
+  if (o.watchHistory !== undefined)
+    return '--watch-history no longer applies: kube-apiserver keeps its own watch cache, and a watch from a resourceVersion it no longer has gets 410 Expired as on any cluster';
   return undefined;
 }
 
 /** the --fault-* flags as the faults endpoint's switches; undefined when none is set */
-export function initialFaults(o: Pick<UpFlags, 'faultDropStreams' | 'faultError500' | 'faultThrottle429' | 'faultEndWatchAfter' | 'faultDelayPodStart'>): Partial<Faults> | undefined {
+export function initialFaults(
+  o: Pick<UpFlags, 'faultDropStreams' | 'faultError500' | 'faultThrottle429' | 'faultEndWatchAfter' | 'faultDelayPodStart'>,
+): Partial<Faults> | undefined {
   const faults: Partial<Faults> = {
     ...(o.faultDropStreams ? { dropStreams: o.faultDropStreams } : {}),
     ...(o.faultError500 ? { error500: o.faultError500 } : {}),
@@ -65,8 +70,10 @@ export function ensureBuilt(): void {
   const script = join(UPSTREAM_SCRIPTS, 'build.sh');
   const check = spawnSync('bash', [script, '--check'], { encoding: 'utf8' });
   if (check.status === 0) return;
-  process.stderr.write(`dev-cluster: ${check.stdout.trim()}; building them from their Go modules\n` +
-    'dev-cluster: the first build takes about 22 minutes on 2 cores and 5 GB of disk; later runs reuse it\n');
+  process.stderr.write(
+    `dev-cluster: ${check.stdout.trim()}; building them from their Go modules\n` +
+      'dev-cluster: the first build takes about 22 minutes on 2 cores and 5 GB of disk; later runs reuse it\n',
+  );
   const r = spawnSync('bash', [script], { stdio: ['ignore', 'inherit', 'inherit'] });
   if (r.status !== 0) throw new Error(`dev-cluster: the build of the cluster failed (exit ${r.status}); its output is above. Rerun: bash ${script}`);
 }
@@ -74,7 +81,13 @@ export function ensureBuilt(): void {
 const podmanHas = (image: string): boolean => spawnSync('podman', ['image', 'exists', image]).status === 0;
 
 export async function clusterAnswers(layout: Layout): Promise<boolean> {
-  return pidOf(layout, 'fault-proxy') !== undefined && (await apiGet(layout, '/readyz').then((r) => r.code === 200, () => false));
+  return (
+    pidOf(layout, 'fault-proxy') !== undefined &&
+    (await apiGet(layout, '/readyz').then(
+      (r) => r.code === 200,
+      () => false,
+    ))
+  );
 }
 
 export async function upAction(o: UpFlags): Promise<void> {
@@ -103,5 +116,7 @@ export async function upAction(o: UpFlags): Promise<void> {
     faults: initialFaults(o),
   });
   const nodes = state.nodes.length > 1 ? `, nodes ${state.nodes.join(', ')}` : '';
-  process.stdout.write(`dev cluster (Kubernetes ${state.version}${nodes}) running at ${state.server}\nkubeconfig: ${state.kubeconfig}\n  export KUBECONFIG=${state.kubeconfig}\n`);
+  process.stdout.write(
+    `dev cluster (Kubernetes ${state.version}${nodes}) running at ${state.server}\nkubeconfig: ${state.kubeconfig}\n  export KUBECONFIG=${state.kubeconfig}\n`,
+  );
 }

@@ -62,7 +62,11 @@ function unknownUserMessage(user: string, stateDir: string, contexts: string[]):
   ].join('\n');
 }
 
-const stateDirOption = () => new Option('--state-dir <dir>', 'where the cluster keeps its certificates, kubeconfig, logs and node').default(defaultStateDir(), '$BERTH_DEV_CLUSTER_DIR or ~/.berth/dev-cluster');
+const stateDirOption = () =>
+  new Option('--state-dir <dir>', 'where the cluster keeps its certificates, kubeconfig, logs and node').default(
+    defaultStateDir(),
+    '$BERTH_DEV_CLUSTER_DIR or ~/.berth/dev-cluster',
+  );
 /** accepted so that a script written for the retired TypeScript cluster is told why it no longer applies */
 const retired = (flags: string) => new Option(flags).hideHelp();
 
@@ -73,14 +77,34 @@ function upCommand(): Command {
     .option('--port <port>', 'HTTPS port clients reach the API server on (0 = any free port)', '0')
     .option('--host <address>', 'address clients reach the API server on', '127.0.0.1')
     .option('--users <file>', 'YAML file of token users and their RBAC rules (see README)')
-    .option('--nodes <n>', `nodes in the cluster, 1 to ${MAX_NODES}: this machine's node, then workers (berth-worker, berth-worker2), each in a network of its own`, nodeCount, 1)
+    .option(
+      '--nodes <n>',
+      `nodes in the cluster, 1 to ${MAX_NODES}: this machine's node, then workers (berth-worker, berth-worker2), each in a network of its own`,
+      nodeCount,
+      1,
+    )
     .option('--split-log-streams', 'turn on the alpha gate PodLogsQuerySplitStreams (stdout and stderr read apart; off on a stock cluster)')
     .option('--load <image...>', 'images from podman to put into the node before up returns')
-    .option('--container-log-max-size <size>', "the kubelet's containerLogMaxSize: rotate a running container's log at this size (10Mi, bytes)", logSize, KUBELET_LOG_ROTATION.containerLogMaxBytes)
-    .option('--container-log-check-interval <ms>', "the kubelet's containerLogMonitorInterval (at least 3000)", milliseconds, KUBELET_LOG_ROTATION.containerLogCheckMs)
+    .option(
+      '--container-log-max-size <size>',
+      "the kubelet's containerLogMaxSize: rotate a running container's log at this size (10Mi, bytes)",
+      logSize,
+      KUBELET_LOG_ROTATION.containerLogMaxBytes,
+    )
+    .option(
+      '--container-log-check-interval <ms>',
+      "the kubelet's containerLogMonitorInterval (at least 3000)",
+      milliseconds,
+      KUBELET_LOG_ROTATION.containerLogCheckMs,
+    )
     .option('--fault-drop-streams <fraction>', 'drop this fraction of exec/attach/port-forward sessions without a status', fraction, 0)
     .option('--fault-error500 <fraction>', 'answer 500 to this fraction of API requests', fraction, 0)
-    .option('--fault-throttle429 <fraction>', 'answer this fraction of API requests as API Priority and Fairness rejects them (429, Retry-After: 1)', fraction, 0)
+    .option(
+      '--fault-throttle429 <fraction>',
+      'answer this fraction of API requests as API Priority and Fairness rejects them (429, Retry-After: 1)',
+      fraction,
+      0,
+    )
     .option('--fault-end-watch-after <ms>', 'end every watch after this many ms', milliseconds, 0)
     .option('--fault-delay-pod-start <ms>', "delay the start of every pod's containers by this many ms", milliseconds, 0)
     .addOption(new Option('--upstream', 'the upstream cluster (the only one; kept for scripts that name it)').hideHelp())
@@ -112,7 +136,10 @@ function statusCommand(): Command {
       const state = readClusterState(o.stateDir);
       const running = !!state && (await clusterAnswers(new Layout(o.stateDir)));
       if (o.output === 'json') process.stdout.write(JSON.stringify({ running, ...(state ?? {}) }, null, 2) + '\n');
-      else if (running && state) process.stdout.write(`running at ${state.server} (Kubernetes ${state.version}, since ${state.startedAt})\nnodes: ${state.nodes.join(', ')}\nkubeconfig: ${state.kubeconfig}\n`);
+      else if (running && state)
+        process.stdout.write(
+          `running at ${state.server} (Kubernetes ${state.version}, since ${state.startedAt})\nnodes: ${state.nodes.join(', ')}\nkubeconfig: ${state.kubeconfig}\n`,
+        );
       else process.stdout.write('not running (start it with: berth dev-cluster up)\n');
       if (!running) process.exitCode = 3;
     });
@@ -140,7 +167,14 @@ function kubeconfigCommand(): Command {
         const config = parseYaml(text) as { contexts: { name: string; context: { user: string } }[]; 'current-context': string };
         const wanted = o.user === 'admin' ? CLUSTER_NAME : `${CLUSTER_NAME}-${o.user}`;
         const ctx = config.contexts.find((c) => c.name === wanted);
-        if (!ctx) throw new Error(unknownUserMessage(o.user, o.stateDir, config.contexts.map((c) => c.name)));
+        if (!ctx)
+          throw new Error(
+            unknownUserMessage(
+              o.user,
+              o.stateDir,
+              config.contexts.map((c) => c.name),
+            ),
+          );
         config['current-context'] = ctx.name;
         text = stringifyYaml(config);
       }
@@ -150,7 +184,7 @@ function kubeconfigCommand(): Command {
 
 function loadCommand(): Command {
   return new Command('load')
-    .description("put images from podman into every running node of the dev cluster, as `kind load docker-image` does")
+    .description('put images from podman into every running node of the dev cluster, as `kind load docker-image` does')
     .argument('<image...>', 'images in podman, e.g. localhost/berth/busybox:1')
     .addOption(stateDirOption())
     .action(async (images: string[], o: { stateDir: string }) => {
@@ -174,7 +208,9 @@ function faultProxyCommand(): Command {
 }
 
 export function devClusterCommand(): Command {
-  const cmd = new Command('dev-cluster').description('a Kubernetes cluster of one to three nodes to try berth on: kube-apiserver, the kubelet and containerd, built from the release on first use');
+  const cmd = new Command('dev-cluster').description(
+    'a Kubernetes cluster of one to three nodes to try berth on: kube-apiserver, the kubelet and containerd, built from the release on first use',
+  );
   for (const sub of [upCommand(), downCommand(), statusCommand(), kubeconfigCommand(), loadCommand(), nodeCommand()]) cmd.addCommand(sub);
   cmd.addCommand(faultProxyCommand(), { hidden: true });
   return cmd;

@@ -31,14 +31,17 @@ export function shimCommand(): Command {
         } catch {
           /* a regular file */
         }
-        if (current !== target && !o.force) throw new Error(`${link} already exists (${current ? `a link to ${current}` : 'not a link'}); use --force to replace it`);
+        if (current !== target && !o.force)
+          throw new Error(`${link} already exists (${current ? `a link to ${current}` : 'not a link'}); use --force to replace it`);
         unlinkSync(link);
       }
       // the link runs berth directly (kustomize execs `docker`), so the target must be executable
       chmodSync(target, statSync(target).mode | 0o111);
       symlinkSync(target, link);
       // First on PATH only for the tools that run functions: exported, it would also shadow the real docker CLI.
-      process.stdout.write(`${link} -> ${target}\nput it first on PATH for kustomize and kpt:  PATH=${resolve(dir)}:$PATH kubectl kustomize --enable-alpha-plugins DIR\n`);
+      process.stdout.write(
+        `${link} -> ${target}\nput it first on PATH for kustomize and kpt:  PATH=${resolve(dir)}:$PATH kubectl kustomize --enable-alpha-plugins DIR\n`,
+      );
     });
   const agent = cmd
     .command('agent')
@@ -46,9 +49,17 @@ export function shimCommand(): Command {
     .option('--socket <path>', 'unix socket (mode 0600, in a folder only you can open)', defaultAgentSocket())
     .option('--idle <seconds>', 'exit after this long without requests [$BERTH_SHIM_AGENT_IDLE]', agentIdleSeconds())
     .option('--pool-size <n>', 'warm pods kept per run plan (0: none) [$BERTH_SHIM_POOL_SIZE]', process.env.BERTH_SHIM_POOL_SIZE ?? '2')
-    .option('--pool-burst <n>', 'the most warm pods of a plan called more than --pool-size times in the last minute (a kustomization using one function many times) [$BERTH_SHIM_POOL_BURST]', process.env.BERTH_SHIM_POOL_BURST ?? '8')
+    .option(
+      '--pool-burst <n>',
+      'the most warm pods of a plan called more than --pool-size times in the last minute (a kustomization using one function many times) [$BERTH_SHIM_POOL_BURST]',
+      process.env.BERTH_SHIM_POOL_BURST ?? '8',
+    )
     .option('--pool-plans <n>', 'run plans kept warm at once [$BERTH_SHIM_POOL_PLANS]', process.env.BERTH_SHIM_POOL_PLANS ?? '16')
-    .option('--pool-idle <seconds>', 'a warm pod not used for this long is deleted (at most --idle) [$BERTH_SHIM_POOL_IDLE]', process.env.BERTH_SHIM_POOL_IDLE ?? '300')
+    .option(
+      '--pool-idle <seconds>',
+      'a warm pod not used for this long is deleted (at most --idle) [$BERTH_SHIM_POOL_IDLE]',
+      process.env.BERTH_SHIM_POOL_IDLE ?? '300',
+    )
     .action(async (o: { socket: string; idle: string; poolSize: string; poolBurst: string; poolPlans: string; poolIdle: string }) => {
       const idle = Number(o.idle);
       if (!(idle > 0)) throw new Error(`--idle must be a positive number of seconds, got "${o.idle}"`);
@@ -57,14 +68,23 @@ export function shimCommand(): Command {
         if (!Number.isInteger(n) || n < min) throw new Error(`${flag} must be a whole number ≥ ${min}, got "${text}"`);
         return n;
       };
-      const pool = { perPlan: count(o.poolSize, '--pool-size', 0), burstMax: count(o.poolBurst, '--pool-burst', 0), maxPlans: count(o.poolPlans, '--pool-plans', 1), idleSeconds: count(o.poolIdle, '--pool-idle', 1) };
+      const pool = {
+        perPlan: count(o.poolSize, '--pool-size', 0),
+        burstMax: count(o.poolBurst, '--pool-burst', 0),
+        maxPlans: count(o.poolPlans, '--pool-plans', 1),
+        idleSeconds: count(o.poolIdle, '--pool-idle', 1),
+      };
       const { startAgent } = await import('../shim/agent.js');
       const { connect } = await import('node:net');
       // another agent already serving this socket: it answers, and this one is not needed
-      const live = await new Promise<boolean>((resolve) => connect(o.socket).once('connect', function (this: import('node:net').Socket) {
-        this.destroy();
-        resolve(true);
-      }).once('error', () => resolve(false)));
+      const live = await new Promise<boolean>((resolve) =>
+        connect(o.socket)
+          .once('connect', function (this: import('node:net').Socket) {
+            this.destroy();
+            resolve(true);
+          })
+          .once('error', () => resolve(false)),
+      );
       if (!live) await startAgent(o.socket, idle, pool);
       process.stdout.write(`ready ${o.socket}\n`);
     });
@@ -82,16 +102,34 @@ export function shimCommand(): Command {
     process.stdout.write(answer);
     if (what === 'stop') await waitGone(o.socket);
   };
-  agent.command('status').description("this berth's agent (or the one at --socket), which serves every context and namespace: pid, socket, idle time, calls running, warm pods (exit 1: none runs there; your agents at other sockets are listed)").action(ask('status'));
-  agent.command('stop').description('stop the agent (or the one at --socket) once its calls have ended; its warm pods are deleted (none there: your agents at other sockets are listed, not stopped)').action(ask('stop'));
+  agent
+    .command('status')
+    .description(
+      "this berth's agent (or the one at --socket), which serves every context and namespace: pid, socket, idle time, calls running, warm pods (exit 1: none runs there; your agents at other sockets are listed)",
+    )
+    .action(ask('status'));
+  agent
+    .command('stop')
+    .description(
+      'stop the agent (or the one at --socket) once its calls have ended; its warm pods are deleted (none there: your agents at other sockets are listed, not stopped)',
+    )
+    .action(ask('stop'));
   const pool = cmd.command('pool').description("the shim agent's warm pods: function pods started ahead of the call that needs them");
   const control = (what: 'pool-ls' | 'pool-drain') => async (o: { socket: string }) => {
     const { askAgent } = await import('./shim-agent-client.js');
     const answer = await askAgent(o.socket, what);
     process.stdout.write(answer ?? `no shim agent is running at ${o.socket}: no warm pods\n`);
   };
-  pool.command('ls').description('list the warm pods of the running agent').option('--socket <path>', 'the agent\'s socket', defaultAgentSocket()).action(control('pool-ls'));
-  pool.command('drain').description('delete every warm pod of the running agent now').option('--socket <path>', 'the agent\'s socket', defaultAgentSocket()).action(control('pool-drain'));
+  pool
+    .command('ls')
+    .description('list the warm pods of the running agent')
+    .option('--socket <path>', "the agent's socket", defaultAgentSocket())
+    .action(control('pool-ls'));
+  pool
+    .command('drain')
+    .description('delete every warm pod of the running agent now')
+    .option('--socket <path>', "the agent's socket", defaultAgentSocket())
+    .action(control('pool-drain'));
   return cmd;
 }
 
@@ -107,7 +145,10 @@ async function agentsElsewhere(socket: string, what: 'status' | 'stop'): Promise
     const pid = await agentPid(other);
     if (pid !== undefined) running.push(`  ${other} (pid ${pid}): berth shim agent ${what} --socket ${other}`);
   }
-  const head = socket === defaultAgentSocket() ? `(this berth's agent listens there, under $XDG_RUNTIME_DIR, else the temp dir; one agent serves every BERTH_CONTEXT and BERTH_NAMESPACE)\n` : '';
+  const head =
+    socket === defaultAgentSocket()
+      ? `(this berth's agent listens there, under $XDG_RUNTIME_DIR, else the temp dir; one agent serves every BERTH_CONTEXT and BERTH_NAMESPACE)\n`
+      : '';
   if (!running.length) return head;
   return `${head}running agents of your user at other sockets (started from another XDG_RUNTIME_DIR or TMPDIR, or by another copy of berth):\n${running.join('\n')}\n`;
 }
@@ -119,7 +160,9 @@ async function waitGone(socket: string): Promise<void> {
   while (existsSync(`${socket}.pid`) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   if (!existsSync(`${socket}.pid`)) return;
   const pid = readFileSync(`${socket}.pid`, 'utf8').trim();
-  process.stderr.write(`berth: the shim agent ${pid} is still running 60 s after it was asked to stop (a call of it has not ended): stop that call, or end the agent with kill ${pid}; berth gc removes its warm pods once their deadline has passed\n`);
+  process.stderr.write(
+    `berth: the shim agent ${pid} is still running 60 s after it was asked to stop (a call of it has not ended): stop that call, or end the agent with kill ${pid}; berth gc removes its warm pods once their deadline has passed\n`,
+  );
   process.exitCode = 1;
 }
 

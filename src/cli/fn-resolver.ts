@@ -52,14 +52,21 @@ export function catalogResolver(opts: CatalogResolverOptions): FunctionResolver 
       const what = `${kind} ${apiVersion} (catalog ${catalog.name})`;
       if (container && !(opts.preferExec && exec)) {
         if (container.requireNetwork && !opts.allowNetwork) throw new ResolveError(`${what} requires network access: allow it with --allow-network`);
-        if (container.requireStorageMount && !opts.mounts?.length) throw new ResolveError(`${what} requires a storage mount: give one with --mount type=bind,src=DIR,dst=PATH`);
+        if (container.requireStorageMount && !opts.mounts?.length)
+          throw new ResolveError(`${what} requires a storage mount: give one with --mount type=bind,src=DIR,dst=PATH`);
         const image = container.sha256 ? `${container.image.replace(/:[^:/@]+$/, '')}@${normalizeSha(container.sha256)}` : container.image;
-        return { kind: 'container', image, network: Boolean(container.requireNetwork && opts.allowNetwork), mounts: container.requireStorageMount ? opts.mounts : undefined };
+        return {
+          kind: 'container',
+          image,
+          network: Boolean(container.requireNetwork && opts.allowNetwork),
+          mounts: container.requireStorageMount ? opts.mounts : undefined,
+        };
       }
       if (!exec) throw new ResolveError(`${what} has no runtime berth can use`);
       const want = opts.platform ?? currentPlatform();
       const platform = selectPlatform(exec.platforms, want);
-      if (!platform) throw new ResolveError(`${what} has no executable for ${want.os}/${want.arch} (it has ${exec.platforms.map((p) => `${p.os}/${p.arch}`).join(', ')})`);
+      if (!platform)
+        throw new ResolveError(`${what} has no executable for ${want.os}/${want.arch} (it has ${exec.platforms.map((p) => `${p.os}/${p.arch}`).join(', ')})`);
       const cached = await ensureProvider(platform, catalog, { cacheDir: opts.cacheDir, caFile: opts.caFile });
       // Checked again right before the run: the catalog's sha256 (or, for an archive, what the verified archive holds).
       const verify = (): void => verifyExecutable(cached.executable, cached.executableSha256, catalog.name);

@@ -43,13 +43,16 @@ function fnOptions(cmd: Command): Command {
     .option('--allow-network', 'let functions that require network have it')
     .option('--mount <spec>', 'type=bind,src=DIR,dst=PATH: storage for functions that require it; repeatable', collect)
     .option('--explain', 'print every catalog match for each function config, in resolution order')
-    .option('--prefer-exec', 'use a catalog\'s exec provider when it also has a container')
-    .option('--results-dir <dir>', 'write the structured results of every function run to DIR/results.yaml (kpt\'s FunctionResultList)')
-    .option('--skip-schema', 'run function configs their catalog\'s openAPIV3Schema refuses (warns)');
+    .option('--prefer-exec', "use a catalog's exec provider when it also has a container")
+    .option('--results-dir <dir>', "write the structured results of every function run to DIR/results.yaml (kpt's FunctionResultList)")
+    .option('--skip-schema', "run function configs their catalog's openAPIV3Schema refuses (warns)");
 }
 
 function selectionOptions(cmd: Command): Command {
-  for (const [verb, what] of [['match', 'select'], ['exclude', 'exclude']] as const) {
+  for (const [verb, what] of [
+    ['match', 'select'],
+    ['exclude', 'exclude'],
+  ] as const) {
     cmd
       .option(`--${verb}-api-version <apiVersion>`, `${what} resources with this apiVersion`)
       .option(`--${verb}-kind <kind>`, `${what} resources of this kind`)
@@ -113,17 +116,19 @@ async function guarded(work: () => Promise<void>): Promise<void> {
 export function fnCommand(): Command {
   const cmd = new Command('fn').description('run KRM functions: containers as pods, catalog executables after sha256 verification');
 
-  selectionOptions(fnOptions(
-    cmd
-      .command('eval')
-      .description('run one function over a package folder (written back) or a ResourceList on stdin (-)')
-      .argument('<dir>', 'package folder, or - for stdin')
-      .argument('[keyValues...]', 'after --: key=value pairs, the function config as a ConfigMap')
-      .option('-i, --image <image>', 'container image of the function')
-      .option('--exec <path>', 'local executable of the function')
-      .option('--fn-config <file>', 'function config; without --image/--exec its kind is resolved through trusted catalogs')
-      .option('-o, --output <where>', '"stdout" prints a ResourceList instead of writing the folder'),
-  )).action((dir: string, keyValues: string[], o: FnFlags & SelectionFlags & { image?: string; exec?: string; fnConfig?: string }) =>
+  selectionOptions(
+    fnOptions(
+      cmd
+        .command('eval')
+        .description('run one function over a package folder (written back) or a ResourceList on stdin (-)')
+        .argument('<dir>', 'package folder, or - for stdin')
+        .argument('[keyValues...]', 'after --: key=value pairs, the function config as a ConfigMap')
+        .option('-i, --image <image>', 'container image of the function')
+        .option('--exec <path>', 'local executable of the function')
+        .option('--fn-config <file>', 'function config; without --image/--exec its kind is resolved through trusted catalogs')
+        .option('-o, --output <where>', '"stdout" prints a ResourceList instead of writing the folder'),
+    ),
+  ).action((dir: string, keyValues: string[], o: FnFlags & SelectionFlags & { image?: string; exec?: string; fnConfig?: string }) =>
     guarded(async () => {
       if (o.output && o.output !== 'stdout') throw new Error('--output takes only "stdout"');
       const catalogs = await catalogSetFrom(o, dir === '-' ? undefined : dir);

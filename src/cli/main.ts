@@ -19,10 +19,7 @@ if (basename(process.argv[1] ?? '') === 'docker') {
   if (face === 'serve') (await import('./server-heap.js')).useServerHeap();
   const { Command } = await import('commander');
   const { BERTH_VERSION } = await import('./version.js');
-  const program = new Command('berth')
-    .description('run container workloads as native Kubernetes pods')
-    .version(BERTH_VERSION)
-    .showHelpAfterError();
+  const program = new Command('berth').description('run container workloads as native Kubernetes pods').version(BERTH_VERSION).showHelpAfterError();
   const faces: Record<string, () => Promise<InstanceType<typeof Command>>> = {
     docker: async () => (await import('./docker.js')).dockerCommand(),
     shim: async () => (await import('./docker.js')).shimCommand(),

@@ -23,7 +23,7 @@ import { ANNOTATION_EXPIRES_AT, ownershipLabels } from '../runtime/pod-rules.js'
 
 /** What a user of berth serve gets on a cluster without split log streams (a stock one). */
 const MERGED_LOGS_NOTE =
-  'this cluster serves a container\'s log with stdout and stderr merged (its feature gate PodLogsQuerySplitStreams is off): docker logs, docker run and attach give both as stdout';
+  "this cluster serves a container's log with stdout and stderr merged (its feature gate PodLogsQuerySplitStreams is off): docker logs, docker run and attach give both as stdout";
 
 // Flags that set a pod setting for every container: each is the default of the label `berth.dev/<flag>`.
 const SETTING_FLAGS: Array<[flag: string, key: string, help: string]> = [
@@ -43,9 +43,19 @@ const SETTING_FLAGS: Array<[flag: string, key: string, help: string]> = [
 
 async function takeLock(kc: KubeConfig, namespace: string, owner: string, lease: string | true, timeoutSeconds: number): Promise<LeaseLock> {
   if (!Number.isFinite(timeoutSeconds) || timeoutSeconds < 0) throw new Error(`--lock-timeout ${timeoutSeconds}: give seconds (0 or more)`);
-  const name = lease === true ? `berth-serve-${owner.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '')}`.slice(0, 63).replace(/-+$/, '') : lease;
+  const name =
+    lease === true
+      ? `berth-serve-${owner
+          .toLowerCase()
+          .replace(/[^a-z0-9-]+/g, '-')
+          .replace(/^-+|-+$/g, '')}`
+          .slice(0, 63)
+          .replace(/-+$/, '')
+      : lease;
   const lock = new LeaseLock(kc, namespace, { name, durationSeconds: 15, labels: ownershipLabels(owner), expiryAnnotation: ANNOTATION_EXPIRES_AT });
-  await lock.acquire(timeoutSeconds * 1000, (h) => process.stderr.write(`berth serve: waiting for the Lease ${name}, held by ${h.holder} (lapses ${h.expiresAt?.toISOString() ?? '?'} unless renewed)\n`));
+  await lock.acquire(timeoutSeconds * 1000, (h) =>
+    process.stderr.write(`berth serve: waiting for the Lease ${name}, held by ${h.holder} (lapses ${h.expiresAt?.toISOString() ?? '?'} unless renewed)\n`),
+  );
   process.stderr.write(`berth serve: holding the Lease ${name} as ${lock.identity}\n`);
   return lock;
 }
@@ -62,9 +72,16 @@ export function serveCommand(): Command {
     .option('--context <name>', 'kubeconfig context')
     .option('-n, --namespace <ns>', "namespace (default: the context's)")
     .option('--instance <id>', 'owner label of everything this berth creates (default: random)')
-    .option('--token <token>', `require \`Authorization: Bearer <token>\` (a non-loopback tcp listener needs this or --tlsverify); at least ${MIN_TOKEN_LENGTH} characters; visible in ps: prefer --token-file or $${TOKEN_ENV}`)
+    .option(
+      '--token <token>',
+      `require \`Authorization: Bearer <token>\` (a non-loopback tcp listener needs this or --tlsverify); at least ${MIN_TOKEN_LENGTH} characters; visible in ps: prefer --token-file or $${TOKEN_ENV}`,
+    )
     .option('--token-file <file>', `read the token from this file (one line), instead of --token or $${TOKEN_ENV}`)
-    .option('--body-timeout <seconds>', 'a request body that stalls this long (JSON: is not whole by then) is answered 408', String(DEFAULT_BODY_TIMEOUT_MS / 1000))
+    .option(
+      '--body-timeout <seconds>',
+      'a request body that stalls this long (JSON: is not whole by then) is answered 408',
+      String(DEFAULT_BODY_TIMEOUT_MS / 1000),
+    )
     .option('--tls', 'tcp listeners speak TLS (--tlscert, --tlskey); clients are not verified')
     .option('--tlsverify', 'TLS and require client certificates signed by --tlscacert (implies --tls)')
     .option('--tlscacert <file>', 'CA that signs client certificates (default: ca.pem in $DOCKER_CERT_PATH or ~/.docker)')
@@ -74,12 +91,24 @@ export function serveCommand(): Command {
     .option('--start-timeout <seconds>', 'how long a container may take to start', '120')
     .option('--publish-address <ip>', 'address published ports listen on', '127.0.0.1')
     .option('--port-mode <mode>', 'how published ports reach pods: forward (port-forward), direct (pod IP) or auto (direct when berth runs in a pod)', 'auto')
-    .option('--pod-template <file|name>', 'lay every pod on this template: a Pod or PodTemplate YAML file, or a PodTemplate object in the namespace (a container\'s label berth.dev/pod-template names its own)')
+    .option(
+      '--pod-template <file|name>',
+      "lay every pod on this template: a Pod or PodTemplate YAML file, or a PodTemplate object in the namespace (a container's label berth.dev/pod-template names its own)",
+    )
     .option('--inherit-pod-settings', `pods take the node selector, tolerations and image pull secrets of the pod berth runs in (default: $${INHERIT_ENV})`)
-    .option('--allow-privileged', 'accept Privileged containers, CapAdd beyond --capabilities, NetworkMode=host and IpcMode=host (hostNetwork, hostIPC) (all refused by default)')
-    .option(`${CAPABILITIES_FLAG} <list>`, `the capabilities every container gets and CapAdd may ask for: a comma-separated subset of Docker's default set, or none (default: $${CAPABILITIES_ENV}, else Docker's set: ${DOCKER_DEFAULT_CAPABILITIES.join(',')})`)
+    .option(
+      '--allow-privileged',
+      'accept Privileged containers, CapAdd beyond --capabilities, NetworkMode=host and IpcMode=host (hostNetwork, hostIPC) (all refused by default)',
+    )
+    .option(
+      `${CAPABILITIES_FLAG} <list>`,
+      `the capabilities every container gets and CapAdd may ask for: a comma-separated subset of Docker's default set, or none (default: $${CAPABILITIES_ENV}, else Docker's set: ${DOCKER_DEFAULT_CAPABILITIES.join(',')})`,
+    )
     .option('--insecure-registry <host:port...>', 'read image configs from this registry over plain http (repeatable; loopback registries always are)', [])
-    .option('--helper-image <image>', 'an image with sh and tar that delivers files copied before start into a container whose command berth does not know (default: $BERTH_HELPER_IMAGE, else docker.io/library/busybox:1.36)')
+    .option(
+      '--helper-image <image>',
+      'an image with sh and tar that delivers files copied before start into a container whose command berth does not know (default: $BERTH_HELPER_IMAGE, else docker.io/library/busybox:1.36)',
+    )
     .option('--no-image-config', 'do not read image configs (ExposedPorts, Healthcheck, User, …) from registries')
     .option('--lock [lease]', 'hold a Lease (default name berth-serve-<instance>) while serving; wait while another berth holds it')
     .option('--lock-timeout <seconds>', 'how long --lock waits for the Lease before giving up', '300')
@@ -87,81 +116,95 @@ export function serveCommand(): Command {
     .option('--keep-failed <minutes>', 'keep the pod of a container that failed this long after rm, the reaper or shutdown', '0');
   for (const [flag, key, help] of SETTING_FLAGS) cmd.option(`--${flag} <value>`, `${help} (a container's label ${SETTINGS_PREFIX}${key} wins)`);
   return cmd.action(async (o) => {
-      const podDefaults: Record<string, string> = {};
-      for (const [flag, key] of SETTING_FLAGS) {
-        const value = o[camel(flag)] as string | undefined;
-        if (value !== undefined) podDefaults[`${SETTINGS_PREFIX}${key}`] = value;
-      }
-      podSettingsFrom(podDefaults); // a bad flag stops here, not at the first container
-      const capabilitiesSetting = o.capabilities !== undefined ? { value: o.capabilities as string, source: CAPABILITIES_FLAG } : process.env[CAPABILITIES_ENV]?.trim() ? { value: process.env[CAPABILITIES_ENV], source: `$${CAPABILITIES_ENV}` } : undefined;
-      const capabilities = capabilitiesSetting ? parseAllowedCapabilities(capabilitiesSetting.value, capabilitiesSetting.source) : undefined;
-      const keepFailedMinutes = Number(o.keepFailed);
-      if (!Number.isFinite(keepFailedMinutes) || keepFailedMinutes < 0) throw new Error(`--keep-failed ${o.keepFailed}: give minutes (0 or more)`);
-      const hosts: string[] = o.host?.length ? o.host : ['unix:///var/run/berth.sock', 'tcp://127.0.0.1:2475'];
-      const tls = loadListenerTls(o);
-      const listeners = hosts.map((h) => parseListener(h, { tls: Boolean(tls) }));
-      const token = resolveToken({ token: o.token as string | undefined, tokenFile: o.tokenFile as string | undefined });
-      const bodyTimeoutSeconds = Number(o.bodyTimeout);
-      if (!Number.isFinite(bodyTimeoutSeconds) || bodyTimeoutSeconds <= 0) throw new Error(`--body-timeout ${o.bodyTimeout}: give seconds (more than 0)`);
-      await checkListenerSecurity(listeners, { tls, token });
-      const { client, source } = connect({ kubeconfig: o.kubeconfig, context: o.context, namespace: o.namespace });
-      const { kc, namespace } = client;
-      const portMode = resolvePortMode(o.portMode as string, source);
-      const owner = (o.instance as string | undefined) ?? `serve-${randomBytes(4).toString('hex')}`;
-      const cluster = withFaceHints(client, SERVE_HINTS);
-      let podTemplate = o.podTemplate ? await loadPodTemplate(o.podTemplate as string, (n) => cluster.readPodTemplate(n), '--pod-template') : undefined;
-      if (o.inheritPodSettings || inheritRequested(process.env)) {
-        const inherited = await readInheritedSettings((ns, name) => new ClusterClient(kc, ns).readPod(name), namespace, process.env);
-        for (const note of inherited.notes) process.stderr.write(`berth serve: ${note}\n`);
-        process.stderr.write(`berth serve: pods inherit the node selector, tolerations and image pull secrets of ${inherited.origin}\n`);
-        podTemplate = withInherited(podTemplate, inherited);
-      }
-      if (podTemplate) checkOneContainer(podTemplate); // unfit templates stop here, not at the first container
-      const engine = new Engine({
-        cluster,
-        podTemplate,
-        owner,
-        ttlSeconds: Number(o.ttl),
-        publishAddress: o.publishAddress,
-        startTimeoutMs: Number(o.startTimeout) * 1000,
-        portMode,
-        allowPrivileged: Boolean(o.allowPrivileged),
-        capabilities,
-        podDefaults,
-        keepFailedSeconds: keepFailedMinutes * 60,
-        helperImage: (o.helperImage as string | undefined) ?? process.env.BERTH_HELPER_IMAGE,
-        imageConfigs: o.imageConfig ? new ImageConfigSource({ insecure: o.insecureRegistry as string[], log: (l) => process.stderr.write(`berth serve: ${l}\n`) }) : undefined,
-      });
-      const lock = o.lock ? await takeLock(kc, namespace, owner, o.lock, Number(o.lockTimeout)) : undefined;
-      if (o.pruneStart) await engine.pruneCluster();
-      else {
-        const recovered = await engine.recover();
-        if (recovered) process.stderr.write(`berth serve: took over ${recovered} container(s) of instance ${owner}\n`);
-      }
-      engine.startWatch();
-      const tlsNote = tls ? (tls.verifyClients ? ' (tcp: TLS, client certificates required)' : ' (tcp: TLS)') : '';
-      const server = await serveDockerApi({ listeners, router: dockerRoutes(engine, { version: BERTH_VERSION }), token, tls, bodyTimeoutMs: bodyTimeoutSeconds * 1000, log: (l) => process.stderr.write(`berth serve: ${l}\n`) });
-      process.stderr.write(`berth serve: instance ${owner}, namespace ${namespace}, listening on ${server.addresses.join(', ')}${tlsNote}\n`);
-      // said once, where a user starting it looks: on such a cluster a script's stderr would otherwise pass as stdout
-      // unnoticed. Not awaited: the signal handlers below must not wait on the cluster's answer.
-      void cluster.servesSplitLogs().then((split) => split || process.stderr.write(`berth serve: ${MERGED_LOGS_NOTE}\n`));
-      let stopping = false;
-      const stop = async (): Promise<void> => {
-        if (stopping) return;
-        stopping = true;
-        process.stderr.write('berth serve: stopping, deleting what this instance created\n');
-        await server.close();
-        await engine.shutdown();
-        await lock?.release();
-        process.exit(0);
-      };
-      // Another berth now manages this instance's objects: leave them to it, delete nothing.
-      lock?.keepRenewing((reason) => {
-        process.stderr.write(`berth serve: ${reason}; stopping without deleting anything (the new holder manages instance ${owner})\n`);
-        stopping = true;
-        void server.close().then(() => process.exit(1));
-      });
-      process.on('SIGTERM', () => void stop());
-      process.on('SIGINT', () => void stop());
+    const podDefaults: Record<string, string> = {};
+    for (const [flag, key] of SETTING_FLAGS) {
+      const value = o[camel(flag)] as string | undefined;
+      if (value !== undefined) podDefaults[`${SETTINGS_PREFIX}${key}`] = value;
+    }
+    podSettingsFrom(podDefaults); // a bad flag stops here, not at the first container
+    const capabilitiesSetting =
+      o.capabilities !== undefined
+        ? { value: o.capabilities as string, source: CAPABILITIES_FLAG }
+        : process.env[CAPABILITIES_ENV]?.trim()
+          ? { value: process.env[CAPABILITIES_ENV], source: `$${CAPABILITIES_ENV}` }
+          : undefined;
+    const capabilities = capabilitiesSetting ? parseAllowedCapabilities(capabilitiesSetting.value, capabilitiesSetting.source) : undefined;
+    const keepFailedMinutes = Number(o.keepFailed);
+    if (!Number.isFinite(keepFailedMinutes) || keepFailedMinutes < 0) throw new Error(`--keep-failed ${o.keepFailed}: give minutes (0 or more)`);
+    const hosts: string[] = o.host?.length ? o.host : ['unix:///var/run/berth.sock', 'tcp://127.0.0.1:2475'];
+    const tls = loadListenerTls(o);
+    const listeners = hosts.map((h) => parseListener(h, { tls: Boolean(tls) }));
+    const token = resolveToken({ token: o.token as string | undefined, tokenFile: o.tokenFile as string | undefined });
+    const bodyTimeoutSeconds = Number(o.bodyTimeout);
+    if (!Number.isFinite(bodyTimeoutSeconds) || bodyTimeoutSeconds <= 0) throw new Error(`--body-timeout ${o.bodyTimeout}: give seconds (more than 0)`);
+    await checkListenerSecurity(listeners, { tls, token });
+    const { client, source } = connect({ kubeconfig: o.kubeconfig, context: o.context, namespace: o.namespace });
+    const { kc, namespace } = client;
+    const portMode = resolvePortMode(o.portMode as string, source);
+    const owner = (o.instance as string | undefined) ?? `serve-${randomBytes(4).toString('hex')}`;
+    const cluster = withFaceHints(client, SERVE_HINTS);
+    let podTemplate = o.podTemplate ? await loadPodTemplate(o.podTemplate as string, (n) => cluster.readPodTemplate(n), '--pod-template') : undefined;
+    if (o.inheritPodSettings || inheritRequested(process.env)) {
+      const inherited = await readInheritedSettings((ns, name) => new ClusterClient(kc, ns).readPod(name), namespace, process.env);
+      for (const note of inherited.notes) process.stderr.write(`berth serve: ${note}\n`);
+      process.stderr.write(`berth serve: pods inherit the node selector, tolerations and image pull secrets of ${inherited.origin}\n`);
+      podTemplate = withInherited(podTemplate, inherited);
+    }
+    if (podTemplate) checkOneContainer(podTemplate); // unfit templates stop here, not at the first container
+    const engine = new Engine({
+      cluster,
+      podTemplate,
+      owner,
+      ttlSeconds: Number(o.ttl),
+      publishAddress: o.publishAddress,
+      startTimeoutMs: Number(o.startTimeout) * 1000,
+      portMode,
+      allowPrivileged: Boolean(o.allowPrivileged),
+      capabilities,
+      podDefaults,
+      keepFailedSeconds: keepFailedMinutes * 60,
+      helperImage: (o.helperImage as string | undefined) ?? process.env.BERTH_HELPER_IMAGE,
+      imageConfigs: o.imageConfig
+        ? new ImageConfigSource({ insecure: o.insecureRegistry as string[], log: (l) => process.stderr.write(`berth serve: ${l}\n`) })
+        : undefined,
     });
+    const lock = o.lock ? await takeLock(kc, namespace, owner, o.lock, Number(o.lockTimeout)) : undefined;
+    if (o.pruneStart) await engine.pruneCluster();
+    else {
+      const recovered = await engine.recover();
+      if (recovered) process.stderr.write(`berth serve: took over ${recovered} container(s) of instance ${owner}\n`);
+    }
+    engine.startWatch();
+    const tlsNote = tls ? (tls.verifyClients ? ' (tcp: TLS, client certificates required)' : ' (tcp: TLS)') : '';
+    const server = await serveDockerApi({
+      listeners,
+      router: dockerRoutes(engine, { version: BERTH_VERSION }),
+      token,
+      tls,
+      bodyTimeoutMs: bodyTimeoutSeconds * 1000,
+      log: (l) => process.stderr.write(`berth serve: ${l}\n`),
+    });
+    process.stderr.write(`berth serve: instance ${owner}, namespace ${namespace}, listening on ${server.addresses.join(', ')}${tlsNote}\n`);
+    // said once, where a user starting it looks: on such a cluster a script's stderr would otherwise pass as stdout
+    // unnoticed. Not awaited: the signal handlers below must not wait on the cluster's answer.
+    void cluster.servesSplitLogs().then((split) => split || process.stderr.write(`berth serve: ${MERGED_LOGS_NOTE}\n`));
+    let stopping = false;
+    const stop = async (): Promise<void> => {
+      if (stopping) return;
+      stopping = true;
+      process.stderr.write('berth serve: stopping, deleting what this instance created\n');
+      await server.close();
+      await engine.shutdown();
+      await lock?.release();
+      process.exit(0);
+    };
+    // Another berth now manages this instance's objects: leave them to it, delete nothing.
+    lock?.keepRenewing((reason) => {
+      process.stderr.write(`berth serve: ${reason}; stopping without deleting anything (the new holder manages instance ${owner})\n`);
+      stopping = true;
+      void server.close().then(() => process.exit(1));
+    });
+    process.on('SIGTERM', () => void stop());
+    process.on('SIGINT', () => void stop());
+  });
 }

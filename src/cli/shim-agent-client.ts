@@ -32,14 +32,19 @@ async function startAgent(path: string): Promise<void> {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     if (statSync(dirname(path)).mode & 0o077) {
       // the agent would refuse it: say so once per call, as each call is then slower by a whole berth start
-      process.stderr.write(`berth: the shim agent was not started: ${dirname(path)} must be private to you (mode 0700); this call runs in its own process, which is slower (name a socket in a private folder with BERTH_SHIM_AGENT_SOCKET, or set BERTH_SHIM_AGENT=0 to run every call so, without this line)\n`);
+      process.stderr.write(
+        `berth: the shim agent was not started: ${dirname(path)} must be private to you (mode 0700); this call runs in its own process, which is slower (name a socket in a private folder with BERTH_SHIM_AGENT_SOCKET, or set BERTH_SHIM_AGENT=0 to run every call so, without this line)\n`,
+      );
       return;
     }
     log = openSync(`${path}.log`, 'a', 0o600);
   } catch {
     // no log: the agent still runs
   }
-  const child = spawn(process.execPath, [main, 'shim', 'agent', '--socket', path, '--idle', agentIdleSeconds()], { detached: true, stdio: ['ignore', 'pipe', log] });
+  const child = spawn(process.execPath, [main, 'shim', 'agent', '--socket', path, '--idle', agentIdleSeconds()], {
+    detached: true,
+    stdio: ['ignore', 'pipe', log],
+  });
   if (typeof log === 'number') closeSync(log);
   const stdout = child.stdout as NonNullable<typeof child.stdout>;
   return new Promise((resolve) => {
@@ -132,7 +137,7 @@ export async function runThroughAgent(argv: string[], socketPath: string, forwar
         process.removeAllListeners('SIGTERM');
         return resolve(undefined);
       }
-      if (code === undefined) process.stderr.write('docker: berth\'s shim agent went away before the run ended (see `berth shim agent --help`)\n');
+      if (code === undefined) process.stderr.write("docker: berth's shim agent went away before the run ended (see `berth shim agent --help`)\n");
       resolve(code ?? 125);
     });
   });

@@ -47,8 +47,10 @@ export function taskCachesCommand(): Command {
         .option('--all', 'every cache of the target'),
     ).action(async (o: ClusterFlags & { task?: string; path?: string; all?: boolean }) =>
       withErrors(async () => {
-        if (!o.all && o.task === undefined && o.path === undefined) throw new Error('say which caches to delete: --task FILE, --path PATH (both: that task\'s cache at that path), or --all');
-        if (o.all && (o.task !== undefined || o.path !== undefined)) throw new Error('--all deletes every cache of the target: give it alone, or --task/--path without it');
+        if (!o.all && o.task === undefined && o.path === undefined)
+          throw new Error("say which caches to delete: --task FILE, --path PATH (both: that task's cache at that path), or --all");
+        if (o.all && (o.task !== undefined || o.path !== undefined))
+          throw new Error('--all deletes every cache of the target: give it alone, or --task/--path without it');
         const { kube, target } = await connect(o);
         const removed = await removeCaches(kube, target, { task: o.task === undefined ? undefined : await taskIdentity(o.task), path: o.path });
         for (const e of removed) process.stdout.write(`deleted cache ${e.path} of ${e.task} (claim ${e.claim})\n`);
@@ -61,7 +63,8 @@ export function taskCachesCommand(): Command {
 async function connect(o: ClusterFlags): Promise<{ kube: ClusterClient; target: string }> {
   if (o.target !== undefined) {
     const mixed = (['kubeconfig', 'context', 'namespace'] as const).filter((k) => o[k] !== undefined);
-    if (mixed.length) throw new Error(`--target ${o.target} says where the caches are: drop ${mixed.map((k) => (k === 'namespace' ? '-n' : `--${k}`)).join(', ')}`);
+    if (mixed.length)
+      throw new Error(`--target ${o.target} says where the caches are: drop ${mixed.map((k) => (k === 'namespace' ? '-n' : `--${k}`)).join(', ')}`);
     // A landed target's caches can still be listed and deleted.
     const file = targetsFile(process.env);
     const t = findTarget(readTargets(file), o.target, file);
@@ -95,7 +98,10 @@ async function withErrors(body: () => Promise<void>): Promise<void> {
 }
 
 function table(entries: CacheEntry[], now: Date): string {
-  const rows = [['TASK', 'PATH', 'CLAIM', 'SIZE', 'LAST USED'], ...entries.map((e) => [e.task, e.path, e.claim, e.size, e.lastUsed ? ago(now.getTime() - Date.parse(e.lastUsed)) : '<unknown>'])];
+  const rows = [
+    ['TASK', 'PATH', 'CLAIM', 'SIZE', 'LAST USED'],
+    ...entries.map((e) => [e.task, e.path, e.claim, e.size, e.lastUsed ? ago(now.getTime() - Date.parse(e.lastUsed)) : '<unknown>']),
+  ];
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] + 3))).join('')).join('\n') + '\n';
 }

@@ -8,10 +8,15 @@ const sub = (name: string, description: string): Command => new Command(name).de
 
 export function targetCommand(): Command {
   const file = (): string => targetsFile(process.env);
-  const target = new Command('target').description(`targets: named places where task steps run (a kubeconfig context and a namespace), kept in $XDG_CONFIG_HOME/berth/task-targets.yaml (~/.config/berth/task-targets.yaml)`);
+  const target = new Command('target').description(
+    `targets: named places where task steps run (a kubeconfig context and a namespace), kept in $XDG_CONFIG_HOME/berth/task-targets.yaml (~/.config/berth/task-targets.yaml)`,
+  );
 
   target.addCommand(
-    sub('add', 'add a target, or replace the one of that name (which also un-lands it); checked locally: the context exists, the pod template parses (`target check` asks the cluster)')
+    sub(
+      'add',
+      'add a target, or replace the one of that name (which also un-lands it); checked locally: the context exists, the pod template parses (`target check` asks the cluster)',
+    )
       .argument('<name>', 'the target name (--target NAME on `task run` and `task plan run`)')
       .option('--kubeconfig <file>', 'kubeconfig file (default: resolved as kubectl does when a step runs: $KUBECONFIG, ~/.kube/config)')
       .option('--context <name>', 'kubeconfig context (default: the current one, pinned now)')
@@ -26,7 +31,9 @@ export function targetCommand(): Command {
             replaced = all.some((x) => x.name === name);
             return [...all.filter((x) => x.name !== name), t];
           });
-          process.stdout.write(`target ${name} ${replaced ? 'updated' : 'added'}: context ${t.context}, namespace ${t.namespace}${t.allowPrivileged ? ', privileged allowed' : ''}\n`);
+          process.stdout.write(
+            `target ${name} ${replaced ? 'updated' : 'added'}: context ${t.context}, namespace ${t.namespace}${t.allowPrivileged ? ', privileged allowed' : ''}\n`,
+          );
         });
       }),
   );
@@ -40,7 +47,10 @@ export function targetCommand(): Command {
   );
 
   target.addCommand(
-    sub('check', "reach the target's cluster and ask (SelfSubjectAccessReview) for every permission berth task needs there; each missing one is named with the rule of deploy/rbac/task-role.yaml that grants it. Exits 0 when all is there, 1 when not")
+    sub(
+      'check',
+      "reach the target's cluster and ask (SelfSubjectAccessReview) for every permission berth task needs there; each missing one is named with the rule of deploy/rbac/task-role.yaml that grants it. Exits 0 when all is there, 1 when not",
+    )
       .argument('<name>', 'the target')
       .action(async (name: string) => {
         await report(async () => {
@@ -77,7 +87,10 @@ export function targetCommand(): Command {
   );
 
   target.addCommand(
-    sub('retire', "delete everything berth task created in the target's namespace (its pods, by berth's labels, and with them their params Secrets; the target's caches), then forget the target")
+    sub(
+      'retire',
+      "delete everything berth task created in the target's namespace (its pods, by berth's labels, and with them their params Secrets; the target's caches), then forget the target",
+    )
       .argument('<name>', 'the target')
       .option('--forget-only', 'forget the target without touching its cluster (e.g. a cluster that is gone)')
       .action(async (name: string, o: { forgetOnly?: boolean }) => {
@@ -127,7 +140,15 @@ function printRemoved(removed: Array<{ kind: string; name: string; namespace: st
 export function targetTable(targets: Target[]): string {
   const rows = [['name', 'context', 'namespace', 'kubeconfig', 'pod template', 'privileged', 'state']];
   for (const t of [...targets].sort((a, b) => a.name.localeCompare(b.name))) {
-    rows.push([t.name, t.context, t.namespace, t.kubeconfig ?? '(default)', t.podTemplate ?? '-', t.allowPrivileged ? 'allowed' : 'no', t.landed ? 'landed' : 'active']);
+    rows.push([
+      t.name,
+      t.context,
+      t.namespace,
+      t.kubeconfig ?? '(default)',
+      t.podTemplate ?? '-',
+      t.allowPrivileged ? 'allowed' : 'no',
+      t.landed ? 'landed' : 'active',
+    ]);
   }
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ')).join('\n') + '\n';

@@ -31,10 +31,22 @@ export function taskCommand(): Command {
   const task = new Command('task').description('run Concourse tasks (task.yml) as pods, as `fly execute` does, without a CI server');
   task.addCommand(
     new Command('run')
-      .description('run one task: inputs uploaded from local folders, its output streamed, outputs downloaded; exits with the task\'s exit code (1: failed without one, 2: berth or the cluster failed, 3: interrupted; Ctrl-C deletes the pod first, a second Ctrl-C exits at once and leaves it to its deadline and `berth gc`)')
+      .description(
+        "run one task: inputs uploaded from local folders, its output streamed, outputs downloaded; exits with the task's exit code (1: failed without one, 2: berth or the cluster failed, 3: interrupted; Ctrl-C deletes the pod first, a second Ctrl-C exits at once and leaves it to its deadline and `berth gc`)",
+      )
       .requiredOption('-c, --config <file>', 'the task config (task.yml)')
-      .option('-i, --input <name=dir>', 'a local folder as the input NAME (repeatable); without one for it, the current folder is the input named as the folder is (run from repo/, it is the input repo), as fly does', collect('-i'), [])
-      .option('-o, --output <name=dir>', 'download the output NAME into a local folder (repeatable; one output twice: both folders), also when the task fails', collect('-o'), [])
+      .option(
+        '-i, --input <name=dir>',
+        'a local folder as the input NAME (repeatable); without one for it, the current folder is the input named as the folder is (run from repo/, it is the input repo), as fly does',
+        collect('-i'),
+        [],
+      )
+      .option(
+        '-o, --output <name=dir>',
+        'download the output NAME into a local folder (repeatable; one output twice: both folders), also when the task fails',
+        collect('-o'),
+        [],
+      )
       .option('--include-ignored', 'upload files git ignores too (by default, in a git work tree, only tracked and untracked-not-ignored files)')
       .option('-p, --privileged', 'run privileged (refused unless the target allows it: berth task target add NAME --allow-privileged)')
       .option('--image <ref>', "run with this image instead of the task's image_resource")
@@ -44,47 +56,72 @@ export function taskCommand(): Command {
       .option('--context <name>', 'kubeconfig context (default: $BERTH_CONTEXT, the current context)')
       .option('-n, --namespace <ns>', "namespace (default: $BERTH_NAMESPACE, the context's)")
       .option('--target <name>', 'run on this target (berth task target add), instead of --kubeconfig/--context/-n')
-      .argument('[args...]', 'after --: appended to the task\'s run.args')
-      .action(async (args: string[], opts: { config: string; input: Mapping[]; output: Mapping[]; includeIgnored?: boolean; privileged?: boolean; image?: string } & CacheFlags & ClusterFlags) => {
-        await runWithSignals(opts, (env, signal, target, ledger) =>
-          runTask({
-            connect: () => connectTask(env),
-            configFile: opts.config,
-            inputs: opts.input,
-            outputs: opts.output,
-            includeIgnored: Boolean(opts.includeIgnored),
-            privileged: Boolean(opts.privileged),
-            image: opts.image,
-            target,
-            args,
-            env,
-            cwd: process.cwd(),
-            stdout: process.stdout,
-            stderr: process.stderr,
-            signal,
-            ledger,
-          }),
-        );
-      }),
+      .argument('[args...]', "after --: appended to the task's run.args")
+      .action(
+        async (
+          args: string[],
+          opts: { config: string; input: Mapping[]; output: Mapping[]; includeIgnored?: boolean; privileged?: boolean; image?: string } & CacheFlags &
+            ClusterFlags,
+        ) => {
+          await runWithSignals(opts, (env, signal, target, ledger) =>
+            runTask({
+              connect: () => connectTask(env),
+              configFile: opts.config,
+              inputs: opts.input,
+              outputs: opts.output,
+              includeIgnored: Boolean(opts.includeIgnored),
+              privileged: Boolean(opts.privileged),
+              image: opts.image,
+              target,
+              args,
+              env,
+              cwd: process.cwd(),
+              stdout: process.stdout,
+              stderr: process.stderr,
+              signal,
+              ledger,
+            }),
+          );
+        },
+      ),
   );
   task.addCommand(
     new Command('plan')
-      .description('plans of steps: a Concourse job\'s plan: of task, get and put steps, with the resource_types: and resources: they use')
+      .description("plans of steps: a Concourse job's plan: of task, get and put steps, with the resource_types: and resources: they use")
       .addCommand(
         new Command('run')
-          .description('run a plan: steps in order, in_parallel together, outputs of one step as inputs of the next (pod to pod, or through berth with --artifacts), ensure/on_success/on_failure hooks; get/put run a resource type\'s /opt/resource/check|in|out in pods as Concourse does; stops at the first failed step with its exit code; Ctrl-C deletes the running steps\' pods, then runs the ensure hooks (2 minutes at most), a second Ctrl-C exits at once')
+          .description(
+            "run a plan: steps in order, in_parallel together, outputs of one step as inputs of the next (pod to pod, or through berth with --artifacts), ensure/on_success/on_failure hooks; get/put run a resource type's /opt/resource/check|in|out in pods as Concourse does; stops at the first failed step with its exit code; Ctrl-C deletes the running steps' pods, then runs the ensure hooks (2 minutes at most), a second Ctrl-C exits at once",
+          )
           .argument('<plan-file>', 'a YAML file with plan: (a list of steps) and, for get/put, resource_types: and resources: (or just a list of steps)')
           .option('-i, --input <name=dir>', 'a local folder as the artifact NAME (repeatable)', collect('-i'), [])
           .option('-o, --output <name=dir>', 'download the artifact NAME into a local folder once the plan ended (repeatable)', collect('-o'), [])
-          .option('--image <ref>', "run every task with this image instead of its image_resource (resource types keep theirs)")
-          .option('--artifacts <mode>', `how outputs pass to later steps: ${ARTIFACT_MODES.join(' (pod to pod) or ')} (read into berth, streamed into the next pod) (default: $${ARTIFACTS_ENV}, else ${DEFAULT_ARTIFACT_MODE})`)
+          .option('--image <ref>', 'run every task with this image instead of its image_resource (resource types keep theirs)')
+          .option(
+            '--artifacts <mode>',
+            `how outputs pass to later steps: ${ARTIFACT_MODES.join(' (pod to pod) or ')} (read into berth, streamed into the next pod) (default: $${ARTIFACTS_ENV}, else ${DEFAULT_ARTIFACT_MODE})`,
+          )
           .option('--kubeconfig <file>', 'kubeconfig file (default: $BERTH_KUBECONFIG, $KUBECONFIG, ~/.kube/config, in-cluster)')
           .option('--context <name>', 'kubeconfig context (default: $BERTH_CONTEXT, the current context)')
           .option('-n, --namespace <ns>', "namespace (default: $BERTH_NAMESPACE, the context's)")
           .option('--target <name>', 'run every step on this target (berth task target add), instead of --kubeconfig/--context/-n')
           .action(async (planFile: string, opts: { input: Mapping[]; output: Mapping[]; image?: string; artifacts?: string } & ClusterFlags) => {
             await runWithSignals(opts, (env, signal, target, ledger) =>
-              runPlan({ connect: () => connectTask(env), planFile, inputs: opts.input, outputs: opts.output, image: opts.image, target, artifacts: artifactMode(opts.artifacts, env), env, cwd: process.cwd(), stdout: process.stdout, stderr: process.stderr, signal, ledger }),
+              runPlan({
+                connect: () => connectTask(env),
+                planFile,
+                inputs: opts.input,
+                outputs: opts.output,
+                image: opts.image,
+                target,
+                artifacts: artifactMode(opts.artifacts, env),
+                env,
+                cwd: process.cwd(),
+                stdout: process.stdout,
+                stderr: process.stderr,
+                signal,
+                ledger,
+              }),
             );
           }),
       ),
@@ -102,7 +139,10 @@ const REPEAT_WINDOW_MS = 1000;
  * Ctrl-C or SIGTERM aborts: what was created is deleted (a plan's ensure hooks run) before berth exits. A
  * second one exits at once, as fly does, naming what is left: its deadline and `berth gc` remove it.
  */
-async function runWithSignals(opts: ClusterFlags & CacheFlags, body: (env: NodeJS.ProcessEnv, signal: AbortSignal, target: TaskTarget, ledger: Ledger) => Promise<number>): Promise<never> {
+async function runWithSignals(
+  opts: ClusterFlags & CacheFlags,
+  body: (env: NodeJS.ProcessEnv, signal: AbortSignal, target: TaskTarget, ledger: Ledger) => Promise<number>,
+): Promise<never> {
   const abort = new AbortController();
   const ledger = new Ledger();
   let first: { signal: NodeJS.Signals; at: number } | undefined;
@@ -117,7 +157,9 @@ async function runWithSignals(opts: ClusterFlags & CacheFlags, body: (env: NodeJ
     // One Ctrl-C under `npm run` arrives twice (the terminal's and npm's forwarded copy): not a second interrupt.
     if (signal === first.signal && Date.now() - first.at < REPEAT_WINDOW_MS) return;
     const left = ledger.describe();
-    process.stderr.write(`berth task: interrupted again: exiting immediately; ${left ? `left ${left}: each expires by its deadline (BERTH_TTL) and \`berth gc\` removes it` : 'nothing this run created is left'}\n`);
+    process.stderr.write(
+      `berth task: interrupted again: exiting immediately; ${left ? `left ${left}: each expires by its deadline (BERTH_TTL) and \`berth gc\` removes it` : 'nothing this run created is left'}\n`,
+    );
     process.exit(EXIT_ABORTED);
   };
   process.on('SIGINT', onSignal);

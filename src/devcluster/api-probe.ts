@@ -12,18 +12,25 @@ export function apiGet<T = unknown>(layout: Layout, path: string, timeoutMs = 50
   const ca = readFileSync(join(layout.pki, 'ca.crt'));
   const token = readFileSync(join(layout.pki, 'admin.token'), 'utf8').trim();
   return new Promise((resolve, reject) => {
-    const req = request(`${apiServerUrl}${path}`, { ca, headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' }, timeout: timeoutMs }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (d: string) => (text += d)).on('end', () => {
-        let body: unknown = text;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          // /readyz answers plain text
-        }
-        resolve({ code: res.statusCode ?? 0, body: body as T });
-      });
-    });
+    const req = request(
+      `${apiServerUrl}${path}`,
+      { ca, headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' }, timeout: timeoutMs },
+      (res) => {
+        let text = '';
+        res
+          .setEncoding('utf8')
+          .on('data', (d: string) => (text += d))
+          .on('end', () => {
+            let body: unknown = text;
+            try {
+              body = JSON.parse(text);
+            } catch {
+              // /readyz answers plain text
+            }
+            resolve({ code: res.statusCode ?? 0, body: body as T });
+          });
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`no answer from ${apiServerUrl}${path} within ${timeoutMs} ms`)));
     req.on('error', reject);
     req.end();

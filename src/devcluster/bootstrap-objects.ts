@@ -22,7 +22,13 @@ export function userRbac(user: UserSpec): Obj[] {
   const objects: Obj[] = [];
   if (global.length) {
     objects.push({ apiVersion: rbac, kind: 'ClusterRole', metadata: { name, labels: LABELS }, rules: global.map(policyRule) });
-    objects.push({ apiVersion: rbac, kind: 'ClusterRoleBinding', metadata: { name, labels: LABELS }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name }, subjects: [subject] });
+    objects.push({
+      apiVersion: rbac,
+      kind: 'ClusterRoleBinding',
+      metadata: { name, labels: LABELS },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+      subjects: [subject],
+    });
   }
   const byNamespace = new Map<string, FileRule[]>();
   for (const r of user.rules) for (const ns of r.namespaces ?? []) byNamespace.set(ns, [...(byNamespace.get(ns) ?? []), r]);
@@ -30,7 +36,13 @@ export function userRbac(user: UserSpec): Obj[] {
     // a Role needs its namespace: the users file may name one nobody created yet
     objects.push({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
     objects.push({ apiVersion: rbac, kind: 'Role', metadata: { name, namespace, labels: LABELS }, rules: rules.map(policyRule) });
-    objects.push({ apiVersion: rbac, kind: 'RoleBinding', metadata: { name, namespace, labels: LABELS }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name }, subjects: [subject] });
+    objects.push({
+      apiVersion: rbac,
+      kind: 'RoleBinding',
+      metadata: { name, namespace, labels: LABELS },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+      subjects: [subject],
+    });
   }
   return objects;
 }

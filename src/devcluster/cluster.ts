@@ -33,10 +33,25 @@ export interface PartsOptions {
 }
 
 /** every long-running part of the control plane and the first node, in start order; `down` stops them in reverse */
-export const PARTS = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'containerd', 'kubelet', 'kube-proxy', 'coredns', 'kube-router', 'local-path-provisioner'] as const;
+export const PARTS = [
+  'etcd',
+  'kube-apiserver',
+  'kube-controller-manager',
+  'kube-scheduler',
+  'containerd',
+  'kubelet',
+  'kube-proxy',
+  'coredns',
+  'kube-router',
+  'local-path-provisioner',
+] as const;
 
 function kubectlApply(layout: Layout, yaml: string): void {
-  const r = spawnSync(layout.bin('kubernetes', 'kubectl'), ['--kubeconfig', join(layout.config, 'admin.kubeconfig'), 'apply', '--server-side', '--force-conflicts', '-f', '-'], { input: yaml, encoding: 'utf8' });
+  const r = spawnSync(
+    layout.bin('kubernetes', 'kubectl'),
+    ['--kubeconfig', join(layout.config, 'admin.kubeconfig'), 'apply', '--server-side', '--force-conflicts', '-f', '-'],
+    { input: yaml, encoding: 'utf8' },
+  );
   if (r.status !== 0) throw new Error(`dev-cluster: applying the cluster's own objects failed:\n${r.stderr}`);
 }
 
@@ -62,7 +77,10 @@ function startAddons(layout: Layout, opts: PartsOptions, first: NodeSpec): void 
 export async function startParts(layout: Layout, opts: PartsOptions): Promise<void> {
   const users = opts.usersFile ? loadUsersFile(opts.usersFile) : [];
   const other = otherOwner(layout);
-  if (other) throw new Error(`dev-cluster: the dev cluster of ${other} runs on this machine (one per machine: the bridge, ports and cgroups are the machine's); stop it first: berth dev-cluster down --state-dir ${other}`);
+  if (other)
+    throw new Error(
+      `dev-cluster: the dev cluster of ${other} runs on this machine (one per machine: the bridge, ports and cgroups are the machine's); stop it first: berth dev-cluster down --state-dir ${other}`,
+    );
   await stopParts(layout);
   claimMachine(layout);
   const pki = ensurePki(layout.pki);
@@ -77,7 +95,14 @@ export async function startParts(layout: Layout, opts: PartsOptions): Promise<vo
   startAddons(layout, opts, first!);
   for (const worker of workers) await startWorker(layout, worker, opts.images, opts.progress);
   // pods can only be created once the default ServiceAccount exists
-  await waitUntil(layout, 'kube-controller-manager', 'serviceaccount default/default', () => exists(layout, '/api/v1/namespaces/default/serviceaccounts/default'), 60_000, 250);
+  await waitUntil(
+    layout,
+    'kube-controller-manager',
+    'serviceaccount default/default',
+    () => exists(layout, '/api/v1/namespaces/default/serviceaccounts/default'),
+    60_000,
+    250,
+  );
   opts.progress('cluster ready');
 }
 

@@ -76,7 +76,13 @@ export function controllerManagerArgs(layout: Layout): string[] {
 }
 
 export function schedulerArgs(layout: Layout): string[] {
-  return [layout.bin('kubernetes', 'kube-scheduler'), ...kubeconfigFlags(layout, 'kube-scheduler'), '--bind-address=127.0.0.1', '--leader-elect=false', '--profiling=false'];
+  return [
+    layout.bin('kubernetes', 'kube-scheduler'),
+    ...kubeconfigFlags(layout, 'kube-scheduler'),
+    '--bind-address=127.0.0.1',
+    '--leader-elect=false',
+    '--profiling=false',
+  ];
 }
 
 /**
@@ -85,13 +91,26 @@ export function schedulerArgs(layout: Layout): string[] {
  * worker's containerd starts in the worker's network, so the CNI plugins it runs lay the pods' bridge there.
  */
 export function containerdArgs(layout: Layout, node: NodeSpec): string[] {
-  return [...inNodeNetwork(node), 'unshare', '--mount', '--', 'sh', '-c', 'mount --make-rshared / && exec "$0" "$@"', layout.bin('containerd', 'containerd'), `--config=${join(layout.config, nodeConfigFile(node, 'containerd.toml'))}`];
+  return [
+    ...inNodeNetwork(node),
+    'unshare',
+    '--mount',
+    '--',
+    'sh',
+    '-c',
+    'mount --make-rshared / && exec "$0" "$@"',
+    layout.bin('containerd', 'containerd'),
+    `--config=${join(layout.config, nodeConfigFile(node, 'containerd.toml'))}`,
+  ];
 }
 
 /** the kubelet in its containerd's mount namespace and network */
 export function kubeletArgs(layout: Layout, node: NodeSpec, containerdPid: number): string[] {
   return [
-    'nsenter', `--mount=/proc/${containerdPid}/ns/mnt`, ...(node.netns ? [`--net=/proc/${containerdPid}/ns/net`] : []), '--',
+    'nsenter',
+    `--mount=/proc/${containerdPid}/ns/mnt`,
+    ...(node.netns ? [`--net=/proc/${containerdPid}/ns/net`] : []),
+    '--',
     layout.bin('kubernetes', 'kubelet'),
     `--config=${join(layout.config, nodeConfigFile(node, 'kubelet.yaml'))}`,
     `--kubeconfig=${join(layout.config, nodeConfigFile(node, 'kubelet.kubeconfig'))}`,

@@ -50,7 +50,16 @@ export interface UpOptions extends PartsOptions {
 async function startFaultProxy(layout: Layout, opts: UpOptions): Promise<string> {
   const portFile = join(layout.stateDir, 'proxy.port');
   rmSync(portFile, { force: true });
-  startProcess(layout, 'fault-proxy', [...opts.faultProxyCommand, '--state-dir', layout.stateDir, '--host', opts.proxyHost, '--port', String(opts.proxyPort), ...(opts.faults ? ['--faults', JSON.stringify(opts.faults)] : [])]);
+  startProcess(layout, 'fault-proxy', [
+    ...opts.faultProxyCommand,
+    '--state-dir',
+    layout.stateDir,
+    '--host',
+    opts.proxyHost,
+    '--port',
+    String(opts.proxyPort),
+    ...(opts.faults ? ['--faults', JSON.stringify(opts.faults)] : []),
+  ]);
   await waitUntil(layout, 'fault-proxy', 'the fault proxy listening', async () => existsSync(portFile), 20_000, 100);
   const host = opts.proxyHost.includes(':') ? `[${opts.proxyHost}]` : opts.proxyHost;
   return `https://${host}:${readFileSync(portFile, 'utf8').trim()}`;
@@ -64,7 +73,11 @@ export async function upCluster(stateDir: string, opts: UpOptions): Promise<Clus
   const server = await startFaultProxy(layout, opts);
   const users = tokenUsers(layout.pki, opts.usersFile ? loadUsersFile(opts.usersFile) : []);
   const ca = readFileSync(join(layout.pki, 'ca.crt'), 'utf8');
-  writeFileSync(layout.kubeconfig, renderKubeconfig({ clusterName: CLUSTER_NAME, server, caPem: ca, users: [users.admin, ...users.users], currentUser: 'admin' }), { mode: 0o600 });
+  writeFileSync(
+    layout.kubeconfig,
+    renderKubeconfig({ clusterName: CLUSTER_NAME, server, caPem: ca, users: [users.admin, ...users.users], currentUser: 'admin' }),
+    { mode: 0o600 },
+  );
   const version = (await apiGet<{ gitVersion: string }>(layout, '/version')).body.gitVersion;
   const state: ClusterState = {
     kind: 'upstream',

@@ -18,7 +18,9 @@ function sh(cmd: string, args: string[]): { ok: boolean; out: string } {
 
 /** cgroup v1 hierarchies (and the v2 one, where this machine keeps hugetlb) the kubelet's root must exist in */
 function hierarchies(): string[] {
-  return readdirSync(CGROUP_FS).map((h) => join(CGROUP_FS, h)).filter((p) => existsSync(join(p, 'cgroup.procs')));
+  return readdirSync(CGROUP_FS)
+    .map((h) => join(CGROUP_FS, h))
+    .filter((p) => existsSync(join(p, 'cgroup.procs')));
 }
 
 function raiseSysctl(key: string, min: number): void {
@@ -45,7 +47,9 @@ export function prepareHost(): void {
 function pidsUnder(dir: string): number[] {
   if (!existsSync(dir)) return [];
   const own = readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
-  const children = readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).flatMap((e) => pidsUnder(join(dir, e.name)));
+  const children = readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .flatMap((e) => pidsUnder(join(dir, e.name)));
   return [...own, ...children];
 }
 
@@ -88,7 +92,10 @@ export function ruleWords(rule: string): string[] {
  */
 function removeNodeChains(): void {
   const ours = (chain: string) => chain.startsWith('KUBE-') || chain.startsWith('CNI-');
-  for (const [save, tables] of [['iptables', ['nat', 'filter', 'mangle', 'raw']], ['ip6tables', ['nat', 'filter', 'mangle', 'raw']]] as const) {
+  for (const [save, tables] of [
+    ['iptables', ['nat', 'filter', 'mangle', 'raw']],
+    ['ip6tables', ['nat', 'filter', 'mangle', 'raw']],
+  ] as const) {
     for (const table of tables) {
       const lines = sh(`${save}-save`, ['-t', table]).out.split('\n');
       const chains = lines.filter((l) => l.startsWith(':') && ours(l.slice(1).split(' ')[0]!)).map((l) => l.slice(1).split(' ')[0]!);
@@ -119,7 +126,10 @@ export function removeHostState(): void {
   rmSync(OWNER_FILE, { force: true });
   removeNodeChains();
   // kube-router's address sets, once no rule refers to them
-  for (const set of sh('ipset', ['list', '-n']).out.split('\n').filter((n) => /^(KUBE-|kube-router)/i.test(n))) sh('ipset', ['destroy', set]);
+  for (const set of sh('ipset', ['list', '-n'])
+    .out.split('\n')
+    .filter((n) => /^(KUBE-|kube-router)/i.test(n)))
+    sh('ipset', ['destroy', set]);
   if (sh('ip', ['link', 'show', NET.bridge]).ok) sh('ip', ['link', 'del', NET.bridge]);
   removeNodesBridge();
   for (const d of [MACHINE.varLib, MACHINE.run, `/var/lib/cni/results`]) {

@@ -43,7 +43,10 @@ function workerKubelets(pkiDir: string): Record<string, TokenUser> {
   return Object.fromEntries(names.map((node) => [node, { name: `system:node:${node}`, token: tokenFor(pkiDir, `kubelet-${node}`), groups: ['system:nodes'] }]));
 }
 
-export function tokenUsers(pkiDir: string, fileUsers: UserSpec[]): { admin: TokenUser; components: Record<Component, TokenUser>; workerKubelets: Record<string, TokenUser>; users: TokenUser[] } {
+export function tokenUsers(
+  pkiDir: string,
+  fileUsers: UserSpec[],
+): { admin: TokenUser; components: Record<Component, TokenUser>; workerKubelets: Record<string, TokenUser>; users: TokenUser[] } {
   const admin = { name: 'admin', token: tokenFor(pkiDir, 'admin'), groups: ['system:masters'] };
   const components = Object.fromEntries(
     Object.entries(COMPONENTS).map(([part, id]) => [part, { name: id.user, token: tokenFor(pkiDir, part), groups: [...id.groups] }]),

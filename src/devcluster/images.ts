@@ -21,7 +21,8 @@ export function ensurePauseImage(tag: string): void {
     copyFileSync('/usr/bin/catatonit', join(dir, 'catatonit'));
     writeFileSync(join(dir, 'Containerfile'), 'FROM scratch\nCOPY catatonit /catatonit\nENTRYPOINT ["/catatonit", "-P"]\n');
     const r = spawnSync('podman', ['build', '--runtime', '/usr/sbin/runc', '-q', '-t', tag, dir], { encoding: 'utf8' });
-    if (r.status !== 0) throw new Error(`dev-cluster: building the pause image ${tag} failed (is catatonit installed? apt-get install catatonit):\n${r.stderr}`);
+    if (r.status !== 0)
+      throw new Error(`dev-cluster: building the pause image ${tag} failed (is catatonit installed? apt-get install catatonit):\n${r.stderr}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -30,9 +31,14 @@ export function ensurePauseImage(tag: string): void {
 /** podman save | ctr import into one node's containerd, streamed; resolves when it has every image */
 export async function loadImages(layout: Layout, node: NodeSpec, images: string[]): Promise<void> {
   const missing = images.filter((i) => !podmanHas(i));
-  if (missing.length) throw new Error(`dev-cluster load: no image ${missing.join(', ')} in podman (build it first: podman build -t NAME ., or scripts/build-images.sh)`);
+  if (missing.length)
+    throw new Error(`dev-cluster load: no image ${missing.join(', ')} in podman (build it first: podman build -t NAME ., or scripts/build-images.sh)`);
   const save = spawn('podman', ['save', '--format', 'docker-archive', ...(images.length > 1 ? ['-m'] : []), ...images], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const ctr = spawn(layout.bin('containerd', 'ctr'), ['--address', containerdSocket(node), '-n', CRI_NAMESPACE, 'images', 'import', '--all-platforms', '--label', 'io.cri-containerd.pinned=pinned', '-'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const ctr = spawn(
+    layout.bin('containerd', 'ctr'),
+    ['--address', containerdSocket(node), '-n', CRI_NAMESPACE, 'images', 'import', '--all-platforms', '--label', 'io.cri-containerd.pinned=pinned', '-'],
+    { stdio: ['pipe', 'pipe', 'pipe'] },
+  );
   save.stdout.pipe(ctr.stdin);
   const errors: string[] = [];
   save.stderr.on('data', (d) => errors.push(String(d)));

@@ -48,27 +48,31 @@ export function containerdConfig(layout: Layout, node: NodeSpec, runtimeBinary =
 }
 
 export function cniConflist(node: NodeSpec): string {
-  return JSON.stringify({
-    cniVersion: '1.0.0',
-    name: MACHINE.cniNetworkName,
-    plugins: [
-      {
-        type: 'bridge',
-        bridge: NET.bridge,
-        isGateway: true,
-        // pods only talk to each other and to this machine: no NAT, so NetworkPolicy sees pod addresses
-        ipMasq: false,
-        hairpinMode: true,
-        ipam: {
-          type: 'host-local',
-          ranges: [[{ subnet: node.podCidr, gateway: node.gateway }]],
-          routes: [{ dst: '0.0.0.0/0' }],
-          dataDir: join(node.varLib, 'cni', 'networks'),
+  return JSON.stringify(
+    {
+      cniVersion: '1.0.0',
+      name: MACHINE.cniNetworkName,
+      plugins: [
+        {
+          type: 'bridge',
+          bridge: NET.bridge,
+          isGateway: true,
+          // pods only talk to each other and to this machine: no NAT, so NetworkPolicy sees pod addresses
+          ipMasq: false,
+          hairpinMode: true,
+          ipam: {
+            type: 'host-local',
+            ranges: [[{ subnet: node.podCidr, gateway: node.gateway }]],
+            routes: [{ dst: '0.0.0.0/0' }],
+            dataDir: join(node.varLib, 'cni', 'networks'),
+          },
         },
-      },
-      { type: 'portmap', capabilities: { portMappings: true } },
-    ],
-  }, null, 2);
+        { type: 'portmap', capabilities: { portMappings: true } },
+      ],
+    },
+    null,
+    2,
+  );
 }
 
 export function kubeletConfig(layout: Layout, node: NodeSpec, opts: KubeletOptions): string {

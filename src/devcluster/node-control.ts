@@ -19,7 +19,14 @@ function workerNamed(stateDir: string, name: string): { layout: Layout; node: No
   const { layout, nodes } = runningCluster(stateDir);
   const node = nodeNamed(name, nodes.length);
   if (node.index === 0) {
-    throw new Error(`node ${name} is this machine's own node, where the control plane and the pods' DNS run; stop a worker (${nodes.slice(1).map((n) => n.name).join(', ') || 'start the cluster with --nodes 2 to have one'})`);
+    throw new Error(
+      `node ${name} is this machine's own node, where the control plane and the pods' DNS run; stop a worker (${
+        nodes
+          .slice(1)
+          .map((n) => n.name)
+          .join(', ') || 'start the cluster with --nodes 2 to have one'
+      })`,
+    );
   }
   return { layout, node };
 }
@@ -52,7 +59,15 @@ export interface NodeRow {
 
 export async function listNodes(stateDir: string): Promise<NodeRow[]> {
   const { layout, nodes } = runningCluster(stateDir);
-  return Promise.all(nodes.map(async (node) => ({ name: node.name, ip: node.ip, podCidr: node.podCidr, running: runs(layout, node), condition: await nodeCondition(layout, node.name) })));
+  return Promise.all(
+    nodes.map(async (node) => ({
+      name: node.name,
+      ip: node.ip,
+      podCidr: node.podCidr,
+      running: runs(layout, node),
+      condition: await nodeCondition(layout, node.name),
+    })),
+  );
 }
 
 /** `berth dev-cluster load`: into every running node, as `kind load` loads into each of its nodes */

@@ -20,7 +20,10 @@ import { killProcess, startProcess, stopProcess, waitUntil } from './processes.j
 function declareWorker(layout: Layout, node: NodeSpec): void {
   const kubectl = layout.bin('kubernetes', 'kubectl');
   const yaml = JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name: node.name }, spec: { podCIDR: node.podCidr, podCIDRs: [node.podCidr] } });
-  const r = spawnSync(kubectl, ['--kubeconfig', join(layout.config, 'admin.kubeconfig'), 'apply', '--server-side', '-f', '-'], { input: yaml, encoding: 'utf8' });
+  const r = spawnSync(kubectl, ['--kubeconfig', join(layout.config, 'admin.kubeconfig'), 'apply', '--server-side', '-f', '-'], {
+    input: yaml,
+    encoding: 'utf8',
+  });
   if (r.status !== 0) throw new Error(`dev-cluster: declaring node ${node.name} failed:\n${r.stderr}`);
 }
 

@@ -44,7 +44,17 @@ export function nodeSpec(index: number): NodeSpec {
   if (!Number.isInteger(index) || index < 0 || index >= MAX_NODES) throw new Error(`dev-cluster: a cluster has 1 to ${MAX_NODES} nodes`);
   const podCidr = `10.244.${index}.0/24`;
   const gateway = `10.244.${index}.1`;
-  if (index === 0) return { name: NET.nodeName, index, ip: NET.nodeIp, podCidr: NET.podCidr, gateway: NET.nodeIp, varLib: MACHINE.varLib, run: MACHINE.run, cgroup: MACHINE.cgroupRoot };
+  if (index === 0)
+    return {
+      name: NET.nodeName,
+      index,
+      ip: NET.nodeIp,
+      podCidr: NET.podCidr,
+      gateway: NET.nodeIp,
+      varLib: MACHINE.varLib,
+      run: MACHINE.run,
+      cgroup: MACHINE.cgroupRoot,
+    };
   const name = nodeName(index);
   return {
     name,
@@ -86,7 +96,10 @@ export const containerdSocket = (node: NodeSpec): string => join(node.run, 'cont
 export const cniConfDir = (node: NodeSpec): string => join(node.varLib, 'cni', 'net.d');
 
 /** the node's own files in the state dir's config folder: the first node's keep their plain names */
-export function nodeConfigFile(node: NodeSpec, file: 'kubelet.yaml' | 'kubelet-options.json' | 'kubelet.kubeconfig' | 'containerd.toml' | 'kube-proxy.yaml'): string {
+export function nodeConfigFile(
+  node: NodeSpec,
+  file: 'kubelet.yaml' | 'kubelet-options.json' | 'kubelet.kubeconfig' | 'containerd.toml' | 'kube-proxy.yaml',
+): string {
   return node.index === 0 ? file : `${node.name}.${file}`;
 }
 

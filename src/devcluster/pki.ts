@@ -9,14 +9,7 @@ import { NET } from './layout.js';
 
 export const APISERVER_KUBELET_CLIENT = 'kube-apiserver-kubelet-client';
 
-const API_NAMES = [
-  NET.nodeIp,
-  NET.apiServiceIp,
-  'kubernetes',
-  'kubernetes.default',
-  'kubernetes.default.svc',
-  `kubernetes.default.svc.${NET.clusterDomain}`,
-];
+const API_NAMES = [NET.nodeIp, NET.apiServiceIp, 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', `kubernetes.default.svc.${NET.clusterDomain}`];
 
 function pair(dir: string, name: string, make: () => PemPair): PemPair {
   const cert = join(dir, `${name}.crt`);

@@ -58,5 +58,10 @@ export interface ServeCluster {
   /** One port-forward for one TCP connection. */
   forward(pod: string, port: number): Promise<Duplex>;
   /** A list (to `onSync`), then a watch resumed as a reflector does; returns a stop function. */
-  watchPods(labelSelector: string, onPod: (type: string, pod: Pod) => void, onError: (err: Error) => void, onSync?: (pods: Pod[], listStartedAt: number) => void): () => void;
+  watchPods(
+    labelSelector: string,
+    onPod: (type: string, pod: Pod) => void,
+    onError: (err: Error) => void,
+    onSync?: (pods: Pod[], listStartedAt: number) => void,
+  ): () => void;
 }

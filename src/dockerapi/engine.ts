@@ -105,7 +105,13 @@ export class Engine {
     this.networks = new Networks(shared);
     this.volumes = new Volumes(shared);
     this.peeks = new PeekPods({ cluster: opts.cluster, idleMs: PEEK_IDLE_MS, startTimeoutMs: opts.startTimeoutMs });
-    this.files = new ContainerFiles({ cluster: opts.cluster, peeks: this.peeks, spill: this.spill, isReaper: (c) => this.isReaper(c), peekSource: (c) => this.peekSource(c) });
+    this.files = new ContainerFiles({
+      cluster: opts.cluster,
+      peeks: this.peeks,
+      spill: this.spill,
+      isReaper: (c) => this.isReaper(c),
+      peekSource: (c) => this.peekSource(c),
+    });
     this.ports = new PortPublisher({
       publishAddress: opts.publishAddress,
       proxy: new PortProxy({
@@ -300,14 +306,19 @@ export class Engine {
    */
   private async readTemplate(name: string | undefined): Promise<PodTemplateSource | undefined> {
     if (!name) return this.opts.podTemplate;
-    if (!/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(name)) throw badRequest(`${LABEL_POD_TEMPLATE}="${name}" must name a PodTemplate object in namespace ${this.cluster.namespace} (files are for the operator's --pod-template)`);
+    if (!/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(name))
+      throw badRequest(
+        `${LABEL_POD_TEMPLATE}="${name}" must name a PodTemplate object in namespace ${this.cluster.namespace} (files are for the operator's --pod-template)`,
+      );
     try {
       const template = await loadPodTemplate(name, (n) => this.cluster.readPodTemplate(n), `label ${LABEL_POD_TEMPLATE}`);
       checkOneContainer(template);
       return template;
     } catch (err) {
       if (statusOf(err).code === 404 || /not found/i.test((err as Error).message)) {
-        throw badRequest(`${LABEL_POD_TEMPLATE}: PodTemplate ${name} not found in namespace ${this.cluster.namespace} (create it with kubectl apply, or drop the label)`);
+        throw badRequest(
+          `${LABEL_POD_TEMPLATE}: PodTemplate ${name} not found in namespace ${this.cluster.namespace} (create it with kubectl apply, or drop the label)`,
+        );
       }
       throw err;
     }
@@ -320,13 +331,17 @@ export class Engine {
    */
   async create(name: string | null, request: CreateBody, platform?: Platform): Promise<ContainerRecord> {
     if (!request.Image || typeof request.Image !== 'string') throw badRequest('config is missing the Image');
-    if (name !== null && name !== '' && !NAME_RE.test(name.replace(/^\//, ''))) throw badRequest(`Invalid container name (${name}), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed`);
+    if (name !== null && name !== '' && !NAME_RE.test(name.replace(/^\//, '')))
+      throw badRequest(`Invalid container name (${name}), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed`);
     const img = this.images.find(request.Image);
     const planned = planCreate(request, img.info?.config, this.policy);
     const id = newId();
     const clean = name ? name.replace(/^\//, '') : generatedName(id);
     for (const c of this.containers.values()) {
-      if (c.name === clean) throw conflict(`Conflict. The container name "/${clean}" is already in use by container "${c.id}". You have to remove (or rename) that container to be able to reuse that name.`);
+      if (c.name === clean)
+        throw conflict(
+          `Conflict. The container name "/${clean}" is already in use by container "${c.id}". You have to remove (or rename) that container to be able to reuse that name.`,
+        );
     }
     const c = this.newRecord(id, clean, planned, platform);
     this.containers.set(id, c);
@@ -398,13 +413,19 @@ export class Engine {
     if (this.containers.get(c.id) !== c) throw notFound(`No such container: ${c.id}`);
     if (c.status === 'running') return 'already';
     if (c.status === 'removing' || c.status === 'dead') throw conflict(`container ${c.name} is being removed (or its removal failed): remove it again`);
-    if (c.plan.refused) throw new DockerError(403, `cannot start container ${c.name}: this berth serve's policy refuses it: ${c.plan.refused} (a berth serve that allowed it made it; inspect and remove it as any other)`);
+    if (c.plan.refused)
+      throw new DockerError(
+        403,
+        `cannot start container ${c.name}: this berth serve's policy refuses it: ${c.plan.refused} (a berth serve that allowed it made it; inspect and remove it as any other)`,
+      );
     if (isReaperImage(c.image)) return this.ryuk.start(c);
     if (c.namedUser && !c.podUser) await this.lookUpUser(c, c.namedUser);
     await this.peeks.retire(c.id);
     if (c.archivesLost) {
       // Its new pod would start without the files, where docker keeps them: refused rather than a start that looks right.
-      throw conflict(`container ${c.name} had ${c.archivesLost} archive(s) copied into it (docker cp) under the berth serve this one took it over from, which kept them; a new pod would start without those files: create the container again and copy them into it`);
+      throw conflict(
+        `container ${c.name} had ${c.archivesLost} archive(s) copied into it (docker cp) under the berth serve this one took it over from, which kept them; a new pod would start without those files: create the container again and copy them into it`,
+      );
     }
     if (c.podName) {
       // A stopped container starts again as a new pod: the old one keeps nothing a restart needs.
@@ -453,7 +474,12 @@ export class Engine {
     if (!fed && c.pendingArchives.length + c.copiedArchives.length > 0 && status() === 'running') await this.deliverArchives(c, podName);
     // As on dockerd, the members started before it resolve it once start answers.
     if (status() === 'running') await this.networks.announce(c, (o, argv) => this.execCollect(o, argv));
-    if (wantsHealthcheck(c)) runHealthcheck(c, c.generation, { exec: (x, argv) => this.execCollect(x, argv), changed: (x) => this.changed(x), statusChanged: (x, health) => this.emit('container', `health_status: ${health}`, x) });
+    if (wantsHealthcheck(c))
+      runHealthcheck(c, c.generation, {
+        exec: (x, argv) => this.execCollect(x, argv),
+        changed: (x) => this.changed(x),
+        statusChanged: (x, health) => this.emit('container', `health_status: ${health}`, x),
+      });
     return 'started';
   }
 
@@ -467,7 +493,10 @@ export class Engine {
       const files = await this.files.userDatabase(c);
       c.podUser = resolveUser(user, files.passwd, files.group);
     } catch (err) {
-      const why = err instanceof UserNotFound ? err.message : `berth reads /etc/passwd and /etc/group of the image to run user ${user} (pods take numbers only), which failed: ${(err as Error).message}; give a numeric uid[:gid]`;
+      const why =
+        err instanceof UserNotFound
+          ? err.message
+          : `berth reads /etc/passwd and /etc/group of the image to run user ${user} (pods take numbers only), which failed: ${(err as Error).message}; give a numeric uid[:gid]`;
       await this.autoRemoveFailed(c);
       throw new DockerError(500, `failed to start container ${c.name}: ${why}`);
     }
@@ -491,14 +520,28 @@ export class Engine {
     const helperImage = helperImageOf(this.opts.helperImage);
     const fileFeed = needsFileFeed(c) ? { helperImage, mounts: await feedMounts([...c.copiedArchives, ...c.pendingArchives]) } : undefined;
     const isolationImage = c.plan.hostConfig.denyNetwork ? helperImage : undefined;
-    return planRunPod(c, { podName, volumes, ports: this.containerPorts(c), hostAliases: this.networks.hostAliasesFor(c), template, record: this.recordAnnotation(c), fileFeed, isolationImage }, this.podContext);
+    return planRunPod(
+      c,
+      {
+        podName,
+        volumes,
+        ports: this.containerPorts(c),
+        hostAliases: this.networks.hostAliasesFor(c),
+        template,
+        record: this.recordAnnotation(c),
+        fileFeed,
+        isolationImage,
+      },
+      this.podContext,
+    );
   }
 
   /** The plan's volumes, each named volume as its claim (made again if it went), and the anonymous ones. */
   private async podVolumes(c: ContainerRecord): Promise<SandboxVolume[]> {
     const volumes: SandboxVolume[] = [];
     for (const v of c.plan.volumes) volumes.push(v.claim ? { ...v, claim: (await this.volumes.ensure(v.claim)).claim } : v);
-    for (const a of c.anonymousVolumes ?? []) volumes.push({ claim: (await this.volumes.ensure(a.name, { [LABEL_ANONYMOUS]: '' })).claim, target: a.target, readOnly: a.readOnly === true });
+    for (const a of c.anonymousVolumes ?? [])
+      volumes.push({ claim: (await this.volumes.ensure(a.name, { [LABEL_ANONYMOUS]: '' })).claim, target: a.target, readOnly: a.readOnly === true });
     return volumes;
   }
 
@@ -527,7 +570,12 @@ export class Engine {
     const deadline = Date.now() + this.opts.startTimeoutMs;
     const status = (): string => c.status;
     while (status() === 'created' && c.podName === podName) {
-      if (Date.now() > deadline) return this.startFailed(c, podName, `its pod ${podName} did not run within ${this.opts.startTimeoutMs / 1000} s${await this.unscheduled(podName)} (raise --start-timeout, or see kubectl describe pod ${podName})`);
+      if (Date.now() > deadline)
+        return this.startFailed(
+          c,
+          podName,
+          `its pod ${podName} did not run within ${this.opts.startTimeoutMs / 1000} s${await this.unscheduled(podName)} (raise --start-timeout, or see kubectl describe pod ${podName})`,
+        );
       await this.nextChange(c, deadline - Date.now());
     }
   }
@@ -550,7 +598,12 @@ export class Engine {
   private async feedArchives(c: ContainerRecord, podName: string): Promise<void> {
     const deadline = Date.now() + this.opts.startTimeoutMs;
     while (!this.feeding.has(podName) && c.status === 'created' && c.podName === podName) {
-      if (Date.now() > deadline) return this.startFailed(c, podName, `the init container ${FEED_CONTAINER} of its pod ${podName} (image ${helperImageOf(this.opts.helperImage)}, which delivers the files copied before start) did not run within ${this.opts.startTimeoutMs / 1000} s (see kubectl describe pod ${podName}; --helper-image names an image with sh and tar the cluster can pull)`);
+      if (Date.now() > deadline)
+        return this.startFailed(
+          c,
+          podName,
+          `the init container ${FEED_CONTAINER} of its pod ${podName} (image ${helperImageOf(this.opts.helperImage)}, which delivers the files copied before start) did not run within ${this.opts.startTimeoutMs / 1000} s (see kubectl describe pod ${podName}; --helper-image names an image with sh and tar the cluster can pull)`,
+        );
       await this.nextChange(c, deadline - Date.now());
     }
     if (!this.feeding.has(podName)) return;
@@ -607,7 +660,8 @@ export class Engine {
 
   private async reap(filters: string[][], self: string): Promise<void> {
     for (const c of [...this.containers.values()]) {
-      if (c.id !== self && reaperMatches(filters, c.body.Labels ?? {})) await this.remove(c.id, true, true).catch((err: Error) => process.stderr.write(`berth serve: reaper: ${err.message}\n`));
+      if (c.id !== self && reaperMatches(filters, c.body.Labels ?? {}))
+        await this.remove(c.id, true, true).catch((err: Error) => process.stderr.write(`berth serve: reaper: ${err.message}\n`));
     }
     for (const n of [...this.networks.values()]) {
       if (n.builtin || !reaperMatches(filters, n.labels)) continue;
@@ -674,7 +728,11 @@ export class Engine {
     if (sig === 'KILL' || sig === '9') await this.killPod(c);
     else {
       const r = await this.execCollect(c, ['kill', `-${sig}`, '1']);
-      if (r.exitCode !== 0) throw new DockerError(500, `cannot send ${sig} to container ${c.name}: ${r.stderr.trim() || `kill exited ${r.exitCode}`} (the image needs a kill command)`);
+      if (r.exitCode !== 0)
+        throw new DockerError(
+          500,
+          `cannot send ${sig} to container ${c.name}: ${r.stderr.trim() || `kill exited ${r.exitCode}`} (the image needs a kill command)`,
+        );
     }
   }
 
@@ -694,7 +752,8 @@ export class Engine {
   async remove(ref: string, force: boolean, withVolumes = false): Promise<void> {
     const c = this.container(ref);
     // dockerd names the container as the client did
-    if (c.status === 'running' && !force) throw conflict(`cannot remove container "${ref}": container is running: stop the container before removing or force remove`);
+    if (c.status === 'running' && !force)
+      throw conflict(`cannot remove container "${ref}": container is running: stop the container before removing or force remove`);
     let removal = this.removals.get(c.id);
     if (!removal) {
       removal = this.removeNow(c, withVolumes).finally(() => this.removals.delete(c.id));
@@ -753,7 +812,11 @@ export class Engine {
     const c = this.container(ref);
     const clean = name.replace(/^\//, '');
     if (!NAME_RE.test(clean)) throw badRequest(`Invalid container name (${name}), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed`);
-    for (const o of this.containers.values()) if (o !== c && o.name === clean) throw conflict(`Conflict. The container name "/${clean}" is already in use by container "${o.id}". You have to remove (or rename) that container to be able to reuse that name.`);
+    for (const o of this.containers.values())
+      if (o !== c && o.name === clean)
+        throw conflict(
+          `Conflict. The container name "/${clean}" is already in use by container "${o.id}". You have to remove (or rename) that container to be able to reuse that name.`,
+        );
     const was = c.name;
     c.name = clean;
     this.emit('container', 'rename', c);
@@ -777,7 +840,8 @@ export class Engine {
     if (condition === 'next-exit') {
       const startGen = c.generation;
       const wasExited = c.status === 'exited';
-      while (!signal.aborted && this.containers.get(c.id) === c && (c.status !== 'exited' || (wasExited && c.generation === startGen))) await this.nextChange(c, 60_000);
+      while (!signal.aborted && this.containers.get(c.id) === c && (c.status !== 'exited' || (wasExited && c.generation === startGen)))
+        await this.nextChange(c, 60_000);
     } else {
       while (!signal.aborted && (c.status === 'running' || (c.status === 'created' && c.podName))) await this.nextChange(c, 60_000);
     }
@@ -892,7 +956,7 @@ export class Engine {
    */
   private async keepIfFailed(c: ContainerRecord): Promise<boolean> {
     const keep = this.opts.keepFailedSeconds ?? 0;
-    if (keep <= 0 || !c.podName || c.status !== 'exited' && c.status !== 'removing') return false;
+    if (keep <= 0 || !c.podName || (c.status !== 'exited' && c.status !== 'removing')) return false;
     if (c.exitCode === 0 && !c.error) return false;
     const until = rfc3339(new Date(Date.now() + keep * 1000));
     await this.cluster.annotatePod(c.podName, { [ANNOTATION_EXPIRES_AT]: until, [ANNOTATION_KEPT_FAILED]: until });

@@ -46,7 +46,17 @@ export class EventBus {
   emit(type: string, action: string, actor: EventActor, extra: Record<string, string> = {}): void {
     const now = Date.now();
     const attributes: Record<string, string> = { name: actor.name, ...(actor.image ? { image: actor.image } : {}), ...(actor.body?.Labels ?? {}), ...extra };
-    const event: DockerEvent = { Type: type, Action: action, Actor: { ID: actor.id, Attributes: attributes }, scope: 'local', time: Math.floor(now / 1000), timeNano: now * 1e6, status: action, id: actor.id, from: actor.image };
+    const event: DockerEvent = {
+      Type: type,
+      Action: action,
+      Actor: { ID: actor.id, Attributes: attributes },
+      scope: 'local',
+      time: Math.floor(now / 1000),
+      timeNano: now * 1e6,
+      status: action,
+      id: actor.id,
+      from: actor.image,
+    };
     this.recent.push(event);
     if (this.recent.length > HISTORY) this.recent.shift();
     this.events.emit('event', event);

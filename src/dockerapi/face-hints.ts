@@ -17,8 +17,12 @@ export function withFaceHints<C extends ServeCluster>(cluster: C, hints: FaceHin
       if (typeof value !== 'function') return value;
       if (prop === 'watchPods') {
         const watch = value as ServeCluster['watchPods'];
-        return (selector: string, onPod: Parameters<ServeCluster['watchPods']>[1], onError: (err: Error) => void, onSync?: Parameters<ServeCluster['watchPods']>[3]) =>
-          watch.call(target, selector, onPod, (err) => onError(tell(err)), onSync);
+        return (
+          selector: string,
+          onPod: Parameters<ServeCluster['watchPods']>[1],
+          onError: (err: Error) => void,
+          onSync?: Parameters<ServeCluster['watchPods']>[3],
+        ) => watch.call(target, selector, onPod, (err) => onError(tell(err)), onSync);
       }
       return (...args: unknown[]) => {
         const result: unknown = (value as (...a: unknown[]) => unknown).apply(target, args);

@@ -14,10 +14,14 @@ export function leftBehind(what: string, err: Error): void {
 /** Deletes every pod (but those kept for debugging), Service, claim and NetworkPolicy of the instance. */
 export async function pruneInstance(cluster: ServeCluster, owner: string): Promise<void> {
   const selector = `${LABEL_OWNER}=${owner}`;
-  const listed = <T>(what: string) => (err: Error): T[] => {
-    process.stderr.write(`berth serve: could not list ${what} to delete them (${err.message}); they expire at their berth.dev/expires-at and \`berth gc\` removes them then\n`);
-    return [];
-  };
+  const listed =
+    <T>(what: string) =>
+    (err: Error): T[] => {
+      process.stderr.write(
+        `berth serve: could not list ${what} to delete them (${err.message}); they expire at their berth.dev/expires-at and \`berth gc\` removes them then\n`,
+      );
+      return [];
+    };
   type Named = { metadata?: { name?: string; annotations?: Record<string, string> } };
   const pods = (await cluster.listPods(selector).catch(listed<Named>('pods'))).filter((p) => !p.metadata?.annotations?.[ANNOTATION_KEPT_FAILED]);
   await Promise.all(pods.map((p) => cluster.deletePod(p.metadata!.name!).catch((err: Error) => leftBehind(`pod ${p.metadata!.name}`, err))));
@@ -26,5 +30,7 @@ export async function pruneInstance(cluster: ServeCluster, owner: string): Promi
   const claims = await cluster.listClaims(selector).catch(listed<Named>('claims'));
   await Promise.all(claims.map((s) => cluster.deleteClaim(s.metadata!.name!).catch((err: Error) => leftBehind(`claim ${s.metadata!.name}`, err))));
   const policies = await cluster.listNetworkPolicies(selector).catch(listed<Named>('networkpolicies'));
-  await Promise.all(policies.map((p) => cluster.deleteNetworkPolicy(p.metadata!.name!).catch((err: Error) => leftBehind(`networkpolicy ${p.metadata!.name}`, err))));
+  await Promise.all(
+    policies.map((p) => cluster.deleteNetworkPolicy(p.metadata!.name!).catch((err: Error) => leftBehind(`networkpolicy ${p.metadata!.name}`, err))),
+  );
 }

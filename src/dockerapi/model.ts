@@ -138,7 +138,11 @@ export interface ContainerRecord {
   /** network id → aliases */
   networks: Map<string, string[]>;
   podIP?: string;
-  health?: { status: 'starting' | 'healthy' | 'unhealthy'; failingStreak: number; log: Array<{ Start: string; End: string; ExitCode: number; Output: string }> };
+  health?: {
+    status: 'starting' | 'healthy' | 'unhealthy';
+    failingStreak: number;
+    log: Array<{ Start: string; End: string; ExitCode: number; Output: string }>;
+  };
   /** Streams still reading this container's output: AutoRemove waits for them. */
   readers: number;
   /** When this run's pod was created (ms): a re-list that started later and misses it means it is gone. */

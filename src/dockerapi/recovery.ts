@@ -42,7 +42,19 @@ export function savedRecord(c: ContainerRecord, networks: Networks): SavedContai
     return { id, name: n?.name ?? id, labels: n?.labels ?? {}, builtin: n?.builtin ?? false, aliases };
   });
   const archives = c.copiedArchives.length + c.pendingArchives.length + (c.archivesLost ?? 0);
-  return { id: c.id, name: c.name, created: c.created.toISOString(), image: c.image, body: c.body, networks: saved, restartCount: c.restartCount, ...(c.podUser ? { podUser: c.podUser } : {}), ...(archives ? { archives } : {}), ...(c.anonymousVolumes ? { anonymousVolumes: c.anonymousVolumes } : {}), ...(c.platform ? { platform: c.platform } : {}) };
+  return {
+    id: c.id,
+    name: c.name,
+    created: c.created.toISOString(),
+    image: c.image,
+    body: c.body,
+    networks: saved,
+    restartCount: c.restartCount,
+    ...(c.podUser ? { podUser: c.podUser } : {}),
+    ...(archives ? { archives } : {}),
+    ...(c.anonymousVolumes ? { anonymousVolumes: c.anonymousVolumes } : {}),
+    ...(c.platform ? { platform: c.platform } : {}),
+  };
 }
 
 /**

@@ -13,7 +13,21 @@
  *    replacements missing. Then the folders are fsynced so the renames themselves are durable.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, fchmodSync, fsyncSync, lstatSync, mkdirSync, openSync, realpathSync, renameSync, rmdirSync, rmSync, statSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fchmodSync,
+  fsyncSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  realpathSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import path from 'node:path';
 
 export class PackageWriteError extends Error {
@@ -54,7 +68,12 @@ export function writeFilesAtomically(root: string, changes: ReadonlyMap<string, 
       done.push(s.rel);
     } catch (err) {
       for (const rest of staged.slice(i)) removeQuietly(rest.temp);
-      throw new PackageWriteError(`cannot replace ${s.rel}: ${(err as Error).message}. The package is partly written: ${done.length ? `${done.join(', ')} replaced` : 'nothing replaced'}, ${staged.slice(i).map((r) => r.rel).join(', ')} not; nothing was deleted. Run again once the cause is fixed`);
+      throw new PackageWriteError(
+        `cannot replace ${s.rel}: ${(err as Error).message}. The package is partly written: ${done.length ? `${done.join(', ')} replaced` : 'nothing replaced'}, ${staged
+          .slice(i)
+          .map((r) => r.rel)
+          .join(', ')} not; nothing was deleted. Run again once the cause is fixed`,
+      );
     }
   }
   for (const rel of deletions) rmSync(path.join(root, rel), { force: true });

@@ -62,15 +62,25 @@ export async function evalFunction(target: string, opts: EvalOptions): Promise<v
 }
 
 /** The function over the selected items (all when nothing is selected), merged back into all of them. */
-async function runSelected(provider: FunctionProvider, items: KrmObject[], config: KrmObject | undefined, opts: EvalOptions, records: FunctionRunRecord[]): Promise<KrmObject[]> {
+async function runSelected(
+  provider: FunctionProvider,
+  items: KrmObject[],
+  config: KrmObject | undefined,
+  opts: EvalOptions,
+  records: FunctionRunRecord[],
+): Promise<KrmObject[]> {
   const selection = opts.selection;
   const selected = selectionActive(selection) ? selectResources(items, selection) : undefined;
-  const out = await invokeFunction(provider, selected ? tagSelected(items, selected) : items, config, opts.report, opts.runner, { records, selectedCount: selected?.length });
+  const out = await invokeFunction(provider, selected ? tagSelected(items, selected) : items, config, opts.report, opts.runner, {
+    records,
+    selectedCount: selected?.length,
+  });
   return selected ? mergeSelectionOutput(items, selected, out.items) : out.items;
 }
 
 async function evalWith(target: string, opts: EvalOptions, records: FunctionRunRecord[]): Promise<void> {
-  if (opts.fnConfigFile && opts.keyValues?.length) throw new PackageError('give the function config either with --fn-config or as key=value arguments, not both');
+  if (opts.fnConfigFile && opts.keyValues?.length)
+    throw new PackageError('give the function config either with --fn-config or as key=value arguments, not both');
   const loaded = opts.fnConfigFile ? loadConfigFile(opts.fnConfigFile) : undefined;
   const config = loaded?.config ?? (opts.keyValues?.length ? configFromArgs(opts.keyValues) : undefined);
   const configSource = loaded && opts.fnConfigFile ? { file: opts.fnConfigFile, text: loaded.text } : undefined;

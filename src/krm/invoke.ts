@@ -32,7 +32,14 @@ export interface StepOptions {
   records?: FunctionRunRecord[];
 }
 
-export async function invokeFunction(provider: FunctionProvider, items: KrmObject[], functionConfig: KrmObject | undefined, report: Writable, opts: RunnerOptions = {}, step: StepOptions = {}): Promise<StepOutput> {
+export async function invokeFunction(
+  provider: FunctionProvider,
+  items: KrmObject[],
+  functionConfig: KrmObject | undefined,
+  report: Writable,
+  opts: RunnerOptions = {},
+  step: StepOptions = {},
+): Promise<StepOutput> {
   const name = describeProvider(provider);
   report.write(`[RUNNING] "${name}"${step.selectedCount !== undefined ? ` on ${step.selectedCount} resource(s)` : ''}\n`);
   const started = Date.now();
@@ -70,7 +77,11 @@ export async function invokeFunction(provider: FunctionProvider, items: KrmObjec
 }
 
 function indented(stderr: string): string {
-  return stderr.trimEnd().split('\n').map((l) => `    "${l}"`).join('\n');
+  return stderr
+    .trimEnd()
+    .split('\n')
+    .map((l) => `    "${l}"`)
+    .join('\n');
 }
 
 /** How kpt names the function in results.yaml: the image, or the exec command line as given. */

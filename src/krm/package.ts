@@ -10,7 +10,11 @@ import { Document, parseAllDocuments } from 'yaml';
 import { writeFilesAtomically } from '../files/atomic-write.js';
 import { mergeValue } from './merge.js';
 
-export type KrmObject = Record<string, unknown> & { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string; annotations?: Record<string, string> } };
+export type KrmObject = Record<string, unknown> & {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string; annotations?: Record<string, string> };
+};
 
 export const ANN_PATH = 'internal.config.kubernetes.io/path';
 export const ANN_INDEX = 'internal.config.kubernetes.io/index';
@@ -18,7 +22,16 @@ export const ANN_ID = 'internal.config.kubernetes.io/id';
 export const ANN_LEGACY_PATH = 'config.kubernetes.io/path';
 export const ANN_LEGACY_INDEX = 'config.kubernetes.io/index';
 export const ANN_LEGACY_ID = 'config.k8s.io/id';
-const BOOKKEEPING = [ANN_PATH, ANN_INDEX, ANN_ID, ANN_LEGACY_PATH, ANN_LEGACY_INDEX, ANN_LEGACY_ID, 'internal.config.kubernetes.io/seqindent', 'internal.config.kubernetes.io/package-path'];
+const BOOKKEEPING = [
+  ANN_PATH,
+  ANN_INDEX,
+  ANN_ID,
+  ANN_LEGACY_PATH,
+  ANN_LEGACY_INDEX,
+  ANN_LEGACY_ID,
+  'internal.config.kubernetes.io/seqindent',
+  'internal.config.kubernetes.io/package-path',
+];
 
 export class PackageError extends Error {
   constructor(message: string) {
@@ -145,11 +158,12 @@ export function planWrite(pkg: LoadedPackage, items: KrmObject[]): Map<string, s
   }
   const out = new Map<string, string | null>();
   const known = new Map(pkg.files.map((f) => [f.rel, f]));
-  for (const f of pkg.files) if (!grouped.has(f.rel)) {
-    // Non-KRM documents (none parsed as items) in a file stay; a file whose items all went is removed.
-    const hadItems = [...byId.values()].some((v) => v.file === f);
-    if (hadItems) out.set(f.rel, null);
-  }
+  for (const f of pkg.files)
+    if (!grouped.has(f.rel)) {
+      // Non-KRM documents (none parsed as items) in a file stay; a file whose items all went is removed.
+      const hadItems = [...byId.values()].some((v) => v.file === f);
+      if (hadItems) out.set(f.rel, null);
+    }
   for (const [rel, list] of grouped) {
     list.sort((a, b) => itemIndex(a) - itemIndex(b));
     const file = known.get(rel);

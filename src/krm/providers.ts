@@ -36,7 +36,9 @@ export interface ProviderOptions {
   catalogs?: { trusted: readonly unknown[] };
 }
 
-export function ownFunctionSpec(config: KrmObject): { container?: { image?: string; network?: boolean }; exec?: { path?: string; args?: string[] } } | undefined {
+export function ownFunctionSpec(
+  config: KrmObject,
+): { container?: { image?: string; network?: boolean }; exec?: { path?: string; args?: string[] } } | undefined {
   const ann = config.metadata?.annotations ?? {};
   const raw = ann['config.kubernetes.io/function'] ?? ann['config.k8s.io/function'];
   if (!raw) return undefined;
@@ -45,7 +47,9 @@ export function ownFunctionSpec(config: KrmObject): { container?: { image?: stri
 
 function noResolver(config: KrmObject, opts: ProviderOptions): PackageError {
   if (opts.catalogs?.trusted.length) return new PackageError('catalogs reach krm only through a resolver (src/cli/fn-resolver.ts catalogResolver)');
-  return new PackageError(`the function config ${String(config.kind)} (${String(config.apiVersion)}) names no image or exec, and no catalog is trusted to resolve it (use --trusted-catalog)`);
+  return new PackageError(
+    `the function config ${String(config.kind)} (${String(config.apiVersion)}) names no image or exec, and no catalog is trusted to resolve it (use --trusted-catalog)`,
+  );
 }
 
 /** Checks a config before anything runs (see FunctionResolver.check); configs with their own runtime need nothing. */

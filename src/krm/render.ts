@@ -10,7 +10,19 @@ import path from 'node:path';
 import type { Writable } from 'node:stream';
 import { invokeFunction } from './invoke.js';
 import { readFileSync } from 'node:fs';
-import { applyWrite, defaultPath, itemPath, PackageError, planWrite, readPackage, ANN_INDEX, ANN_LEGACY_INDEX, ANN_PATH, ANN_LEGACY_PATH, type KrmObject } from './package.js';
+import {
+  applyWrite,
+  defaultPath,
+  itemPath,
+  PackageError,
+  planWrite,
+  readPackage,
+  ANN_INDEX,
+  ANN_LEGACY_INDEX,
+  ANN_PATH,
+  ANN_LEGACY_PATH,
+  type KrmObject,
+} from './package.js';
 import { checkConfig, providerForConfig, type ConfigSource, type ProviderOptions } from './providers.js';
 import { configMapFrom, type KrmResult } from './resource-list.js';
 import { withResultsDir, type FunctionRunRecord } from './results.js';
@@ -81,7 +93,13 @@ function pipelineOf(items: KrmObject[], dir: string): { kptfilePath: string; pha
   const kptfilePath = dir ? `${dir}/Kptfile` : 'Kptfile';
   const kptfile = items.find((i) => i.kind === 'Kptfile' && itemPath(i) === kptfilePath);
   const pipeline = (kptfile?.pipeline ?? {}) as { mutators?: PipelineEntry[]; validators?: PipelineEntry[] };
-  return { kptfilePath, phases: [['mutators', pipeline.mutators ?? []], ['validators', pipeline.validators ?? []]] };
+  return {
+    kptfilePath,
+    phases: [
+      ['mutators', pipeline.mutators ?? []],
+      ['validators', pipeline.validators ?? []],
+    ],
+  };
 }
 
 /**

@@ -59,7 +59,11 @@ export function parseResourceList(text: string): ResourceList {
 }
 
 export function normalizeResults(raw: unknown): KrmResult[] {
-  const list = Array.isArray(raw) ? raw : raw && typeof raw === 'object' && Array.isArray((raw as { items?: unknown }).items) ? (raw as { items: unknown[] }).items : [];
+  const list = Array.isArray(raw)
+    ? raw
+    : raw && typeof raw === 'object' && Array.isArray((raw as { items?: unknown }).items)
+      ? (raw as { items: unknown[] }).items
+      : [];
   return list
     .filter((r): r is Record<string, unknown> => !!r && typeof r === 'object')
     .map((r) => {
@@ -70,7 +74,12 @@ export function normalizeResults(raw: unknown): KrmResult[] {
       const ref = r.resourceRef as Record<string, unknown> | undefined;
       if (ref) {
         const meta = (ref.metadata ?? {}) as Record<string, string>;
-        out.resourceRef = { apiVersion: ref.apiVersion as string, kind: ref.kind as string, name: (ref.name as string) ?? meta.name, namespace: (ref.namespace as string) ?? meta.namespace };
+        out.resourceRef = {
+          apiVersion: ref.apiVersion as string,
+          kind: ref.kind as string,
+          name: (ref.name as string) ?? meta.name,
+          namespace: (ref.namespace as string) ?? meta.namespace,
+        };
       }
       if (r.field && typeof r.field === 'object') {
         const f = r.field as Record<string, unknown>;
@@ -85,7 +94,9 @@ export function normalizeResults(raw: unknown): KrmResult[] {
 /** kpt-style lines: `[error] v1/Service/cart: message (field spec.x)`. */
 export function formatResult(r: KrmResult): string {
   const ref = r.resourceRef ? ` ${[r.resourceRef.apiVersion, r.resourceRef.kind, r.resourceRef.namespace, r.resourceRef.name].filter(Boolean).join('/')}:` : '';
-  const field = r.field?.path ? ` (field ${r.field.path}${r.field.proposedValue !== undefined ? `, proposed ${JSON.stringify(r.field.proposedValue)}` : ''})` : '';
+  const field = r.field?.path
+    ? ` (field ${r.field.path}${r.field.proposedValue !== undefined ? `, proposed ${JSON.stringify(r.field.proposedValue)}` : ''})`
+    : '';
   const file = r.file?.path ? ` [${r.file.path}]` : '';
   return `[${r.severity ?? 'error'}]${ref} ${r.message}${field}${file}`;
 }

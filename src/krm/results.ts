@@ -28,7 +28,13 @@ export interface FunctionResultList {
 export function buildResultList(records: FunctionRunRecord[], failed: boolean): FunctionResultList {
   const list: FunctionResultList = { apiVersion: 'kpt.dev/v1', kind: 'FunctionResultList', metadata: { name: 'fnresults' }, exitCode: failed ? 1 : 0 };
   // kpt's field order within an item: image|exec, stderr, exitCode, results; empty ones left out.
-  if (records.length) list.items = records.map((r) => ({ ...(r.image ? { image: r.image } : { exec: r.exec }), ...(r.stderr ? { stderr: r.stderr } : {}), exitCode: r.exitCode, ...(r.results?.length ? { results: r.results.map(resultItem) } : {}) }));
+  if (records.length)
+    list.items = records.map((r) => ({
+      ...(r.image ? { image: r.image } : { exec: r.exec }),
+      ...(r.stderr ? { stderr: r.stderr } : {}),
+      exitCode: r.exitCode,
+      ...(r.results?.length ? { results: r.results.map(resultItem) } : {}),
+    }));
   return list;
 }
 
@@ -60,7 +66,11 @@ export function writeResultsDir(dir: string, list: FunctionResultList): string {
 }
 
 /** Runs the work, then writes the results of every function it ran, also when it failed. */
-export async function withResultsDir<T>(dir: string | undefined, report: NodeJS.WritableStream, work: (records: FunctionRunRecord[]) => Promise<T>): Promise<T> {
+export async function withResultsDir<T>(
+  dir: string | undefined,
+  report: NodeJS.WritableStream,
+  work: (records: FunctionRunRecord[]) => Promise<T>,
+): Promise<T> {
   const records: FunctionRunRecord[] = [];
   if (!dir) return work(records);
   let failed = true;

@@ -88,7 +88,9 @@ function runExec(p: Extract<FunctionProvider, { kind: 'exec' }>, input: string, 
       opts.stderr?.write(c);
     });
     child.on('error', (e) => reject(new Error(`cannot run ${p.path}: ${e.message}`)));
-    child.on('close', (code, sig) => resolve({ exitCode: code ?? (sig ? 128 : 1), stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }));
+    child.on('close', (code, sig) =>
+      resolve({ exitCode: code ?? (sig ? 128 : 1), stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }),
+    );
     child.stdin.on('error', () => undefined);
     child.stdin.end(input);
   });

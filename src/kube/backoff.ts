@@ -124,7 +124,8 @@ export async function retrying<T>(call: (attempt: number) => Promise<T>, policy:
       if (!policy.retryable(err) || stopped(policy)) throw err;
       if (attempt >= (backoff.tries ?? Infinity)) throw new RetriesSpent(err, attempt, clock.now() - firstTry);
       const wait = Math.max(backoffDelay(attempt - 1, backoff), policy.waitAsked?.(err) ?? 0);
-      if (clock.now() + wait - budgetStart > backoff.budgetMs) throw new RetriesSpent(err, attempt, clock.now() - firstTry, { budgetMs: backoff.budgetMs, nextWaitMs: wait });
+      if (clock.now() + wait - budgetStart > backoff.budgetMs)
+        throw new RetriesSpent(err, attempt, clock.now() - firstTry, { budgetMs: backoff.budgetMs, nextWaitMs: wait });
       await clock.sleep(wait, policy.signal);
       if (stopped(policy)) throw err;
     }

@@ -66,7 +66,12 @@ export class ClusterClient {
 
   createPod(pod: V1Pod): Promise<V1Pod> {
     const name = pod.metadata?.name ?? '';
-    return this.created(pod, () => this.core.createNamespacedPod({ namespace: this.namespace, body: pod }), () => this.core.readNamespacedPod({ namespace: this.namespace, name }), 'pods');
+    return this.created(
+      pod,
+      () => this.core.createNamespacedPod({ namespace: this.namespace, body: pod }),
+      () => this.core.readNamespacedPod({ namespace: this.namespace, name }),
+      'pods',
+    );
   }
 
   readPod(name: string): Promise<V1Pod> {
@@ -79,13 +84,21 @@ export class ClusterClient {
 
   /** The pods and the list's resourceVersion, from which a watch misses nothing. */
   listPodsAt(labelSelector: string): Promise<{ items: V1Pod[]; resourceVersion?: string }> {
-    return this.retried(() => this.core.listNamespacedPod({ namespace: this.namespace, labelSelector }), 'list', 'pods').then((l) => ({ items: l.items, resourceVersion: l.metadata?.resourceVersion }));
+    return this.retried(() => this.core.listNamespacedPod({ namespace: this.namespace, labelSelector }), 'list', 'pods').then((l) => ({
+      items: l.items,
+      resourceVersion: l.metadata?.resourceVersion,
+    }));
   }
 
   /** Lowers activeDeadlineSeconds so the kubelet stops the pod and keeps the object (logs, exit state). */
   async expirePod(name: string, seconds: number): Promise<void> {
     await this.retried(
-      () => this.core.patchNamespacedPod({ namespace: this.namespace, name, body: [{ op: 'replace', path: '/spec/activeDeadlineSeconds', value: Math.max(1, seconds) }] }),
+      () =>
+        this.core.patchNamespacedPod({
+          namespace: this.namespace,
+          name,
+          body: [{ op: 'replace', path: '/spec/activeDeadlineSeconds', value: Math.max(1, seconds) }],
+        }),
       'patch',
       'pods',
       name,
@@ -94,7 +107,11 @@ export class ClusterClient {
 
   /** Sets (adds or replaces) annotations on a pod. */
   async annotatePod(name: string, annotations: Record<string, string>): Promise<void> {
-    const ops = Object.entries(annotations).map(([k, value]) => ({ op: 'add', path: `/metadata/annotations/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, value }));
+    const ops = Object.entries(annotations).map(([k, value]) => ({
+      op: 'add',
+      path: `/metadata/annotations/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`,
+      value,
+    }));
     await this.retried(() => this.core.patchNamespacedPod({ namespace: this.namespace, name, body: ops }), 'patch', 'pods', name);
   }
 
@@ -152,13 +169,23 @@ export class ClusterClient {
 
   createConfigMap(cm: V1ConfigMap): Promise<V1ConfigMap> {
     const name = cm.metadata?.name ?? '';
-    return this.created(cm, () => this.core.createNamespacedConfigMap({ namespace: this.namespace, body: cm }), () => this.core.readNamespacedConfigMap({ namespace: this.namespace, name }), 'configmaps');
+    return this.created(
+      cm,
+      () => this.core.createNamespacedConfigMap({ namespace: this.namespace, body: cm }),
+      () => this.core.readNamespacedConfigMap({ namespace: this.namespace, name }),
+      'configmaps',
+    );
   }
 
   /** A Secret (berth task's params: never written into a pod spec in clear). */
   createSecret(secret: V1Secret): Promise<V1Secret> {
     const name = secret.metadata?.name ?? '';
-    return this.created(secret, () => this.core.createNamespacedSecret({ namespace: this.namespace, body: secret }), () => this.core.readNamespacedSecret({ namespace: this.namespace, name }), 'secrets');
+    return this.created(
+      secret,
+      () => this.core.createNamespacedSecret({ namespace: this.namespace, body: secret }),
+      () => this.core.readNamespacedSecret({ namespace: this.namespace, name }),
+      'secrets',
+    );
   }
 
   deleteSecret(name: string): Promise<void> {
@@ -176,11 +203,19 @@ export class ClusterClient {
   }
 
   deleteNetworkPolicy(name: string): Promise<void> {
-    return this.deletedQuietly(() => this.networking.deleteNamespacedNetworkPolicy({ namespace: this.namespace, name }), 'networkpolicies.networking.k8s.io', name);
+    return this.deletedQuietly(
+      () => this.networking.deleteNamespacedNetworkPolicy({ namespace: this.namespace, name }),
+      'networkpolicies.networking.k8s.io',
+      name,
+    );
   }
 
   listNetworkPolicies(labelSelector: string): Promise<V1NetworkPolicy[]> {
-    return this.retried(() => this.networking.listNamespacedNetworkPolicy({ namespace: this.namespace, labelSelector }), 'list', 'networkpolicies.networking.k8s.io').then((l) => l.items);
+    return this.retried(
+      () => this.networking.listNamespacedNetworkPolicy({ namespace: this.namespace, labelSelector }),
+      'list',
+      'networkpolicies.networking.k8s.io',
+    ).then((l) => l.items);
   }
 
   /** Deletes and ignores "not found": cleanup must be idempotent. */
@@ -192,7 +227,12 @@ export class ClusterClient {
 
   createService(svc: V1Service): Promise<V1Service> {
     const name = svc.metadata?.name ?? '';
-    return this.created(svc, () => this.core.createNamespacedService({ namespace: this.namespace, body: svc }), () => this.core.readNamespacedService({ namespace: this.namespace, name }), 'services');
+    return this.created(
+      svc,
+      () => this.core.createNamespacedService({ namespace: this.namespace, body: svc }),
+      () => this.core.readNamespacedService({ namespace: this.namespace, name }),
+      'services',
+    );
   }
 
   deleteService(name: string): Promise<void> {
@@ -223,12 +263,25 @@ export class ClusterClient {
 
   /** Sets (adds or replaces) annotations on a claim. */
   async annotateClaim(name: string, annotations: Record<string, string>): Promise<void> {
-    const ops = Object.entries(annotations).map(([k, value]) => ({ op: 'add', path: `/metadata/annotations/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, value }));
-    await this.retried(() => this.core.patchNamespacedPersistentVolumeClaim({ namespace: this.namespace, name, body: ops }), 'patch', 'persistentvolumeclaims', name);
+    const ops = Object.entries(annotations).map(([k, value]) => ({
+      op: 'add',
+      path: `/metadata/annotations/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`,
+      value,
+    }));
+    await this.retried(
+      () => this.core.patchNamespacedPersistentVolumeClaim({ namespace: this.namespace, name, body: ops }),
+      'patch',
+      'persistentvolumeclaims',
+      name,
+    );
   }
 
   listClaims(labelSelector: string): Promise<V1PersistentVolumeClaim[]> {
-    return this.retried(() => this.core.listNamespacedPersistentVolumeClaim({ namespace: this.namespace, labelSelector }), 'list', 'persistentvolumeclaims').then((l) => l.items);
+    return this.retried(
+      () => this.core.listNamespacedPersistentVolumeClaim({ namespace: this.namespace, labelSelector }),
+      'list',
+      'persistentvolumeclaims',
+    ).then((l) => l.items);
   }
 
   readPodTemplate(name: string): Promise<V1PodTemplate> {
@@ -244,7 +297,11 @@ export class ClusterClient {
 
   /** A log stream (follow or not), opened with retries; the caller reads and ends it. */
   openPodLog(name: string, container: string, q?: PodLogQuery): Promise<IncomingMessage> {
-    return withRetry(() => openPodLog(this.kc, this.namespace, name, container, q), { action: this.action('get', 'pods/log', name), signal: q?.signal, clock: this.opts.clock });
+    return withRetry(() => openPodLog(this.kc, this.namespace, name, container, q), {
+      action: this.action('get', 'pods/log', name),
+      signal: q?.signal,
+      clock: this.opts.clock,
+    });
   }
 
   /** The same as openPodLog, under the name berth serve's engine calls. */
@@ -285,7 +342,12 @@ export class ClusterClient {
    * An upgrade the server refused with a transient status is tried again: the command never ran then.
    * A session that drops after the upgrade is not (the command may have run): `done` rejects.
    */
-  async exec(pod: string, container: string, command: string[], io: { stdin?: Readable; stdout?: Writable; stderr?: Writable; tty?: boolean }): Promise<{ session: StreamSession; done: Promise<ExecOutcome> }> {
+  async exec(
+    pod: string,
+    container: string,
+    command: string[],
+    io: { stdin?: Readable; stdout?: Writable; stderr?: Writable; tty?: boolean },
+  ): Promise<{ session: StreamSession; done: Promise<ExecOutcome> }> {
     const session = await withRetry(() => openExec(this.kc, this.namespace, pod, container, command, { ...io, requireStdinClose: Boolean(io.stdin) }), {
       action: this.action('create', 'pods/exec', pod),
       tries: 4,
@@ -318,7 +380,10 @@ export class ClusterClient {
     const server = this.kc.getCurrentCluster()?.server ?? '';
     let version = serverVersions.get(server);
     if (!version) {
-      version = this.retried(() => this.kc.makeApiClient(VersionApi).getCode(), 'get', 'version').then((info) => ({ major: parseInt(info.major, 10), minor: parseInt(info.minor, 10) }));
+      version = this.retried(() => this.kc.makeApiClient(VersionApi).getCode(), 'get', 'version').then((info) => ({
+        major: parseInt(info.major, 10),
+        minor: parseInt(info.minor, 10),
+      }));
       version.catch(() => serverVersions.delete(server));
       serverVersions.set(server, version);
     }
@@ -338,7 +403,11 @@ export class ClusterClient {
     const review = await this.retried(
       () =>
         this.kc.makeApiClient(AuthorizationV1Api).createSelfSubjectAccessReview({
-          body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { namespace: this.namespace, verb, resource, subresource, group } } },
+          body: {
+            apiVersion: 'authorization.k8s.io/v1',
+            kind: 'SelfSubjectAccessReview',
+            spec: { resourceAttributes: { namespace: this.namespace, verb, resource, subresource, group } },
+          },
         }),
       'create',
       'selfsubjectaccessreviews.authorization.k8s.io',
@@ -389,6 +458,7 @@ export class ClusterClient {
  */
 export function isOurs(sent: V1ObjectMeta | undefined, found: V1ObjectMeta | undefined): boolean {
   if (!sent || !found || found.deletionTimestamp || Object.keys(sent.labels ?? {}).length === 0) return false;
-  const same = (a: Record<string, string> | undefined, b: Record<string, string> | undefined): boolean => Object.entries(a ?? {}).every(([k, v]) => b?.[k] === v);
+  const same = (a: Record<string, string> | undefined, b: Record<string, string> | undefined): boolean =>
+    Object.entries(a ?? {}).every(([k, v]) => b?.[k] === v);
   return same(sent.labels, found.labels) && same(sent.annotations, found.annotations);
 }

@@ -81,7 +81,14 @@ export function resolveKubeConfig(opts: ResolveOptions = {}): KubeTarget {
   if (!currentName) throw new KubeConfigError(`no current context in ${files.join(', ')} (set BERTH_CONTEXT or run kubectl config use-context)`);
   const current = kc.getContextObject(currentName);
   if (!current) {
-    throw new KubeConfigError(`context "${currentName}" is not in ${files.join(', ')} (known: ${kc.getContexts().map((c) => c.name).join(', ') || 'none'})`);
+    throw new KubeConfigError(
+      `context "${currentName}" is not in ${files.join(', ')} (known: ${
+        kc
+          .getContexts()
+          .map((c) => c.name)
+          .join(', ') || 'none'
+      })`,
+    );
   }
   if (!kc.getCurrentCluster()) throw new KubeConfigError(`context "${currentName}" names cluster "${current.cluster}", which is not defined`);
   return { kc, namespace: namespaceOverride ?? nonEmpty(current.namespace) ?? 'default', source: files.join(path.delimiter) };

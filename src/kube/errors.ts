@@ -87,7 +87,11 @@ export function madeNothing(err: unknown): boolean {
 /** The code of an error raised before a request could be sent (connect, DNS, TLS), wherever it is in the cause chain. */
 function connectFailure(err: unknown): string | undefined {
   for (const { code } of causeChain(err)) {
-    if (typeof code === 'string' && /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|CERT_|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS_CERT)/.test(code)) return code;
+    if (
+      typeof code === 'string' &&
+      /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|CERT_|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS_CERT)/.test(code)
+    )
+      return code;
   }
   return undefined;
 }
@@ -149,7 +153,7 @@ export function describeKubeError(err: unknown, action: KubeAction): string {
     return `cannot reach the cluster at ${action.server ?? 'its server'}: ${net} (is it running? check KUBECONFIG and the context: ${action.hints?.contextSetting ?? '--context, or BERTH_CONTEXT for the docker shim'})`;
   }
   const { code, status } = statusOf(err);
-  const message = status?.message ?? (err instanceof Error ? err.message : plainBody(err) ?? String(err));
+  const message = status?.message ?? (err instanceof Error ? err.message : (plainBody(err) ?? String(err)));
   switch (code) {
     case 401:
       return `the cluster at ${action.server ?? 'its server'} rejected berth's credentials (401 Unauthorized): the token or certificate is invalid or expired (refresh the kubeconfig, or check the service account token)`;
@@ -212,7 +216,10 @@ export function parseForbidden(message: string): { verb: string; resource: strin
 
 function networkCause(err: unknown): string | undefined {
   for (const e of causeChain(err)) {
-    if (typeof e.code === 'string' && /^(ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|ECONNRESET|EAI_AGAIN|CERT_|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS)/.test(e.code)) {
+    if (
+      typeof e.code === 'string' &&
+      /^(ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|ECONNRESET|EAI_AGAIN|CERT_|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS)/.test(e.code)
+    ) {
       if (typeof e.message === 'string' && e.message) return e.message.replace(/^request to \S+ failed, reason: /, '');
       return e.code;
     }

@@ -66,7 +66,8 @@ export function labeledObjects(kc: KubeConfig): LabeledObjects {
   };
   return {
     server: kc.getCurrentCluster()?.server,
-    list: async (kind, namespace, labelSelector) => (await withRetry(() => (namespace ? calls[kind].inNamespace(namespace, labelSelector) : calls[kind].everywhere(labelSelector)))).items,
+    list: async (kind, namespace, labelSelector) =>
+      (await withRetry(() => (namespace ? calls[kind].inNamespace(namespace, labelSelector) : calls[kind].everywhere(labelSelector)))).items,
     remove: async (kind, namespace, name) => {
       await withRetry(() => calls[kind].remove(namespace, name));
     },

@@ -74,7 +74,9 @@ export class LeaseLock {
         onWait?.(holder);
       }
       if (Date.now() > deadline) {
-        throw new KubeError(`the Lease ${this.opts.name} in namespace ${this.namespace} is held by ${holder.holder ?? 'another process'} (until ${holder.expiresAt?.toISOString() ?? '?'} unless renewed): stop that berth, wait for its lease to expire, or raise --lock-timeout`);
+        throw new KubeError(
+          `the Lease ${this.opts.name} in namespace ${this.namespace} is held by ${holder.holder ?? 'another process'} (until ${holder.expiresAt?.toISOString() ?? '?'} unless renewed): stop that berth, wait for its lease to expire, or raise --lock-timeout`,
+        );
       }
       // A free-looking lease lost to a concurrent writer is retried at once; a held one when it could expire.
       const untilExpiry = holder.expiresAt ? holder.expiresAt.getTime() - Date.now() : 0;
@@ -116,7 +118,11 @@ export class LeaseLock {
     const current = await this.read().catch(() => undefined);
     if (current?.spec?.holderIdentity !== this.identity) return;
     await this.api
-      .deleteNamespacedLease({ namespace: this.namespace, name: this.opts.name, body: { preconditions: { resourceVersion: current.metadata?.resourceVersion } } })
+      .deleteNamespacedLease({
+        namespace: this.namespace,
+        name: this.opts.name,
+        body: { preconditions: { resourceVersion: current.metadata?.resourceVersion } },
+      })
       .catch(() => undefined);
   }
 
@@ -143,7 +149,9 @@ export class LeaseLock {
         annotations: {
           ...(current?.metadata?.annotations ?? {}),
           ...(this.opts.annotations ?? {}),
-          ...(this.opts.expiryAnnotation ? { [this.opts.expiryAnnotation]: new Date(now.getTime() + this.opts.durationSeconds * 1000).toISOString().replace(/\.\d+Z$/, 'Z') } : {}),
+          ...(this.opts.expiryAnnotation
+            ? { [this.opts.expiryAnnotation]: new Date(now.getTime() + this.opts.durationSeconds * 1000).toISOString().replace(/\.\d+Z$/, 'Z') }
+            : {}),
         },
         ...(current?.metadata?.resourceVersion ? { resourceVersion: current.metadata.resourceVersion } : {}),
       },

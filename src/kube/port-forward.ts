@@ -84,7 +84,8 @@ class PortForwardStream extends Duplex {
   private onClose(code: number): void {
     this.stopPings();
     if (this.failure) this.destroy(this.failure);
-    else if (code !== 1000 && code !== 1005) this.destroy(new KubeError(`the port-forward to ${this.pod}:${this.port} was dropped (WebSocket closed with ${code})`));
+    else if (code !== 1000 && code !== 1005)
+      this.destroy(new KubeError(`the port-forward to ${this.pod}:${this.port} was dropped (WebSocket closed with ${code})`));
     else this.push(null);
   }
 

@@ -70,7 +70,11 @@ export async function withRetry<T>(call: () => Promise<T>, opts: KubeRetryOption
  * returns the object when it is ours. A 409 while no earlier try can have landed is someone else's object
  * and stands. A failure says whether any try may have made the object (KubeError.createdNothing).
  */
-export async function createWithRetry<T>(create: () => Promise<T>, readBack: () => Promise<T | undefined>, opts: KubeRetryOptions & { action: KubeAction }): Promise<T> {
+export async function createWithRetry<T>(
+  create: () => Promise<T>,
+  readBack: () => Promise<T | undefined>,
+  opts: KubeRetryOptions & { action: KubeAction },
+): Promise<T> {
   let mayHaveLanded = false;
   const tried = async (): Promise<T> => {
     try {

@@ -54,6 +54,8 @@ export function isSharedAgent(agent: unknown): boolean {
 
 /** Server and TLS settings (hashed: they hold private keys): equal ones may share connections. */
 function identityOf(server: string, options: https.AgentOptions): string {
-  const text = JSON.stringify([server, options], (_k, v: unknown) => (Buffer.isBuffer(v) ? v.toString('base64') : v instanceof Uint8Array ? Buffer.from(v).toString('base64') : v));
+  const text = JSON.stringify([server, options], (_k, v: unknown) =>
+    Buffer.isBuffer(v) ? v.toString('base64') : v instanceof Uint8Array ? Buffer.from(v).toString('base64') : v,
+  );
   return createHash('sha256').update(text).digest('hex');
 }

@@ -53,12 +53,25 @@ export interface StreamSession {
 }
 
 export function openAttach(kc: KubeConfig, namespace: string, pod: string, container: string, opts: StreamOptions): Promise<StreamSession> {
-  const query = querystring.stringify({ container, stdin: Boolean(opts.stdin), stdout: Boolean(opts.stdout), stderr: Boolean(opts.stderr), tty: Boolean(opts.tty) });
+  const query = querystring.stringify({
+    container,
+    stdin: Boolean(opts.stdin),
+    stdout: Boolean(opts.stdout),
+    stderr: Boolean(opts.stderr),
+    tty: Boolean(opts.tty),
+  });
   return openStream(kc, `/api/v1/namespaces/${namespace}/pods/${pod}/attach?${query}`, opts, { verb: 'create', resource: 'pods/attach', namespace, name: pod });
 }
 
 export function openExec(kc: KubeConfig, namespace: string, pod: string, container: string, command: string[], opts: StreamOptions): Promise<StreamSession> {
-  const query = querystring.stringify({ container, command, stdin: Boolean(opts.stdin), stdout: Boolean(opts.stdout), stderr: Boolean(opts.stderr), tty: Boolean(opts.tty) });
+  const query = querystring.stringify({
+    container,
+    command,
+    stdin: Boolean(opts.stdin),
+    stdout: Boolean(opts.stdout),
+    stderr: Boolean(opts.stderr),
+    tty: Boolean(opts.tty),
+  });
   return openStream(kc, `/api/v1/namespaces/${namespace}/pods/${pod}/exec?${query}`, opts, { verb: 'create', resource: 'pods/exec', namespace, name: pod });
 }
 

@@ -88,7 +88,8 @@ export class RegistryClient {
       const answer = await this.answer(res, scope, repository, access, known);
       res = await this.send(url, req, answer.authorization);
       // A cached token that was refused (revoked early): once more with a fresh one.
-      if (res.status === 401 && answer.cached) res = await this.send(url, req, (await this.answer(res, scope, repository, access, answer.authorization)).authorization);
+      if (res.status === 401 && answer.cached)
+        res = await this.send(url, req, (await this.answer(res, scope, repository, access, answer.authorization)).authorization);
     }
     if (REFUSED.includes(res.status) && !req.accept?.includes(res.status)) {
       const what = res.status === 404 ? `find ${objectOf(req.path)} in ${repository}` : `${access === 'pull' ? 'pull' : 'push to'} ${repository}`;
@@ -106,7 +107,15 @@ export class RegistryClient {
 
   private send(url: string, req: RegistryRequest, authorization: string | undefined): Promise<FetchResult> {
     const headers = { ...req.headers, ...(authorization ? { Authorization: authorization } : {}) };
-    return fetchUrl(url, { ...this.fetchOptions(), method: req.method, headers, body: req.body, label: req.label, onProgress: req.onProgress, accept: [...REFUSED, ...(req.accept ?? [])] });
+    return fetchUrl(url, {
+      ...this.fetchOptions(),
+      method: req.method,
+      headers,
+      body: req.body,
+      label: req.label,
+      onProgress: req.onProgress,
+      accept: [...REFUSED, ...(req.accept ?? [])],
+    });
   }
 
   private credentials(): RegistryCredentials | undefined {
@@ -121,7 +130,13 @@ export class RegistryClient {
   }
 
   /** The Authorization a 401's challenge asks for. */
-  private async answer(res: FetchResult, scope: string, repository: string, access: Access, sent: string | undefined): Promise<{ authorization: string; cached?: boolean }> {
+  private async answer(
+    res: FetchResult,
+    scope: string,
+    repository: string,
+    access: Access,
+    sent: string | undefined,
+  ): Promise<{ authorization: string; cached?: boolean }> {
     const header = [res.headers['www-authenticate']].flat().filter(Boolean).join(', ');
     const creds = this.credentials();
     const bearer = parseBearerChallenge(header);
@@ -138,7 +153,11 @@ export class RegistryClient {
       this.basic = `Basic ${Buffer.from(`${creds.username}:${creds.password ?? ''}`).toString('base64')}`;
       return { authorization: this.basic };
     }
-    throw new RegistryError(`registry ${this.registry} refused to ${what} (answered 401 with ${header ? `the challenge ${header}` : 'no challenge'}, which berth cannot answer)`, 401, this.registry);
+    throw new RegistryError(
+      `registry ${this.registry} refused to ${what} (answered 401 with ${header ? `the challenge ${header}` : 'no challenge'}, which berth cannot answer)`,
+      401,
+      this.registry,
+    );
   }
 }
 

@@ -44,8 +44,12 @@ export interface RefusalContext {
 export function refusal(status: number, detail: string, ctx: RefusalContext): RegistryError {
   const login = loginCommand(ctx.registry);
   let advice: string;
-  if (status === 401) advice = ctx.credentialSource ? `the credentials from ${ctx.credentialSource} were not accepted: run ${login} again` : `it needs credentials: run ${login}`;
-  else if (status === 403) advice = ctx.credentialSource ? `the account from ${ctx.credentialSource} may not ${ctx.what}: ask for access, or ${login} as another user` : `it needs credentials: run ${login}`;
+  if (status === 401)
+    advice = ctx.credentialSource ? `the credentials from ${ctx.credentialSource} were not accepted: run ${login} again` : `it needs credentials: run ${login}`;
+  else if (status === 403)
+    advice = ctx.credentialSource
+      ? `the account from ${ctx.credentialSource} may not ${ctx.what}: ask for access, or ${login} as another user`
+      : `it needs credentials: run ${login}`;
   else advice = ctx.credentialSource ? 'check the name' : `check the name; if the repository is private, run ${login}`;
   return new RegistryError(`registry ${ctx.registry} refused to ${ctx.what} (answered ${status}: ${detail}): ${advice}`, status, ctx.registry);
 }

@@ -115,7 +115,8 @@ function request(url: URL, opts: FetchOptions): Promise<FetchResult> {
       const chunks: Buffer[] = [];
       let received = 0;
       const expected = res.headers['content-length'] !== undefined ? Number(res.headers['content-length']) : undefined;
-      const cut = (why: string): void => reject(new FetchError(`download of ${redact(url)} failed midway (${received}${expected !== undefined ? ` of ${expected}` : ''} bytes): ${why}`));
+      const cut = (why: string): void =>
+        reject(new FetchError(`download of ${redact(url)} failed midway (${received}${expected !== undefined ? ` of ${expected}` : ''} bytes): ${why}`));
       res.on('data', (c: Buffer) => {
         arm();
         chunks.push(c);
@@ -147,7 +148,9 @@ function request(url: URL, opts: FetchOptions): Promise<FetchResult> {
       const timer = setTimeout(() => req.destroy(new Error(`not done within ${opts.timeoutMs} ms`)), opts.timeoutMs);
       req.on('close', () => clearTimeout(timer));
     }
-    req.on('error', (err) => reject(new FetchError(`${what}: ${err.message}${/certificate/i.test(err.message) ? ' (trust its CA with --ca-file or BERTH_CA_FILE)' : ''}`)));
+    req.on('error', (err) =>
+      reject(new FetchError(`${what}: ${err.message}${/certificate/i.test(err.message) ? ' (trust its CA with --ca-file or BERTH_CA_FILE)' : ''}`)),
+    );
     req.end(opts.body);
   });
 }

@@ -49,7 +49,8 @@ export function parseImageReference(ref: string): ImageReference {
   let repository = namesRegistry ? rest.slice(slash + 1) : rest;
   if (domain === 'index.docker.io') domain = DOCKER_HUB;
   if (domain === DOCKER_HUB && !repository.includes('/')) repository = `library/${repository}`;
-  if (!/^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$/.test(repository)) throw new ImageReferenceError(`${ref}: ${repository} is not a repository name (lower-case letters, digits, separators)`);
+  if (!/^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$/.test(repository))
+    throw new ImageReferenceError(`${ref}: ${repository} is not a repository name (lower-case letters, digits, separators)`);
   const familiar = domain === DOCKER_HUB ? repository.replace(/^library\//, '') : `${domain}/${repository}`;
   return { domain, registry: domain === DOCKER_HUB ? 'registry-1.docker.io' : domain, repository, tag, digest, familiar };
 }

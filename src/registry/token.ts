@@ -41,7 +41,13 @@ export function clearTokenCache(): void {
 }
 
 /** Asks the challenge's realm for a token for `scope` and caches it. */
-export async function requestToken(registry: string, challenge: BearerChallenge, scope: string, creds: RegistryCredentials | undefined, opts: FetchOptions): Promise<string> {
+export async function requestToken(
+  registry: string,
+  challenge: BearerChallenge,
+  scope: string,
+  creds: RegistryCredentials | undefined,
+  opts: FetchOptions,
+): Promise<string> {
   const url = new URL(challenge.realm);
   const params = new URLSearchParams();
   if (challenge.service) params.set('service', challenge.service);
@@ -52,7 +58,12 @@ export async function requestToken(registry: string, challenge: BearerChallenge,
     params.set('refresh_token', creds.identityToken);
     params.set('client_id', 'berth');
     const body = params.toString();
-    request = { ...opts, method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': String(Buffer.byteLength(body)) }, body };
+    request = {
+      ...opts,
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': String(Buffer.byteLength(body)) },
+      body,
+    };
   } else {
     for (const [k, v] of params) url.searchParams.set(k, v);
     const headers: Record<string, string> = {};
@@ -61,7 +72,8 @@ export async function requestToken(registry: string, challenge: BearerChallenge,
   }
   const what = `get a token for ${scope} from ${url.origin}${url.pathname}`;
   const res = await fetchUrl(url.href, { ...request, label: `token service of ${registry}: ${request.method ?? 'GET'}`, accept: [401, 403] });
-  if (res.status === 401 || res.status === 403) throw refusal(res.status, registryErrorText(res.body, res.headers), { registry, what, credentialSource: creds?.source });
+  if (res.status === 401 || res.status === 403)
+    throw refusal(res.status, registryErrorText(res.body, res.headers), { registry, what, credentialSource: creds?.source });
   let body: { token?: string; access_token?: string; expires_in?: number; issued_at?: string };
   try {
     body = JSON.parse(res.body.toString('utf8')) as typeof body;

@@ -26,7 +26,11 @@ export async function feedInitContainer(
   const name = plan.mountData.initContainer as string;
   const pod = await tracker.until((p) => settledOrRunning(viewContainer(p, name, true), progress), deadline, `the file copy container did not start`);
   const view = viewContainer(pod, name, true);
-  if (view.state === 'failed') throw new RunError(`${view.message} (the helper image ${plan.pod.spec?.initContainers?.[0]?.image ?? ''} copies mounted files into the pod: set BERTH_HELPER_IMAGE to an image with sh and tar that the cluster can pull)`, 125);
+  if (view.state === 'failed')
+    throw new RunError(
+      `${view.message} (the helper image ${plan.pod.spec?.initContainers?.[0]?.image ?? ''} copies mounted files into the pod: set BERTH_HELPER_IMAGE to an image with sh and tar that the cluster can pull)`,
+      125,
+    );
   if (view.state !== 'running') return;
   progress('copying files');
   const entries: TarEntry[] = [...plan.mountData.entries];
@@ -44,7 +48,9 @@ export async function feedInitContainer(
   const done = await tracker.until((p) => isTerminal(viewContainer(p, name, true)), deadline + 60_000, 'the file copy did not finish');
   const end = viewContainer(done, name, true);
   if (end.state === 'terminated' && end.exitCode !== 0) {
-    throw new RunError(`copying mounted files into the pod failed (tar exit ${end.exitCode}): ${Buffer.concat(errText).toString('utf8').trim() || end.message || ''}`);
+    throw new RunError(
+      `copying mounted files into the pod failed (tar exit ${end.exitCode}): ${Buffer.concat(errText).toString('utf8').trim() || end.message || ''}`,
+    );
   }
   if (end.state === 'failed') throw new RunError(end.message, 125);
 }
@@ -60,5 +66,3 @@ function tarStream(entries: TarEntry[]): Readable {
   p.finalize();
   return paddedTarStream(p);
 }
-
-

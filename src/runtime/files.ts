@@ -102,7 +102,11 @@ export function linkStaysInside(entry: string, target: string, destination: stri
  * inflated bytes pass the limit, not after they were all made. Any failure (a truncated or malformed tar,
  * a bad entry, an error of `input` itself) rejects, with nothing re-packed handed on.
  */
-export async function sanitizeArchive(input: Buffer | Readable, destination: string, limit = DEFAULT_MAX_ARCHIVE_BYTES): Promise<{ tar: HeldTar; entries: number }> {
+export async function sanitizeArchive(
+  input: Buffer | Readable,
+  destination: string,
+  limit = DEFAULT_MAX_ARCHIVE_BYTES,
+): Promise<{ tar: HeldTar; entries: number }> {
   const source = Buffer.isBuffer(input) ? Readable.from([input]) : input;
   const head = await peek(source, 2);
   if (head.length === 0) return { tar: heldTar(Buffer.alloc(0)), entries: 0 };
@@ -137,7 +141,8 @@ export async function sanitizeArchive(input: Buffer | Readable, destination: str
       try {
         const name = safeEntryName(header.name);
         for (const l of links) if (name.startsWith(`${l}/`)) throw new ArchiveError(`archive entry "${header.name}" is written through the link "${l}"`);
-        if (header.type === 'symlink' && !linkStaysInside(name, header.linkname ?? '', destination)) throw new ArchiveError(`archive link "${header.name}" -> "${header.linkname}" points outside the destination`);
+        if (header.type === 'symlink' && !linkStaysInside(name, header.linkname ?? '', destination))
+          throw new ArchiveError(`archive link "${header.name}" -> "${header.linkname}" points outside the destination`);
         if (header.type === 'link') {
           const target = safeEntryName(header.linkname ?? '');
           header.linkname = target;
@@ -149,7 +154,9 @@ export async function sanitizeArchive(input: Buffer | Readable, destination: str
           return;
         }
         count++;
-        const entry = out.entry({ ...header, name: name || '.' }, (err) => (err ? refuse(new ArchiveError(`the body is not a valid tar archive: ${err.message}`)) : next()));
+        const entry = out.entry({ ...header, name: name || '.' }, (err) =>
+          err ? refuse(new ArchiveError(`the body is not a valid tar archive: ${err.message}`)) : next(),
+        );
         entry.on('error', () => undefined); // reported through the callback above
         stream.pipe(entry);
       } catch (err) {
@@ -273,11 +280,16 @@ export function goFileMode(posixMode: number): number {
   const perm = posixMode & 0o777;
   const type = posixMode & 0o170000;
   let mode = perm;
-  if (type === 0o040000) mode |= 0x80000000; // ModeDir
-  else if (type === 0o120000) mode |= 0x08000000; // ModeSymlink
-  else if (type === 0o010000) mode |= 0x02000000; // ModeNamedPipe
-  else if (type === 0o140000) mode |= 0x01000000; // ModeSocket
-  else if (type === 0o020000) mode |= 0x04000000 | 0x00200000; // ModeDevice|ModeCharDevice
+  if (type === 0o040000)
+    mode |= 0x80000000; // ModeDir
+  else if (type === 0o120000)
+    mode |= 0x08000000; // ModeSymlink
+  else if (type === 0o010000)
+    mode |= 0x02000000; // ModeNamedPipe
+  else if (type === 0o140000)
+    mode |= 0x01000000; // ModeSocket
+  else if (type === 0o020000)
+    mode |= 0x04000000 | 0x00200000; // ModeDevice|ModeCharDevice
   else if (type === 0o060000) mode |= 0x04000000;
   if (posixMode & 0o4000) mode |= 0x00800000;
   if (posixMode & 0o2000) mode |= 0x00400000;

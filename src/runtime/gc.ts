@@ -42,10 +42,25 @@ const SELECTOR = `${LABEL_MANAGED_BY}=berth`;
  */
 const COLLECTED: Array<{ kind: string; plural: LabeledKind; resource: string; madeBy: string }> = [
   { kind: 'Pod', plural: 'pods', resource: 'pods', madeBy: 'every face; each of their Roles in deploy/rbac lists them' },
-  { kind: 'ConfigMap', plural: 'configmaps', resource: 'configmaps', madeBy: "the docker shim and berth fn (mounted files); deploy/rbac/shim-role.yaml lists them" },
-  { kind: 'NetworkPolicy', plural: 'networkpolicies', resource: 'networkpolicies.networking.k8s.io', madeBy: 'the docker shim and berth serve (--network none); shim-role.yaml and serve-role.yaml list them' },
+  {
+    kind: 'ConfigMap',
+    plural: 'configmaps',
+    resource: 'configmaps',
+    madeBy: 'the docker shim and berth fn (mounted files); deploy/rbac/shim-role.yaml lists them',
+  },
+  {
+    kind: 'NetworkPolicy',
+    plural: 'networkpolicies',
+    resource: 'networkpolicies.networking.k8s.io',
+    madeBy: 'the docker shim and berth serve (--network none); shim-role.yaml and serve-role.yaml list them',
+  },
   { kind: 'Service', plural: 'services', resource: 'services', madeBy: 'berth serve (network aliases); deploy/rbac/serve-role.yaml lists them' },
-  { kind: 'PersistentVolumeClaim', plural: 'persistentvolumeclaims', resource: 'persistentvolumeclaims', madeBy: 'berth serve (volumes) and berth task (caches); serve-role.yaml and task-role.yaml list them' },
+  {
+    kind: 'PersistentVolumeClaim',
+    plural: 'persistentvolumeclaims',
+    resource: 'persistentvolumeclaims',
+    madeBy: 'berth serve (volumes) and berth task (caches); serve-role.yaml and task-role.yaml list them',
+  },
   { kind: 'Lease', plural: 'leases', resource: 'leases.coordination.k8s.io', madeBy: 'berth serve --lock; deploy/rbac/serve-role.yaml lists them' },
 ];
 
@@ -63,7 +78,10 @@ export async function collectGarbage(opts: GarbageOptions): Promise<CollectedObj
       if (statusOf(err).code === 403 && opts.onSkip) {
         const where = ns ? ` in namespace ${ns}` : ' in every namespace (-A needs a ClusterRole with list and delete on them, bound by a ClusterRoleBinding)';
         const said = statusOf(err).status?.message;
-        opts.onSkip(resource, `forbidden: this identity cannot list ${resource}${where}; they are made by ${madeBy}${said ? ` (the server said: ${said})` : ''}`);
+        opts.onSkip(
+          resource,
+          `forbidden: this identity cannot list ${resource}${where}; they are made by ${madeBy}${said ? ` (the server said: ${said})` : ''}`,
+        );
         return [];
       }
       throw toKubeError(err, { verb: 'list', resource, namespace: ns, server });

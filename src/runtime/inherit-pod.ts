@@ -66,7 +66,10 @@ export function inheritedFrom(pod: V1Pod, targetNamespace: string): InheritedPod
   if (tolerations.length) out.tolerations = tolerations;
   const secrets = (spec.imagePullSecrets ?? []).filter((s) => s.name);
   if (secrets.length && namespace === targetNamespace) out.imagePullSecrets = secrets;
-  else if (secrets.length) out.notes.push(`image pull secrets ${secrets.map((s) => s.name).join(', ')} of ${out.origin} are not inherited: they are Secrets of namespace ${namespace}, and berth's pods run in ${targetNamespace}`);
+  else if (secrets.length)
+    out.notes.push(
+      `image pull secrets ${secrets.map((s) => s.name).join(', ')} of ${out.origin} are not inherited: they are Secrets of namespace ${namespace}, and berth's pods run in ${targetNamespace}`,
+    );
   return out;
 }
 

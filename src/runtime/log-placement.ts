@@ -32,7 +32,10 @@ export function placeLog(log: Buffer, delivered: StreamDigest, followedWhole = f
   if (ends.length === 1) return { kind: 'rotated', rest: log.subarray(ends[0]) };
   return {
     kind: 'unplaced',
-    why: ends.length === 0 ? 'the log neither begins with what berth delivered nor holds its last bytes' : 'the last bytes berth delivered occur more than once in the log',
+    why:
+      ends.length === 0
+        ? 'the log neither begins with what berth delivered nor holds its last bytes'
+        : 'the last bytes berth delivered occur more than once in the log',
   };
 }
 

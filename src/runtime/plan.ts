@@ -175,7 +175,8 @@ function mainContainer(w: Workload, ctx: PlanContext, base: V1Container | undefi
     if (w.command) c.command = w.command;
     if (w.args) c.args = w.args;
   }
-  if (w.env?.length) c.env = [...(base?.env ?? []).filter((e) => !w.env?.some((x) => x.name === e.name)), ...w.env.map((e) => ({ name: e.name, value: e.value }))];
+  if (w.env?.length)
+    c.env = [...(base?.env ?? []).filter((e) => !w.env?.some((x) => x.name === e.name)), ...w.env.map((e) => ({ name: e.name, value: e.value }))];
   if (w.workingDir) c.workingDir = w.workingDir;
   if (w.resources?.memory || w.resources?.cpus) {
     const limits: Record<string, string> = { ...(base?.resources?.limits ?? {}) };
@@ -258,7 +259,11 @@ function planFiles(w: Workload, ctx: PlanContext, podName: string, sideMeta: (na
     // -o: do not restore the caller's uid/gid (capabilities are dropped); files belong to the run's user.
     // The archive ends with a marker entry: a stream cut between two entries still looks like a whole
     // archive to tar, and the container must never start with part of its files.
-    command: ['sh', '-c', `tar -x -o -f - -C ${FILES_ROOT} && test -e ${FILES_ROOT}/${FILES_COMPLETE_MARKER} || { echo 'berth: the file copy stream was cut before its end' >&2; exit 1; }`],
+    command: [
+      'sh',
+      '-c',
+      `tar -x -o -f - -C ${FILES_ROOT} && test -e ${FILES_ROOT}/${FILES_COMPLETE_MARKER} || { echo 'berth: the file copy stream was cut before its end' >&2; exit 1; }`,
+    ],
     stdin: true,
     stdinOnce: true,
     ...lockedDownContainer({ user: w.user }),

@@ -36,15 +36,22 @@ export function viewContainer(pod: V1Pod, container: string, init = false): Cont
   const unschedulable = pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable');
   if (unschedulable && CLAIMS_BINDING.test(unschedulable.message ?? '')) return { state: 'pending', progress: 'waiting for its volume claims to bind' };
   if (unschedulable) {
-    const selector = Object.entries(pod.spec?.nodeSelector ?? {}).map(([k, v]) => `${k}=${v}`).join(', ');
+    const selector = Object.entries(pod.spec?.nodeSelector ?? {})
+      .map(([k, v]) => `${k}=${v}`)
+      .join(', ');
     const its = selector ? `its nodeSelector: ${selector}; ` : '';
-    return { state: 'failed', exitCode: 125, message: `pod ${pod.metadata?.name} cannot be scheduled: ${unschedulable.message ?? 'Unschedulable'} (${its}check resources, nodeSelector and tolerations of the pod template)` };
+    return {
+      state: 'failed',
+      exitCode: 125,
+      message: `pod ${pod.metadata?.name} cannot be scheduled: ${unschedulable.message ?? 'Unschedulable'} (${its}check resources, nodeSelector and tolerations of the pod template)`,
+    };
   }
 
   const stuckInit = init ? undefined : stuckInitContainer(pod);
   if (stuckInit) return { state: 'failed', exitCode: 125, message: stuckInit };
   const waiting = cs?.state?.waiting;
-  if (waiting?.reason && FATAL_WAITING.has(waiting.reason)) return { state: 'failed', exitCode: 125, message: describeWaiting(waiting.reason, waiting.message, image) };
+  if (waiting?.reason && FATAL_WAITING.has(waiting.reason))
+    return { state: 'failed', exitCode: 125, message: describeWaiting(waiting.reason, waiting.message, image) };
   const term = cs?.state?.terminated;
   const lost = lostNode(pod, container);
   if (lost) return { state: 'failed', exitCode: 125, message: lost };
@@ -58,10 +65,16 @@ export function viewContainer(pod: V1Pod, container: string, init = false): Cont
     // The pod ended without this container ever running: deadline, eviction, failed init container.
     const initFailure = failedInitContainer(pod, container);
     if (initFailure) return { state: 'failed', exitCode: 125, message: initFailure };
-    return { state: 'failed', exitCode: 125, message: `pod ${pod.metadata?.name} ended (${pod.status.reason ?? pod.status.phase}) before ${container} ran${pod.status.message ? `: ${pod.status.message}` : ''}` };
+    return {
+      state: 'failed',
+      exitCode: 125,
+      message: `pod ${pod.metadata?.name} ended (${pod.status.reason ?? pod.status.phase}) before ${container} ran${pod.status.message ? `: ${pod.status.message}` : ''}`,
+    };
   }
-  if (!pod.spec?.nodeName && !pod.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'True')) return { state: 'pending', progress: 'scheduling' };
-  if (waiting?.reason === 'ContainerCreating' || waiting?.reason === 'PodInitializing') return { state: 'pending', progress: waiting.reason === 'PodInitializing' ? 'running init containers' : 'pulling image / creating container' };
+  if (!pod.spec?.nodeName && !pod.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'True'))
+    return { state: 'pending', progress: 'scheduling' };
+  if (waiting?.reason === 'ContainerCreating' || waiting?.reason === 'PodInitializing')
+    return { state: 'pending', progress: waiting.reason === 'PodInitializing' ? 'running init containers' : 'pulling image / creating container' };
   return { state: 'pending', progress: 'starting' };
 }
 
@@ -105,7 +118,9 @@ export function failedInit(pod: V1Pod, container?: string): { name: string; exit
 function stuckInitContainer(pod: V1Pod): string | undefined {
   const s = stuckInit(pod);
   if (!s) return undefined;
-  const hint = s.name.startsWith('berth-') ? ' (berth\'s helper containers use BERTH_HELPER_IMAGE: set it to an image with sh, tar, wget and timeout that the cluster can pull)' : '';
+  const hint = s.name.startsWith('berth-')
+    ? " (berth's helper containers use BERTH_HELPER_IMAGE: set it to an image with sh, tar, wget and timeout that the cluster can pull)"
+    : '';
   return `init container ${s.name}: ${describeWaiting(s.reason, s.message, s.image)}${hint}`;
 }
 

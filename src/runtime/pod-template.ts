@@ -30,7 +30,8 @@ export async function loadPodTemplate(ref: string, readObject: (name: string) =>
     } catch (err) {
       throw new PodTemplateError(`pod template file ${ref} is not valid YAML: ${(err as Error).message} (${hint})`);
     }
-    if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new PodTemplateError(`pod template file ${ref} must hold a Pod, a PodTemplate or a template mapping (${hint})`);
+    if (!doc || typeof doc !== 'object' || Array.isArray(doc))
+      throw new PodTemplateError(`pod template file ${ref} must hold a Pod, a PodTemplate or a template mapping (${hint})`);
     const template = doc.kind === 'PodTemplate' ? doc.template : doc.kind === 'Pod' ? { metadata: doc.metadata, spec: doc.spec } : doc;
     return { template: (template ?? {}) as PodTemplateSource['template'], origin: ref };
   }
@@ -46,7 +47,9 @@ export async function loadPodTemplate(ref: string, readObject: (name: string) =>
 export function withoutDefaultedPullPolicies(template: PodTemplateSource['template']): PodTemplateSource['template'] {
   const spec = template.spec as { containers?: V1Container[]; initContainers?: V1Container[] } | undefined;
   if (!spec?.containers?.length) return template;
-  const containers = spec.containers.map((c) => (c.imagePullPolicy && c.imagePullPolicy === defaultPullPolicy(c.image) ? { ...c, imagePullPolicy: undefined } : c));
+  const containers = spec.containers.map((c) =>
+    c.imagePullPolicy && c.imagePullPolicy === defaultPullPolicy(c.image) ? { ...c, imagePullPolicy: undefined } : c,
+  );
   return { ...template, spec: { ...template.spec, containers } };
 }
 
@@ -74,7 +77,11 @@ export function layPodTemplate(pod: V1Pod, source: PodTemplateSource): V1Pod {
     ...spec,
     // The template is the user's deliberate choice: it may loosen what berth set, except the user the
     // client asked for by name (docker --user).
-    securityContext: { ...(spec.securityContext ?? {}), ...(tspec.securityContext ?? {}), ...pickDefined(spec.securityContext ?? {}, ['runAsUser', 'runAsGroup']) },
+    securityContext: {
+      ...(spec.securityContext ?? {}),
+      ...(tspec.securityContext ?? {}),
+      ...pickDefined(spec.securityContext ?? {}, ['runAsUser', 'runAsGroup']),
+    },
     automountServiceAccountToken: tspec.automountServiceAccountToken ?? spec.automountServiceAccountToken,
     terminationGracePeriodSeconds: tspec.terminationGracePeriodSeconds ?? spec.terminationGracePeriodSeconds,
     // berth's deadline bounds every pod; a template may only shorten it.
@@ -102,7 +109,9 @@ export function layPodTemplate(pod: V1Pod, source: PodTemplateSource): V1Pod {
 export function checkOneContainer(source: PodTemplateSource): void {
   const containers = (source.template.spec as Partial<V1PodSpec> | undefined)?.containers ?? [];
   if (containers.length > 1) {
-    throw new PodTemplateError(`${source.origin} has ${containers.length} containers: berth uses the first as the base of every container and cannot run others beside it (use initContainers, or one container)`);
+    throw new PodTemplateError(
+      `${source.origin} has ${containers.length} containers: berth uses the first as the base of every container and cannot run others beside it (use initContainers, or one container)`,
+    );
   }
 }
 

@@ -71,10 +71,15 @@ export class PodTracker {
         reject(e);
       });
       if (Number.isFinite(deadline)) {
-        timer = setTimeout(() => {
-          this.waiters = this.waiters.filter((w) => w !== waiter);
-          reject(new RunError(`${timeoutMessage} within the start timeout (raise startTimeout in the berth config; last state: ${describeLatest(this.latest)})`));
-        }, Math.max(0, deadline - Date.now()));
+        timer = setTimeout(
+          () => {
+            this.waiters = this.waiters.filter((w) => w !== waiter);
+            reject(
+              new RunError(`${timeoutMessage} within the start timeout (raise startTimeout in the berth config; last state: ${describeLatest(this.latest)})`),
+            );
+          },
+          Math.max(0, deadline - Date.now()),
+        );
       }
     });
   }
@@ -99,4 +104,3 @@ export function settledOrRunning(view: ContainerView, progress: (p: string) => v
 export function isTerminal(view: ContainerView): boolean {
   return view.state === 'terminated' || view.state === 'failed';
 }
-

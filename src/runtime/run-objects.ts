@@ -17,7 +17,6 @@ export function newRunId(): string {
 
 export type Created = ['pods' | 'configmaps' | 'networkpolicies', string];
 
-
 export /** NetworkPolicy and ConfigMaps at once; each is recorded for cleanup as soon as it exists. */
 async function createSideObjects(kube: KubeCluster, plan: WorkloadPlan, created: Created[], trace: Trace): Promise<void> {
   const creations: Array<Promise<void>> = [];
@@ -44,7 +43,6 @@ async function createSideObjects(kube: KubeCluster, plan: WorkloadPlan, created:
   if (failed) throw failed.reason;
 }
 
-
 export /**
  * Deletes what the run created, all at once when the container has ended. While it may still run
  * (interrupted, failed start) the pod goes first: its NetworkPolicy must outlive the pod it isolates.
@@ -55,7 +53,13 @@ async function cleanup(kube: KubeCluster, created: Created[], podEnded: boolean,
   const remove = (items: Created[]) =>
     Promise.all(
       items.map(([kind, name]) =>
-        kube.deleteQuietly(kind, name).catch((err: unknown) => report(`berth: could not delete ${kind}/${name} in namespace ${kube.namespace}: ${(err as Error).message}; it expires by its deadline and \`berth gc\` removes it\n`)),
+        kube
+          .deleteQuietly(kind, name)
+          .catch((err: unknown) =>
+            report(
+              `berth: could not delete ${kind}/${name} in namespace ${kube.namespace}: ${(err as Error).message}; it expires by its deadline and \`berth gc\` removes it\n`,
+            ),
+          ),
       ),
     );
   if (podEnded) {
@@ -65,4 +69,3 @@ async function cleanup(kube: KubeCluster, created: Created[], podEnded: boolean,
   await remove(created.filter(([kind]) => kind === 'pods'));
   await remove(created.filter(([kind]) => kind !== 'pods'));
 }
-

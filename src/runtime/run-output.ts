@@ -98,8 +98,17 @@ export async function deliverFromAttach(r: RunStreams): Promise<RunOutput> {
       else if (verdict.kind === 'merged') {
         // The container wrote before berth could attach, and this cluster cannot say which bytes went
         // to which stream: shown on stderr, and a success is not claimed on top of it.
-        await writeDrained(r.io.stderr, Buffer.concat([Buffer.from(`berth: pod ${r.podName} wrote before berth could attach, and this cluster serves its log with stdout and stderr merged (enable PodLogsQuerySplitStreams for exact streams); its log:\n`), verdict.log]));
-        if (exitCode === 0) throw new RunError(`the output of pod ${r.podName} cannot be delivered exactly: stdout and stderr are merged in its log (shown above)`);
+        await writeDrained(
+          r.io.stderr,
+          Buffer.concat([
+            Buffer.from(
+              `berth: pod ${r.podName} wrote before berth could attach, and this cluster serves its log with stdout and stderr merged (enable PodLogsQuerySplitStreams for exact streams); its log:\n`,
+            ),
+            verdict.log,
+          ]),
+        );
+        if (exitCode === 0)
+          throw new RunError(`the output of pod ${r.podName} cannot be delivered exactly: stdout and stderr are merged in its log (shown above)`);
       } else if (verdict.kind === 'lost') throw new RunError(`the output of pod ${r.podName} was not fully received: ${verdict.why}`);
     },
   };
@@ -111,7 +120,13 @@ const ENDED_REPORT_MS = 5_000;
 function endsSoon(ended: Promise<V1Pod>): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ENDED_REPORT_MS)));
-  return Promise.race([ended.then(() => true, () => false), late]).finally(() => clearTimeout(timer));
+  return Promise.race([
+    ended.then(
+      () => true,
+      () => false,
+    ),
+    late,
+  ]).finally(() => clearTimeout(timer));
 }
 
 export type MergedVerdict = { kind: 'exact' } | { kind: 'tail'; stdout: Buffer } | { kind: 'merged'; log: Buffer } | { kind: 'lost'; why: string };
@@ -159,7 +174,13 @@ async function endedWithStatus(session: StreamSession): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), SESSION_END_GRACE_MS)));
   try {
-    const ok = await Promise.race([session.done.then(() => true, () => false), late]);
+    const ok = await Promise.race([
+      session.done.then(
+        () => true,
+        () => false,
+      ),
+      late,
+    ]);
     if (!ok) session.close();
     return ok;
   } finally {
@@ -177,7 +198,6 @@ function closeOnAbort(session: StreamSession, signal: AbortSignal): void {
   if (signal.aborted) session.close();
   else signal.addEventListener('abort', () => session.close(), { once: true });
 }
-
 
 function emptyStream(): Readable {
   const s = new PassThrough();

@@ -67,7 +67,6 @@ export interface RunCluster {
 /** A failure of berth or the cluster (not of the workload): docker run exits 125 (126/127 for start errors). */
 export { RunError };
 
-
 export async function runWorkload(w: Workload, io: RunIO, cluster: RunCluster): Promise<{ exitCode: number }> {
   return new WorkloadRun(w, io, cluster).run();
 }
@@ -225,7 +224,11 @@ class WorkloadRun {
   /** Running → output → exit code, from the pod's terminated state. */
   private async execute(tracker: PodTracker, podName: string, stdinAsFile: boolean, splitLogs: Promise<boolean>, warm: boolean): Promise<{ exitCode: number }> {
     const { w, io, trace } = this;
-    const started = await tracker.until((pod) => settledOrRunning(viewContainer(pod, MAIN_CONTAINER), this.progress), this.startDeadline(), `${w.image} did not start`);
+    const started = await tracker.until(
+      (pod) => settledOrRunning(viewContainer(pod, MAIN_CONTAINER), this.progress),
+      this.startDeadline(),
+      `${w.image} did not start`,
+    );
     const view = viewContainer(started, MAIN_CONTAINER);
     if (warm && view.state !== 'running') throw new WarmPodUnusable(`its container is ${view.state}`);
     if (view.state === 'failed') throw new RunError(view.message, view.exitCode);
@@ -233,14 +236,26 @@ class WorkloadRun {
 
     const endedPod = tracker.until((pod) => isTerminal(viewContainer(pod, MAIN_CONTAINER)), Infinity, `${w.image} did not finish`);
     endedPod.catch(() => undefined);
-    const streams = { kube: this.kube, podName, workload: w, io, stdinAsFile, running: view.state === 'running', ended: endedPod, signal: this.stopWatch.signal, trace, warm };
+    const streams = {
+      kube: this.kube,
+      podName,
+      workload: w,
+      io,
+      stdinAsFile,
+      running: view.state === 'running',
+      ended: endedPod,
+      signal: this.stopWatch.signal,
+      trace,
+      warm,
+    };
     let output;
     try {
       const fromLogs = !w.tty && (await splitLogs);
       // Attach only sees what comes after it: a warm process that wrote before this call (a function that logs as it
       // starts) would leave bytes attach cannot place, so such a pod is not used. One that writes between this look
       // and the attach fails the call when the log is checked (deliverFromAttach), never silently.
-      if (warm && !fromLogs && (await this.kube.readPodLog(podName, MAIN_CONTAINER, { limitBytes: 1 })).length) throw new WarmPodUnusable('its process wrote before this call');
+      if (warm && !fromLogs && (await this.kube.readPodLog(podName, MAIN_CONTAINER, { limitBytes: 1 })).length)
+        throw new WarmPodUnusable('its process wrote before this call');
       output = fromLogs ? await deliverFromLogs(streams) : await deliverFromAttach(streams);
     } catch (err) {
       // Nothing was delivered yet: the stdin attach comes before any output is read.
@@ -285,7 +300,6 @@ class WorkloadRun {
   }
 }
 
-
 function sideObjectsOf(plan: WorkloadPlan): string {
   return JSON.stringify([plan.networkPolicy, plan.configMaps]);
 }
@@ -314,7 +328,6 @@ async function chooseStdinAsFile(cluster: RunCluster): Promise<boolean> {
   return v !== undefined && (v.major < 1 || (v.major === 1 && v.minor < 30));
 }
 
-
 function throwIfAborted(signal?: AbortSignal): void {
   if (signal?.aborted) throw abortError();
 }
@@ -322,4 +335,3 @@ function throwIfAborted(signal?: AbortSignal): void {
 function abortError(): RunError {
   return new RunError('interrupted: the pod and its objects were deleted', 130);
 }
-

@@ -126,7 +126,11 @@ export function planSandboxPod(s: SandboxSpec, ctx: SandboxContext): V1Pod {
   const mounts: V1VolumeMount[] = [];
   (s.volumes ?? []).forEach((v, i) => {
     const name = `v${i}`;
-    volumes.push(v.claim ? { name, persistentVolumeClaim: { claimName: v.claim } } : { name, emptyDir: { ...(v.memory ? { medium: 'Memory' } : {}), ...(v.sizeLimit ? { sizeLimit: v.sizeLimit } : {}) } });
+    volumes.push(
+      v.claim
+        ? { name, persistentVolumeClaim: { claimName: v.claim } }
+        : { name, emptyDir: { ...(v.memory ? { medium: 'Memory' } : {}), ...(v.sizeLimit ? { sizeLimit: v.sizeLimit } : {}) } },
+    );
     mounts.push({ name, mountPath: v.target, readOnly: v.readOnly });
   });
 
@@ -141,7 +145,8 @@ export function planSandboxPod(s: SandboxSpec, ctx: SandboxContext): V1Pod {
   };
   if (s.waitForFiles) {
     const argv = [...(s.entrypoint ?? []), ...(s.cmd ?? [])];
-    if (argv.length === 0) throw new SandboxPlanError(`files were copied into a container of ${s.image} before start, which needs its command: give Cmd or Entrypoint`);
+    if (argv.length === 0)
+      throw new SandboxPlanError(`files were copied into a container of ${s.image} before start, which needs its command: give Cmd or Entrypoint`);
     volumes.push({ name: 'berth-ready', emptyDir: {} });
     mounts.push({ name: 'berth-ready', mountPath: READY_DIR });
     main.command = ['/bin/sh', '-c', `while [ ! -e ${READY_FILE} ]; do sleep 0.05; done; exec "$@"`, 'berth-wait', ...argv];
@@ -227,6 +232,11 @@ function parseUser(user: string | undefined): { uid: number; gid?: number } | un
 /** A valid pod name from a Docker name and the short id, after the operator's or container's prefix (at most 20 characters). */
 export function sandboxPodName(name: string, shortId: string, prefix = ''): string {
   const head = prefix ? `${prefix.replace(/-+$/, '')}-` : '';
-  const base = name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40 - Math.min(head.length, 20)).replace(/-+$/, '');
+  const base = name
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40 - Math.min(head.length, 20))
+    .replace(/-+$/, '');
   return `${head}${base || 'c'}-${shortId}`;
 }

@@ -25,7 +25,12 @@ const RESOURCES: ResourceName[] = ['cpu', 'memory', 'ephemeral-storage'];
 
 /** Every key this module reads, e.g. `berth.dev/request-cpu`. */
 export const SETTING_KEYS = {
-  ...Object.fromEntries(RESOURCES.flatMap((r) => [[`request-${r}`, `${SETTINGS_PREFIX}request-${r}`], [`limit-${r}`, `${SETTINGS_PREFIX}limit-${r}`]])),
+  ...Object.fromEntries(
+    RESOURCES.flatMap((r) => [
+      [`request-${r}`, `${SETTINGS_PREFIX}request-${r}`],
+      [`limit-${r}`, `${SETTINGS_PREFIX}limit-${r}`],
+    ]),
+  ),
   nodeSelector: `${SETTINGS_PREFIX}node-selector`,
   serviceAccount: `${SETTINGS_PREFIX}service-account`,
   pullPolicy: `${SETTINGS_PREFIX}pull-policy`,
@@ -73,7 +78,10 @@ export function podSettingsFrom(...sources: Array<Record<string, string> | null 
   }
   const prefix = v[SETTING_KEYS.namePrefix]?.trim();
   if (prefix) {
-    if (!NAME_PREFIX.test(prefix)) throw new SandboxPlanError(`${SETTING_KEYS.namePrefix}="${prefix}" must be at most 20 lower-case letters, digits and '-', starting with a letter or digit`);
+    if (!NAME_PREFIX.test(prefix))
+      throw new SandboxPlanError(
+        `${SETTING_KEYS.namePrefix}="${prefix}" must be at most 20 lower-case letters, digits and '-', starting with a letter or digit`,
+      );
     out.namePrefix = prefix;
   }
   if (v[SETTING_KEYS.podLabels]) out.labels = parsePairs(SETTING_KEYS.podLabels, v[SETTING_KEYS.podLabels]);
@@ -84,7 +92,10 @@ export function podSettingsFrom(...sources: Array<Record<string, string> | null 
 /** `k=v,k=v` (spaces around items ignored); an empty value is allowed, a missing `=` is not. */
 export function parsePairs(key: string, text: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const item of text.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const item of text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const eq = item.indexOf('=');
     if (eq <= 0) throw new SandboxPlanError(`${key}: "${item}" is not k=v (expected k=v,k=v)`);
     out[item.slice(0, eq).trim()] = item.slice(eq + 1).trim();

@@ -93,7 +93,8 @@ export function loadRunSettings(env: NodeJS.ProcessEnv, homeDir = env.HOME ?? os
   const memory = env.BERTH_MEMORY || (resourcesDoc.memory !== undefined ? String(resourcesDoc.memory) : undefined);
   const cpus = env.BERTH_CPUS || (resourcesDoc.cpus !== undefined ? String(resourcesDoc.cpus) : undefined);
   const stdinMode = str('BERTH_STDIN_MODE', 'stdinMode') ?? 'auto';
-  if (stdinMode !== 'auto' && stdinMode !== 'attach' && stdinMode !== 'file') throw new SettingsError(`stdinMode must be auto, attach or file, not ${stdinMode}`);
+  if (stdinMode !== 'auto' && stdinMode !== 'attach' && stdinMode !== 'file')
+    throw new SettingsError(`stdinMode must be auto, attach or file, not ${stdinMode}`);
   const mountLimit = str('BERTH_MOUNT_LIMIT', 'mountLimit');
 
   const config: RunSettings = {
@@ -111,7 +112,13 @@ export function loadRunSettings(env: NodeJS.ProcessEnv, homeDir = env.HOME ?? os
     inheritPodSettings: bool(INHERIT_ENV, 'inheritPodSettings'),
     stdinMode,
     verbose: bool('BERTH_VERBOSE', 'verbose'),
-    owner: str('BERTH_OWNER', 'owner') ?? `shim-${os.hostname().toLowerCase().replace(/[^a-z0-9.-]/g, '-').slice(0, 50)}`,
+    owner:
+      str('BERTH_OWNER', 'owner') ??
+      `shim-${os
+        .hostname()
+        .toLowerCase()
+        .replace(/[^a-z0-9.-]/g, '-')
+        .slice(0, 50)}`,
     file: used,
   };
   if (memory || cpus) config.resources = { ...(memory ? { memory } : {}), ...(cpus ? { cpus } : {}) };
@@ -145,13 +152,18 @@ function parseSize(text: string): number {
  * Settings fill what the command line left open; the command line wins. With inheritPodSettings the cluster
  * must be a whole KubeCluster: berth reads its own pod through it.
  */
-export async function applySettings(w: Workload, settings: RunSettings, cluster: Pick<KubeCluster, 'readPodTemplate'> & Partial<Pick<KubeCluster, 'kc' | 'namespace'>>): Promise<Workload> {
+export async function applySettings(
+  w: Workload,
+  settings: RunSettings,
+  cluster: Pick<KubeCluster, 'readPodTemplate'> & Partial<Pick<KubeCluster, 'kc' | 'namespace'>>,
+): Promise<Workload> {
   const out: Workload = { ...w, startTimeoutSeconds: w.startTimeoutSeconds ?? settings.startTimeoutSeconds };
   out.labels = { ...settings.labels, ...(w.labels ?? {}) };
   out.annotations = { ...settings.annotations, ...(w.annotations ?? {}) };
   if (!out.serviceAccount && settings.serviceAccount) out.serviceAccount = settings.serviceAccount;
   if (settings.resources) out.resources = { ...settings.resources, ...(w.resources ?? {}) };
-  if (settings.podTemplate && !out.podTemplate) out.podTemplate = await loadPodTemplate(settings.podTemplate, (name) => cluster.readPodTemplate(name), 'podTemplate / BERTH_POD_TEMPLATE');
+  if (settings.podTemplate && !out.podTemplate)
+    out.podTemplate = await loadPodTemplate(settings.podTemplate, (name) => cluster.readPodTemplate(name), 'podTemplate / BERTH_POD_TEMPLATE');
   if (settings.inheritPodSettings) {
     const { kc, namespace } = cluster;
     if (!kc || !namespace) throw new SettingsError('inheritPodSettings / BERTH_INHERIT_POD_SETTINGS needs a connection to the cluster');

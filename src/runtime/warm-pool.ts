@@ -146,7 +146,10 @@ export class WarmPool {
     this.timers.set(
       pod,
       setTimeout(() => {
-        this.ready.set(key, (this.ready.get(key) ?? []).filter((p) => p !== pod));
+        this.ready.set(
+          key,
+          (this.ready.get(key) ?? []).filter((p) => p !== pod),
+        );
         this.forget(pod);
         this.discard(pod);
       }, this.idleSeconds * 1000).unref(),
@@ -156,7 +159,16 @@ export class WarmPool {
   /** The warm pods a call could take now: one whose process has ended is not listed (take() deletes it). */
   list(): WarmPodInfo[] {
     const now = Date.now();
-    return [...this.ready.values()].flat().filter((p) => p.alive()).map((p) => ({ key: p.key.slice(0, 12), image: p.image, pod: p.podName, namespace: p.kube.namespace, idleSeconds: Math.round((now - p.readyAt) / 1000) }));
+    return [...this.ready.values()]
+      .flat()
+      .filter((p) => p.alive())
+      .map((p) => ({
+        key: p.key.slice(0, 12),
+        image: p.image,
+        pod: p.podName,
+        namespace: p.kube.namespace,
+        idleSeconds: Math.round((now - p.readyAt) / 1000),
+      }));
   }
 
   /** Deletes every warm pod, and those still starting once they exist; the pool takes no more. */

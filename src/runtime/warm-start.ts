@@ -20,7 +20,9 @@ import type { Workload } from './workload.js';
 export function planKey(w: Workload, context: PlanContext, kube: KubeCluster): string {
   const plan = planWorkload(w, { ...context, runId: 'warmkey0', now: new Date(0), stdinAsFile: false });
   const user = kube.kc.getCurrentUser?.()?.name ?? '';
-  return createHash('sha256').update(JSON.stringify([kube.server, kube.namespace, user, plan.pod, plan.configMaps, plan.networkPolicy ?? null])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([kube.server, kube.namespace, user, plan.pod, plan.configMaps, plan.networkPolicy ?? null]))
+    .digest('hex');
 }
 
 /**
@@ -40,7 +42,11 @@ export async function startWarmPod(w: Workload, context: PlanContext, kube: Kube
     await kube.createPod(plan.pod);
     created.push(['pods', podName]);
     const deadline = Date.now() + (w.startTimeoutSeconds ?? DEFAULT_START_TIMEOUT) * 1000;
-    const pod = await tracker.until((p) => settledOrRunning(viewContainer(p, MAIN_CONTAINER), () => undefined), deadline, `warm pod of ${w.image} did not start`);
+    const pod = await tracker.until(
+      (p) => settledOrRunning(viewContainer(p, MAIN_CONTAINER), () => undefined),
+      deadline,
+      `warm pod of ${w.image} did not start`,
+    );
     const view = viewContainer(pod, MAIN_CONTAINER);
     if (view.state !== 'running') throw new RunError(`warm pod ${podName} did not run (${view.state})`);
     return {
@@ -63,4 +69,3 @@ export async function startWarmPod(w: Workload, context: PlanContext, kube: Kube
     throw err;
   }
 }
-

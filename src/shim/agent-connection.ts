@@ -51,7 +51,8 @@ async function standIn(request: AgentRequest): Promise<{ cluster?: KubeCluster; 
     return {};
   }
   if (settings.kubeconfig && !isAbsolute(settings.kubeconfig)) return { declined: `the kubeconfig path ${settings.kubeconfig} is relative` };
-  if (settings.podTemplate && !isAbsolute(settings.podTemplate) && existsSync(resolve(request.cwd, settings.podTemplate))) return { declined: `the pod template path ${settings.podTemplate} is relative` };
+  if (settings.podTemplate && !isAbsolute(settings.podTemplate) && existsSync(resolve(request.cwd, settings.podTemplate)))
+    return { declined: `the pod template path ${settings.podTemplate} is relative` };
   let cluster: KubeCluster;
   try {
     cluster = await connectWithSettings(settings, env);
@@ -59,7 +60,10 @@ async function standIn(request: AgentRequest): Promise<{ cluster?: KubeCluster; 
     return {};
   }
   const user = cluster.kc.getCurrentUser();
-  if (user?.exec || user?.authProvider) return { declined: `the kubeconfig user ${user.name} gets its credentials from ${user.exec ? 'an exec plugin' : 'an auth provider'}, which would run with the agent's environment` };
+  if (user?.exec || user?.authProvider)
+    return {
+      declined: `the kubeconfig user ${user.name} gets its credentials from ${user.exec ? 'an exec plugin' : 'an auth provider'}, which would run with the agent's environment`,
+    };
   return { cluster };
 }
 
@@ -169,7 +173,17 @@ export class AgentConnection {
     if (declined) return this.finish(encodeFrame(FRAME.declined, declined));
     this.socket.write(encodeFrame(FRAME.accepted));
     const { stdin, signals, background } = this;
-    const code = await runDockerShim(request.argv, request.env as NodeJS.ProcessEnv, { stdin, stdout, stderr, signals, cwd: request.cwd, traceOrigin, background, pool, cluster });
+    const code = await runDockerShim(request.argv, request.env as NodeJS.ProcessEnv, {
+      stdin,
+      stdout,
+      stderr,
+      signals,
+      cwd: request.cwd,
+      traceOrigin,
+      background,
+      pool,
+      cluster,
+    });
     // stdout and stderr frames are queued on the socket in order: the exit frame comes after them
     this.finish(exitFrame(code));
   }

@@ -14,7 +14,7 @@ function statusText(socketPath: string, startedAt: number, idleSeconds: number, 
   return [
     `pid:        ${process.pid}`,
     `socket:     ${socketPath}`,
-    'serves:     every context and namespace (each call with its caller\'s kubeconfig and BERTH_* settings)',
+    "serves:     every context and namespace (each call with its caller's kubeconfig and BERTH_* settings)",
     `up:         ${Math.round((Date.now() - startedAt) / 1000)}s (exits after ${idleSeconds}s without requests)`,
     `running:    ${active()} call${active() === 1 ? '' : 's'} and deletions`,
     `warm pods:  ${pool ? `${pool.list().length} (${pool.perPlan} per plan, up to ${pool.burstMax} for a plan called in bursts; ${pool.maxPlans} plans, ${pool.idleSeconds}s idle)` : 'off (--pool-size 0)'}`,

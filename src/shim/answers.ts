@@ -21,7 +21,15 @@ export function answerLocally(command: DockerCommand, stdout: Writable): number 
     case 'image-inspect':
       // The cluster pulls images itself; whether a node has one cannot be asked through the API.
       // "Unknowable" answers as present, so kpt goes on to run (where --pull decides).
-      stdout.write(command.format ? command.images.map(() => '\n').join('') : `${JSON.stringify(command.images.map((i) => ({ Id: '', RepoTags: [i] })), null, 4)}\n`);
+      stdout.write(
+        command.format
+          ? command.images.map(() => '\n').join('')
+          : `${JSON.stringify(
+              command.images.map((i) => ({ Id: '', RepoTags: [i] })),
+              null,
+              4,
+            )}\n`,
+      );
       return 0;
     case 'image-pull':
       // Nothing to do: the kubelet pulls when the pod starts, under the pod's imagePullPolicy.

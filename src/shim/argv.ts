@@ -120,7 +120,15 @@ function parseImage(rest: string[]): DockerCommand {
       return { kind: 'image-inspect', images: flags.positionals, format: formatOf(flags, 'image inspect') };
     }
     case 'pull': {
-      const flags = parseFlags(args, [{ long: 'quiet', short: 'q', type: 'bool' }, { long: 'platform', type: 'value' }], 'image pull', true);
+      const flags = parseFlags(
+        args,
+        [
+          { long: 'quiet', short: 'q', type: 'bool' },
+          { long: 'platform', type: 'value' },
+        ],
+        'image pull',
+        true,
+      );
       if (flags.positionals.length !== 1) throw new DockerUsageError(`"docker image pull" requires exactly 1 argument.`, 'image pull');
       return { kind: 'image-pull', image: flags.positionals[0], quiet: flags.bools.get('quiet') ?? false };
     }
@@ -189,7 +197,8 @@ function parseRun(rest: string[], env: NodeJS.ProcessEnv, cwd: string): RunComma
 
   const name = one('name');
   if (name !== undefined) {
-    if (!/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/.test(name)) throw new DockerUsageError(`Invalid container name (${name}), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed`, 'run');
+    if (!/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/.test(name))
+      throw new DockerUsageError(`Invalid container name (${name}), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed`, 'run');
     workload.name = name;
   }
 
@@ -318,7 +327,8 @@ export function parseMountFlag(spec: string, cwd: string): WorkloadMount {
 /** `-v SRC:DST[:OPTS]`: only host paths (named volumes do not exist on a cluster). */
 export function parseVolumeFlag(spec: string): WorkloadMount {
   const parts = spec.split(':');
-  if (parts.length < 2 || parts.length > 3) throw new DockerUsageError(`invalid volume specification: '${spec}' (berth needs -v /host/path:/container/path[:ro])`, 'run');
+  if (parts.length < 2 || parts.length > 3)
+    throw new DockerUsageError(`invalid volume specification: '${spec}' (berth needs -v /host/path:/container/path[:ro])`, 'run');
   const [source, target, opts] = parts;
   if (!source.startsWith('/')) throw new DockerUsageError(`-v ${spec}: named volumes are not supported by berth; use an absolute host path`, 'run');
   if (!target.startsWith('/')) throw new DockerUsageError(`invalid volume specification: '${spec}': invalid mount config: mount path must be absolute`, 'run');

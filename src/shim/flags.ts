@@ -23,7 +23,10 @@ export const DOCKER_CLI_ERROR_EXIT = 125;
 
 export class DockerUsageError extends Error {
   readonly exitCode = DOCKER_CLI_ERROR_EXIT;
-  constructor(message: string, readonly command?: string) {
+  constructor(
+    message: string,
+    readonly command?: string,
+  ) {
     super(message);
     this.name = 'DockerUsageError';
   }

@@ -14,12 +14,12 @@ export const SHIM_COMMANDS: ReadonlyArray<[string, string]> = [
 
 export const RUN_FLAG_HELP: ReadonlyArray<[string, string]> = [
   ['-a, --attach list', 'Attach to STDIN, STDOUT or STDERR'],
-  ['    --cpus string', 'Number of CPUs (the pod\'s cpu limit)'],
+  ['    --cpus string', "Number of CPUs (the pod's cpu limit)"],
   ['    --entrypoint string', 'Overwrite the default ENTRYPOINT of the image'],
   ['-e, --env list', 'Set environment variables'],
   ['-i, --interactive', 'Keep STDIN open (streamed to the pod, closed at its end)'],
   ['-l, --label list', 'Set meta data on a container (pod labels)'],
-  ['-m, --memory string', 'Memory limit (the pod\'s memory limit)'],
+  ['-m, --memory string', "Memory limit (the pod's memory limit)"],
   ['    --mount mount', 'Attach a filesystem mount (copied into the pod; writes are not copied back)'],
   ['    --name string', 'Assign a name to the container (prefix of the pod name)'],
   ['    --network network', 'Connect a container to a network (none: a deny-all NetworkPolicy; host: the pod network)'],
@@ -59,14 +59,14 @@ export function shimHelp(command?: string): string {
   return [
     'Usage:  docker [OPTIONS] COMMAND',
     '',
-    'berth\'s docker shim: kustomize, kpt and scripts call it as docker; every container runs as a pod.',
+    "berth's docker shim: kustomize, kpt and scripts call it as docker; every container runs as a pod.",
     '',
     'Commands:',
     ...SHIM_COMMANDS.map(([c, d]) => `  ${c.padEnd(width)}${d}`),
     '',
     SETTINGS,
     '',
-    'Run \'docker COMMAND --help\' for more information on a command.',
+    "Run 'docker COMMAND --help' for more information on a command.",
     '',
   ].join('\n');
 }

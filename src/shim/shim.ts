@@ -67,9 +67,18 @@ async function info(env: NodeJS.ProcessEnv, io: ShimIO, format?: string): Promis
     const settings = loadRunSettings(env);
     const cluster = io.cluster ?? (await connectWithSettings(settings, env));
     const v = await cluster.serverVersion();
-    const data = { ServerVersion: SHIM_DOCKER_VERSION, Name: 'berth', KubernetesServer: cluster.server, KubernetesVersion: `${v.major}.${v.minor}`, Namespace: cluster.namespace };
+    const data = {
+      ServerVersion: SHIM_DOCKER_VERSION,
+      Name: 'berth',
+      KubernetesServer: cluster.server,
+      KubernetesVersion: `${v.major}.${v.minor}`,
+      Namespace: cluster.namespace,
+    };
     if (format && /json/.test(format)) io.stdout.write(`${JSON.stringify(data)}\n`);
-    else io.stdout.write(`Server: berth (containers run as Kubernetes pods)\n Cluster: ${data.KubernetesServer} (Kubernetes ${data.KubernetesVersion})\n Namespace: ${data.Namespace}\n`);
+    else
+      io.stdout.write(
+        `Server: berth (containers run as Kubernetes pods)\n Cluster: ${data.KubernetesServer} (Kubernetes ${data.KubernetesVersion})\n Namespace: ${data.Namespace}\n`,
+      );
     return 0;
   } catch (err) {
     io.stderr.write(`${messageOf(err)}\n`);
@@ -128,7 +137,15 @@ async function run(command: RunCommand, env: NodeJS.ProcessEnv, io: ShimIO): Pro
 }
 
 function messageOf(err: unknown): string {
-  if (err instanceof RunError || err instanceof KubeError || err instanceof SettingsError || err instanceof MountError || err instanceof PlanError || err instanceof PodTemplateError) return err.message;
+  if (
+    err instanceof RunError ||
+    err instanceof KubeError ||
+    err instanceof SettingsError ||
+    err instanceof MountError ||
+    err instanceof PlanError ||
+    err instanceof PodTemplateError
+  )
+    return err.message;
   return err instanceof Error ? err.message : String(err);
 }
 

@@ -63,7 +63,9 @@ export function fetchScript(workDir: string, inputs: Array<{ name: string; path:
   ];
   inputs.forEach((i, n) => {
     const f = i.from;
-    lines.push(`fetch ${[`${workDir}/.berth-artifact-${n}`, f.ip, String(f.port), f.token, f.output, f.path, `${workDir}/${i.path}`, i.name].map(q).join(' ')} || exit 1`);
+    lines.push(
+      `fetch ${[`${workDir}/.berth-artifact-${n}`, f.ip, String(f.port), f.token, f.output, f.path, `${workDir}/${i.path}`, i.name].map(q).join(' ')} || exit 1`,
+    );
   });
   return lines.join('\n');
 }

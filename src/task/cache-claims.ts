@@ -58,7 +58,7 @@ export async function useCaches(kube: CacheUse, keys: CacheKey[], ctx: { owner: 
     keys.map(async (key) => {
       const claim = cacheClaimName(key);
       const planned = planCacheClaim(key, { namespace: kube.namespace, owner: ctx.owner, now: ctx.now, settings: ctx.settings });
-      for (const deadline = Date.now() + DELETING_WAIT_MS; ; ) {
+      for (const deadline = Date.now() + DELETING_WAIT_MS; ;) {
         const found = await readOrUndefined(kube, claim);
         if (found && !found.metadata?.deletionTimestamp) {
           await kube.annotateClaim(claim, useAnnotations(ctx.now, ctx.settings.ttlSeconds));
@@ -74,7 +74,10 @@ export async function useCaches(kube: CacheUse, keys: CacheKey[], ctx: { owner: 
             continue;
           }
         }
-        if (Date.now() > deadline) throw new CacheError(`the cache ${key.path} (claim ${claim}) is being deleted and still exists after ${DELETING_WAIT_MS / 1000}s: a pod may still use it`);
+        if (Date.now() > deadline)
+          throw new CacheError(
+            `the cache ${key.path} (claim ${claim}) is being deleted and still exists after ${DELETING_WAIT_MS / 1000}s: a pod may still use it`,
+          );
         await sleep(250);
       }
     }),
@@ -122,11 +125,13 @@ function entryOf(pvc: V1PersistentVolumeClaim, namespace: string): CacheEntry {
 /** The caches of this target (of one task when `task` is given), by task then path. */
 export async function listCaches(kube: CacheCluster, target: string, task?: string): Promise<CacheEntry[]> {
   const claims = await kube.listClaims(cacheSelector(target, task));
-  return claims
-    .map((c) => entryOf(c, kube.namespace))
-    // The label is a label-safe form of the target; the annotation is exact.
-    .filter((e) => e.target === target && (task === undefined || e.task === task))
-    .sort((a, b) => a.task.localeCompare(b.task) || a.path.localeCompare(b.path));
+  return (
+    claims
+      .map((c) => entryOf(c, kube.namespace))
+      // The label is a label-safe form of the target; the annotation is exact.
+      .filter((e) => e.target === target && (task === undefined || e.task === task))
+      .sort((a, b) => a.task.localeCompare(b.task) || a.path.localeCompare(b.path))
+  );
 }
 
 export interface RemoveFilter {
@@ -149,7 +154,10 @@ export async function removeCaches(kube: CacheCluster, target: string, filter: R
   const pods = await kube.listPods('');
   const users = (claim: string): string[] =>
     pods
-      .filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed' && (p.spec?.volumes ?? []).some((v) => v.persistentVolumeClaim?.claimName === claim))
+      .filter(
+        (p) =>
+          p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed' && (p.spec?.volumes ?? []).some((v) => v.persistentVolumeClaim?.claimName === claim),
+      )
       .map((p) => p.metadata?.name ?? '');
   const busy = matching.map((e) => ({ e, by: users(e.claim) })).filter((x) => x.by.length);
   if (busy.length) {
@@ -161,7 +169,8 @@ export async function removeCaches(kube: CacheCluster, target: string, filter: R
   const deadline = Date.now() + (opts.waitMs ?? 60_000);
   for (const e of matching) {
     while (await readOrUndefined(kube, e.claim)) {
-      if (Date.now() > deadline) throw new CacheError(`the claim ${e.claim} was deleted but is still there (Terminating): a pod may have started to use it; it goes once that pod ends`);
+      if (Date.now() > deadline)
+        throw new CacheError(`the claim ${e.claim} was deleted but is still there (Terminating): a pod may have started to use it; it goes once that pod ends`);
       await sleep(250);
     }
   }

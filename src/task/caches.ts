@@ -79,7 +79,12 @@ export function planStepIdentity(planFileRealPath: string, stepName: string): st
 
 /** The cache path as the folder below the working directory it is mounted on. */
 export function cachePath(path: string): string {
-  return posix.normalize(path).replace(/^(\.\/)+/, '').replace(/\/+$/, '') || '.';
+  return (
+    posix
+      .normalize(path)
+      .replace(/^(\.\/)+/, '')
+      .replace(/\/+$/, '') || '.'
+  );
 }
 
 /**
@@ -91,12 +96,17 @@ export function checkCachePaths(config: TaskConfig): void {
   const nested = (a: string, b: string): boolean => a === b || a.startsWith(`${b}/`) || b.startsWith(`${a}/`);
   for (const c of config.caches) {
     const p = cachePath(c.path);
-    if (c.path.startsWith('/') || p === '.' || p === '..' || p.startsWith('../')) throw new TaskUsageError(`caches: path "${c.path}" must be a folder below the working directory`);
+    if (c.path.startsWith('/') || p === '.' || p === '..' || p.startsWith('../'))
+      throw new TaskUsageError(`caches: path "${c.path}" must be a folder below the working directory`);
     if (seen.has(p)) throw new TaskUsageError(`caches: path "${c.path}" is listed twice`);
     seen.add(p);
-    for (const x of [...config.inputs.map((i) => ({ kind: 'input', name: i.name, path: i.path })), ...config.outputs.map((o) => ({ kind: 'output', name: o.name, path: o.path }))]) {
+    for (const x of [
+      ...config.inputs.map((i) => ({ kind: 'input', name: i.name, path: i.path })),
+      ...config.outputs.map((o) => ({ kind: 'output', name: o.name, path: o.path })),
+    ]) {
       const xp = cachePath(x.path);
-      if (nested(p, xp)) throw new TaskUsageError(`caches: path "${c.path}" overlaps the ${x.kind} \`${x.name}\` (path "${x.path}"): give the cache a folder of its own`);
+      if (nested(p, xp))
+        throw new TaskUsageError(`caches: path "${c.path}" overlaps the ${x.kind} \`${x.name}\` (path "${x.path}"): give the cache a folder of its own`);
     }
   }
 }
@@ -116,7 +126,12 @@ function hash(text: string, hexChars: number): string {
 /** `task-cache-<task's file name>-<16 hex of the key>`: at most 63 characters, DNS-safe. */
 export function cacheClaimName(key: CacheKey): string {
   const base = posix.basename(key.task.replace(/#.*$/, '')).replace(/\.ya?ml$/i, '');
-  const slug = base.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 24).replace(/-+$/, '');
+  const slug = base
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 24)
+    .replace(/-+$/, '');
   return `task-cache-${slug ? `${slug}-` : ''}${hash(`${key.target}\0${key.task}\0${key.path}`, 16)}`;
 }
 
@@ -140,7 +155,12 @@ export function taskLabel(task: string): string {
 }
 
 export function cacheSelector(target: string, task?: string): string {
-  return [`${LABEL_MANAGED_BY}=berth`, `app.kubernetes.io/component=${CACHE_COMPONENT}`, `${LABEL_TARGET}=${labelValue(target)}`, ...(task !== undefined ? [`${LABEL_CACHE_OF}=${taskHash(task)}`] : [])].join(',');
+  return [
+    `${LABEL_MANAGED_BY}=berth`,
+    `app.kubernetes.io/component=${CACHE_COMPONENT}`,
+    `${LABEL_TARGET}=${labelValue(target)}`,
+    ...(task !== undefined ? [`${LABEL_CACHE_OF}=${taskHash(task)}`] : []),
+  ].join(',');
 }
 
 /** The expiry and last use a run writes on each of its caches. */

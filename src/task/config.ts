@@ -95,7 +95,12 @@ function readImageResource(y: YamlFile, node: Node | undefined): ImageResource |
   const image: ImageResource = {
     type: scalarText(y, type, 'image_resource.type') ?? '',
     where: y.at(type ?? node),
-    ...(isMap(source) ? { repository: scalarText(y, field(source, 'repository'), 'image_resource.source.repository'), tag: scalarText(y, field(source, 'tag'), 'image_resource.source.tag') } : {}),
+    ...(isMap(source)
+      ? {
+          repository: scalarText(y, field(source, 'repository'), 'image_resource.source.repository'),
+          tag: scalarText(y, field(source, 'tag'), 'image_resource.source.tag'),
+        }
+      : {}),
     ...(isMap(version) ? { digest: scalarText(y, field(version, 'digest'), 'image_resource.version.digest') } : {}),
   };
   if (!image.type) y.problems.push(`image_resource.type is missing${y.at(node)}`);
@@ -112,7 +117,8 @@ function readArtifacts(y: YamlFile, root: YAMLMap): Pick<TaskConfig, 'inputs' | 
     refuseUnknownKeys(y, m, INPUT_KEYS, `${where}.`);
     const n = named('inputs', m, where, i);
     const optional = field(m, 'optional');
-    if (optional !== undefined && !(isScalar(optional) && typeof optional.value === 'boolean')) y.problems.push(`${where}.optional must be true or false${y.at(optional)}`);
+    if (optional !== undefined && !(isScalar(optional) && typeof optional.value === 'boolean'))
+      y.problems.push(`${where}.optional must be true or false${y.at(optional)}`);
     if (n) inputs.push({ ...n, optional: isScalar(optional) && optional.value === true });
   });
   eachMapping(y, root, 'outputs', (m, where, i) => {
@@ -127,7 +133,10 @@ function readArtifacts(y: YamlFile, root: YAMLMap): Pick<TaskConfig, 'inputs' | 
     else caches.push({ path });
   });
   // Two inputs (or two outputs) at one path would hide each other; an input and an output may share one.
-  for (const [kind, list] of [['inputs', inputs], ['outputs', outputs]] as const) {
+  for (const [kind, list] of [
+    ['inputs', inputs],
+    ['outputs', outputs],
+  ] as const) {
     const paths = new Map<string, string>();
     for (const x of list) {
       const p = x.path.replace(/^\.\//, '').replace(/\/+$/, '');
@@ -222,10 +231,13 @@ export function memoryBytes(text: string): number | undefined {
 export function imageOf(config: TaskConfig, override: string | undefined, file: string): string {
   if (override) return override;
   const ir = config.imageResource;
-  if (config.rootfsUri) throw new TaskConfigError(file, [`rootfs_uri is not supported: berth runs tasks as pods, which need an image; use image_resource or --image`]);
+  if (config.rootfsUri)
+    throw new TaskConfigError(file, [`rootfs_uri is not supported: berth runs tasks as pods, which need an image; use image_resource or --image`]);
   if (!ir) throw new TaskConfigError(file, [`no image: the task has no image_resource; give one (type: registry-image) or pass --image REF`]);
   if (ir.type !== 'registry-image' && ir.type !== 'docker-image') {
-    throw new TaskConfigError(file, [`image_resource.type "${ir.type}"${ir.where} is not supported: berth pulls registry-image and docker-image images through the cluster; pass --image REF to run it with another image`]);
+    throw new TaskConfigError(file, [
+      `image_resource.type "${ir.type}"${ir.where} is not supported: berth pulls registry-image and docker-image images through the cluster; pass --image REF to run it with another image`,
+    ]);
   }
   if (!ir.repository) throw new TaskConfigError(file, [`image_resource.source.repository is missing${ir.where}`]);
   if (ir.digest) return `${ir.repository}@${ir.digest}`;

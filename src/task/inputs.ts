@@ -29,7 +29,9 @@ export async function checkInputDirs(layout: Layout): Promise<void> {
 /** Paths below `dir` that fly would upload (relative, '/'-separated), folders first. */
 export async function inputFiles(dir: string, includeIgnored: boolean): Promise<string[]> {
   if (!includeIgnored) {
-    const listed = await run('git', ['-C', dir, 'ls-files', '-z', '--cached', '--others', '--exclude-standard', '--', '.'], { maxBuffer: 256 * 1024 * 1024 }).then(
+    const listed = await run('git', ['-C', dir, 'ls-files', '-z', '--cached', '--others', '--exclude-standard', '--', '.'], {
+      maxBuffer: 256 * 1024 * 1024,
+    }).then(
       (r) => r.stdout,
       () => undefined, // not a git work tree (or no git): everything
     );
@@ -123,7 +125,10 @@ export function inputsTar(layout: Layout, includeIgnored: boolean): Readable {
 /** A local input that could not be read while it was uploaded (a file berth may not read, one removed meanwhile). */
 export class InputReadError extends Error {
   constructor(input: string, cause: NodeJS.ErrnoException) {
-    super(`input \`${input}\`: cannot read ${cause.path ?? 'a file'} (${cause.code ?? cause.message}): berth uploads every file of an input folder (in a git work tree, what git would take): make it readable, or keep it out of the folder`, { cause });
+    super(
+      `input \`${input}\`: cannot read ${cause.path ?? 'a file'} (${cause.code ?? cause.message}): berth uploads every file of an input folder (in a git work tree, what git would take): make it readable, or keep it out of the folder`,
+      { cause },
+    );
     this.name = 'InputReadError';
   }
 }

@@ -52,26 +52,42 @@ export function parseMapping(text: string, flag: string): Mapping {
   return { name: text.slice(0, eq), dir: text.slice(eq + 1) };
 }
 
-export function layOut(config: TaskConfig, opts: { inputs: Mapping[]; outputs: Mapping[]; args: string[]; workDir: string; cwd: string; capture?: string[]; inPlan?: boolean }): Layout {
+export function layOut(
+  config: TaskConfig,
+  opts: { inputs: Mapping[]; outputs: Mapping[]; args: string[]; workDir: string; cwd: string; capture?: string[]; inPlan?: boolean },
+): Layout {
   const inputMappings = [...opts.inputs];
   // fly execute: the current directory is the input named as the directory is, unless an -i gives that input (not in a plan).
   const here = posix.basename(opts.cwd);
-  if (!opts.inPlan && config.inputs.some((i) => i.name === here) && !inputMappings.some((m) => m.name === here)) inputMappings.push({ name: here, dir: opts.cwd });
+  if (!opts.inPlan && config.inputs.some((i) => i.name === here) && !inputMappings.some((m) => m.name === here))
+    inputMappings.push({ name: here, dir: opts.cwd });
   for (const m of inputMappings) {
     const twice = inputMappings.find((x) => x !== m && x.name === m.name);
     if (twice) throw new TaskUsageError(`input \`${m.name}\` is given twice (-i ${m.name}=${m.dir}, -i ${m.name}=${twice.dir}): give each input one folder`);
-    if (!config.inputs.some((i) => i.name === m.name)) throw new TaskUsageError(`unknown input \`${m.name}\` (-i ${m.name}=...): the task's inputs are ${names(config.inputs)}`);
+    if (!config.inputs.some((i) => i.name === m.name))
+      throw new TaskUsageError(`unknown input \`${m.name}\` (-i ${m.name}=...): the task's inputs are ${names(config.inputs)}`);
   }
   for (const m of opts.outputs) {
-    if (!config.outputs.some((o) => o.name === m.name)) throw new TaskUsageError(`unknown output \`${m.name}\` (-o ${m.name}=...): the task's outputs are ${names(config.outputs)}`);
+    if (!config.outputs.some((o) => o.name === m.name))
+      throw new TaskUsageError(`unknown output \`${m.name}\` (-o ${m.name}=...): the task's outputs are ${names(config.outputs)}`);
   }
   const inputs: Layout['inputs'] = [];
   for (const i of config.inputs) {
     const m = inputMappings.find((x) => x.name === i.name);
     if (m) inputs.push({ name: i.name, path: clean(i.path), dir: m.dir, ...(m.tar ? { tar: m.tar } : {}), ...(m.from ? { from: m.from } : {}) });
-    else if (!i.optional) throw new TaskUsageError(opts.inPlan ? `missing required input \`${i.name}\`: no artifact of that name (produce it in an earlier step, map it with input_mapping, or pass -i ${i.name}=DIR)` : `missing required input \`${i.name}\`: pass -i ${i.name}=DIR`);
+    else if (!i.optional)
+      throw new TaskUsageError(
+        opts.inPlan
+          ? `missing required input \`${i.name}\`: no artifact of that name (produce it in an earlier step, map it with input_mapping, or pass -i ${i.name}=DIR)`
+          : `missing required input \`${i.name}\`: pass -i ${i.name}=DIR`,
+      );
   }
-  const outputs = config.outputs.map((o) => ({ name: o.name, path: clean(o.path), dirs: opts.outputs.filter((m) => m.name === o.name).map((m) => m.dir), ...(opts.capture?.includes(o.name) ? { capture: true } : {}) }));
+  const outputs = config.outputs.map((o) => ({
+    name: o.name,
+    path: clean(o.path),
+    dirs: opts.outputs.filter((m) => m.name === o.name).map((m) => m.dir),
+    ...(opts.capture?.includes(o.name) ? { capture: true } : {}),
+  }));
   const cwd = config.run.dir ? posix.resolve(opts.workDir, config.run.dir) : opts.workDir;
   const path = config.run.path;
   const executable = path.startsWith('/') || !path.includes('/') ? path : posix.resolve(cwd, path);

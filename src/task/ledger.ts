@@ -26,7 +26,13 @@ export class Ledger {
   describe(): string {
     return [...this.live]
       .filter(([, names]) => names.size > 0)
-      .map(([ns, names]) => `${[...names].sort(([a], [b]) => a.localeCompare(b)).map(([n, asked]) => (asked ? `${n} (deletion asked)` : n)).join(', ')} in namespace ${ns}`)
+      .map(
+        ([ns, names]) =>
+          `${[...names]
+            .sort(([a], [b]) => a.localeCompare(b))
+            .map(([n, asked]) => (asked ? `${n} (deletion asked)` : n))
+            .join(', ')} in namespace ${ns}`,
+      )
       .join('; ');
   }
 }

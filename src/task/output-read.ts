@@ -67,13 +67,17 @@ export function outputReadFailure(name: string, path: string, exitCode: number, 
         `${output}: the task replaced its folder ${path} with a link${says ? ` (${path} leads to ${says.split('\n')[0]})` : ''}; berth does not follow it out of the task's working folder (a Concourse output is a volume, which a task cannot replace): write the output's files into ${path}`,
       );
     case GONE:
-      return new OutputReadRefused(`${output}: the task removed its folder ${path} (a Concourse output is a volume, which a task cannot remove): write the output's files into ${path}`);
+      return new OutputReadRefused(
+        `${output}: the task removed its folder ${path} (a Concourse output is a volume, which a task cannot remove): write the output's files into ${path}`,
+      );
     case NOT_A_FOLDER:
       return new OutputReadRefused(`${output}: the task put a file in the place of its folder ${path}: write the output's files into ${path}`);
   }
   const unreadable = unreadableFiles(says, path);
   if (unreadable.length) {
-    return new OutputReadRefused(`${output}: the task left ${unreadable.join(', ')} unreadable to berth's outputs container: make ${unreadable.length > 1 ? 'them' : 'it'} readable (chmod a+r) or remove ${unreadable.length > 1 ? 'them' : 'it'} before the task ends`);
+    return new OutputReadRefused(
+      `${output}: the task left ${unreadable.join(', ')} unreadable to berth's outputs container: make ${unreadable.length > 1 ? 'them' : 'it'} readable (chmod a+r) or remove ${unreadable.length > 1 ? 'them' : 'it'} before the task ends`,
+    );
   }
   return new OutputReadRefused(`${output}: tar could not read ${path} (exit ${exitCode})${says ? `: ${says}` : ''}`);
 }

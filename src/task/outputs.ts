@@ -19,7 +19,12 @@ import { moveInto, unpackStream, unpackTar } from './unpack.js';
 import { OutputReadRefused, outputCheckCommand, outputReadFailure, outputTarCommand } from './output-read.js';
 
 export interface ExecClient {
-  exec(pod: string, container: string, command: string[], io: { stdout?: Writable; stderr?: Writable }): Promise<{ session: { close(): void }; done: Promise<ExecOutcome> }>;
+  exec(
+    pod: string,
+    container: string,
+    command: string[],
+    io: { stdout?: Writable; stderr?: Writable },
+  ): Promise<{ session: { close(): void }; done: Promise<ExecOutcome> }>;
 }
 
 /** A broken read is read again: 8 tries, 200 ms doubling to 2 s between them. */
@@ -29,7 +34,13 @@ const READ_BACKOFF: Backoff = { initialMs: 200, maxMs: 2000, budgetMs: Infinity,
 type Output = { name: string; path: string };
 
 /** Each output asked for: unpacked into its -o folders, or kept in memory as an artifact (plans). */
-export async function downloadOutputs(kube: ExecClient, pod: string, layout: Layout, say: (line: string) => void, signal: AbortSignal): Promise<Map<string, Buffer>> {
+export async function downloadOutputs(
+  kube: ExecClient,
+  pod: string,
+  layout: Layout,
+  say: (line: string) => void,
+  signal: AbortSignal,
+): Promise<Map<string, Buffer>> {
   const artifacts = new Map<string, Buffer>();
   for (const o of layout.outputs) {
     if (!o.dirs.length && !o.capture) continue;
@@ -76,7 +87,13 @@ async function downloadInto(kube: ExecClient, pod: string, workDir: string, o: O
  */
 async function stagingFor(dest: string): Promise<string> {
   const name = `.berth-partial-${randomBytes(4).toString('hex')}`;
-  if (await stat(dest).then((s) => s.isDirectory(), () => false)) return join(dest, name);
+  if (
+    await stat(dest).then(
+      (s) => s.isDirectory(),
+      () => false,
+    )
+  )
+    return join(dest, name);
   await mkdir(dirname(dest), { recursive: true });
   return join(dirname(dest), `.${basename(dest)}${name}`);
 }
@@ -108,7 +125,15 @@ async function streamOnce(kube: ExecClient, pod: string, workDir: string, o: Out
  * abort closes the session at once (an output of gigabytes is not read to its end first); so does
  * `closeOnFailure` failing (the bytes have nowhere to go).
  */
-async function execOnOutput(kube: ExecClient, pod: string, command: string[], o: Output, stdout: Writable | undefined, signal: AbortSignal, closeOnFailure?: Promise<unknown>): Promise<void> {
+async function execOnOutput(
+  kube: ExecClient,
+  pod: string,
+  command: string[],
+  o: Output,
+  stdout: Writable | undefined,
+  signal: AbortSignal,
+  closeOnFailure?: Promise<unknown>,
+): Promise<void> {
   const stderr = collect();
   const { session, done } = await kube.exec(pod, OUTPUTS_CONTAINER, command, { stdout, stderr: stderr.sink });
   const close = (): void => session.close();
@@ -158,11 +183,25 @@ export async function checkOutputDirs(outputs: Array<{ name: string; dir: string
     let dir = resolve(cwd, o.dir);
     for (;;) {
       const s = await stat(dir).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' || err.code === 'ENOTDIR' ? undefined : err));
-      if (!s && (await lstat(dir).then(() => true, () => false))) throw new TaskUsageError(`${flag}: ${dir} is a link to nothing: name a folder (made if missing) to download the output into`);
+      if (
+        !s &&
+        (await lstat(dir).then(
+          () => true,
+          () => false,
+        ))
+      )
+        throw new TaskUsageError(`${flag}: ${dir} is a link to nothing: name a folder (made if missing) to download the output into`);
       if (s instanceof Error) throw new TaskUsageError(`${flag}: ${dir} cannot be used (${s.code ?? s.message}): name a folder berth may write`);
-      if (s && !s.isDirectory()) throw new TaskUsageError(`${flag}: ${dir} is a file, not a folder: name a folder (made if missing) to download the output into`);
+      if (s && !s.isDirectory())
+        throw new TaskUsageError(`${flag}: ${dir} is a file, not a folder: name a folder (made if missing) to download the output into`);
       if (s) {
-        if (!(await access(dir, constants.W_OK | constants.X_OK).then(() => true, () => false))) throw new TaskUsageError(`${flag}: ${dir} cannot be written by berth: name a folder it may write`);
+        if (
+          !(await access(dir, constants.W_OK | constants.X_OK).then(
+            () => true,
+            () => false,
+          ))
+        )
+          throw new TaskUsageError(`${flag}: ${dir} cannot be written by berth: name a folder it may write`);
         break;
       }
       dir = dirname(dir);

@@ -46,7 +46,13 @@ export function goJson(v: unknown): string {
   if (typeof v === 'bigint') return v.toString();
   if (typeof v === 'number') return goNumber(v);
   if (typeof v === 'boolean') return String(v);
-  if (typeof v === 'string') return JSON.stringify(v).replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/&/g, '\\u0026').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  if (typeof v === 'string')
+    return JSON.stringify(v)
+      .replace(/</g, '\\u003c')
+      .replace(/>/g, '\\u003e')
+      .replace(/&/g, '\\u0026')
+      .replace(/\u2028/g, '\\u2028')
+      .replace(/\u2029/g, '\\u2029');
   if (v instanceof Date) return goJson(v.toISOString());
   if (Array.isArray(v)) return `[${v.map(goJson).join(',')}]`;
   const entries = Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));

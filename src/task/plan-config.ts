@@ -16,7 +16,17 @@ export interface Hooks {
 }
 
 export type Step =
-  | ({ kind: 'task'; name: string; where: string; file?: string; configText?: string; inputMapping: Record<string, string>; outputMapping: Record<string, string>; params: Record<string, string>; tags?: string[] } & Hooks)
+  | ({
+      kind: 'task';
+      name: string;
+      where: string;
+      file?: string;
+      configText?: string;
+      inputMapping: Record<string, string>;
+      outputMapping: Record<string, string>;
+      params: Record<string, string>;
+      tags?: string[];
+    } & Hooks)
   /** limit: at most that many steps at once (all when absent); failFast: a failing step aborts the others and starts no more. */
   | ({ kind: 'in_parallel'; steps: Step[]; where: string; limit?: number; failFast: boolean } & Hooks)
   | ({ kind: 'do'; steps: Step[]; where: string } & Hooks)
@@ -45,7 +55,7 @@ const PARALLEL_KEYS = ['steps', 'limit', 'fail_fast'];
 const TASK_KEYS = ['task', 'file', 'config', 'input_mapping', 'output_mapping', 'params', 'tags', ...HOOKS];
 const UNSUPPORTED: Record<string, string> = {
   image:
-    'a task step\'s `image:` names an artifact holding an image\'s root filesystem (a get of an image resource), which Concourse runs the task in; a pod\'s image must be a reference the cluster pulls from a registry, so no artifact can be one: give the task config an `image_resource` (type registry-image, with its repository and tag) or run the plan with --image REF',
+    "a task step's `image:` names an artifact holding an image's root filesystem (a get of an image resource), which Concourse runs the task in; a pod's image must be a reference the cluster pulls from a registry, so no artifact can be one: give the task config an `image_resource` (type registry-image, with its repository and tag) or run the plan with --image REF",
   privileged: 'privileged tasks are refused: berth runs every task locked down',
   on_error: 'on_error hooks are not supported yet (ensure runs after errors too)',
   on_abort: 'on_abort hooks are not supported yet',
@@ -53,7 +63,7 @@ const UNSUPPORTED: Record<string, string> = {
   set_pipeline: 'set_pipeline needs a Concourse',
   load_var: 'load_var steps are not supported yet',
   across: 'across is not supported yet',
-  timeout: 'step timeouts are not supported yet (the pod\'s deadline is BERTH_TTL)',
+  timeout: "step timeouts are not supported yet (the pod's deadline is BERTH_TTL)",
   attempts: 'attempts are not supported yet',
   tags: 'worker tags place task steps only (get and put run where the scheduler puts them)',
 };
@@ -74,7 +84,10 @@ export function parsePlanFile(text: string, file: string): Plan {
   const root = read.doc.contents;
   const y: PlanYaml = { ...read, warnings: [], handledElsewhere: (k: string) => HOOKS.includes(k) || k in UNSUPPORTED };
   const planNode = isMap(root) ? field(root, 'plan') : root;
-  if (isMap(root)) for (const p of root.items) if (!ROOT_KEYS.includes(keyOf(p))) y.problems.push(`unknown field ${keyOf(p)}${y.at(p.key as Node)}: a plan file has plan: (a list of steps), resource_types: and resources:`);
+  if (isMap(root))
+    for (const p of root.items)
+      if (!ROOT_KEYS.includes(keyOf(p)))
+        y.problems.push(`unknown field ${keyOf(p)}${y.at(p.key as Node)}: a plan file has plan: (a list of steps), resource_types: and resources:`);
   const resources = parseResources(isMap(root) ? root : undefined, y);
   if (!isSeq(planNode)) throw new PlanConfigError(file, [...y.problems, `the file must hold plan: (a list of steps)${y.at((planNode ?? root) as Node)}`]);
   const reader = new StepReader(y, resources);
@@ -129,7 +142,8 @@ class StepReader {
     const { y } = this;
     for (const p of node.items) {
       const k = keyOf(p);
-      if (!TASK_KEYS.includes(k) && !UNSUPPORTED[k]) y.problems.push(`${where}: unknown field ${k}${y.at(p.key as Node)}: a task step has ${TASK_KEYS.join(', ')}`);
+      if (!TASK_KEYS.includes(k) && !UNSUPPORTED[k])
+        y.problems.push(`${where}: unknown field ${k}${y.at(p.key as Node)}: a task step has ${TASK_KEYS.join(', ')}`);
     }
     const task = field(node, 'task');
     const name = isScalar(task) ? String(task.value ?? '') : '';
@@ -204,7 +218,9 @@ class StepReader {
     }
     const tags = node.items.map((t) => String((t as { value: string }).value));
     for (const tag of tags.filter((t) => !LABEL_NAME.test(t))) {
-      this.y.problems.push(`${where}: tag "${tag}" cannot be a node label's name (at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit)${this.y.at(node)}`);
+      this.y.problems.push(
+        `${where}: tag "${tag}" cannot be a node label's name (at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit)${this.y.at(node)}`,
+      );
     }
     return tags.length ? { tags } : {};
   }

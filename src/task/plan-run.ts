@@ -85,7 +85,9 @@ async function downloadArtifacts(o: PlanRunOptions, artifacts: Map<string, Artif
   for (const m of o.outputs) {
     const a = artifacts.get(m.name);
     if (!a) {
-      say(`berth task: no artifact \`${m.name}\` to download (-o ${m.name}=...): the plan's artifacts are ${[...artifacts.keys()].map((k) => `\`${k}\``).join(', ') || '(none)'}`);
+      say(
+        `berth task: no artifact \`${m.name}\` to download (-o ${m.name}=...): the plan's artifacts are ${[...artifacts.keys()].map((k) => `\`${k}\``).join(', ') || '(none)'}`,
+      );
       return outcome.kind === 'succeeded' ? ERRORED : outcome;
     }
     try {

@@ -54,7 +54,10 @@ export const LABEL_TARGET = 'berth.dev/target';
 
 /** Any text as a label value: at most 63 of [A-Za-z0-9._-], starting and ending with a letter or digit. */
 export function labelValue(text: string): string {
-  return text.replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 63).replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '');
+  return text
+    .replace(/[^A-Za-z0-9._-]+/g, '-')
+    .slice(0, 63)
+    .replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '');
 }
 
 export function taskPodName(runId: string): string {
@@ -104,7 +107,10 @@ export function planTaskPod(config: TaskConfig, layout: Layout, params: Record<s
     `rm -f ${q(`${layout.workDir}/${INPUTS_MARKER}`)}`,
   ].join(' && ');
   // Artifacts served by the pods of earlier steps (direct mode) are fetched after berth's own stream.
-  const fetched = fetchScript(layout.workDir, layout.inputs.flatMap((i) => (i.from ? [{ name: i.name, path: i.path, from: i.from }] : [])));
+  const fetched = fetchScript(
+    layout.workDir,
+    layout.inputs.flatMap((i) => (i.from ? [{ name: i.name, path: i.path, from: i.from }] : [])),
+  );
   const prepared = [
     ...(outputDirs.length ? [`mkdir -p ${outputDirs.join(' ')}`] : []),
     `mkdir -p ${q(layout.cwd)}`,
@@ -158,7 +164,9 @@ export function planTaskPod(config: TaskConfig, layout: Layout, params: Record<s
       image: ctx.helperImage,
       imagePullPolicy: 'IfNotPresent',
       // Stays up so berth can read the outputs with exec; in direct mode also serves them to later steps' pods.
-      command: ctx.artifactToken ? serveCommand(layout.workDir, layout.outputs, ctx.artifactToken, ctx.ttlSeconds) : ['sh', '-c', `exec sleep ${ctx.ttlSeconds}`],
+      command: ctx.artifactToken
+        ? serveCommand(layout.workDir, layout.outputs, ctx.artifactToken, ctx.ttlSeconds)
+        : ['sh', '-c', `exec sleep ${ctx.ttlSeconds}`],
       ...lockedDownContainer(),
       volumeMounts: [work],
     });

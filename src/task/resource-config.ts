@@ -35,7 +35,16 @@ export interface Resources {
 }
 
 export type GetStep = { kind: 'get'; name: string; resource: Resource; params: JsonObject; version: 'latest' | Version; where: string } & Hooks;
-export type PutStep = { kind: 'put'; name: string; resource: Resource; params: JsonObject; getParams: JsonObject; inputs: 'all' | 'detect' | string[]; noGet: boolean; where: string } & Hooks;
+export type PutStep = {
+  kind: 'put';
+  name: string;
+  resource: Resource;
+  params: JsonObject;
+  getParams: JsonObject;
+  inputs: 'all' | 'detect' | string[];
+  noGet: boolean;
+  where: string;
+} & Hooks;
 
 /** What plan-config.ts shares with this module: the file read (problems, lines, document), and its warnings. */
 export interface PlanYaml extends YamlFile {
@@ -46,7 +55,20 @@ export interface PlanYaml extends YamlFile {
 
 const IMAGE_TYPES = ['registry-image', 'docker-image'];
 const TYPE_KEYS = ['name', 'type', 'source', 'defaults', 'privileged', 'params', 'check_every', 'tags'];
-const RESOURCE_KEYS = ['name', 'type', 'source', 'version', 'check_every', 'check_timeout', 'webhook_token', 'public', 'icon', 'expose_build_created_by', 'old_name', 'tags'];
+const RESOURCE_KEYS = [
+  'name',
+  'type',
+  'source',
+  'version',
+  'check_every',
+  'check_timeout',
+  'webhook_token',
+  'public',
+  'icon',
+  'expose_build_created_by',
+  'old_name',
+  'tags',
+];
 const GET_KEYS = ['get', 'resource', 'params', 'version', 'passed', 'trigger'];
 const PUT_KEYS = ['put', 'resource', 'params', 'get_params', 'inputs', 'no_get'];
 const IGNORED: Record<string, string> = {
@@ -70,13 +92,15 @@ export function parseResources(root: YAMLMap | undefined, y: PlanYaml): Resource
     const name = requiredName(m, where, y, types);
     const type = scalarText(y, field(m, 'type'), `${where}.type`);
     if (!type) y.problems.push(`${where}: missing type${y.at(m)}: registry-image or docker-image`);
-    else if (!IMAGE_TYPES.includes(type)) y.problems.push(`${where}.type ${type}${y.at(field(m, 'type'))}: berth runs resource types from images: registry-image or docker-image`);
+    else if (!IMAGE_TYPES.includes(type))
+      y.problems.push(`${where}.type ${type}${y.at(field(m, 'type'))}: berth runs resource types from images: registry-image or docker-image`);
     const source = objectOf(field(m, 'source'), `${where}.source`, y);
     const repository = typeof source.repository === 'string' ? source.repository : '';
     if (!repository) y.problems.push(`${where}: source.repository is missing${y.at(field(m, 'source') ?? m)}: the image of the resource type`);
     const tag = source.tag === undefined ? 'latest' : String(source.tag);
     const privileged = field(m, 'privileged');
-    if (isScalar(privileged) && privileged.value === true) y.problems.push(`${where}.privileged${y.at(privileged)}: privileged resource types are refused: berth runs every container locked down`);
+    if (isScalar(privileged) && privileged.value === true)
+      y.problems.push(`${where}.privileged${y.at(privileged)}: privileged resource types are refused: berth runs every container locked down`);
     if (field(m, 'tags') !== undefined) y.problems.push(`${where}.tags${y.at(field(m, 'tags'))}: worker tags do not apply to pods`);
     if (field(m, 'params') !== undefined) y.warnings.push(`${where}.params${y.at(field(m, 'params'))} is ignored: the cluster pulls the image`);
     if (name) types.set(name, { name, image: `${repository}:${tag}`, defaults: objectOf(field(m, 'defaults'), `${where}.defaults`, y) });
@@ -96,7 +120,8 @@ export function parseResources(root: YAMLMap | undefined, y: PlanYaml): Resource
     }
     const versionNode = field(m, 'version');
     const version = versionNode === undefined ? undefined : versionOf(versionNode, `${where}.version`, y);
-    if (name && type) resources.set(name, { name, type, source: { ...type.defaults, ...objectOf(field(m, 'source'), `${where}.source`, y) }, ...(version ? { version } : {}) });
+    if (name && type)
+      resources.set(name, { name, type, source: { ...type.defaults, ...objectOf(field(m, 'source'), `${where}.source`, y) }, ...(version ? { version } : {}) });
   });
   return { resources };
 }
@@ -117,20 +142,28 @@ export function parseResourceStep(node: YAMLMap, where: string, resources: Resou
   const resource = resourceName ? resources.resources.get(resourceName) : undefined;
   if (resourceName && !resource) {
     const known = [...resources.resources.keys()].map((r) => `\`${r}\``).join(', ');
-    y.problems.push(`${label}: no resource \`${resourceName}\`${y.at(resourceNode ?? node)}: declare it under resources: (${known ? `the plan has ${known}` : 'the plan has none'})`);
+    y.problems.push(
+      `${label}: no resource \`${resourceName}\`${y.at(resourceNode ?? node)}: declare it under resources: (${known ? `the plan has ${known}` : 'the plan has none'})`,
+    );
   }
   const params = objectOf(field(node, 'params'), `${label}.params`, y);
   if (!resource) return undefined;
   if (kind === 'get') {
     const passed = field(node, 'passed');
-    if (passed !== undefined) y.problems.push(`${label}: passed${y.at(passed)}: needs a pipeline's build history (the versions that passed those jobs); drop it, or pin the version with version: {...}`);
+    if (passed !== undefined)
+      y.problems.push(
+        `${label}: passed${y.at(passed)}: needs a pipeline's build history (the versions that passed those jobs); drop it, or pin the version with version: {...}`,
+      );
     const trigger = field(node, 'trigger');
     if (trigger !== undefined) y.warnings.push(`${label}: trigger${y.at(trigger)} is ignored: nothing triggers a plan but berth task plan run`);
     const versionNode = field(node, 'version');
     let version: 'latest' | Version = resource.version ?? 'latest';
     if (versionNode !== undefined) {
       if (isScalar(versionNode) && versionNode.value === 'latest') version = 'latest';
-      else if (isScalar(versionNode) && versionNode.value === 'every') y.problems.push(`${label}: version: every${y.at(versionNode)} needs a pipeline's version history: berth fetches one version (latest, or a pinned {key: value})`);
+      else if (isScalar(versionNode) && versionNode.value === 'every')
+        y.problems.push(
+          `${label}: version: every${y.at(versionNode)} needs a pipeline's version history: berth fetches one version (latest, or a pinned {key: value})`,
+        );
       else version = versionOf(versionNode, `${label}.version`, y) ?? 'latest';
     }
     return { kind, name, resource, params, version, where: y.at(node) };
@@ -172,7 +205,6 @@ export function detectInputs(params: Json, artifacts: string[]): string[] {
   return [...found];
 }
 
-
 function requiredName(m: YAMLMap, where: string, y: PlanYaml, seen: Map<string, unknown>): string | undefined {
   const name = scalarText(y, field(m, 'name'), `${where}.name`);
   if (!name) y.problems.push(`${where}: missing name${y.at(m)}`);
@@ -193,7 +225,6 @@ function ignoredKeys(m: YAMLMap, where: string, y: PlanYaml): void {
     if (IGNORED[k]) y.warnings.push(`${where}.${k}${y.at(p.key as Node)} is ignored: ${IGNORED[k]}`);
   }
 }
-
 
 /** A mapping as JSON, as the resource will get it on stdin (absent or null: {}). */
 function objectOf(node: Node | undefined, where: string, y: PlanYaml): JsonObject {
@@ -228,5 +259,3 @@ function toJson(v: unknown): Json {
   if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, toJson(x)]));
   return v as Json;
 }
-
-

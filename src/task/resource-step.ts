@@ -67,7 +67,9 @@ async function put(s: PutStep, c: ResourceStepContext): Promise<StepOutcome> {
   const names = s.inputs === 'all' ? all : s.inputs === 'detect' ? detectInputs(s.params, all) : s.inputs;
   const missing = names.filter((n) => !c.artifacts.has(n));
   if (missing.length) {
-    c.say(`berth task: ${label}${s.where}: inputs: no artifact ${missing.map((n) => `\`${n}\``).join(', ')} in the plan so far (its artifacts: ${all.map((n) => `\`${n}\``).join(', ') || 'none'})`);
+    c.say(
+      `berth task: ${label}${s.where}: inputs: no artifact ${missing.map((n) => `\`${n}\``).join(', ')} in the plan so far (its artifacts: ${all.map((n) => `\`${n}\``).join(', ') || 'none'})`,
+    );
     return ERRORED;
   }
   const inputs = names.map((n) => asInput(n, c.artifacts.get(n) as Artifact));
@@ -85,8 +87,19 @@ type ScriptResult = { outcome: StepOutcome } | { response: unknown; raw: string;
  * One resource script in its pod. Without a response: berth or the cluster failed, the run was
  * interrupted or the script failed (each said), and how the step ended.
  */
-async function runScript(c: ResourceStepContext, label: string, resource: Resource, script: Script, request: object, opts: { fetch?: boolean; inputs?: Mapping[] } = {}): Promise<ScriptResult> {
-  const { config, shown } = scriptTask(script, (opts.inputs ?? []).map((m) => m.name), Boolean(opts.fetch));
+async function runScript(
+  c: ResourceStepContext,
+  label: string,
+  resource: Resource,
+  script: Script,
+  request: object,
+  opts: { fetch?: boolean; inputs?: Mapping[] } = {},
+): Promise<ScriptResult> {
+  const { config, shown } = scriptTask(
+    script,
+    (opts.inputs ?? []).map((m) => m.name),
+    Boolean(opts.fetch),
+  );
   const result = await runTaskStep({
     connect: c.connect,
     configFile: `${c.planFile} (${label}: ${shown})`,
@@ -117,7 +130,8 @@ async function runScript(c: ResourceStepContext, label: string, resource: Resour
   if (!io) return { outcome: result.outcome.kind === 'succeeded' ? ERRORED : result.outcome };
   if (result.outcome.kind === 'failed') {
     const code = result.outcome.code;
-    const hint = code === 127 || code === 126 ? `: the image ${resource.type.image} has no executable /opt/resource/${script} (is it a Concourse resource type?)` : '';
+    const hint =
+      code === 127 || code === 126 ? `: the image ${resource.type.image} has no executable /opt/resource/${script} (is it a Concourse resource type?)` : '';
     c.say(`berth task: ${label}: resource script '${shown}' failed: exit status ${code}${hint}`);
     return { outcome: result.outcome };
   }
@@ -159,12 +173,18 @@ export function scriptTask(script: Script, artifacts: string[], fetch: boolean):
 
 /** The version and metadata of an in or out response, as Concourse shows them beside the step. */
 function show(c: ResourceStepContext, r: { version: Version; metadata?: Array<{ name: string; value: string }> }): void {
-  c.say(`version: ${Object.entries(r.version).map(([k, v]) => `${k}=${v}`).join(', ')}`);
+  c.say(
+    `version: ${Object.entries(r.version)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(', ')}`,
+  );
   for (const m of r.metadata ?? []) c.say(`  ${m.name}: ${m.value}`);
 }
 
 function invalid(c: ResourceStepContext, label: string, script: string, expected: string, raw: string): StepOutcome {
-  c.say(`berth task: ${label}: resource script '/opt/resource/${script}' printed JSON that is not ${expected}: ${raw.length > 200 ? `${raw.slice(0, 200)}...` : raw.trim()}`);
+  c.say(
+    `berth task: ${label}: resource script '/opt/resource/${script}' printed JSON that is not ${expected}: ${raw.length > 200 ? `${raw.slice(0, 200)}...` : raw.trim()}`,
+  );
   return failed(EXIT_FAILED);
 }
 
@@ -175,7 +195,11 @@ function isVersion(v: unknown): v is Version {
 function isResponse(r: unknown): r is { version: Version; metadata?: Array<{ name: string; value: string }> } {
   if (typeof r !== 'object' || r === null || !isVersion((r as { version?: unknown }).version)) return false;
   const metadata = (r as { metadata?: unknown }).metadata;
-  return metadata === undefined || metadata === null || (Array.isArray(metadata) && metadata.every((m) => typeof m === 'object' && m !== null && typeof (m as { name?: unknown }).name === 'string'));
+  return (
+    metadata === undefined ||
+    metadata === null ||
+    (Array.isArray(metadata) && metadata.every((m) => typeof m === 'object' && m !== null && typeof (m as { name?: unknown }).name === 'string'))
+  );
 }
 
 /** An artifact as an input of the out container (at put/<name>). */

@@ -35,7 +35,17 @@ import { ARTIFACT_PORT } from './artifact-stream.js';
 import { checkOutputDirs, checkOutputFolder, downloadOutputs, readOutputTar } from './outputs.js';
 import { overrideFromEnv } from './params.js';
 import type { TaskTarget } from './targets.js';
-import { INPUTS_CONTAINER, INPUTS_LAYOUT_FAILED, needsInputsContainer, paramsSecretName, planParamsSecret, planTaskPod, TASK_CONTAINER, taskPodName, type TaskPodContext } from './pod-plan.js';
+import {
+  INPUTS_CONTAINER,
+  INPUTS_LAYOUT_FAILED,
+  needsInputsContainer,
+  paramsSecretName,
+  planParamsSecret,
+  planTaskPod,
+  TASK_CONTAINER,
+  taskPodName,
+  type TaskPodContext,
+} from './pod-plan.js';
 import { TASK_HINTS, taskErrorText } from './error-text.js';
 import { stoppedFromOutside } from './task-end.js';
 import type { ConnectTask, TaskCluster } from './task-cluster.js';
@@ -134,17 +144,29 @@ interface Prepared {
 /** Everything checked before the cluster is touched. */
 async function prepare(o: TaskRunOptions): Promise<Prepared> {
   if (o.privileged && !o.target?.allowPrivileged) throw new TaskUsageError(privilegedRefusal(o.target));
-  const text = o.configText ?? await readFile(o.configFile, 'utf8').catch((err: NodeJS.ErrnoException) => {
-    throw new TaskUsageError(`cannot read the task config ${o.configFile}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`);
-  });
+  const text =
+    o.configText ??
+    (await readFile(o.configFile, 'utf8').catch((err: NodeJS.ErrnoException) => {
+      throw new TaskUsageError(`cannot read the task config ${o.configFile}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`);
+    }));
   const config = parseTaskConfig(text, o.configFile);
   if (config.platform !== 'linux') throw new TaskUsageError(`platform "${config.platform}" is not supported: berth runs tasks as Linux pods (platform: linux)`);
   const image = imageOf(config, o.image, o.configFile);
-  const layout = layOut(config, { inputs: o.inputs, outputs: o.outputs, args: o.args, workDir: o.workDir ?? newWorkDir(), cwd: o.cwd, capture: o.capture, inPlan: o.inPlan });
+  const layout = layOut(config, {
+    inputs: o.inputs,
+    outputs: o.outputs,
+    args: o.args,
+    workDir: o.workDir ?? newWorkDir(),
+    cwd: o.cwd,
+    capture: o.capture,
+    inPlan: o.inPlan,
+  });
   await checkInputDirs(layout);
   await checkOutputDirs(o.outputs, o.cwd);
   checkCachePaths(config);
-  const caches = config.caches.length ? { identity: o.cacheIdentity ?? (o.configText !== undefined ? o.configFile : await realpath(o.configFile)), settings: cacheSettings(o.env) } : undefined;
+  const caches = config.caches.length
+    ? { identity: o.cacheIdentity ?? (o.configText !== undefined ? o.configFile : await realpath(o.configFile)), settings: cacheSettings(o.env) }
+    : undefined;
   const params = { ...config.params, ...(o.paramOverrides ?? {}) };
   return { config, layout, image, caches, params: o.paramsFromEnv === false ? params : overrideFromEnv(params, o.env) };
 }
@@ -246,7 +268,13 @@ class TaskRun {
       }
     }
     const { name, tracker } = pod;
-    const runningOrNot = await this.until(tracker.until((q) => settledOrRunning(viewContainer(q, TASK_CONTAINER), () => undefined), startDeadline(), `the task's container (${this.p.image}) did not start`));
+    const runningOrNot = await this.until(
+      tracker.until(
+        (q) => settledOrRunning(viewContainer(q, TASK_CONTAINER), () => undefined),
+        startDeadline(),
+        `the task's container (${this.p.image}) did not start`,
+      ),
+    );
     const startView = viewContainer(runningOrNot, TASK_CONTAINER);
     if (startView.state === 'failed') throw new TaskError(startView.message);
     this.progress(`running ${this.p.layout.command.join(' ')}`);
@@ -255,7 +283,9 @@ class TaskRun {
     const ended = tracker.until((q) => isTerminal(viewContainer(q, TASK_CONTAINER)), Infinity, 'the task did not finish');
     ended.catch(() => undefined);
     // a node that stops reporting ends no log stream: its loss ends the wait for the output
-    const lost = ended.then((q) => stoppedFromOutside(q, TASK_CONTAINER)).then((outside) => (outside?.kind === 'lost' ? Promise.reject(new TaskError(outside.message)) : new Promise<never>(() => undefined)));
+    const lost = ended
+      .then((q) => stoppedFromOutside(q, TASK_CONTAINER))
+      .then((outside) => (outside?.kind === 'lost' ? Promise.reject(new TaskError(outside.message)) : new Promise<never>(() => undefined)));
     lost.catch(() => undefined);
     await Promise.race([this.followOutput(kube, name, ended), lost]).catch(async (err: unknown) => {
       if (err instanceof TaskError) throw err;
@@ -275,7 +305,8 @@ class TaskRun {
         const rest = { ...this.p.layout, outputs: this.p.layout.outputs.map((x) => ({ ...x, capture: false })) };
         await downloadOutputs(kube, name, rest, this.say, this.stop.signal);
         // served pod to pod, an output is checked as a read through berth would check it: a link in its folder's place goes nowhere
-        for (const x of this.p.layout.outputs.filter((y) => y.capture)) await this.until(checkOutputFolder(kube, name, this.p.layout.workDir, x, this.stop.signal));
+        for (const x of this.p.layout.outputs.filter((y) => y.capture))
+          await this.until(checkOutputFolder(kube, name, this.p.layout.workDir, x, this.stop.signal));
         this.artifacts = this.keepServing(kube, name, ip, token);
       } else {
         for (const [k, tar] of await downloadOutputs(kube, name, this.p.layout, this.say, this.stop.signal)) this.artifacts.set(k, { tar });
@@ -318,7 +349,10 @@ class TaskRun {
       this.o.ledger?.deleting(kube.namespace, 'pod', pod);
       return kube.deletePod(pod).then(
         () => this.o.ledger?.remove(kube.namespace, 'pod', pod),
-        (err: Error) => this.say(`berth: could not delete pod ${pod} in namespace ${kube.namespace}: ${taskErrorText(err)}; it expires by its deadline and \`berth gc\` removes it`),
+        (err: Error) =>
+          this.say(
+            `berth: could not delete pod ${pod} in namespace ${kube.namespace}: ${taskErrorText(err)}; it expires by its deadline and \`berth gc\` removes it`,
+          ),
       );
     };
     const served = new Map<string, StepArtifact>();
@@ -335,10 +369,15 @@ class TaskRun {
 
   /** The rights a run needs beyond creating its pod, asked before anything exists. */
   private async checkRights(kube: TaskCluster): Promise<void> {
-    const needs: Array<[string, string, string | undefined]> = [['delete', 'pods', undefined], ['create', 'pods', 'attach'], ['get', 'pods', 'log']];
+    const needs: Array<[string, string, string | undefined]> = [
+      ['delete', 'pods', undefined],
+      ['create', 'pods', 'attach'],
+      ['get', 'pods', 'log'],
+    ];
     if (Object.keys(this.p.params).length) needs.push(['create', 'secrets', undefined], ['delete', 'secrets', undefined]);
     if (this.p.layout.outputs.some((x) => x.dirs.length || x.capture)) needs.push(['create', 'pods', 'exec']);
-    if (this.p.caches) needs.push(['get', 'persistentvolumeclaims', undefined], ['create', 'persistentvolumeclaims', undefined], ['patch', 'persistentvolumeclaims', undefined]);
+    if (this.p.caches)
+      needs.push(['get', 'persistentvolumeclaims', undefined], ['create', 'persistentvolumeclaims', undefined], ['patch', 'persistentvolumeclaims', undefined]);
     // A server that cannot answer leaves the real calls to tell why, except one that cannot be reached at all: nothing is tried then.
     const ask = (verb: string, resource: string, sub: string | undefined): Promise<boolean | undefined> =>
       kube.reviewAccess(verb, resource, sub).catch((err: unknown) => {
@@ -347,7 +386,8 @@ class TaskRun {
       });
     const answers = await Promise.all(needs.map(([verb, resource, sub]) => ask(verb, resource, sub)));
     const missing = needs.filter((_, i) => answers[i] === false).map(([verb, resource, sub]) => `${verb} ${resource}${sub ? `/${sub}` : ''}`);
-    if (missing.length) throw new TaskError(`forbidden: cannot ${missing.join(', ')} in namespace ${kube.namespace} (grant it in the Role: ${TASK_HINTS.roleFile})`);
+    if (missing.length)
+      throw new TaskError(`forbidden: cannot ${missing.join(', ')} in namespace ${kube.namespace} (grant it in the Role: ${TASK_HINTS.roleFile})`);
   }
 
   /** The task's caches on this target, made on first use and marked used (they outlive the run). */
@@ -358,7 +398,12 @@ class TaskRun {
     return this.until(this.creating(useCaches(kube, keys, { owner, now: new Date(), settings })));
   }
 
-  private async startPod(kube: TaskCluster, c: TaskPodContext, deadline: number, template: PodTemplateSource | undefined): Promise<{ name: string; tracker: PodTracker }> {
+  private async startPod(
+    kube: TaskCluster,
+    c: TaskPodContext,
+    deadline: number,
+    template: PodTemplateSource | undefined,
+  ): Promise<{ name: string; tracker: PodTracker }> {
     const own = planTaskPod(this.p.config, this.p.layout, this.p.params, c);
     // The target's template fills what berth left open, as under every berth pod; the task container is the first.
     const planned = template ? layPodTemplate(own, template) : own;
@@ -371,10 +416,19 @@ class TaskRun {
       await this.until(this.creatingObject('secret', paramsSecretName(c.runId), kube, kube.createSecret(secret)));
     }
     if (!this.needsInputs()) return { name, tracker };
-    const init = await this.until(tracker.until((q) => settledOrRunning(viewContainer(q, INPUTS_CONTAINER, true), () => undefined), deadline, `the inputs container (${c.helperImage}) did not start`));
+    const init = await this.until(
+      tracker.until(
+        (q) => settledOrRunning(viewContainer(q, INPUTS_CONTAINER, true), () => undefined),
+        deadline,
+        `the inputs container (${c.helperImage}) did not start`,
+      ),
+    );
     const v = viewContainer(init, INPUTS_CONTAINER, true);
     this.trace('inputs container started');
-    if (v.state === 'failed') throw new TaskError(`${v.message} (the helper image ${c.helperImage} copies the inputs into the pod: set BERTH_HELPER_IMAGE to an image with sh and tar that the cluster can pull)`);
+    if (v.state === 'failed')
+      throw new TaskError(
+        `${v.message} (the helper image ${c.helperImage} copies the inputs into the pod: set BERTH_HELPER_IMAGE to an image with sh and tar that the cluster can pull)`,
+      );
     return { name, tracker };
   }
 
@@ -404,20 +458,29 @@ class TaskRun {
         }
       });
     }
-    const done = await this.until(pod.tracker.until((q) => isTerminal(viewContainer(q, INPUTS_CONTAINER, true)), deadline + 60_000, 'the copy of the inputs did not finish'));
+    const done = await this.until(
+      pod.tracker.until((q) => isTerminal(viewContainer(q, INPUTS_CONTAINER, true)), deadline + 60_000, 'the copy of the inputs did not finish'),
+    );
     const v = viewContainer(done, INPUTS_CONTAINER, true);
     if (v.state === 'terminated' && v.exitCode === 0) return true;
     if (v.state === 'terminated' && v.exitCode === INPUTS_LAYOUT_FAILED) {
-      throw new TaskError(`the inputs arrived but the working directory could not be laid out${await this.logTail(kube, pod.name, INPUTS_CONTAINER)} (check the paths of the task's inputs, outputs, caches and run.dir)`);
+      throw new TaskError(
+        `the inputs arrived but the working directory could not be laid out${await this.logTail(kube, pod.name, INPUTS_CONTAINER)} (check the paths of the task's inputs, outputs, caches and run.dir)`,
+      );
     }
-    if (v.state === 'terminated') return `the inputs container exited ${v.exitCode}${v.message ? `: ${v.message}` : ''}${await this.logTail(kube, pod.name, INPUTS_CONTAINER)}`;
+    if (v.state === 'terminated')
+      return `the inputs container exited ${v.exitCode}${v.message ? `: ${v.message}` : ''}${await this.logTail(kube, pod.name, INPUTS_CONTAINER)}`;
     return v.state === 'failed' ? v.message : `the inputs container is ${v.state}`;
   }
 
   /** The last lines a helper container printed (why it failed), as `: LINE; LINE`; '' when there are none or they cannot be read. */
   private async logTail(kube: TaskCluster, pod: string, container: string): Promise<string> {
     const log = await kube.readPodLog(pod, container, { tailLines: 3 }).catch(() => Buffer.alloc(0));
-    const lines = log.toString('utf8').split('\n').map((l) => l.trim()).filter(Boolean);
+    const lines = log
+      .toString('utf8')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
     return lines.length ? `: ${lines.join('; ')}` : '';
   }
 
@@ -425,7 +488,8 @@ class TaskRun {
   private async followOutput(kube: TaskCluster, pod: string, ended: Promise<unknown>): Promise<void> {
     const split = await this.until(kube.servesSplitLogs());
     const cluster = split ? kube : mergedLogs(kube);
-    const follow = (stream: 'Stdout' | 'Stderr', out: Writable) => followLog({ kube: cluster, pod, container: TASK_CONTAINER, stream, out, ended, signal: this.stop.signal, trace: noTrace });
+    const follow = (stream: 'Stdout' | 'Stderr', out: Writable) =>
+      followLog({ kube: cluster, pod, container: TASK_CONTAINER, stream, out, ended, signal: this.stop.signal, trace: noTrace });
     await this.until(Promise.all(split ? [follow('Stdout', this.o.stdout), follow('Stderr', this.o.stderr)] : [follow('Stdout', this.o.stdout)]));
   }
 
@@ -459,8 +523,12 @@ class TaskRun {
           .filter(([k]) => k === kind)
           .map(([k, name]) => {
             this.o.ledger?.deleting(kube.namespace, k, name);
-            return (k === 'pod' ? kube.deletePod(name) : kube.deleteSecret(name)).then(() => this.o.ledger?.remove(kube.namespace, k, name), (err: Error) =>
-              this.say(`berth: could not delete ${k} ${name} in namespace ${kube.namespace}: ${taskErrorText(err)}; it expires by its deadline and \`berth gc\` removes it`),
+            return (k === 'pod' ? kube.deletePod(name) : kube.deleteSecret(name)).then(
+              () => this.o.ledger?.remove(kube.namespace, k, name),
+              (err: Error) =>
+                this.say(
+                  `berth: could not delete ${k} ${name} in namespace ${kube.namespace}: ${taskErrorText(err)}; it expires by its deadline and \`berth gc\` removes it`,
+                ),
             );
           }),
       );
@@ -499,7 +567,8 @@ class TaskRun {
 }
 
 function privilegedRefusal(target: TaskTarget | undefined): string {
-  if (target?.name) return `-p (privileged) is refused: target ${target.name} runs every step locked down; allow privileged steps there with \`berth task target add ${target.name} --allow-privileged\` (with its other flags again)`;
+  if (target?.name)
+    return `-p (privileged) is refused: target ${target.name} runs every step locked down; allow privileged steps there with \`berth task target add ${target.name} --allow-privileged\` (with its other flags again)`;
   return '-p (privileged) is refused: without --target, berth runs every task locked down; add a target that allows it (`berth task target add NAME --allow-privileged`) and run with --target NAME';
 }
 

@@ -113,9 +113,15 @@ export function permissionReport(answers: PermissionAnswer[], rules: RoleRule[],
   const lines = answers.map((a) => `${a.allowed === true ? 'yes' : a.allowed === false ? 'no ' : '?  '}  ${needName(a.need).padEnd(width)}  ${a.need.why}`);
   const problems = answers
     .filter((a) => a.allowed !== true)
-    .map((a) => (a.allowed === false ? missingSentence(a.need, rules, file) : `${needName(a.need)} could not be checked: the server did not answer the SelfSubjectAccessReview`));
+    .map((a) =>
+      a.allowed === false
+        ? missingSentence(a.need, rules, file)
+        : `${needName(a.need)} could not be checked: the server did not answer the SelfSubjectAccessReview`,
+    );
   if (problems.some((p) => p.startsWith('cannot '))) {
-    problems.push(`fix: kubectl apply -n ${namespace} -f ${file}, and bind the Role berth-task to the identity the target uses (kubectl create rolebinding berth-task -n ${namespace} --role=berth-task --user=... or --serviceaccount=...)`);
+    problems.push(
+      `fix: kubectl apply -n ${namespace} -f ${file}, and bind the Role berth-task to the identity the target uses (kubectl create rolebinding berth-task -n ${namespace} --role=berth-task --user=... or --serviceaccount=...)`,
+    );
   }
   return { lines, problems };
 }

@@ -44,10 +44,12 @@ export async function checkTarget(t: Target, env: NodeJS.ProcessEnv): Promise<Ch
   }
   let answers: PermissionAnswer[];
   try {
-    answers = await Promise.all(TASK_NEEDS.map(async (need) => {
-      const [resource, sub] = need.resource.split('/');
-      return { need, allowed: await kube.reviewAccess(need.verb, resource, sub, need.group) };
-    }));
+    answers = await Promise.all(
+      TASK_NEEDS.map(async (need) => {
+        const [resource, sub] = need.resource.split('/');
+        return { need, allowed: await kube.reviewAccess(need.verb, resource, sub, need.group) };
+      }),
+    );
   } catch (err) {
     return { lines, problems: [...problems, `the permissions cannot be checked: ${(err as Error).message}`] };
   }

@@ -36,7 +36,8 @@ export class TargetStoreError extends Error {
 const NAME = /^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$/;
 
 export function checkTargetName(name: string): void {
-  if (!NAME.test(name)) throw new TargetStoreError(`invalid target name "${name}": use 1 to 63 letters, digits, '.', '_' or '-', starting and ending with a letter or digit`);
+  if (!NAME.test(name))
+    throw new TargetStoreError(`invalid target name "${name}": use 1 to 63 letters, digits, '.', '_' or '-', starting and ending with a letter or digit`);
 }
 
 export function targetsFile(env: NodeJS.ProcessEnv = process.env, homeDir = env.HOME ?? os.homedir()): string {
@@ -74,7 +75,8 @@ export function parseTargets(text: string, file: string): Target[] {
     throw new TargetStoreError(`the task targets file ${file} is not valid YAML (line ${pos(e.pos[0]).line}: ${e.message.split('\n')[0]}): ${fix}`);
   }
   if (doc.contents === null) return [];
-  const bad = (what: string, node: YamlNode | null | undefined): TargetStoreError => new TargetStoreError(`the task targets file ${file} is damaged: ${what}${at(node)}: ${fix}`);
+  const bad = (what: string, node: YamlNode | null | undefined): TargetStoreError =>
+    new TargetStoreError(`the task targets file ${file} is damaged: ${what}${at(node)}: ${fix}`);
   if (!isMap(doc.contents)) throw bad('it must be a mapping with `targets:`', doc.contents);
   const root = doc.contents;
   for (const pair of root.items) {
@@ -94,7 +96,8 @@ export function parseTargets(text: string, file: string): Target[] {
       const value = (pair.value as { value?: unknown } | null)?.value;
       const type = FIELDS[key];
       if (!type) throw bad(`targets[${i}] has an unknown key \`${key}\``, pair.key as YamlNode);
-      if (typeof value !== type || (type === 'string' && value === '')) throw bad(`targets[${i}].${key} must be ${type === 'string' ? 'a non-empty string' : 'true or false'}`, (pair.value as YamlNode) ?? node);
+      if (typeof value !== type || (type === 'string' && value === ''))
+        throw bad(`targets[${i}].${key} must be ${type === 'string' ? 'a non-empty string' : 'true or false'}`, (pair.value as YamlNode) ?? node);
       t[key] = value;
     }
     for (const key of REQUIRED) if (t[key] === undefined) throw bad(`targets[${i}] has no \`${key}\``, node);
@@ -136,7 +139,9 @@ export function findTarget(targets: Target[], name: string, file: string): Targe
   const t = targets.find((x) => x.name === name);
   if (!t) {
     const known = targets.map((x) => x.name);
-    throw new TargetStoreError(`no target ${name} in ${file}${known.length ? ` (known: ${known.join(', ')})` : ''}: add it with \`berth task target add ${name} [--kubeconfig F] [--context C] [-n NS]\``);
+    throw new TargetStoreError(
+      `no target ${name} in ${file}${known.length ? ` (known: ${known.join(', ')})` : ''}: add it with \`berth task target add ${name} [--kubeconfig F] [--context C] [-n NS]\``,
+    );
   }
   return t;
 }

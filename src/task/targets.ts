@@ -39,10 +39,16 @@ export function targetForRun(flags: ClusterFlags, env: NodeJS.ProcessEnv): { env
     return { env: out, target: { allowPrivileged: false } };
   }
   const mixed = (['kubeconfig', 'context', 'namespace'] as const).filter((k) => flags[k] !== undefined);
-  if (mixed.length) throw new TargetStoreError(`--target ${flags.target} says where the steps run: drop ${mixed.map((k) => (k === 'namespace' ? '-n' : `--${k}`)).join(', ')} (or change the target with berth task target add ${flags.target} ...)`);
+  if (mixed.length)
+    throw new TargetStoreError(
+      `--target ${flags.target} says where the steps run: drop ${mixed.map((k) => (k === 'namespace' ? '-n' : `--${k}`)).join(', ')} (or change the target with berth task target add ${flags.target} ...)`,
+    );
   const file = targetsFile(env);
   const t = findTarget(readTargets(file), flags.target, file);
-  if (t.landed) throw new TargetStoreError(`target ${t.name} is landed (berth task target land): no new steps start there. Use it again with \`berth task target unland ${t.name}\`, or run elsewhere with another --target`);
+  if (t.landed)
+    throw new TargetStoreError(
+      `target ${t.name} is landed (berth task target land): no new steps start there. Use it again with \`berth task target unland ${t.name}\`, or run elsewhere with another --target`,
+    );
   if (t.kubeconfig) out.BERTH_KUBECONFIG = t.kubeconfig;
   else delete out.BERTH_KUBECONFIG;
   out.BERTH_CONTEXT = t.context;

@@ -14,9 +14,13 @@ export function stoppedFromOutside(pod: V1Pod, container: string): StoppedFromOu
   const name = pod.metadata?.name ?? '';
   const reason = pod.status?.reason;
   if (reason === 'DeadlineExceeded') {
-    return { kind: 'deadline', message: `pod ${name} hit its deadline (activeDeadlineSeconds ${pod.spec?.activeDeadlineSeconds ?? '?'}: raise BERTH_TTL) and the task was stopped` };
+    return {
+      kind: 'deadline',
+      message: `pod ${name} hit its deadline (activeDeadlineSeconds ${pod.spec?.activeDeadlineSeconds ?? '?'}: raise BERTH_TTL) and the task was stopped`,
+    };
   }
-  if (reason === 'Evicted') return { kind: 'evicted', message: `pod ${name} was evicted and the task was stopped${pod.status?.message ? `: ${pod.status.message}` : ''}` };
+  if (reason === 'Evicted')
+    return { kind: 'evicted', message: `pod ${name} was evicted and the task was stopped${pod.status?.message ? `: ${pod.status.message}` : ''}` };
   const terminated = pod.status?.containerStatuses?.find((s) => s.name === container)?.state?.terminated;
   const lost = lostNode(pod, container);
   if (lost) return { kind: 'lost', message: lost };
@@ -27,5 +31,8 @@ export function stoppedFromOutside(pod: V1Pod, container: string): StoppedFromOu
   const finished = terminated?.finishedAt;
   // Both times have whole seconds: an end in the second of the delete may be the delete's doing.
   if (finished !== undefined && new Date(finished).getTime() < Math.floor(asked / 1000) * 1000) return undefined;
-  return { kind: 'deleted', message: `pod ${name} was deleted while the task ran (kubectl delete, berth task target retire, a drain) and the task was stopped` };
+  return {
+    kind: 'deleted',
+    message: `pod ${name} was deleted while the task ran (kubectl delete, berth task target retire, a drain) and the task was stopped`,
+  };
 }

@@ -32,10 +32,13 @@ export async function unpackStream(stream: Readable, root: string): Promise<void
       const body = source as unknown as Readable;
       // a cut archive errs the entry too: reported once, by the extractor ('error' below)
       body.on('error', () => undefined);
-      writeEntry(root, header, body).then(() => next(), (err: Error) => {
-        body.resume();
-        ex.destroy(err);
-      });
+      writeEntry(root, header, body).then(
+        () => next(),
+        (err: Error) => {
+          body.resume();
+          ex.destroy(err);
+        },
+      );
     });
     ex.on('finish', () => resolvePromise());
     ex.on('error', reject);

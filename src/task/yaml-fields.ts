@@ -21,7 +21,12 @@ export function readConcourseYaml(text: string): YamlFile {
   // go-yaml v2 reads a timestamp-like plain scalar (2024-01-01) as the string it is when decoding into an
   // untyped value, as Concourse's params and args are: never a date (which would be refused as an arg, and
   // turned into 2024-01-01T00:00:00Z as a param).
-  const { doc, pos, at } = parseLined(text, { intAsBigInt: true, uniqueKeys: true, version: '1.1', customTags: (tags) => tags.filter((t) => typeof t === 'string' || t.tag !== 'tag:yaml.org,2002:timestamp') });
+  const { doc, pos, at } = parseLined(text, {
+    intAsBigInt: true,
+    uniqueKeys: true,
+    version: '1.1',
+    customTags: (tags) => tags.filter((t) => typeof t === 'string' || t.tag !== 'tag:yaml.org,2002:timestamp'),
+  });
   return {
     doc,
     problems: doc.errors.map(syntaxProblem),

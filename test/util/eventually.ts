@@ -10,7 +10,11 @@ export interface EventuallyOptions {
   intervalMs?: number;
 }
 
-export async function eventually<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, opts: EventuallyOptions = {}): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  opts: EventuallyOptions = {},
+): Promise<T> {
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const deadline = Date.now() + timeoutMs;
   let last: unknown;

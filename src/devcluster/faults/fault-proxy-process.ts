@@ -22,7 +22,8 @@ export const kubeletOptionsFile = (layout: Layout) => join(layout.config, 'kubel
 async function restartKubelet(layout: Layout, change: Partial<KubeletOptions>): Promise<void> {
   const current = JSON.parse(readFileSync(kubeletOptionsFile(layout), 'utf8')) as KubeletOptions;
   const next = { ...current, ...change };
-  if (next.containerLogMaxBytes === current.containerLogMaxBytes && Math.max(3000, next.containerLogCheckMs) === Math.max(3000, current.containerLogCheckMs)) return;
+  if (next.containerLogMaxBytes === current.containerLogMaxBytes && Math.max(3000, next.containerLogCheckMs) === Math.max(3000, current.containerLogCheckMs))
+    return;
   const first = nodeSpec(0);
   writeKubeletConfig(layout, first, next);
   const containerd = pidOf(layout, 'containerd');
@@ -48,7 +49,8 @@ export async function runFaultProxy(layout: Layout, host: string, port: number, 
     faults,
     onChange: (f) => {
       setPodStartDelay(f.delayPodStartMs);
-      applying = applying.then(() => restartKubelet(layout, { containerLogMaxBytes: f.containerLogMaxBytes, containerLogCheckMs: f.containerLogCheckMs }))
+      applying = applying
+        .then(() => restartKubelet(layout, { containerLogMaxBytes: f.containerLogMaxBytes, containerLogCheckMs: f.containerLogCheckMs }))
         .catch((err: Error) => {
           process.stderr.write(`fault-proxy: restarting the kubelet failed: ${err.message}\n`);
         });

@@ -57,7 +57,9 @@ export async function startFaultProxy(opts: FaultProxyOptions): Promise<RunningF
     socket.once('close', () => sockets.delete(socket));
   };
   // requestTimeout 0: an upload may take as long as the API server lets it
-  const server = https.createServer({ cert: opts.tls.cert, key: opts.tls.key, ALPNProtocols: ['http/1.1'], requestTimeout: 0 }, (req, res) => handleRequest(ctx, req, res));
+  const server = https.createServer({ cert: opts.tls.cert, key: opts.tls.key, ALPNProtocols: ['http/1.1'], requestTimeout: 0 }, (req, res) =>
+    handleRequest(ctx, req, res),
+  );
   server.on('connection', track);
   server.on('secureConnection', track);
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -110,7 +112,12 @@ function handleRequest(ctx: ProxyContext, req: IncomingMessage, res: ServerRespo
 /** What kube-apiserver's APF filter writes when it rejects a request (priority-and-fairness.go tooManyRequests). */
 function sendThrottled(res: ServerResponse): void {
   const body = 'Too many requests, please try again later.\n';
-  res.writeHead(429, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff', 'Retry-After': '1', 'Content-Length': Buffer.byteLength(body) });
+  res.writeHead(429, {
+    'Content-Type': 'text/plain; charset=utf-8',
+    'X-Content-Type-Options': 'nosniff',
+    'Retry-After': '1',
+    'Content-Length': Buffer.byteLength(body),
+  });
   res.end(body);
 }
 

@@ -41,7 +41,12 @@ export function sendStatus(res: ServerResponse, code: number, reason: string, me
 /** An HTTP error on a socket whose request asked for an upgrade: the connection is not reused afterwards. */
 export function writeRawStatus(socket: Duplex, code: number, reason: string, message: string): void {
   const body = statusJson(code, reason, message);
-  const head = [`HTTP/1.1 ${code} ${STATUS_CODES[code] ?? ''}`, 'Content-Type: application/json', `Content-Length: ${Buffer.byteLength(body)}`, 'Connection: close'];
+  const head = [
+    `HTTP/1.1 ${code} ${STATUS_CODES[code] ?? ''}`,
+    'Content-Type: application/json',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    'Connection: close',
+  ];
   socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
 }
 
@@ -131,7 +136,8 @@ export function parseFaults(text: string): { patch: Partial<Faults> } | { error:
   } catch {
     body = undefined;
   }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { error: `the body must be a JSON object of fault switches: ${KNOWN.join(', ')}` };
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    return { error: `the body must be a JSON object of fault switches: ${KNOWN.join(', ')}` };
   const patch: Record<string, number> = {};
   for (const [key, value] of Object.entries(body)) {
     if (key === 'kind' || key === 'apiVersion') continue;

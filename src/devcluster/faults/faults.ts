@@ -31,4 +31,12 @@ export interface Faults {
 /** what a kubelet does by default: containerLogMaxSize 10Mi, containerLogMonitorInterval 10s */
 export const KUBELET_LOG_ROTATION = { containerLogMaxBytes: 10 * 1024 * 1024, containerLogCheckMs: 10_000 } as const;
 
-export const noFaults = (): Faults => ({ dropStreams: 0, error500: 0, throttle429: 0, endWatchAfterMs: 0, delayPodStartMs: 0, failPortForwards: 0, ...KUBELET_LOG_ROTATION });
+export const noFaults = (): Faults => ({
+  dropStreams: 0,
+  error500: 0,
+  throttle429: 0,
+  endWatchAfterMs: 0,
+  delayPodStartMs: 0,
+  failPortForwards: 0,
+  ...KUBELET_LOG_ROTATION,
+});

@@ -14,7 +14,8 @@ export interface PathStat {
 }
 
 /** `$1` = path; prints `berth-stat <size> <hex mode> <mtime>` and `berth-link <target or nothing>`; exit 1 when missing. */
-const STAT_LINES = 'st=$(stat -c "%s %f %Y" -- "$1") || exit 1; l=; if [ -L "$1" ]; then l=$(readlink -- "$1"); fi; printf "berth-stat %s\\nberth-link %s\\n" "$st" "$l"';
+const STAT_LINES =
+  'st=$(stat -c "%s %f %Y" -- "$1") || exit 1; l=; if [ -L "$1" ]; then l=$(readlink -- "$1"); fi; printf "berth-stat %s\\nberth-link %s\\n" "$st" "$l"';
 
 export function statArgv(path: string): string[] {
   return ['/bin/sh', '-c', STAT_LINES, 'berth-stat', path];

@@ -54,7 +54,9 @@ export class ArchiveSpill {
       file = join(this.folder(), `${++this.count}.tar`);
       await writeFile(file, tar.pieces, { mode: 0o600 });
     } catch (err) {
-      process.stderr.write(`berth serve: keeping a copied archive of ${tar.length} bytes in memory, as it could not be written to ${this.root}: ${(err as Error).message}\n`);
+      process.stderr.write(
+        `berth serve: keeping a copied archive of ${tar.length} bytes in memory, as it could not be written to ${this.root}: ${(err as Error).message}\n`,
+      );
       return;
     }
     if (this.dropped.has(entry)) rmSync(file, { force: true });

@@ -43,12 +43,17 @@ export function capabilityName(cap: string): string {
  * set, or `none` for none at all (an empty list is refused). Anything outside Docker's set is refused: the setting only narrows.
  */
 export function parseAllowedCapabilities(value: string, source: string): string[] {
-  const names = value.split(',').map(capabilityName).filter((c) => c !== '');
+  const names = value
+    .split(',')
+    .map(capabilityName)
+    .filter((c) => c !== '');
   if (names.length === 0) throw new CapabilityRefused(`${source} is empty: give a comma-separated list of capabilities, or none`);
   if (names.length === 1 && names[0] === 'NONE') return [];
   for (const cap of names) {
     if (!DOCKER_DEFAULT_CAPABILITIES.includes(cap)) {
-      throw new CapabilityRefused(`${source} ${value}: ${cap} is not in Docker's default set (${DOCKER_DEFAULT_CAPABILITIES.join(', ')}); this setting only narrows that set (--allow-privileged lets containers add others)`);
+      throw new CapabilityRefused(
+        `${source} ${value}: ${cap} is not in Docker's default set (${DOCKER_DEFAULT_CAPABILITIES.join(', ')}); this setting only narrows that set (--allow-privileged lets containers add others)`,
+      );
     }
   }
   // Docker's order, without repeats: the pod's list does not depend on how the operator spelled it.

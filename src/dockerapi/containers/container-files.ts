@@ -49,7 +49,10 @@ export class ContainerFiles {
 
   /** A command that changes nothing, run again when its stream was lost (see readAgainIfLost). */
   private readInPod(pod: string, argv: string[]): Promise<{ exitCode: number; stdout: string; stderr: string }> {
-    return readAgainIfLost(() => this.execInPod(pod, argv), () => false);
+    return readAgainIfLost(
+      () => this.execInPod(pod, argv),
+      () => false,
+    );
   }
 
   /**
@@ -58,7 +61,13 @@ export class ContainerFiles {
    * the process starts meanwhile (a process start in the container runtime is most of a small copy's time)
    * and waits for a go line before it touches anything: an archive refused meanwhile changes nothing.
    */
-  async extractInPod(pod: string, path: string, archive: KeptTar | Promise<HeldTar>, container = SANDBOX_CONTAINER, existingFolder?: { containerName: string }): Promise<KeptTar> {
+  async extractInPod(
+    pod: string,
+    path: string,
+    archive: KeptTar | Promise<HeldTar>,
+    container = SANDBOX_CONTAINER,
+    existingFolder?: { containerName: string },
+  ): Promise<KeptTar> {
     if (!(archive instanceof Promise) && archive.length === 0) return archive;
     const arrived = Promise.resolve(archive);
     arrived.catch(() => undefined); // awaited in the input, or below when the exec never read it
@@ -77,14 +86,23 @@ export class ContainerFiles {
     }
     let r: { exitCode: number; stderr: string };
     try {
-      r = await this.execInPod(pod, ['/bin/sh', '-c', existingFolder ? EXTRACT_INTO_FOLDER : EXTRACT_MAKING_FOLDER, 'berth-put', path], Readable.from(input()), container);
+      r = await this.execInPod(
+        pod,
+        ['/bin/sh', '-c', existingFolder ? EXTRACT_INTO_FOLDER : EXTRACT_MAKING_FOLDER, 'berth-put', path],
+        Readable.from(input()),
+        container,
+      );
     } finally {
       // whatever the exec did, the archive's own failure is the answer, and only once it is whole
       await arrived;
     }
     if (existingFolder && r.exitCode === 3) throw notFound(`Could not find the file ${path} in container ${existingFolder.containerName}`);
     if (existingFolder && r.exitCode === 4) throw badRequest('extraction point is not a directory');
-    if (r.exitCode !== 0) throw new ArchiveError(`extracting into ${path} failed (tar exit ${r.exitCode}): ${r.stderr.trim()}`, /No such file|can't cd|cannot change/i.test(r.stderr) ? 404 : 500);
+    if (r.exitCode !== 0)
+      throw new ArchiveError(
+        `extracting into ${path} failed (tar exit ${r.exitCode}): ${r.stderr.trim()}`,
+        /No such file|can't cd|cannot change/i.test(r.stderr) ? 404 : 500,
+      );
     return arrived;
   }
 
@@ -133,9 +151,13 @@ export class ContainerFiles {
       }
     }
     if (c.status === 'exited') {
-      throw conflict(`container ${c.name} has exited: berth cannot read its files, as a pod's filesystem is gone with its process (read them while it runs, or keep them in a named volume)`);
+      throw conflict(
+        `container ${c.name} has exited: berth cannot read its files, as a pod's filesystem is gone with its process (read them while it runs, or keep them in a named volume)`,
+      );
     }
-    throw conflict(`container ${c.name} is ${c.status === 'created' ? 'starting' : c.status}: berth reads files of a running container or of one not yet started`);
+    throw conflict(
+      `container ${c.name} is ${c.status === 'created' ? 'starting' : c.status}: berth reads files of a running container or of one not yet started`,
+    );
   }
 
   /** HEAD archive. */
@@ -167,7 +189,10 @@ export class ContainerFiles {
         opened = true;
         return open(st);
       };
-      await readAgainIfLost(() => this.tarOut(c, pod, path, openOnce), () => opened);
+      await readAgainIfLost(
+        () => this.tarOut(c, pod, path, openOnce),
+        () => opened,
+      );
     });
   }
 
@@ -207,7 +232,8 @@ export class ContainerFiles {
       if (exitCode !== 0) throw notFound(`Could not find the file ${path} in container ${c.name}`);
       throw new DockerError(500, `reading ${path} in container ${c.name} failed: ${errText.trim() || 'no stat from the container'}`);
     }
-    if (exitCode !== 0) process.stderr.write(`berth serve: tar of ${path} in ${c.name} exited ${exitCode}: ${errText.replace(/^berth-(stat|link) .*\n/gm, '').trim()}\n`);
+    if (exitCode !== 0)
+      process.stderr.write(`berth serve: tar of ${path} in ${c.name} exited ${exitCode}: ${errText.replace(/^berth-(stat|link) .*\n/gm, '').trim()}\n`);
   }
 }
 

@@ -52,7 +52,18 @@ export function networkSettings(c: ContainerRecord, networks: Map<string, Networ
   for (const [netId, aliases] of c.networks) {
     const n = networks.get(netId);
     if (!n) continue;
-    nets[n.name] = { NetworkID: n.id, EndpointID: c.status === 'running' ? c.id.slice(0, 24) : '', IPAddress: ip, IPPrefixLen: ip ? 32 : 0, Gateway: '', MacAddress: '', Aliases: aliases, Links: null, IPAMConfig: null, DriverOpts: null };
+    nets[n.name] = {
+      NetworkID: n.id,
+      EndpointID: c.status === 'running' ? c.id.slice(0, 24) : '',
+      IPAddress: ip,
+      IPPrefixLen: ip ? 32 : 0,
+      Gateway: '',
+      MacAddress: '',
+      Aliases: aliases,
+      Links: null,
+      IPAMConfig: null,
+      DriverOpts: null,
+    };
   }
   return { IPAddress: ip, IPPrefixLen: ip ? 32 : 0, Gateway: '', MacAddress: '', Bridge: '', SandboxID: '', Ports: portsObject(c), Networks: nets };
 }

@@ -38,7 +38,9 @@ export function checkPublishAll(body: CreateBody): void {
   if (!body.HostConfig?.PublishAllPorts) return;
   for (const key of Object.keys(body.ExposedPorts ?? {})) {
     if (/\/(udp|sctp)$/i.test(key)) {
-      throw badRequest(`cannot publish ${key} (exposed by the image or --expose; -P publishes every exposed port): ${tcpOnly(key)}; publish its TCP ports with -p instead of -P, or reach ${key} from a pod of the cluster`);
+      throw badRequest(
+        `cannot publish ${key} (exposed by the image or --expose; -P publishes every exposed port): ${tcpOnly(key)}; publish its TCP ports with -p instead of -P, or reach ${key} from a pod of the cluster`,
+      );
     }
   }
 }
@@ -49,12 +51,16 @@ export function checkCreateValues(body: CreateBody): void {
     if (name === '') throw badRequest(`invalid environment variable: "${kv}" (Env[${i}] must be KEY=VALUE with a non-empty KEY)`);
     if (kv.includes('\0')) throw badRequest(`invalid environment variable: Env[${i}] contains a NUL byte`);
   }
-  if (body.WorkingDir && !body.WorkingDir.startsWith('/')) throw badRequest(`the working directory '${body.WorkingDir}' is invalid, it needs to be an absolute path`);
+  if (body.WorkingDir && !body.WorkingDir.startsWith('/'))
+    throw badRequest(`the working directory '${body.WorkingDir}' is invalid, it needs to be an absolute path`);
   const config = body as CreateBody & { MacAddress?: unknown; Domainname?: string };
   checkContainerMacAddress(config.MacAddress);
-  if (config.Domainname) throw badRequest(`Domainname=${config.Domainname} (--domainname) is not supported: a pod's domain name is the cluster's (its DNS search domains)`);
-  for (const [network, settings] of Object.entries(body.NetworkingConfig?.EndpointsConfig ?? {})) checkEndpointSettings(network, settings as Record<string, unknown> | null);
-  if (body.Hostname && !DNS_LABEL.test(body.Hostname)) throw badRequest(`invalid hostname "${body.Hostname}": a pod's hostname is a DNS label (letters, digits and '-', at most 63)`);
+  if (config.Domainname)
+    throw badRequest(`Domainname=${config.Domainname} (--domainname) is not supported: a pod's domain name is the cluster's (its DNS search domains)`);
+  for (const [network, settings] of Object.entries(body.NetworkingConfig?.EndpointsConfig ?? {}))
+    checkEndpointSettings(network, settings as Record<string, unknown> | null);
+  if (body.Hostname && !DNS_LABEL.test(body.Hostname))
+    throw badRequest(`invalid hostname "${body.Hostname}": a pod's hostname is a DNS label (letters, digits and '-', at most 63)`);
   for (const key of Object.keys(body.ExposedPorts ?? {})) checkPortKey(key, 'ExposedPorts');
   const hc = body.HostConfig ?? {};
   for (const [key, bindings] of Object.entries(hc.PortBindings ?? {})) {
@@ -63,7 +69,8 @@ export function checkCreateValues(body: CreateBody): void {
     for (const b of bindings ?? []) {
       const hp = b.HostPort ?? '';
       const m = HOST_PORT.exec(hp);
-      if (hp !== '' && (!m || !validPort(m[1], 0) || !validPort(m[2], 0))) throw badRequest(`invalid hostPort: "${hp}" for ${key} (give a port 0-65535, or none for any)`);
+      if (hp !== '' && (!m || !validPort(m[1], 0) || !validPort(m[2], 0)))
+        throw badRequest(`invalid hostPort: "${hp}" for ${key} (give a port 0-65535, or none for any)`);
       const ip = (b.HostIp ?? '').replace(/^\[|\]$/g, '');
       if (ip !== '' && !net.isIP(ip)) throw badRequest(`invalid host IP "${b.HostIp}" for ${key}: give an IP address`);
     }
@@ -88,6 +95,6 @@ export function checkCreateValues(body: CreateBody): void {
   }
   if (hc.NanoCpus !== undefined && hc.NanoCpus !== 0) {
     if (hc.NanoCpus < 0) throw badRequest(`invalid HostConfig.NanoCpus ${hc.NanoCpus}: give billionths of a CPU, 0 for no limit`);
-    if (hc.NanoCpus < 1e7) throw badRequest('Range of CPUs is from 0.01 to the node\'s CPUs: HostConfig.NanoCpus must be at least 10000000');
+    if (hc.NanoCpus < 1e7) throw badRequest("Range of CPUs is from 0.01 to the node's CPUs: HostConfig.NanoCpus must be at least 10000000");
   }
 }

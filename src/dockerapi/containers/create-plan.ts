@@ -111,7 +111,8 @@ function judgeContainer(body: CreateBody, policy: CreatePolicy): { plan: Contain
 }
 
 function refusePrivileged(body: CreateBody, policy: CreatePolicy): void {
-  if (body.HostConfig?.Privileged && !policy.allowPrivileged) throw new DockerError(403, 'privileged containers are refused by this berth serve (start it with --allow-privileged)');
+  if (body.HostConfig?.Privileged && !policy.allowPrivileged)
+    throw new DockerError(403, 'privileged containers are refused by this berth serve (start it with --allow-privileged)');
 }
 
 function judgeHostConfigOf(body: CreateBody, policy: CreatePolicy): HostConfigPlan {

@@ -93,7 +93,9 @@ export class ExecStore {
 
   private bound(): void {
     if (this.records.size <= this.max) return;
-    const idle = [...this.records.values()].filter((r) => !r.running).sort((a, b) => (a.endedAt ?? Infinity) - (b.endedAt ?? Infinity) || a.created - b.created);
+    const idle = [...this.records.values()]
+      .filter((r) => !r.running)
+      .sort((a, b) => (a.endedAt ?? Infinity) - (b.endedAt ?? Infinity) || a.created - b.created);
     for (const r of idle) {
       if (this.records.size <= this.max) break;
       this.records.delete(r.id);

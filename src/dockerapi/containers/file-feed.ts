@@ -46,7 +46,10 @@ export async function feedMounts(archives: CopiedArchive[]): Promise<Array<{ nam
 }
 
 /** What the pod gets for the feed: its volume, the waiting init container (as the main container's user) and the main container's file mounts. */
-export function fileFeedParts(mounts: Array<{ name: string; mountPath: string; subPath: string }>, helperImage: string): { volume: V1Volume; init: V1Container; mainMounts: V1VolumeMount[] } {
+export function fileFeedParts(
+  mounts: Array<{ name: string; mountPath: string; subPath: string }>,
+  helperImage: string,
+): { volume: V1Volume; init: V1Container; mainMounts: V1VolumeMount[] } {
   return {
     volume: { name: FEED_VOLUME, emptyDir: {} },
     // no securityContext: sandbox-plan.ts gives it the main container's

@@ -59,7 +59,7 @@ const REFUSED: Record<string, string> = {
   VolumesFrom: "containers are separate pods and cannot mount each other's volumes; use a named volume",
   Links: 'links are not supported; put the containers on a network and use its aliases',
   Cgroup: 'a pod cannot join another cgroup',
-  Runtime: 'the runtime is the cluster\'s (set runtimeClassName in a pod template)',
+  Runtime: "the runtime is the cluster's (set runtimeClassName in a pod template)",
 };
 
 /** Set: ignored with a warning, as dockerd ignores them where its kernel lacks support. */
@@ -96,16 +96,19 @@ const WARNED: Record<string, string> = {
   MaskedPaths: "the container runtime's default masked paths apply",
   ReadonlyPaths: "the container runtime's default read-only paths apply",
   Annotations: 'runtime annotations are not passed to pods (use the berth.dev/pod-annotations label)',
-  Isolation: 'isolation is the cluster\'s',
-  VolumeDriver: 'volumes are PersistentVolumeClaims of the cluster\'s default storage class',
+  Isolation: "isolation is the cluster's",
+  VolumeDriver: "volumes are PersistentVolumeClaims of the cluster's default storage class",
 };
 
 /** Namespace modes: the values a pod has anyway pass; sharing the node's or another container's is refused. */
 const NAMESPACE_MODES: Record<string, { ok: string[]; why: string }> = {
   PidMode: { ok: ['', 'private'], why: "a pod has its own process namespace; berth shares neither the node's nor another pod's" },
-  IpcMode: { ok: ['', 'private', 'shareable', 'none'], why: "a pod has its own IPC namespace; the node's (hostIPC) is given only by a berth serve started with --allow-privileged, another pod's never" },
+  IpcMode: {
+    ok: ['', 'private', 'shareable', 'none'],
+    why: "a pod has its own IPC namespace; the node's (hostIPC) is given only by a berth serve started with --allow-privileged, another pod's never",
+  },
   UTSMode: { ok: ['', 'private'], why: "a pod has its own hostname; berth does not give it the node's" },
-  UsernsMode: { ok: ['', 'host'], why: 'pods run in the node\'s user namespace (set hostUsers in a pod template)' },
+  UsernsMode: { ok: ['', 'host'], why: "pods run in the node's user namespace (set hostUsers in a pod template)" },
   CgroupnsMode: { ok: ['', 'private'], why: "a pod has its own cgroup namespace; berth does not give it the node's" },
 };
 
@@ -127,7 +130,17 @@ function refuse(field: string, value: unknown, why: string): never {
 
 /** The plan of an empty HostConfig: what a pod is when the request asks nothing of it. */
 export function blankHostConfigPlan(policy: CapabilityPolicy): HostConfigPlan {
-  return { warnings: [], capabilities: [...policy.allowed], privileged: false, readOnlyRootFilesystem: false, supplementalGroups: [], extraHosts: [], denyNetwork: false, hostNetwork: false, hostIPC: false };
+  return {
+    warnings: [],
+    capabilities: [...policy.allowed],
+    privileged: false,
+    readOnlyRootFilesystem: false,
+    supplementalGroups: [],
+    extraHosts: [],
+    denyNetwork: false,
+    hostNetwork: false,
+    hostIPC: false,
+  };
 }
 
 /** Judges a create request's HostConfig; throws HostConfigRefused (a 400) for what cannot be honoured. */
@@ -155,7 +168,10 @@ export function judgeHostConfig(hc: Record<string, unknown> | null | undefined, 
     if (isZero(value) || UNSET[field] === value) continue;
     if (field === 'RestartPolicy') {
       const name = (value as { Name?: string }).Name ?? '';
-      if (name !== '' && name !== 'no') plan.warnings.push(`HostConfig.RestartPolicy=${name} is accepted, but berth does not restart containers: a pod's restartPolicy is Never so its exit code is kept; start it again with docker start`);
+      if (name !== '' && name !== 'no')
+        plan.warnings.push(
+          `HostConfig.RestartPolicy=${name} is accepted, but berth does not restart containers: a pod's restartPolicy is Never so its exit code is kept; start it again with docker start`,
+        );
       continue;
     }
     if (field === 'Dns' || field === 'DnsSearch' || field === 'DnsOptions') {
@@ -164,7 +180,8 @@ export function judgeHostConfig(hc: Record<string, unknown> | null | undefined, 
     }
     if (field === 'LogConfig') {
       const type = (value as { Type?: string }).Type ?? '';
-      if (!['', 'json-file', 'local'].includes(type)) plan.warnings.push(`HostConfig.LogConfig Type=${type} is ignored: logs are the pod's, kept by the kubelet`);
+      if (!['', 'json-file', 'local'].includes(type))
+        plan.warnings.push(`HostConfig.LogConfig Type=${type} is ignored: logs are the pod's, kept by the kubelet`);
       continue;
     }
     if (field === 'SecurityOpt') {
@@ -237,7 +254,7 @@ function podDns(h: Record<string, unknown>): PodDns {
 function judgeSecurityOpt(opt: string): void {
   const [key, val = ''] = opt.split(/[=:]/, 2);
   if (key === 'no-new-privileges' && (val === '' || val === 'true')) return; // every berth pod has it
-  if (key === 'seccomp') refuse('SecurityOpt', opt, 'berth pods run with seccomp RuntimeDefault; only an operator\'s pod template changes it');
+  if (key === 'seccomp') refuse('SecurityOpt', opt, "berth pods run with seccomp RuntimeDefault; only an operator's pod template changes it");
   if (key === 'apparmor') refuse('SecurityOpt', opt, "berth pods run with the node's default AppArmor profile; only an operator's pod template changes it");
   if (key === 'label') refuse('SecurityOpt', opt, "SELinux labels of pods are set by the cluster (seLinuxOptions in an operator's pod template)");
   refuse('SecurityOpt', opt, 'berth does not know this security option');
@@ -249,7 +266,8 @@ function extraHosts(entries: string[]): Array<{ ip: string; hostnames: string[] 
     const at = entry.search(/[:=]/);
     const host = at < 0 ? entry : entry.slice(0, at);
     const ip = at < 0 ? '' : entry.slice(at + 1).replace(/^\[|\]$/g, '');
-    if (ip === 'host-gateway') refuse('ExtraHosts', entry, 'a pod has no gateway to the machine berth runs on; publish the service in the cluster and use its address');
+    if (ip === 'host-gateway')
+      refuse('ExtraHosts', entry, 'a pod has no gateway to the machine berth runs on; publish the service in the cluster and use its address');
     if (!host || !isIP(ip)) refuse('ExtraHosts', entry, 'expected host:ip with an IP address');
     byIp.set(ip, [...(byIp.get(ip) ?? []), host]);
   }

@@ -22,7 +22,41 @@ export interface MountPlan {
 /** a bind's mode options dockerd accepts for a named volume (`-v name:/path:ro,z`) */
 const VOLUME_MODES = new Set(['ro', 'rw', 'z', 'Z', 'nocopy', 'shared', 'rshared', 'slave', 'rslave', 'private', 'rprivate']);
 /** tmpfs flags dockerd's ParseTmpfsOptions takes */
-const TMPFS_FLAGS = new Set(['defaults', 'ro', 'rw', 'suid', 'nosuid', 'dev', 'nodev', 'exec', 'noexec', 'sync', 'async', 'dirsync', 'remount', 'mand', 'nomand', 'atime', 'noatime', 'diratime', 'nodiratime', 'relatime', 'norelatime', 'strictatime', 'nostrictatime', 'private', 'rprivate', 'shared', 'rshared', 'slave', 'rslave', 'unbindable', 'runbindable', 'bind', 'rbind']);
+const TMPFS_FLAGS = new Set([
+  'defaults',
+  'ro',
+  'rw',
+  'suid',
+  'nosuid',
+  'dev',
+  'nodev',
+  'exec',
+  'noexec',
+  'sync',
+  'async',
+  'dirsync',
+  'remount',
+  'mand',
+  'nomand',
+  'atime',
+  'noatime',
+  'diratime',
+  'nodiratime',
+  'relatime',
+  'norelatime',
+  'strictatime',
+  'nostrictatime',
+  'private',
+  'rprivate',
+  'shared',
+  'rshared',
+  'slave',
+  'rslave',
+  'unbindable',
+  'runbindable',
+  'bind',
+  'rbind',
+]);
 const TMPFS_KEYS = new Set(['mode', 'uid', 'gid', 'nr_inodes', 'nr_blocks', 'mpol', 'size']);
 /** what a pod's emptyDir of medium Memory is anyway: these cost nothing to accept */
 const EMPTYDIR_AS_IS = new Set(['defaults', 'rw', 'nosuid', 'nodev', 'exec', 'relatime', 'mode=1777', 'mode=01777', 'mode=777', 'mode=0777']);
@@ -33,7 +67,9 @@ export const DEFAULT_SHM_SIZE = 64 * 1024 * 1024;
 
 function checkVolumeName(name: string): void {
   if (!NAME_RE.test(name)) {
-    throw badRequest(`create ${name}: "${name}" includes invalid characters for a local volume name, only "[a-zA-Z0-9][a-zA-Z0-9_.-]" are allowed. If you intended to pass a host directory, use absolute path`);
+    throw badRequest(
+      `create ${name}: "${name}" includes invalid characters for a local volume name, only "[a-zA-Z0-9][a-zA-Z0-9_.-]" are allowed. If you intended to pass a host directory, use absolute path`,
+    );
   }
 }
 
@@ -49,14 +85,20 @@ function sizeLimit(value: string, target: string): string {
 function tmpfsVolume(target: string, options: string, warnings: string[]): SandboxVolume {
   const volume: SandboxVolume = { target, readOnly: false, memory: true };
   const ignored: string[] = [];
-  for (const option of options.split(',').map((o) => o.trim()).filter(Boolean)) {
+  for (const option of options
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean)) {
     const [key, value] = option.includes('=') ? [option.slice(0, option.indexOf('=')), option.slice(option.indexOf('=') + 1)] : [option, undefined];
     if (value === undefined ? !TMPFS_FLAGS.has(key) : !TMPFS_KEYS.has(key)) throw badRequest(`invalid tmpfs option ["${option}"] for ${target}`);
     if (option === 'ro') volume.readOnly = true;
     else if (key === 'size') volume.sizeLimit = sizeLimit(value!, target);
     else if (!EMPTYDIR_AS_IS.has(option)) ignored.push(option);
   }
-  if (ignored.length) warnings.push(`tmpfs ${target}: ${ignored.join(',')} not applied: a pod's memory-backed emptyDir is mounted rw,nosuid,nodev with mode 1777 (ro and size are kept)`);
+  if (ignored.length)
+    warnings.push(
+      `tmpfs ${target}: ${ignored.join(',')} not applied: a pod's memory-backed emptyDir is mounted rw,nosuid,nodev with mode 1777 (ro and size are kept)`,
+    );
   return volume;
 }
 
@@ -64,7 +106,9 @@ function bindVolume(bind: string): SandboxVolume {
   const [source, target, mode] = bind.split(':');
   if (!source || !target) throw badRequest(`invalid bind "${bind}": expected source:target[:ro]`);
   if (source.startsWith('/') || source.startsWith('.')) {
-    throw badRequest(`bind mount of host path ${source} is not supported: a pod cannot see this machine's disk; use a named volume or copy files with docker cp / PUT archive`);
+    throw badRequest(
+      `bind mount of host path ${source} is not supported: a pod cannot see this machine's disk; use a named volume or copy files with docker cp / PUT archive`,
+    );
   }
   checkVolumeName(source);
   const modes = (mode ?? '').split(',').filter(Boolean);
@@ -93,7 +137,10 @@ function tmpfsMountOptions(m: MountSpec): string {
 
 /** a volume mount's driver and options: refused, as for `docker volume create` */
 function refuseMountDriver(m: MountSpec): void {
-  refuseDriverSettings(m.VolumeOptions?.DriverConfig?.Name, m.VolumeOptions?.DriverConfig?.Options, { driver: 'volume-driver= of --mount', options: 'volume-opt= of --mount' });
+  refuseDriverSettings(m.VolumeOptions?.DriverConfig?.Name, m.VolumeOptions?.DriverConfig?.Options, {
+    driver: 'volume-driver= of --mount',
+    options: 'volume-opt= of --mount',
+  });
 }
 
 function mountVolume(m: MountSpec, warnings: string[]): SandboxVolume {
@@ -119,12 +166,16 @@ export function planMounts(body: CreateBody): MountPlan {
   const [bindsOfPathsAlone, binds] = partition(hc.Binds ?? [], isAnonymousBind);
   const anonymous = [
     ...mounts.filter(isAnonymousMount).map((m) => {
-      if (!m.Target?.startsWith('/')) throw badRequest(`invalid mount config for type "volume": the target ${m.Target ? `${m.Target} must be an absolute path` : 'is missing'}`);
+      if (!m.Target?.startsWith('/'))
+        throw badRequest(`invalid mount config for type "volume": the target ${m.Target ? `${m.Target} must be an absolute path` : 'is missing'}`);
       refuseMountDriver(m);
       return { target: m.Target, readOnly: Boolean(m.ReadOnly) };
     }),
     ...bindsOfPathsAlone.map((target) => {
-      if (!target.startsWith('/')) throw badRequest(`invalid volume specification: '${target}': a bind without a source is an anonymous volume, and its path in the container must be absolute`);
+      if (!target.startsWith('/'))
+        throw badRequest(
+          `invalid volume specification: '${target}': a bind without a source is an anonymous volume, and its path in the container must be absolute`,
+        );
       return { target, readOnly: false };
     }),
   ];

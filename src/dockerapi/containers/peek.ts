@@ -186,5 +186,7 @@ export class PeekPods {
 
 /** A peek pod that could not be deleted (after retries) is said so; its expiry and `berth gc` end it. */
 function leftBehind(pod: string, err: Error): void {
-  process.stderr.write(`berth serve: peek pod ${pod} could not be deleted (${err.message}); it expires at its berth.dev/expires-at and \`berth gc\` removes it then\n`);
+  process.stderr.write(
+    `berth serve: peek pod ${pod} could not be deleted (${err.message}); it expires at its berth.dev/expires-at and \`berth gc\` removes it then\n`,
+  );
 }

@@ -78,7 +78,10 @@ function parseProc(record: string): Proc | undefined {
   const open = stat.indexOf('(');
   const close = stat.lastIndexOf(')');
   if (open < 0 || close < open) return undefined; // ended before it was read
-  const f = stat.slice(close + 2).trim().split(/\s+/);
+  const f = stat
+    .slice(close + 2)
+    .trim()
+    .split(/\s+/);
   return {
     pid: Number(pid),
     comm: stat.slice(open + 1, close),

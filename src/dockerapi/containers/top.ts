@@ -24,7 +24,7 @@ const secondsRunning = (p: Proc, ctx: Context): number => Math.max(0, ctx.snapsh
 /** CPU time over time running, in tenths of a percent (procps' pcpu) */
 const perMilleCpu = (p: Proc, ctx: Context): number => {
   const running = secondsRunning(p, ctx);
-  return running > 0 ? Math.floor((p.cpuTicks / CLOCK_TICKS) * 1000 / running) : 0;
+  return running > 0 ? Math.floor(((p.cpuTicks / CLOCK_TICKS) * 1000) / running) : 0;
 };
 const perMilleMem = (p: Proc, ctx: Context): number => (ctx.snapshot.memTotalKb ? Math.floor((p.rssKb * 1000) / ctx.snapshot.memTotalKb) : 0);
 const tenths = (perMille: number): string => `${Math.floor(perMille / 10)}.${perMille % 10}`;
@@ -122,14 +122,28 @@ const PLAIN = [col('pid'), col('tty', 'TTY'), col('time'), col('comm', 'CMD')];
 /** `-f` */
 const FULL = [col('uid', 'UID', userName), col('pid'), col('ppid'), col('c'), col('stime'), col('tty', 'TTY'), col('time'), col('cmd')];
 /** BSD's `u` */
-const USER = [col('user'), col('pid'), col('%cpu'), col('%mem'), col('vsz'), col('rss'), col('tty', 'TTY'), col('stat'), col('start_time'), col('time', 'TIME', cpuMinutes), col('command')];
+const USER = [
+  col('user'),
+  col('pid'),
+  col('%cpu'),
+  col('%mem'),
+  col('vsz'),
+  col('rss'),
+  col('tty', 'TTY'),
+  col('stat'),
+  col('start_time'),
+  col('time', 'TIME', cpuMinutes),
+  col('command'),
+];
 
 /** UNIX options (after `-`) and BSD options (without) that only select processes or widen the output: the container's processes are all shown */
 const SELECTING_UNIX = new Set(['e', 'A', 'a', 'd', 'N', 'w', 'T']);
 const SELECTING_BSD = new Set(['a', 'x', 'w', 'e', 'g', 'r', 'T']);
 
 const refusal = (what: string): DockerError =>
-  badRequest(`ps option ${what} is not supported: berth serve's top reads the container's /proc and knows -e, -A, -f, -o <format> and BSD's a, u, x, o <format>`);
+  badRequest(
+    `ps option ${what} is not supported: berth serve's top reads the container's /proc and knows -e, -A, -f, -o <format> and BSD's a, u, x, o <format>`,
+  );
 
 /** The columns `ps_args` asks for. */
 export function psColumns(psArgs: string): Column[] {

@@ -9,7 +9,23 @@ import { portSummaries } from '../containers/container-view.js';
 import { mountPointsOf } from '../volumes/volumes.js';
 import { tryNormalizeImage } from '../images/image-ref.js';
 
-const KEYS = ['ancestor', 'before', 'exited', 'expose', 'health', 'id', 'is-task', 'isolation', 'label', 'name', 'network', 'publish', 'since', 'status', 'volume'];
+const KEYS = [
+  'ancestor',
+  'before',
+  'exited',
+  'expose',
+  'health',
+  'id',
+  'is-task',
+  'isolation',
+  'label',
+  'name',
+  'network',
+  'publish',
+  'since',
+  'status',
+  'volume',
+];
 const STATES = ['created', 'running', 'paused', 'restarting', 'removing', 'exited', 'dead'];
 const HEALTHS = ['none', 'starting', 'healthy', 'unhealthy'];
 
@@ -77,7 +93,8 @@ function portsFilter(filters: Filters): (c: ContainerRecord) => boolean {
   const publish = (filters.get('publish') ?? []).map((v) => portRange('publish', v));
   const expose = (filters.get('expose') ?? []).map((v) => portRange('expose', v));
   if (!publish.length && !expose.length) return () => true;
-  const within = (ranges: PortRange[], port: number | undefined, proto: string): boolean => port !== undefined && ranges.some((r) => r.proto === proto && port >= r.start && port <= r.end);
+  const within = (ranges: PortRange[], port: number | undefined, proto: string): boolean =>
+    port !== undefined && ranges.some((r) => r.proto === proto && port >= r.start && port <= r.end);
   return (c) => portSummaries(c).some((p) => within(publish, p.PublicPort, p.Type) || within(expose, p.PrivatePort, p.Type));
 }
 

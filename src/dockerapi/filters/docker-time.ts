@@ -9,7 +9,7 @@
 export const TIME_OR_DURATION_FORMS = 'a duration back from now such as 10m or 24h, an RFC 3339 time such as 2006-01-02T15:04:05Z, or unix seconds';
 
 /** Milliseconds per unit of Go's time.ParseDuration. */
-const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, 'μs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, μs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /** Go's time.ParseDuration, in milliseconds; undefined where Go answers an error (`5`, `1d`, `h`). */
 export function goDurationMs(text: string): number | undefined {

@@ -30,7 +30,13 @@ export function parseFilters(raw: string | null | undefined): Filters {
     if (Array.isArray(value)) {
       if (!value.every((v) => typeof v === 'string')) throw new FilterError(`invalid filter ${key}: the values must be strings`);
       out.set(key, value);
-    } else if (value && typeof value === 'object') out.set(key, Object.entries(value as Record<string, unknown>).filter(([, v]) => v === true || v === 'true').map(([k]) => k));
+    } else if (value && typeof value === 'object')
+      out.set(
+        key,
+        Object.entries(value as Record<string, unknown>)
+          .filter(([, v]) => v === true || v === 'true')
+          .map(([k]) => k),
+      );
     else if (typeof value === 'string') out.set(key, [value]);
     else throw new FilterError(`invalid filter ${key}`);
   }
@@ -45,7 +51,8 @@ export const MAX_PATTERN_LENGTH = 1024;
  * not RE2 syntax either) or that is not a valid pattern at all is the client's error.
  */
 export function patternMatcher(key: string, pattern: string): (text: string) => boolean {
-  if (pattern.length > MAX_PATTERN_LENGTH) throw new FilterError(`invalid filter '${key}=${pattern.slice(0, 40)}…': patterns are at most ${MAX_PATTERN_LENGTH} characters`);
+  if (pattern.length > MAX_PATTERN_LENGTH)
+    throw new FilterError(`invalid filter '${key}=${pattern.slice(0, 40)}…': patterns are at most ${MAX_PATTERN_LENGTH} characters`);
   let re: RegExp;
   try {
     re = new RegExp(pattern, LINEAR_TIME);

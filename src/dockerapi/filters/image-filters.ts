@@ -50,7 +50,8 @@ export function imageListFilter(filters: Filters, find: (ref: string) => ImageRe
 function untilOf(filters: Filters, now: number): number[] {
   return (filters.get('until') ?? []).map((value) => {
     const at = parseTimeOrDuration(value, now);
-    if (at === undefined) throw new FilterError(`invalid value for 'until' filter: failed to parse value as time or duration: "${value}" (until takes ${TIME_OR_DURATION_FORMS})`);
+    if (at === undefined)
+      throw new FilterError(`invalid value for 'until' filter: failed to parse value as time or duration: "${value}" (until takes ${TIME_OR_DURATION_FORMS})`);
     return at;
   });
 }

@@ -9,7 +9,8 @@ import type { NetworkRecord } from '../model.js';
 export function networkListFilter(filters: Filters, hasActiveEndpoints: (id: string) => boolean): (n: NetworkRecord) => boolean {
   checkKeys(filters, ['dangling', 'driver', 'id', 'label', 'name', 'scope', 'type']);
   const dangling = danglingOf(filters);
-  for (const t of filters.get('type') ?? []) if (t !== 'builtin' && t !== 'custom') throw new FilterError(`invalid filter: 'type'='${t}' (give builtin or custom)`);
+  for (const t of filters.get('type') ?? [])
+    if (t !== 'builtin' && t !== 'custom') throw new FilterError(`invalid filter: 'type'='${t}' (give builtin or custom)`);
   const names = patternMatchers('name', filters.get('name'));
   const ids = patternMatchers('id', filters.get('id'));
   return (n) =>

@@ -5,11 +5,7 @@
  * it is matched, so a malformed one is refused at once, as Go refuses it wherever in the pattern it stands.
  */
 
-type Token =
-  | { kind: 'star' }
-  | { kind: 'one' }
-  | { kind: 'literal'; char: string }
-  | { kind: 'class'; negated: boolean; ranges: Array<[number, number]> };
+type Token = { kind: 'star' } | { kind: 'one' } | { kind: 'literal'; char: string } | { kind: 'class'; negated: boolean; ranges: Array<[number, number]> };
 
 /** Go's ErrBadPattern, in its words. */
 export class PatternSyntaxError extends Error {

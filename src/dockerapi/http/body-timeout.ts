@@ -9,7 +9,10 @@ import { DockerError } from './docker-error.js';
 export const DEFAULT_BODY_TIMEOUT_MS = 60_000;
 
 export function bodyTimeoutError(ms: number, what: string): DockerError {
-  return new DockerError(408, `${what} stopped arriving: nothing came for ${Math.round(ms / 1000)} s (send the whole body, with a Content-Length that matches it)`);
+  return new DockerError(
+    408,
+    `${what} stopped arriving: nothing came for ${Math.round(ms / 1000)} s (send the whole body, with a Content-Length that matches it)`,
+  );
 }
 
 /**

@@ -240,7 +240,8 @@ export class Call {
   }
 
   fail(err: unknown): void {
-    const status = err instanceof DockerError ? err.status : typeof (err as { status?: unknown }).status === 'number' ? (err as { status: number }).status : 500;
+    const status =
+      err instanceof DockerError ? err.status : typeof (err as { status?: unknown }).status === 'number' ? (err as { status: number }).status : 500;
     const message = (err as Error).message ?? String(err);
     if (this.responded) {
       this.res?.destroy();
@@ -259,7 +260,9 @@ export class Call {
       return this.res;
     }
     const socket = this.socket as Duplex;
-    const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+    const extra = Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
     socket.write(`HTTP/1.1 ${status} ${statusText(status)}\r\nContent-Type: ${contentType}\r\n${extra}Connection: close\r\n\r\n`);
     return socket;
   }
@@ -342,7 +345,11 @@ export class Router {
       const m = r.pattern.exec(call.path);
       if (!m) continue;
       pathMatched = true;
-      if (r.method !== call.method && !(r.method === 'GET' && call.method === 'HEAD' && !this.routes.some((x) => x.method === 'HEAD' && x.pattern.test(call.path)))) continue;
+      if (
+        r.method !== call.method &&
+        !(r.method === 'GET' && call.method === 'HEAD' && !this.routes.some((x) => x.method === 'HEAD' && x.pattern.test(call.path)))
+      )
+        continue;
       await r.handler(call, m.slice(1).map(decodePathPart));
       return;
     }

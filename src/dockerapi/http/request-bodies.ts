@@ -50,7 +50,17 @@ const schemas = {
         PortBindings: nullable({ type: 'object', additionalProperties: nullable({ type: 'array', items: obj({ HostIp: str, HostPort: str }) }) }),
         PublishAllPorts: bool,
         Binds: nullable(strList),
-        Mounts: nullable({ type: 'array', items: obj({ Type: str, Source: str, Target: str, ReadOnly: bool, VolumeOptions: nullable(obj({ DriverConfig: nullable(obj({ Name: str, Options: nullable(strMap) })), Labels: nullable(strMap) })), TmpfsOptions: nullable(obj({ SizeBytes: int, Mode: int, Options: nullable({ type: 'array', items: strList }) })) }) }),
+        Mounts: nullable({
+          type: 'array',
+          items: obj({
+            Type: str,
+            Source: str,
+            Target: str,
+            ReadOnly: bool,
+            VolumeOptions: nullable(obj({ DriverConfig: nullable(obj({ Name: str, Options: nullable(strMap) })), Labels: nullable(strMap) })),
+            TmpfsOptions: nullable(obj({ SizeBytes: int, Mode: int, Options: nullable({ type: 'array', items: strList }) })),
+          }),
+        }),
         Tmpfs: nullable(strMap),
         ShmSize: int,
         AutoRemove: bool,
@@ -62,9 +72,30 @@ const schemas = {
     ),
     NetworkingConfig: nullable(obj({ EndpointsConfig: nullable({ type: 'object', additionalProperties: endpointConfig }) })),
   }),
-  exec: obj({ Cmd: argv, Env: nullable(strList), WorkingDir: str, User: str, Tty: bool, AttachStdin: bool, AttachStdout: bool, AttachStderr: bool, Detach: bool, Privileged: bool, DetachKeys: str }),
+  exec: obj({
+    Cmd: argv,
+    Env: nullable(strList),
+    WorkingDir: str,
+    User: str,
+    Tty: bool,
+    AttachStdin: bool,
+    AttachStdout: bool,
+    AttachStderr: bool,
+    Detach: bool,
+    Privileged: bool,
+    DetachKeys: str,
+  }),
   execStart: obj({ Detach: bool, Tty: bool, ConsoleSize: nullable({ type: 'array', items: int }) }),
-  networkCreate: obj({ Name: str, Driver: str, Labels: nullable(strMap), Internal: bool, Attachable: bool, CheckDuplicate: bool, EnableIPv6: bool, Options: nullable(strMap) }),
+  networkCreate: obj({
+    Name: str,
+    Driver: str,
+    Labels: nullable(strMap),
+    Internal: bool,
+    Attachable: bool,
+    CheckDuplicate: bool,
+    EnableIPv6: bool,
+    Options: nullable(strMap),
+  }),
   networkConnect: obj({ Container: str, EndpointConfig: endpointConfig }),
   networkDisconnect: obj({ Container: str, Force: bool }),
   volumeCreate: obj({ Name: str, Driver: str, DriverOpts: nullable(strMap), Labels: nullable(strMap) }),
@@ -94,14 +125,23 @@ function fieldName(path: string): string {
 /** The innermost failure is the one that names the field (anyOf reports itself last). */
 function describe(err: ErrorObject, body: unknown): string {
   const field = fieldName(err.instancePath) || 'the body';
-  const value = err.instancePath.split('/').slice(1).reduce<unknown>((v, p) => (v as Record<string, unknown> | undefined)?.[p.replace(/~1/g, '/').replace(/~0/g, '~')], body);
-  const expected = err.keyword === 'type' ? `must be ${String(err.params.type).replace(/^(.)/, (m) => (/[aeiou]/.test(m) ? `an ${m}` : `a ${m}`))}` : (err.message ?? 'is not valid');
+  const value = err.instancePath
+    .split('/')
+    .slice(1)
+    .reduce<unknown>((v, p) => (v as Record<string, unknown> | undefined)?.[p.replace(/~1/g, '/').replace(/~0/g, '~')], body);
+  const expected =
+    err.keyword === 'type'
+      ? `must be ${String(err.params.type).replace(/^(.)/, (m) => (/[aeiou]/.test(m) ? `an ${m}` : `a ${m}`))}`
+      : (err.message ?? 'is not valid');
   return `invalid JSON: ${field} ${expected}, not ${jsonType(value)}`;
 }
 
 /** The object holding the value at a JSON pointer, and its key there; undefined for the root or an array item. */
 function holderOf(body: unknown, pointer: string): { holder: Record<string, unknown>; key: string } | undefined {
-  const parts = pointer.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = pointer
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   const key = parts.pop();
   const holder = parts.reduce<unknown>((v, p) => (v as Record<string, unknown> | undefined)?.[p], body);
   if (key === undefined || !holder || typeof holder !== 'object' || Array.isArray(holder)) return undefined;

@@ -65,7 +65,12 @@ export async function checkListenerSecurity(listeners: Listener[], opts: { tls?:
     const { loopback, addresses } = await resolveLoopback(l.host ?? '', opts.resolve);
     if (!loopback) {
       const tlsOnly = opts.tls ? ' (--tls alone encrypts but accepts any client)' : '';
-      const resolved = addresses.length === 0 ? ' (it does not resolve)' : addresses.length === 1 && addresses[0] === l.host ? '' : ` (it resolves to ${addresses.join(', ')})`;
+      const resolved =
+        addresses.length === 0
+          ? ' (it does not resolve)'
+          : addresses.length === 1 && addresses[0] === l.host
+            ? ''
+            : ` (it resolves to ${addresses.join(', ')})`;
       throw new Error(
         `${l.spec} is not a loopback address${resolved}${tlsOnly}: give --tlsverify with --tlscacert (clients need a certificate that CA signed) or --token (clients send it as a bearer token) to listen there`,
       );
@@ -202,7 +207,9 @@ function admitted(call: Call, token: string | undefined): boolean {
     return false;
   }
   if (call.path !== call.req.url && compareVersions(call.version, MIN_API_VERSION) < 0) {
-    call.send(400, { message: `client version ${call.version} is too old. Minimum supported API version is ${MIN_API_VERSION}, please upgrade your client to a newer version` });
+    call.send(400, {
+      message: `client version ${call.version} is too old. Minimum supported API version is ${MIN_API_VERSION}, please upgrade your client to a newer version`,
+    });
     return false;
   }
   if (compareVersions(call.version, API_VERSION) > 0) {

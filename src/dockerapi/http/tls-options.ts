@@ -55,7 +55,8 @@ export function loadListenerTls(flags: TlsFlags, env: NodeJS.ProcessEnv = proces
   const verifyClients = Boolean(flags.tlsverify);
   if (!flags.tls && !verifyClients) {
     const stray = (['tlscacert', 'tlscert', 'tlskey'] as const).filter((f) => flags[f] !== undefined);
-    if (stray.length) throw new Error(`--${stray.join(', --')} given without --tls or --tlsverify: add --tlsverify (clients need a certificate) or --tls (encryption only)`);
+    if (stray.length)
+      throw new Error(`--${stray.join(', --')} given without --tls or --tlsverify: add --tlsverify (clients need a certificate) or --tls (encryption only)`);
     return undefined;
   }
   const dir = defaultCertDir(env);
@@ -69,7 +70,10 @@ export function loadListenerTls(flags: TlsFlags, env: NodeJS.ProcessEnv = proces
   try {
     createSecureContext({ cert, key });
   } catch (err) {
-    throw new Error(`--tlscert ${certPath} and --tlskey ${keyPath} do not make a certificate and its key (${(err as Error).message}): give the key the certificate was issued for`, { cause: err });
+    throw new Error(
+      `--tlscert ${certPath} and --tlskey ${keyPath} do not make a certificate and its key (${(err as Error).message}): give the key the certificate was issued for`,
+      { cause: err },
+    );
   }
   if (ca && caPath) {
     try {

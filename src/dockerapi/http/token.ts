@@ -30,7 +30,9 @@ export function resolveToken(o: { token?: string; tokenFile?: string }, env: Nod
         try {
           return readFileSync(o.tokenFile as string, 'utf8').replace(/\r?\n$/, '');
         } catch (err) {
-          throw new TokenError(`--token-file ${o.tokenFile}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, { cause: err });
+          throw new TokenError(`--token-file ${o.tokenFile}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, {
+            cause: err,
+          });
         }
       },
     ]);

@@ -33,7 +33,13 @@ export async function claimSocketPath(path: string, timeoutMs = 2000): Promise<v
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
     throw new SocketPathError(`unix://${path}: cannot inspect it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
-  if (kind === 'other') throw new SocketPathError(`unix://${path}: the path exists and is not a socket; berth never deletes it: remove it yourself or give another -H unix:///path`);
-  if (await answers(path, timeoutMs)) throw new SocketPathError(`unix://${path}: another server is listening on this socket (a running berth serve or dockerd); stop it or give another -H unix:///path`);
+  if (kind === 'other')
+    throw new SocketPathError(
+      `unix://${path}: the path exists and is not a socket; berth never deletes it: remove it yourself or give another -H unix:///path`,
+    );
+  if (await answers(path, timeoutMs))
+    throw new SocketPathError(
+      `unix://${path}: another server is listening on this socket (a running berth serve or dockerd); stop it or give another -H unix:///path`,
+    );
   unlinkSync(path);
 }

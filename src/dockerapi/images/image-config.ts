@@ -89,7 +89,8 @@ export function parseManifest(body: Buffer | string, contentType = ''): Manifest
   }
   const type = doc.mediaType ?? contentType.split(';')[0].trim();
   if (doc.schemaVersion === 1) throw new ImageConfigError('the manifest is docker schema 1, which carries no config blob');
-  if (type === OCI_INDEX || type === DOCKER_MANIFEST_LIST || (Array.isArray(doc.manifests) && !doc.config)) return { kind: 'index', manifests: doc.manifests ?? [] };
+  if (type === OCI_INDEX || type === DOCKER_MANIFEST_LIST || (Array.isArray(doc.manifests) && !doc.config))
+    return { kind: 'index', manifests: doc.manifests ?? [] };
   if (doc.config?.digest) return { kind: 'image', config: doc.config };
   throw new ImageConfigError(`the manifest (${type || 'no media type'}) names no config blob`);
 }
@@ -99,8 +100,12 @@ export function selectPlatformManifest(manifests: readonly Descriptor[], want: P
   const same = manifests.filter((m) => m.platform?.os === want.os && m.platform?.architecture === want.architecture);
   const chosen = same.find((m) => (m.platform?.variant ?? '') === (want.variant ?? '')) ?? same.find((m) => !m.platform?.variant) ?? same[0];
   if (chosen) return chosen;
-  const offered = manifests.map((m) => [m.platform?.os, m.platform?.architecture, m.platform?.variant].filter(Boolean).join('/')).filter((p) => p && !p.startsWith('unknown'));
-  throw new ImageConfigError(`the image has no ${[want.os, want.architecture, want.variant].filter(Boolean).join('/')} variant (it has ${offered.join(', ') || 'none'})`);
+  const offered = manifests
+    .map((m) => [m.platform?.os, m.platform?.architecture, m.platform?.variant].filter(Boolean).join('/'))
+    .filter((p) => p && !p.startsWith('unknown'));
+  throw new ImageConfigError(
+    `the image has no ${[want.os, want.architecture, want.variant].filter(Boolean).join('/')} variant (it has ${offered.join(', ') || 'none'})`,
+  );
 }
 
 export interface ReadOptions {
@@ -115,7 +120,11 @@ export interface ReadOptions {
 /** Fetches manifest (through the index, if any) and config blob; every body is checked against its digest. */
 export async function readImageInfo(ref: string, opts: ReadOptions = {}): Promise<ImageInfo> {
   const r = parseImageReference(ref);
-  const reader = new RepositoryReader(r.registry, r.repository, { insecure: opts.insecure, timeoutMs: opts.timeoutMs, deadline: Date.now() + (opts.totalMs ?? 10_000) });
+  const reader = new RepositoryReader(r.registry, r.repository, {
+    insecure: opts.insecure,
+    timeoutMs: opts.timeoutMs,
+    deadline: Date.now() + (opts.totalMs ?? 10_000),
+  });
   const top = await reader.manifest(r.digest ?? r.tag ?? 'latest', ACCEPT);
   const topDigest = sha256Digest(top.body);
   if (r.digest && r.digest !== topDigest) throw new ImageConfigError(`the registry sent a manifest of digest ${topDigest} for ${ref}`);
@@ -128,14 +137,22 @@ export async function readImageInfo(ref: string, opts: ReadOptions = {}): Promis
     if (manifest.kind === 'index') throw new ImageConfigError(`the index of ${ref} points to another index`);
   }
   const blob = await reader.blob(manifest.config.digest);
-  if (sha256Digest(blob.body) !== manifest.config.digest) throw new ImageConfigError(`the config blob of ${ref} does not match its digest ${manifest.config.digest}`);
+  if (sha256Digest(blob.body) !== manifest.config.digest)
+    throw new ImageConfigError(`the config blob of ${ref} does not match its digest ${manifest.config.digest}`);
   let doc: { config?: ImageConfig | null; created?: string; architecture?: string; os?: string };
   try {
     doc = JSON.parse(blob.body.toString('utf8')) as typeof doc;
   } catch {
     throw new ImageConfigError(`the config blob of ${ref} is not JSON`);
   }
-  return { config: doc.config ?? {}, configDigest: manifest.config.digest, repoDigest: `${r.familiar}@${topDigest}`, created: doc.created, architecture: doc.architecture, os: doc.os };
+  return {
+    config: doc.config ?? {},
+    configDigest: manifest.config.digest,
+    repoDigest: `${r.familiar}@${topDigest}`,
+    created: doc.created,
+    architecture: doc.architecture,
+    os: doc.os,
+  };
 }
 
 export type ImageLookup = { info: ImageInfo } | { reason: string };
@@ -152,7 +169,8 @@ export class ImageConfigSource {
 
   constructor(private readonly opts: ImageConfigSourceOptions) {
     for (const r of opts.insecure ?? []) {
-      if (!/^[a-zA-Z0-9.-]+(:\d+)?$|^\[[0-9a-fA-F:]+\](:\d+)?$/.test(r)) throw new ImageConfigError(`--insecure-registry ${r}: give host[:port] as it appears in image names (e.g. registry.lan:5000)`);
+      if (!/^[a-zA-Z0-9.-]+(:\d+)?$|^\[[0-9a-fA-F:]+\](:\d+)?$/.test(r))
+        throw new ImageConfigError(`--insecure-registry ${r}: give host[:port] as it appears in image names (e.g. registry.lan:5000)`);
     }
   }
 
@@ -169,7 +187,9 @@ export class ImageConfigSource {
       (err: Error): ImageLookup => {
         if (!this.reported.has(ref)) {
           this.reported.add(ref);
-          this.opts.log(`image config of ${ref} not read (${err.message}); its containers get only what the client sends (start berth serve with --insecure-registry for a plain-http registry, --no-image-config to stop asking)`);
+          this.opts.log(
+            `image config of ${ref} not read (${err.message}); its containers get only what the client sends (start berth serve with --insecure-registry for a plain-http registry, --no-image-config to stop asking)`,
+          );
         }
         return { reason: err.message };
       },

@@ -29,7 +29,14 @@ export class ImageStore {
   /** By reference (as Docker normalizes it), full id, or id prefix of 12+ characters; 404 otherwise. */
   find(ref: string): ImageRecord {
     const norm = tryNormalizeImage(ref);
-    for (const img of this.records.values()) if ((norm !== undefined && img.tags.has(norm)) || img.id === ref || img.id === `sha256:${ref}` || (ref.length >= 12 && img.id.startsWith(`sha256:${ref}`))) return img;
+    for (const img of this.records.values())
+      if (
+        (norm !== undefined && img.tags.has(norm)) ||
+        img.id === ref ||
+        img.id === `sha256:${ref}` ||
+        (ref.length >= 12 && img.id.startsWith(`sha256:${ref}`))
+      )
+        return img;
     throw notFound(`No such image: ${ref}`);
   }
 

@@ -60,7 +60,11 @@ export class ContainerLog {
     // timestamps: the kubelet's drop trailing zeros, the cut writes them as dockerd does
     const cutHere = s.timestamps || s.stampLines || s.tail !== undefined || s.until !== undefined || (s.since !== undefined && !isWholeSecond(s.since));
     if (cutHere) return this.copyCut(stream, writer, what);
-    await copyLog(this.source({ stream, timestamps: s.timestamps, sinceTime: s.since === undefined ? undefined : sinceTimeOf(s.since) }), writer, this.options(what, this.signal));
+    await copyLog(
+      this.source({ stream, timestamps: s.timestamps, sinceTime: s.since === undefined ? undefined : sinceTimeOf(s.since) }),
+      writer,
+      this.options(what, this.signal),
+    );
   }
 
   /** One log read with timestamps from its first instant on, through a cut by time into `writer`. */

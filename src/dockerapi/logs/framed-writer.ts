@@ -22,7 +22,10 @@ function wholeChunks(stream: number): Framer {
     push(parts) {
       const batch = new FrameBatch(stream);
       const nonEmpty = parts.filter((p) => p.length > 0);
-      batch.add(nonEmpty, nonEmpty.reduce((n, p) => n + p.length, 0));
+      batch.add(
+        nonEmpty,
+        nonEmpty.reduce((n, p) => n + p.length, 0),
+      );
       return batch.done();
     },
     flush: () => [],
@@ -65,10 +68,7 @@ export function framedWriter(sink: Writable | NodeJS.WritableStream, stream: num
       send(framer.push([chunk]), cb);
     },
     writev(chunks, cb) {
-      send(
-        framer.push(chunks.map((c) => c.chunk as Buffer)),
-        cb,
-      );
+      send(framer.push(chunks.map((c) => c.chunk as Buffer)), cb);
     },
     final(cb) {
       send(framer.flush(), cb);

@@ -33,7 +33,7 @@ export function windowStart(mergedTail: string | Buffer, tail: number): bigint |
  */
 function recordCount(text: Buffer): number {
   let count = 0;
-  for (let start = 0; start < text.length; ) {
+  for (let start = 0; start < text.length;) {
     const nl = text.indexOf(0x0a, start);
     const end = nl < 0 ? text.length : nl;
     if (end > start) {

@@ -30,8 +30,8 @@ const GATEWAY_MODES = new Set(['nat', 'nat-unprotected', 'routed', 'isolated']);
 /** refused whatever their value, with why */
 const REFUSED: Record<string, string> = {
   'com.docker.network.container_iface_prefix': "a pod's interface is named by the cluster's network plugin",
-  'com.docker.network.host_ipv4': 'the source address of what pods send out is the cluster\'s',
-  'com.docker.network.host_ipv6': 'the source address of what pods send out is the cluster\'s',
+  'com.docker.network.host_ipv4': "the source address of what pods send out is the cluster's",
+  'com.docker.network.host_ipv6': "the source address of what pods send out is the cluster's",
 };
 
 /** dockerd's words for a value its bridge driver cannot parse */

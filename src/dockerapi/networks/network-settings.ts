@@ -26,7 +26,9 @@ export function checkEndpointSettings(network: string, settings: Record<string, 
   for (const [field, value] of Object.entries(settings ?? {})) {
     const refused = ENDPOINT_REFUSED[field];
     if (refused && !isZero(value)) {
-      throw badRequest(`invalid endpoint settings for network ${network}: ${field}=${JSON.stringify(value)} (${refused.flag}) is not supported: ${refused.why}`);
+      throw badRequest(
+        `invalid endpoint settings for network ${network}: ${field}=${JSON.stringify(value)} (${refused.flag}) is not supported: ${refused.why}`,
+      );
     }
   }
 }
@@ -59,13 +61,24 @@ export function checkNetworkCreate(name: string, body: NetworkCreateSettings): s
     throw badRequest(`network ${name}: ${what} cannot be given: ${why}`);
   };
   const driver = body.Driver ?? '';
-  if (driver !== '' && driver !== 'bridge') refuse(`driver "${driver}" (-d)`, "berth's networks are names on the cluster's pod network; leave out -d or give bridge");
-  if (body.Internal) refuse('an internal network (--internal)', "its members would still reach everything the pod network reaches: berth cannot cut a network off from the outside (a --network none container has no network at all)");
+  if (driver !== '' && driver !== 'bridge')
+    refuse(`driver "${driver}" (-d)`, "berth's networks are names on the cluster's pod network; leave out -d or give bridge");
+  if (body.Internal)
+    refuse(
+      'an internal network (--internal)',
+      'its members would still reach everything the pod network reaches: berth cannot cut a network off from the outside (a --network none container has no network at all)',
+    );
   if (body.EnableIPv6) refuse('IPv6 (--ipv6)', "a pod's addresses are the cluster's network plugin's");
   const ipam = body.IPAM ?? {};
-  if (!isZero(ipam.Config)) refuse(`address configuration ${JSON.stringify(ipam.Config)} (--subnet, --ip-range, --gateway, --aux-address)`, "a pod's IP is chosen by the cluster's network plugin");
-  if ((ipam.Driver ?? '') !== '' && ipam.Driver !== 'default') refuse(`IPAM driver "${ipam.Driver}" (--ipam-driver)`, "a pod's IP is chosen by the cluster's network plugin");
+  if (!isZero(ipam.Config))
+    refuse(
+      `address configuration ${JSON.stringify(ipam.Config)} (--subnet, --ip-range, --gateway, --aux-address)`,
+      "a pod's IP is chosen by the cluster's network plugin",
+    );
+  if ((ipam.Driver ?? '') !== '' && ipam.Driver !== 'default')
+    refuse(`IPAM driver "${ipam.Driver}" (--ipam-driver)`, "a pod's IP is chosen by the cluster's network plugin");
   if (!isZero(ipam.Options)) refuse(`IPAM options (--ipam-opt)`, "a pod's IP is chosen by the cluster's network plugin");
-  if (body.Ingress || body.ConfigOnly || !isZero(body.ConfigFrom) || (body.Scope ?? '') === 'swarm') refuse('a swarm network (--ingress, --config-only, --config-from, --scope swarm)', 'berth runs no swarm');
+  if (body.Ingress || body.ConfigOnly || !isZero(body.ConfigFrom) || (body.Scope ?? '') === 'swarm')
+    refuse('a swarm network (--ingress, --config-only, --config-from, --scope swarm)', 'berth runs no swarm');
   return judgeNetworkOptions(name, body.Options ?? {});
 }

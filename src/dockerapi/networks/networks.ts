@@ -44,7 +44,15 @@ export class Networks {
   constructor(private readonly deps: NetworkDeps) {
     for (const name of ['bridge', 'host', 'none']) {
       const id = shortHash(`${deps.owner}/${name}`, 64);
-      this.records.set(id, { id, name, driver: name === 'bridge' ? 'bridge' : name === 'host' ? 'host' : 'null', created: new Date(), labels: {}, internal: false, builtin: true });
+      this.records.set(id, {
+        id,
+        name,
+        driver: name === 'bridge' ? 'bridge' : name === 'host' ? 'host' : 'null',
+        created: new Date(),
+        labels: {},
+        internal: false,
+        builtin: true,
+      });
     }
   }
 
@@ -71,7 +79,16 @@ export class Networks {
     if (!name || !NAME_RE.test(name)) throw badRequest(`invalid network name "${name ?? ''}"`);
     for (const n of this.records.values()) if (n.name === name) throw conflict(`network with name ${name} already exists`);
     const id = newId();
-    const rec: NetworkRecord = { id, name, driver: body.Driver || 'bridge', created: new Date(), labels: body.Labels ?? {}, options: body.Options ?? {}, internal: Boolean(body.Internal), builtin: false };
+    const rec: NetworkRecord = {
+      id,
+      name,
+      driver: body.Driver || 'bridge',
+      created: new Date(),
+      labels: body.Labels ?? {},
+      options: body.Options ?? {},
+      internal: Boolean(body.Internal),
+      builtin: false,
+    };
     this.records.set(id, rec);
     this.deps.bus.emit('network', 'create', { id, name });
     return rec;
@@ -108,8 +125,18 @@ export class Networks {
     this.deps.bus.emit('network', 'disconnect', { id: n.id, name: n.name }, { container: c.id });
     if (c.status !== 'running' || !c.podIP || n.builtin) return;
     for (const o of members) {
-      await dropHosts(o, c.podIP, had.filter((name) => !this.sharedNames(c, o).has(name)), exec);
-      await dropHosts(c, o.podIP!, namesOn(o, n.id).filter((name) => !this.sharedNames(o, c).has(name)), exec);
+      await dropHosts(
+        o,
+        c.podIP,
+        had.filter((name) => !this.sharedNames(c, o).has(name)),
+        exec,
+      );
+      await dropHosts(
+        c,
+        o.podIP!,
+        namesOn(o, n.id).filter((name) => !this.sharedNames(o, c).has(name)),
+        exec,
+      );
     }
   }
 
@@ -261,8 +288,14 @@ function namesOn(c: ContainerRecord, netId: string): string[] {
  * write /etc/hosts, keeps only the Services, and berth serve says which names that container cannot resolve.
  */
 async function appendHosts(target: ContainerRecord, lines: string[], exec: MemberExec, say: { unresolved: string; services: string }): Promise<void> {
-  const r = await exec(target, ['/bin/sh', '-c', 'printf "%s\\n" "$@" >> /etc/hosts', 'berth-hosts', ...lines]).catch((err: Error) => ({ exitCode: -1, stderr: err.message }));
-  if (r.exitCode !== 0) process.stderr.write(`berth serve: container ${target.name} cannot resolve ${say.unresolved} by /etc/hosts (${r.stderr.trim() || `exit ${r.exitCode}`}); ${say.services} still resolve\n`);
+  const r = await exec(target, ['/bin/sh', '-c', 'printf "%s\\n" "$@" >> /etc/hosts', 'berth-hosts', ...lines]).catch((err: Error) => ({
+    exitCode: -1,
+    stderr: err.message,
+  }));
+  if (r.exitCode !== 0)
+    process.stderr.write(
+      `berth serve: container ${target.name} cannot resolve ${say.unresolved} by /etc/hosts (${r.stderr.trim() || `exit ${r.exitCode}`}); ${say.services} still resolve\n`,
+    );
 }
 
 /**
@@ -271,7 +304,8 @@ async function appendHosts(target: ContainerRecord, lines: string[], exec: Membe
  */
 async function dropHosts(target: ContainerRecord, ip: string, names: string[], exec: MemberExec): Promise<void> {
   if (!names.length) return;
-  const failed = (why: string): void => void process.stderr.write(`berth serve: container ${target.name} may still resolve ${names.join(', ')} by /etc/hosts (${why})\n`);
+  const failed = (why: string): void =>
+    void process.stderr.write(`berth serve: container ${target.name} may still resolve ${names.join(', ')} by /etc/hosts (${why})\n`);
   for (let attempt = 0; attempt < 3; attempt++) {
     const read = await exec(target, ['cat', '/etc/hosts']).catch((err: Error) => ({ exitCode: -1, stdout: '', stderr: err.message }));
     if (read.exitCode !== 0) return failed(read.stderr.trim() || `exit ${read.exitCode}`);
@@ -279,7 +313,11 @@ async function dropHosts(target: ContainerRecord, ip: string, names: string[], e
     if (edited === read.stdout) return;
     // $(…) drops trailing newlines of both sides alike; exit 3: the file changed since it was read
     const script = '[ "$(cat /etc/hosts)" = "$(printf "%s" "$1")" ] || exit 3; printf "%s" "$2" > /etc/hosts';
-    const write = await exec(target, ['/bin/sh', '-c', script, 'berth-hosts', read.stdout, edited]).catch((err: Error) => ({ exitCode: -1, stdout: '', stderr: err.message }));
+    const write = await exec(target, ['/bin/sh', '-c', script, 'berth-hosts', read.stdout, edited]).catch((err: Error) => ({
+      exitCode: -1,
+      stdout: '',
+      stderr: err.message,
+    }));
     if (write.exitCode === 0) return;
     if (write.exitCode !== 3) return failed(write.stderr.trim() || `exit ${write.exitCode}`);
   }

@@ -53,7 +53,13 @@ export interface OpenRetryOptions {
 /** Calls open until it succeeds, a failure is not retryable, or the budget is spent (RetriesSpent). */
 export function openWithRetry<T>(open: () => Promise<T>, opts: OpenRetryOptions = {}): Promise<T> {
   // Counted from the first failure: waiting for a pod to start is not spent retrying.
-  return retrying(open, { backoff: opts.backoff ?? DEFAULT_BACKOFF, retryable: isRetryable, budgetFrom: 'first failure', cancelled: opts.cancelled, clock: opts.clock });
+  return retrying(open, {
+    backoff: opts.backoff ?? DEFAULT_BACKOFF,
+    retryable: isRetryable,
+    budgetFrom: 'first failure',
+    cancelled: opts.cancelled,
+    clock: opts.clock,
+  });
 }
 
 /** A TCP connection to the pod itself (the pod network must be routable from here). */
@@ -150,7 +156,8 @@ export class PortProxy {
       );
     } catch (err) {
       if (!client.destroyed) client.resetAndDestroy();
-      if (!(err instanceof PortTargetGone)) this.logOnce(what, `cannot open ${this.opts.mode === 'direct' ? 'a connection' : 'a port-forward'} to port ${port}${triedFor(err)}: ${messageOf(err)}`);
+      if (!(err instanceof PortTargetGone))
+        this.logOnce(what, `cannot open ${this.opts.mode === 'direct' ? 'a connection' : 'a port-forward'} to port ${port}${triedFor(err)}: ${messageOf(err)}`);
       return;
     }
     if (client.destroyed) return void upstream.destroy();

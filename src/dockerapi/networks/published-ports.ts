@@ -43,7 +43,10 @@ export class PortPublisher {
       const containerPort = parseInt(w.key, 10);
       const listenIp = w.hostIp && w.hostIp !== '0.0.0.0' ? w.hostIp : this.deps.publishAddress;
       // Half-open: a client that ends its side still gets the pod's answer.
-      const server = net.createServer({ allowHalfOpen: true }, (socket) => void this.deps.proxy.handle(socket, containerPort, `container ${c.name}`, () => this.deps.target(c)));
+      const server = net.createServer(
+        { allowHalfOpen: true },
+        (socket) => void this.deps.proxy.handle(socket, containerPort, `container ${c.name}`, () => this.deps.target(c)),
+      );
       await new Promise<void>((resolve, reject) => {
         server.once('error', (err) => reject(new DockerError(500, `cannot publish port ${w.key} on ${listenIp}:${w.hostPort}: ${err.message}`)));
         server.listen(w.hostPort, listenIp, () => resolve());
@@ -52,7 +55,10 @@ export class PortPublisher {
       const port = (server.address() as net.AddressInfo).port;
       if (!w.hostIp && listenIp === '127.0.0.1') {
         // Clients connect to `localhost`, which may resolve to ::1 first: the same port there too.
-        const v6 = net.createServer({ allowHalfOpen: true }, (socket) => void this.deps.proxy.handle(socket, containerPort, `container ${c.name}`, () => this.deps.target(c)));
+        const v6 = net.createServer(
+          { allowHalfOpen: true },
+          (socket) => void this.deps.proxy.handle(socket, containerPort, `container ${c.name}`, () => this.deps.target(c)),
+        );
         await new Promise<void>((resolve) => {
           v6.once('error', () => resolve());
           v6.listen(port, '::1', () => resolve());

@@ -13,7 +13,11 @@ export function archiveRoutes(r: Router, engine: Engine): void {
   r.op('ContainerArchive', 'GET', '/containers/{id}/archive', async (call, [id]) => {
     const c = engine.container(id);
     let out: Writable | undefined;
-    await engine.files.read(c, requirePath(call), (st) => (out = call.startChunked('application/x-tar', 200, { 'X-Docker-Container-Path-Stat': statHeader(st) })));
+    await engine.files.read(
+      c,
+      requirePath(call),
+      (st) => (out = call.startChunked('application/x-tar', 200, { 'X-Docker-Container-Path-Stat': statHeader(st) })),
+    );
     out?.end();
   });
   r.op('PutContainerArchive', 'PUT', '/containers/{id}/archive', async (call, [id]) => {
@@ -37,5 +41,7 @@ function requirePath(call: Call): string {
 }
 
 function statHeader(st: { name: string; size: number; mode: number; mtime: string; linkTarget: string }): string {
-  return Buffer.from(JSON.stringify({ name: st.name, size: st.size, mode: goFileMode(st.mode), mtime: st.mtime, linkTarget: st.linkTarget })).toString('base64');
+  return Buffer.from(JSON.stringify({ name: st.name, size: st.size, mode: goFileMode(st.mode), mtime: st.mtime, linkTarget: st.linkTarget })).toString(
+    'base64',
+  );
 }

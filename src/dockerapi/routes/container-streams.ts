@@ -121,9 +121,19 @@ async function streamLogs(engine: Engine, c: ContainerRecord, out: Writable, o: 
   // (most write none) has its order already: its stdout is read as it is.
   if (byTime && c.status === 'exited' && (await logHolds(engine, c.podName, 'Stderr')) === false) {
     byTime = false;
-    wanted.splice(wanted.findIndex(([, id]) => id === STDERR), 1);
+    wanted.splice(
+      wanted.findIndex(([, id]) => id === STDERR),
+      1,
+    );
   }
-  const log = new ContainerLog(engine, c, c.podName, { tail, since: o.since, until: o.until, timestamps: o.timestamps, stampLines: byTime }, follow, abort.signal);
+  const log = new ContainerLog(
+    engine,
+    c,
+    c.podName,
+    { tail, since: o.since, until: o.until, timestamps: o.timestamps, stampLines: byTime },
+    follow,
+    abort.signal,
+  );
   c.readers++;
   try {
     if (byTime) await copyByTime(log, out, o.timestamps, everRan, abort.signal);
@@ -135,7 +145,15 @@ async function streamLogs(engine: Engine, c: ContainerRecord, out: Writable, o: 
 }
 
 /** Each log into its own framed writer, written as it comes. */
-async function copyApart(log: ContainerLog, wanted: Array<['Stdout' | 'Stderr' | 'All', number]>, out: Writable, tty: boolean, follow: boolean, everRan: boolean, signal: AbortSignal): Promise<void> {
+async function copyApart(
+  log: ContainerLog,
+  wanted: Array<['Stdout' | 'Stderr' | 'All', number]>,
+  out: Writable,
+  tty: boolean,
+  follow: boolean,
+  everRan: boolean,
+  signal: AbortSignal,
+): Promise<void> {
   await Promise.all(
     wanted.map(async ([stream, id]) => {
       const writer = framedWriter(out, id, tty, follow ? 'at-once' : 'held');
@@ -154,7 +172,12 @@ async function copyApart(log: ContainerLog, wanted: Array<['Stdout' | 'Stderr' |
 async function copyByTime(log: ContainerLog, out: Writable, timestamps: boolean, everRan: boolean, signal: AbortSignal): Promise<void> {
   const merge = new LogMerge(out, timestamps);
   const aborted = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-  const copies = ([['Stdout', STDOUT, merge.stdout], ['Stderr', STDERR, merge.stderr]] as const).map(async ([stream, id, input]) => {
+  const copies = (
+    [
+      ['Stdout', STDOUT, merge.stdout],
+      ['Stderr', STDERR, merge.stderr],
+    ] as const
+  ).map(async ([stream, id, input]) => {
     await copyStream(log, stream, id, input, everRan);
     await new Promise<void>((resolve) => input.end(() => resolve()));
   });
@@ -180,7 +203,12 @@ async function copyStream(log: ContainerLog, stream: 'Stdout' | 'Stderr' | 'All'
 }
 
 /** attach: stdin into the pod's main container, output from its log (which also holds what came before). */
-async function attach(engine: Engine, c: ContainerRecord, stream: OpenedStream, o: { stdin: boolean; stdout: boolean; stderr: boolean; logs: boolean; live: boolean }): Promise<void> {
+async function attach(
+  engine: Engine,
+  c: ContainerRecord,
+  stream: OpenedStream,
+  o: { stdin: boolean; stdout: boolean; stderr: boolean; logs: boolean; live: boolean },
+): Promise<void> {
   c.readers++;
   try {
     const closed = stream.closed;

@@ -31,9 +31,14 @@ export function containerRoutes(r: Router, engine: Engine): void {
     // `docker ps -n N` and `-l` list the newest containers of every state, and so does a `status` filter, as
     // dockerd does (not `exited`: `docker ps --filter exited=0` needs -a there too)
     const all = call.flag('all') || limit > 0 || filters.has('status');
-    let list = [...engine.containers.values()].sort((a, b) => b.created.getTime() - a.created.getTime()).filter((c) => (all || c.status === 'running') && wanted(c));
+    let list = [...engine.containers.values()]
+      .sort((a, b) => b.created.getTime() - a.created.getTime())
+      .filter((c) => (all || c.status === 'running') && wanted(c));
     if (limit > 0) list = list.slice(0, limit);
-    call.send(200, list.map((c) => listItem(c, engine.networks.records, engine.mountsOf(c))));
+    call.send(
+      200,
+      list.map((c) => listItem(c, engine.networks.records, engine.mountsOf(c))),
+    );
   });
   r.op('ContainerPrune', 'POST', '/containers/prune', async (call) => {
     const wanted = pruneFilter(parseFilters(call.query.get('filters')));
@@ -90,7 +95,11 @@ export function containerRoutes(r: Router, engine: Engine): void {
     const columns = psColumns(call.query.get('ps_args') ?? '');
     const res = await engine.execCollect(c, ['/bin/sh', '-c', SNAPSHOT_SCRIPT]);
     const snapshot = res.exitCode === 0 ? parseSnapshot(res.stdout) : undefined;
-    if (!snapshot) throw new DockerError(500, `reading the processes of container ${c.name} from its /proc failed: ${res.stderr.trim() || `exit ${res.exitCode}`} (top needs sh and cat in the image)`);
+    if (!snapshot)
+      throw new DockerError(
+        500,
+        `reading the processes of container ${c.name} from its /proc failed: ${res.stderr.trim() || `exit ${res.exitCode}`} (top needs sh and cat in the image)`,
+      );
     call.send(200, topTable(snapshot, columns));
   });
   r.op('ContainerWait', 'POST', '/containers/{id}/wait', async (call, [id]) => {

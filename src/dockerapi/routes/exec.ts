@@ -33,7 +33,9 @@ export function execRoutes(r: Router, engine: Engine): void {
     // dockerd gives a privileged exec every capability; a Kubernetes exec has the container's, so it runs with
     // more only in a privileged container (which has them all already)
     if (body.Privileged && !c.body.HostConfig?.Privileged) {
-      throw badRequest('exec --privileged is not possible: a Kubernetes exec runs with the container\'s own capabilities and cannot be given more; run the container with --privileged (on a berth serve started with --allow-privileged), or exec without --privileged');
+      throw badRequest(
+        "exec --privileged is not possible: a Kubernetes exec runs with the container's own capabilities and cannot be given more; run the container with --privileged (on a berth serve started with --allow-privileged), or exec without --privileged",
+      );
     }
     const rec = engine.execs.create({
       containerId: c.id,

@@ -11,7 +11,10 @@ export function imageRoutes(r: Router, engine: Engine): void {
   r.op('ImageCreate', 'POST', '/images/create', (call) => pull(engine, call));
   r.op('ImageList', 'GET', '/images/json', (call) => {
     const listing = imageListFilter(listFilters(call), (ref) => engine.images.find(ref));
-    call.send(200, [...engine.images.values()].filter(listing.includes).map((i) => imageListItem(i, listing.references(i))));
+    call.send(
+      200,
+      [...engine.images.values()].filter(listing.includes).map((i) => imageListItem(i, listing.references(i))),
+    );
   });
   r.op('ImageInspect', 'GET', /^\/images\/(.+)\/json$/, (call, [name]) => call.send(200, inspectImage(engine.images.find(name), goArch())));
   r.op('ImageTag', 'POST', /^\/images\/(.+)\/tag$/, (call, [name]) => {
@@ -44,7 +47,10 @@ async function pull(engine: Engine, call: Call): Promise<void> {
   const tag = call.query.get('tag');
   const tagged = from.includes('@') || /:[^/]*$/.test(from);
   // dockerd pulls every tag of a repository given neither a tag nor a digest (`docker pull --all-tags`)
-  if (!tag && !tagged) throw badRequest(`pulling every tag of ${from} (a pull without a tag, as docker pull --all-tags sends it) is not supported by berth serve: it records one image for the kubelet to pull; name the tag (docker pull ${from}:<tag>)`);
+  if (!tag && !tagged)
+    throw badRequest(
+      `pulling every tag of ${from} (a pull without a tag, as docker pull --all-tags sends it) is not supported by berth serve: it records one image for the kubelet to pull; name the tag (docker pull ${from}:<tag>)`,
+    );
   const ref = tag && !tagged ? `${from}${tag.startsWith('sha256:') ? '@' : ':'}${tag}` : from;
   normalizeImage(ref); // a 400 before the stream starts
   const out = call.startChunked('application/json');

@@ -12,7 +12,10 @@ export function networkRoutes(r: Router, engine: Engine): void {
   r.op('NetworkList', 'GET', '/networks', (call) => {
     const wanted = networkListFilter(parseFilters(call.query.get('filters')), (id) => engine.networks.hasActiveEndpoints(id));
     const list = [...engine.networks.values()].filter(wanted);
-    call.send(200, list.map((n) => networkJson(engine, n.id)));
+    call.send(
+      200,
+      list.map((n) => networkJson(engine, n.id)),
+    );
   });
   r.op('NetworkInspect', 'GET', '/networks/{id}', (call, [id]) => call.send(200, networkJson(engine, id)));
   r.op('NetworkCreate', 'POST', '/networks/create', async (call) => {
@@ -55,7 +58,8 @@ function networkJson(engine: Engine, id: string): Record<string, unknown> {
   const n = engine.networks.find(id);
   const containers: Record<string, unknown> = {};
   for (const c of engine.containers.values()) {
-    if (c.networks.has(n.id)) containers[c.id] = { Name: c.name, EndpointID: c.id.slice(0, 24), MacAddress: '', IPv4Address: c.podIP ? `${c.podIP}/32` : '', IPv6Address: '' };
+    if (c.networks.has(n.id))
+      containers[c.id] = { Name: c.name, EndpointID: c.id.slice(0, 24), MacAddress: '', IPv4Address: c.podIP ? `${c.podIP}/32` : '', IPv6Address: '' };
   }
   return {
     Name: n.name,

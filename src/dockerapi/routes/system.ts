@@ -18,13 +18,16 @@ export function goArch(): string {
 }
 
 export function systemRoutes(r: Router, engine: Engine, info: SystemInfo): void {
-  const ping = (call: Call): void => call.send(200, 'OK', { 'Cache-Control': 'no-cache, no-store, must-revalidate', Pragma: 'no-cache', 'Content-Type': 'text/plain; charset=utf-8' });
+  const ping = (call: Call): void =>
+    call.send(200, 'OK', { 'Cache-Control': 'no-cache, no-store, must-revalidate', Pragma: 'no-cache', 'Content-Type': 'text/plain; charset=utf-8' });
   r.op('SystemPing', 'GET', '/_ping', ping);
   r.op('SystemPingHead', 'HEAD', '/_ping', ping);
   r.op('SystemVersion', 'GET', '/version', (call) =>
     call.send(200, {
       Platform: { Name: 'berth' },
-      Components: [{ Name: 'Engine', Version: info.version, Details: { ApiVersion: API_VERSION, MinAPIVersion: MIN_API_VERSION, Os: 'linux', Arch: goArch() } }],
+      Components: [
+        { Name: 'Engine', Version: info.version, Details: { ApiVersion: API_VERSION, MinAPIVersion: MIN_API_VERSION, Os: 'linux', Arch: goArch() } },
+      ],
       Version: info.version,
       ApiVersion: API_VERSION,
       MinAPIVersion: MIN_API_VERSION,
@@ -91,14 +94,16 @@ async function streamEvents(engine: Engine, call: Call): Promise<void> {
   const wanted = eventFilter(parseFilters(call.query.get('filters')));
   const since = eventTime(call, 'since');
   const until = eventTime(call, 'until');
-  if (until !== undefined && until < (since ?? 0n)) throw badRequest(`\`since\` time (${call.query.get('since')}) cannot be after \`until\` time (${call.query.get('until')})`);
+  if (until !== undefined && until < (since ?? 0n))
+    throw badRequest(`\`since\` time (${call.query.get('since')}) cannot be after \`until\` time (${call.query.get('until')})`);
   const out = call.startChunked('application/json');
   const write = (e: DockerEvent): void => void (wanted(e) && out.write(`${JSON.stringify(e)}\n`));
   const unsubscribe = engine.events.subscribe(write);
   if (since !== undefined || until !== undefined) for (const e of engine.events.history(since ?? 0n, until)) write(e);
   const closed = call.clientGone();
   const untilMs = until === undefined ? undefined : Number(until / 1_000_000n);
-  const timer = untilMs !== undefined ? new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, untilMs - Date.now())).unref()) : new Promise<void>(() => undefined);
+  const timer =
+    untilMs !== undefined ? new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, untilMs - Date.now())).unref()) : new Promise<void>(() => undefined);
   await Promise.race([closed, timer]);
   unsubscribe();
   out.end();

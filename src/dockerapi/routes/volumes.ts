@@ -15,7 +15,10 @@ export function volumeRoutes(r: Router, engine: Engine): void {
     call.send(200, { Volumes: list.map((v) => volumeJson(engine, v.name)), Warnings: [] });
   });
   r.op('VolumeCreate', 'POST', '/volumes/create', async (call) => {
-    const body = checkBody<{ Name?: string; Driver?: string; DriverOpts?: Record<string, string> | null; Labels?: Record<string, string> | null }>('volumeCreate', (await call.json()) ?? {});
+    const body = checkBody<{ Name?: string; Driver?: string; DriverOpts?: Record<string, string> | null; Labels?: Record<string, string> | null }>(
+      'volumeCreate',
+      (await call.json()) ?? {},
+    );
     refuseDriverSettings(body.Driver, body.DriverOpts, { driver: '-d (--driver)', options: '-o (--opt)' });
     const name = body.Name || newId();
     if (!engine.volumes.has(name)) await engine.volumes.ensure(name, body.Labels ?? {});
@@ -46,5 +49,13 @@ export function volumeRoutes(r: Router, engine: Engine): void {
 
 function volumeJson(engine: Engine, name: string): Record<string, unknown> {
   const v = engine.volumes.find(name);
-  return { Name: v.name, Driver: 'local', Mountpoint: engine.volumes.mountpoint(v.name), CreatedAt: v.created.toISOString(), Labels: v.labels, Scope: 'local', Options: {} };
+  return {
+    Name: v.name,
+    Driver: 'local',
+    Mountpoint: engine.volumes.mountpoint(v.name),
+    CreatedAt: v.created.toISOString(),
+    Labels: v.labels,
+    Scope: 'local',
+    Options: {},
+  };
 }

@@ -30,7 +30,9 @@ export function ryukTimeoutMs(name: string, text: string | undefined, fallbackMs
   if (!value) return fallbackMs;
   const ms = /^\d+(\.\d+)?$/.test(value) ? Number(value) * 1000 : goDurationMs(value);
   if (ms === undefined) {
-    process.stderr.write(`berth serve: the reaper's ${name}=${text} is no duration (give one as Ryuk reads it: 10s, 1m30s, 500ms); it keeps ${fallbackMs / 1000}s\n`);
+    process.stderr.write(
+      `berth serve: the reaper's ${name}=${text} is no duration (give one as Ryuk reads it: 10s, 1m30s, 500ms); it keeps ${fallbackMs / 1000}s\n`,
+    );
     return fallbackMs;
   }
   return Math.max(0, ms);

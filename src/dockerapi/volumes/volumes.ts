@@ -26,7 +26,11 @@ const CLAIMS_ONLY = "berth's volumes are PersistentVolumeClaims of the cluster's
  * volume-driver=…,volume-opt=…`): refused, where they were dropped and the volume made without them.
  * `flags` name where the client gave them.
  */
-export function refuseDriverSettings(driver: string | undefined, options: Record<string, string> | null | undefined, flags: { driver: string; options: string }): void {
+export function refuseDriverSettings(
+  driver: string | undefined,
+  options: Record<string, string> | null | undefined,
+  flags: { driver: string; options: string },
+): void {
   if (driver && driver !== 'local') throw badRequest(`volume driver "${driver}" is not supported: ${CLAIMS_ONLY}; leave out ${flags.driver}`);
   const given = Object.entries(options ?? {}).map(([k, v]) => `${k}=${v}`);
   if (given.length) throw badRequest(`volume driver options are not supported (${given.join(', ')}): ${CLAIMS_ONLY}; leave out ${flags.options}`);
@@ -109,7 +113,15 @@ export function mountPointsOf(c: ContainerRecord): MountPoint[] {
   return [
     // a bind of a path alone, and a volume mount without a source, are among the anonymous volumes below
     ...(hc.Binds ?? []).filter((b) => !isAnonymousBind(b)).map(bind),
-    ...(hc.Mounts ?? []).filter((m) => !isAnonymousMount(m)).map((m): MountPoint => ({ type: m.Type === 'tmpfs' ? 'tmpfs' : 'volume', name: m.Type === 'tmpfs' ? undefined : m.Source, destination: clean(m.Target ?? ''), mode: '', rw: !m.ReadOnly })),
+    ...(hc.Mounts ?? [])
+      .filter((m) => !isAnonymousMount(m))
+      .map((m): MountPoint => ({
+        type: m.Type === 'tmpfs' ? 'tmpfs' : 'volume',
+        name: m.Type === 'tmpfs' ? undefined : m.Source,
+        destination: clean(m.Target ?? ''),
+        mode: '',
+        rw: !m.ReadOnly,
+      })),
     ...(c.anonymousVolumes ?? []).map((a): MountPoint => ({ type: 'volume', name: a.name, destination: clean(a.target), mode: '', rw: !a.readOnly })),
   ];
 }
@@ -134,7 +146,16 @@ export function dockerMounts(c: ContainerRecord, mountpoint: (volume: string) =>
   return mountPointsOf(c).map((m) =>
     m.type === 'tmpfs'
       ? { Type: 'tmpfs', Source: '', Destination: m.destination, Mode: m.mode, RW: m.rw, Propagation: '' }
-      : { Type: 'volume', Name: m.name, Source: mountpoint(m.name ?? ''), Destination: m.destination, Driver: 'local', Mode: m.mode, RW: m.rw, Propagation: '' },
+      : {
+          Type: 'volume',
+          Name: m.name,
+          Source: mountpoint(m.name ?? ''),
+          Destination: m.destination,
+          Driver: 'local',
+          Mode: m.mode,
+          RW: m.rw,
+          Propagation: '',
+        },
   );
 }
 
@@ -171,7 +192,16 @@ export class Volumes {
 
   /** The claim of a volume, made or to be made (by `docker volume create`, or the create of its first container). */
   private claimName(name: string): string {
-    return this.records.get(name)?.claim ?? `${name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'vol'}-${shortHash(`${this.deps.owner}/${name}`, 8)}`;
+    return (
+      this.records.get(name)?.claim ??
+      `${
+        name
+          .toLowerCase()
+          .replace(/[^a-z0-9-]+/g, '-')
+          .replace(/^-+|-+$/g, '')
+          .slice(0, 40) || 'vol'
+      }-${shortHash(`${this.deps.owner}/${name}`, 8)}`
+    );
   }
 
   /** Where the volume is, as inspect's Mountpoint and a mount's Source say it: its claim. */
@@ -253,7 +283,8 @@ export class Volumes {
   recover(claims: Claim[]): void {
     for (const pvc of claims) {
       const name = pvc.metadata?.annotations?.[ANNOTATION_VOLUME];
-      if (name && pvc.metadata?.name) this.records.set(name, { name, claim: pvc.metadata.name, created: new Date(pvc.metadata.creationTimestamp ?? Date.now()), labels: savedLabels(pvc) });
+      if (name && pvc.metadata?.name)
+        this.records.set(name, { name, claim: pvc.metadata.name, created: new Date(pvc.metadata.creationTimestamp ?? Date.now()), labels: savedLabels(pvc) });
     }
   }
 }

@@ -83,7 +83,10 @@ test('https and OCI catalogs, pinned by digest, vendored by catalog pull, then r
   web.files.set('/bin/stamp-arm64', Buffer.from(WRONG_PLATFORM));
   const httpsCatalog = Buffer.from(
     catalog('web-fns', [
-      fnEntry('Stamp', `        exec:\n          platforms:\n          - {bin: stamp, os: linux, arch: arm64, uri: bin/stamp-arm64, sha256: ${sha256Digest(WRONG_PLATFORM).slice(7)}}\n          - {bin: stamp, os: linux, arch: amd64, uri: bin/stamp-amd64, sha256: ${sha256Digest(STAMP).slice(7)}}\n`),
+      fnEntry(
+        'Stamp',
+        `        exec:\n          platforms:\n          - {bin: stamp, os: linux, arch: arm64, uri: bin/stamp-arm64, sha256: ${sha256Digest(WRONG_PLATFORM).slice(7)}}\n          - {bin: stamp, os: linux, arch: amd64, uri: bin/stamp-amd64, sha256: ${sha256Digest(STAMP).slice(7)}}\n`,
+      ),
     ]),
   );
   web.files.set('/web-fns.yaml', httpsCatalog);
@@ -93,13 +96,24 @@ test('https and OCI catalogs, pinned by digest, vendored by catalog pull, then r
 
   const vendor = mkdtempSync(path.join(tmpdir(), 'berth-vendor-'));
   const pkg = tempTree({
-    'pkg/Kptfile': 'apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\npipeline:\n  mutators:\n  - configPath: stamp.yaml\n  - configPath: owner.yaml\n',
+    'pkg/Kptfile':
+      'apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\npipeline:\n  mutators:\n  - configPath: stamp.yaml\n  - configPath: owner.yaml\n',
     'pkg/stamp.yaml': 'apiVersion: fn.example.org/v1\nkind: Stamp\nmetadata:\n  name: stamp\n  annotations: {config.kubernetes.io/local-config: "true"}\n',
-    'pkg/owner.yaml': 'apiVersion: fn.example.org/v1\nkind: SetAnnotations\nmetadata:\n  name: owner\n  annotations: {config.kubernetes.io/local-config: "true"}\ndata: {owner: oci}\n',
+    'pkg/owner.yaml':
+      'apiVersion: fn.example.org/v1\nkind: SetAnnotations\nmetadata:\n  name: owner\n  annotations: {config.kubernetes.io/local-config: "true"}\ndata: {owner: oci}\n',
     'pkg/service.yaml': SERVICE,
   });
   try {
-    const pull = await berth(['catalog', 'pull', '--ca-file', web.caFile, '-o', vendor, `${web.url}/web-fns.yaml@${sha256Digest(httpsCatalog)}`, `${ociRef}@${manifestDigest}`]);
+    const pull = await berth([
+      'catalog',
+      'pull',
+      '--ca-file',
+      web.caFile,
+      '-o',
+      vendor,
+      `${web.url}/web-fns.yaml@${sha256Digest(httpsCatalog)}`,
+      `${ociRef}@${manifestDigest}`,
+    ]);
     assert.equal(pull.code, 0, pull.stderr);
     const trusted = [...pull.stdout.matchAll(/--trusted-catalog (\S+)/g)].map((m) => m[1]);
     assert.equal(trusted.length, 2, pull.stdout);
@@ -110,7 +124,14 @@ test('https and OCI catalogs, pinned by digest, vendored by catalog pull, then r
     registry = undefined;
 
     const dir = path.join(pkg.dir, 'pkg');
-    const render = await berth(['fn', 'render', dir, ...trusted.flatMap((t) => ['--trusted-catalog', t]), '--cache-dir', mkdtempSync(path.join(cacheDir, 'fresh-'))]);
+    const render = await berth([
+      'fn',
+      'render',
+      dir,
+      ...trusted.flatMap((t) => ['--trusted-catalog', t]),
+      '--cache-dir',
+      mkdtempSync(path.join(cacheDir, 'fresh-')),
+    ]);
     assert.equal(render.code, 0, render.stderr);
     const service = readFileSync(path.join(dir, 'service.yaml'), 'utf8');
     assert.match(service, /^# the cart service \(comment must survive\)\n/);
@@ -123,7 +144,7 @@ test('https and OCI catalogs, pinned by digest, vendored by catalog pull, then r
   }
 });
 
-test('berth fn render gives the same resources as kpt fn render through berth\'s shim, comments kept', async () => {
+test("berth fn render gives the same resources as kpt fn render through berth's shim, comments kept", async () => {
   const KPTFILE = `apiVersion: kpt.dev/v1
 kind: Kptfile
 metadata:
@@ -136,8 +157,14 @@ pipeline:
   - image: localhost/berth/krm-require-label:1
     configMap: {label: team, kinds: Service}
 `;
-  const SUB = 'apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: sub\npipeline:\n  mutators:\n  - image: localhost/berth/krm-set-annotations:1\n    configMap: {tier: backend}\n';
-  const src = tempTree({ Kptfile: KPTFILE, 'service.yaml': SERVICE, 'sub/Kptfile': SUB, 'sub/settings.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings # inline comment\ndata:\n  mode: fast\n' });
+  const SUB =
+    'apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: sub\npipeline:\n  mutators:\n  - image: localhost/berth/krm-set-annotations:1\n    configMap: {tier: backend}\n';
+  const src = tempTree({
+    Kptfile: KPTFILE,
+    'service.yaml': SERVICE,
+    'sub/Kptfile': SUB,
+    'sub/settings.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings # inline comment\ndata:\n  mode: fast\n',
+  });
   const work = mkdtempSync(path.join(tmpdir(), 'berth-render-'));
   try {
     cpSync(src.dir, path.join(work, 'kpt'), { recursive: true });
@@ -184,7 +211,8 @@ test('malformed catalogs, unknown kinds and a download cut midway: clear errors,
   web ??= await startHttps();
   web.files.set('/cut.yaml', 'cut');
   const pkg = tempTree({
-    'bad.yaml': 'apiVersion: config.kubernetes.io/v1alpha1\nkind: Catalog\nmetadata: {name: bad}\nspec:\n  krmFunctions:\n  - group: fn.example.org\n    names: {kind: X}\n    description: d\n    versions: []\n',
+    'bad.yaml':
+      'apiVersion: config.kubernetes.io/v1alpha1\nkind: Catalog\nmetadata: {name: bad}\nspec:\n  krmFunctions:\n  - group: fn.example.org\n    names: {kind: X}\n    description: d\n    versions: []\n',
     'pkg/Kptfile': 'apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\npipeline:\n  mutators:\n  - configPath: cfg.yaml\n',
     'pkg/cfg.yaml': 'apiVersion: fn.example.org/v1\nkind: Unknown\nmetadata:\n  name: cfg\n',
     'pkg/service.yaml': SERVICE,

@@ -19,7 +19,27 @@ export async function startHttps(): Promise<HttpsSource> {
   const dir = mkdtempSync(path.join(tmpdir(), 'berth-ca-'));
   const key = path.join(dir, 'key.pem');
   const cert = path.join(dir, 'cert.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
   const files = new Map<string, Buffer | 'cut'>();
   const server = https.createServer({ key: readFileSync(key), cert: readFileSync(cert) }, (req, res) => {
     const body = files.get(req.url ?? '');
@@ -67,7 +87,10 @@ export async function startRegistry(opts: { auth?: string } = {}): Promise<Regis
   const dir = mkdtempSync(path.join(tmpdir(), 'berth-registry-'));
   const port = await freePort();
   const config = path.join(dir, 'config.yml');
-  writeFileSync(config, `version: 0.1\nlog: {level: info}\nstorage: {filesystem: {rootdirectory: ${dir}/data}}\nhttp: {addr: 127.0.0.1:${port}}\n${opts.auth ? `auth: ${opts.auth}\n` : ''}`);
+  writeFileSync(
+    config,
+    `version: 0.1\nlog: {level: info}\nstorage: {filesystem: {rootdirectory: ${dir}/data}}\nhttp: {addr: 127.0.0.1:${port}}\n${opts.auth ? `auth: ${opts.auth}\n` : ''}`,
+  );
   const child: ChildProcess = spawn('docker-registry', ['serve', config], { stdio: ['ignore', 'pipe', 'pipe'] });
   const stop = async (): Promise<void> => {
     if (child.exitCode === null && child.signalCode === null) {

@@ -16,7 +16,7 @@ test('scripts/demo.sh shows pods, a KRM function and the docker CLI working, the
     const r = await runCommand('bash', [path.join(repoRoot, 'scripts/demo.sh')], { env: freshUserEnv(home), timeoutMs: 480_000 });
     assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
     assert.match(r.stdout, /hello from stdin\n/, 'kubectl run -i passed stdin');
-    assert.equal(r.stdout.match(/^exit code: 3$/gm)?.length, 2, 'kubectl run and docker run both gave the container\'s exit code');
+    assert.equal(r.stdout.match(/^exit code: 3$/gm)?.length, 2, "kubectl run and docker run both gave the container's exit code");
     assert.match(r.stdout, /served from a pod/, 'port-forward reached the server');
     assert.match(r.stdout, /owner: team-shop/, 'the KRM function ran through the shim');
     assert.match(r.stdout, /hello from \w+, a pod/, 'docker run through berth serve');
@@ -29,7 +29,11 @@ test('scripts/demo.sh shows pods, a KRM function and the docker CLI working, the
     // the demo's own shim agent (its socket is in the state folder) and berth serve are gone too
     const left = await runCommand('pgrep', ['-af', state]);
     assert.equal(left.stdout.trim(), '', 'no process of the demo is left');
-    assert.deepEqual((await shimAgents()).filter((a) => !agentsBefore.includes(a)), [], 'no shim agent started by the demo is left');
+    assert.deepEqual(
+      (await shimAgents()).filter((a) => !agentsBefore.includes(a)),
+      [],
+      'no shim agent started by the demo is left',
+    );
   } finally {
     rmSync(home, { recursive: true, force: true });
   }

@@ -75,7 +75,9 @@ export function runCommand(cmd: string, args: string[], opts: { input?: string |
 /** kubectl against the dev cluster, as `user` */
 /** `kubectl port-forward` to a pod's port on a free local port, once it listens; stop() ends it. */
 export async function kubectlPortForward(namespace: string, pod: string, remotePort: number): Promise<{ port: number; stop(): void }> {
-  const pf = spawn('kubectl', ['--kubeconfig', kubeconfigPath(), 'port-forward', '-n', namespace, `pod/${pod}`, `:${remotePort}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const pf = spawn('kubectl', ['--kubeconfig', kubeconfigPath(), 'port-forward', '-n', namespace, `pod/${pod}`, `:${remotePort}`], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const port = await new Promise<number>((resolve, reject) => {
     let text = '';
     pf.stdout!.setEncoding('utf8').on('data', (d: string) => {
@@ -134,19 +136,24 @@ export async function waitForPod(
       reject(new Error(`pod ${namespace}/${name} did not reach the expected state within ${timeoutMs} ms; last status: ${JSON.stringify(last?.status)}`));
     }, timeoutMs);
     watch
-      .watch(`/api/v1/namespaces/${namespace}/pods`, { fieldSelector: `metadata.name=${name}` }, (_type, pod: k8s.V1Pod) => {
-        last = pod;
-        if (done(pod)) {
-          clearTimeout(timer);
-          req?.abort();
-          resolve(pod);
-        }
-      }, (err) => {
-        if (err && (err as Error).name !== 'AbortError') {
-          clearTimeout(timer);
-          reject(err);
-        }
-      })
+      .watch(
+        `/api/v1/namespaces/${namespace}/pods`,
+        { fieldSelector: `metadata.name=${name}` },
+        (_type, pod: k8s.V1Pod) => {
+          last = pod;
+          if (done(pod)) {
+            clearTimeout(timer);
+            req?.abort();
+            resolve(pod);
+          }
+        },
+        (err) => {
+          if (err && (err as Error).name !== 'AbortError') {
+            clearTimeout(timer);
+            reject(err);
+          }
+        },
+      )
       .then((r) => (req = r), reject);
   });
 }
@@ -162,26 +169,31 @@ export function apiRequest(method: string, path: string, opts: { token?: string 
   const token = opts.token === undefined ? kubeConfig().getCurrentUser()!.token! : opts.token;
   const body = opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
   return new Promise((resolve, reject) => {
-    const req = request(`${server}${path}`, {
-      method,
-      ca: readFileSync(join(stateDir(), 'ca.crt')),
-      headers: {
-        ...(token ? { Authorization: `Bearer ${token}` } : {}),
-        ...(body !== undefined ? { 'Content-Type': opts.contentType ?? 'application/json' } : {}),
-        Accept: 'application/json',
+    const req = request(
+      `${server}${path}`,
+      {
+        method,
+        ca: readFileSync(join(stateDir(), 'ca.crt')),
+        headers: {
+          ...(token ? { Authorization: `Bearer ${token}` } : {}),
+          ...(body !== undefined ? { 'Content-Type': opts.contentType ?? 'application/json' } : {}),
+          Accept: 'application/json',
+        },
       },
-    }, (res) => {
-      let text = '';
-      res.on('data', (d) => (text += d)).on('end', () => {
-        try {
-          resolve({ code: res.statusCode!, body: JSON.parse(text) });
-        } catch {
-          resolve({ code: res.statusCode!, body: text });
-        }
-      });
-    });
+      (res) => {
+        let text = '';
+        res
+          .on('data', (d) => (text += d))
+          .on('end', () => {
+            try {
+              resolve({ code: res.statusCode!, body: JSON.parse(text) });
+            } catch {
+              resolve({ code: res.statusCode!, body: text });
+            }
+          });
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
 }
-

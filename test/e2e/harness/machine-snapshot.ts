@@ -18,14 +18,17 @@ export interface MachineSnapshot {
 }
 
 function processes(): string[] {
-  return readdirSync('/proc').filter((p) => /^\d+$/.test(p)).flatMap((pid) => {
-    try {
-      const name = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
-      return PART_NAMES.test(name) ? [`${name}`] : [];
-    } catch {
-      return [];
-    }
-  }).sort();
+  return readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .flatMap((pid) => {
+      try {
+        const name = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+        return PART_NAMES.test(name) ? [`${name}`] : [];
+      } catch {
+        return [];
+      }
+    })
+    .sort();
 }
 
 /**
@@ -35,19 +38,45 @@ function processes(): string[] {
 export const isPodmanChain = (chain: string): boolean => /^\S+ NETAVARK-/.test(chain);
 
 function chains(): string[] {
-  return ['filter', 'nat', 'mangle', 'raw'].flatMap((table) =>
-    execFileSync('iptables-save', ['-t', table], { encoding: 'utf8' }).split('\n').filter((l) => l.startsWith(':')).map((l) => `${table} ${l.slice(1).split(' ')[0]}`),
-  ).filter((chain) => !isPodmanChain(chain)).concat(execFileSync('ipset', ['list', '-n'], { encoding: 'utf8' }).split('\n').filter(Boolean).map((s) => `ipset ${s}`)).sort();
+  return ['filter', 'nat', 'mangle', 'raw']
+    .flatMap((table) =>
+      execFileSync('iptables-save', ['-t', table], { encoding: 'utf8' })
+        .split('\n')
+        .filter((l) => l.startsWith(':'))
+        .map((l) => `${table} ${l.slice(1).split(' ')[0]}`),
+    )
+    .filter((chain) => !isPodmanChain(chain))
+    .concat(
+      execFileSync('ipset', ['list', '-n'], { encoding: 'utf8' })
+        .split('\n')
+        .filter(Boolean)
+        .map((s) => `ipset ${s}`),
+    )
+    .sort();
 }
 
 export function machineSnapshot(): MachineSnapshot {
   return {
     processes: processes(),
-    mounts: readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((l) => /berth-k8s|kubelet|containerd/.test(l)).map((l) => l.split(' ')[4]!).sort(),
-    links: execFileSync('ip', ['-o', 'link'], { encoding: 'utf8' }).split('\n').filter(Boolean).map((l) => l.split(':')[1]!.trim().split('@')[0]!).sort(),
-    namespaces: existsSync('/run/netns') ? readdirSync('/run/netns').filter((n) => n.startsWith('berth-')).sort() : [],
+    mounts: readFileSync('/proc/self/mountinfo', 'utf8')
+      .split('\n')
+      .filter((l) => /berth-k8s|kubelet|containerd/.test(l))
+      .map((l) => l.split(' ')[4]!)
+      .sort(),
+    links: execFileSync('ip', ['-o', 'link'], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.split(':')[1]!.trim().split('@')[0]!)
+      .sort(),
+    namespaces: existsSync('/run/netns')
+      ? readdirSync('/run/netns')
+          .filter((n) => n.startsWith('berth-'))
+          .sort()
+      : [],
     chains: chains(),
-    cgroups: readdirSync('/sys/fs/cgroup').filter((h) => existsSync(`/sys/fs/cgroup/${h}/berth-k8s`)).sort(),
+    cgroups: readdirSync('/sys/fs/cgroup')
+      .filter((h) => existsSync(`/sys/fs/cgroup/${h}/berth-k8s`))
+      .sort(),
     folders: ['/var/lib/berth-k8s', '/run/berth-k8s'].filter((d) => existsSync(d)),
   };
 }

@@ -14,30 +14,53 @@ const e2eRoot = join(repoRoot, 'dist/test/e2e');
 
 function testFiles(dir: string): string[] {
   // sorted: a folder's files run in name order (upstream/restart runs after upstream/cluster)
-  return readdirSync(dir).sort().flatMap((entry) => {
-    const path = join(dir, entry);
-    if (statSync(path).isDirectory()) return entry === 'harness' ? [] : testFiles(path);
-    return path.endsWith('.test.js') ? [path] : [];
-  });
+  return readdirSync(dir)
+    .sort()
+    .flatMap((entry) => {
+      const path = join(dir, entry);
+      if (statSync(path).isDirectory()) return entry === 'harness' ? [] : testFiles(path);
+      return path.endsWith('.test.js') ? [path] : [];
+    });
 }
 
 const folderOf = (file: string) => relative(e2eRoot, file).split('/')[0]!;
 const runsOn = (file: string, kind: ClusterKind) => clustersOf(relative(e2eRoot, file)).includes(kind);
 
 const usersFile = join(repoRoot, 'test/e2e/fixtures/users.yaml');
-const IMAGES = ['localhost/berth/busybox:1', 'localhost/berth/node:24', 'localhost/berth/test-resource:1', 'localhost/berth/berth:dev', 'localhost/berth/berth-tools:dev',
-  ...['set-annotations', 'generate-configmap', 'require-label', 'exit42', 'chatty', 'echo', 'probe', 'sleep'].map((f) => `localhost/berth/krm-${f}:1`)];
+const IMAGES = [
+  'localhost/berth/busybox:1',
+  'localhost/berth/node:24',
+  'localhost/berth/test-resource:1',
+  'localhost/berth/berth:dev',
+  'localhost/berth/berth-tools:dev',
+  ...['set-annotations', 'generate-configmap', 'require-label', 'exit42', 'chatty', 'echo', 'probe', 'sleep'].map((f) => `localhost/berth/krm-${f}:1`),
+];
 
 function upArgs(kind: ClusterKind, stateDir: string): string[] {
   const present = IMAGES.filter((i) => spawnSync('podman', ['image', 'exists', i]).status === 0);
-  return ['dev-cluster', 'up', '--state-dir', stateDir, '--users', usersFile, ...(kind === 'upstream-split' ? ['--split-log-streams'] : []), ...(kind === 'upstream-nodes' ? ['--nodes', '2'] : []), '--load', ...present];
+  return [
+    'dev-cluster',
+    'up',
+    '--state-dir',
+    stateDir,
+    '--users',
+    usersFile,
+    ...(kind === 'upstream-split' ? ['--split-log-streams'] : []),
+    ...(kind === 'upstream-nodes' ? ['--nodes', '2'] : []),
+    '--load',
+    ...present,
+  ];
 }
 
 /** the cluster's kubectl first on PATH: kubectl of the server's version, as a user of that cluster has */
 function pathWithKubectl(stateDir: string): string {
   const bin = join(stateDir, 'bin');
   mkdirSync(bin, { recursive: true });
-  const kubectl = spawnSync(process.execPath, ['-e', "import('" + join(repoRoot, 'dist/src/devcluster/layout.js') + "').then(m => console.log(new m.Layout('/').bin('kubernetes', 'kubectl')))"], { encoding: 'utf8' }).stdout.trim();
+  const kubectl = spawnSync(
+    process.execPath,
+    ['-e', "import('" + join(repoRoot, 'dist/src/devcluster/layout.js') + "').then(m => console.log(new m.Layout('/').bin('kubernetes', 'kubectl')))"],
+    { encoding: 'utf8' },
+  ).stdout.trim();
   symlinkSync(kubectl, join(bin, 'kubectl'));
   return `${bin}:${process.env.PATH ?? ''}`;
 }
@@ -61,7 +84,13 @@ async function runPhase(kind: ClusterKind, files: string[]): Promise<number> {
   const stateDir = mkdtempSync(join(tmpdir(), `berth-e2e-${kind}-`));
   // the clusters pull from no registry: berth's helper containers (file copies, the --network none gate) use the
   // test busybox, as the README tells a dev-cluster user to set it
-  const env = { BERTH_HELPER_IMAGE: 'localhost/berth/busybox:1', ...process.env, BERTH_E2E_STATE_DIR: stateDir, BERTH_E2E_CLUSTER: kind, PATH: pathWithKubectl(stateDir) };
+  const env = {
+    BERTH_HELPER_IMAGE: 'localhost/berth/busybox:1',
+    ...process.env,
+    BERTH_E2E_STATE_DIR: stateDir,
+    BERTH_E2E_CLUSTER: kind,
+    PATH: pathWithKubectl(stateDir),
+  };
   const before = machineSnapshot();
   console.log(`e2e: ${kind} cluster: ${files.length} test files (${[...new Set(files.map(folderOf))].join(', ')})`);
   const up = spawnSync(process.execPath, [berthCli, ...upArgs(kind, stateDir)], { stdio: 'inherit', env });
@@ -91,7 +120,9 @@ async function runPhase(kind: ClusterKind, files: string[]): Promise<number> {
     console.error(`e2e: the ${kind} dev cluster left things behind:\n  ${leftBehind.join('\n  ')}`);
     status = 1;
   } else {
-    console.log(`e2e: after \`berth dev-cluster down\` nothing of the ${kind} cluster remains (processes, mounts, links, network namespaces, iptables chains, cgroups, folders)`);
+    console.log(
+      `e2e: after \`berth dev-cluster down\` nothing of the ${kind} cluster remains (processes, mounts, links, network namespaces, iptables chains, cgroups, folders)`,
+    );
   }
   console.log(`e2e: ${kind} phase took ${((Date.now() - started) / 1000).toFixed(0)} s`);
   rmSync(stateDir, { recursive: true, force: true });
@@ -104,8 +135,16 @@ function runTests(files: string[], env: NodeJS.ProcessEnv, concurrency: number):
   // reaches; tests that need a tighter bound set their own.
   const failuresFile = join(failuresDir, String(failuresFiles.length));
   failuresFiles.push(failuresFile);
-  const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout', `--test-reporter=${failuresReporter}`, `--test-reporter-destination=${failuresFile}`];
-  const runner = spawn(process.execPath, ['--test', `--test-concurrency=${concurrency}`, '--test-timeout=600000', ...reporters, ...files], { stdio: 'inherit', env });
+  const reporters = [
+    '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    `--test-reporter=${failuresReporter}`,
+    `--test-reporter-destination=${failuresFile}`,
+  ];
+  const runner = spawn(process.execPath, ['--test', `--test-concurrency=${concurrency}`, '--test-timeout=600000', ...reporters, ...files], {
+    stdio: 'inherit',
+    env,
+  });
   // interrupted (Ctrl-C, a CI timeout): the tests stop, the cluster is still taken down, and no later phase starts
   const interrupt = (signal: NodeJS.Signals) => () => {
     console.error(`e2e: ${signal}, stopping the tests and the dev cluster`);
@@ -116,11 +155,13 @@ function runTests(files: string[], env: NodeJS.ProcessEnv, concurrency: number):
   const onTerm = interrupt('SIGTERM');
   process.on('SIGINT', onInt);
   process.on('SIGTERM', onTerm);
-  return new Promise<number>((resolve) => runner.on('close', (code) => {
-    process.off('SIGINT', onInt);
-    process.off('SIGTERM', onTerm);
-    resolve(code ?? 1);
-  }));
+  return new Promise<number>((resolve) =>
+    runner.on('close', (code) => {
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+      resolve(code ?? 1);
+    }),
+  );
 }
 
 let interrupted = false;
@@ -151,7 +192,8 @@ for (const kind of ['upstream', 'upstream-split', 'upstream-nodes', 'own'] as co
   const phaseStatus = await runPhase(kind, mine);
   verdicts.push(`e2e: ${kind} phase ${phaseStatus === 0 ? 'passed' : 'FAILED'} (${mine.length} files, ${((Date.now() - started) / 1000).toFixed(0)} s)`);
   verdicts.push(...failedTests().map((line) => `  failed: ${line}`));
-  if (phaseStatus !== 0 && !failedTests().length) verdicts.push('  no test failed: the phase failed on its cluster (start, or what `down` left), as printed above');
+  if (phaseStatus !== 0 && !failedTests().length)
+    verdicts.push('  no test failed: the phase failed on its cluster (start, or what `down` left), as printed above');
   status = phaseStatus || status;
 }
 for (const verdict of verdicts) console.log(verdict);

@@ -17,7 +17,8 @@ import { eventually } from '../../util/eventually.js';
 import { TOOLS_IMAGE, apply, berthObjects, containerLog, recipeFile, renderRecipe, servesServiceAccountTokens, type Doc } from './recipes-env.js';
 
 const fn = (image: string) => `config.kubernetes.io/function: |\n      container:\n        image: localhost/berth/krm-${image}:1`;
-const fnConfig = (name: string, annotation: string, data: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  annotations:\n    ${annotation}\ndata: ${data}\n`;
+const fnConfig = (name: string, annotation: string, data: string) =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  annotations:\n    ${annotation}\ndata: ${data}\n`;
 const PACKAGE: Record<string, string> = {
   'service.yaml': 'apiVersion: v1\nkind: Service\nmetadata:\n  name: cart\n  labels: {team: shop}\nspec:\n  ports: [{port: 80}]\n',
   'annotate.yaml': fnConfig('annotate', fn('set-annotations'), '{owner: berth-e2e, stage: argocd}'),
@@ -45,10 +46,14 @@ before(async () => {
   fnNs = await freshNamespace('argocd-fns');
   if (!(await servesServiceAccountTokens(argocdNs))) return;
   // The recipe's objects, moved from argocd / argocd-krm-fns to this test's namespaces.
-  const docs = (await renderRecipe('argocd')).filter((d) => d.kind !== 'Namespace').map((d) => {
-    const moved = JSON.parse(JSON.stringify(d).replaceAll('"namespace":"argocd-krm-fns"', `"namespace":"${fnNs}"`).replaceAll('"namespace":"argocd"', `"namespace":"${argocdNs}"`));
-    return moved as Doc;
-  });
+  const docs = (await renderRecipe('argocd'))
+    .filter((d) => d.kind !== 'Namespace')
+    .map((d) => {
+      const moved = JSON.parse(
+        JSON.stringify(d).replaceAll('"namespace":"argocd-krm-fns"', `"namespace":"${fnNs}"`).replaceAll('"namespace":"argocd"', `"namespace":"${argocdNs}"`),
+      );
+      return moved as Doc;
+    });
   await kubectlOk(['create', 'serviceaccount', 'argocd-repo-server', '-n', argocdNs]);
   await apply(docs);
   generate = YAML.parse(recipeFile('argocd', 'plugin.yaml')).spec.generate.command;
@@ -79,14 +84,23 @@ function renderPod(name: string, files: Record<string, string>, configMap: strin
       automountServiceAccountToken: false, // as Argo CD's repo-server: the token comes only through the patch's volume
       restartPolicy: 'Never',
       terminationGracePeriodSeconds: 2,
-      containers: [{
-        ...sidecar,
-        image: TOOLS_IMAGE,
-        env: [...env, { name: 'BERTH_HELPER_IMAGE', value: 'localhost/berth/busybox:1' }],
-        command: ['sh', '-c', `cd /app && ${quoted} >/tmp/out.yaml 2>/tmp/err.txt; code=$?; cat /tmp/out.yaml; echo '${STDERR_MARK}'; cat /tmp/err.txt; echo "${EXIT_MARK}$code"; exec busybox sleep 600`],
-        volumeMounts: [...sidecar.volumeMounts!.filter((m) => keep.has(m.name)), { name: 'app', mountPath: '/app', readOnly: true }],
-      }],
-      volumes: [...volumes.filter((v) => keep.has(v.name)), { name: 'app', configMap: { name: configMap, items: Object.keys(files).map((k) => ({ key: k, path: k })) } }] as V1Volume[],
+      containers: [
+        {
+          ...sidecar,
+          image: TOOLS_IMAGE,
+          env: [...env, { name: 'BERTH_HELPER_IMAGE', value: 'localhost/berth/busybox:1' }],
+          command: [
+            'sh',
+            '-c',
+            `cd /app && ${quoted} >/tmp/out.yaml 2>/tmp/err.txt; code=$?; cat /tmp/out.yaml; echo '${STDERR_MARK}'; cat /tmp/err.txt; echo "${EXIT_MARK}$code"; exec busybox sleep 600`,
+          ],
+          volumeMounts: [...sidecar.volumeMounts!.filter((m) => keep.has(m.name)), { name: 'app', mountPath: '/app', readOnly: true }],
+        },
+      ],
+      volumes: [
+        ...volumes.filter((v) => keep.has(v.name)),
+        { name: 'app', configMap: { name: configMap, items: Object.keys(files).map((k) => ({ key: k, path: k })) } },
+      ] as V1Volume[],
     },
   };
 }
@@ -95,10 +109,14 @@ async function renderInPod(name: string, files: Record<string, string>): Promise
   await apply([{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${name}-app` }, data: files }], argocdNs);
   await kubectlOk(['apply', '-n', argocdNs, '-f', '-'], { input: JSON.stringify(renderPod(name, files, `${name}-app`)) });
   await waitForPod(kubeConfig(), argocdNs, name, (p) => p.status?.phase === 'Running', 60_000);
-  const log = await eventually(`the render in pod ${name} ends`, async () => {
-    const text = await containerLog(argocdNs, name, 'berth-cmp');
-    return text.includes(EXIT_MARK) ? text : undefined;
-  }, { timeoutMs: 100_000, intervalMs: 500 });
+  const log = await eventually(
+    `the render in pod ${name} ends`,
+    async () => {
+      const text = await containerLog(argocdNs, name, 'berth-cmp');
+      return text.includes(EXIT_MARK) ? text : undefined;
+    },
+    { timeoutMs: 100_000, intervalMs: 500 },
+  );
   const s = log.indexOf(STDERR_MARK);
   const e = log.lastIndexOf(EXIT_MARK);
   assert.ok(s >= 0 && e > s, `the render did not finish:\n${log}`);
@@ -108,7 +126,9 @@ async function renderInPod(name: string, files: Record<string, string>): Promise
 /** The agent deletes each call's pod after answering, and its warm pods on drain: then nothing is left. */
 async function drainAndCheck(name: string): Promise<void> {
   await kubectlOk(['exec', '-n', argocdNs, name, '-c', 'berth-cmp', '--', 'berth', 'shim', 'pool', 'drain']);
-  await eventually('no berth object left in the functions namespace', async () => ((await berthObjects(fnNs)).length === 0 ? true : undefined), { timeoutMs: 30_000 });
+  await eventually('no berth object left in the functions namespace', async () => ((await berthObjects(fnNs)).length === 0 ? true : undefined), {
+    timeoutMs: 30_000,
+  });
   assert.deepEqual(await berthObjects(argocdNs), [], "nothing ran in the repo-server's namespace");
   await kubectlOk(['delete', 'pod', '-n', argocdNs, name, '--wait=true']);
 }
@@ -117,7 +137,10 @@ async function drainAndCheck(name: string): Promise<void> {
 async function renderOutside(files: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const tree = tempTree(files);
   try {
-    return await runCommand('kubectl', ['kustomize', '--enable-alpha-plugins', tree.dir], { env: { ...process.env, PATH: `${REFERENCE_DIR}:${process.env.PATH}` }, timeoutMs: 120_000 });
+    return await runCommand('kubectl', ['kustomize', '--enable-alpha-plugins', tree.dir], {
+      env: { ...process.env, PATH: `${REFERENCE_DIR}:${process.env.PATH}` },
+      timeoutMs: 120_000,
+    });
   } finally {
     tree.remove();
   }
@@ -130,7 +153,10 @@ test('the plugin renders in the sidecar as outside: transformer, generator and v
   assert.equal(inside.code, 0, inside.stderr);
   assert.equal(inside.stdout, outside.stdout);
   const docs = YAML.parseAllDocuments(inside.stdout).map((d) => d.toJSON());
-  assert.deepEqual(docs.map((d) => `${d.kind}/${d.metadata.name}`), ['ConfigMap/generated-settings', 'Service/cart']);
+  assert.deepEqual(
+    docs.map((d) => `${d.kind}/${d.metadata.name}`),
+    ['ConfigMap/generated-settings', 'Service/cart'],
+  );
   assert.equal(docs[1].metadata.annotations.owner, 'berth-e2e');
   await drainAndCheck('render-ok');
 });

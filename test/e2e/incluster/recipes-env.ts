@@ -66,7 +66,12 @@ export function podFromTask(task: Doc, o: { name: string; serviceAccount: string
     const { script, ...rest } = sub(s) as Doc;
     return { ...rest, ...(script ? { command: ['sh', '-c', script] } : {}) } as V1Container;
   });
-  return { apiVersion: 'v1', kind: 'Pod', metadata: { name: o.name }, spec: { serviceAccountName: o.serviceAccount, restartPolicy: 'Never', containers: [...sidecars, ...steps] } };
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: o.name },
+    spec: { serviceAccountName: o.serviceAccount, restartPolicy: 'Never', containers: [...sidecars, ...steps] },
+  };
 }
 
 /** The pod a CronJob's Job would run. */
@@ -76,7 +81,14 @@ export function podFromCronJob(cronJob: Doc, name: string): V1Pod {
 }
 
 /** The values of config.toml the recipe relies on (TOML arrays of strings are JSON arrays; one line each). */
-export function gitlabRunnerConfig(toml: string): { namespace: string; serviceAccount: string; environment: string[]; serviceImage: string; serviceCommand: string[]; automountToken: boolean } {
+export function gitlabRunnerConfig(toml: string): {
+  namespace: string;
+  serviceAccount: string;
+  environment: string[];
+  serviceImage: string;
+  serviceCommand: string[];
+  automountToken: boolean;
+} {
   const one = (key: string): string => {
     const m = new RegExp(`^\\s*${key}\\s*=\\s*(.+?)\\s*(#.*)?$`, 'm').exec(toml);
     if (!m) throw new Error(`config.toml has no ${key}`);
@@ -125,7 +137,15 @@ export async function containerLog(namespace: string, pod: string, container: st
 
 /** berth's objects in a namespace, as `kind/name`. */
 export async function berthObjects(namespace: string): Promise<string[]> {
-  const out = await kubectlOk(['-n', namespace, 'get', 'pods,configmaps,networkpolicies,services,persistentvolumeclaims', '-l', 'app.kubernetes.io/managed-by=berth', '-o', 'name']);
+  const out = await kubectlOk([
+    '-n',
+    namespace,
+    'get',
+    'pods,configmaps,networkpolicies,services,persistentvolumeclaims',
+    '-l',
+    'app.kubernetes.io/managed-by=berth',
+    '-o',
+    'name',
+  ]);
   return out.split('\n').filter(Boolean);
 }
-

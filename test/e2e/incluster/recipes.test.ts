@@ -11,8 +11,22 @@ import { join, relative } from 'node:path';
 import YAML from 'yaml';
 import { deleteNamespace, freshNamespace, kubeConfig, kubectl, kubectlOk, runCommand, waitForPod } from '../harness/cluster.js';
 import {
-  BERTH_IMAGE, RECIPE_IMAGE, apply, containerLog, gitlabRunnerConfig, notServed, podFromCronJob, podFromGitlabConfig, podFromTask, recipeDir, recipeFile,
-  renderRecipe, replaceImage, served, servesServiceAccountTokens, type Doc,
+  BERTH_IMAGE,
+  RECIPE_IMAGE,
+  apply,
+  containerLog,
+  gitlabRunnerConfig,
+  notServed,
+  podFromCronJob,
+  podFromGitlabConfig,
+  podFromTask,
+  recipeDir,
+  recipeFile,
+  renderRecipe,
+  replaceImage,
+  served,
+  servesServiceAccountTokens,
+  type Doc,
 } from './recipes-env.js';
 
 const byKind = (docs: Doc[]) => docs.map((d) => `${d.kind}/${d.metadata.namespace ? `${d.metadata.namespace}/` : ''}${d.metadata.name}`).sort();
@@ -39,7 +53,10 @@ describe('deploy/tekton', () => {
     const pod = podFromTask(task!, { name: 'tekton-dry-run', serviceAccount: 'berth-serve' });
     const sidecar = pod.spec!.containers[0]!;
     assert.deepEqual(sidecar.args, ['serve', '-H', 'tcp://127.0.0.1:2375', '--port-mode', 'direct', '--instance', 'tekton-dry-run']);
-    assert.deepEqual(pod.spec!.containers[1]!.env!.find((e) => e.name === 'DOCKER_HOST'), { name: 'DOCKER_HOST', value: 'tcp://127.0.0.1:2375' });
+    assert.deepEqual(
+      pod.spec!.containers[1]!.env!.find((e) => e.name === 'DOCKER_HOST'),
+      { name: 'DOCKER_HOST', value: 'tcp://127.0.0.1:2375' },
+    );
     await kubectlOk(['apply', '-n', ns, '--dry-run=server', '-f', '-'], { input: JSON.stringify(pod) });
   });
 });
@@ -58,7 +75,12 @@ describe('deploy/gitlab', () => {
     assert.equal(config.serviceImage, RECIPE_IMAGE);
     const values = YAML.parse(recipeFile('gitlab', 'values.yaml'));
     assert.deepEqual(gitlabRunnerConfig(values.runners.config), config, 'values.yaml carries the same runner config as config.toml');
-    const pod = podFromGitlabConfig(toml, { name: 'gitlab-dry-run', buildImage: 'docker.io/library/docker:28-cli', script: 'docker version', serviceImage: config.serviceImage });
+    const pod = podFromGitlabConfig(toml, {
+      name: 'gitlab-dry-run',
+      buildImage: 'docker.io/library/docker:28-cli',
+      script: 'docker version',
+      serviceImage: config.serviceImage,
+    });
     await kubectlOk(['apply', '-n', ns, '--dry-run=server', '-f', '-'], { input: JSON.stringify(pod) });
   });
 });
@@ -66,7 +88,12 @@ describe('deploy/gitlab', () => {
 describe('deploy/argocd', () => {
   test('the functions namespace, exactly shim-role.yaml bound to the repo-server, the plugin ConfigMap; applied', async () => {
     const docs = await renderRecipe('argocd');
-    assert.deepEqual(byKind(docs), ['ConfigMap/argocd/berth-cmp-plugin', 'Namespace/argocd-krm-fns', 'Role/argocd-krm-fns/berth-shim', 'RoleBinding/argocd-krm-fns/berth-shim-argocd-repo-server']);
+    assert.deepEqual(byKind(docs), [
+      'ConfigMap/argocd/berth-cmp-plugin',
+      'Namespace/argocd-krm-fns',
+      'Role/argocd-krm-fns/berth-shim',
+      'RoleBinding/argocd-krm-fns/berth-shim-argocd-repo-server',
+    ]);
     assert.deepEqual(docs.find((d) => d.kind === 'Role')!.rules, shimRole.rules, 'the Role is deploy/rbac/shim-role.yaml');
     assert.deepEqual(docs.find((d) => d.kind === 'RoleBinding')!.subjects, [{ kind: 'ServiceAccount', name: 'argocd-repo-server', namespace: 'argocd' }]);
     const plugin = YAML.parse(docs.find((d) => d.kind === 'ConfigMap')!.data['plugin.yaml']);
@@ -90,26 +117,71 @@ describe('deploy/argocd', () => {
     const dir = mkdtempSync(join(tmpdir(), 'berth-argocd-'));
     try {
       copyFileSync(join(recipeDir('argocd'), 'repo-server-patch.yaml'), join(dir, 'repo-server-patch.yaml'));
-      writeFileSync(join(dir, 'repo-server.yaml'), YAML.stringify({
-        apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'argocd-repo-server', namespace: 'argocd' },
-        spec: { selector: { matchLabels: { app: 'repo' } }, template: { metadata: { labels: { app: 'repo' } }, spec: {
-          serviceAccountName: 'argocd-repo-server', automountServiceAccountToken: false,
-          initContainers: [{ name: 'copyutil', image: 'quay.io/argoproj/argocd:v3.1.0', command: ['/bin/cp', '-n', '/usr/local/bin/argocd', '/var/run/argocd/argocd-cmp-server'], volumeMounts: [{ name: 'var-files', mountPath: '/var/run/argocd' }] }],
-          containers: [{ name: 'argocd-repo-server', image: 'quay.io/argoproj/argocd:v3.1.0', volumeMounts: [{ name: 'var-files', mountPath: '/var/run/argocd' }, { name: 'plugins', mountPath: '/home/argocd/cmp-server/plugins' }] }],
-          volumes: [{ name: 'var-files', emptyDir: {} }, { name: 'plugins', emptyDir: {} }],
-        } } },
-      }));
-      writeFileSync(join(dir, 'kustomization.yaml'), `resources:\n  - repo-server.yaml\n  - ${relative(dir, recipeDir('argocd'))}\npatches:\n  - path: repo-server-patch.yaml\n`);
+      writeFileSync(
+        join(dir, 'repo-server.yaml'),
+        YAML.stringify({
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          metadata: { name: 'argocd-repo-server', namespace: 'argocd' },
+          spec: {
+            selector: { matchLabels: { app: 'repo' } },
+            template: {
+              metadata: { labels: { app: 'repo' } },
+              spec: {
+                serviceAccountName: 'argocd-repo-server',
+                automountServiceAccountToken: false,
+                initContainers: [
+                  {
+                    name: 'copyutil',
+                    image: 'quay.io/argoproj/argocd:v3.1.0',
+                    command: ['/bin/cp', '-n', '/usr/local/bin/argocd', '/var/run/argocd/argocd-cmp-server'],
+                    volumeMounts: [{ name: 'var-files', mountPath: '/var/run/argocd' }],
+                  },
+                ],
+                containers: [
+                  {
+                    name: 'argocd-repo-server',
+                    image: 'quay.io/argoproj/argocd:v3.1.0',
+                    volumeMounts: [
+                      { name: 'var-files', mountPath: '/var/run/argocd' },
+                      { name: 'plugins', mountPath: '/home/argocd/cmp-server/plugins' },
+                    ],
+                  },
+                ],
+                volumes: [
+                  { name: 'var-files', emptyDir: {} },
+                  { name: 'plugins', emptyDir: {} },
+                ],
+              },
+            },
+          },
+        }),
+      );
+      writeFileSync(
+        join(dir, 'kustomization.yaml'),
+        `resources:\n  - repo-server.yaml\n  - ${relative(dir, recipeDir('argocd'))}\npatches:\n  - path: repo-server-patch.yaml\n`,
+      );
       const r = await runCommand('kubectl', ['kustomize', dir]);
       assert.equal(r.code, 0, r.stderr);
-      const deployment = YAML.parseAllDocuments(r.stdout).map((d) => d.toJSON()).find((d) => d.kind === 'Deployment');
+      const deployment = YAML.parseAllDocuments(r.stdout)
+        .map((d) => d.toJSON())
+        .find((d) => d.kind === 'Deployment');
       const spec = deployment.spec.template.spec;
-      assert.deepEqual(spec.containers.map((c: Doc) => c.name), ['berth-cmp', 'argocd-repo-server']);
-      assert.deepEqual(spec.initContainers.map((c: Doc) => c.name), ['berth-kustomize', 'copyutil']);
+      assert.deepEqual(
+        spec.containers.map((c: Doc) => c.name),
+        ['berth-cmp', 'argocd-repo-server'],
+      );
+      assert.deepEqual(
+        spec.initContainers.map((c: Doc) => c.name),
+        ['berth-kustomize', 'copyutil'],
+      );
       const sidecar = spec.containers[0];
       assert.deepEqual(sidecar.command, ['/var/run/argocd/argocd-cmp-server']);
       assert.equal(sidecar.securityContext.runAsUser, 999);
-      assert.ok(sidecar.volumeMounts.some((m: Doc) => m.mountPath === '/var/run/secrets/kubernetes.io/serviceaccount'), 'the token reaches the sidecar');
+      assert.ok(
+        sidecar.volumeMounts.some((m: Doc) => m.mountPath === '/var/run/secrets/kubernetes.io/serviceaccount'),
+        'the token reaches the sidecar',
+      );
       assert.ok(!spec.containers[1].volumeMounts.some((m: Doc) => m.name === 'berth-token'), 'and not the repo-server');
       const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'repo-server-dry-run' }, spec: { ...spec, serviceAccountName: 'default' } };
       await kubectlOk(['apply', '-n', ns, '--dry-run=server', '-f', '-'], { input: JSON.stringify(pod) });
@@ -120,7 +192,7 @@ describe('deploy/argocd', () => {
 });
 
 describe('deploy/gc', () => {
-  test('its own Role (list and delete only) and a CronJob whose --kinds are the Role\'s; the CronJob pod passes the server', async () => {
+  test("its own Role (list and delete only) and a CronJob whose --kinds are the Role's; the CronJob pod passes the server", async () => {
     const docs = await renderRecipe('gc');
     assert.deepEqual(byKind(docs), ['CronJob/berth-gc', 'Role/berth-gc', 'RoleBinding/berth-gc', 'ServiceAccount/berth-gc']);
     const role = docs.find((d) => d.kind === 'Role')!;
@@ -138,9 +210,21 @@ describe('deploy/gc', () => {
     const docs = await renderRecipe('gc');
     await apply(served(docs), ns);
     const labels = { 'app.kubernetes.io/managed-by': 'berth', 'berth.dev/owner': 'recipes-test' };
-    const cm = (name: string, expires: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels, annotations: { 'berth.dev/expires-at': expires } }, data: {} });
+    const cm = (name: string, expires: string) => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name, labels, annotations: { 'berth.dev/expires-at': expires } },
+      data: {},
+    });
     await apply([cm('expired', '2000-01-01T00:00:00Z'), cm('fresh', '2999-01-01T00:00:00Z')], ns);
-    const pod = replaceImage(podFromCronJob(docs.find((d) => d.kind === 'CronJob')!, 'gc-run'), RECIPE_IMAGE, BERTH_IMAGE);
+    const pod = replaceImage(
+      podFromCronJob(
+        docs.find((d) => d.kind === 'CronJob')!,
+        'gc-run',
+      ),
+      RECIPE_IMAGE,
+      BERTH_IMAGE,
+    );
     await kubectlOk(['apply', '-n', ns, '-f', '-'], { input: JSON.stringify(pod) });
     const done = await waitForPod(kubeConfig(), ns, 'gc-run', finished, 60_000);
     const log = await containerLog(ns, 'gc-run', 'gc');

@@ -10,7 +10,19 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { deleteNamespace, freshNamespace, kubeConfig, kubectlOk, waitForPod } from '../harness/cluster.js';
 import { eventually } from '../../util/eventually.js';
 import {
-  BERTH_IMAGE, RECIPE_IMAGE, TOOLS_IMAGE, apply, berthObjects, containerLog, notServed, podFromGitlabConfig, podFromTask, recipeFile, renderRecipe, replaceImage, served,
+  BERTH_IMAGE,
+  RECIPE_IMAGE,
+  TOOLS_IMAGE,
+  apply,
+  berthObjects,
+  containerLog,
+  notServed,
+  podFromGitlabConfig,
+  podFromTask,
+  recipeFile,
+  renderRecipe,
+  replaceImage,
+  served,
   servesServiceAccountTokens,
 } from './recipes-env.js';
 
@@ -45,10 +57,14 @@ async function runCiPod(ns: string, pod: V1Pod, step: string, sidecar: string, c
   const name = pod.metadata!.name!;
   try {
     await waitForPod(kubeConfig(), ns, name, (p) => p.status?.phase === 'Running', 60_000);
-    const log = await eventually(`the scenario in pod ${name} ends`, async () => {
-      const text = await containerLog(ns, name, step);
-      return text.includes('scenario-exit=') ? text : undefined;
-    }, { timeoutMs: 100_000, intervalMs: 500 });
+    const log = await eventually(
+      `the scenario in pod ${name} ends`,
+      async () => {
+        const text = await containerLog(ns, name, step);
+        return text.includes('scenario-exit=') ? text : undefined;
+      },
+      { timeoutMs: 100_000, intervalMs: 500 },
+    );
     const berthLog = await containerLog(ns, name, sidecar);
     for (const line of EXPECTED) assert.ok(log.split('\n').includes(line), `"${line}" missing from the step's output:\n${log}\nberth log:\n${berthLog}`);
     const berthPods = JSON.parse(await kubectlOk(['get', 'pods', '-n', ns, '-l', 'app.kubernetes.io/managed-by=berth', '-o', 'json'])).items as V1Pod[];
@@ -60,11 +76,11 @@ async function runCiPod(ns: string, pod: V1Pod, step: string, sidecar: string, c
   }
   const berthLog = await deleteReadingLog(ns, name, sidecar);
   // berth's SIGTERM cleanup runs within the pod's grace period, while the pod still has its network
-  await eventually('berth deleted its pods when its own pod was deleted', async () => ((await berthObjects(ns)).length === 0 ? true : undefined), { timeoutMs: 30_000 }).catch(
-    (err: Error) => {
-      throw new Error(`${err.message}\nberth's log while its pod was deleted:\n${berthLog}`);
-    },
-  );
+  await eventually('berth deleted its pods when its own pod was deleted', async () => ((await berthObjects(ns)).length === 0 ? true : undefined), {
+    timeoutMs: 30_000,
+  }).catch((err: Error) => {
+    throw new Error(`${err.message}\nberth's log while its pod was deleted:\n${berthLog}`);
+  });
   assert.match(berthLog, /stopping, deleting what this instance created/);
 }
 
@@ -110,20 +126,43 @@ describe('berth serve as a sidecar', () => {
     await runCiPod(ns, pod, 'test', 'berth');
   });
 
-  test('GitLab: the job pod of config.toml, berth serve as a service; its pods inherit the job pod\'s tolerations, node selector and pull secrets', async () => {
+  test("GitLab: the job pod of config.toml, berth serve as a service; its pods inherit the job pod's tolerations, node selector and pull secrets", async () => {
     if (!identity) assert.fail('the dev cluster gives pods no ServiceAccount identity: berth in a pod cannot call the API');
     const ns = await namespaceFor('sidecar-gitlab');
     await apply(await renderRecipe('gitlab'), ns);
-    await kubectlOk(['create', 'secret', 'docker-registry', 'ci-registry', '-n', ns, '--docker-server=registry.example.com', '--docker-username=u', '--docker-password=p']);
+    await kubectlOk([
+      'create',
+      'secret',
+      'docker-registry',
+      'ci-registry',
+      '-n',
+      ns,
+      '--docker-server=registry.example.com',
+      '--docker-username=u',
+      '--docker-password=p',
+    ]);
     const node = JSON.parse(await kubectlOk(['get', 'nodes', '-o', 'json'])).items[0];
     const os = node.metadata.labels['kubernetes.io/os'];
-    const pod = podFromGitlabConfig(recipeFile('gitlab', 'config.toml'), { name: 'gitlab-job', buildImage: TOOLS_IMAGE, script: stepScript(SCENARIO), serviceImage: BERTH_IMAGE });
+    const pod = podFromGitlabConfig(recipeFile('gitlab', 'config.toml'), {
+      name: 'gitlab-job',
+      buildImage: TOOLS_IMAGE,
+      script: stepScript(SCENARIO),
+      serviceImage: BERTH_IMAGE,
+    });
     const toleration = { key: 'dedicated', operator: 'Equal', value: 'ci', effect: 'NoSchedule' };
-    pod.spec = { ...pod.spec!, nodeSelector: os ? { 'kubernetes.io/os': os } : undefined, tolerations: [toleration], imagePullSecrets: [{ name: 'ci-registry' }] };
+    pod.spec = {
+      ...pod.spec!,
+      nodeSelector: os ? { 'kubernetes.io/os': os } : undefined,
+      tolerations: [toleration],
+      imagePullSecrets: [{ name: 'ci-registry' }],
+    };
     await runCiPod(ns, pod, 'build', 'svc-0', (pods) => {
       for (const p of pods) {
         assert.deepEqual(p.spec!.imagePullSecrets, [{ name: 'ci-registry' }], `${p.metadata!.name} inherits the pull secrets`);
-        assert.ok(p.spec!.tolerations?.some((x) => x.key === 'dedicated' && x.value === 'ci'), `${p.metadata!.name} inherits the toleration`);
+        assert.ok(
+          p.spec!.tolerations?.some((x) => x.key === 'dedicated' && x.value === 'ci'),
+          `${p.metadata!.name} inherits the toleration`,
+        );
         if (os) assert.equal(p.spec!.nodeSelector?.['kubernetes.io/os'], os, `${p.metadata!.name} inherits the node selector`);
         assert.notEqual(p.spec!.automountServiceAccountToken, true, 'no token for the containers berth starts');
       }

@@ -37,9 +37,16 @@ async function runningPod(name: string, node: string, script: string, labels: Re
   return (await kubectlOk(['get', 'pod', '-n', ns, name, '-o', 'jsonpath={.spec.nodeName} {.status.podIP}'])).trim();
 }
 
-async function podToEnd(name: string, node: string, script: string, labels: Record<string, string> = {}): Promise<{ phase: string; log: string; node: string }> {
+async function podToEnd(
+  name: string,
+  node: string,
+  script: string,
+  labels: Record<string, string> = {},
+): Promise<{ phase: string; log: string; node: string }> {
   await kubectlOk(['apply', '-n', ns, '-f', '-'], { input: pod(name, node, script, labels) });
-  await kubectlOk(['wait', '-n', ns, `pod/${name}`, '--for=jsonpath={.status.phase}=Succeeded', '--timeout=90s'], { timeoutMs: 100_000 }).catch(() => undefined);
+  await kubectlOk(['wait', '-n', ns, `pod/${name}`, '--for=jsonpath={.status.phase}=Succeeded', '--timeout=90s'], { timeoutMs: 100_000 }).catch(
+    () => undefined,
+  );
   const [phase, on] = (await kubectlOk(['get', 'pod', '-n', ns, name, '-o', 'jsonpath={.status.phase} {.spec.nodeName}'])).trim().split(' ');
   return { phase: phase!, node: on!, log: (await kubectl(['logs', '-n', ns, name])).stdout };
 }
@@ -49,7 +56,11 @@ const WEB = (text: string) => `mkdir -p /www && echo ${text} > /www/index.html &
 const berth = (...args: string[]) => runCommand(process.execPath, [berthCli, 'dev-cluster', ...args, '--state-dir', stateDir()], { timeoutMs: 240_000 });
 
 test('kubectl get nodes: two Ready nodes, each with its own address and pod range', async () => {
-  const nodes = JSON.parse(await kubectlOk(['get', 'nodes', '-o', 'json'])).items as { metadata: { name: string }; spec: { podCIDR: string }; status: { addresses: { type: string; address: string }[]; conditions: { type: string; status: string }[] } }[];
+  const nodes = JSON.parse(await kubectlOk(['get', 'nodes', '-o', 'json'])).items as {
+    metadata: { name: string };
+    spec: { podCIDR: string };
+    status: { addresses: { type: string; address: string }[]; conditions: { type: string; status: string }[] };
+  }[];
   assert.deepEqual(nodes.map((n) => n.metadata.name).sort(), [FIRST, WORKER]);
   for (const n of nodes) assert.equal(n.status.conditions.find((c) => c.type === 'Ready')?.status, 'True', n.metadata.name);
   const ips = nodes.map((n) => n.status.addresses.find((a) => a.type === 'InternalIP')?.address);
@@ -73,7 +84,11 @@ test('pods on different nodes reach each other by address, both ways, and by Ser
   assert.equal(back.stdout, 'from-worker\n', back.stderr);
   await kubectlOk(['create', 'service', 'clusterip', 'web-first', '-n', ns, '--tcp=80:8080']);
   // the worker's kube-proxy programs the Service on its next sync: the client tries for up to 30 s
-  const r = await podToEnd('client', WORKER, 'n=0; until timeout 3 wget -q -O - http://web-first/ 2>/dev/null; do n=$((n+1)); [ $n -lt 30 ] || exit 1; sleep 1; done');
+  const r = await podToEnd(
+    'client',
+    WORKER,
+    'n=0; until timeout 3 wget -q -O - http://web-first/ 2>/dev/null; do n=$((n+1)); [ $n -lt 30 ] || exit 1; sleep 1; done',
+  );
   assert.equal(r.node, WORKER);
   assert.equal(r.phase, 'Succeeded', r.log);
   assert.equal(r.log, 'from-first\n');
@@ -99,7 +114,11 @@ test('a NetworkPolicy on the first node holds against a pod on the worker; a pod
     apiVersion: 'networking.k8s.io/v1',
     kind: 'NetworkPolicy',
     metadata: { name: 'only-friends' },
-    spec: { podSelector: { matchLabels: { role: 'guarded' } }, policyTypes: ['Ingress'], ingress: [{ from: [{ podSelector: { matchLabels: { friend: 'yes' } } }] }] },
+    spec: {
+      podSelector: { matchLabels: { role: 'guarded' } },
+      policyTypes: ['Ingress'],
+      ingress: [{ from: [{ podSelector: { matchLabels: { friend: 'yes' } } }] }],
+    },
   };
   await kubectlOk(['apply', '-n', ns, '-f', '-'], { input: JSON.stringify(policy) });
   await runningPod('friend', WORKER, 'sleep 3600', { friend: 'yes' });
@@ -122,7 +141,7 @@ test('node stop: the worker goes NotReady and its pods stop answering; node star
   assert.equal(stop.code, 0, stop.stderr);
   assert.equal(stop.stdout, `node ${WORKER} stopped\n`);
   const probe = await kubectl(['exec', '-n', ns, 'prober', '--', 'timeout', '3', 'wget', '-q', '-O', '-', `http://${ip}:8080/`]);
-  assert.notEqual(probe.code, 0, "a pod of a stopped node does not answer");
+  assert.notEqual(probe.code, 0, 'a pod of a stopped node does not answer');
   // the node lifecycle controller marks it once its heartbeats are older than the grace period (40 s by default)
   await kubectlOk(['wait', `node/${WORKER}`, '--for=condition=Ready=Unknown', '--timeout=120s'], { timeoutMs: 130_000 });
   assert.match((await berth('node', 'ls')).stdout, /\nberth-worker\s+NotReady\s+stopped\s/);

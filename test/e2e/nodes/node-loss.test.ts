@@ -13,7 +13,8 @@ import { setUpTask, type TaskEnv } from '../task/task-env.js';
 import { eventually } from '../../util/eventually.js';
 
 const WORKER = 'berth-worker';
-const SLEEP_INPUT = 'apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: c}\n  data: {seconds: "600"}\n';
+const SLEEP_INPUT =
+  'apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: c}\n  data: {seconds: "600"}\n';
 const PLAN = `plan:
   - task: long
     tags: [lost]
@@ -66,12 +67,29 @@ function running(cmd: string, args: string[], env: NodeJS.ProcessEnv, ready: Reg
   });
 }
 
-const berthPods = async (namespace: string) => (await kubectlOk(['get', 'pods', '-n', namespace, '-l', 'app.kubernetes.io/managed-by=berth', '-o', 'name'])).split('\n').filter(Boolean);
+const berthPods = async (namespace: string) =>
+  (await kubectlOk(['get', 'pods', '-n', namespace, '-l', 'app.kubernetes.io/managed-by=berth', '-o', 'name'])).split('\n').filter(Boolean);
 
 test('the worker lost mid-run: each face fails naming the node, serve keeps serving, nothing is left once it returns', { timeout: 480_000 }, async () => {
-  const fn = await running('docker', ['run', '--rm', '-i', 'localhost/berth/krm-sleep:1'], shim.env('berth', { BERTH_POD_TEMPLATE: join(files.dir, 'on-worker.yaml') }), /sleep: sleeping/, SLEEP_INPUT);
+  const fn = await running(
+    'docker',
+    ['run', '--rm', '-i', 'localhost/berth/krm-sleep:1'],
+    shim.env('berth', { BERTH_POD_TEMPLATE: join(files.dir, 'on-worker.yaml') }),
+    /sleep: sleeping/,
+    SLEEP_INPUT,
+  );
   const step = await running(process.execPath, [berthCli, 'task', 'plan', 'run', join(files.dir, 'plan.yml'), '--image', BUSYBOX], task.env(), /step running/);
-  await engine.dockerOk(['run', '-d', '--name', `${prefix}-lost`, '--label', `berth.dev/node-selector=kubernetes.io/hostname=${WORKER}`, BUSYBOX, 'sleep', '3600']);
+  await engine.dockerOk([
+    'run',
+    '-d',
+    '--name',
+    `${prefix}-lost`,
+    '--label',
+    `berth.dev/node-selector=kubernetes.io/hostname=${WORKER}`,
+    BUSYBOX,
+    'sleep',
+    '3600',
+  ]);
   await engine.dockerOk(['run', '-d', '--name', `${prefix}-kept`, '--label', 'berth.dev/node-selector=kubernetes.io/hostname=berth', BUSYBOX, 'sleep', '3600']);
   const waited = engine.docker(['wait', `${prefix}-lost`], { timeoutMs: 300_000 }).then((r) => ({ ...r, at: Date.now() }));
 
@@ -80,7 +98,9 @@ test('the worker lost mid-run: each face fails naming the node, serve keeps serv
   assert.equal(stop.code, 0, stop.stderr);
   const [fnEnd, stepEnd, waitEnd] = await Promise.all([fn.ended, step.ended, waited]);
   const after = (r: { at: number }) => `${((r.at - stoppedAt) / 1000).toFixed(0)} s`;
-  console.log(`node-loss: the worker stopped; the function call failed after ${after(fnEnd)}, the task step after ${after(stepEnd)}, docker wait returned after ${after(waitEnd)}`);
+  console.log(
+    `node-loss: the worker stopped; the function call failed after ${after(fnEnd)}, the task step after ${after(stepEnd)}, docker wait returned after ${after(waitEnd)}`,
+  );
 
   const named = new RegExp(`node ${WORKER} stopped reporting to the API server`);
   assert.notEqual(fnEnd.code, 0, 'the function call is no success');
@@ -104,7 +124,11 @@ test('the worker lost mid-run: each face fails naming the node, serve keeps serv
   for (const namespace of [shim.namespace, task.namespace]) {
     await eventually(`no pod of berth left in ${namespace}`, async () => (await berthPods(namespace)).length === 0, { timeoutMs: 90_000 });
   }
-  await eventually(`no pod of the lost container left in ${serveNamespace}`, async () => !(await kubectlOk(['get', 'pods', '-n', serveNamespace, '-o', 'jsonpath={.items[*].spec.nodeName}'])).includes(WORKER), { timeoutMs: 90_000 });
+  await eventually(
+    `no pod of the lost container left in ${serveNamespace}`,
+    async () => !(await kubectlOk(['get', 'pods', '-n', serveNamespace, '-o', 'jsonpath={.items[*].spec.nodeName}'])).includes(WORKER),
+    { timeoutMs: 90_000 },
+  );
   assert.deepEqual(await shim.leftovers(), []);
   assert.deepEqual(await task.leftovers(), []);
 });

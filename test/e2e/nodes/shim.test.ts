@@ -17,7 +17,15 @@ const files = tempTree({ 'on-worker.yaml': JSON.stringify({ spec: { nodeSelector
 // the agent's socket in a folder private to this user (mkdtemp's 0700), as the agent requires
 const socketDir = mkdtempSync(join(tmpdir(), 'berth-nodes-agent-'));
 const socket = join(socketDir, 'agent.sock');
-const agentEnv = { BERTH_SHIM_AGENT: '1', BERTH_SHIM_AGENT_SOCKET: socket, BERTH_TRACE: '1', BERTH_SHIM_POOL_IDLE: '120', BERTH_SHIM_POOL_SIZE: '1', BERTH_SHIM_POOL_BURST: '1', BERTH_POD_TEMPLATE: join(files.dir, 'on-worker.yaml') };
+const agentEnv = {
+  BERTH_SHIM_AGENT: '1',
+  BERTH_SHIM_AGENT_SOCKET: socket,
+  BERTH_TRACE: '1',
+  BERTH_SHIM_POOL_IDLE: '120',
+  BERTH_SHIM_POOL_SIZE: '1',
+  BERTH_SHIM_POOL_BURST: '1',
+  BERTH_POD_TEMPLATE: join(files.dir, 'on-worker.yaml'),
+};
 
 before(async () => {
   shim = await setUpShim('nodes-shim');
@@ -37,7 +45,18 @@ after(async () => {
 
 /** the node the scheduler put a pod on, from its event (the pod itself is deleted after its call) */
 const scheduledTo = async (pod: string) =>
-  / to (\S+)$/.exec(await kubectlOk(['get', 'events', '-n', shim.namespace, '--field-selector', `involvedObject.name=${pod},reason=Scheduled`, '-o', 'jsonpath={.items[*].message}']))?.[1];
+  / to (\S+)$/.exec(
+    await kubectlOk([
+      'get',
+      'events',
+      '-n',
+      shim.namespace,
+      '--field-selector',
+      `involvedObject.name=${pod},reason=Scheduled`,
+      '-o',
+      'jsonpath={.items[*].message}',
+    ]),
+  )?.[1];
 
 test('calls placed on the worker: the first makes a pod there, the second is served warm by a pod there, same output', async () => {
   const argv = ['run', '--rm', '-i', '--network', 'none', ECHO];

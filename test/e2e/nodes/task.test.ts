@@ -47,7 +47,11 @@ after(async () => {
  * to NODE"; the pods are gone once the plan ends), ordered by their microsecond eventTime: a list's order is not
  */
 async function nodesOfSteps(): Promise<string[]> {
-  const events = JSON.parse(await kubectlOk(['get', 'events', '-n', t.namespace, '--field-selector', 'reason=Scheduled', '-o', 'json'])).items as { eventTime?: string; firstTimestamp?: string; message: string }[];
+  const events = JSON.parse(await kubectlOk(['get', 'events', '-n', t.namespace, '--field-selector', 'reason=Scheduled', '-o', 'json'])).items as {
+    eventTime?: string;
+    firstTimestamp?: string;
+    message: string;
+  }[];
   const at = (e: { eventTime?: string; firstTimestamp?: string }) => e.eventTime ?? e.firstTimestamp ?? '';
   return events.sort((a, b) => at(a).localeCompare(at(b))).map((e) => / to (\S+)$/.exec(e.message)?.[1] ?? e.message);
 }
@@ -55,7 +59,10 @@ async function nodesOfSteps(): Promise<string[]> {
 for (const mode of ['direct', 'through-berth']) {
   test(`--artifacts ${mode}: the step tagged near runs on ${NODES.near}, the one tagged far on ${NODES.far}, and the artifact arrives whole`, async () => {
     const before = (await nodesOfSteps()).length;
-    const r = await runCommand(process.execPath, [berthCli, 'task', 'plan', 'run', join(plan.dir, 'plan.yml'), '--image', BUSYBOX, '--artifacts', mode], { env: t.env(), timeoutMs: 300_000 });
+    const r = await runCommand(process.execPath, [berthCli, 'task', 'plan', 'run', join(plan.dir, 'plan.yml'), '--image', BUSYBOX, '--artifacts', mode], {
+      env: t.env(),
+      timeoutMs: 300_000,
+    });
     assert.equal(r.code, 0, r.stderr);
     const made = /^made ([0-9a-f]{64})$/m.exec(r.stdout)?.[1];
     assert.ok(made, r.stdout);
@@ -66,9 +73,14 @@ for (const mode of ['direct', 'through-berth']) {
 }
 
 test('a tag no node has: the step fails saying no node takes its pod, naming its node selector', async () => {
-  const lonely = tempTree({ 'plan.yml': 'plan:\n  - task: nowhere\n    tags: [nonexistent]\n    config:\n      platform: linux\n      run: { path: "true" }\n' });
+  const lonely = tempTree({
+    'plan.yml': 'plan:\n  - task: nowhere\n    tags: [nonexistent]\n    config:\n      platform: linux\n      run: { path: "true" }\n',
+  });
   try {
-    const r = await runCommand(process.execPath, [berthCli, 'task', 'plan', 'run', join(lonely.dir, 'plan.yml'), '--image', BUSYBOX], { env: t.env({ BERTH_START_TIMEOUT: '20' }), timeoutMs: 120_000 });
+    const r = await runCommand(process.execPath, [berthCli, 'task', 'plan', 'run', join(lonely.dir, 'plan.yml'), '--image', BUSYBOX], {
+      env: t.env({ BERTH_START_TIMEOUT: '20' }),
+      timeoutMs: 120_000,
+    });
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /cannot be scheduled: .*its nodeSelector: tags\.berth\.dev\/nonexistent=true/);
     assert.deepEqual(await t.leftovers(), []);

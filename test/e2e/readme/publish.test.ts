@@ -29,7 +29,10 @@ after(async () => {
 
 test('docs/catalog.md: berth catalog push publishes a catalog that berth catalog pull reads', async () => {
   const blocks = readmeBlocks(readFileSync(path.join(repoRoot, 'docs/catalog.md'), 'utf8'), 'docs/catalog.md');
-  assert.deepEqual(blocks.map((b) => b.name), ['publish']);
+  assert.deepEqual(
+    blocks.map((b) => b.name),
+    ['publish'],
+  );
   const commands = substitute(blocks[0].commands, [{ command: /registry\.example\.com/, with: registry.host, why: 'the loopback registry of this test' }]);
   const env = freshUserEnv(home);
   const ran = await runDocumented(commands, { cwd: home, env: { ...env, PATH: `${home}/bin:${env.PATH}` }, scriptDir: home, timeoutMs: 60_000 });

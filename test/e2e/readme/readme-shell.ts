@@ -19,7 +19,9 @@ export interface Substitution {
 
 /** Applies `subs`, and fails when one matches no command (a reworded document must not silently skip it). */
 export function substitute(commands: ReadmeCommand[], subs: Substitution[]): ReadmeCommand[] {
-  for (const s of subs) if (!commands.some((c) => s.command.test(c.text))) throw new Error(`no documented command matches the substitution ${s.command} (${s.why}): update the test`);
+  for (const s of subs)
+    if (!commands.some((c) => s.command.test(c.text)))
+      throw new Error(`no documented command matches the substitution ${s.command} (${s.why}): update the test`);
   return commands.flatMap((c) => {
     const s = subs.find((sub) => sub.command.test(c.text));
     if (!s) return [c];
@@ -30,7 +32,9 @@ export function substitute(commands: ReadmeCommand[], subs: Substitution[]): Rea
 function script(commands: ReadmeCommand[], cwd: string): string {
   // background jobs (berth serve...) die with the script: their output pipe would keep the test waiting
   const lines = ['exec 2>&1', `cd ${JSON.stringify(cwd)}`, "trap 'kill $(jobs -p) 2>/dev/null; wait' EXIT"];
-  commands.forEach((c, i) => lines.push(`printf '${MARK}%s %s\\n' ${i} "$EPOCHREALTIME"`, c.text, `s=$?; if [ $s -ne 0 ]; then printf '${MARK}failed %s\\n' $s; exit 1; fi`));
+  commands.forEach((c, i) =>
+    lines.push(`printf '${MARK}%s %s\\n' ${i} "$EPOCHREALTIME"`, c.text, `s=$?; if [ $s -ne 0 ]; then printf '${MARK}failed %s\\n' $s; exit 1; fi`),
+  );
   lines.push(`printf '${MARK}done %s\\n' "$EPOCHREALTIME"`);
   return `${lines.join('\n')}\n`;
 }
@@ -44,7 +48,10 @@ export interface Ran {
 }
 
 /** Runs `commands` in `cwd` with `env`; resolves with each command's output and time, throws on the first failure. */
-export async function runDocumented(commands: ReadmeCommand[], opts: { cwd: string; env: NodeJS.ProcessEnv; scriptDir: string; timeoutMs: number }): Promise<Ran[]> {
+export async function runDocumented(
+  commands: ReadmeCommand[],
+  opts: { cwd: string; env: NodeJS.ProcessEnv; scriptDir: string; timeoutMs: number },
+): Promise<Ran[]> {
   const file = path.join(opts.scriptDir, `documented-${process.pid}.sh`);
   writeFileSync(file, script(commands, opts.cwd));
   const r = await runCommand('bash', ['--noprofile', '--norc', file], { env: opts.env, timeoutMs: opts.timeoutMs });
@@ -63,7 +70,9 @@ export async function runDocumented(commands: ReadmeCommand[], opts: { cwd: stri
     const i = outputs.length - 1;
     const c = commands[i];
     if (!c) throw new Error(`the commands' shell failed before the first command (exit ${r.code}):\n${r.stdout}`);
-    throw new Error(`${c.where} (block ${c.block}) ${end.startsWith('failed') ? `exited ${end.slice('failed'.length).trim()}` : `ended the shell (exit ${r.code})`}:\n$ ${c.text}\n${outputs[i]}`);
+    throw new Error(
+      `${c.where} (block ${c.block}) ${end.startsWith('failed') ? `exited ${end.slice('failed'.length).trim()}` : `ended the shell (exit ${r.code})`}:\n$ ${c.text}\n${outputs[i]}`,
+    );
   }
   commands.forEach((c, i) => {
     const printed = outputs[i].split('\n').map((l) => l.trim());

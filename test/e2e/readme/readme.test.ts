@@ -27,14 +27,26 @@ import { readmeBlocks } from './readme-blocks.js';
 import { freshUserEnv, runDocumented, substitute, type Substitution } from './readme-shell.js';
 
 const SUBSTITUTIONS: Substitution[] = [
-  { command: /^npm ci\b.*/, with: null, why: "node_modules is linked and dist/src copied from the repository" },
+  { command: /^npm ci\b.*/, with: null, why: 'node_modules is linked and dist/src copied from the repository' },
   { command: /^npm install -g \./, with: 'npm install -g --ignore-scripts .', why: 'dist/src is built already' },
   { command: /^bash scripts\/upstream\/build\.sh\b.*/, with: null, why: 'CI builds the upstream cluster before the suite (.ci/run)' },
   { command: /^bash scripts\/build-images\.sh\b.*/, with: null, why: 'the e2e images are built and loaded before the suite' },
   { command: /^berth dev-cluster down\b.*/, with: null, why: 'the harness cluster serves the other test files too' },
 ];
 /** What the working copy holds: what the README's commands read, and what `npm install -g .` builds from. */
-const COPIED = ['README.md', 'LICENSE', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src', 'deploy', 'docs', 'examples', 'scripts'];
+const COPIED = [
+  'README.md',
+  'LICENSE',
+  'package.json',
+  'package-lock.json',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'src',
+  'deploy',
+  'docs',
+  'examples',
+  'scripts',
+];
 /** Namespaces the README creates. */
 const NAMESPACES = ['fn', 'ci'];
 const RUN_LIMIT_MS = 240_000;
@@ -75,10 +87,18 @@ function userEnv(): NodeJS.ProcessEnv {
 
 test('every readme-test block of README.md runs as written on the dev cluster', { timeout: RUN_LIMIT_MS + 5_000 }, async () => {
   const blocks = readmeBlocks(readFileSync(path.join(repoRoot, 'README.md'), 'utf8'));
-  assert.deepEqual(blocks.map((b) => b.name), ['install', 'shim', 'catalog', 'serve', 'task', 'dev-cluster'], 'the README sections the test covers');
-  const commands = substitute(blocks.flatMap((b) => b.commands), SUBSTITUTIONS);
+  assert.deepEqual(
+    blocks.map((b) => b.name),
+    ['install', 'shim', 'catalog', 'serve', 'task', 'dev-cluster'],
+    'the README sections the test covers',
+  );
+  const commands = substitute(
+    blocks.flatMap((b) => b.commands),
+    SUBSTITUTIONS,
+  );
   const started = Date.now();
   const ran = await runDocumented(commands, { cwd: work, env: userEnv(), scriptDir: home, timeoutMs: RUN_LIMIT_MS });
-  if (process.env.BERTH_E2E_README_VERBOSE) commands.forEach((c, i) => process.stdout.write(`$ ${c.text}   [${ran[i].seconds.toFixed(1)} s]\n${ran[i].output}`));
+  if (process.env.BERTH_E2E_README_VERBOSE)
+    commands.forEach((c, i) => process.stdout.write(`$ ${c.text}   [${ran[i].seconds.toFixed(1)} s]\n${ran[i].output}`));
   process.stdout.write(`# README: ${commands.length} commands of ${blocks.length} blocks in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
 });

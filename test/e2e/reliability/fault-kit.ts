@@ -16,7 +16,16 @@ export interface Faults {
 }
 
 /** no fault, and the kubelet's own log rotation (10 MiB, looked at every 10 s) */
-export const NO_FAULTS: Required<Faults> = { dropStreams: 0, error500: 0, throttle429: 0, endWatchAfterMs: 0, delayPodStartMs: 0, failPortForwards: 0, containerLogMaxBytes: 10 * 1024 * 1024, containerLogCheckMs: 10_000 };
+export const NO_FAULTS: Required<Faults> = {
+  dropStreams: 0,
+  error500: 0,
+  throttle429: 0,
+  endWatchAfterMs: 0,
+  delayPodStartMs: 0,
+  failPortForwards: 0,
+  containerLogMaxBytes: 10 * 1024 * 1024,
+  containerLogCheckMs: 10_000,
+};
 
 export interface FaultCase {
   name: string;
@@ -91,12 +100,15 @@ export class Tally {
     row[verdict]++;
     this.rows.set(key, row);
     if (verdict === 'wrong' || verdict === 'hang') this.wrongs.push(`${key}: ${verdict} ${detail}`.slice(0, 2000));
-    else if (verdict === 'failed' && RETRIABLE.has(fault)) this.wrongs.push(`${key}: failed where waiting and retrying would have saved it: ${detail}`.slice(0, 2000));
+    else if (verdict === 'failed' && RETRIABLE.has(fault))
+      this.wrongs.push(`${key}: failed where waiting and retrying would have saved it: ${detail}`.slice(0, 2000));
   }
 
   /** Prints the table; the caller asserts on `bad()`. */
   print(): void {
-    const lines = [`${this.suite}: runs under faults (exact = same exit code and output as without faults; failed = a reported failure, allowed except under throttling)`];
+    const lines = [
+      `${this.suite}: runs under faults (exact = same exit code and output as without faults; failed = a reported failure, allowed except under throttling)`,
+    ];
     for (const [key, r] of this.rows) lines.push(`  ${key.padEnd(60)} exact ${r.exact}  failed ${r.failed}  wrong ${r.wrong}  hang ${r.hang}`);
     console.log(lines.join('\n'));
   }

@@ -49,7 +49,13 @@ const tally = new Tally('fn-faults');
 const reasons = new Map<string, number>();
 
 function reasonOf(stderr: string): string {
-  const line = stderr.split('\n').filter((l) => l.startsWith('berth: ')).pop() ?? stderr.trim().split('\n').pop() ?? '';
+  const line =
+    stderr
+      .split('\n')
+      .filter((l) => l.startsWith('berth: '))
+      .pop() ??
+    stderr.trim().split('\n').pop() ??
+    '';
   return line.replace(/\b[0-9a-f]{5,}\b|\d+(\.\d+)?/g, 'N').slice(0, 160);
 }
 
@@ -73,7 +79,10 @@ async function render(): Promise<RunOutcome & { stderr: string; changedOnFailure
   const dir = path.join(work, `run-${++runNo}`);
   cpSync(source.dir, dir, { recursive: true });
   try {
-    const r = await runCommand(process.execPath, [berthCli, 'fn', 'render', dir], { env: shim.env('berth', { BERTH_CACHE_DIR: cacheDir, BERTH_TRACE: '1' }), timeoutMs: RUN_LIMIT_MS });
+    const r = await runCommand(process.execPath, [berthCli, 'fn', 'render', dir], {
+      env: shim.env('berth', { BERTH_CACHE_DIR: cacheDir, BERTH_TRACE: '1' }),
+      timeoutMs: RUN_LIMIT_MS,
+    });
     const after = JSON.stringify(hashTree(dir));
     return { code: r.code, stdout: after, stderr: r.stderr, changedOnFailure: r.code !== 0 && after !== original };
   } catch (err) {
@@ -92,25 +101,29 @@ test('fault-free: the pipeline renders, the package changes', { timeout: 2 * RUN
 });
 
 for (const fault of FAULT_CASES) {
-  test(`${RUNS} renders under ${fault.name}: ${fault.retriable ? 'exact (retried)' : 'exact or a reported failure that left the package as it was'}`, { timeout: RUNS * RUN_LIMIT_MS + 20_000 }, async () => {
-    assert.ok(expected, 'the fault-free run must pass first');
-    await underFaults(fault.faults, async () => {
-      for (let i = 0; i < RUNS; i++) {
-        const got = await render();
-        let verdict = judge(expected!, got, BERTH_FAILURE_CODES);
-        let detail = `exit ${got.code}: ${got.stderr.slice(-600)}`;
-        if (got.changedOnFailure) {
-          verdict = 'wrong';
-          detail = `failed run changed the package; ${detail}`;
+  test(
+    `${RUNS} renders under ${fault.name}: ${fault.retriable ? 'exact (retried)' : 'exact or a reported failure that left the package as it was'}`,
+    { timeout: RUNS * RUN_LIMIT_MS + 20_000 },
+    async () => {
+      assert.ok(expected, 'the fault-free run must pass first');
+      await underFaults(fault.faults, async () => {
+        for (let i = 0; i < RUNS; i++) {
+          const got = await render();
+          let verdict = judge(expected!, got, BERTH_FAILURE_CODES);
+          let detail = `exit ${got.code}: ${got.stderr.slice(-600)}`;
+          if (got.changedOnFailure) {
+            verdict = 'wrong';
+            detail = `failed run changed the package; ${detail}`;
+          }
+          tally.add(SCENARIO, fault.name, verdict, detail);
+          if (verdict === 'failed') {
+            const key = `${fault.name}: ${reasonOf(got.stderr)}`;
+            reasons.set(key, (reasons.get(key) ?? 0) + 1);
+          }
         }
-        tally.add(SCENARIO, fault.name, verdict, detail);
-        if (verdict === 'failed') {
-          const key = `${fault.name}: ${reasonOf(got.stderr)}`;
-          reasons.set(key, (reasons.get(key) ?? 0) + 1);
-        }
-      }
-    });
-  });
+      });
+    },
+  );
 }
 
 test('nothing of berth is left in the namespace after berth gc; the tally has no wrong run and no hang', { timeout: 60_000 }, async () => {

@@ -39,75 +39,90 @@ async function leftovers(namespace: string, instance: string): Promise<string[]>
   return out.split('\n').filter(Boolean);
 }
 
-test('docker run --rm and docker exec through berth serve under every fault case: exact or failed, never wrong, never hung', { timeout: 1_500_000 }, async () => {
-  const namespace = await freshNamespace('serve-faults');
-  const instance = `faults${process.pid}`;
-  const engine = await startBerth(namespace, instance);
-  const tally = new Tally('berth serve under faults');
-  const work = mkdtempSync(join(tmpdir(), 'berth-serve-faults-'));
-  const fixture = join(work, 'fixture.bin');
-  const fixtureBytes = randomBytes(CP_BYTES);
-  writeFileSync(fixture, fixtureBytes);
-  const fixtureSum = createHash('sha256').update(fixtureBytes).digest('hex');
-  try {
-    await setFaults(NO_FAULTS);
-    await engine.dockerOk(['pull', BUSYBOX]);
-    await engine.dockerOk(['run', '-d', '--name', 'target', BUSYBOX, 'sleep', '3600']);
-    const expectedRun = await outcome(engine, RUN);
-    const expectedExec = await outcome(engine, EXEC);
-    assert.equal(expectedRun.code, 3, expectedRun.stderr);
-    assert.equal(expectedRun.stdout, 'out-line\n\u0000err-line\n');
-    assert.equal(expectedExec.code, 4, expectedExec.stderr);
-    assert.equal(expectedExec.stdout, 'exec-out\n\u0000exec-err\n');
-    await engine.dockerOk(['cp', fixture, 'target:/tmp/fixture.bin']);
+test(
+  'docker run --rm and docker exec through berth serve under every fault case: exact or failed, never wrong, never hung',
+  { timeout: 1_500_000 },
+  async () => {
+    const namespace = await freshNamespace('serve-faults');
+    const instance = `faults${process.pid}`;
+    const engine = await startBerth(namespace, instance);
+    const tally = new Tally('berth serve under faults');
+    const work = mkdtempSync(join(tmpdir(), 'berth-serve-faults-'));
+    const fixture = join(work, 'fixture.bin');
+    const fixtureBytes = randomBytes(CP_BYTES);
+    writeFileSync(fixture, fixtureBytes);
+    const fixtureSum = createHash('sha256').update(fixtureBytes).digest('hex');
+    try {
+      await setFaults(NO_FAULTS);
+      await engine.dockerOk(['pull', BUSYBOX]);
+      await engine.dockerOk(['run', '-d', '--name', 'target', BUSYBOX, 'sleep', '3600']);
+      const expectedRun = await outcome(engine, RUN);
+      const expectedExec = await outcome(engine, EXEC);
+      assert.equal(expectedRun.code, 3, expectedRun.stderr);
+      assert.equal(expectedRun.stdout, 'out-line\n\u0000err-line\n');
+      assert.equal(expectedExec.code, 4, expectedExec.stderr);
+      assert.equal(expectedExec.stdout, 'exec-out\n\u0000exec-err\n');
+      await engine.dockerOk(['cp', fixture, 'target:/tmp/fixture.bin']);
 
-    const copiesIn: Array<{ fault: string; path: string }> = [];
-    for (const [k, { name, faults }] of FAULT_CASES.entries()) {
-      await underFaults(faults, async () => {
-        for (let i = 0; i < RUNS_PER_CASE; i++) {
-          const run = await outcome(engine, RUN);
-          tally.add('docker run --rm', name, judge(expectedRun, run, DOCKER_FAILURE_CODES), `exit ${run.code}: ${JSON.stringify(run.stdout)}`);
-          const exec = await outcome(engine, EXEC);
-          tally.add('docker exec', name, judge(expectedExec, exec, DOCKER_FAILURE_CODES), `exit ${exec.code}: ${JSON.stringify(exec.stdout)}`);
-          const out = join(work, `out-${k}-${i}.bin`);
-          const get = await outcome(engine, ['cp', 'target:/tmp/fixture.bin', out]);
-          const got = get.code === 0 ? readFileSync(out) : Buffer.alloc(0);
-          tally.add('docker cp out of a container', name, judge({ code: 0, stdout: fixtureBytes }, { ...get, stdout: got }, CP_FAILURE_CODES), `exit ${get.code}: ${got.length} bytes; ${get.stderr}`);
-          const into = `/tmp/in-${k}-${i}.bin`;
-          const put = await outcome(engine, ['cp', fixture, `target:${into}`]);
-          if (put.code === 0) copiesIn.push({ fault: name, path: into });
-          else tally.add('docker cp into a container', name, judge({ code: 0, stdout: '' }, { ...put, stdout: '' }, CP_FAILURE_CODES), `exit ${put.code}: ${put.stderr}`);
-        }
-        // Removal under the same faults: a failed delete is reported, and removing again retries it.
-        for (const id of (await engine.dockerOk(['ps', '-a', '-q'])).split('\n').filter(Boolean)) {
-          if (id && !(await engine.docker(['inspect', '-f', '{{.Name}}', id])).stdout.includes('/target')) {
-            const rm = await engine.docker(['rm', '-f', id], { timeoutMs: RUN_LIMIT_MS });
-            if (rm.code !== 0) await engine.dockerOk(['rm', '-f', id], { timeoutMs: RUN_LIMIT_MS });
+      const copiesIn: Array<{ fault: string; path: string }> = [];
+      for (const [k, { name, faults }] of FAULT_CASES.entries()) {
+        await underFaults(faults, async () => {
+          for (let i = 0; i < RUNS_PER_CASE; i++) {
+            const run = await outcome(engine, RUN);
+            tally.add('docker run --rm', name, judge(expectedRun, run, DOCKER_FAILURE_CODES), `exit ${run.code}: ${JSON.stringify(run.stdout)}`);
+            const exec = await outcome(engine, EXEC);
+            tally.add('docker exec', name, judge(expectedExec, exec, DOCKER_FAILURE_CODES), `exit ${exec.code}: ${JSON.stringify(exec.stdout)}`);
+            const out = join(work, `out-${k}-${i}.bin`);
+            const get = await outcome(engine, ['cp', 'target:/tmp/fixture.bin', out]);
+            const got = get.code === 0 ? readFileSync(out) : Buffer.alloc(0);
+            tally.add(
+              'docker cp out of a container',
+              name,
+              judge({ code: 0, stdout: fixtureBytes }, { ...get, stdout: got }, CP_FAILURE_CODES),
+              `exit ${get.code}: ${got.length} bytes; ${get.stderr}`,
+            );
+            const into = `/tmp/in-${k}-${i}.bin`;
+            const put = await outcome(engine, ['cp', fixture, `target:${into}`]);
+            if (put.code === 0) copiesIn.push({ fault: name, path: into });
+            else
+              tally.add(
+                'docker cp into a container',
+                name,
+                judge({ code: 0, stdout: '' }, { ...put, stdout: '' }, CP_FAILURE_CODES),
+                `exit ${put.code}: ${put.stderr}`,
+              );
           }
-        }
-      });
-    }
-    // Each copy in that said it succeeded is read back without faults: every byte arrived.
-    for (const { fault, path } of copiesIn) {
-      const sum = (await engine.docker(['exec', 'target', 'sha256sum', path])).stdout.split(' ')[0];
-      tally.add('docker cp into a container', fault, sum === fixtureSum ? 'exact' : 'wrong', `${path}: sha256 ${sum}`);
-    }
-    tally.print();
-    assert.deepEqual(tally.bad(), []);
+          // Removal under the same faults: a failed delete is reported, and removing again retries it.
+          for (const id of (await engine.dockerOk(['ps', '-a', '-q'])).split('\n').filter(Boolean)) {
+            if (id && !(await engine.docker(['inspect', '-f', '{{.Name}}', id])).stdout.includes('/target')) {
+              const rm = await engine.docker(['rm', '-f', id], { timeoutMs: RUN_LIMIT_MS });
+              if (rm.code !== 0) await engine.dockerOk(['rm', '-f', id], { timeoutMs: RUN_LIMIT_MS });
+            }
+          }
+        });
+      }
+      // Each copy in that said it succeeded is read back without faults: every byte arrived.
+      for (const { fault, path } of copiesIn) {
+        const sum = (await engine.docker(['exec', 'target', 'sha256sum', path])).stdout.split(' ')[0];
+        tally.add('docker cp into a container', fault, sum === fixtureSum ? 'exact' : 'wrong', `${path}: sha256 ${sum}`);
+      }
+      tally.print();
+      assert.deepEqual(tally.bad(), []);
 
-    await engine.dockerOk(['rm', '-f', 'target']);
-    assert.equal((await engine.dockerOk(['ps', '-a', '-q'])).trim(), '', 'every container removed');
-    const gc = await runCommand(process.execPath, [berthCli, 'gc', '--kubeconfig', kubeconfigPath(), '-n', namespace]);
-    assert.equal(gc.code, 0, gc.stderr);
-    const left = await leftovers(namespace, instance);
-    console.log(`objects left in the namespace after rm -f and berth gc: ${left.length}`);
-    assert.deepEqual(left, []);
-  } finally {
-    await setFaults(NO_FAULTS).catch(() => undefined);
-    rmSync(work, { recursive: true, force: true });
-    await engine.stop();
-    const left = await leftovers(namespace, instance);
-    await dropNamespace(namespace);
-    assert.deepEqual(left, [], 'berth serve left objects behind after SIGTERM');
-  }
-});
+      await engine.dockerOk(['rm', '-f', 'target']);
+      assert.equal((await engine.dockerOk(['ps', '-a', '-q'])).trim(), '', 'every container removed');
+      const gc = await runCommand(process.execPath, [berthCli, 'gc', '--kubeconfig', kubeconfigPath(), '-n', namespace]);
+      assert.equal(gc.code, 0, gc.stderr);
+      const left = await leftovers(namespace, instance);
+      console.log(`objects left in the namespace after rm -f and berth gc: ${left.length}`);
+      assert.deepEqual(left, []);
+    } finally {
+      await setFaults(NO_FAULTS).catch(() => undefined);
+      rmSync(work, { recursive: true, force: true });
+      await engine.stop();
+      const left = await leftovers(namespace, instance);
+      await dropNamespace(namespace);
+      assert.deepEqual(left, [], 'berth serve left objects behind after SIGTERM');
+    }
+  },
+);

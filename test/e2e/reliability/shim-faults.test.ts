@@ -39,7 +39,11 @@ function treeDigest(dir: string): string {
     for (const name of readdirSync(d).sort()) {
       const p = join(d, name);
       if (statSync(p).isDirectory()) walk(p);
-      else hash.update(`${relative(dir, p)}\0`).update(readFileSync(p)).update('\0');
+      else
+        hash
+          .update(`${relative(dir, p)}\0`)
+          .update(readFileSync(p))
+          .update('\0');
     }
   };
   walk(dir);
@@ -103,9 +107,14 @@ const scenarios: Scenario[] = [
     failureCodes: [125, 126, 127],
     run: () =>
       limited(
-        shim.run('berth', 'docker', ['run', '--rm', 'localhost/berth/busybox:1', 'sh', '-c', 'i=0; while [ $i -lt 300 ]; do echo "line $i"; i=$((i+1)); done; echo done >&2; exit 3'], {
-          timeoutMs: RUN_LIMIT_MS,
-        }),
+        shim.run(
+          'berth',
+          'docker',
+          ['run', '--rm', 'localhost/berth/busybox:1', 'sh', '-c', 'i=0; while [ $i -lt 300 ]; do echo "line $i"; i=$((i+1)); done; echo done >&2; exit 3'],
+          {
+            timeoutMs: RUN_LIMIT_MS,
+          },
+        ),
       ),
   },
   {

@@ -30,11 +30,14 @@ for (const kind of ['podman', 'berth'] as const) {
     const ok = (args: string[]): Promise<string> => engine.dockerOk(args);
     /** `docker cp <src> -` (a tar on stdout), unpacked to stdout by tar. */
     const cpOut = async (src: string): Promise<string> => {
-      const r = await runCommand('sh', ['-c', 'docker cp "$0" - | tar -x -O -f -', src], { env: { ...process.env, DOCKER_HOST: engine.dockerHost, DOCKER_CONFIG: work } });
+      const r = await runCommand('sh', ['-c', 'docker cp "$0" - | tar -x -O -f -', src], {
+        env: { ...process.env, DOCKER_HOST: engine.dockerHost, DOCKER_CONFIG: work },
+      });
       assert.equal(r.code, 0, `docker cp ${src} - exited ${r.code}: ${r.stderr}`);
       return r.stdout;
     };
-    const peekPods = async (): Promise<string[]> => (await kubectlOk(['-n', namespace, 'get', 'pods', '-l', `berth.dev/owner=${instance},berth.dev/peek-of`, '-o', 'name'])).split('\n').filter(Boolean);
+    const peekPods = async (): Promise<string[]> =>
+      (await kubectlOk(['-n', namespace, 'get', 'pods', '-l', `berth.dev/owner=${instance},berth.dev/peek-of`, '-o', 'name'])).split('\n').filter(Boolean);
 
     before(async () => {
       if (kind === 'berth') {

@@ -52,7 +52,7 @@ describe('berth serve: bad input', () => {
     assert.equal(await count(), before);
   });
 
-  test('unknown ids are 404 with Docker\'s texts', async () => {
+  test("unknown ids are 404 with Docker's texts", async () => {
     const c = await engine.request('GET', '/containers/doesnotexist/json');
     assert.equal(c.status, 404);
     assert.equal(message(c.body), 'No such container: doesnotexist');
@@ -66,18 +66,26 @@ describe('berth serve: bad input', () => {
   });
 
   test('tar archives with ../ entries or escaping links are refused before anything is written', async () => {
-    const dotdot = await tarOf([{ name: 'ok.txt', content: 'fine' }, { name: '../../escaped.txt', content: 'bad' }]);
+    const dotdot = await tarOf([
+      { name: 'ok.txt', content: 'fine' },
+      { name: '../../escaped.txt', content: 'bad' },
+    ]);
     const r1 = await engine.request('PUT', `/containers/${running}/archive?path=/tmp`, dotdot, { 'Content-Type': 'application/x-tar' });
     assert.equal(r1.status, 400);
     assert.match(message(r1.body), /outside the destination/);
     const link = await tarOf([{ name: 'l', type: 'symlink', linkname: '../../../etc' }]);
     const r2 = await engine.request('PUT', `/containers/${running}/archive?path=/tmp`, link, { 'Content-Type': 'application/x-tar' });
     assert.equal(r2.status, 400);
-    const through = await tarOf([{ name: 'l', type: 'symlink', linkname: '/etc' }, { name: 'l/passwd', content: 'pwned' }]);
+    const through = await tarOf([
+      { name: 'l', type: 'symlink', linkname: '/etc' },
+      { name: 'l/passwd', content: 'pwned' },
+    ]);
     const r3 = await engine.request('PUT', `/containers/${running}/archive?path=/tmp`, through, { 'Content-Type': 'application/x-tar' });
     assert.equal(r3.status, 400);
     assert.match(message(r3.body), /through the link/);
-    const garbage = await engine.request('PUT', `/containers/${running}/archive?path=/tmp`, Buffer.from('not a tar at all'.repeat(64)), { 'Content-Type': 'application/x-tar' });
+    const garbage = await engine.request('PUT', `/containers/${running}/archive?path=/tmp`, Buffer.from('not a tar at all'.repeat(64)), {
+      'Content-Type': 'application/x-tar',
+    });
     assert.equal(garbage.status, 400);
     // nothing half-written: the good entry of the first archive is not there either
     const check = await engine.request('HEAD', `/containers/${running}/archive?path=/tmp/ok.txt`);
@@ -86,7 +94,9 @@ describe('berth serve: bad input', () => {
     const r4 = await engine.request('PUT', `/containers/${running}/archive?path=/tmp/made-by-copy`, dotdot, { 'Content-Type': 'application/x-tar' });
     assert.equal(r4.status, 400);
     assert.equal((await engine.request('HEAD', `/containers/${running}/archive?path=/tmp/made-by-copy`)).status, 404);
-    const good = await engine.request('PUT', `/containers/${running}/archive?path=/tmp`, await tarOf([{ name: 'ok.txt', content: 'fine' }]), { 'Content-Type': 'application/x-tar' });
+    const good = await engine.request('PUT', `/containers/${running}/archive?path=/tmp`, await tarOf([{ name: 'ok.txt', content: 'fine' }]), {
+      'Content-Type': 'application/x-tar',
+    });
     assert.equal(good.status, 200);
     assert.equal(good.body, '', 'PUT archive answers with an empty body');
     const stat = await engine.request('HEAD', `/containers/${running}/archive?path=/tmp/ok.txt`);
@@ -127,7 +137,7 @@ describe('berth serve: bad input', () => {
     assert.equal(await kubectlOk(['get', 'pvc', '-n', namespace, '-o', 'name']), '', 'no claim was made');
   });
 
-  test('a command that cannot start is docker run\'s 127 or 126 with the runtime\'s words, never exit 0', async () => {
+  test("a command that cannot start is docker run's 127 or 126 with the runtime's words, never exit 0", async () => {
     const missing = await engine.docker(['run', '--rm', BUSYBOX, '/no/such/bin'], { timeoutMs: 60_000 });
     assert.equal(missing.code, 127, missing.stderr);
     assert.match(missing.stderr, /no such file or directory/);
@@ -139,9 +149,24 @@ describe('berth serve: bad input', () => {
     const ro = await engine.docker(['run', '--rm', '--tmpfs', '/t:ro', BUSYBOX, 'touch', '/t/x'], { timeoutMs: 60_000 });
     assert.notEqual(ro.code, 0, 'a write into a read-only tmpfs succeeded');
     assert.match(ro.stderr, /Read-only file system/);
-    const env = await engine.docker(['run', '--rm', '-e', 'BERTH_UNSET_IN_CLIENT', BUSYBOX, 'sh', '-c', 'echo ${BERTH_UNSET_IN_CLIENT-unset}'], { timeoutMs: 60_000 });
+    const env = await engine.docker(['run', '--rm', '-e', 'BERTH_UNSET_IN_CLIENT', BUSYBOX, 'sh', '-c', 'echo ${BERTH_UNSET_IN_CLIENT-unset}'], {
+      timeoutMs: 60_000,
+    });
     assert.equal(env.stdout, 'unset\n', env.stderr);
-    const id = (await engine.dockerOk(['run', '-d', '--stop-signal', 'USR1', '--stop-timeout', '3', BUSYBOX, 'sh', '-c', 'trap "echo got usr1; exit 7" USR1; echo ready; while :; do sleep 0.1; done'])).trim();
+    const id = (
+      await engine.dockerOk([
+        'run',
+        '-d',
+        '--stop-signal',
+        'USR1',
+        '--stop-timeout',
+        '3',
+        BUSYBOX,
+        'sh',
+        '-c',
+        'trap "echo got usr1; exit 7" USR1; echo ready; while :; do sleep 0.1; done',
+      ])
+    ).trim();
     assert.equal((await engine.dockerOk(['inspect', '-f', '{{.Config.StopSignal}} {{.Config.StopTimeout}}', id])).trim(), 'USR1 3');
     for (let i = 0; !(await engine.dockerOk(['logs', id])).includes('ready'); i++) assert.ok(i < 300, 'the container never got ready');
     await engine.dockerOk(['stop', id]);
@@ -178,19 +203,53 @@ describe('two berth serve instances in one namespace', () => {
           await run(['pull', BUSYBOX]);
           await run(['network', 'create', 'shared-net']);
           // each instance's "db" answers with its own instance name
-          await run(['run', '-d', '--name', 'db', '--network', 'shared-net', '--network-alias', 'db', BUSYBOX, 'sh', '-c', `echo ${instances[i]} > /tmp/index.html; exec httpd -f -p 8080 -h /tmp`]);
-          const reply = await run(['run', '--rm', '--network', 'shared-net', BUSYBOX, 'sh', '-c', 'for i in 1 2 3 4 5 6 7 8 9 10; do wget -q -O - http://db:8080/index.html && exit 0; sleep 0.3; done; exit 1']);
+          await run([
+            'run',
+            '-d',
+            '--name',
+            'db',
+            '--network',
+            'shared-net',
+            '--network-alias',
+            'db',
+            BUSYBOX,
+            'sh',
+            '-c',
+            `echo ${instances[i]} > /tmp/index.html; exec httpd -f -p 8080 -h /tmp`,
+          ]);
+          const reply = await run([
+            'run',
+            '--rm',
+            '--network',
+            'shared-net',
+            BUSYBOX,
+            'sh',
+            '-c',
+            'for i in 1 2 3 4 5 6 7 8 9 10; do wget -q -O - http://db:8080/index.html && exit 0; sleep 0.3; done; exit 1',
+          ]);
           assert.equal(reply, `${instances[i]}\n`);
         }),
       );
-      const services = (await kubectlOk(['-n', namespace, 'get', 'services', '-o', 'jsonpath={range .items[*]}{.metadata.name} {.metadata.labels.berth\\.dev/owner} {.metadata.annotations.berth\\.dev/alias}{"\\n"}{end}']))
+      const services = (
+        await kubectlOk([
+          '-n',
+          namespace,
+          'get',
+          'services',
+          '-o',
+          'jsonpath={range .items[*]}{.metadata.name} {.metadata.labels.berth\\.dev/owner} {.metadata.annotations.berth\\.dev/alias}{"\\n"}{end}',
+        ])
+      )
         .trim()
         .split('\n')
         .map((l) => l.split(' '));
       assert.equal(services.length, 2);
       assert.notEqual(services[0][0], services[1][0]);
       assert.deepEqual(services.map((s) => s[1]).sort(), [`one${process.pid}`, `two${process.pid}`].sort());
-      assert.deepEqual(services.map((s) => s[2]), ['db', 'db']);
+      assert.deepEqual(
+        services.map((s) => s[2]),
+        ['db', 'db'],
+      );
     } finally {
       for (const e of engines) await e.stop();
       const left = await kubectlOk(['-n', namespace, 'get', 'pods,services', '-l', 'app.kubernetes.io/managed-by=berth', '-o', 'name']);

@@ -65,7 +65,16 @@ for (const kind of ['podman', 'berth'] as const) {
 
     test('docker run --network none: the container reaches nothing from its first instruction; a bridge container reaches the same server', async () => {
       const target = `${prefix}-target-${kind}`;
-      await engine.dockerOk(['run', '-d', '--name', target, BUSYBOX, 'sh', '-c', 'mkdir -p /www && echo up > /www/index.html && exec httpd -f -p 8080 -h /www']);
+      await engine.dockerOk([
+        'run',
+        '-d',
+        '--name',
+        target,
+        BUSYBOX,
+        'sh',
+        '-c',
+        'mkdir -p /www && echo up > /www/index.html && exec httpd -f -p 8080 -h /www',
+      ]);
       try {
         const ip = (await engine.dockerOk(['inspect', '-f', '{{.NetworkSettings.IPAddress}}', target])).trim();
         assert.match(ip, /^\d+\.\d+\.\d+\.\d+$/, 'the server container has an address');
@@ -74,25 +83,58 @@ for (const kind of ['podman', 'berth'] as const) {
         assert.equal(reached.stdout, 'up\n', `a container on the default network reaches ${ip}: ${reached.stderr}`);
         // On a cluster the deny-all policy is enforced a moment after the pod has its address: berth's gate holds
         // the container until it is, so even its first connection fails (podman: no interface but lo).
-        const cut = await engine.docker(['run', '--rm', '--network', 'none', BUSYBOX, 'sh', '-c', `timeout 3 wget -q -O - http://${ip}:8080/ && echo reached || echo cut off`]);
+        const cut = await engine.docker([
+          'run',
+          '--rm',
+          '--network',
+          'none',
+          BUSYBOX,
+          'sh',
+          '-c',
+          `timeout 3 wget -q -O - http://${ip}:8080/ && echo reached || echo cut off`,
+        ]);
         assert.equal(cut.stdout, 'cut off\n', cut.stderr);
         assert.equal(cut.code, 0, cut.stderr);
       } finally {
         await engine.docker(['rm', '-f', target]);
       }
-      if (kind === 'berth') assert.equal(await kubectlOk(['-n', namespace, 'get', 'networkpolicies', '-o', 'name']), '', 'the deny-all policy went with the container');
+      if (kind === 'berth')
+        assert.equal(await kubectlOk(['-n', namespace, 'get', 'networkpolicies', '-o', 'name']), '', 'the deny-all policy went with the container');
     });
 
     test('docker run --dns, --dns-search, --dns-option: written into resolv.conf (berth: through the pod dnsConfig)', async () => {
       const name = `${prefix}-dns-${kind}`;
-      await engine.dockerOk(['run', '-d', '--name', name, '--dns', '10.9.8.7', '--dns-search', 'corp.example', '--dns-option', 'ndots:3', BUSYBOX, 'sleep', '60']);
+      await engine.dockerOk([
+        'run',
+        '-d',
+        '--name',
+        name,
+        '--dns',
+        '10.9.8.7',
+        '--dns-search',
+        'corp.example',
+        '--dns-option',
+        'ndots:3',
+        BUSYBOX,
+        'sleep',
+        '60',
+      ]);
       try {
         const conf = await engine.dockerOk(['exec', name, 'cat', '/etc/resolv.conf']);
         assert.match(conf, /nameserver 10\.9\.8\.7/);
         assert.match(conf, /search corp\.example/);
         assert.match(conf, /options ndots:3/);
         if (kind === 'berth') {
-          const pod = await kubectlOk(['-n', namespace, 'get', 'pods', '-l', `berth.dev/owner=${instance}`, '-o', 'jsonpath={.items[0].spec.dnsPolicy} {.items[0].spec.dnsConfig}']);
+          const pod = await kubectlOk([
+            '-n',
+            namespace,
+            'get',
+            'pods',
+            '-l',
+            `berth.dev/owner=${instance}`,
+            '-o',
+            'jsonpath={.items[0].spec.dnsPolicy} {.items[0].spec.dnsConfig}',
+          ]);
           const [policy, config] = [pod.slice(0, pod.indexOf(' ')), JSON.parse(pod.slice(pod.indexOf(' ') + 1)) as unknown];
           assert.equal(policy, 'None');
           assert.deepEqual(config, { nameservers: ['10.9.8.7'], searches: ['corp.example'], options: [{ name: 'ndots', value: '3' }] });
@@ -125,7 +167,11 @@ for (const kind of ['podman', 'berth'] as const) {
     test('docker build: podman builds; berth answers with a build error at once, never a hang', async () => {
       const tag = `localhost/${prefix}-built:1`;
       const started = Date.now();
-      const r = await runCommand('docker', ['build', '-t', tag, '-'], { input: `FROM ${BUSYBOX}\nRUN true\n`, env: { ...process.env, DOCKER_HOST: engine.dockerHost, DOCKER_BUILDKIT: '0' }, timeoutMs: 120_000 });
+      const r = await runCommand('docker', ['build', '-t', tag, '-'], {
+        input: `FROM ${BUSYBOX}\nRUN true\n`,
+        env: { ...process.env, DOCKER_HOST: engine.dockerHost, DOCKER_BUILDKIT: '0' },
+        timeoutMs: 120_000,
+      });
       if (kind === 'podman') {
         assert.equal(r.code, 0, r.stderr);
         await engine.docker(['rmi', tag]);

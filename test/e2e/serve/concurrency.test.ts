@@ -16,7 +16,9 @@ test(`${RUNS} concurrent docker run --rm: every stdout, stderr and exit code exa
     await engine.dockerOk(['pull', BUSYBOX]);
     const runs = await Promise.all(
       Array.from({ length: RUNS }, (_, i) =>
-        engine.docker(['run', '--rm', BUSYBOX, 'sh', '-c', `echo out-${i}; echo err-${i} >&2; exit $((${i} % 7))`], { timeoutMs: 480_000 }).then((r) => ({ i, ...r })),
+        engine
+          .docker(['run', '--rm', BUSYBOX, 'sh', '-c', `echo out-${i}; echo err-${i} >&2; exit $((${i} % 7))`], { timeoutMs: 480_000 })
+          .then((r) => ({ i, ...r })),
       ),
     );
     const wrong = runs.filter((r) => r.stdout !== `out-${r.i}\n` || r.stderr !== `err-${r.i}\n` || r.code !== r.i % 7);
@@ -39,8 +41,13 @@ test('10 parallel docker start of one container make exactly one pod; rm -f leav
     await engine.dockerOk(['pull', BUSYBOX]);
     const id = (await engine.dockerOk(['create', '--name', 'once', BUSYBOX, 'sleep', '600'])).trim();
     const starts = await Promise.all(Array.from({ length: 10 }, () => engine.docker(['start', 'once'])));
-    assert.deepEqual(starts.map((s) => s.code), Array(10).fill(0), starts.map((s) => s.stderr).join(''));
-    const pods = async (): Promise<string[]> => (await kubectlOk(['-n', namespace, 'get', 'pods', '-l', `berth.dev/container=${id.slice(0, 12)}`, '-o', 'name'])).split('\n').filter(Boolean);
+    assert.deepEqual(
+      starts.map((s) => s.code),
+      Array(10).fill(0),
+      starts.map((s) => s.stderr).join(''),
+    );
+    const pods = async (): Promise<string[]> =>
+      (await kubectlOk(['-n', namespace, 'get', 'pods', '-l', `berth.dev/container=${id.slice(0, 12)}`, '-o', 'name'])).split('\n').filter(Boolean);
     const made = await pods();
     console.log(`10 parallel docker start: ${made.length} pod(s)`);
     assert.equal(made.length, 1, made.join(', '));

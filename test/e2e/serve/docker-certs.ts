@@ -38,7 +38,25 @@ function issue(dir: string, name: string, ca: { cert: string; key: string }, ext
   const extFile = join(dir, `${name}.ext`);
   writeFileSync(extFile, ext.join('\n') + '\n');
   openssl(['req', '-new', ...EC_KEY, '-keyout', key, '-out', csr, '-subj', `/CN=${name}`]);
-  openssl(['x509', '-req', '-in', csr, '-CA', ca.cert, '-CAkey', ca.key, '-set_serial', String(Date.now()), '-days', '1', '-sha256', '-extfile', extFile, '-out', cert]);
+  openssl([
+    'x509',
+    '-req',
+    '-in',
+    csr,
+    '-CA',
+    ca.cert,
+    '-CAkey',
+    ca.key,
+    '-set_serial',
+    String(Date.now()),
+    '-days',
+    '1',
+    '-sha256',
+    '-extfile',
+    extFile,
+    '-out',
+    cert,
+  ]);
   return { cert, key };
 }
 

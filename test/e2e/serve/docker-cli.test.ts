@@ -14,7 +14,10 @@ const prefix = `bs${process.pid}`;
 
 /** The docker CLI left running (a follow): what it printed so far, and its end. */
 function dockerRunning(engine: DockerEngine, args: string[]): { stdout: () => string; done: Promise<Result> } {
-  const child = spawn('docker', args, { env: { ...process.env, DOCKER_HOST: engine.dockerHost, DOCKER_CONFIG: dirname(engine.socket) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('docker', args, {
+    env: { ...process.env, DOCKER_HOST: engine.dockerHost, DOCKER_CONFIG: dirname(engine.socket) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -87,7 +90,9 @@ for (const kind of ['podman', 'berth'] as const) {
     });
 
     test('run -d, logs -f until the end, wait with the real exit code', async () => {
-      const id = (await ok(['run', '-d', '--name', name('bg'), BUSYBOX, 'sh', '-c', 'for i in 1 2 3; do echo line$i; sleep 0.2; done; echo oops >&2; exit 4'])).trim();
+      const id = (
+        await ok(['run', '-d', '--name', name('bg'), BUSYBOX, 'sh', '-c', 'for i in 1 2 3; do echo line$i; sleep 0.2; done; echo oops >&2; exit 4'])
+      ).trim();
       assert.match(id, /^[0-9a-f]{64}$/);
       const logs = await engine.docker(['logs', '-f', id]);
       assert.equal(logs.stdout, 'line1\nline2\nline3\n');
@@ -101,19 +106,27 @@ for (const kind of ['podman', 'berth'] as const) {
       assert.equal(state.trim(), 'exited false 4');
     });
 
-    test('logs -t: every line stamped as dockerd writes it, RFC 3339 in UTC with 9 fractional digits', { skip: kind === 'podman' && 'podman 4.3 stamps whole seconds' }, async () => {
-      const c = name('stamped');
-      // 30 lines: a kubelet timestamp drops trailing zeros, which one in ten has
-      await ok(['run', '-d', '--name', c, BUSYBOX, 'sh', '-c', 'i=0; while [ $i -lt 30 ]; do i=$((i+1)); echo out$i; echo err$i >&2; done']);
-      assert.equal((await ok(['wait', c])).trim(), '0');
-      for (const args of [['logs', '-t', c], ['logs', '-t', '--tail', '5', c], ['logs', '-t', '--since', '1', c]]) {
-        const r = await engine.docker(args);
-        assert.equal(r.code, 0, r.stderr);
-        const lines = [...linesOf(r.stdout), ...linesOf(r.stderr)];
-        assert.equal(lines.length, args.includes('--tail') ? 5 : 60, args.join(' '));
-        for (const line of lines) assert.match(line, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z (out|err)\d+$/, `${args.join(' ')}: ${line}`);
-      }
-    });
+    test(
+      'logs -t: every line stamped as dockerd writes it, RFC 3339 in UTC with 9 fractional digits',
+      { skip: kind === 'podman' && 'podman 4.3 stamps whole seconds' },
+      async () => {
+        const c = name('stamped');
+        // 30 lines: a kubelet timestamp drops trailing zeros, which one in ten has
+        await ok(['run', '-d', '--name', c, BUSYBOX, 'sh', '-c', 'i=0; while [ $i -lt 30 ]; do i=$((i+1)); echo out$i; echo err$i >&2; done']);
+        assert.equal((await ok(['wait', c])).trim(), '0');
+        for (const args of [
+          ['logs', '-t', c],
+          ['logs', '-t', '--tail', '5', c],
+          ['logs', '-t', '--since', '1', c],
+        ]) {
+          const r = await engine.docker(args);
+          assert.equal(r.code, 0, r.stderr);
+          const lines = [...linesOf(r.stdout), ...linesOf(r.stderr)];
+          assert.equal(lines.length, args.includes('--tail') ? 5 : 60, args.join(' '));
+          for (const line of lines) assert.match(line, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z (out|err)\d+$/, `${args.join(' ')}: ${line}`);
+        }
+      },
+    );
 
     test('logs --until and --since with a fraction cut the log between two lines, as the time is written', async () => {
       const c = name('cut');
@@ -164,7 +177,17 @@ for (const kind of ['podman', 'berth'] as const) {
       for (const tty of [false, false, true]) {
         const c = name(`follow-end-${names.length}`);
         // Ticks until /tmp/go exists, then a last line and the end: the follow sees the container end.
-        await ok(['run', '-d', ...(tty ? ['-t'] : []), '--name', c, BUSYBOX, 'sh', '-c', 'echo old; i=0; until [ -e /tmp/go ]; do i=$((i+1)); echo tick$i; usleep 50000; done; echo new1']);
+        await ok([
+          'run',
+          '-d',
+          ...(tty ? ['-t'] : []),
+          '--name',
+          c,
+          BUSYBOX,
+          'sh',
+          '-c',
+          'echo old; i=0; until [ -e /tmp/go ]; do i=$((i+1)); echo tick$i; usleep 50000; done; echo new1',
+        ]);
         await eventually('the container ticks', async () => (await ok(['logs', c])).includes('tick1'));
         const follow = dockerRunning(engine, ['logs', '-f', '--tail', '0', c]);
         // The follow is under way once it printed a tick written after it began.
@@ -217,7 +240,11 @@ for (const kind of ['podman', 'berth'] as const) {
       const byName = await ok(['ps', '--filter', `name=${other}`, '--format', '{{.Names}}']);
       assert.equal(byName.trim(), other);
 
-      const inspect = JSON.parse(await ok(['inspect', svc])) as Array<{ Name: string; State: { Running: boolean; Status: string }; Config: { Labels: Record<string, string> } }>;
+      const inspect = JSON.parse(await ok(['inspect', svc])) as Array<{
+        Name: string;
+        State: { Running: boolean; Status: string };
+        Config: { Labels: Record<string, string> };
+      }>;
       assert.equal(inspect[0].Name, `/${svc}`);
       assert.equal(inspect[0].State.Status, 'running');
       assert.equal(inspect[0].Config.Labels.tier, 'web');
@@ -233,7 +260,11 @@ for (const kind of ['podman', 'berth'] as const) {
       const rm = await engine.docker(['rm', running]);
       assert.notEqual(rm.code, 0, 'rm of a running container without -f is refused');
       // dockerd 28's words, naming the container as the client did (podman 4.3 has its own)
-      if (kind === 'berth') assert.equal(rm.stderr.trim(), `Error response from daemon: cannot remove container "${running}": container is running: stop the container before removing or force remove`);
+      if (kind === 'berth')
+        assert.equal(
+          rm.stderr.trim(),
+          `Error response from daemon: cannot remove container "${running}": container is running: stop the container before removing or force remove`,
+        );
       await ok(['rm', '-f', running]);
       const gone = await engine.docker(['inspect', running]);
       assert.notEqual(gone.code, 0);
@@ -253,13 +284,23 @@ for (const kind of ['podman', 'berth'] as const) {
       // podman 4.3 runs the image's ps (busybox's, which ignores -ef and aux); dockerd's columns are procps' and
       // hold the container's processes only, not the ps that read them
       if (kind === 'berth') {
-        const rows = (out: string): string[][] => out.trim().split('\n').map((l) => l.trim().split(/\s{2,}/));
+        const rows = (out: string): string[][] =>
+          out
+            .trim()
+            .split('\n')
+            .map((l) => l.trim().split(/\s{2,}/));
         const full = rows(await ok(['top', up]));
         assert.deepEqual(full[0], ['UID', 'PID', 'PPID', 'C', 'STIME', 'TTY', 'TIME', 'CMD']);
-        assert.deepEqual(full.slice(1).map((r) => [r[0], r[1], r[2], r[7]]), [['root', '1', '0', 'sleep 600']]);
+        assert.deepEqual(
+          full.slice(1).map((r) => [r[0], r[1], r[2], r[7]]),
+          [['root', '1', '0', 'sleep 600']],
+        );
         const aux = rows(await ok(['top', up, 'aux']));
         assert.deepEqual(aux[0], ['USER', 'PID', '%CPU', '%MEM', 'VSZ', 'RSS', 'TTY', 'STAT', 'START', 'TIME', 'COMMAND']);
-        assert.deepEqual(aux.slice(1).map((r) => [r[1], r[7], r[10]]), [['1', 'Ss', 'sleep 600']]);
+        assert.deepEqual(
+          aux.slice(1).map((r) => [r[1], r[7], r[10]]),
+          [['1', 'Ss', 'sleep 600']],
+        );
         const noPid = await engine.docker(['top', up, '-o', 'args']);
         assert.notEqual(noPid.code, 0);
         assert.match(noPid.stderr, /Couldn't find PID field in ps output/);
@@ -270,13 +311,20 @@ for (const kind of ['podman', 'berth'] as const) {
       await ok(['run', '--name', short, BUSYBOX, 'true']);
       // podman writes its events log on its own schedule: under load they come a moment after the run; and it
       // answers an `until` already past with no events, so each reading ends a second from its start
-      const actions = await eventually('the run\'s events', async () => {
-        const until = Math.floor(Date.now() / 1000) + 1;
-        const events = await ok(['events', '--since', String(since), '--until', String(until), '--filter', `container=${short}`, '--format', '{{.Action}}']);
-        const seen = events.trim().split('\n').filter((a) => ['create', 'start', 'die'].includes(a));
-        if (seen.length < 3) throw new Error(`only ${JSON.stringify(seen)}`);
-        return seen;
-      }, { timeoutMs: 10_000 });
+      const actions = await eventually(
+        "the run's events",
+        async () => {
+          const until = Math.floor(Date.now() / 1000) + 1;
+          const events = await ok(['events', '--since', String(since), '--until', String(until), '--filter', `container=${short}`, '--format', '{{.Action}}']);
+          const seen = events
+            .trim()
+            .split('\n')
+            .filter((a) => ['create', 'start', 'die'].includes(a));
+          if (seen.length < 3) throw new Error(`only ${JSON.stringify(seen)}`);
+          return seen;
+        },
+        { timeoutMs: 10_000 },
+      );
       assert.deepEqual(actions, ['create', 'start', 'die']);
     });
 
@@ -304,25 +352,62 @@ for (const kind of ['podman', 'berth'] as const) {
       const [v, ro] = [`${prefix}-mvol`, `${prefix}-mro`];
       volumes.push(v, ro);
       const c = name('mounts');
-      await ok(['run', '-d', '--name', c, '-v', `${v}:/data`, '-v', '/anon', '--mount', `type=volume,src=${ro},dst=/ro,readonly`, '--mount', 'type=tmpfs,dst=/scratch', '--tmpfs', '/t', BUSYBOX, 'sleep', '600']);
+      await ok([
+        'run',
+        '-d',
+        '--name',
+        c,
+        '-v',
+        `${v}:/data`,
+        '-v',
+        '/anon',
+        '--mount',
+        `type=volume,src=${ro},dst=/ro,readonly`,
+        '--mount',
+        'type=tmpfs,dst=/scratch',
+        '--tmpfs',
+        '/t',
+        BUSYBOX,
+        'sleep',
+        '600',
+      ]);
       type Mount = { Type: string; Name?: string; Source: string; Destination: string; Driver?: string; Mode: string; RW: boolean; Propagation: string };
       const mounts = (JSON.parse(await ok(['inspect', '-f', '{{json .Mounts}}', c])) as Mount[]).sort((a, b) => a.Destination.localeCompare(b.Destination));
       // podman 4.3 leaves out --mount's tmpfs, which dockerd lists
       const listedMounts = kind === 'podman' ? mounts : mounts.filter((m) => m.Type !== 'tmpfs');
-      assert.deepEqual(listedMounts.map((m) => [m.Type, m.Destination, m.RW, m.Driver ?? '']), [
-        ['volume', '/anon', true, 'local'],
-        ['volume', '/data', true, 'local'],
-        ['volume', '/ro', false, 'local'],
-      ]);
-      assert.deepEqual(mounts.slice(0, 3).map((m) => m.Name), [mounts[0].Name, v, ro]);
+      assert.deepEqual(
+        listedMounts.map((m) => [m.Type, m.Destination, m.RW, m.Driver ?? '']),
+        [
+          ['volume', '/anon', true, 'local'],
+          ['volume', '/data', true, 'local'],
+          ['volume', '/ro', false, 'local'],
+        ],
+      );
+      assert.deepEqual(
+        mounts.slice(0, 3).map((m) => m.Name),
+        [mounts[0].Name, v, ro],
+      );
       assert.match(mounts[0].Name!, /^[0-9a-f]{64}$/);
       const listed = await ok(['ps', '-a', '--filter', `name=${c}`, '--format', '{{.LocalVolumes}}']);
       assert.equal(listed.trim(), '3');
       if (kind === 'podman') return;
-      assert.deepEqual(mounts.map((m) => [m.Type, m.Destination, m.Name]).at(-1), ['tmpfs', '/scratch', undefined], 'each mount but --tmpfs, which dockerd lists in HostConfig.Tmpfs only');
+      assert.deepEqual(
+        mounts.map((m) => [m.Type, m.Destination, m.Name]).at(-1),
+        ['tmpfs', '/scratch', undefined],
+        'each mount but --tmpfs, which dockerd lists in HostConfig.Tmpfs only',
+      );
       // podman 4.3 says rprivate and no mode for every volume; dockerd gives a -v volume the mode z, a propagation to binds only
-      assert.deepEqual(mounts.map((m) => [m.Mode, m.Propagation]), [['', ''], ['z', ''], ['', ''], ['', '']]);
-      for (const m of mounts.slice(0, 3)) assert.equal(m.Source, (await ok(['volume', 'inspect', '-f', '{{.Mountpoint}}', m.Name!])).trim(), 'where the volume is');
+      assert.deepEqual(
+        mounts.map((m) => [m.Mode, m.Propagation]),
+        [
+          ['', ''],
+          ['z', ''],
+          ['', ''],
+          ['', ''],
+        ],
+      );
+      for (const m of mounts.slice(0, 3))
+        assert.equal(m.Source, (await ok(['volume', 'inspect', '-f', '{{.Mountpoint}}', m.Name!])).trim(), 'where the volume is');
     });
 
     test('volume create: two containers see the same files', async () => {
@@ -354,17 +439,45 @@ for (const kind of ['podman', 'berth'] as const) {
       assert.equal(taken.code, 1, taken.stderr);
       assert.ok(!(await volumesNow()).includes(never), 'a refused create made its volume');
       await ok(['rm', '-v', c]);
-      assert.deepEqual((await volumesNow()).filter((x) => !before.includes(x)), [v], 'rm -v removes the anonymous volume, the named one stays');
+      assert.deepEqual(
+        (await volumesNow()).filter((x) => !before.includes(x)),
+        [v],
+        'rm -v removes the anonymous volume, the named one stays',
+      );
     });
 
     test('-v /path: an anonymous volume, kept across a restart, removed by rm -v and by --rm', async () => {
       const volumesNow = async (): Promise<string[]> => (await ok(['volume', 'ls', '-q'])).split('\n').filter(Boolean);
       const before = await volumesNow();
-      const once = await engine.docker(['run', '--rm', '--name', name('anon1'), '-v', '/scratch', BUSYBOX, 'sh', '-c', 'test -d /scratch && touch /scratch/x && echo made']);
+      const once = await engine.docker([
+        'run',
+        '--rm',
+        '--name',
+        name('anon1'),
+        '-v',
+        '/scratch',
+        BUSYBOX,
+        'sh',
+        '-c',
+        'test -d /scratch && touch /scratch/x && echo made',
+      ]);
       assert.equal(once.stdout, 'made\n', once.stderr);
       assert.deepEqual(await volumesNow(), before, '--rm removed the anonymous volume');
       // a volume mount without a source, as docker compose sends `volumes: [/cache]`, is one too; readonly is kept
-      const mounted = await engine.docker(['run', '--rm', '--name', name('anon3'), '--mount', 'type=volume,dst=/cache', '--mount', 'type=volume,dst=/ro,readonly', BUSYBOX, 'sh', '-c', 'touch /cache/x && echo made; touch /ro/x 2>/dev/null || echo read-only']);
+      const mounted = await engine.docker([
+        'run',
+        '--rm',
+        '--name',
+        name('anon3'),
+        '--mount',
+        'type=volume,dst=/cache',
+        '--mount',
+        'type=volume,dst=/ro,readonly',
+        BUSYBOX,
+        'sh',
+        '-c',
+        'touch /cache/x && echo made; touch /ro/x 2>/dev/null || echo read-only',
+      ]);
       assert.equal(mounted.stdout, 'made\nread-only\n', mounted.stderr);
       assert.deepEqual(await volumesNow(), before, '--rm removed both');
       const keep = name('anon2');
@@ -385,22 +498,58 @@ for (const kind of ['podman', 'berth'] as const) {
       const port = (await ok(['inspect', '-f', '{{(index (index .NetworkSettings.Ports "8080/tcp") 0).HostPort}}', c])).trim();
       assert.match(port, /^\d+$/);
       // httpd may not listen yet
-      const body = await eventually('httpd serves the page', async () => {
-        const b = await fetch(`http://127.0.0.1:${port}/index.html`).then((r) => r.text(), () => '');
-        return b === 'served\n' && b;
-      }, { timeoutMs: 5_000 });
+      const body = await eventually(
+        'httpd serves the page',
+        async () => {
+          const b = await fetch(`http://127.0.0.1:${port}/index.html`).then(
+            (r) => r.text(),
+            () => '',
+          );
+          return b === 'served\n' && b;
+        },
+        { timeoutMs: 5_000 },
+      );
       assert.equal(body, 'served\n');
     });
 
     test('network create with the bridge options compose files give (driver_opts): two containers talk by alias', async () => {
       const net = `${prefix}-net`;
       networks.push(net);
-      const options = { 'com.docker.network.bridge.name': `brs${process.pid}`, 'com.docker.network.driver.mtu': '1450', 'com.docker.network.bridge.enable_icc': 'true', 'com.docker.network.bridge.enable_ip_masquerade': 'true' };
+      const options = {
+        'com.docker.network.bridge.name': `brs${process.pid}`,
+        'com.docker.network.driver.mtu': '1450',
+        'com.docker.network.bridge.enable_icc': 'true',
+        'com.docker.network.bridge.enable_ip_masquerade': 'true',
+      };
       await ok(['network', 'create', ...Object.entries(options).flatMap(([k, v]) => ['-o', `${k}=${v}`]), net]);
       // podman keeps only the options it maps (mtu); dockerd shows them all, as given
       if (kind === 'berth') assert.deepEqual(JSON.parse(await ok(['network', 'inspect', '-f', '{{json .Options}}', net])), options);
-      await ok(['run', '-d', '--name', name('web'), '--network', net, '--network-alias', 'webalias', BUSYBOX, 'sh', '-c', 'echo by-alias > /tmp/index.html; exec httpd -f -p 8080 -h /tmp']);
-      const r = await engine.docker(['run', '--rm', '--name', name('client'), '--network', net, BUSYBOX, 'sh', '-c', 'for i in 1 2 3 4 5 6 7 8 9 10; do wget -q -O - http://webalias:8080/index.html && exit 0; sleep 0.3; done; exit 1']);
+      await ok([
+        'run',
+        '-d',
+        '--name',
+        name('web'),
+        '--network',
+        net,
+        '--network-alias',
+        'webalias',
+        BUSYBOX,
+        'sh',
+        '-c',
+        'echo by-alias > /tmp/index.html; exec httpd -f -p 8080 -h /tmp',
+      ]);
+      const r = await engine.docker([
+        'run',
+        '--rm',
+        '--name',
+        name('client'),
+        '--network',
+        net,
+        BUSYBOX,
+        'sh',
+        '-c',
+        'for i in 1 2 3 4 5 6 7 8 9 10; do wget -q -O - http://webalias:8080/index.html && exit 0; sleep 0.3; done; exit 1',
+      ]);
       assert.equal(r.code, 0, r.stderr);
       assert.equal(r.stdout, 'by-alias\n');
     });
@@ -409,10 +558,24 @@ for (const kind of ['podman', 'berth'] as const) {
       const net = `${prefix}-late`;
       networks.push(net);
       await ok(['network', 'create', net]);
-      await ok(['run', '-d', '--name', name('srv'), '--network', net, '--network-alias', 'lateweb', BUSYBOX, 'sh', '-c', 'echo late > /tmp/index.html; exec httpd -f -p 8080 -h /tmp']);
+      await ok([
+        'run',
+        '-d',
+        '--name',
+        name('srv'),
+        '--network',
+        net,
+        '--network-alias',
+        'lateweb',
+        BUSYBOX,
+        'sh',
+        '-c',
+        'echo late > /tmp/index.html; exec httpd -f -p 8080 -h /tmp',
+      ]);
       await ok(['run', '-d', '--name', name('joiner'), BUSYBOX, 'sh', '-c', 'echo joined > /tmp/index.html; exec httpd -f -p 8080 -h /tmp']);
       await ok(['network', 'connect', '--alias', 'joineralias', net, name('joiner')]);
-      const fetch = (from: string, url: string) => engine.docker(['exec', name(from), 'sh', '-c', `for i in 1 2 3 4 5 6 7 8 9 10; do wget -q -O - ${url} && exit 0; sleep 0.3; done; exit 1`]);
+      const fetch = (from: string, url: string) =>
+        engine.docker(['exec', name(from), 'sh', '-c', `for i in 1 2 3 4 5 6 7 8 9 10; do wget -q -O - ${url} && exit 0; sleep 0.3; done; exit 1`]);
       const out = await fetch('joiner', 'http://lateweb:8080/index.html');
       assert.equal(out.code, 0, out.stderr);
       assert.equal(out.stdout, 'late\n');
@@ -423,52 +586,85 @@ for (const kind of ['podman', 'berth'] as const) {
       // after a disconnect neither side finds the other by a name it had on the network
       await ok(['network', 'disconnect', net, name('joiner')]);
       const unresolved = (from: string, host: string) =>
-        eventually(`${host} no longer resolves in ${from}`, async () => {
-          const r = await engine.docker(['exec', name(from), 'wget', '-q', '-O', '-', `http://${host}:8080/index.html`]);
-          return r.code !== 0 && /bad address/.test(r.stderr);
-        }, { timeoutMs: 10_000 });
+        eventually(
+          `${host} no longer resolves in ${from}`,
+          async () => {
+            const r = await engine.docker(['exec', name(from), 'wget', '-q', '-O', '-', `http://${host}:8080/index.html`]);
+            return r.code !== 0 && /bad address/.test(r.stderr);
+          },
+          { timeoutMs: 10_000 },
+        );
       await unresolved('srv', 'joineralias');
       await unresolved('srv', name('joiner'));
       await unresolved('joiner', 'lateweb');
       await unresolved('joiner', name('srv'));
     });
 
-    test('what a pod cannot have on a network is refused, not dropped: --ip, --mac-address, --domainname, --internal, --subnet, -d, -o enable_icc=false', { skip: kind === 'podman' && 'podman gives all of them' }, async () => {
-      const net = `${prefix}-nset`;
-      networks.push(net);
-      await ok(['network', 'create', net]);
-      const c = name('nset');
-      const refused = async (args: string[], words: RegExp): Promise<void> => {
-        const r = await engine.docker(args);
-        assert.notEqual(r.code, 0, `${args.join(' ')}: ${r.stdout}`);
-        assert.match(r.stderr, words);
-      };
-      await refused(['run', '--rm', '--name', c, '--network', net, '--ip', '10.99.0.5', BUSYBOX, 'true'], /IPAMConfig=.*\(--ip, --ip6, --link-local-ip\) is not supported: a pod's IP is chosen by the cluster's network plugin/);
-      await refused(['run', '--rm', '--name', c, '--mac-address', '02:42:ac:11:00:02', BUSYBOX, 'true'], /\(--mac-address\) is not supported/);
-      await refused(['run', '--rm', '--name', c, '--domainname', 'example.com', BUSYBOX, 'true'], /Domainname=example.com \(--domainname\) is not supported/);
-      assert.equal((await ok(['ps', '-a', '--filter', `name=${c}`, '--format', '{{.Names}}'])).trim(), '', 'no container was made');
-      await ok(['run', '-d', '--name', c, BUSYBOX, 'sleep', '600']);
-      await refused(['network', 'connect', '--ip', '10.99.0.6', net, c], /invalid endpoint settings for network .*--ip/);
-      assert.equal((await ok(['inspect', '-f', `{{if index .NetworkSettings.Networks "${net}"}}on{{end}}`, c])).trim(), '', 'not connected');
-      const others = `${prefix}-nbad`;
-      await refused(['network', 'create', '--internal', others], /an internal network \(--internal\) cannot be given: its members would still reach everything/);
-      await refused(['network', 'create', '--subnet', '10.99.0.0/24', others], /address configuration .* \(--subnet/);
-      await refused(['network', 'create', '-d', 'macvlan', others], /driver "macvlan" \(-d\) cannot be given/);
-      await refused(['network', 'create', '-o', 'com.docker.network.bridge.enable_icc=false', others], /driver option com.docker.network.bridge.enable_icc=false \(-o\) cannot be given: .*containers always reach each other/);
-      await refused(['network', 'create', '-o', 'com.docker.network.bridge.enable_icc=maybe', others], /failed to parse com.docker.network.bridge.enable_icc value: maybe/);
-      assert.equal((await ok(['network', 'ls', '--filter', `name=${others}`, '-q'])).trim(), '', 'no network was made');
-    });
+    test(
+      'what a pod cannot have on a network is refused, not dropped: --ip, --mac-address, --domainname, --internal, --subnet, -d, -o enable_icc=false',
+      { skip: kind === 'podman' && 'podman gives all of them' },
+      async () => {
+        const net = `${prefix}-nset`;
+        networks.push(net);
+        await ok(['network', 'create', net]);
+        const c = name('nset');
+        const refused = async (args: string[], words: RegExp): Promise<void> => {
+          const r = await engine.docker(args);
+          assert.notEqual(r.code, 0, `${args.join(' ')}: ${r.stdout}`);
+          assert.match(r.stderr, words);
+        };
+        await refused(
+          ['run', '--rm', '--name', c, '--network', net, '--ip', '10.99.0.5', BUSYBOX, 'true'],
+          /IPAMConfig=.*\(--ip, --ip6, --link-local-ip\) is not supported: a pod's IP is chosen by the cluster's network plugin/,
+        );
+        await refused(['run', '--rm', '--name', c, '--mac-address', '02:42:ac:11:00:02', BUSYBOX, 'true'], /\(--mac-address\) is not supported/);
+        await refused(['run', '--rm', '--name', c, '--domainname', 'example.com', BUSYBOX, 'true'], /Domainname=example.com \(--domainname\) is not supported/);
+        assert.equal((await ok(['ps', '-a', '--filter', `name=${c}`, '--format', '{{.Names}}'])).trim(), '', 'no container was made');
+        await ok(['run', '-d', '--name', c, BUSYBOX, 'sleep', '600']);
+        await refused(['network', 'connect', '--ip', '10.99.0.6', net, c], /invalid endpoint settings for network .*--ip/);
+        assert.equal((await ok(['inspect', '-f', `{{if index .NetworkSettings.Networks "${net}"}}on{{end}}`, c])).trim(), '', 'not connected');
+        const others = `${prefix}-nbad`;
+        await refused(
+          ['network', 'create', '--internal', others],
+          /an internal network \(--internal\) cannot be given: its members would still reach everything/,
+        );
+        await refused(['network', 'create', '--subnet', '10.99.0.0/24', others], /address configuration .* \(--subnet/);
+        await refused(['network', 'create', '-d', 'macvlan', others], /driver "macvlan" \(-d\) cannot be given/);
+        await refused(
+          ['network', 'create', '-o', 'com.docker.network.bridge.enable_icc=false', others],
+          /driver option com.docker.network.bridge.enable_icc=false \(-o\) cannot be given: .*containers always reach each other/,
+        );
+        await refused(
+          ['network', 'create', '-o', 'com.docker.network.bridge.enable_icc=maybe', others],
+          /failed to parse com.docker.network.bridge.enable_icc value: maybe/,
+        );
+        assert.equal((await ok(['network', 'ls', '--filter', `name=${others}`, '-q'])).trim(), '', 'no network was made');
+      },
+    );
 
-    test('run --platform puts the pod on a node of that platform; a platform that is none is refused', { skip: kind === 'podman' && 'podman 4.3 runs a local image whatever --platform says' }, async () => {
-      const arch = { x64: 'amd64', arm64: 'arm64' }[process.arch as string] ?? process.arch;
-      const c = name('platform');
-      assert.equal((await ok(['run', '--name', c, '--platform', `linux/${arch}`, BUSYBOX, 'echo', 'ran'])).trim(), 'ran');
-      const selector = await kubectlOk(['-n', namespace, 'get', 'pods', '-l', `berth.dev/container=${(await ok(['inspect', '-f', '{{.Id}}', c])).trim().slice(0, 12)}`, '-o', 'jsonpath={.items[0].spec.nodeSelector}']);
-      assert.deepEqual(JSON.parse(selector), { 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': arch });
-      const bad = await engine.docker(['run', '--rm', '--platform', 'darwin/arm64', BUSYBOX, 'true']);
-      assert.notEqual(bad.code, 0);
-      assert.match(bad.stderr, /"darwin\/arm64": unknown operating system "darwin": invalid argument/);
-    });
+    test(
+      'run --platform puts the pod on a node of that platform; a platform that is none is refused',
+      { skip: kind === 'podman' && 'podman 4.3 runs a local image whatever --platform says' },
+      async () => {
+        const arch = { x64: 'amd64', arm64: 'arm64' }[process.arch as string] ?? process.arch;
+        const c = name('platform');
+        assert.equal((await ok(['run', '--name', c, '--platform', `linux/${arch}`, BUSYBOX, 'echo', 'ran'])).trim(), 'ran');
+        const selector = await kubectlOk([
+          '-n',
+          namespace,
+          'get',
+          'pods',
+          '-l',
+          `berth.dev/container=${(await ok(['inspect', '-f', '{{.Id}}', c])).trim().slice(0, 12)}`,
+          '-o',
+          'jsonpath={.items[0].spec.nodeSelector}',
+        ]);
+        assert.deepEqual(JSON.parse(selector), { 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': arch });
+        const bad = await engine.docker(['run', '--rm', '--platform', 'darwin/arm64', BUSYBOX, 'true']);
+        assert.notEqual(bad.code, 0);
+        assert.match(bad.stderr, /"darwin\/arm64": unknown operating system "darwin": invalid argument/);
+      },
+    );
 
     // Prunes on podman would reach this machine's other containers and networks (the dev cluster's among them):
     // every prune here is held to the test's own label. podman 4.3 refuses in words of its own
@@ -509,67 +705,81 @@ for (const kind of ['podman', 'berth'] as const) {
       await ok(['create', '--name', other, '-l', scope, BUSYBOX, 'true']);
       assert.equal((await ok(['ps', '-a', '--filter', `volume=${vol}`, '--format', '{{.Names}}'])).trim(), user);
       // podman 4.3 does not find a container by its mount point (a known deviation of the reference)
-      if (kind === 'berth') assert.equal((await ok(['ps', '-a', '--filter', 'volume=/data', '--filter', `label=${scope}`, '--format', '{{.Names}}'])).trim(), user);
+      if (kind === 'berth')
+        assert.equal((await ok(['ps', '-a', '--filter', 'volume=/data', '--filter', `label=${scope}`, '--format', '{{.Names}}'])).trim(), user);
       assert.equal((await ok(['ps', '-a', '--filter', `volume=${vol}-none`, '--format', '{{.Names}}'])).trim(), '', 'no container, not all of them');
       const bad = await engine.docker(['ps', '--filter', 'status=bogus']);
       assert.notEqual(bad.code, 0);
       if (kind === 'berth') assert.match(bad.stderr, /invalid filter 'status=bogus': invalid value for state \(bogus\): must be one of created, running/);
     });
 
-    test('ps --filter publish= (a host port) and expose= (a container port) of a running container', { skip: kind === 'podman' && 'podman 4.3 has no publish and expose filters' }, async () => {
-      const scope = `${prefix}-psport`;
-      const c = name('psport');
-      await ok(['run', '-d', '--name', c, '-l', scope, '-p', '127.0.0.1::8080', '--expose', '9090', BUSYBOX, 'sleep', '600']);
-      const port = (await ok(['inspect', '-f', '{{(index (index .NetworkSettings.Ports "8080/tcp") 0).HostPort}}', c])).trim();
-      const listed = async (filter: string): Promise<string> => (await ok(['ps', '--filter', filter, '--filter', `label=${scope}`, '--format', '{{.Names}}'])).trim();
-      assert.equal(await listed(`publish=${port}`), c);
-      assert.equal(await listed(`publish=${port}/tcp`), c);
-      assert.equal(await listed('expose=8080'), c);
-      assert.equal(await listed('expose=9090/tcp'), c, 'exposed without a binding');
-      assert.equal(await listed('expose=9091'), '');
-      assert.equal(await listed('publish=8080'), '', 'publish is the host port');
-    });
+    test(
+      'ps --filter publish= (a host port) and expose= (a container port) of a running container',
+      { skip: kind === 'podman' && 'podman 4.3 has no publish and expose filters' },
+      async () => {
+        const scope = `${prefix}-psport`;
+        const c = name('psport');
+        await ok(['run', '-d', '--name', c, '-l', scope, '-p', '127.0.0.1::8080', '--expose', '9090', BUSYBOX, 'sleep', '600']);
+        const port = (await ok(['inspect', '-f', '{{(index (index .NetworkSettings.Ports "8080/tcp") 0).HostPort}}', c])).trim();
+        const listed = async (filter: string): Promise<string> =>
+          (await ok(['ps', '--filter', filter, '--filter', `label=${scope}`, '--format', '{{.Names}}'])).trim();
+        assert.equal(await listed(`publish=${port}`), c);
+        assert.equal(await listed(`publish=${port}/tcp`), c);
+        assert.equal(await listed('expose=8080'), c);
+        assert.equal(await listed('expose=9090/tcp'), c, 'exposed without a binding');
+        assert.equal(await listed('expose=9091'), '');
+        assert.equal(await listed('publish=8080'), '', 'publish is the host port');
+      },
+    );
 
-    test('volume prune keeps named volumes and removes a dangling anonymous one; --all takes named ones; unknown filters refused', { skip: kind === 'podman' && "a prune on this machine's podman would remove other users' volumes" }, async () => {
-      const volumesNow = async (): Promise<string[]> => namesOf(await ok(['volume', 'ls', '-q']));
-      const scope = `${prefix}-vprune`;
-      const named = `${prefix}-vkeep`;
-      volumes.push(named);
-      await ok(['volume', 'create', '--label', scope, named]);
-      const before = await volumesNow();
-      const anon = name('vanon');
-      await ok(['run', '--name', anon, '-v', '/scratch', BUSYBOX, 'true']);
-      const made = (await volumesNow()).filter((v) => !before.includes(v));
-      assert.equal(made.length, 1, `one anonymous volume: ${made.join(', ')}`);
-      await ok(['volume', 'prune', '-f']);
-      assert.ok((await volumesNow()).includes(made[0]), 'a volume of an existing (exited) container stays');
-      await ok(['rm', anon]); // without -v: the anonymous volume stays, used by no container
-      assert.ok(namesOf(await ok(['volume', 'ls', '-q', '--filter', 'dangling=true'])).includes(made[0]));
-      assert.ok(!namesOf(await ok(['volume', 'ls', '-q', '--filter', 'dangling=false'])).includes(made[0]));
+    test(
+      'volume prune keeps named volumes and removes a dangling anonymous one; --all takes named ones; unknown filters refused',
+      { skip: kind === 'podman' && "a prune on this machine's podman would remove other users' volumes" },
+      async () => {
+        const volumesNow = async (): Promise<string[]> => namesOf(await ok(['volume', 'ls', '-q']));
+        const scope = `${prefix}-vprune`;
+        const named = `${prefix}-vkeep`;
+        volumes.push(named);
+        await ok(['volume', 'create', '--label', scope, named]);
+        const before = await volumesNow();
+        const anon = name('vanon');
+        await ok(['run', '--name', anon, '-v', '/scratch', BUSYBOX, 'true']);
+        const made = (await volumesNow()).filter((v) => !before.includes(v));
+        assert.equal(made.length, 1, `one anonymous volume: ${made.join(', ')}`);
+        await ok(['volume', 'prune', '-f']);
+        assert.ok((await volumesNow()).includes(made[0]), 'a volume of an existing (exited) container stays');
+        await ok(['rm', anon]); // without -v: the anonymous volume stays, used by no container
+        assert.ok(namesOf(await ok(['volume', 'ls', '-q', '--filter', 'dangling=true'])).includes(made[0]));
+        assert.ok(!namesOf(await ok(['volume', 'ls', '-q', '--filter', 'dangling=false'])).includes(made[0]));
 
-      const refused = await engine.docker(['volume', 'prune', '-f', '--filter', 'bogus=1']);
-      assert.notEqual(refused.code, 0);
-      assert.match(refused.stderr, refusedFilter('bogus'));
-      assert.ok((await volumesNow()).includes(made[0]), 'a refused prune removes nothing');
+        const refused = await engine.docker(['volume', 'prune', '-f', '--filter', 'bogus=1']);
+        assert.notEqual(refused.code, 0);
+        assert.match(refused.stderr, refusedFilter('bogus'));
+        assert.ok((await volumesNow()).includes(made[0]), 'a refused prune removes nothing');
 
-      await ok(['volume', 'prune', '-f']);
-      const after = await volumesNow();
-      assert.ok(!after.includes(made[0]), 'the anonymous volume is pruned');
-      assert.ok(after.includes(named), 'a named volume is kept (API 1.42 and later)');
-      await ok(['volume', 'prune', '-f', '--all', '--filter', `label=${scope}`]);
-      assert.ok(!(await volumesNow()).includes(named), '--all prunes named volumes too');
-    });
+        await ok(['volume', 'prune', '-f']);
+        const after = await volumesNow();
+        assert.ok(!after.includes(made[0]), 'the anonymous volume is pruned');
+        assert.ok(after.includes(named), 'a named volume is kept (API 1.42 and later)');
+        await ok(['volume', 'prune', '-f', '--all', '--filter', `label=${scope}`]);
+        assert.ok(!(await volumesNow()).includes(named), '--all prunes named volumes too');
+      },
+    );
 
-    test('volume create with a driver or driver options is refused saying why', { skip: kind === 'podman' && 'podman has local options (type=tmpfs) berth cannot give' }, async () => {
-      const driver = await engine.docker(['volume', 'create', '-d', 'nfs', `${prefix}-nfs`]);
-      assert.notEqual(driver.code, 0);
-      assert.match(driver.stderr, /volume driver "nfs" is not supported: berth's volumes are PersistentVolumeClaims of the cluster's default StorageClass/);
-      const options = await engine.docker(['volume', 'create', '-o', 'type=tmpfs', `${prefix}-opt`]);
-      assert.notEqual(options.code, 0);
-      assert.match(options.stderr, /volume driver options are not supported \(type=tmpfs\)/);
-      const list = namesOf(await ok(['volume', 'ls', '-q']));
-      assert.ok(!list.includes(`${prefix}-nfs`) && !list.includes(`${prefix}-opt`), 'neither was made');
-    });
+    test(
+      'volume create with a driver or driver options is refused saying why',
+      { skip: kind === 'podman' && 'podman has local options (type=tmpfs) berth cannot give' },
+      async () => {
+        const driver = await engine.docker(['volume', 'create', '-d', 'nfs', `${prefix}-nfs`]);
+        assert.notEqual(driver.code, 0);
+        assert.match(driver.stderr, /volume driver "nfs" is not supported: berth's volumes are PersistentVolumeClaims of the cluster's default StorageClass/);
+        const options = await engine.docker(['volume', 'create', '-o', 'type=tmpfs', `${prefix}-opt`]);
+        assert.notEqual(options.code, 0);
+        assert.match(options.stderr, /volume driver options are not supported \(type=tmpfs\)/);
+        const list = namesOf(await ok(['volume', 'ls', '-q']));
+        assert.ok(!list.includes(`${prefix}-nfs`) && !list.includes(`${prefix}-opt`), 'neither was made');
+      },
+    );
 
     test('network ls type and dangling; network prune: label! keeps what it names, an unknown filter is refused', async () => {
       const scope = `${prefix}-nprune`;
@@ -585,7 +795,10 @@ for (const kind of ['podman', 'berth'] as const) {
         assert.ok(namesOf(await ok(['network', 'ls', '--filter', 'type=builtin', '--format', '{{.Name}}'])).includes('none'));
         // podman 4.3's dangling filter reads every container of the machine, and fails when one goes meanwhile
         // (the dev cluster's sandboxes come and go): berth only
-        assert.deepEqual(namesOf(await ok(['network', 'ls', '--filter', 'dangling=true', '--filter', `label=${scope}`, '--format', '{{.Name}}'])), [dropNet, keepNet].sort());
+        assert.deepEqual(
+          namesOf(await ok(['network', 'ls', '--filter', 'dangling=true', '--filter', `label=${scope}`, '--format', '{{.Name}}'])),
+          [dropNet, keepNet].sort(),
+        );
       }
       const mine = async (): Promise<string[]> => namesOf(await ok(['network', 'ls', '--filter', `label=${scope}`, '--format', '{{.Name}}']));
 
@@ -606,7 +819,10 @@ for (const kind of ['podman', 'berth'] as const) {
       images.push(a, b);
       await ok(['tag', BUSYBOX, a]);
       await ok(['tag', BUSYBOX, b]);
-      const id = (await ok(['image', 'inspect', '-f', '{{.Id}}', BUSYBOX])).trim().replace(/^sha256:/, '').slice(0, 12);
+      const id = (await ok(['image', 'inspect', '-f', '{{.Id}}', BUSYBOX]))
+        .trim()
+        .replace(/^sha256:/, '')
+        .slice(0, 12);
       assert.deepEqual(await imageIds(`reference=${repo}/*`), [id]);
       assert.deepEqual(await imageIds(`reference=${repo}-none/*`), [], 'no image, not all of them');
       assert.ok(!(await imageIds('dangling=true')).includes(id), 'a tagged image is not dangling');
@@ -633,10 +849,14 @@ for (const kind of ['podman', 'berth'] as const) {
       const listed = JSON.parse(legacy.body) as Array<{ Id: string; RepoTags: string[] }>;
       assert.deepEqual(idsOf(listed.map((i) => i.Id.replace(/^sha256:/, '').slice(0, 12)).join('\n')), [id]);
       if (kind === 'podman') return;
-      assert.deepEqual(listed.flatMap((i) => i.RepoTags), [a]);
+      assert.deepEqual(
+        listed.flatMap((i) => i.RepoTags),
+        [a],
+      );
       // podman 4.3 lists every name of an image one of whose names matches (dockerd lists the names that match),
       // and lists nothing for a malformed pattern (dockerd refuses it)
-      const tags = async (pattern: string): Promise<string[]> => namesOf(await ok(['images', '--filter', `reference=${pattern}`, '--format', '{{.Repository}}:{{.Tag}}']));
+      const tags = async (pattern: string): Promise<string[]> =>
+        namesOf(await ok(['images', '--filter', `reference=${pattern}`, '--format', '{{.Repository}}:{{.Tag}}']));
       assert.deepEqual(await tags(`${repo}/*`), [a, b]);
       assert.deepEqual(await tags(`${repo}/a:*`), [a]);
       assert.deepEqual(await tags(`${repo}/?:2`), [b]);
@@ -645,21 +865,29 @@ for (const kind of ['podman', 'berth'] as const) {
       assert.match(malformed.stderr, /invalid filter 'reference=.*\/\[a': syntax error in pattern/);
     });
 
-    test('images --filter dangling=true is an image with no tag (pulled by digest): rmi $(docker images -qf dangling=true) removes it and nothing else', { skip: kind === 'podman' && 'podman 4.3 can make no nameless image here: no registry to pull a digest from, and commit through its compat API fails' }, async () => {
-      const pinned = `localhost/${prefix}-pin/app@sha256:${'e'.repeat(64)}`;
-      await ok(['pull', pinned]);
-      const dangling = await imageIds('dangling=true');
-      assert.equal(dangling.length, 1, dangling.join(' '));
-      assert.equal((await ok(['images', '--filter', 'dangling=true', '--format', '{{.Repository}} {{.Tag}}'])).trim(), `localhost/${prefix}-pin/app <none>`);
-      assert.deepEqual(await imageIds('dangling=true', `since=${BUSYBOX}`), dangling, 'pulled after busybox');
-      assert.deepEqual(await imageIds('dangling=true', `before=${BUSYBOX}`), []);
-      const everything = await imageIds();
-      await ok(['rmi', ...dangling]);
-      assert.deepEqual(await imageIds('dangling=true'), []);
-      assert.deepEqual(await imageIds(), everything.filter((i) => !dangling.includes(i)), 'only the dangling image went');
-    });
+    test(
+      'images --filter dangling=true is an image with no tag (pulled by digest): rmi $(docker images -qf dangling=true) removes it and nothing else',
+      { skip: kind === 'podman' && 'podman 4.3 can make no nameless image here: no registry to pull a digest from, and commit through its compat API fails' },
+      async () => {
+        const pinned = `localhost/${prefix}-pin/app@sha256:${'e'.repeat(64)}`;
+        await ok(['pull', pinned]);
+        const dangling = await imageIds('dangling=true');
+        assert.equal(dangling.length, 1, dangling.join(' '));
+        assert.equal((await ok(['images', '--filter', 'dangling=true', '--format', '{{.Repository}} {{.Tag}}'])).trim(), `localhost/${prefix}-pin/app <none>`);
+        assert.deepEqual(await imageIds('dangling=true', `since=${BUSYBOX}`), dangling, 'pulled after busybox');
+        assert.deepEqual(await imageIds('dangling=true', `before=${BUSYBOX}`), []);
+        const everything = await imageIds();
+        await ok(['rmi', ...dangling]);
+        assert.deepEqual(await imageIds('dangling=true'), []);
+        assert.deepEqual(
+          await imageIds(),
+          everything.filter((i) => !dangling.includes(i)),
+          'only the dangling image went',
+        );
+      },
+    );
 
-    test('events --filter: label and container; image, volume, event, scope, a name\'s beginning, and unknown keys as dockerd has them', async () => {
+    test("events --filter: label and container; image, volume, event, scope, a name's beginning, and unknown keys as dockerd has them", async () => {
       const scope = `${prefix}-evf`;
       const vol = `${prefix}-evvol`;
       volumes.push(vol);
@@ -669,16 +897,32 @@ for (const kind of ['podman', 'berth'] as const) {
       await ok(['run', '--name', c, '-l', `${scope}=yes`, BUSYBOX, 'true']);
       // podman answers an `until` already past with no events: each reading ends a second from its start
       const seen = async (...filters: string[]): Promise<string[]> => {
-        const out = await ok(['events', '--since', String(since), '--until', String(Math.floor(Date.now() / 1000) + 1), ...filters.flatMap((f) => ['--filter', f]), '--format', '{{.Type}} {{.Action}} {{.Actor.Attributes.name}}']);
+        const out = await ok([
+          'events',
+          '--since',
+          String(since),
+          '--until',
+          String(Math.floor(Date.now() / 1000) + 1),
+          ...filters.flatMap((f) => ['--filter', f]),
+          '--format',
+          '{{.Type}} {{.Action}} {{.Actor.Attributes.name}}',
+        ]);
         return out.split('\n').filter((line) => / (create|start|die) /.test(`${line} `));
       };
       const run = ['container create', 'container start', 'container die'].map((e) => `${e} ${c}`);
       // podman writes its events log on its own schedule: under load they come a moment after the run
-      assert.deepEqual(await eventually('the run\'s events by its label', async () => {
-        const got = await seen(`label=${scope}=yes`);
-        if (got.length < 3) throw new Error(`only ${JSON.stringify(got)}`);
-        return got;
-      }, { timeoutMs: 10_000 }), run);
+      assert.deepEqual(
+        await eventually(
+          "the run's events by its label",
+          async () => {
+            const got = await seen(`label=${scope}=yes`);
+            if (got.length < 3) throw new Error(`only ${JSON.stringify(got)}`);
+            return got;
+          },
+          { timeoutMs: 10_000 },
+        ),
+        run,
+      );
       assert.deepEqual(await seen(`container=${c}`), run);
       assert.deepEqual(await seen(`label=${scope}=no`), []);
       if (kind === 'podman') return;
@@ -695,7 +939,11 @@ for (const kind of ['podman', 'berth'] as const) {
       assert.match(bogus.stderr, /invalid filter 'bogus'/);
       // since and until as dockerd reads them (podman 4.3 answers neither an until alone nor since after until)
       const upToNow = await ok(['events', '--until', String(Math.floor(Date.now() / 1000) + 1), '--filter', `container=${c}`, '--format', '{{.Action}}']);
-      assert.deepEqual(upToNow.split('\n').filter((a) => ['create', 'start', 'die'].includes(a)), ['create', 'start', 'die'], 'an until alone replays the kept events up to it');
+      assert.deepEqual(
+        upToNow.split('\n').filter((a) => ['create', 'start', 'die'].includes(a)),
+        ['create', 'start', 'die'],
+        'an until alone replays the kept events up to it',
+      );
       const reversed = await engine.docker(['events', '--since', String(since + 10), '--until', String(since)]);
       assert.notEqual(reversed.code, 0);
       assert.match(reversed.stderr, new RegExp(`\`since\` time \\(${since + 10}\\) cannot be after \`until\` time \\(${since}\\)`));

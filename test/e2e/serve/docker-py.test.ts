@@ -98,29 +98,37 @@ for (const kind of ['podman', 'berth'] as const) {
     });
 
     // Where podman 4.3 deviates from dockerd's documented behaviour, berth is held to dockerd's.
-    test('dockerd\'s behaviour: healthchecks docker-py sends with nulls, archives into a missing folder or a file, log times and tails', { skip: kind !== 'berth' && 'podman 4.3 runs no healthchecks here, makes a missing folder for an archive, writes log times in seconds, tails a long line its own way and drops a mount\'s volume labels' }, () => {
-      assert.equal(seen.health, 'healthy');
-      assert.deepEqual(seen.put_missing_folder, { error: 'NotFound', status: 404, explanation: `Could not find the file /nope/dir in container ${name}` });
-      assert.equal(seen.missing_folder_made, false, 'a refused archive made nothing');
-      assert.deepEqual(seen.put_onto_file, { error: 'APIError', status: 400, explanation: 'extraction point is not a directory' });
-      assert.equal((seen.get_missing as Failure).explanation, `Could not find the file /nope in container ${name}`);
-      for (const t of seen.logs_times as string[]) assert.match(t, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z$/);
-      // dockerd stores a long line as messages of 16 KiB, and its tail counts them: the line's last one, then `last`
-      assert.equal(seen.logs_tail_long, `${'x'.repeat(20000 - 16384)}\nlast\n`);
-      assert.equal((seen.events as string[]).at(-1), 'destroy');
-      // berth refuses what it cannot do, in words that say why
-      assert.deepEqual(seen.mount_volume_labels, { 'made-by': 'mount' }, 'the volume made for a mount has its labels');
-      // dockerd pulls every tag given none; berth records one image, and says so rather than record `latest`
-      const allTags = seen.pulled_all_tags as Failure;
-      assert.deepEqual([allTags.error, allTags.status], ['APIError', 400]);
-      assert.match(allTags.explanation ?? '', /^pulling every tag of localhost\/berth\/busybox .* is not supported by berth serve: .*name the tag/);
-      const stats = seen.stats as Failure;
-      assert.deepEqual([stats.error, stats.status], ['APIError', 501]);
-      assert.match(stats.explanation ?? '', /not implemented by berth serve: containers are Kubernetes pods/);
-      // not a NotFound, which would say the registry lacks the image
-      const registry = seen.registry_data as Failure;
-      assert.deepEqual([registry.error, registry.status], ['APIError', 501]);
-      assert.match(registry.explanation ?? '', /^GET \/distribution\/localhost\/berth\/busybox:1\/json is not implemented by berth serve: /);
-    });
+    test(
+      "dockerd's behaviour: healthchecks docker-py sends with nulls, archives into a missing folder or a file, log times and tails",
+      {
+        skip:
+          kind !== 'berth' &&
+          "podman 4.3 runs no healthchecks here, makes a missing folder for an archive, writes log times in seconds, tails a long line its own way and drops a mount's volume labels",
+      },
+      () => {
+        assert.equal(seen.health, 'healthy');
+        assert.deepEqual(seen.put_missing_folder, { error: 'NotFound', status: 404, explanation: `Could not find the file /nope/dir in container ${name}` });
+        assert.equal(seen.missing_folder_made, false, 'a refused archive made nothing');
+        assert.deepEqual(seen.put_onto_file, { error: 'APIError', status: 400, explanation: 'extraction point is not a directory' });
+        assert.equal((seen.get_missing as Failure).explanation, `Could not find the file /nope in container ${name}`);
+        for (const t of seen.logs_times as string[]) assert.match(t, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z$/);
+        // dockerd stores a long line as messages of 16 KiB, and its tail counts them: the line's last one, then `last`
+        assert.equal(seen.logs_tail_long, `${'x'.repeat(20000 - 16384)}\nlast\n`);
+        assert.equal((seen.events as string[]).at(-1), 'destroy');
+        // berth refuses what it cannot do, in words that say why
+        assert.deepEqual(seen.mount_volume_labels, { 'made-by': 'mount' }, 'the volume made for a mount has its labels');
+        // dockerd pulls every tag given none; berth records one image, and says so rather than record `latest`
+        const allTags = seen.pulled_all_tags as Failure;
+        assert.deepEqual([allTags.error, allTags.status], ['APIError', 400]);
+        assert.match(allTags.explanation ?? '', /^pulling every tag of localhost\/berth\/busybox .* is not supported by berth serve: .*name the tag/);
+        const stats = seen.stats as Failure;
+        assert.deepEqual([stats.error, stats.status], ['APIError', 501]);
+        assert.match(stats.explanation ?? '', /not implemented by berth serve: containers are Kubernetes pods/);
+        // not a NotFound, which would say the registry lacks the image
+        const registry = seen.registry_data as Failure;
+        assert.deepEqual([registry.error, registry.status], ['APIError', 501]);
+        assert.match(registry.explanation ?? '', /^GET \/distribution\/localhost\/berth\/busybox:1\/json is not implemented by berth serve: /);
+      },
+    );
   });
 }

@@ -23,7 +23,8 @@ async function demuxed(docker: Docker, stream: NodeJS.ReadableStream): Promise<{
   return { stdout, stderr };
 }
 
-const text = (frames: Array<{ stream: number; payload: Buffer }>, id: number): string => Buffer.concat(frames.filter((f) => f.stream === id).map((f) => f.payload)).toString('utf8');
+const text = (frames: Array<{ stream: number; payload: Buffer }>, id: number): string =>
+  Buffer.concat(frames.filter((f) => f.stream === id).map((f) => f.payload)).toString('utf8');
 
 for (const kind of ['podman', 'berth'] as const) {
   describe(`dockerode against ${kind}`, () => {
@@ -42,7 +43,11 @@ for (const kind of ['podman', 'berth'] as const) {
     });
 
     after(async () => {
-      for (const id of ids) await docker.getContainer(id).remove({ force: true }).catch(() => undefined);
+      for (const id of ids)
+        await docker
+          .getContainer(id)
+          .remove({ force: true })
+          .catch(() => undefined);
       await stopAndCheckLeftovers(engine, namespace, instance);
     });
 
@@ -51,22 +56,33 @@ for (const kind of ['podman', 'berth'] as const) {
       await new Promise<void>((resolve, reject) => docker.modem.followProgress(pull, (err: Error | null) => (err ? reject(err) : resolve())));
       const image = await docker.getImage(BUSYBOX).inspect();
       assert.ok(image.Id);
-      const c = await docker.createContainer({ Image: BUSYBOX, Cmd: ['sh', '-c', 'cat /conf/app.txt; echo warn >&2; exec sleep 600'], Labels: { suite: 'dockerode' } });
+      const c = await docker.createContainer({
+        Image: BUSYBOX,
+        Cmd: ['sh', '-c', 'cat /conf/app.txt; echo warn >&2; exec sleep 600'],
+        Labels: { suite: 'dockerode' },
+      });
       ids.push(c.id);
       await c.putArchive(await tarOf([{ name: 'conf/app.txt', content: 'configured\n' }]), { path: '/' });
       await c.start();
       const listed = await docker.listContainers({ filters: { label: ['suite=dockerode'] } });
-      assert.deepEqual(listed.map((x) => x.Id), [c.id]);
+      assert.deepEqual(
+        listed.map((x) => x.Id),
+        [c.id],
+      );
       assert.equal(listed[0].State, 'running');
       assert.equal(typeof listed[0].Labels, 'object');
 
       // Output may not be logged yet, and stdout and stderr are two pipes: a log read between the node's reads
       // of the two can hold one stream's line and not yet the other's.
-      const logs = await eventually('the container\'s stdout and stderr in its log', async () => {
-        const frames = demux((await c.logs({ stdout: true, stderr: true, follow: false })) as unknown as Buffer);
-        const both = { stdout: text(frames, 1), stderr: text(frames, 2) };
-        return both.stdout !== '' && both.stderr !== '' && both;
-      }, { timeoutMs: 5_000 });
+      const logs = await eventually(
+        "the container's stdout and stderr in its log",
+        async () => {
+          const frames = demux((await c.logs({ stdout: true, stderr: true, follow: false })) as unknown as Buffer);
+          const both = { stdout: text(frames, 1), stderr: text(frames, 2) };
+          return both.stdout !== '' && both.stderr !== '' && both;
+        },
+        { timeoutMs: 5_000 },
+      );
       assert.deepEqual(logs, { stdout: 'configured\n', stderr: 'warn\n' });
 
       const exec = await c.exec({ Cmd: ['sh', '-c', 'echo in-exec; exit 9'], AttachStdout: true, AttachStderr: true });
@@ -99,17 +115,24 @@ for (const kind of ['podman', 'berth'] as const) {
 
     // dockerd's log copier hands a long line on in 16 KiB messages, and `docker logs` frames each one; podman
     // frames by its own reads, so only berth is held to dockerd's frames here.
-    test('a long line\'s log comes whole, in frames of 16 KiB as dockerd frames it', { skip: kind !== 'berth' && 'podman frames a log by its own reads, not as dockerd' }, async () => {
-      const lineBytes = 3 * 16384 + 1000;
-      const c = await docker.createContainer({ Image: BUSYBOX, Cmd: ['sh', '-c', `head -c ${lineBytes} /dev/zero | tr '\\0' x; echo; echo short >&2`] });
-      ids.push(c.id);
-      await c.start();
-      await c.wait();
-      const frames = demux((await c.logs({ stdout: true, stderr: true, follow: false })) as unknown as Buffer);
-      assert.equal(text(frames, 1), 'x'.repeat(lineBytes) + '\n');
-      assert.equal(text(frames, 2), 'short\n');
-      assert.deepEqual(frames.filter((f) => f.stream === 1).map((f) => f.payload.length), [16384, 16384, 16384, 1001]);
-      await c.remove({ force: true });
-    });
+    test(
+      "a long line's log comes whole, in frames of 16 KiB as dockerd frames it",
+      { skip: kind !== 'berth' && 'podman frames a log by its own reads, not as dockerd' },
+      async () => {
+        const lineBytes = 3 * 16384 + 1000;
+        const c = await docker.createContainer({ Image: BUSYBOX, Cmd: ['sh', '-c', `head -c ${lineBytes} /dev/zero | tr '\\0' x; echo; echo short >&2`] });
+        ids.push(c.id);
+        await c.start();
+        await c.wait();
+        const frames = demux((await c.logs({ stdout: true, stderr: true, follow: false })) as unknown as Buffer);
+        assert.equal(text(frames, 1), 'x'.repeat(lineBytes) + '\n');
+        assert.equal(text(frames, 2), 'short\n');
+        assert.deepEqual(
+          frames.filter((f) => f.stream === 1).map((f) => f.payload.length),
+          [16384, 16384, 16384, 1001],
+        );
+        await c.remove({ force: true });
+      },
+    );
   });
 }

@@ -14,13 +14,41 @@ const prefix = `hs${process.pid}`;
 
 /** Bit numbers of <linux/capability.h>. */
 const CAP_BIT: Record<string, number> = {
-  CHOWN: 0, DAC_OVERRIDE: 1, FOWNER: 3, FSETID: 4, KILL: 5, SETGID: 6, SETUID: 7, SETPCAP: 8, NET_BIND_SERVICE: 10,
-  NET_ADMIN: 12, NET_RAW: 13, SYS_CHROOT: 18, MKNOD: 27, AUDIT_WRITE: 29, SETFCAP: 31,
+  CHOWN: 0,
+  DAC_OVERRIDE: 1,
+  FOWNER: 3,
+  FSETID: 4,
+  KILL: 5,
+  SETGID: 6,
+  SETUID: 7,
+  SETPCAP: 8,
+  NET_BIND_SERVICE: 10,
+  NET_ADMIN: 12,
+  NET_RAW: 13,
+  SYS_CHROOT: 18,
+  MKNOD: 27,
+  AUDIT_WRITE: 29,
+  SETFCAP: 31,
 };
 const mask = (caps: string[]): bigint => caps.reduce((m, c) => m | (1n << BigInt(CAP_BIT[c])), 0n);
 
 /** dockerd's default set (moby oci/caps/defaults.go): CapEff 00000000a80425fb. */
-const DOCKER_DEFAULT = mask(['CHOWN', 'DAC_OVERRIDE', 'FSETID', 'FOWNER', 'MKNOD', 'NET_RAW', 'SETGID', 'SETUID', 'SETFCAP', 'SETPCAP', 'NET_BIND_SERVICE', 'SYS_CHROOT', 'KILL', 'AUDIT_WRITE']);
+const DOCKER_DEFAULT = mask([
+  'CHOWN',
+  'DAC_OVERRIDE',
+  'FSETID',
+  'FOWNER',
+  'MKNOD',
+  'NET_RAW',
+  'SETGID',
+  'SETUID',
+  'SETFCAP',
+  'SETPCAP',
+  'NET_BIND_SERVICE',
+  'SYS_CHROOT',
+  'KILL',
+  'AUDIT_WRITE',
+]);
 /** podman 4.3's (containers.conf default_capabilities): Docker's without NET_RAW, MKNOD and AUDIT_WRITE. */
 const PODMAN_DEFAULT = DOCKER_DEFAULT & ~mask(['NET_RAW', 'MKNOD', 'AUDIT_WRITE']);
 
@@ -77,7 +105,10 @@ for (const kind of ['podman', 'berth'] as const) {
         return assert.equal(BigInt(`0x${/CapEff:\s+([0-9a-f]+)/.exec(r.stdout)![1]}`) & mask(['NET_ADMIN']), mask(['NET_ADMIN']));
       }
       assert.equal(r.code, 125, r.stderr);
-      assert.match(r.stderr, /CapAdd=NET_ADMIN: berth serve gives containers only CHOWN, .*; NET_ADMIN is beyond it and only a berth serve started with --allow-privileged grants it/);
+      assert.match(
+        r.stderr,
+        /CapAdd=NET_ADMIN: berth serve gives containers only CHOWN, .*; NET_ADMIN is beyond it and only a berth serve started with --allow-privileged grants it/,
+      );
       assert.equal(await engine().dockerOk(['ps', '-a', '-q']), '', 'a refused create leaves no container');
     });
 
@@ -86,13 +117,13 @@ for (const kind of ['podman', 'berth'] as const) {
       assert.match(hosts, /^10\.1\.2\.3\s+db\.example$/m, hosts);
     });
 
-    test('--user by name: the image\'s passwd and group give the numbers; a name the image lacks fails the start with dockerd\'s words', async () => {
+    test("--user by name: the image's passwd and group give the numbers; a name the image lacks fails the start with dockerd's words", async () => {
       const name = `${prefix}-user-${kind}`;
       await engine().dockerOk(['run', '-d', '--name', name, '--user', 'nonroot', BUSYBOX, 'sleep', '60']);
       try {
         // (supplementary groups differ between exec paths, podman's own too: uid and gid only)
         assert.equal(await engine().dockerOk(['exec', name, 'sh', '-c', 'id -u; id -g; id -un']), '65532\n65532\nnonroot\n');
-        assert.equal(await engine().dockerOk(['exec', '--user', 'nonroot', name, 'whoami']), 'nonroot\n', 'an exec as the container\'s own user');
+        assert.equal(await engine().dockerOk(['exec', '--user', 'nonroot', name, 'whoami']), 'nonroot\n', "an exec as the container's own user");
         assert.equal((await engine().dockerOk(['inspect', '-f', '{{.Config.User}}', name])).trim(), 'nonroot');
       } finally {
         await engine().docker(['rm', '-f', name]);
@@ -105,7 +136,7 @@ for (const kind of ['podman', 'berth'] as const) {
         await engine().docker(['rm', '-f', `${name}-missing`]);
         return;
       }
-      assert.equal(missing.code, 125, 'a failed start, as dockerd\'s');
+      assert.equal(missing.code, 125, "a failed start, as dockerd's");
       assert.match(missing.stderr, /unable to find user postgres: no matching entries in passwd file/);
       assert.equal(await engine().dockerOk(['ps', '-a', '-q']), '', 'the auto-remove container whose start failed is removed');
     });
@@ -130,7 +161,11 @@ for (const kind of ['podman', 'berth'] as const) {
       await engine().dockerOk(['create', '--name', `${name}-default`, BUSYBOX, 'true']);
       try {
         const shown = await engine().dockerOk(['inspect', '-f', '{{.HostConfig.ShmSize}} {{len .Mounts}}', name, `${name}-default`]);
-        assert.equal(shown, `${2 * 1024 ** 3} 0\n${defaultKb * 1024} 0\n`, 'the size as given (or the default), and /dev/shm is no mount point of docker inspect');
+        assert.equal(
+          shown,
+          `${2 * 1024 ** 3} 0\n${defaultKb * 1024} 0\n`,
+          'the size as given (or the default), and /dev/shm is no mount point of docker inspect',
+        );
       } finally {
         await engine().docker(['rm', '-f', name, `${name}-default`]);
       }
@@ -145,7 +180,10 @@ for (const kind of ['podman', 'berth'] as const) {
           return;
         }
         assert.equal(r.code, 1, 'docker create exits 1 on a refused create');
-        assert.match(r.stderr, /cannot publish 53\/udp \(exposed by the image or --expose; -P publishes every exposed port\): berth publishes TCP ports only .*-p instead of -P/);
+        assert.match(
+          r.stderr,
+          /cannot publish 53\/udp \(exposed by the image or --expose; -P publishes every exposed port\): berth publishes TCP ports only .*-p instead of -P/,
+        );
         assert.equal(await engine().dockerOk(['ps', '-a', '-q', '--filter', `name=${name}`]), '', 'nothing created');
       } finally {
         await engine().docker(['rm', '-f', name]);
@@ -162,7 +200,10 @@ describe('berth serve --capabilities narrows the default set and the limit of Ca
     assert.equal(hex(await capEff(engine(), ['--cap-add', 'CHOWN'])), hex(mask(['CHOWN', 'NET_BIND_SERVICE'])), 'an add within the set keeps it');
     const r = await engine().docker(['run', '--rm', '--cap-add', 'SYS_CHROOT', BUSYBOX, 'true']);
     assert.equal(r.code, 125, r.stderr);
-    assert.match(r.stderr, /CapAdd=SYS_CHROOT: berth serve gives containers only CHOWN, NET_BIND_SERVICE: its operator narrowed Docker's default set with --capabilities/);
+    assert.match(
+      r.stderr,
+      /CapAdd=SYS_CHROOT: berth serve gives containers only CHOWN, NET_BIND_SERVICE: its operator narrowed Docker's default set with --capabilities/,
+    );
   });
 });
 
@@ -180,7 +221,10 @@ describe('berth serve --helper-image that cannot be pulled', () => {
       await engine().dockerOk(['cp', file, `${name}:/tmp/greeting.txt`]);
       const r = await engine().docker(['start', name], { timeoutMs: 180_000 });
       assert.notEqual(r.code, 0);
-      assert.match(r.stderr, /init container berth-files \(the helper image localhost\/berth\/does-not-exist:1, which delivers the files copied before start\): \w+/);
+      assert.match(
+        r.stderr,
+        /init container berth-files \(the helper image localhost\/berth\/does-not-exist:1, which delivers the files copied before start\): \w+/,
+      );
       assert.match(r.stderr, /start berth serve with --helper-image, or \$BERTH_HELPER_IMAGE, naming an image with sh and tar that the cluster can pull/);
     } finally {
       await engine().docker(['rm', '-f', name]);
@@ -221,9 +265,15 @@ describe('--network host and --ipc host on a berth serve without --allow-privile
   test('is refused at create, naming --allow-privileged', async () => {
     const r = await engine().docker(['run', '--rm', '--network', 'host', BUSYBOX, 'true']);
     assert.equal(r.code, 125, r.stderr);
-    assert.match(r.stderr, /NetworkMode=host: berth runs containers as pods on the pod network; the node's network \(hostNetwork\) is given only by a berth serve started with --allow-privileged/);
+    assert.match(
+      r.stderr,
+      /NetworkMode=host: berth runs containers as pods on the pod network; the node's network \(hostNetwork\) is given only by a berth serve started with --allow-privileged/,
+    );
     const ipc = await engine().docker(['run', '--rm', '--ipc', 'host', BUSYBOX, 'true']);
     assert.equal(ipc.code, 125, ipc.stderr);
-    assert.match(ipc.stderr, /IpcMode=host: a pod has its own IPC namespace; the node's \(hostIPC\) is given only by a berth serve started with --allow-privileged/);
+    assert.match(
+      ipc.stderr,
+      /IpcMode=host: a pod has its own IPC namespace; the node's \(hostIPC\) is given only by a berth serve started with --allow-privileged/,
+    );
   });
 });

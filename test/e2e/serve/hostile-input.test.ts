@@ -119,7 +119,13 @@ describe('berth serve: hostile input', () => {
   }
 
   /** A client error: 4xx and Docker's body. */
-  async function expect4xx(what: string, method: string, path: string, body?: string | Buffer, headers?: Record<string, string>): Promise<{ status: number; message: string }> {
+  async function expect4xx(
+    what: string,
+    method: string,
+    path: string,
+    body?: string | Buffer,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; message: string }> {
     const r = await engine.request(method, path, body, headers);
     clientErrors.push({ what, status: r.status });
     assert.ok(r.status >= 400 && r.status < 500, `${what}: ${method} ${path} answered ${r.status}: ${r.body}`);
@@ -133,7 +139,10 @@ describe('berth serve: hostile input', () => {
     assert.equal(ping.body, 'OK');
     await engine.dockerOk(['ps', '-a']);
     const rss = sampleRss();
-    assert.ok(rss < baselineRss + 768 * 1024 * 1024, `berth serve's RSS is ${Math.round(rss / 1048576)} MiB (baseline ${Math.round(baselineRss / 1048576)} MiB)`);
+    assert.ok(
+      rss < baselineRss + 768 * 1024 * 1024,
+      `berth serve's RSS is ${Math.round(rss / 1048576)} MiB (baseline ${Math.round(baselineRss / 1048576)} MiB)`,
+    );
   }
 
   before(async () => {
@@ -158,7 +167,10 @@ describe('berth serve: hostile input', () => {
   });
 
   test('truncated tars (docker cp and raw PUT) are 400 and berth keeps serving', async () => {
-    const whole = await tarOf([{ name: 'part-1.txt', content: 'first' }, { name: 'big.bin', content: Buffer.alloc(200_000, 7) }]);
+    const whole = await tarOf([
+      { name: 'part-1.txt', content: 'first' },
+      { name: 'big.bin', content: Buffer.alloc(200_000, 7) },
+    ]);
     const truncated = whole.subarray(0, 40_000);
     const cp = await engine.docker(['cp', '-', 'target:/tmp'], { input: truncated });
     assert.notEqual(cp.code, 0, 'docker cp of a truncated tar fails');
@@ -166,7 +178,9 @@ describe('berth serve: hostile input', () => {
     await stillServing();
     const put = await expect4xx('truncated tar', 'PUT', `/containers/${target}/archive?path=/tmp`, truncated, { 'Content-Type': 'application/x-tar' });
     assert.equal(put.status, 400);
-    const gz = await expect4xx('truncated gzip', 'PUT', `/containers/${target}/archive?path=/tmp`, gzipSync(whole).subarray(0, 300), { 'Content-Type': 'application/x-tar' });
+    const gz = await expect4xx('truncated gzip', 'PUT', `/containers/${target}/archive?path=/tmp`, gzipSync(whole).subarray(0, 300), {
+      'Content-Type': 'application/x-tar',
+    });
     assert.equal(gz.status, 400);
     assert.match(gz.message, /not valid gzip/);
     // nothing half-extracted: the whole first entry of the truncated archive is not there
@@ -177,16 +191,38 @@ describe('berth serve: hostile input', () => {
   test('malicious tars: traversal, escaping links and huge declared sizes are refused whole; absolute names stay inside', async () => {
     const put = (tar: Buffer, path = '/tmp'): Promise<{ status: number; message: string }> =>
       expect4xx('malicious tar', 'PUT', `/containers/${target}/archive?path=${encodeURIComponent(path)}`, tar, { 'Content-Type': 'application/x-tar' });
-    assert.match((await put(await tarOf([{ name: 'fine.txt', content: 'ok' }, { name: 'a/../../../etc/evil', content: 'x' }]))).message, /outside the destination/);
+    assert.match(
+      (
+        await put(
+          await tarOf([
+            { name: 'fine.txt', content: 'ok' },
+            { name: 'a/../../../etc/evil', content: 'x' },
+          ]),
+        )
+      ).message,
+      /outside the destination/,
+    );
     assert.match((await put(await tarOf([{ name: 'up', type: 'symlink', linkname: '../../../../etc' }]))).message, /points outside the destination/);
-    assert.match((await put(await tarOf([{ name: 'root', type: 'symlink', linkname: '/' }, { name: 'root/etc/evil', content: 'x' }]))).message, /through the link/);
+    assert.match(
+      (
+        await put(
+          await tarOf([
+            { name: 'root', type: 'symlink', linkname: '/' },
+            { name: 'root/etc/evil', content: 'x' },
+          ]),
+        )
+      ).message,
+      /through the link/,
+    );
     const huge = Buffer.concat([await headerDeclaring('huge.bin', 7 * 1024 ** 3), Buffer.alloc(4096)]);
     const h = await put(huge);
     assert.equal(h.status, 400, h.message);
     assert.equal((await engine.request('HEAD', `/containers/${target}/archive?path=/tmp/fine.txt`)).status, 404, 'nothing of a refused archive landed');
     // Docker's rule: absolute entry names are taken relative to the destination
     await engine.dockerOk(['exec', 'target', 'mkdir', '-p', '/tmp/dest']);
-    const abs = await engine.request('PUT', `/containers/${target}/archive?path=/tmp/dest`, await tarOf([{ name: '/abs-evil.txt', content: 'inside' }]), { 'Content-Type': 'application/x-tar' });
+    const abs = await engine.request('PUT', `/containers/${target}/archive?path=/tmp/dest`, await tarOf([{ name: '/abs-evil.txt', content: 'inside' }]), {
+      'Content-Type': 'application/x-tar',
+    });
     assert.equal(abs.status, 200, abs.body);
     assert.equal(await engine.dockerOk(['exec', 'target', 'cat', '/tmp/dest/abs-evil.txt']), 'inside');
     assert.equal((await engine.docker(['exec', 'target', 'test', '-e', '/abs-evil.txt'])).code, 1, 'not written at the root');
@@ -220,7 +256,12 @@ describe('berth serve: hostile input', () => {
       ['/containers/create', 'create', { Image: BUSYBOX, Env: 'A=1' }, /Env must be an array/],
       ['/containers/create', 'create', { Image: BUSYBOX, Cmd: { sh: 1 } }, /Cmd/],
       ['/containers/create', 'create', { Image: BUSYBOX, HostConfig: { Memory: '1g' } }, /HostConfig\.Memory must be an integer/],
-      ['/containers/create', 'create', { Image: BUSYBOX, HostConfig: { PortBindings: { '80/tcp': [{ HostPort: 8080 }] } } }, /HostConfig\.PortBindings\.80\/tcp\[0\]\.HostPort must be a string/],
+      [
+        '/containers/create',
+        'create',
+        { Image: BUSYBOX, HostConfig: { PortBindings: { '80/tcp': [{ HostPort: 8080 }] } } },
+        /HostConfig\.PortBindings\.80\/tcp\[0\]\.HostPort must be a string/,
+      ],
       ['/containers/create', 'create', { Image: BUSYBOX, Labels: { a: true } }, /Labels\.a must be a string/],
       ['/containers/create', 'create', { Image: BUSYBOX, NetworkingConfig: { EndpointsConfig: { 'hostile-net': { Aliases: 'db' } } } }, /Aliases/],
       ['/containers/create', 'create', [BUSYBOX], /must be an object/],
@@ -276,8 +317,16 @@ describe('berth serve: hostile input', () => {
       ['POST', `/containers/${target}/stop?signal=SIGNOPE`, /Invalid signal/],
       ['GET', '/containers/json?limit=ten', /invalid value for limit/],
       ['GET', `/containers/${target}/logs?stdout=1&tail=ten`, /invalid value for tail/],
-      ['GET', `/containers/${target}/logs?stdout=1&since=yesterday`, /invalid value for "since": invalid timestamp "yesterday": invalid seconds "yesterday": invalid syntax/],
-      ['GET', `/containers/${target}/logs?stdout=1&until=1.5x`, /invalid value for "until": invalid timestamp "1.5x": invalid nanoseconds: invalid character 'x' at position 1/],
+      [
+        'GET',
+        `/containers/${target}/logs?stdout=1&since=yesterday`,
+        /invalid value for "since": invalid timestamp "yesterday": invalid seconds "yesterday": invalid syntax/,
+      ],
+      [
+        'GET',
+        `/containers/${target}/logs?stdout=1&until=1.5x`,
+        /invalid value for "until": invalid timestamp "1.5x": invalid nanoseconds: invalid character 'x' at position 1/,
+      ],
       ['POST', `/containers/${target}/resize?h=tall&w=80`, /invalid value for h/],
       ['GET', '/events?until=tomorrow', /^invalid timestamp "tomorrow": invalid seconds "tomorrow": invalid syntax$/],
       ['GET', '/events?since=1e3', /^invalid timestamp "1e3": invalid seconds "1e3": invalid syntax$/],
@@ -324,17 +373,32 @@ describe('berth serve: hostile input', () => {
   test('bodies that stop arriving are answered 408 and the server keeps serving meanwhile', async () => {
     const createStall = rawExchange(
       engine.socket,
-      (s) => s.write(`POST /v1.44/containers/create HTTP/1.1\r\nHost: docker\r\nContent-Type: application/json\r\nContent-Length: 400\r\n\r\n{"Image": "${BUSYBOX}", "Cmd": ["sle`),
+      (s) =>
+        s.write(
+          `POST /v1.44/containers/create HTTP/1.1\r\nHost: docker\r\nContent-Type: application/json\r\nContent-Length: 400\r\n\r\n{"Image": "${BUSYBOX}", "Cmd": ["sle`,
+        ),
       BODY_TIMEOUT_SECONDS * 1000 + 15_000,
     );
     const firstHalf = (await tarOf([{ name: 'stalled.txt', content: 'x'.repeat(3000) }])).subarray(0, 2048);
     const archiveStall = rawExchange(
       engine.socket,
-      (s) => s.write(Buffer.concat([Buffer.from(`PUT /v1.44/containers/${target}/archive?path=/tmp HTTP/1.1\r\nHost: docker\r\nContent-Type: application/x-tar\r\nContent-Length: 20480\r\n\r\n`), firstHalf])),
+      (s) =>
+        s.write(
+          Buffer.concat([
+            Buffer.from(
+              `PUT /v1.44/containers/${target}/archive?path=/tmp HTTP/1.1\r\nHost: docker\r\nContent-Type: application/x-tar\r\nContent-Length: 20480\r\n\r\n`,
+            ),
+            firstHalf,
+          ]),
+        ),
       BODY_TIMEOUT_SECONDS * 1000 + 15_000,
     );
     // a route that never reads its body: answered, and the connection does not wait for the rest
-    const ignoredStall = rawExchange(engine.socket, (s) => s.write('POST /v1.44/containers/nope/start HTTP/1.1\r\nHost: docker\r\nContent-Length: 1000\r\n\r\n{"a":'), BODY_TIMEOUT_SECONDS * 1000 + 15_000);
+    const ignoredStall = rawExchange(
+      engine.socket,
+      (s) => s.write('POST /v1.44/containers/nope/start HTTP/1.1\r\nHost: docker\r\nContent-Length: 1000\r\n\r\n{"a":'),
+      BODY_TIMEOUT_SECONDS * 1000 + 15_000,
+    );
     await stillServing(); // while three clients stall
     for (const [what, pending, status] of [
       ['create', createStall, 408],
@@ -355,7 +419,10 @@ describe('berth serve: hostile input', () => {
     const id = (await engine.dockerOk(['create', '--name', 'racer', BUSYBOX, 'sleep', '600'])).trim();
     const answers = await Promise.all(Array.from({ length: 10 }, () => engine.request('POST', `/containers/${id}/start`)));
     for (const a of answers) assert.ok(a.status < 500 || a.body.includes('message'), `start answered ${a.status}: ${a.body}`);
-    assert.ok(answers.some((a) => a.status === 204), answers.map((a) => a.status).join(','));
+    assert.ok(
+      answers.some((a) => a.status === 204),
+      answers.map((a) => a.status).join(','),
+    );
     await stillServing();
     await engine.dockerOk(['rm', '-f', 'racer']);
     await stillServing();
@@ -364,7 +431,10 @@ describe('berth serve: hostile input', () => {
   test('listeners: a live socket, a file and a short token are refused; nothing is deleted', async () => {
     const serve = (args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ code: number | null; stderr: string }> =>
       new Promise((resolve) => {
-        const child = spawn(process.execPath, [berthCli, 'serve', '--kubeconfig', kubeconfigPath(), '-n', namespace, '--instance', `${instance}x`, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env });
+        const child = spawn(process.execPath, [berthCli, 'serve', '--kubeconfig', kubeconfigPath(), '-n', namespace, '--instance', `${instance}x`, ...args], {
+          stdio: ['ignore', 'ignore', 'pipe'],
+          env,
+        });
         let stderr = '';
         child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
         const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);

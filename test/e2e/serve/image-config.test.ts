@@ -104,7 +104,7 @@ after(async () => {
     const left = namespace ? await berthLeftovers(namespace, instance) : [];
     if (namespace) await dropNamespace(namespace);
     assert.deepEqual(left, [], 'berth serve left objects behind after SIGTERM');
-    assert.equal(removed, '', 'the test image stays in podman\'s store');
+    assert.equal(removed, '', "the test image stays in podman's store");
   }
 });
 
@@ -129,7 +129,11 @@ test('docker run -P publishes the EXPOSEd port, the container has the merged con
   assert.equal(res.status, 200);
   assert.match(res.body, /hello from the image/);
 
-  const config = await inspect<{ Env: string[]; Cmd: string[]; WorkingDir: string; User: string; ExposedPorts: Record<string, object> }>('container', name, '.Config');
+  const config = await inspect<{ Env: string[]; Cmd: string[]; WorkingDir: string; User: string; ExposedPorts: Record<string, object> }>(
+    'container',
+    name,
+    '.Config',
+  );
   assert.deepEqual(config.Env.slice(0, 1), ['EXTRA=1']);
   assert.ok(config.Env.includes('GREETING=hello'), config.Env.join(' '));
   assert.deepEqual(config.Cmd, ['httpd', '-f', '-p', '8080']);
@@ -137,16 +141,22 @@ test('docker run -P publishes the EXPOSEd port, the container has the merged con
   assert.equal(config.User, '65534');
   assert.deepEqual(config.ExposedPorts, { '8080/tcp': {} });
 
-  const pods = JSON.parse(await kubectlOk(['-n', namespace, 'get', 'pods', '-l', `berth.dev/owner=${instance}`, '-o', 'json'])) as { items: Array<{ spec: { containers: Array<{ securityContext?: { runAsUser?: number } }>; securityContext?: { runAsUser?: number } } }> };
+  const pods = JSON.parse(await kubectlOk(['-n', namespace, 'get', 'pods', '-l', `berth.dev/owner=${instance}`, '-o', 'json'])) as {
+    items: Array<{ spec: { containers: Array<{ securityContext?: { runAsUser?: number } }>; securityContext?: { runAsUser?: number } } }>;
+  };
   const runAs = pods.items.map((p) => p.spec.containers[0].securityContext?.runAsUser ?? p.spec.securityContext?.runAsUser);
   assert.deepEqual(runAs, [65534], "the image's numeric USER reaches the pod");
 
   // No event tells when a health probe ran: inspect is read until the state settles (probes run every second).
-  const health = await eventually('the health state settled', async () => {
-    const h = await inspect<{ Status: string; Log: unknown[] } | null>('container', name, '.State.Health');
-    if (h?.Status === 'starting') throw new Error(`still starting: ${JSON.stringify(h)}`);
-    return { h };
-  }, { timeoutMs: 30_000 });
+  const health = await eventually(
+    'the health state settled',
+    async () => {
+      const h = await inspect<{ Status: string; Log: unknown[] } | null>('container', name, '.State.Health');
+      if (h?.Status === 'starting') throw new Error(`still starting: ${JSON.stringify(h)}`);
+      return { h };
+    },
+    { timeoutMs: 30_000 },
+  );
   assert.equal(health.h?.Status, 'healthy', JSON.stringify(health.h));
   // as dockerd: STATUS says it (scripts grep for it), and the change was an event
   assert.match(await docker(['ps', '--filter', `name=${name}`, '--format', '{{.Status}}']), /^Up .* \(healthy\)$/m);

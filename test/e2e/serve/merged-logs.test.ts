@@ -36,16 +36,20 @@ test(`berth serve says at start whether stdout and stderr arrive apart (${serves
   } else await engine.waitForOutput(NOTE);
 });
 
-test('docker run --rm and docker logs: the whole output as stdout, each line once, and the exit code', { skip: servesSplitLogs() && 'the cluster serves the streams apart (the docker CLI tests of this folder check them)' }, async () => {
-  const script = 'echo out1; echo err1 >&2; echo out2; echo err2 >&2; exit 3';
-  const lines = (out: string): string[] => out.split('\n').sort();
-  const all = lines('out1\nerr1\nout2\nerr2\n');
-  const run = await engine.docker(['run', '--rm', BUSYBOX, 'sh', '-c', script]);
-  assert.deepEqual([run.code, lines(run.stdout), run.stderr], [3, all, '']);
-  const id = (await engine.dockerOk(['run', '-d', BUSYBOX, 'sh', '-c', script])).trim();
-  assert.equal((await engine.dockerOk(['wait', id])).trim(), '3');
-  const logs = await engine.docker(['logs', id]);
-  assert.deepEqual([logs.code, lines(logs.stdout), logs.stderr], [0, all, '']);
-  await engine.dockerOk(['rm', id]);
-  assert.deepEqual(await berthLeftovers(namespace, instance), []);
-});
+test(
+  'docker run --rm and docker logs: the whole output as stdout, each line once, and the exit code',
+  { skip: servesSplitLogs() && 'the cluster serves the streams apart (the docker CLI tests of this folder check them)' },
+  async () => {
+    const script = 'echo out1; echo err1 >&2; echo out2; echo err2 >&2; exit 3';
+    const lines = (out: string): string[] => out.split('\n').sort();
+    const all = lines('out1\nerr1\nout2\nerr2\n');
+    const run = await engine.docker(['run', '--rm', BUSYBOX, 'sh', '-c', script]);
+    assert.deepEqual([run.code, lines(run.stdout), run.stderr], [3, all, '']);
+    const id = (await engine.dockerOk(['run', '-d', BUSYBOX, 'sh', '-c', script])).trim();
+    assert.equal((await engine.dockerOk(['wait', id])).trim(), '3');
+    const logs = await engine.docker(['logs', id]);
+    assert.deepEqual([logs.code, lines(logs.stdout), logs.stderr], [0, all, '']);
+    await engine.dockerOk(['rm', id]);
+    assert.deepEqual(await berthLeftovers(namespace, instance), []);
+  },
+);

@@ -15,14 +15,26 @@ async function docker(args: string[]): Promise<string> {
 }
 
 async function podsOf(containerId: string): Promise<V1Pod[]> {
-  const out = await kubectlOk(['-n', namespace, 'get', 'pods', '-l', `berth.dev/owner=${instance},berth.dev/container=${containerId.slice(0, 12)}`, '-o', 'json']);
+  const out = await kubectlOk([
+    '-n',
+    namespace,
+    'get',
+    'pods',
+    '-l',
+    `berth.dev/owner=${instance},berth.dev/container=${containerId.slice(0, 12)}`,
+    '-o',
+    'json',
+  ]);
   return (JSON.parse(out) as { items: V1Pod[] }).items;
 }
 
 before(async () => {
   namespace = await freshNamespace('serve-settings');
   await bindServeRole(namespace, 'shim');
-  engine = await startBerth(namespace, instance, { user: 'shim', extra: ['--request-memory', '16Mi', '--limit-memory', '1Gi', '--pod-name-prefix', 'ci', '--keep-failed', '5'] });
+  engine = await startBerth(namespace, instance, {
+    user: 'shim',
+    extra: ['--request-memory', '16Mi', '--limit-memory', '1Gi', '--pod-name-prefix', 'ci', '--keep-failed', '5'],
+  });
   await docker(['pull', BUSYBOX]);
 });
 
@@ -42,7 +54,21 @@ after(async () => {
 test('container labels set requests and limits over the flags; the flag prefix names the pod', async () => {
   const name = `${instance}-res`;
   names.push(name);
-  const id = await docker(['run', '-d', '--name', name, '--label', 'berth.dev/limit-memory=64Mi', '--label', 'berth.dev/request-cpu=50m', '--label', 'berth.dev/pod-labels=team=qa', BUSYBOX, 'sleep', '300']);
+  const id = await docker([
+    'run',
+    '-d',
+    '--name',
+    name,
+    '--label',
+    'berth.dev/limit-memory=64Mi',
+    '--label',
+    'berth.dev/request-cpu=50m',
+    '--label',
+    'berth.dev/pod-labels=team=qa',
+    BUSYBOX,
+    'sleep',
+    '300',
+  ]);
   const [pod] = await podsOf(id);
   assert.ok(pod, 'the container has a pod');
   assert.match(pod.metadata!.name!, /^ci-/);

@@ -13,7 +13,11 @@ const FAULTS = '/berth-dev/v1/faults';
 // The page is a random id written at start: a restart (a new pod) serves a different one. /cgi-bin/slow answers
 // after a second, so a forward the fault cuts a moment after it connected is cut before any answer, on every cluster.
 const SLOW_CGI = "{ echo '#!/bin/sh'; echo 'sleep 1'; echo 'printf \"Content-Type: text/plain\\r\\n\\r\\nslow\\n\"'; } > /tmp/cgi-bin/slow";
-const HTTPD = ['sh', '-c', `cat /proc/sys/kernel/random/uuid > /tmp/index.html; mkdir /tmp/cgi-bin; ${SLOW_CGI}; chmod +x /tmp/cgi-bin/slow; exec httpd -f -p 8080 -h /tmp`];
+const HTTPD = [
+  'sh',
+  '-c',
+  `cat /proc/sys/kernel/random/uuid > /tmp/index.html; mkdir /tmp/cgi-bin; ${SLOW_CGI}; chmod +x /tmp/cgi-bin/slow; exec httpd -f -p 8080 -h /tmp`,
+];
 
 async function setFaults(faults: Record<string, number>): Promise<Record<string, number>> {
   const r = await apiRequest('PUT', FAULTS, { body: faults });
@@ -37,11 +41,15 @@ function get(port: number, path = '/index.html'): Promise<{ body?: string; error
 
 /** httpd starts listening a moment after its container runs: ask until it answers (or 20 s pass). */
 function getWhenServing(port: number): Promise<string> {
-  return eventually(`port ${port} answers`, async () => {
-    const r = await get(port);
-    if (r.body === undefined) throw new Error(r.error);
-    return r.body;
-  }, { timeoutMs: 20_000, intervalMs: 200 });
+  return eventually(
+    `port ${port} answers`,
+    async () => {
+      const r = await get(port);
+      if (r.body === undefined) throw new Error(r.error);
+      return r.body;
+    },
+    { timeoutMs: 20_000, intervalMs: 200 },
+  );
 }
 
 for (const mode of ['forward', 'direct'] as const) {
@@ -52,7 +60,14 @@ for (const mode of ['forward', 'direct'] as const) {
     const names: string[] = [];
     const ok = (args: string[]): Promise<string> => engine.dockerOk(args);
     const hostPort = async (c: string): Promise<number> => {
-      const out = (await ok(['inspect', '-f', '{{(index (index .NetworkSettings.Ports "8080/tcp") 0).HostIp}} {{(index (index .NetworkSettings.Ports "8080/tcp") 0).HostPort}}', c])).trim();
+      const out = (
+        await ok([
+          'inspect',
+          '-f',
+          '{{(index (index .NetworkSettings.Ports "8080/tcp") 0).HostIp}} {{(index (index .NetworkSettings.Ports "8080/tcp") 0).HostPort}}',
+          c,
+        ])
+      ).trim();
       const [ip, port] = out.split(' ');
       assert.equal(ip, '127.0.0.1');
       assert.match(port ?? '', /^\d+$/);

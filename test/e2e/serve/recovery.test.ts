@@ -61,7 +61,11 @@ test('berth gc removes what a killed berth serve left: pods, alias Services, vol
     await engine.crash();
   }
   const kinds = async (): Promise<string[]> =>
-    (await kubectlOk(['-n', namespace, 'get', 'pods,services,persistentvolumeclaims,leases', '-l', `berth.dev/owner=${instance}`, '-o', 'name'])).split('\n').filter(Boolean).map((n) => n.split('/')[0]).sort();
+    (await kubectlOk(['-n', namespace, 'get', 'pods,services,persistentvolumeclaims,leases', '-l', `berth.dev/owner=${instance}`, '-o', 'name']))
+      .split('\n')
+      .filter(Boolean)
+      .map((n) => n.split('/')[0])
+      .sort();
   try {
     assert.deepEqual([...new Set(await kinds())], ['lease.coordination.k8s.io', 'persistentvolumeclaim', 'pod', 'service']);
     const gc = (extra: string[]) => runCommand(process.execPath, [berthCli, 'gc', '--kubeconfig', kubeconfigPath(), '-n', namespace, ...extra]);
@@ -70,7 +74,8 @@ test('berth gc removes what a killed berth serve left: pods, alias Services, vol
     assert.match(early.stdout, /nothing expired/, 'nothing of a fresh crash has expired yet');
     const all = await gc(['--all']);
     assert.equal(all.code, 0, all.stderr);
-    for (const kind of ['Pod/', 'Service/', 'PersistentVolumeClaim/', 'Lease/']) assert.ok(all.stdout.includes(kind), `gc --all deleted a ${kind}: ${all.stdout}`);
+    for (const kind of ['Pod/', 'Service/', 'PersistentVolumeClaim/', 'Lease/'])
+      assert.ok(all.stdout.includes(kind), `gc --all deleted a ${kind}: ${all.stdout}`);
     assert.deepEqual(await kinds(), []);
   } finally {
     await dropNamespace(namespace);

@@ -20,7 +20,12 @@ export interface DockerEngine {
   /** The docker CLI, which must exit 0 (the assertion shows its output otherwise); its stdout. */
   dockerOk(args: string[], opts?: { input?: string | Buffer; timeoutMs?: number }): Promise<string>;
   /** One HTTP request to the engine's socket. */
-  request(method: string, path: string, body?: string | Buffer, headers?: Record<string, string>): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }>;
+  request(
+    method: string,
+    path: string,
+    body?: string | Buffer,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }>;
   stop(): Promise<void>;
   /** SIGKILL: berth gets no chance to clean up (a crash). */
   crash(): Promise<void>;
@@ -52,7 +57,11 @@ function waitForPing(socket: string, child: ChildProcess, output: () => string, 
 function makeEngine(kind: EngineKind, socket: string, child: ChildProcess, dir: string, output: () => string): DockerEngine {
   const dockerHost = `unix://${socket}`;
   const docker = (args: string[], opts: { input?: string | Buffer; timeoutMs?: number } = {}): Promise<Result> =>
-    runCommand('docker', args, { input: opts.input, timeoutMs: opts.timeoutMs ?? 90_000, env: { ...process.env, DOCKER_HOST: dockerHost, DOCKER_CONFIG: dir } });
+    runCommand('docker', args, {
+      input: opts.input,
+      timeoutMs: opts.timeoutMs ?? 90_000,
+      env: { ...process.env, DOCKER_HOST: dockerHost, DOCKER_CONFIG: dir },
+    });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
     kind,
@@ -114,7 +123,12 @@ function makeEngine(kind: EngineKind, socket: string, child: ChildProcess, dir: 
 }
 
 /** Spawns an engine on a unix socket in a fresh folder and resolves once it answers /_ping (stopped if it never does). */
-async function startEngine(kind: 'berth' | 'podman', prefix: string, command: (socket: string) => [string, string[]], onOutput?: (all: string) => void): Promise<DockerEngine> {
+async function startEngine(
+  kind: 'berth' | 'podman',
+  prefix: string,
+  command: (socket: string) => [string, string[]],
+  onOutput?: (all: string) => void,
+): Promise<DockerEngine> {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   const socket = join(dir, `${kind === 'berth' ? 'docker' : 'podman'}.sock`);
   const [cmd, args] = command(socket);
@@ -138,12 +152,34 @@ async function startEngine(kind: 'berth' | 'podman', prefix: string, command: (s
 
 /** Starts `berth serve`; with `user`, as that dev-cluster user (bind deploy/rbac/serve-role.yaml first). */
 /** `onOutput` sees berth's whole output so far each time it grows, also before berth answers /_ping. */
-export function startBerth(namespace: string, instance: string, opts: { user?: string; extra?: string[]; onOutput?: (all: string) => void } = {}): Promise<DockerEngine> {
+export function startBerth(
+  namespace: string,
+  instance: string,
+  opts: { user?: string; extra?: string[]; onOutput?: (all: string) => void } = {},
+): Promise<DockerEngine> {
   const context = opts.user ? ['--context', contextFor(opts.user)] : [];
-  return startEngine('berth', 'berth-serve-', (socket) => [
-    process.execPath,
-    [berthCli, 'serve', '--kubeconfig', kubeconfigPath(), ...context, '-n', namespace, '--instance', instance, '-H', `unix://${socket}`, ...(opts.extra ?? [])],
-  ], opts.onOutput);
+  return startEngine(
+    'berth',
+    'berth-serve-',
+    (socket) => [
+      process.execPath,
+      [
+        berthCli,
+        'serve',
+        '--kubeconfig',
+        kubeconfigPath(),
+        ...context,
+        '-n',
+        namespace,
+        '--instance',
+        instance,
+        '-H',
+        `unix://${socket}`,
+        ...(opts.extra ?? []),
+      ],
+    ],
+    opts.onOutput,
+  );
 }
 
 /** podman's Docker API, the reference; held by one test file at a time (podman-lock.ts) until its stop. */
@@ -162,7 +198,16 @@ export async function startPodman(): Promise<DockerEngine> {
 
 /** berth's objects of `instance` left in the namespace (as kind/name). */
 export async function berthLeftovers(namespace: string, instance: string): Promise<string[]> {
-  const out = await kubectlOk(['-n', namespace, 'get', 'pods,services,persistentvolumeclaims,networkpolicies', '-l', `berth.dev/owner=${instance}`, '-o', 'name']);
+  const out = await kubectlOk([
+    '-n',
+    namespace,
+    'get',
+    'pods,services,persistentvolumeclaims,networkpolicies',
+    '-l',
+    `berth.dev/owner=${instance}`,
+    '-o',
+    'name',
+  ]);
   return out.split('\n').filter(Boolean);
 }
 

@@ -77,14 +77,21 @@ await step('laterAliasResolves', async () => {
   const started: StartedTestContainer[] = [];
   try {
     started.push(await new GenericContainer(BUSYBOX).withNetwork(network).withNetworkAliases('early').withCommand(['sleep', '600']).start());
-    started.push(await new GenericContainer(BUSYBOX).withNetwork(network).withNetworkAliases('later', 'later2').withCommand(['sh', '-c', 'echo from-later > /tmp/i; exec httpd -f -p 8080 -h /tmp']).start());
+    started.push(
+      await new GenericContainer(BUSYBOX)
+        .withNetwork(network)
+        .withNetworkAliases('later', 'later2')
+        .withCommand(['sh', '-c', 'echo from-later > /tmp/i; exec httpd -f -p 8080 -h /tmp'])
+        .start(),
+    );
     // A third member afterwards changes the network's Services (the dev cluster rewrites its pods' /etc/hosts
     // then): the earlier member still resolves both aliases of the later one.
     started.push(await new GenericContainer(BUSYBOX).withNetwork(network).withNetworkAliases('third').withCommand(['sleep', '600']).start());
     // TC_ALIAS_TRIES: podman's DNS learns a new member a moment after its start; berth's start answers after
     // the earlier members can resolve it (one try). No `wget -T`: this busybox build crashes with it.
     const tries = Number(process.env.TC_ALIAS_TRIES ?? '1');
-    const fetch = (alias: string): string => `i=0; while [ $i -lt ${tries} ]; do wget -q -O - http://${alias}:8080/i && break; i=$((i+1)); sleep 0.3; done; [ $i -lt ${tries} ]`;
+    const fetch = (alias: string): string =>
+      `i=0; while [ $i -lt ${tries} ]; do wget -q -O - http://${alias}:8080/i && break; i=$((i+1)); sleep 0.3; done; [ $i -lt ${tries} ]`;
     const r = await started[0].exec(['sh', '-c', `${fetch('later')} && ${fetch('later2')}`]);
     return { exitCode: r.exitCode, output: r.output };
   } finally {
@@ -96,7 +103,10 @@ await step('laterAliasResolves', async () => {
 await step('logFrames', async () => {
   // One write of three lines: dockerd's (and podman's) logs give a frame per line, which testcontainers'
   // log consumers (and its own log tracing) see as one `data` event per line.
-  const c = await new GenericContainer(BUSYBOX).withCommand(['sh', '-c', "printf 'one\\ntwo\\nthree\\n'; exec sleep 600"]).withWaitStrategy(Wait.forLogMessage('three')).start();
+  const c = await new GenericContainer(BUSYBOX)
+    .withCommand(['sh', '-c', "printf 'one\\ntwo\\nthree\\n'; exec sleep 600"])
+    .withWaitStrategy(Wait.forLogMessage('three'))
+    .start();
   try {
     const raw = (await docker.getContainer(c.getId()).logs({ stdout: true, stderr: true, follow: false })) as unknown as Buffer;
     const frames: string[] = [];

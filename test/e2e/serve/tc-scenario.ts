@@ -17,7 +17,10 @@ async function step(name: string, fn: () => Promise<unknown>): Promise<void> {
 const skipHealth = process.env.TC_SKIP_HEALTH === '1';
 
 await step('exposedPortsDefaultWait', async () => {
-  const c = await new GenericContainer(BUSYBOX).withCommand(['sh', '-c', 'echo served > /tmp/index.html; exec httpd -f -p 8080 -h /tmp']).withExposedPorts(8080).start();
+  const c = await new GenericContainer(BUSYBOX)
+    .withCommand(['sh', '-c', 'echo served > /tmp/index.html; exec httpd -f -p 8080 -h /tmp'])
+    .withExposedPorts(8080)
+    .start();
   try {
     return await (await fetch(`http://${c.getHost()}:${c.getMappedPort(8080)}/index.html`)).text();
   } finally {
@@ -26,7 +29,10 @@ await step('exposedPortsDefaultWait', async () => {
 });
 
 await step('logMessageWait', async () => {
-  const c = await new GenericContainer(BUSYBOX).withCommand(['sh', '-c', 'sleep 0.5; echo all ready; exec sleep 600']).withWaitStrategy(Wait.forLogMessage('all ready')).start();
+  const c = await new GenericContainer(BUSYBOX)
+    .withCommand(['sh', '-c', 'sleep 0.5; echo all ready; exec sleep 600'])
+    .withWaitStrategy(Wait.forLogMessage('all ready'))
+    .start();
   await c.stop();
   return 'started';
 });

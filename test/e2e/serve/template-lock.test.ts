@@ -23,7 +23,16 @@ async function docker(args: string[], input?: string): Promise<string> {
 }
 
 async function podOf(containerId: string): Promise<V1Pod> {
-  const out = await kubectlOk(['-n', namespace, 'get', 'pods', '-l', `berth.dev/owner=${instance},berth.dev/container=${containerId.slice(0, 12)}`, '-o', 'json']);
+  const out = await kubectlOk([
+    '-n',
+    namespace,
+    'get',
+    'pods',
+    '-l',
+    `berth.dev/owner=${instance},berth.dev/container=${containerId.slice(0, 12)}`,
+    '-o',
+    'json',
+  ]);
   const [pod] = (JSON.parse(out) as { items: V1Pod[] }).items;
   assert.ok(pod, `container ${containerId} has a pod`);
   return pod;
@@ -130,7 +139,10 @@ test('--lock: a second berth of the instance gives up naming the holder, or wait
       if (all.includes(`waiting for the Lease ${lease}, held by ${holder}`)) sawWait();
     },
   });
-  second.then((e) => extraEngines.push(e), () => undefined);
+  second.then(
+    (e) => extraEngines.push(e),
+    () => undefined,
+  );
   await Promise.race([waiting, second.then(() => assert.fail('the second berth served while the first held the Lease'))]);
   await engine.stop();
   const next = await second;

@@ -18,7 +18,10 @@ type Step = { ok: boolean; value?: unknown; error?: string };
 
 /** The scenario's results, and what testcontainers logged (its build log: `DEBUG=testcontainers:build`). */
 async function runScenarioLogged(engine: DockerEngine, env: Record<string, string>): Promise<{ results: Record<string, Step>; log: string }> {
-  const r = await runCommand(process.execPath, [scenario], { env: { ...process.env, DOCKER_HOST: engine.dockerHost, TC_SLEEPY_IMAGE: SLEEPY, DEBUG: 'testcontainers:build', ...env }, timeoutMs: 300_000 });
+  const r = await runCommand(process.execPath, [scenario], {
+    env: { ...process.env, DOCKER_HOST: engine.dockerHost, TC_SLEEPY_IMAGE: SLEEPY, DEBUG: 'testcontainers:build', ...env },
+    timeoutMs: 300_000,
+  });
   assert.equal(r.code, 0, r.stderr);
   return { results: JSON.parse(r.stdout.trim().split('\n').pop() as string) as Record<string, Step>, log: r.stderr };
 }

@@ -54,7 +54,12 @@ describe('testcontainers-node against berth serve', () => {
   });
 
   test('Ryuk enabled: berth plays the reaper and removes what the session left', async () => {
-    const results = await runScenario(engine, { TESTCONTAINERS_RYUK_DISABLED: 'false', TESTCONTAINERS_RYUK_RECONNECTION_TIMEOUT: '1s', TC_SKIP_HEALTH: '1', TC_LEAVE_ONE: '1' });
+    const results = await runScenario(engine, {
+      TESTCONTAINERS_RYUK_DISABLED: 'false',
+      TESTCONTAINERS_RYUK_RECONNECTION_TIMEOUT: '1s',
+      TC_SKIP_HEALTH: '1',
+      TC_LEAVE_ONE: '1',
+    });
     assertSteps(results, true);
     const left = results.leftRunning.value as string;
     assert.match(left, /^[0-9a-f]{64}$/);
@@ -63,7 +68,9 @@ describe('testcontainers-node against berth serve', () => {
     assert.equal(waited.status, 200);
     const gone = await engine.request('GET', `/containers/${left}/json`);
     assert.equal(gone.status, 404);
-    const reapers = JSON.parse((await engine.request('GET', '/containers/json?all=1&filters=' + encodeURIComponent('{"label":["org.testcontainers.ryuk=true"]}'))).body) as unknown[];
+    const reapers = JSON.parse(
+      (await engine.request('GET', '/containers/json?all=1&filters=' + encodeURIComponent('{"label":["org.testcontainers.ryuk=true"]}'))).body,
+    ) as unknown[];
     assert.deepEqual(reapers, [], 'the reaper container removed itself (AutoRemove)');
   });
 });

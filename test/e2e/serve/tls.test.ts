@@ -82,7 +82,9 @@ describe('berth serve --tlsverify', () => {
 
   test('an unsafe or half-configured listener stops berth serve before it listens', async () => {
     const serve = (args: string[]): Promise<Result> =>
-      runCommand(process.execPath, [berthCli, 'serve', '--kubeconfig', kubeconfigPath(), '-n', namespace, '--instance', `${instance}-refused`, ...args], { timeoutMs: 30_000 });
+      runCommand(process.execPath, [berthCli, 'serve', '--kubeconfig', kubeconfigPath(), '-n', namespace, '--instance', `${instance}-refused`, ...args], {
+        timeoutMs: 30_000,
+      });
     const open = await serve(['-H', 'tcp://0.0.0.0:0']);
     assert.notEqual(open.code, 0);
     assert.match(open.stderr, /tcp:\/\/0\.0\.0\.0:0 is not a loopback address: give --tlsverify .* or --token/);

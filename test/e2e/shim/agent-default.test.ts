@@ -50,7 +50,8 @@ const alive = (pid: number): boolean => {
   }
 };
 const berth = (args: string[], env: NodeJS.ProcessEnv) => runCommand(process.execPath, [berthCli, ...args], { env });
-const dockerRun = (env: NodeJS.ProcessEnv, image = ECHO) => runCommand('docker', ['run', '--rm', '-i', '--network', 'none', image], { input: LIST, env, timeoutMs: 120_000 });
+const dockerRun = (env: NodeJS.ProcessEnv, image = ECHO) =>
+  runCommand('docker', ['run', '--rm', '-i', '--network', 'none', image], { input: LIST, env, timeoutMs: 120_000 });
 
 before(async () => {
   shim = await setUpShim('shim-default');
@@ -189,12 +190,20 @@ test('a call that ends without reading its stdin (1 MiB, an image that does not 
   const xdg = runtimeDir();
   const env = defaultEnv(xdg);
   const big = Buffer.alloc(1 << 20, 'x');
-  const missing = await runCommand('docker', ['run', '--rm', '-i', '--network', 'none', 'localhost/berth/no-such-function:1'], { input: big, env, timeoutMs: 60_000 });
+  const missing = await runCommand('docker', ['run', '--rm', '-i', '--network', 'none', 'localhost/berth/no-such-function:1'], {
+    input: big,
+    env,
+    timeoutMs: 60_000,
+  });
   assert.equal(missing.code, 125, missing.stderr);
   assert.match(missing.stderr, /localhost\/berth\/no-such-function:1/);
   // a function that exits without reading (sh -c 'echo ok'): its output, exit 0, the rest of stdin dropped; where
   // the log is merged (a stock cluster) and it wrote before berth attached, no success is claimed and its log is shown
-  const unread = await runCommand('docker', ['run', '--rm', '-i', '--network', 'none', 'localhost/berth/busybox:1', 'sh', '-c', 'echo ok'], { input: big, env, timeoutMs: 60_000 });
+  const unread = await runCommand('docker', ['run', '--rm', '-i', '--network', 'none', 'localhost/berth/busybox:1', 'sh', '-c', 'echo ok'], {
+    input: big,
+    env,
+    timeoutMs: 60_000,
+  });
   if (servesSplitLogs() || unread.code === 0) assert.deepEqual([unread.code, unread.stdout], [0, 'ok\n'], unread.stderr);
   else {
     assert.equal(unread.code, 125, unread.stderr);
@@ -208,8 +217,16 @@ test('a call that ends without reading its stdin (1 MiB, an image that does not 
 
 test('a command that cannot start fails as docker run does (127 missing, 126 not executable), the warm path too, never exit 0', async () => {
   const env = defaultEnv(runtimeDir());
-  for (const [command, code] of [['/no/such/bin', 127], ['/no/such/bin', 127], ['/etc/passwd', 126]] as const) {
-    const r = await runCommand('docker', ['run', '--rm', '-i', '--network', 'none', 'localhost/berth/busybox:1', command], { input: LIST, env, timeoutMs: 120_000 });
+  for (const [command, code] of [
+    ['/no/such/bin', 127],
+    ['/no/such/bin', 127],
+    ['/etc/passwd', 126],
+  ] as const) {
+    const r = await runCommand('docker', ['run', '--rm', '-i', '--network', 'none', 'localhost/berth/busybox:1', command], {
+      input: LIST,
+      env,
+      timeoutMs: 120_000,
+    });
     assert.equal(r.code, code, `${command}: ${r.stderr}`);
     assert.equal(r.stdout, '');
   }
@@ -229,12 +246,15 @@ test('an idle agent exits and deletes its warm pods', async () => {
   assert.deepEqual(await shim.leftovers(), []);
 });
 
-test('an agent killed with SIGKILL leaves nothing once its pods\' deadline has passed and berth gc ran', async () => {
+test("an agent killed with SIGKILL leaves nothing once its pods' deadline has passed and berth gc ran", async () => {
   const xdg = runtimeDir();
   // warm pods that expire soon: the run's ttl plus the pool's idle time (the ttl also bounds the call itself)
   const env = defaultEnv(xdg, { BERTH_TTL: '15s', BERTH_SHIM_POOL_IDLE: '20', BERTH_SHIM_POOL_SIZE: '1' });
   assert.equal((await dockerRun(env)).code, 0);
   const socket = agentSocket(xdg) as string;
-  const warm = await eventually('a warm pod', async () => (await berth(['shim', 'pool', 'ls'], env)).stdout.split('\n').slice(1).filter(Boolean)[0], { timeoutMs: 60_000, intervalMs: 250 });
+  const warm = await eventually('a warm pod', async () => (await berth(['shim', 'pool', 'ls'], env)).stdout.split('\n').slice(1).filter(Boolean)[0], {
+    timeoutMs: 60_000,
+    intervalMs: 250,
+  });
   await killAgentLeavesNothing(shim, socket, warm.split(/\s+/)[0], 120_000);
 });

@@ -69,8 +69,16 @@ test('kpt fn render: a failing validator fails the same way, with its stderr and
   }
 });
 
-test('kpt fn eval: exit code 42 and the function stderr in kpt\'s report', async () => {
-  const [ref, berth] = await kptBoth({ Kptfile: KPTFILE, 'service.yaml': SERVICE }, (dir) => ['fn', 'eval', dir, '-o', 'stdout', '-i', 'localhost/berth/krm-exit42:1']);
+test("kpt fn eval: exit code 42 and the function stderr in kpt's report", async () => {
+  const [ref, berth] = await kptBoth({ Kptfile: KPTFILE, 'service.yaml': SERVICE }, (dir) => [
+    'fn',
+    'eval',
+    dir,
+    '-o',
+    'stdout',
+    '-i',
+    'localhost/berth/krm-exit42:1',
+  ]);
   assert.notEqual(ref.code, 0);
   assert.equal(berth.code, ref.code);
   assert.equal(berth.stdout, ref.stdout);
@@ -84,8 +92,20 @@ test('kpt fn eval with --mount, -e, key=value config: same output', async () => 
   const files = tempTree({ 'greeting.txt': 'hello from kpt\n' });
   try {
     const [ref, berth] = await kptBoth({ Kptfile: KPTFILE, 'service.yaml': SERVICE }, (dir) => [
-      'fn', 'eval', dir, '-o', 'stdout', '-i', 'localhost/berth/krm-probe:1',
-      '--mount', `type=bind,src=${files.dir},dst=/files`, '-e', 'STAGE=e2e', '--', 'file=/files/greeting.txt', 'env=STAGE',
+      'fn',
+      'eval',
+      dir,
+      '-o',
+      'stdout',
+      '-i',
+      'localhost/berth/krm-probe:1',
+      '--mount',
+      `type=bind,src=${files.dir},dst=/files`,
+      '-e',
+      'STAGE=e2e',
+      '--',
+      'file=/files/greeting.txt',
+      'env=STAGE',
     ]);
     assert.equal(ref.code, 0, ref.stderr);
     assert.equal(berth.code, 0, berth.stderr);

@@ -51,7 +51,10 @@ test('transformer, generator and validator: berth prints what podman prints, byt
     assert.equal(berth.code, 0, berth.stderr);
     assert.equal(berth.stdout, ref.stdout);
     const docs = YAML.parseAllDocuments(berth.stdout).map((d) => d.toJSON());
-    assert.deepEqual(docs.map((d) => `${d.kind}/${d.metadata.name}`), ['ConfigMap/generated-settings', 'Service/cart']);
+    assert.deepEqual(
+      docs.map((d) => `${d.kind}/${d.metadata.name}`),
+      ['ConfigMap/generated-settings', 'Service/cart'],
+    );
     assert.equal(docs[1].metadata.annotations.owner, 'berth-e2e');
     // The function's stderr reaches kustomize's stderr, never its stdout.
     assert.match(berth.stderr, /chatty: this line goes to stderr only/);
@@ -62,7 +65,11 @@ test('transformer, generator and validator: berth prints what podman prints, byt
 });
 
 test('a failing validator: same exit status, its stderr shown', async () => {
-  const tree = tempTree({ ...PIPELINE, 'orphan.yaml': UNLABELED, 'kustomization.yaml': PIPELINE['kustomization.yaml'].replace('[service.yaml]', '[service.yaml, orphan.yaml]') });
+  const tree = tempTree({
+    ...PIPELINE,
+    'orphan.yaml': UNLABELED,
+    'kustomization.yaml': PIPELINE['kustomization.yaml'].replace('[service.yaml]', '[service.yaml, orphan.yaml]'),
+  });
   try {
     const [ref, berth] = await bothRuntimes(shim, 'kubectl', ['kustomize', '--enable-alpha-plugins', tree.dir]);
     assert.equal(ref.code, 1);
@@ -78,7 +85,11 @@ test('a failing validator: same exit status, its stderr shown', async () => {
 });
 
 test('a function exiting 42: kustomize reports exit status 42 through both', async () => {
-  const tree = tempTree({ 'service.yaml': SERVICE, 'fail.yaml': fnConfig('fail', fn('exit42'), '{}'), 'kustomization.yaml': 'resources: [service.yaml]\ntransformers: [fail.yaml]\n' });
+  const tree = tempTree({
+    'service.yaml': SERVICE,
+    'fail.yaml': fnConfig('fail', fn('exit42'), '{}'),
+    'kustomization.yaml': 'resources: [service.yaml]\ntransformers: [fail.yaml]\n',
+  });
   try {
     const [ref, berth] = await bothRuntimes(shim, 'kubectl', ['kustomize', '--enable-alpha-plugins', tree.dir]);
     assert.equal(ref.code, 1);

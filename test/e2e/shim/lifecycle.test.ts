@@ -8,7 +8,8 @@ import { berthCli, kubeConfig, kubectlOk, runCommand, waitForPod } from '../harn
 import { setUpShim, tempTree, type ShimEnv } from './shim-env.js';
 import { CONFIGMAP_MOUNT_BYTES } from '../../../src/runtime/plan.js';
 
-const SLEEP_INPUT = 'apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: c}\n  data: {seconds: "300"}\n';
+const SLEEP_INPUT =
+  'apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: c}\n  data: {seconds: "300"}\n';
 const RUN_ARGV = ['run', '--rm', '-i', '--network', 'none', '--user', 'nobody', '--security-opt=no-new-privileges', 'localhost/berth/krm-sleep:1'];
 
 let shim: ShimEnv;
@@ -20,8 +21,12 @@ before(async () => {
   shim = await setUpShim('shim-life');
   // The shipped Role without its pods/attach rule.
   // The shipped Role whose pods rule lacks delete: every run would leave its pod behind.
-  noDelete = await setUpShim('shim-nodelete', { edit: (y) => y.replace('verbs: ["create", "get", "list", "watch", "delete"]', 'verbs: ["create", "get", "list", "watch"]') });
-  denied = await setUpShim('shim-noattach', { edit: (y) => y.replace(/\n {2}# WebSocket upgrades[^\n]*\n[^\n]*\n {2}- apiGroups: \[""\]\n {4}resources: \["pods\/attach"\]\n {4}verbs: \[[^\]]*\]/, '') });
+  noDelete = await setUpShim('shim-nodelete', {
+    edit: (y) => y.replace('verbs: ["create", "get", "list", "watch", "delete"]', 'verbs: ["create", "get", "list", "watch"]'),
+  });
+  denied = await setUpShim('shim-noattach', {
+    edit: (y) => y.replace(/\n {2}# WebSocket upgrades[^\n]*\n[^\n]*\n {2}- apiGroups: \[""\]\n {4}resources: \["pods\/attach"\]\n {4}verbs: \[[^\]]*\]/, ''),
+  });
 });
 after(async () => {
   for (const c of children) c.kill('SIGKILL');
@@ -31,7 +36,9 @@ after(async () => {
 });
 
 /** Starts the shim on the sleep function and resolves once the function runs (its stderr says so). */
-function startSleeping(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; exit: Promise<{ code: number | null; signal: string | null; stderr: string }> }> {
+function startSleeping(
+  env: NodeJS.ProcessEnv,
+): Promise<{ child: ChildProcess; exit: Promise<{ code: number | null; signal: string | null; stderr: string }> }> {
   const child = spawn('docker', RUN_ARGV, { env, stdio: ['pipe', 'pipe', 'pipe'] });
   children.add(child);
   let stderr = '';
@@ -82,7 +89,10 @@ test('SIGKILL: the deadline ends the pod, berth gc removes the objects once expi
   assert.equal(partial.code, 1);
   assert.match(partial.stderr, /services, persistentvolumeclaims, leases\.coordination\.k8s\.io could not be listed/);
   // each named with the face that makes it and the Role that lists it, not the shim's Role for all
-  assert.match(partial.stderr, /cannot list services in namespace \S+; they are made by berth serve \(network aliases\); deploy\/rbac\/serve-role\.yaml lists them/);
+  assert.match(
+    partial.stderr,
+    /cannot list services in namespace \S+; they are made by berth serve \(network aliases\); deploy\/rbac\/serve-role\.yaml lists them/,
+  );
   assert.doesNotMatch(partial.stdout, /^nothing expired$/m);
 
   // a kubelet reports the phase once the container has stopped: after the deadline, SIGTERM and the pod's grace
@@ -121,10 +131,15 @@ test('a helper image the cluster cannot pull: the error names it and BERTH_HELPE
   const big = tempTree({ 'blob.bin': 'x'.repeat(CONFIGMAP_MOUNT_BYTES + 1) });
   try {
     const helper = 'localhost/berth/does-not-exist:1';
-    const r = await shim.run('berth', 'docker', ['run', '--rm', '--network', 'none', '--mount', `type=bind,source=${big.dir},target=/data`, 'localhost/berth/busybox:1', 'ls', '/data'], {
-      extraEnv: { BERTH_HELPER_IMAGE: helper },
-      timeoutMs: 60_000,
-    });
+    const r = await shim.run(
+      'berth',
+      'docker',
+      ['run', '--rm', '--network', 'none', '--mount', `type=bind,source=${big.dir},target=/data`, 'localhost/berth/busybox:1', 'ls', '/data'],
+      {
+        extraEnv: { BERTH_HELPER_IMAGE: helper },
+        timeoutMs: 60_000,
+      },
+    );
     assert.equal(r.code, 125, r.stderr);
     assert.match(r.stderr, new RegExp(`the helper image ${helper.replace(/[./]/g, '\\$&')} copies mounted files into the pod: set BERTH_HELPER_IMAGE`));
     assert.deepEqual(await shim.leftovers(), []);

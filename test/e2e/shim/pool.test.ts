@@ -18,7 +18,14 @@ let shim: ShimEnv;
 const socketDir = mkdtempSync(join(tmpdir(), 'berth-pool-'));
 const socket = join(socketDir, 'agent.sock');
 // One warm pod per plan, and no more for a plan called in a burst, keeps the counts of the tests exact (the default keeps two, up to eight).
-const agentEnv = { BERTH_SHIM_AGENT: '1', BERTH_SHIM_AGENT_SOCKET: socket, BERTH_TRACE: '1', BERTH_SHIM_POOL_IDLE: '120', BERTH_SHIM_POOL_SIZE: '1', BERTH_SHIM_POOL_BURST: '1' };
+const agentEnv = {
+  BERTH_SHIM_AGENT: '1',
+  BERTH_SHIM_AGENT_SOCKET: socket,
+  BERTH_TRACE: '1',
+  BERTH_SHIM_POOL_IDLE: '120',
+  BERTH_SHIM_POOL_SIZE: '1',
+  BERTH_SHIM_POOL_BURST: '1',
+};
 
 function stopAgent(signal: NodeJS.Signals): void {
   const pidFile = `${socket}.pid`;
@@ -39,7 +46,8 @@ after(async () => {
   await shim?.close();
 });
 
-const docker = (args: string[], input: string, extra: NodeJS.ProcessEnv = {}) => shim.run('berth', 'docker', args, { input, extraEnv: { ...agentEnv, ...extra } });
+const docker = (args: string[], input: string, extra: NodeJS.ProcessEnv = {}) =>
+  shim.run('berth', 'docker', args, { input, extraEnv: { ...agentEnv, ...extra } });
 const pool = (what: 'ls' | 'drain') => runCommand(process.execPath, [berthCli, 'shim', 'pool', what, '--socket', socket]);
 const warmPods = async () => (await pool('ls')).stdout.split('\n').slice(1).filter(Boolean);
 /** Waits (bounded) until the agent holds `n` warm pods: they start in the background after a call. */
@@ -74,7 +82,7 @@ test('the second call of a plan is served warm, with the same output; two calls 
   assert.ok(pods.includes(nextWarm.split(/\s+/)[0]), 'neither call took the warm pod');
 });
 
-test('one env value or one byte of a mounted file makes another plan: never served by the other plan\'s pod', async () => {
+test("one env value or one byte of a mounted file makes another plan: never served by the other plan's pod", async () => {
   await pool('drain');
   const dir = tempTree({ 'f.txt': 'A' });
   try {

@@ -6,7 +6,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { berthCli, contextFor, deleteNamespace, freshNamespace, kubeConfig, kubeconfigPath, kubectlOk, repoRoot, runCommand, waitForPod, type Result } from '../harness/cluster.js';
+import {
+  berthCli,
+  contextFor,
+  deleteNamespace,
+  freshNamespace,
+  kubeConfig,
+  kubeconfigPath,
+  kubectlOk,
+  repoRoot,
+  runCommand,
+  waitForPod,
+  type Result,
+} from '../harness/cluster.js';
 
 export const REFERENCE_DIR = join(repoRoot, 'test/e2e/shim/fixtures');
 export const SHIM_USER = 'shim';
@@ -97,7 +109,12 @@ export function tempTree(files: Record<string, string>): { dir: string; remove()
 }
 
 /** Both runtimes, same command: returns [podman result, berth result]. */
-export async function bothRuntimes(shim: ShimEnv, cmd: string, args: string[], opts: { input?: string | Buffer; extraEnv?: NodeJS.ProcessEnv } = {}): Promise<[Result, Result]> {
+export async function bothRuntimes(
+  shim: ShimEnv,
+  cmd: string,
+  args: string[],
+  opts: { input?: string | Buffer; extraEnv?: NodeJS.ProcessEnv } = {},
+): Promise<[Result, Result]> {
   const reference = await shim.run('podman', cmd, args, opts);
   const berth = await shim.run('berth', cmd, args, opts);
   return [reference, berth];

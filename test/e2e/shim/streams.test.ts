@@ -7,7 +7,22 @@ import { underFaults } from '../reliability/fault-kit.js';
 import { servesSplitLogs } from '../harness/cluster.js';
 import { bothRuntimes, setUpShim, type ShimEnv } from './shim-env.js';
 
-const KUSTOMIZE_ARGV = ['run', '--rm', '-i', '-a', 'STDIN', '-a', 'STDOUT', '-a', 'STDERR', '--network', 'none', '--user', 'nobody', '--security-opt=no-new-privileges'];
+const KUSTOMIZE_ARGV = [
+  'run',
+  '--rm',
+  '-i',
+  '-a',
+  'STDIN',
+  '-a',
+  'STDOUT',
+  '-a',
+  'STDERR',
+  '--network',
+  'none',
+  '--user',
+  'nobody',
+  '--security-opt=no-new-privileges',
+];
 const ECHO = 'localhost/berth/krm-echo:1';
 
 let shim: ShimEnv;
@@ -31,7 +46,7 @@ function bigResourceList(bytes: number): string {
   return parts.join('');
 }
 
-test('a 10 MiB ResourceList round-trips byte for byte; stderr carries only the function\'s report', async () => {
+test("a 10 MiB ResourceList round-trips byte for byte; stderr carries only the function's report", async () => {
   const input = bigResourceList(10 * 1024 * 1024);
   const sha = createHash('sha256').update(input).digest('hex');
   const [ref, berth] = await bothRuntimes(shim, 'docker', [...KUSTOMIZE_ARGV, ECHO], { input });
@@ -43,10 +58,12 @@ test('a 10 MiB ResourceList round-trips byte for byte; stderr carries only the f
   assert.equal(berth.stderr, ref.stderr);
 });
 
-test('a 10 MiB ResourceList comes back whole when the kubelet rotates the function\'s log as it writes', async () => {
+test("a 10 MiB ResourceList comes back whole when the kubelet rotates the function's log as it writes", async () => {
   const input = bigResourceList(10 * 1024 * 1024);
   // rotated at every write past 64 KiB: the log read again at the end holds only the output's last part
-  const berth = await underFaults({ containerLogMaxBytes: 64 * 1024, containerLogCheckMs: 0 }, () => shim.run('berth', 'docker', [...KUSTOMIZE_ARGV, ECHO], { input }));
+  const berth = await underFaults({ containerLogMaxBytes: 64 * 1024, containerLogCheckMs: 0 }, () =>
+    shim.run('berth', 'docker', [...KUSTOMIZE_ARGV, ECHO], { input }),
+  );
   assert.equal(berth.code, 0, berth.stderr);
   assert.equal(berth.stdout.length, input.length);
   assert.ok(berth.stdout === input, 'stdout differs from the input');
@@ -79,8 +96,10 @@ test('stdinMode file (for servers without v5 stdin close): stdin arrives whole a
 // serves the log merged and attach sees only what comes after it: a run is then exact, or shows the merged log on
 // stderr under a line saying why (with the command's own exit code, or a failure where that code was 0), never
 // a short or misplaced output presented as the real one.
-const MERGED = /^berth: pod \S+ wrote before berth could attach, and this cluster serves its log with stdout and stderr merged \(enable PodLogsQuerySplitStreams for exact streams\); its log:\n/;
-const LOST = /^docker: the output of pod \S+ was not fully received: berth received \d+ bytes, the container wrote \d+, and the missing ones cannot be placed in stdout or stderr/m;
+const MERGED =
+  /^berth: pod \S+ wrote before berth could attach, and this cluster serves its log with stdout and stderr merged \(enable PodLogsQuerySplitStreams for exact streams\); its log:\n/;
+const LOST =
+  /^docker: the output of pod \S+ was not fully received: berth received \d+ bytes, the container wrote \d+, and the missing ones cannot be placed in stdout or stderr/m;
 
 test(`docker run without -i: a command that writes at once never loses its output (10 runs, ${servesSplitLogs() ? 'as podman' : 'exact, or its merged log said as such'})`, async () => {
   const argv = ['run', '--rm', 'localhost/berth/busybox:1', 'sh', '-c', 'echo hello; echo oops >&2; exit 4'];

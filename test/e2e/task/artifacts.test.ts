@@ -32,14 +32,21 @@ export const ARTIFACT_PLAN = `plan:
 function sha256File(path: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const h = createHash('sha256');
-    createReadStream(path).on('data', (c) => h.update(c)).on('end', () => resolve(h.digest('hex'))).on('error', reject);
+    createReadStream(path)
+      .on('data', (c) => h.update(c))
+      .on('end', () => resolve(h.digest('hex')))
+      .on('error', reject);
   });
 }
 
 describe(`a ${MIB} MiB artifact from step to step`, () => {
   let t: TaskEnv;
   const plan = tempTree({ 'plan.yml': ARTIFACT_PLAN });
-  const run = (args: string[]) => runCommand(process.execPath, [berthCli, 'task', 'plan', 'run', join(plan.dir, 'plan.yml'), '--image', BUSYBOX, ...args], { env: t.env(), timeoutMs: 300_000 });
+  const run = (args: string[]) =>
+    runCommand(process.execPath, [berthCli, 'task', 'plan', 'run', join(plan.dir, 'plan.yml'), '--image', BUSYBOX, ...args], {
+      env: t.env(),
+      timeoutMs: 300_000,
+    });
   before(async () => {
     t = await setUpTask('task-artifacts');
   });
@@ -50,20 +57,24 @@ describe(`a ${MIB} MiB artifact from step to step`, () => {
 
   for (const mode of ['direct', 'through-berth']) {
     // 200 MiB twice through a loaded machine can outlast the harness's default of 120 s per test
-    it(`--artifacts ${mode}: the consumer's sha256 is the producer's${mode === 'direct' ? '; -o downloads the same bytes' : ''}`, { timeout: 300_000 }, async () => {
-      const out = tempTree({});
-      try {
-        const r = await run(['--artifacts', mode, ...(mode === 'direct' ? ['-o', `blob=${out.dir}/blob`] : [])]);
-        assert.equal(r.code, 0, r.stderr);
-        const made = /^made ([0-9a-f]{64})$/m.exec(r.stdout)?.[1];
-        assert.ok(made, r.stdout);
-        assert.match(r.stdout, new RegExp(`^used ${made} ${MIB * 1024 * 1024} small$`, 'm'));
-        if (mode === 'direct') assert.equal(await sha256File(join(out.dir, 'blob/data')), made);
-        assert.deepEqual(await t.leftovers(), [], 'the kept producer pod is deleted when the plan ends');
-      } finally {
-        out.remove();
-      }
-    });
+    it(
+      `--artifacts ${mode}: the consumer's sha256 is the producer's${mode === 'direct' ? '; -o downloads the same bytes' : ''}`,
+      { timeout: 300_000 },
+      async () => {
+        const out = tempTree({});
+        try {
+          const r = await run(['--artifacts', mode, ...(mode === 'direct' ? ['-o', `blob=${out.dir}/blob`] : [])]);
+          assert.equal(r.code, 0, r.stderr);
+          const made = /^made ([0-9a-f]{64})$/m.exec(r.stdout)?.[1];
+          assert.ok(made, r.stdout);
+          assert.match(r.stdout, new RegExp(`^used ${made} ${MIB * 1024 * 1024} small$`, 'm'));
+          if (mode === 'direct') assert.equal(await sha256File(join(out.dir, 'blob/data')), made);
+          assert.deepEqual(await t.leftovers(), [], 'the kept producer pod is deleted when the plan ends');
+        } finally {
+          out.remove();
+        }
+      },
+    );
   }
 
   it('an unknown --artifacts mode is refused before anything runs', async () => {

@@ -20,7 +20,8 @@ describe('berth task caches: plans, use, expiry', () => {
   });
 
   it('a plan step has its own cache, kept for the next run of the plan', async () => {
-    const plan = () => runCommand(process.execPath, [berthCli, 'task', 'plan', 'run', join(c.dir, 'plan.yml'), '--image', BUSYBOX], { env: c.t.env(), timeoutMs: 180_000 });
+    const plan = () =>
+      runCommand(process.execPath, [berthCli, 'task', 'plan', 'run', join(c.dir, 'plan.yml'), '--image', BUSYBOX], { env: c.t.env(), timeoutMs: 180_000 });
     const once = await plan();
     assert.equal(once.code, 0, once.stderr);
     assert.equal(once.stdout, '1\n1\n', 'each step starts with its own empty cache');
@@ -31,13 +32,19 @@ describe('berth task caches: plans, use, expiry', () => {
     assert.deepEqual(steps, [`${c.dir}/plan.yml#first`, `${c.dir}/plan.yml#second`]);
     const rm = await c.caches(['rm', '--task', `${join(c.dir, 'plan.yml')}#first`]);
     assert.equal(rm.code, 0, rm.stderr);
-    assert.deepEqual((await c.listed()).map((e) => e.task).filter((task) => task.includes('plan.yml')), [`${c.dir}/plan.yml#second`]);
+    assert.deepEqual(
+      (await c.listed()).map((e) => e.task).filter((task) => task.includes('plan.yml')),
+      [`${c.dir}/plan.yml#second`],
+    );
     const rest = await c.caches(['rm', '--task', `${join(c.dir, 'plan.yml')}#second`]);
     assert.equal(rest.code, 0, rest.stderr);
   });
 
   it('caches rm refuses a cache in use by a running task and deletes nothing', async () => {
-    const child = spawn(process.execPath, [berthCli, 'task', 'run', '-c', c.taskA, '--image', BUSYBOX], { env: c.t.env({ LINE: 'busy', SLEEP: '600' }), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [berthCli, 'task', 'run', '-c', c.taskA, '--image', BUSYBOX], {
+      env: c.t.env({ LINE: 'busy', SLEEP: '600' }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -53,7 +60,11 @@ describe('berth task caches: plans, use, expiry', () => {
       const refused = await c.caches(['rm', '--all']);
       assert.equal(refused.code, 1);
       assert.match(refused.stderr, /the cache cache of .*a\/task\.yml \(claim .*\) is in use by pod task-[0-9a-f]{8}: nothing was deleted/);
-      assert.deepEqual((await c.listed()).map((e) => e.task), [c.taskA], 'the cache is still there');
+      assert.deepEqual(
+        (await c.listed()).map((e) => e.task),
+        [c.taskA],
+        'the cache is still there',
+      );
     } finally {
       child.kill('SIGTERM');
     }
@@ -67,12 +78,19 @@ describe('berth task caches: plans, use, expiry', () => {
     const gc = await eventually(
       'berth gc deletes the expired cache',
       async () => {
-        const r = await runCommand(process.execPath, [berthCli, 'gc', '--kinds', 'persistentvolumeclaims', '--context', c.t.env().BERTH_CONTEXT!, '-n', c.t.namespace], { env: c.t.env() });
+        const r = await runCommand(
+          process.execPath,
+          [berthCli, 'gc', '--kinds', 'persistentvolumeclaims', '--context', c.t.env().BERTH_CONTEXT!, '-n', c.t.namespace],
+          { env: c.t.env() },
+        );
         return r.stdout.includes(claimB) ? r : undefined;
       },
       { timeoutMs: 20_000, intervalMs: 500 },
     );
     assert.match(gc.stdout, new RegExp(`PersistentVolumeClaim/${claimB} \\(namespace ${c.t.namespace}\\) deleted`));
-    assert.deepEqual((await c.listed()).map((e) => e.task), [c.taskA]);
+    assert.deepEqual(
+      (await c.listed()).map((e) => e.task),
+      [c.taskA],
+    );
   });
 });

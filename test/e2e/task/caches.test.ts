@@ -38,10 +38,13 @@ describe('berth task caches', () => {
 
   it('caches ls: task, path, claim, size and last use, as a table and as JSON', async () => {
     const entries = await c.listed();
-    assert.deepEqual(entries.map((e) => [e.task, e.path, e.size, e.phase]), [
-      [c.taskA, 'cache', '1Gi', 'Bound'],
-      [c.taskB, 'cache', '1Gi', 'Bound'],
-    ]);
+    assert.deepEqual(
+      entries.map((e) => [e.task, e.path, e.size, e.phase]),
+      [
+        [c.taskA, 'cache', '1Gi', 'Bound'],
+        [c.taskB, 'cache', '1Gi', 'Bound'],
+      ],
+    );
     const a = entries[0];
     assert.match(a.claim, /^task-cache-task-[0-9a-f]{16}$/);
     assert.notEqual(a.claim, entries[1].claim);
@@ -53,7 +56,10 @@ describe('berth task caches', () => {
     assert.equal(rows.length, 2);
     assert.match(rows[0], new RegExp(`^${c.taskA} +cache +${a.claim} +1Gi +\\d+s ago$`));
     // The claim as kubectl sees it: berth's labels, ReadWriteOnce.
-    const pvc = JSON.parse(await kubectlOk(['-n', c.t.namespace, 'get', 'pvc', a.claim, '-o', 'json'])) as { metadata: { labels: Record<string, string> }; spec: { accessModes: string[] } };
+    const pvc = JSON.parse(await kubectlOk(['-n', c.t.namespace, 'get', 'pvc', a.claim, '-o', 'json'])) as {
+      metadata: { labels: Record<string, string> };
+      spec: { accessModes: string[] };
+    };
     assert.equal(pvc.metadata.labels['app.kubernetes.io/managed-by'], 'berth');
     assert.equal(pvc.metadata.labels['berth.dev/cache-path'], 'cache');
     assert.deepEqual(pvc.spec.accessModes, ['ReadWriteOnce']);
@@ -72,10 +78,13 @@ describe('berth task caches', () => {
     const rm = await c.caches(['rm', '--task', join(c.dir, 'a/task.yml')]);
     assert.equal(rm.code, 0, rm.stderr);
     assert.match(rm.stdout, /^deleted cache cache of .*a\/task\.yml \(claim task-cache-task-[0-9a-f]{16}\)$/m);
-    assert.deepEqual((await c.listed()).map((e) => e.task), [c.taskB], 'the other task keeps its cache');
+    assert.deepEqual(
+      (await c.listed()).map((e) => e.task),
+      [c.taskB],
+      'the other task keeps its cache',
+    );
     const fresh = await c.run(c.taskA, { LINE: 'again' });
     assert.equal(fresh.code, 0, fresh.stderr);
     assert.equal(fresh.stdout, 'again\n', 'the next run starts with an empty cache');
   });
-
 });

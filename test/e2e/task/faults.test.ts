@@ -56,7 +56,9 @@ const SCENARIOS: Scenario[] = [
   {
     name: 'print-param (params Secret)',
     run: async (t) => {
-      const r = await t.run(['-c', join(FIXTURES, 'print-param.yml')], { extraEnv: { ALSO_ME: 'me' }, timeoutMs: 90_000 }).catch(() => ({ code: null, stdout: '', stderr: '' }));
+      const r = await t
+        .run(['-c', join(FIXTURES, 'print-param.yml')], { extraEnv: { ALSO_ME: 'me' }, timeoutMs: 90_000 })
+        .catch(() => ({ code: null, stdout: '', stderr: '' }));
       return { code: r.code, stdout: r.stdout, timedOut: r.code === null, stderr: r.stderr };
     },
   },
@@ -65,7 +67,9 @@ const SCENARIOS: Scenario[] = [
     run: async (t) => {
       const out = tempTree({});
       try {
-        const r = await t.run(['-c', join(FIXTURES, 'generic-outputs.yml'), '-o', `main=${out.dir}/main`, '-o', `dev=${out.dir}/dev`], { timeoutMs: 90_000 }).catch(() => ({ code: null, stdout: '', stderr: '' }));
+        const r = await t
+          .run(['-c', join(FIXTURES, 'generic-outputs.yml'), '-o', `main=${out.dir}/main`, '-o', `dev=${out.dir}/dev`], { timeoutMs: 90_000 })
+          .catch(() => ({ code: null, stdout: '', stderr: '' }));
         return { code: r.code, stdout: withFiles(r.stdout, out.dir), timedOut: r.code === null, stderr: r.stderr };
       } finally {
         out.remove();
@@ -77,7 +81,9 @@ const SCENARIOS: Scenario[] = [
     run: async (t) => {
       const tree = tempTree({ 'ascii-banner': ['#!/bin/sh\necho "banner $*"\n[ "$1" = pilot ] && exit 5\ntrue\n', 0o755] });
       try {
-        const r = await t.run(['-c', join(FIXTURES, 'binary-test.yml'), '-i', `binary=${tree.dir}`], { timeoutMs: 90_000 }).catch(() => ({ code: null, stdout: '', stderr: '' }));
+        const r = await t
+          .run(['-c', join(FIXTURES, 'binary-test.yml'), '-i', `binary=${tree.dir}`], { timeoutMs: 90_000 })
+          .catch(() => ({ code: null, stdout: '', stderr: '' }));
         return { code: r.code, stdout: comparableOutput(r.stdout), timedOut: r.code === null, stderr: r.stderr };
       } finally {
         tree.remove();
@@ -90,7 +96,11 @@ const SCENARIOS: Scenario[] = [
     run: async (t) => {
       const tree = tempTree({ 'plan.yml': PLAN });
       try {
-        const r = await runCommand(process.execPath, [berthCli, 'task', 'plan', 'run', join(tree.dir, 'plan.yml'), '--image', BUSYBOX, '-o', `made=${tree.dir}/out`], { env: t.env(), timeoutMs: 150_000 }).catch(() => ({ code: null, stdout: '', stderr: '' }));
+        const r = await runCommand(
+          process.execPath,
+          [berthCli, 'task', 'plan', 'run', join(tree.dir, 'plan.yml'), '--image', BUSYBOX, '-o', `made=${tree.dir}/out`],
+          { env: t.env(), timeoutMs: 150_000 },
+        ).catch(() => ({ code: null, stdout: '', stderr: '' }));
         return { code: r.code, stdout: withFiles(r.stdout, join(tree.dir, 'out')), timedOut: r.code === null, stderr: r.stderr };
       } finally {
         tree.remove();
@@ -124,24 +134,36 @@ describe('berth task run under faults', () => {
 
   for (const fault of FAULT_CASES) {
     // several task runs and a plan under one fault case: more than the harness's 120 s per test on a loaded machine
-    it(`under ${fault.name}: ${fault.retriable ? 'exact (retried)' : 'exact or a reported failure'}, never wrong, never a hang`, { timeout: 300_000 }, async () => {
-      const before = tally.bad().length;
-      await underFaults(fault.faults, async () => {
-        for (let i = 0; i < RUNS; i++) {
-          for (const s of SCENARIOS.filter((x) => i < (x.runs ?? RUNS))) {
-            const got = await s.run(t);
-            tally.add(s.name, fault.name, judge(expected.get(s.name) as RunOutcome, got, BERTH_FAILURE), `code ${got.code} stdout ${JSON.stringify(got.stdout).slice(0, 300)} stderr ${JSON.stringify(got.stderr ?? '').slice(-1200)}`);
+    it(
+      `under ${fault.name}: ${fault.retriable ? 'exact (retried)' : 'exact or a reported failure'}, never wrong, never a hang`,
+      { timeout: 300_000 },
+      async () => {
+        const before = tally.bad().length;
+        await underFaults(fault.faults, async () => {
+          for (let i = 0; i < RUNS; i++) {
+            for (const s of SCENARIOS.filter((x) => i < (x.runs ?? RUNS))) {
+              const got = await s.run(t);
+              tally.add(
+                s.name,
+                fault.name,
+                judge(expected.get(s.name) as RunOutcome, got, BERTH_FAILURE),
+                `code ${got.code} stdout ${JSON.stringify(got.stdout).slice(0, 300)} stderr ${JSON.stringify(got.stderr ?? '').slice(-1200)}`,
+              );
+            }
           }
-        }
-      });
-      assert.deepEqual(tally.bad().slice(before), []);
-    });
+        });
+        assert.deepEqual(tally.bad().slice(before), []);
+      },
+    );
   }
 
   for (const fault of FAULT_CASES) {
     it(`SIGTERM mid-task under ${fault.name}: exit 3, nothing left in the namespace`, async () => {
       await underFaults(fault.faults, async () => {
-        const child = spawn(process.execPath, [berthCli, 'task', 'run', '-c', join(FIXTURES, 'sleeper.yml'), '--image', BUSYBOX], { env: t.env(), stdio: ['ignore', 'pipe', 'pipe'] });
+        const child = spawn(process.execPath, [berthCli, 'task', 'run', '-c', join(FIXTURES, 'sleeper.yml'), '--image', BUSYBOX], {
+          env: t.env(),
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
         let stdout = '';
         let stderr = '';
         child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));

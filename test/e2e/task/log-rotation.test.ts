@@ -22,7 +22,7 @@ const expectedStdout = lines(LINES);
 const taskStdout = (): string => comparableOutput(servesSplitLogs() ? expectedStdout : expectedStdout + lines(500));
 const sha = (s: string): string => createHash('sha256').update(s).digest('hex');
 
-describe('berth task run while the kubelet rotates the task\'s log', () => {
+describe("berth task run while the kubelet rotates the task's log", () => {
   let t: TaskEnv;
   let tree: { dir: string; remove(): void };
   before(async () => {
@@ -39,7 +39,11 @@ describe('berth task run while the kubelet rotates the task\'s log', () => {
     const r = await underFaults(ROTATE, () => t.run(['-c', join(tree.dir, 'chatty.yml')]));
     assert.equal(r.code, 0, r.stderr.slice(-2000));
     const expected = taskStdout();
-    assert.equal(sha(comparableOutput(r.stdout)), sha(expected), `stdout of ${r.stdout.length} bytes, ${expected.length} expected; its end: ${r.stdout.slice(-200)}`);
+    assert.equal(
+      sha(comparableOutput(r.stdout)),
+      sha(expected),
+      `stdout of ${r.stdout.length} bytes, ${expected.length} expected; its end: ${r.stdout.slice(-200)}`,
+    );
     if (servesSplitLogs()) assert.match(r.stderr, /(^|\n)1\n2\n[\s\S]*\n500\n/);
   });
 
@@ -50,7 +54,10 @@ describe('berth task run while the kubelet rotates the task\'s log', () => {
         const r = await t.run(['-c', join(tree.dir, 'chatty.yml')], { timeoutMs: 120_000 });
         const verdict = judge({ code: 0, stdout: taskStdout() }, { code: r.code, stdout: comparableOutput(r.stdout) }, [2]);
         verdicts.push(verdict);
-        assert.ok(verdict === 'exact' || verdict === 'failed', `run ${i + 1}: ${verdict}, exit ${r.code}, ${r.stdout.length} bytes of stdout; stderr: ${r.stderr.slice(-1500)}`);
+        assert.ok(
+          verdict === 'exact' || verdict === 'failed',
+          `run ${i + 1}: ${verdict}, exit ${r.code}, ${r.stdout.length} bytes of stdout; stderr: ${r.stderr.slice(-1500)}`,
+        );
         if (verdict === 'failed') assert.match(r.stderr, /rotated|does not match|broke/, r.stderr.slice(-1500));
       }
     });

@@ -90,7 +90,11 @@ describe('berth task: outputs', () => {
     it(`--artifacts ${mode}: hard links of an artifact reach the next step at its input's path, and -o of the plan`, async () => {
       const tree = tempTree({ 'plan.yml': LINKED_PLAN });
       try {
-        const r = await runCommand(process.execPath, [berthCli, 'task', 'plan', 'run', join(tree.dir, 'plan.yml'), '--image', BUSYBOX, '--artifacts', mode, '-o', `made=${tree.dir}/made`], { env: t.env(), timeoutMs: 180_000 });
+        const r = await runCommand(
+          process.execPath,
+          [berthCli, 'task', 'plan', 'run', join(tree.dir, 'plan.yml'), '--image', BUSYBOX, '--artifacts', mode, '-o', `made=${tree.dir}/made`],
+          { env: t.env(), timeoutMs: 180_000 },
+        );
         assert.equal(r.code, 0, r.stderr);
         assert.equal(r.stdout, 'one\none\none\n');
         for (const name of ['a', 'b', 'd/c']) assert.equal(readFileSync(join(tree.dir, 'made', name), 'utf8'), 'one\n', `made/${name}`);
@@ -105,7 +109,10 @@ describe('berth task: outputs', () => {
     it(`${signal} while an output downloads: exit 3 at once, no -o folder written, nothing left`, async () => {
       const tree = tempTree({ 'task.yml': BIG_OUTPUT });
       try {
-        const child = spawn(process.execPath, [berthCli, 'task', 'run', '-c', join(tree.dir, 'task.yml'), '--image', BUSYBOX, '-o', `out=${tree.dir}/out`], { env: t.env({ BERTH_TRACE: '1' }), stdio: ['ignore', 'pipe', 'pipe'] });
+        const child = spawn(process.execPath, [berthCli, 'task', 'run', '-c', join(tree.dir, 'task.yml'), '--image', BUSYBOX, '-o', `out=${tree.dir}/out`], {
+          env: t.env({ BERTH_TRACE: '1' }),
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
         let stderr = '';
         child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
         const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
@@ -139,7 +146,10 @@ describe('berth task: outputs', () => {
     try {
       const r = await t.run(['-c', join(tree.dir, 'task.yml'), '-o', `out=${tree.dir}/out`]);
       assert.equal(r.code, 2, r.stderr);
-      assert.match(r.stderr, /^berth task: output `out`: the task left out\/secret \(Permission denied\) unreadable to berth's outputs container: make it readable \(chmod a\+r\) or remove it before the task ends$/m);
+      assert.match(
+        r.stderr,
+        /^berth task: output `out`: the task left out\/secret \(Permission denied\) unreadable to berth's outputs container: make it readable \(chmod a\+r\) or remove it before the task ends$/m,
+      );
       assert.doesNotMatch(r.stderr, /tries/, 'a file tar may not open is not read again and again');
       assert.match(r.stderr, /^errored$/m);
       assert.equal(existsSync(join(tree.dir, 'out')), false, 'no -o folder is written');
@@ -153,7 +163,10 @@ describe('berth task: outputs', () => {
     const tree = tempTree({ 'task.yml': REPLACED });
     try {
       const cases: Array<[string, RegExp]> = [
-        ['out', /^berth task: output `out`: the task replaced its folder out with a link \(out leads to \/etc\); berth does not follow it out of the task's working folder \(a Concourse output is a volume, which a task cannot replace\): write the output's files into out$/m],
+        [
+          'out',
+          /^berth task: output `out`: the task replaced its folder out with a link \(out leads to \/etc\); berth does not follow it out of the task's working folder \(a Concourse output is a volume, which a task cannot replace\): write the output's files into out$/m,
+        ],
         ['deep', /^berth task: output `deep`: the task replaced its folder a\/out with a link \(a\/out leads to \/tmp\/build\/[0-9a-f]{8}\/b\/out\)/m],
         ['gone', /^berth task: output `gone`: the task removed its folder gone \(.*\): write the output's files into gone$/m],
       ];
@@ -165,16 +178,28 @@ describe('berth task: outputs', () => {
       }
       // plans read an -o artifact whole (through berth): the same refusal
       writeFileSync(join(tree.dir, 'plan.yml'), `plan:\n  - task: make\n    file: task.yml\n`);
-      const plan = await runCommand(process.execPath, [berthCli, 'task', 'plan', 'run', join(tree.dir, 'plan.yml'), '--image', BUSYBOX, '--artifacts', 'through-berth', '-o', `out=${tree.dir}/out`], { env: t.env(), timeoutMs: 120_000 });
+      const plan = await runCommand(
+        process.execPath,
+        [berthCli, 'task', 'plan', 'run', join(tree.dir, 'plan.yml'), '--image', BUSYBOX, '--artifacts', 'through-berth', '-o', `out=${tree.dir}/out`],
+        { env: t.env(), timeoutMs: 120_000 },
+      );
       assert.equal(plan.code, 2, plan.stderr);
       assert.match(plan.stderr, /output `out`: the task replaced its folder out with a link \(out leads to \/etc\)/);
       assert.equal(existsSync(join(tree.dir, 'out')), false);
       // between steps, pod to pod (direct, the default) as through berth: the link is refused at the step that made it
       writeFileSync(join(tree.dir, 'linked-plan.yml'), REPLACED_PLAN);
       for (const mode of ['direct', 'through-berth']) {
-        const passed = await runCommand(process.execPath, [berthCli, 'task', 'plan', 'run', join(tree.dir, 'linked-plan.yml'), '--image', BUSYBOX, '--artifacts', mode], { env: t.env(), timeoutMs: 120_000 });
+        const passed = await runCommand(
+          process.execPath,
+          [berthCli, 'task', 'plan', 'run', join(tree.dir, 'linked-plan.yml'), '--image', BUSYBOX, '--artifacts', mode],
+          { env: t.env(), timeoutMs: 120_000 },
+        );
         assert.equal(passed.code, 2, `${mode}: ${passed.stderr}`);
-        assert.match(passed.stderr, /^berth task: output `out`: the task replaced its folder out with a link \(out leads to \/etc\); berth does not follow it out of the task's working folder/m, mode);
+        assert.match(
+          passed.stderr,
+          /^berth task: output `out`: the task replaced its folder out with a link \(out leads to \/etc\); berth does not follow it out of the task's working folder/m,
+          mode,
+        );
         assert.doesNotMatch(passed.stdout, /the next step ran/, `${mode}: the next step never starts`);
       }
       assert.deepEqual(await t.leftovers(), []);
@@ -192,7 +217,11 @@ describe('berth task: outputs', () => {
         assert.match(r.stderr, new RegExp(`-o out=\\S+: ${join(tree.dir, 'a-file')} is a file, not a folder`));
         assert.doesNotMatch(r.stderr, /^initializing$/m, 'refused before any pod');
       }
-      const plan = await runCommand(process.execPath, [berthCli, 'task', 'plan', 'run', join(tree.dir, 'plan.yml'), '--image', BUSYBOX, '-o', `made=${tree.dir}/a-file`], { env: t.env(), timeoutMs: 60_000 });
+      const plan = await runCommand(
+        process.execPath,
+        [berthCli, 'task', 'plan', 'run', join(tree.dir, 'plan.yml'), '--image', BUSYBOX, '-o', `made=${tree.dir}/a-file`],
+        { env: t.env(), timeoutMs: 60_000 },
+      );
       assert.equal(plan.code, 2, plan.stderr);
       assert.match(plan.stderr, /-o made=\S+: \S+ is a file, not a folder/);
       assert.equal(plan.stdout, '', 'no step ran');
@@ -211,7 +240,11 @@ describe('berth task: outputs', () => {
     const plan = 'plan:\n  - task: look\n    config:\n      platform: linux\n      inputs: [{ name: repo }]\n      run: { path: ls, args: [repo] }\n';
     const tree = tempTree({ 'plan.yml': plan, 'repo/run.sh': ['#!/bin/sh\n', 0o755], 'repo/sub/note': 'n\n' });
     try {
-      const r = await runCommand(process.execPath, [berthCli, 'task', 'plan', 'run', join(tree.dir, 'plan.yml'), '--image', BUSYBOX, '-i', `repo=${tree.dir}/repo`, '-o', `repo=${tree.dir}/out/repo`], { env: t.env(), timeoutMs: 120_000 });
+      const r = await runCommand(
+        process.execPath,
+        [berthCli, 'task', 'plan', 'run', join(tree.dir, 'plan.yml'), '--image', BUSYBOX, '-i', `repo=${tree.dir}/repo`, '-o', `repo=${tree.dir}/out/repo`],
+        { env: t.env(), timeoutMs: 120_000 },
+      );
       assert.equal(r.code, 0, r.stderr);
       assert.equal(r.stdout, 'run.sh\nsub\n');
       assert.equal(readFileSync(join(tree.dir, 'out/repo/sub/note'), 'utf8'), 'n\n');
@@ -225,7 +258,10 @@ describe('berth task: outputs', () => {
     const plan = `plan:\n  - task: make\n    config:\n${BIG_OUTPUT.replace(/^/gm, '      ').trimEnd()}\n`;
     const tree = tempTree({ 'plan.yml': plan });
     try {
-      const child = spawn(process.execPath, [berthCli, 'task', 'plan', 'run', join(tree.dir, 'plan.yml'), '--image', BUSYBOX, '-o', `out=${tree.dir}/out`], { env: t.env(), stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [berthCli, 'task', 'plan', 'run', join(tree.dir, 'plan.yml'), '--image', BUSYBOX, '-o', `out=${tree.dir}/out`], {
+        env: t.env(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let stderr = '';
       child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
       const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
@@ -243,7 +279,8 @@ describe('berth task: outputs', () => {
   });
 
   it('a 200 MiB output streams into an -o folder already there: whole, beside what the output does not replace, nothing partial left', async () => {
-    const task = "platform: linux\noutputs: [{ name: out }]\nrun: { path: sh, args: [-ec, 'head -c 209715200 /dev/urandom > out/big && echo new > out/same && sha256sum out/big'] }\n";
+    const task =
+      "platform: linux\noutputs: [{ name: out }]\nrun: { path: sh, args: [-ec, 'head -c 209715200 /dev/urandom > out/big && echo new > out/same && sha256sum out/big'] }\n";
     const tree = tempTree({ 'task.yml': task, 'dest/old': 'kept\n', 'dest/same': 'replaced\n' });
     try {
       const r = await t.run(['-c', join(tree.dir, 'task.yml'), '-o', `out=${tree.dir}/dest`], { timeoutMs: 240_000 });
@@ -251,7 +288,12 @@ describe('berth task: outputs', () => {
       const made = /^([0-9a-f]{64}) {2}out\/big$/m.exec(r.stdout)?.[1];
       assert.ok(made, r.stdout);
       const h = createHash('sha256');
-      await new Promise<void>((resolve, reject) => createReadStream(join(tree.dir, 'dest/big')).on('data', (c) => h.update(c)).on('end', () => resolve()).on('error', reject));
+      await new Promise<void>((resolve, reject) =>
+        createReadStream(join(tree.dir, 'dest/big'))
+          .on('data', (c) => h.update(c))
+          .on('end', () => resolve())
+          .on('error', reject),
+      );
       assert.equal(h.digest('hex'), made);
       assert.equal(readFileSync(join(tree.dir, 'dest/old'), 'utf8'), 'kept\n');
       assert.equal(readFileSync(join(tree.dir, 'dest/same'), 'utf8'), 'new\n');
@@ -266,7 +308,11 @@ describe('berth task: outputs', () => {
     try {
       const dot = await t.run(['-c', 'task.yml', '-o', 'out=.'], { cwd: join(tree.dir, 'here') });
       assert.equal(dot.code, 0, dot.stderr);
-      assert.deepEqual(readdirSync(join(tree.dir, 'here')).sort(), ['a', 'b', 'd', 'mine', 's', 'task.yml'], 'the output beside what was there, no staging folder');
+      assert.deepEqual(
+        readdirSync(join(tree.dir, 'here')).sort(),
+        ['a', 'b', 'd', 'mine', 's', 'task.yml'],
+        'the output beside what was there, no staging folder',
+      );
       symlinkSync('real', join(tree.dir, 'link'));
       const linked = await t.run(['-c', join(tree.dir, 'here/task.yml'), '-o', `out=${tree.dir}/link`]);
       assert.equal(linked.code, 0, linked.stderr);

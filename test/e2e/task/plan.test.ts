@@ -10,7 +10,8 @@ import { FIXTURES, runCommand, setUpTask, tempTree, type TaskEnv } from './task-
 
 describe('berth task plan run', () => {
   let t: TaskEnv;
-  const plan = (args: string[]) => runCommand(process.execPath, [berthCli, 'task', 'plan', 'run', ...args, '--image', BUSYBOX], { env: t.env(), timeoutMs: 180_000 });
+  const plan = (args: string[]) =>
+    runCommand(process.execPath, [berthCli, 'task', 'plan', 'run', ...args, '--image', BUSYBOX], { env: t.env(), timeoutMs: 180_000 });
   before(async () => {
     t = await setUpTask('task-plan');
   });
@@ -60,7 +61,10 @@ describe('berth task plan run', () => {
 
   /** `berth task plan run FILE` running, its output as it comes. */
   const startPlan = (file: string) => {
-    const child = spawn(process.execPath, [berthCli, 'task', 'plan', 'run', join(FIXTURES, file), '--image', BUSYBOX], { env: t.env(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [berthCli, 'task', 'plan', 'run', join(FIXTURES, file), '--image', BUSYBOX], {
+      env: t.env(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const out = { stdout: '', stderr: '' };
     child.stdout.setEncoding('utf8').on('data', (d: string) => (out.stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (out.stderr += d));
@@ -79,7 +83,7 @@ describe('berth task plan run', () => {
     assert.deepEqual(await t.leftovers(), []);
   });
 
-  it('a second signal while ensure hooks run after an interrupt: berth exits at once; the hook\'s pod is left, named, berth\'s and expiring; berth gc removes it', async () => {
+  it("a second signal while ensure hooks run after an interrupt: berth exits at once; the hook's pod is left, named, berth's and expiring; berth gc removes it", async () => {
     const { child, out, exited } = startPlan('plan-interrupt-slow-ensure.yml');
     await eventually('the step prints started', () => out.stdout.includes('started\n'), { timeoutMs: 90_000 });
     child.kill('SIGTERM');
@@ -88,16 +92,24 @@ describe('berth task plan run', () => {
     child.kill('SIGINT');
     assert.equal(await exited, 3, out.stderr);
     assert.ok(Date.now() - signalled < 5_000, `berth exited at once: ${out.stderr}`);
-    const said = /^berth task: interrupted again: exiting immediately; left (pod\/task-[0-9a-f]{8}) in namespace (\S+): each expires by its deadline \(BERTH_TTL\) and `berth gc` removes it$/m.exec(out.stderr);
+    const said =
+      /^berth task: interrupted again: exiting immediately; left (pod\/task-[0-9a-f]{8}) in namespace (\S+): each expires by its deadline \(BERTH_TTL\) and `berth gc` removes it$/m.exec(
+        out.stderr,
+      );
     assert.ok(said, `one line names the ensure hook's pod (the first step's is gone): ${out.stderr}`);
     assert.equal(said[2], t.namespace);
-    const pod = JSON.parse(await kubectlOk(['-n', t.namespace, 'get', said[1], '-o', 'json'])) as { metadata: { labels: Record<string, string>; annotations: Record<string, string> }; spec: { activeDeadlineSeconds?: number } };
+    const pod = JSON.parse(await kubectlOk(['-n', t.namespace, 'get', said[1], '-o', 'json'])) as {
+      metadata: { labels: Record<string, string>; annotations: Record<string, string> };
+      spec: { activeDeadlineSeconds?: number };
+    };
     assert.equal(pod.metadata.labels['app.kubernetes.io/managed-by'], 'berth');
     assert.equal(pod.metadata.labels['berth.dev/step'], 'slow-cleanup');
     assert.ok(pod.metadata.labels['berth.dev/owner']);
     assert.ok(Date.parse(pod.metadata.annotations['berth.dev/expires-at']) > Date.now(), 'it expires');
     assert.ok((pod.spec.activeDeadlineSeconds ?? 0) > 0, 'it has a deadline');
-    const gc = await runCommand(process.execPath, [berthCli, 'gc', '--all', '--kinds', 'pods', '-n', t.namespace, '--context', String(t.env().BERTH_CONTEXT)], { env: t.env() });
+    const gc = await runCommand(process.execPath, [berthCli, 'gc', '--all', '--kinds', 'pods', '-n', t.namespace, '--context', String(t.env().BERTH_CONTEXT)], {
+      env: t.env(),
+    });
     assert.equal(gc.code, 0, gc.stderr);
     assert.match(gc.stdout, new RegExp(`^${said[1]} \\(namespace ${t.namespace}\\) deleted$`, 'im'));
     await eventually('berth gc --all removed what was left', async () => (await t.leftovers()).length === 0, { timeoutMs: 60_000 });

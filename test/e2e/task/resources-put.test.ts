@@ -8,7 +8,6 @@ import { after, before, describe, it } from 'node:test';
 import { PLAN_TIMEOUT, RESOURCES_PLAN, pinned, planRunner } from './resource-env.js';
 import { FIXTURES, setUpTask, tempTree, type TaskEnv } from './task-env.js';
 
-
 describe('berth task plan run: put steps and broken resource scripts', () => {
   let t: TaskEnv;
   const plan = planRunner(() => t);
@@ -26,8 +25,14 @@ describe('berth task plan run: put steps and broken resource scripts', () => {
       assert.equal(r.code, 0, r.stderr);
       assert.equal(r.stdout, '');
       // inputs: detect → only `built` (named by params.file); inputs: all (default) → every artifact so far.
-      assert.match(r.stderr, /^put release\nout: artifacts in \/tmp\/build\/put: built \nversion: ver=2\.0\n {2}file: built\/next\nget release\nin: fetching version 2\.0 into \/tmp\/build\/get\n/m);
-      assert.match(r.stderr, /\nput notes-release\nout: artifacts in \/tmp\/build\/put: built notes release \nversion: ver=2\.0-notes\n {2}file: notes\/n\nsucceeded\n$/);
+      assert.match(
+        r.stderr,
+        /^put release\nout: artifacts in \/tmp\/build\/put: built \nversion: ver=2\.0\n {2}file: built\/next\nget release\nin: fetching version 2\.0 into \/tmp\/build\/get\n/m,
+      );
+      assert.match(
+        r.stderr,
+        /\nput notes-release\nout: artifacts in \/tmp\/build\/put: built notes release \nversion: ver=2\.0-notes\n {2}file: notes\/n\nsucceeded\n$/,
+      );
       assert.doesNotMatch(r.stderr, /^get notes-release$/m, 'no_get: no implicit get');
       assert.doesNotMatch(r.stderr, /check:/, 'the implicit get fetches the version out made, without a check');
       assert.equal(readFileSync(join(out.dir, 'release/version'), 'utf8'), '2.0\n');
@@ -39,8 +44,7 @@ describe('berth task plan run: put steps and broken resource scripts', () => {
   });
 
   it('a resource whose in exits non-zero, or prints no JSON, fails the step with a clear sentence', PLAN_TIMEOUT, async () => {
-    const broken = (mode: string): string =>
-      pinned(RESOURCES_PLAN).replace('greeting: hello }', `greeting: hello, mode: ${mode} }`);
+    const broken = (mode: string): string => pinned(RESOURCES_PLAN).replace('greeting: hello }', `greeting: hello, mode: ${mode} }`);
     const plans = tempTree({ 'fails.yml': broken('in-fails'), 'not-json.yml': broken('in-not-json') });
     try {
       const fails = await plan([join(plans.dir, 'fails.yml')]);
@@ -51,7 +55,10 @@ describe('berth task plan run: put steps and broken resource scripts', () => {
       assert.equal(fails.stdout, '');
       const notJson = await plan([join(plans.dir, 'not-json.yml')]);
       assert.equal(notJson.code, 1, notJson.stderr);
-      assert.match(notJson.stderr, /^berth task: get source-code: resource script '\/opt\/resource\/in \/tmp\/build\/get' printed invalid JSON on stdout: "fetched version 1\.2\\n" \(a resource script prints its JSON response on stdout, its log on stderr\)$/m);
+      assert.match(
+        notJson.stderr,
+        /^berth task: get source-code: resource script '\/opt\/resource\/in \/tmp\/build\/get' printed invalid JSON on stdout: "fetched version 1\.2\\n" \(a resource script prints its JSON response on stdout, its log on stderr\)$/m,
+      );
       assert.doesNotMatch(notJson.stderr, /^task transform$/m);
       assert.deepEqual(await t.leftovers(), []);
     } finally {

@@ -8,7 +8,6 @@ import { after, before, describe, it } from 'node:test';
 import { PLAN_TIMEOUT, RESOURCES_PLAN, pinned, planRunner } from './resource-env.js';
 import { FIXTURES, setUpTask, tempTree, type TaskEnv } from './task-env.js';
 
-
 describe('berth task plan run: get steps', () => {
   let t: TaskEnv;
   const plan = planRunner(() => t);
@@ -22,7 +21,15 @@ describe('berth task plan run: get steps', () => {
   it('get (check, then in) → a task that transforms → a task that consumes; outputs on disk', PLAN_TIMEOUT, async () => {
     const out = tempTree({});
     try {
-      const r = await plan([join(FIXTURES, 'plan-resources.yml'), '-o', `source-code=${out.dir}/src`, '-o', `built=${out.dir}/built`, '-o', `report=${out.dir}/report`]);
+      const r = await plan([
+        join(FIXTURES, 'plan-resources.yml'),
+        '-o',
+        `source-code=${out.dir}/src`,
+        '-o',
+        `built=${out.dir}/built`,
+        '-o',
+        `report=${out.dir}/report`,
+      ]);
       assert.equal(r.code, 0, r.stderr);
       // check listed 1.0 1.1 1.2; in fetched the last one, with the get's params over the source.
       assert.equal(readFileSync(join(out.dir, 'src/version'), 'utf8'), '1.2\n');
@@ -33,7 +40,10 @@ describe('berth task plan run: get steps', () => {
       // The resource's stderr is its log; its response is shown as version and metadata; the
       // container's working directory is Concourse's /tmp/build/get.
       assert.match(r.stderr, /^berth task: warning: resources\[0\]\.check_every \(line 11\) is ignored/m);
-      assert.match(r.stderr, /^get source-code\ncheck: versions of the source: 1\.0 1\.1 1\.2\nin: fetching version 1\.2 into \/tmp\/build\/get\nversion: ver=1\.2\n {2}dest: \/tmp\/build\/get\n {2}cwd: \/tmp\/build\/get\n/m);
+      assert.match(
+        r.stderr,
+        /^get source-code\ncheck: versions of the source: 1\.0 1\.1 1\.2\nin: fetching version 1\.2 into \/tmp\/build\/get\nversion: ver=1\.2\n {2}dest: \/tmp\/build\/get\n {2}cwd: \/tmp\/build\/get\n/m,
+      );
       assert.match(r.stderr, /^succeeded$/m);
       assert.deepEqual(await t.leftovers(), []);
     } finally {

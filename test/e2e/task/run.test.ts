@@ -126,8 +126,9 @@ describe('berth task run', () => {
     }
   });
 
-  it('run.dir, a relative run.path, an output sharing an input\'s path, params converted', async () => {
-    const script = '#!/bin/sh\nset -e\necho "pwd=$(pwd)"\necho "NUMBER=$NUMBER FLAG=$FLAG NOTHING=[$NOTHING] MAP=$MAP"\necho built > ../out/built/artifact\necho changed >> input.txt\n';
+  it("run.dir, a relative run.path, an output sharing an input's path, params converted", async () => {
+    const script =
+      '#!/bin/sh\nset -e\necho "pwd=$(pwd)"\necho "NUMBER=$NUMBER FLAG=$FLAG NOTHING=[$NOTHING] MAP=$MAP"\necho built > ../out/built/artifact\necho changed >> input.txt\n';
     const tree = tempTree({ 'scripts/build.sh': [script, 0o755], 'input.txt': 'original\n' });
     const out = tempTree({});
     try {
@@ -145,7 +146,8 @@ describe('berth task run', () => {
   });
 
   it('run.user: a task as a non-root uid gets its inputs (its own, even those of mode 0600), a run.dir and its params, and writes its outputs', async () => {
-    const task = 'platform: linux\ninputs: [{ name: in }]\noutputs: [{ name: out }]\nparams: { P: p }\nrun:\n  user: "1000"\n  dir: in/sub\n  path: sh\n  args: [-ec, \'id -u; cat ../private; echo "$P" > ../../out/f; mkdir ../../out/d && echo g > ../../out/d/g\']\n';
+    const task =
+      'platform: linux\ninputs: [{ name: in }]\noutputs: [{ name: out }]\nparams: { P: p }\nrun:\n  user: "1000"\n  dir: in/sub\n  path: sh\n  args: [-ec, \'id -u; cat ../private; echo "$P" > ../../out/f; mkdir ../../out/d && echo g > ../../out/d/g\']\n';
     const tree = tempTree({ 'task.yml': task, 'in/private': ['only mine\n', 0o600], 'in/sub/.keep': '' });
     try {
       const r = await t.run(['-c', join(tree.dir, 'task.yml'), '-i', `in=${tree.dir}/in`, '-o', `out=${tree.dir}/out`]);
@@ -159,11 +161,17 @@ describe('berth task run', () => {
   });
 
   it("a working directory that cannot be laid out (an output at an input's file) errs at once, in the helper's words, without another pod", async () => {
-    const tree = tempTree({ 'task.yml': 'platform: linux\ninputs: [{ name: a, path: x }]\noutputs: [{ name: o, path: x/f }]\nrun: { path: "true" }\n', 'a/f': 'a file\n' });
+    const tree = tempTree({
+      'task.yml': 'platform: linux\ninputs: [{ name: a, path: x }]\noutputs: [{ name: o, path: x/f }]\nrun: { path: "true" }\n',
+      'a/f': 'a file\n',
+    });
     try {
       const r = await t.run(['-c', join(tree.dir, 'task.yml'), '-i', `a=${tree.dir}/a`]);
       assert.equal(r.code, 2, r.stderr);
-      assert.match(r.stderr, /^berth task: the inputs arrived but the working directory could not be laid out: mkdir: can't create directory '\/tmp\/build\/[0-9a-f]{8}\/x\/f': File exists \(check the paths/m);
+      assert.match(
+        r.stderr,
+        /^berth task: the inputs arrived but the working directory could not be laid out: mkdir: can't create directory '\/tmp\/build\/[0-9a-f]{8}\/x\/f': File exists \(check the paths/m,
+      );
       assert.doesNotMatch(r.stderr, /starting a new pod/, 'another pod would fail the same way');
       assert.deepEqual(await t.leftovers(), []);
     } finally {
@@ -172,7 +180,9 @@ describe('berth task run', () => {
   });
 
   it('a date in params and run.args is the text written, as Concourse reads it (not refused, not 2024-01-01T00:00:00.000Z)', async () => {
-    const tree = tempTree({ 'task.yml': 'platform: linux\nparams: { RELEASED: 2024-01-01 }\nrun: { path: sh, args: [-c, \'echo "$0 $RELEASED"\', 2025-12-31] }\n' });
+    const tree = tempTree({
+      'task.yml': 'platform: linux\nparams: { RELEASED: 2024-01-01 }\nrun: { path: sh, args: [-c, \'echo "$0 $RELEASED"\', 2025-12-31] }\n',
+    });
     try {
       const r = await t.run(['-c', join(tree.dir, 'task.yml')]);
       assert.equal(r.code, 0, r.stderr);
@@ -183,7 +193,11 @@ describe('berth task run', () => {
   });
 
   it('an input file berth may not read ends the run at once, naming it (exit 2), and nothing is left', async () => {
-    const tree = tempTree({ 'task.yml': 'platform: linux\ninputs: [{ name: in }]\nrun: { path: ls, args: [in] }\n', 'in/ok': 'ok\n', 'in/locked': ['secret\n', 0o000] });
+    const tree = tempTree({
+      'task.yml': 'platform: linux\ninputs: [{ name: in }]\nrun: { path: ls, args: [in] }\n',
+      'in/ok': 'ok\n',
+      'in/locked': ['secret\n', 0o000],
+    });
     try {
       const env = t.env();
       let [cmd, args] = [process.execPath, [berthCli, 'task', 'run', '-c', join(tree.dir, 'task.yml'), '--image', BUSYBOX, '-i', `in=${tree.dir}/in`]];
@@ -205,16 +219,27 @@ describe('berth task run', () => {
     }
   });
 
-  it('container_limits of 0 are no limits, as on a Concourse worker; others are the pod\'s request and limit', async () => {
-    const tree = tempTree({ 'zero.yml': 'platform: linux\ncontainer_limits: { cpu: 0, memory: 0 }\nrun: { path: sh, args: [-c, "echo started; sleep 300"] }\n', 'some.yml': 'platform: linux\ncontainer_limits: { cpu: 512, memory: 64MB }\nrun: { path: sh, args: [-c, "echo started; sleep 300"] }\n' });
+  it("container_limits of 0 are no limits, as on a Concourse worker; others are the pod's request and limit", async () => {
+    const tree = tempTree({
+      'zero.yml': 'platform: linux\ncontainer_limits: { cpu: 0, memory: 0 }\nrun: { path: sh, args: [-c, "echo started; sleep 300"] }\n',
+      'some.yml': 'platform: linux\ncontainer_limits: { cpu: 512, memory: 64MB }\nrun: { path: sh, args: [-c, "echo started; sleep 300"] }\n',
+    });
     try {
-      for (const [file, resources] of [['zero.yml', undefined], ['some.yml', { limits: { memory: String(64 * 1024 * 1024) }, requests: { cpu: '500m', memory: String(64 * 1024 * 1024) } }]] as const) {
-        const child = spawn(process.execPath, [berthCli, 'task', 'run', '-c', join(tree.dir, file), '--image', BUSYBOX], { env: t.env(), stdio: ['ignore', 'pipe', 'pipe'] });
+      for (const [file, resources] of [
+        ['zero.yml', undefined],
+        ['some.yml', { limits: { memory: String(64 * 1024 * 1024) }, requests: { cpu: '500m', memory: String(64 * 1024 * 1024) } }],
+      ] as const) {
+        const child = spawn(process.execPath, [berthCli, 'task', 'run', '-c', join(tree.dir, file), '--image', BUSYBOX], {
+          env: t.env(),
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
         let stdout = '';
         child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
         const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
         await eventually('the task prints started', () => stdout.includes('started\n'), { timeoutMs: 60_000 });
-        const pods = JSON.parse(await kubectlOk(['-n', t.namespace, 'get', 'pods', '-l', 'app.kubernetes.io/managed-by=berth', '-o', 'json'])) as { items: Array<{ spec: { containers: Array<{ name: string; resources?: object }> } }> };
+        const pods = JSON.parse(await kubectlOk(['-n', t.namespace, 'get', 'pods', '-l', 'app.kubernetes.io/managed-by=berth', '-o', 'json'])) as {
+          items: Array<{ spec: { containers: Array<{ name: string; resources?: object }> } }>;
+        };
         const task = pods.items[0]?.spec.containers.find((c) => c.name === 'task');
         child.kill('SIGTERM');
         assert.equal(await exited, 3);
@@ -226,7 +251,12 @@ describe('berth task run', () => {
   });
 
   it('in a git work tree only what git would take is uploaded, unless --include-ignored', async () => {
-    const tree = tempTree({ 'binary/ascii-banner': ['#!/bin/sh\nls /tmp/build/*/binary | tr "\\n" " "; echo\n', 0o755], 'binary/.gitignore': 'ignored.txt\n', 'binary/ignored.txt': 'x', 'binary/untracked.txt': 'y' });
+    const tree = tempTree({
+      'binary/ascii-banner': ['#!/bin/sh\nls /tmp/build/*/binary | tr "\\n" " "; echo\n', 0o755],
+      'binary/.gitignore': 'ignored.txt\n',
+      'binary/ignored.txt': 'x',
+      'binary/untracked.txt': 'y',
+    });
     try {
       const git = (...args: string[]) => runCommand('git', ['-C', join(tree.dir, 'binary'), ...args]);
       assert.equal((await git('init', '-q')).code, 0);
@@ -264,7 +294,10 @@ describe('berth task run', () => {
       writeFileSync(kubeconfig, readFileSync(kubeconfigPath(), 'utf8').replace(/server: https:\/\/127\.0\.0\.1:\d+/g, 'server: https://127.0.0.1:1'));
       const r = await t.run(['-c', fixture('print-param.yml'), '--kubeconfig', kubeconfig]);
       assert.equal(r.code, 2, r.stderr);
-      assert.match(r.stderr, /^berth task: cannot reach the cluster at https:\/\/127\.0\.0\.1:1: .*\(is it running\? check KUBECONFIG and the context: --kubeconfig, --context or --target\)$/m);
+      assert.match(
+        r.stderr,
+        /^berth task: cannot reach the cluster at https:\/\/127\.0\.0\.1:1: .*\(is it running\? check KUBECONFIG and the context: --kubeconfig, --context or --target\)$/m,
+      );
       assert.doesNotMatch(r.stderr, /BERTH_CONTEXT|docker shim/);
       // Nothing was created, so nothing is said to be left behind, and nothing is started.
       assert.doesNotMatch(r.stderr, /could not delete|berth gc|\bpod\b|secret/i);
@@ -279,7 +312,7 @@ describe('berth task run', () => {
     assert.equal(p.code, 2);
     assert.match(p.stderr, /-p \(privileged\) is refused/);
     const usage = await t.run(['-c', fixture('print-param.yml'), '-i', 'no-equals-sign']);
-    assert.equal(usage.code, 2, 'a refused command line is berth\'s failure');
+    assert.equal(usage.code, 2, "a refused command line is berth's failure");
     assert.match(usage.stderr, /-i no-equals-sign: expected NAME=DIR/);
     const bad = await t.run(['-c', fixture('bad-key.yml')]);
     assert.equal(bad.code, 2);
@@ -309,7 +342,10 @@ describe('berth task run', () => {
     // (as admin: the task user is forbidden everything where its RoleBinding is not, and hears so)
     const missing = await t.run(['-c', fixture('print-param.yml'), '-n', `${t.namespace}-missing`], { extraEnv: { BERTH_CONTEXT: contextFor('admin') } });
     assert.equal(missing.code, 2);
-    assert.match(missing.stderr, new RegExp(`namespace ${t.namespace}-missing does not exist \\(create it, or pick another with -n \\(--namespace\\) or --target\\)`));
+    assert.match(
+      missing.stderr,
+      new RegExp(`namespace ${t.namespace}-missing does not exist \\(create it, or pick another with -n \\(--namespace\\) or --target\\)`),
+    );
     assert.doesNotMatch(missing.stderr, /BERTH_NAMESPACE|shim-role/);
     const own = await t.run(['-c', fixture('exit-code.yml')], { taskImage: true, extraEnv: { CODE: '0' } });
     assert.equal(own.code, 0, `a registry-image image_resource names the pod's image: ${own.stderr}`);
@@ -318,7 +354,10 @@ describe('berth task run', () => {
 
   /** The sleeper fixture running, once it printed `started`. */
   const startSleeper = async () => {
-    const child = spawn(process.execPath, [berthCli, 'task', 'run', '-c', fixture('sleeper.yml'), '--image', 'localhost/berth/busybox:1'], { env: t.env(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [berthCli, 'task', 'run', '-c', fixture('sleeper.yml'), '--image', 'localhost/berth/busybox:1'], {
+      env: t.env(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const out = { stdout: '', stderr: '' };
     child.stdout.setEncoding('utf8').on('data', (d: string) => (out.stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (out.stderr += d));
@@ -332,7 +371,9 @@ describe('berth task run', () => {
     const spec = await kubectlOk(['-n', t.namespace, 'get', 'pods', '-l', 'app.kubernetes.io/managed-by=berth', '-o', 'json']);
     assert.doesNotMatch(spec, /do-not-print/, 'the param is in a Secret, not in the pod spec');
     assert.match(spec, /secretKeyRef/);
-    const secret = JSON.parse(await kubectlOk(['-n', t.namespace, 'get', 'secrets', '-l', 'app.kubernetes.io/managed-by=berth', '-o', 'json'])) as { items: Array<{ metadata: { ownerReferences?: Array<{ kind: string }> } }> };
+    const secret = JSON.parse(await kubectlOk(['-n', t.namespace, 'get', 'secrets', '-l', 'app.kubernetes.io/managed-by=berth', '-o', 'json'])) as {
+      items: Array<{ metadata: { ownerReferences?: Array<{ kind: string }> } }>;
+    };
     assert.equal(secret.items.length, 1);
     assert.equal(secret.items[0].metadata.ownerReferences?.[0]?.kind, 'Pod');
     child.kill('SIGTERM');
@@ -342,9 +383,14 @@ describe('berth task run', () => {
   });
 
   it('a pod deleted under a running task (kubectl delete, target retire) is no success, even when the task exits 0 on SIGTERM', async () => {
-    const tree = tempTree({ 'task.yml': 'platform: linux\nrun:\n  path: sh\n  args: [-c, \'trap "echo stopped; exit 0" TERM; echo started; sleep 300 & wait\']\n' });
+    const tree = tempTree({
+      'task.yml': 'platform: linux\nrun:\n  path: sh\n  args: [-c, \'trap "echo stopped; exit 0" TERM; echo started; sleep 300 & wait\']\n',
+    });
     try {
-      const child = spawn(process.execPath, [berthCli, 'task', 'run', '-c', join(tree.dir, 'task.yml'), '--image', 'localhost/berth/busybox:1'], { env: t.env(), stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [berthCli, 'task', 'run', '-c', join(tree.dir, 'task.yml'), '--image', 'localhost/berth/busybox:1'], {
+        env: t.env(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       const out = { stdout: '', stderr: '' };
       child.stdout.setEncoding('utf8').on('data', (d: string) => (out.stdout += d));
       child.stderr.setEncoding('utf8').on('data', (d: string) => (out.stderr += d));
@@ -378,7 +424,7 @@ describe('berth task run', () => {
     assert.deepEqual(await t.leftovers(), [], 'nothing of the task is left in the namespace');
   });
 
-  it('one Ctrl-C delivered twice (the terminal\'s and `npm run`\'s forwarded copy) is one interrupt: the cleanup is done', async () => {
+  it("one Ctrl-C delivered twice (the terminal's and `npm run`'s forwarded copy) is one interrupt: the cleanup is done", async () => {
     const { child, out, exited } = await startSleeper();
     child.kill('SIGINT');
     // the scenario itself: npm forwards its own SIGINT to the child a moment after the terminal's
@@ -401,20 +447,34 @@ describe('berth task run', () => {
     const tookMs = Date.now() - signalled;
     // No answer of the cluster is waited for (plan.test.ts leaves a running ensure hook's pod this way).
     assert.ok(tookMs < 5_000, `exited ${tookMs} ms after the second signal: ${out.stderr}`);
-    const said = /^berth task: interrupted again: exiting immediately; left (.+) in namespace (\S+): each expires by its deadline \(BERTH_TTL\) and `berth gc` removes it$/m.exec(out.stderr);
+    const said =
+      /^berth task: interrupted again: exiting immediately; left (.+) in namespace (\S+): each expires by its deadline \(BERTH_TTL\) and `berth gc` removes it$/m.exec(
+        out.stderr,
+      );
     assert.ok(said, `one line names what is left: ${out.stderr}`);
     assert.equal(said[2], t.namespace);
     const named = said[1].split(', ');
     // The first signal's deletes were on their way: named, as their answer never came. A delete answered before
     // the second signal was handled (a quick cluster) leaves nothing to name: that pod must be going, then.
     if (!named.some((n) => /^pod\/task-[0-9a-f]{8}( \(deletion asked\))?$/.test(n))) {
-      const pods = JSON.parse(await kubectlOk(['-n', t.namespace, 'get', 'pods', '-l', 'app.kubernetes.io/managed-by=berth', '-o', 'json'])) as { items: Array<{ metadata: { name: string; deletionTimestamp?: string } }> };
+      const pods = JSON.parse(await kubectlOk(['-n', t.namespace, 'get', 'pods', '-l', 'app.kubernetes.io/managed-by=berth', '-o', 'json'])) as {
+        items: Array<{ metadata: { name: string; deletionTimestamp?: string } }>;
+      };
       for (const p of pods.items) assert.ok(p.metadata.deletionTimestamp, `pod/${p.metadata.name} is neither named (${said[1]}) nor being deleted`);
     }
-    assert.ok(named.some((n) => n.startsWith('secret/')), `its params Secret is named: ${said[1]}`);
+    assert.ok(
+      named.some((n) => n.startsWith('secret/')),
+      `its params Secret is named: ${said[1]}`,
+    );
     // What it named and is still there, read by name (not by berth's label, which is what is checked), is berth's and expires.
     const names = named.map((n) => n.replace(/ \(deletion asked\)$/, ''));
-    const left = JSON.parse((await kubectlOk(['-n', t.namespace, 'get', ...names, '--ignore-not-found', '-o', 'json'])) || '{"items":[]}') as { items: Array<{ kind: string; metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: Array<{ kind: string }> }; spec?: { activeDeadlineSeconds?: number } }> };
+    const left = JSON.parse((await kubectlOk(['-n', t.namespace, 'get', ...names, '--ignore-not-found', '-o', 'json'])) || '{"items":[]}') as {
+      items: Array<{
+        kind: string;
+        metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: Array<{ kind: string }> };
+        spec?: { activeDeadlineSeconds?: number };
+      }>;
+    };
     for (const o of left.items) {
       const what = `${o.kind}/${o.metadata.name}`;
       assert.equal(o.metadata.labels?.['app.kubernetes.io/managed-by'], 'berth', `${what} carries berth's label`);
@@ -423,7 +483,9 @@ describe('berth task run', () => {
       if (o.kind === 'Pod') assert.ok((o.spec?.activeDeadlineSeconds ?? 0) > 0, `${what} has a deadline`);
       else assert.equal(o.metadata.ownerReferences?.[0]?.kind, 'Pod', `${what} goes with its pod`);
     }
-    const gc = await runCommand(process.execPath, [berthCli, 'gc', '--all', '--kinds', 'pods', '-n', t.namespace, '--context', String(t.env().BERTH_CONTEXT)], { env: t.env() });
+    const gc = await runCommand(process.execPath, [berthCli, 'gc', '--all', '--kinds', 'pods', '-n', t.namespace, '--context', String(t.env().BERTH_CONTEXT)], {
+      env: t.env(),
+    });
     assert.equal(gc.code, 0, gc.stderr);
     await eventually('berth gc --all removed what was left (the Secret with its pod)', async () => (await t.leftovers()).length === 0, { timeoutMs: 60_000 });
   });

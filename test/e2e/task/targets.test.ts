@@ -26,23 +26,40 @@ describe('berth task target', () => {
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
     return { child, out, exited };
   };
-  const taskPods = async (): Promise<Array<{ metadata: { name: string; labels: Record<string, string>; annotations: Record<string, string> }; spec: { containers: Array<{ env?: Array<{ name: string; value?: string }> }> } }>> =>
-    JSON.parse(await kubectlOk(['-n', t.namespace, 'get', 'pods', '-l', 'app.kubernetes.io/component=task', '-o', 'json'])).items;
+  const taskPods = async (): Promise<
+    Array<{
+      metadata: { name: string; labels: Record<string, string>; annotations: Record<string, string> };
+      spec: { containers: Array<{ env?: Array<{ name: string; value?: string }> }> };
+    }>
+  > => JSON.parse(await kubectlOk(['-n', t.namespace, 'get', 'pods', '-l', 'app.kubernetes.io/component=task', '-o', 'json'])).items;
 
   before(async () => {
     t = await setUpTask('task-targets');
     home = tempTree({
-      'template.yaml': 'kind: PodTemplate\ntemplate:\n  metadata:\n    labels: { team: blue }\n  spec:\n    containers:\n      - name: base\n        env: [{ name: FROM_TEMPLATE, value: blue }]\n',
+      'template.yaml':
+        'kind: PodTemplate\ntemplate:\n  metadata:\n    labels: { team: blue }\n  spec:\n    containers:\n      - name: base\n        env: [{ name: FROM_TEMPLATE, value: blue }]\n',
       // Runs until the test lets it go (kubectl exec touches /tmp/go): a step that is running whatever the machine's speed.
       'held.yml': 'platform: linux\nrun:\n  path: sh\n  args: [-c, \'echo "ready $FROM_TEMPLATE"; until [ -e /tmp/go ]; do sleep 0.2; done; echo done\']\n',
-      'caps.yml': 'platform: linux\nrun:\n  path: sh\n  args: [-c, \'grep CapEff /proc/self/status\']\n',
-      'cached.yml': 'platform: linux\ncaches:\n  - path: cache\nrun:\n  path: sh\n  args: [-c, \'echo kept > cache/file\']\n',
+      'caps.yml': "platform: linux\nrun:\n  path: sh\n  args: [-c, 'grep CapEff /proc/self/status']\n",
+      'cached.yml': "platform: linux\ncaches:\n  - path: cache\nrun:\n  path: sh\n  args: [-c, 'echo kept > cache/file']\n",
     });
     // The target supplies the context and the namespace: none comes from the environment.
     env = { ...t.env({ XDG_CONFIG_HOME: join(home.dir, 'config') }) };
     delete env.BERTH_CONTEXT;
     delete env.BERTH_NAMESPACE;
-    const add = await berth(['target', 'add', 'ci', '--kubeconfig', String(env.KUBECONFIG), '--context', contextFor(TASK_USER), '-n', t.namespace, '--pod-template', join(home.dir, 'template.yaml')]);
+    const add = await berth([
+      'target',
+      'add',
+      'ci',
+      '--kubeconfig',
+      String(env.KUBECONFIG),
+      '--context',
+      contextFor(TASK_USER),
+      '-n',
+      t.namespace,
+      '--pod-template',
+      join(home.dir, 'template.yaml'),
+    ]);
     assert.equal(add.code, 0, add.stderr);
     assert.match(add.stdout, new RegExp(`^target ci added: context ${contextFor(TASK_USER)}, namespace ${t.namespace}$`, 'm'));
   });
@@ -51,7 +68,7 @@ describe('berth task target', () => {
     home?.remove();
   });
 
-  it('add and ls: a table as fly targets prints; the file is the user\'s only (0600)', async () => {
+  it("add and ls: a table as fly targets prints; the file is the user's only (0600)", async () => {
     const file = join(home.dir, 'config/berth/task-targets.yaml');
     assert.equal(statSync(file).mode & 0o777, 0o600);
     const ls = await berth(['target', 'ls']);
@@ -85,7 +102,13 @@ describe('berth task target', () => {
         for (const resource of rule.resources) {
           for (const verb of rule.verbs) {
             assert.match(r.stdout, new RegExp(`^no {3}${verb} ${resource.replace('/', '\\/')} `, 'm'));
-            assert.match(r.stderr, new RegExp(`cannot ${verb} ${resource.replace('/', '\\/')} \\(needed to [^)]*\\): granted by rule ${i + 1} of deploy/rbac/task-role\\.yaml \\(line \\d+: `), r.stderr);
+            assert.match(
+              r.stderr,
+              new RegExp(
+                `cannot ${verb} ${resource.replace('/', '\\/')} \\(needed to [^)]*\\): granted by rule ${i + 1} of deploy/rbac/task-role\\.yaml \\(line \\d+: `,
+              ),
+              r.stderr,
+            );
           }
         }
         assert.match(r.stderr, /fix: kubectl apply -n \S+ -f deploy\/rbac\/task-role\.yaml/);
@@ -96,10 +119,10 @@ describe('berth task target', () => {
     }
   });
 
-  it('--target: the step runs in the target\'s namespace with its pod template, labeled with the step and the target; land: running steps finish, new ones are refused', async () => {
+  it("--target: the step runs in the target's namespace with its pod template, labeled with the step and the target; land: running steps finish, new ones are refused", async () => {
     const a = start(['run', '--target', 'ci', '-c', join(home.dir, 'held.yml'), '--image', BUSYBOX]);
     await eventually('the task prints ready', () => a.out.stdout.includes('ready'), { timeoutMs: 90_000 });
-    assert.equal(a.out.stdout, 'ready blue\n', 'the env var of the target\'s pod template reached the task');
+    assert.equal(a.out.stdout, 'ready blue\n', "the env var of the target's pod template reached the task");
     const [pod] = await taskPods();
     assert.equal(pod.metadata.labels['app.kubernetes.io/managed-by'], 'berth');
     assert.equal(pod.metadata.labels['berth.dev/target'], 'ci');
@@ -112,12 +135,19 @@ describe('berth task target', () => {
       assert.equal(land.code, 0, land.stderr);
       const refused = await berth(['run', '--target', 'ci', '-c', join(FIXTURES, 'print-param.yml'), '--image', BUSYBOX]);
       assert.equal(refused.code, 2);
-      assert.match(refused.stderr, /target ci is landed \(berth task target land\): no new steps start there\. Use it again with `berth task target unland ci`/);
+      assert.match(
+        refused.stderr,
+        /target ci is landed \(berth task target land\): no new steps start there\. Use it again with `berth task target unland ci`/,
+      );
       const plan = await berth(['plan', 'run', join(FIXTURES, 'plan-failure.yml'), '--target', 'ci', '--image', BUSYBOX]);
       assert.equal(plan.code, 2);
       assert.match(plan.stderr, /target ci is landed/);
       assert.equal(plan.stdout, '');
-      assert.deepEqual((await taskPods()).map((p) => p.metadata.name), [pod.metadata.name], 'nothing new was created on the landed target');
+      assert.deepEqual(
+        (await taskPods()).map((p) => p.metadata.name),
+        [pod.metadata.name],
+        'nothing new was created on the landed target',
+      );
       assert.match((await berth(['target', 'ls'])).stdout, /landed\n/);
 
       await kubectlOk(['-n', t.namespace, 'exec', pod.metadata.name, '-c', 'task', '--', 'touch', '/tmp/go']);
@@ -136,8 +166,14 @@ describe('berth task target', () => {
   it('-p is refused unless the target allows privileged steps; there it runs privileged', async () => {
     const refused = await berth(['run', '--target', 'ci', '-p', '-c', join(home.dir, 'caps.yml'), '--image', BUSYBOX]);
     assert.equal(refused.code, 2);
-    assert.match(refused.stderr, /-p \(privileged\) is refused: target ci runs every step locked down; allow privileged steps there with `berth task target add ci --allow-privileged`/);
-    const unnamed = await runCommand(process.execPath, [berthCli, 'task', 'run', '-p', '-c', join(home.dir, 'caps.yml'), '--image', BUSYBOX], { env: t.env(), timeoutMs: 60_000 });
+    assert.match(
+      refused.stderr,
+      /-p \(privileged\) is refused: target ci runs every step locked down; allow privileged steps there with `berth task target add ci --allow-privileged`/,
+    );
+    const unnamed = await runCommand(process.execPath, [berthCli, 'task', 'run', '-p', '-c', join(home.dir, 'caps.yml'), '--image', BUSYBOX], {
+      env: t.env(),
+      timeoutMs: 60_000,
+    });
     assert.equal(unnamed.code, 2);
     assert.match(unnamed.stderr, /without --target, berth runs every task locked down; add a target that allows it/);
     assert.deepEqual(await t.leftovers(), [], 'a refused run creates nothing');
@@ -153,11 +189,15 @@ describe('berth task target', () => {
     assert.equal((await berth(['target', 'retire', 'priv'])).code, 0);
   });
 
-  it('gc deletes the expired task objects there (only berth task\'s); retire deletes the rest, a running step\'s too, and forgets the target', async () => {
+  it("gc deletes the expired task objects there (only berth task's); retire deletes the rest, a running step's too, and forgets the target", async () => {
     const fake = (name: string, component: string, expires: string) => ({
       apiVersion: 'v1',
       kind: 'Pod',
-      metadata: { name, labels: { 'app.kubernetes.io/managed-by': 'berth', 'app.kubernetes.io/component': component }, annotations: { 'berth.dev/expires-at': expires } },
+      metadata: {
+        name,
+        labels: { 'app.kubernetes.io/managed-by': 'berth', 'app.kubernetes.io/component': component },
+        annotations: { 'berth.dev/expires-at': expires },
+      },
       spec: { containers: [{ name: 'main', image: BUSYBOX, command: ['sleep', '300'] }], terminationGracePeriodSeconds: 0 },
     });
     const past = new Date(Date.now() - 60_000).toISOString().replace(/\.\d+Z$/, 'Z');
@@ -172,7 +212,9 @@ describe('berth task target', () => {
     // A cache of the target's: retire deletes it too.
     const cached = await berth(['run', '--target', 'ci', '-c', join(home.dir, 'cached.yml'), '--image', BUSYBOX]);
     assert.equal(cached.code, 0, cached.stderr);
-    const claims = (await kubectlOk(['-n', t.namespace, 'get', 'persistentvolumeclaims', '-l', 'app.kubernetes.io/component=task-cache', '-o', 'name'])).split('\n').filter(Boolean);
+    const claims = (await kubectlOk(['-n', t.namespace, 'get', 'persistentvolumeclaims', '-l', 'app.kubernetes.io/component=task-cache', '-o', 'name']))
+      .split('\n')
+      .filter(Boolean);
     assert.equal(claims.length, 1, `the task made its cache: ${claims.join(' ')}`);
 
     const sleeper = start(['run', '--target', 'ci', '-c', join(FIXTURES, 'sleeper.yml'), '--image', BUSYBOX]);
@@ -187,7 +229,10 @@ describe('berth task target', () => {
     assert.ok(code !== 0 && code !== null, `the step whose pod was deleted does not succeed (exit ${code}): ${sleeper.out.stderr}`);
     // The params Secret of the running step went with its pod (ownerReferences), the cache's claim is gone; berth serve's and the shim's objects stay.
     const everything = async (): Promise<string> =>
-      (await kubectlOk(['-n', t.namespace, 'get', 'pods,secrets,configmaps,persistentvolumeclaims', '-l', 'app.kubernetes.io/managed-by=berth', '-o', 'name'])).split('\n').filter(Boolean).join(' ');
+      (await kubectlOk(['-n', t.namespace, 'get', 'pods,secrets,configmaps,persistentvolumeclaims', '-l', 'app.kubernetes.io/managed-by=berth', '-o', 'name']))
+        .split('\n')
+        .filter(Boolean)
+        .join(' ');
     await eventually('nothing of berth task is left, caches included', async () => (await everything()) === 'pod/old-shim', { timeoutMs: 60_000 });
     await kubectlOk(['-n', t.namespace, 'delete', 'pod', 'old-shim', '--grace-period=0']);
     const ls = await berth(['target', 'ls']);

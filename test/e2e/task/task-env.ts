@@ -4,7 +4,19 @@ import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { berthCli, BUSYBOX, contextFor, deleteNamespace, freshNamespace, kubeconfigPath, kubectlOk, repoRoot, runCommand, servesSplitLogs, type Result } from '../harness/cluster.js';
+import {
+  berthCli,
+  BUSYBOX,
+  contextFor,
+  deleteNamespace,
+  freshNamespace,
+  kubeconfigPath,
+  kubectlOk,
+  repoRoot,
+  runCommand,
+  servesSplitLogs,
+  type Result,
+} from '../harness/cluster.js';
 
 export const FIXTURES = join(repoRoot, 'test/e2e/task/fixtures');
 export const TASK_USER = 'shim';
@@ -44,7 +56,8 @@ export async function setUpTask(prefix: string): Promise<TaskEnv> {
     namespace,
     env,
     // taskImage: run with the task's own image_resource instead of --image localhost/berth/busybox:1.
-    run: (args, o = {}) => runIn(o.cwd ?? FIXTURES, [berthCli, 'task', 'run', ...(o.taskImage ? args : withImage(args))], env(o.extraEnv), o.timeoutMs ?? 120_000),
+    run: (args, o = {}) =>
+      runIn(o.cwd ?? FIXTURES, [berthCli, 'task', 'run', ...(o.taskImage ? args : withImage(args))], env(o.extraEnv), o.timeoutMs ?? 120_000),
     async leftovers() {
       const out = await kubectlOk(['-n', namespace, 'get', 'pods,secrets,configmaps', '-l', 'app.kubernetes.io/managed-by=berth', '-o', 'name']);
       return out.split('\n').filter(Boolean);

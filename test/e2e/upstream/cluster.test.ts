@@ -54,8 +54,26 @@ test('kubectl get nodes -o wide: one Ready node running containerd 2', async () 
   assert.match(lines[0]!, /containerd:\/\/2\./);
 });
 
-test('kubectl run -i --rm: the script\'s output and exit code', async () => {
-  const r = await kubectl(['run', 'exits', '-n', ns, `--image=${BUSYBOX}`, '--restart=Never', '-i', '--rm', '--quiet', '--command', '--', 'sh', '-c', 'read line; echo "got $line"; exit 7'], { input: 'hello\n', timeoutMs: 120_000 });
+test("kubectl run -i --rm: the script's output and exit code", async () => {
+  const r = await kubectl(
+    [
+      'run',
+      'exits',
+      '-n',
+      ns,
+      `--image=${BUSYBOX}`,
+      '--restart=Never',
+      '-i',
+      '--rm',
+      '--quiet',
+      '--command',
+      '--',
+      'sh',
+      '-c',
+      'read line; echo "got $line"; exit 7',
+    ],
+    { input: 'hello\n', timeoutMs: 120_000 },
+  );
   assert.equal(r.code, 7, r.stderr);
   assert.match(r.stdout, /got hello/);
 });
@@ -109,7 +127,12 @@ test('a Service name resolves from a pod and reaches its pods', async () => {
 });
 
 test('a PersistentVolumeClaim of the default class binds, and its data outlives the pod', async () => {
-  const claim = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '10Mi' } } } };
+  const claim = {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name: 'data' },
+    spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '10Mi' } } },
+  };
   await kubectlOk(['apply', '-n', ns, '-f', '-'], { input: JSON.stringify(claim) });
   await kubectlOk(['wait', '-n', ns, 'pvc/data', '--for=jsonpath={.status.phase}=Bound', '--timeout=90s'], { timeoutMs: 100_000 });
   const volume = { volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data' } }] };
@@ -118,17 +141,25 @@ test('a PersistentVolumeClaim of the default class binds, and its data outlives 
     Object.assign(p.spec, volume);
     return JSON.stringify(p);
   };
-  for (const [name, script] of [['writer', 'echo kept > /data/file'], ['reader', 'cat /data/file']] as const) {
+  for (const [name, script] of [
+    ['writer', 'echo kept > /data/file'],
+    ['reader', 'cat /data/file'],
+  ] as const) {
     await kubectlOk(['apply', '-n', ns, '-f', '-'], { input: withVolume(name, script) });
     await kubectlOk(['wait', '-n', ns, `pod/${name}`, '--for=jsonpath={.status.phase}=Succeeded', '--timeout=90s'], { timeoutMs: 100_000 });
   }
   assert.equal(await kubectlOk(['logs', '-n', ns, 'reader']), 'kept\n');
 });
 
-test('a deny-all NetworkPolicy stops a pod\'s egress; a pod it does not select still connects', async () => {
+test("a deny-all NetworkPolicy stops a pod's egress; a pod it does not select still connects", async () => {
   await runningPod('target', 'mkdir -p /www && echo reachable > /www/index.html && httpd -f -p 8080 -h /www');
   const ip = (await kubectlOk(['get', 'pod', '-n', ns, 'target', '-o', 'jsonpath={.status.podIP}'])).trim();
-  const policy = { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'deny-all' }, spec: { podSelector: { matchLabels: { fenced: 'yes' } }, policyTypes: ['Ingress', 'Egress'] } };
+  const policy = {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: { name: 'deny-all' },
+    spec: { podSelector: { matchLabels: { fenced: 'yes' } }, policyTypes: ['Ingress', 'Egress'] },
+  };
   await kubectlOk(['apply', '-n', ns, '-f', '-'], { input: JSON.stringify(policy) });
   const free = await podToEnd('free', `timeout 5 wget -q -O - http://${ip}:8080/`, { free: 'yes' });
   assert.equal(free.exitCode, 0, free.log);

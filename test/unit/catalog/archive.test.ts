@@ -31,13 +31,20 @@ function cacheFiles(cacheDir: string): string[] {
 }
 
 test('a .tgz whose sha256 matches: unpacked, the executable at bin found and runnable; one that does not match: refused, nothing cached', async () => {
-  const data = await tgz([{ name: 'kit/', type: 'directory', mode: 0o755 }, { name: 'kit/README', body: 'read me' }, { name: 'kit/bin/set-team', body: SCRIPT, mode: 0o755 }]);
+  const data = await tgz([
+    { name: 'kit/', type: 'directory', mode: 0o755 },
+    { name: 'kit/README', body: 'read me' },
+    { name: 'kit/bin/set-team', body: SCRIPT, mode: 0o755 },
+  ]);
   const s = place(data);
   const file = await ensureExecutable(platform(data, 'kit/bin/set-team'), s.catalog, { cacheDir: s.cacheDir });
   assert.equal(readFileSync(file, 'utf8'), SCRIPT);
   assert.equal(path.basename(file), 'set-team');
   const bad = place(data);
-  await assert.rejects(ensureExecutable({ ...platform(data, 'kit/bin/set-team'), sha256: 'c'.repeat(64) }, bad.catalog, { cacheDir: bad.cacheDir }), /sha256 mismatch for kit\/bin\/set-team .*catalog archives says sha256:c{64}, the download is sha256:[0-9a-f]{64}; refusing to run it/);
+  await assert.rejects(
+    ensureExecutable({ ...platform(data, 'kit/bin/set-team'), sha256: 'c'.repeat(64) }, bad.catalog, { cacheDir: bad.cacheDir }),
+    /sha256 mismatch for kit\/bin\/set-team .*catalog archives says sha256:c{64}, the download is sha256:[0-9a-f]{64}; refusing to run it/,
+  );
   assert.deepEqual(cacheFiles(bad.cacheDir), []);
 });
 
@@ -50,33 +57,90 @@ test('a cached provider changed after it was verified is refused: the unpacked e
   await assert.rejects(ensureProvider(p, s.catalog, { cacheDir: s.cacheDir }), /sha256 mismatch for .*set-team: catalog archives says .*refusing to run it/);
   assert.throws(() => verifyExecutable(cached.executable, cached.executableSha256, 'archives'), /refusing to run it/);
   rmSync(path.dirname(cached.executable), { recursive: true });
-  assert.equal(readFileSync((await ensureProvider(p, s.catalog, { cacheDir: s.cacheDir })).executable, 'utf8'), SCRIPT, 'unpacked again from the verified archive');
+  assert.equal(
+    readFileSync((await ensureProvider(p, s.catalog, { cacheDir: s.cacheDir })).executable, 'utf8'),
+    SCRIPT,
+    'unpacked again from the verified archive',
+  );
   writeFileSync(cached.artifact, Buffer.concat([data, Buffer.from('x')]));
   await assert.rejects(ensureProvider(p, s.catalog, { cacheDir: s.cacheDir }), /sha256 mismatch for .*provider\.tar\.gz/);
 });
 
 test('which file is the executable: bin as a path in the archive, else the one file named like bin, else the only executable; else refused naming the candidates', async () => {
-  const byName = await tgz([{ name: 'dist/linux/set-team', body: SCRIPT, mode: 0o755 }, { name: 'dist/linux/helper', body: SCRIPT, mode: 0o755 }]);
+  const byName = await tgz([
+    { name: 'dist/linux/set-team', body: SCRIPT, mode: 0o755 },
+    { name: 'dist/linux/helper', body: SCRIPT, mode: 0o755 },
+  ]);
   let s = place(byName);
   assert.match(await ensureExecutable(platform(byName, 'set-team'), s.catalog, { cacheDir: s.cacheDir }), /dist\/linux\/set-team$/);
-  const single = await tgz([{ name: 'LICENSE', body: 'Apache' }, { name: 'tool-v1.2', body: SCRIPT, mode: 0o755 }]);
+  const single = await tgz([
+    { name: 'LICENSE', body: 'Apache' },
+    { name: 'tool-v1.2', body: SCRIPT, mode: 0o755 },
+  ]);
   s = place(single);
   assert.match(await ensureExecutable(platform(single, 'set-team'), s.catalog, { cacheDir: s.cacheDir }), /tool-v1\.2$/);
-  const ambiguous = await tgz([{ name: 'a', body: SCRIPT, mode: 0o755 }, { name: 'b', body: SCRIPT, mode: 0o755 }]);
+  const ambiguous = await tgz([
+    { name: 'a', body: SCRIPT, mode: 0o755 },
+    { name: 'b', body: SCRIPT, mode: 0o755 },
+  ]);
   s = place(ambiguous);
-  await assert.rejects(ensureExecutable(platform(ambiguous, 'set-team'), s.catalog, { cacheDir: s.cacheDir }), /has no file set-team and several candidates \(a, b\): the catalog's bin must name the executable's path in the archive/);
+  await assert.rejects(
+    ensureExecutable(platform(ambiguous, 'set-team'), s.catalog, { cacheDir: s.cacheDir }),
+    /has no file set-team and several candidates \(a, b\): the catalog's bin must name the executable's path in the archive/,
+  );
 });
 
 const UNSAFE: Array<{ what: string; entries: TgzEntry[]; error: RegExp }> = [
-  { what: 'an absolute name', entries: [{ name: '/tmp/berth-escape', body: SCRIPT, mode: 0o755 }], error: /\/tmp\/berth-escape is an absolute path: refusing the archive/ },
-  { what: 'a name with ..', entries: [{ name: 'kit/../../escape', body: SCRIPT, mode: 0o755 }], error: /kit\/\.\.\/\.\.\/escape climbs out with "\.\.": refusing the archive/ },
-  { what: 'a symlink to an absolute path', entries: [{ name: 'set-team', type: 'symlink', linkname: '/bin/sh' }], error: /symlink set-team points to the absolute path \/bin\/sh/ },
-  { what: 'a symlink out of the folder', entries: [{ name: 'kit/set-team', type: 'symlink', linkname: '../../../bin/sh' }], error: /symlink kit\/set-team -> \.\.\/\.\.\/\.\.\/bin\/sh points outside the archive/ },
-  { what: 'a symlink that leaves through another symlink', entries: [{ name: 'here', type: 'symlink', linkname: '.' }, { name: 'set-team', type: 'symlink', linkname: 'here/../x' }], error: /symlink set-team -> here\/\.\.\/x passes through the symlink here/ },
-  { what: 'a file written through a symlink', entries: [{ name: 'up', type: 'symlink', linkname: 'kit' }, { name: 'up/set-team', body: SCRIPT, mode: 0o755 }], error: /up\/set-team would be written through the symlink up/ },
+  {
+    what: 'an absolute name',
+    entries: [{ name: '/tmp/berth-escape', body: SCRIPT, mode: 0o755 }],
+    error: /\/tmp\/berth-escape is an absolute path: refusing the archive/,
+  },
+  {
+    what: 'a name with ..',
+    entries: [{ name: 'kit/../../escape', body: SCRIPT, mode: 0o755 }],
+    error: /kit\/\.\.\/\.\.\/escape climbs out with "\.\.": refusing the archive/,
+  },
+  {
+    what: 'a symlink to an absolute path',
+    entries: [{ name: 'set-team', type: 'symlink', linkname: '/bin/sh' }],
+    error: /symlink set-team points to the absolute path \/bin\/sh/,
+  },
+  {
+    what: 'a symlink out of the folder',
+    entries: [{ name: 'kit/set-team', type: 'symlink', linkname: '../../../bin/sh' }],
+    error: /symlink kit\/set-team -> \.\.\/\.\.\/\.\.\/bin\/sh points outside the archive/,
+  },
+  {
+    what: 'a symlink that leaves through another symlink',
+    entries: [
+      { name: 'here', type: 'symlink', linkname: '.' },
+      { name: 'set-team', type: 'symlink', linkname: 'here/../x' },
+    ],
+    error: /symlink set-team -> here\/\.\.\/x passes through the symlink here/,
+  },
+  {
+    what: 'a file written through a symlink',
+    entries: [
+      { name: 'up', type: 'symlink', linkname: 'kit' },
+      { name: 'up/set-team', body: SCRIPT, mode: 0o755 },
+    ],
+    error: /up\/set-team would be written through the symlink up/,
+  },
   { what: 'a hardlink out of the folder', entries: [{ name: 'set-team', type: 'link', linkname: '../../etc/passwd' }], error: /climbs out with "\.\."/ },
-  { what: 'a hardlink to nothing in the archive', entries: [{ name: 'set-team', type: 'link', linkname: 'etc/passwd' }], error: /hardlink set-team -> etc\/passwd names no file of the archive/ },
-  { what: 'the executable twice (the second would replace the first)', entries: [{ name: 'set-team', body: SCRIPT, mode: 0o755 }, { name: './set-team', body: 'evil', mode: 0o755 }], error: /set-team appears twice: refusing the archive/ },
+  {
+    what: 'a hardlink to nothing in the archive',
+    entries: [{ name: 'set-team', type: 'link', linkname: 'etc/passwd' }],
+    error: /hardlink set-team -> etc\/passwd names no file of the archive/,
+  },
+  {
+    what: 'the executable twice (the second would replace the first)',
+    entries: [
+      { name: 'set-team', body: SCRIPT, mode: 0o755 },
+      { name: './set-team', body: 'evil', mode: 0o755 },
+    ],
+    error: /set-team appears twice: refusing the archive/,
+  },
   { what: 'a fifo', entries: [{ name: 'set-team', type: 'fifo' }], error: /set-team is a fifo: refusing the archive/ },
 ];
 
@@ -85,14 +149,21 @@ for (const u of UNSAFE) {
     const data = await tgz(u.entries);
     const s = place(data);
     await assert.rejects(ensureExecutable(platform(data, 'set-team'), s.catalog, { cacheDir: s.cacheDir }), u.error);
-    assert.deepEqual(cacheFiles(s.cacheDir).filter((f) => !f.endsWith('exec')), []);
+    assert.deepEqual(
+      cacheFiles(s.cacheDir).filter((f) => !f.endsWith('exec')),
+      [],
+    );
     assert.equal(existsSync('/tmp/berth-escape'), false);
     assert.equal(existsSync(path.join(s.dir, 'escape')), false);
   });
 }
 
 test('a symlink inside the archive is followed to its file; a hardlink is a copy of its file', async () => {
-  const data = await tgz([{ name: 'kit/set-team-1.0', body: SCRIPT, mode: 0o755 }, { name: 'kit/set-team', type: 'symlink', linkname: 'set-team-1.0' }, { name: 'kit/copy', type: 'link', linkname: 'kit/set-team-1.0' }]);
+  const data = await tgz([
+    { name: 'kit/set-team-1.0', body: SCRIPT, mode: 0o755 },
+    { name: 'kit/set-team', type: 'symlink', linkname: 'set-team-1.0' },
+    { name: 'kit/copy', type: 'link', linkname: 'kit/set-team-1.0' },
+  ]);
   const s = place(data);
   assert.match(await ensureExecutable(platform(data, 'kit/set-team'), s.catalog, { cacheDir: s.cacheDir }), /kit\/set-team-1\.0$/);
   const h = place(data);
@@ -111,6 +182,10 @@ test('catalog pull vendors the archive itself; the vendored catalog resolves off
   assert.equal(pulled.executables.length, 1);
   assert.deepEqual(readFileSync(path.join(out, pulled.executables[0])), data);
   const fresh = path.join(s.dir, 'cache2');
-  const file = await ensureExecutable({ ...platform(data, 'set-team'), uri: pulled.executables[0] }, { base: pathToFileURL(`${out}/`).href, name: 'archives' }, { cacheDir: fresh });
+  const file = await ensureExecutable(
+    { ...platform(data, 'set-team'), uri: pulled.executables[0] },
+    { base: pathToFileURL(`${out}/`).href, name: 'archives' },
+    { cacheDir: fresh },
+  );
   assert.equal(readFileSync(file, 'utf8'), SCRIPT);
 });

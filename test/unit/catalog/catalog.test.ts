@@ -36,12 +36,17 @@ test('a valid catalog parses into its functions and publisher', () => {
   const c = parse(catalogYaml('alpha', [{ kind: 'SetTeam' }, { kind: 'Other', version: 'v1beta1' }]));
   assert.equal(c.name, 'alpha');
   assert.equal(c.publisher, 'alpha.example.org');
-  assert.deepEqual(c.functions.map((f) => `${f.group}/${f.versions[0].name} ${f.names.kind}`), ['fn.example.org/v1 SetTeam', 'fn.example.org/v1beta1 Other']);
+  assert.deepEqual(
+    c.functions.map((f) => `${f.group}/${f.versions[0].name} ${f.names.kind}`),
+    ['fn.example.org/v1 SetTeam', 'fn.example.org/v1beta1 Other'],
+  );
   assert.match(c.digest, /^sha256:[0-9a-f]{64}$/);
 });
 
 test('schema errors name the file, line, column and field', () => {
-  const bad = catalogYaml('alpha', [{ kind: 'SetTeam' }]).replace('      license: Apache 2.0\n', '      license: MIT\n      colour: blue\n').replace('    publisher: alpha.example.org\n', '');
+  const bad = catalogYaml('alpha', [{ kind: 'SetTeam' }])
+    .replace('      license: Apache 2.0\n', '      license: MIT\n      colour: blue\n')
+    .replace('    publisher: alpha.example.org\n', '');
   let err: unknown;
   try {
     parse(bad, 'cat.yaml');
@@ -60,8 +65,17 @@ test('schema errors name the file, line, column and field', () => {
 });
 
 test('YAML syntax errors and wrong kinds are reported with a position', () => {
-  assert.throws(() => parse('apiVersion: config.kubernetes.io/v1alpha1\nkind: Catalog\nmetadata: {name: x\n'), (e: unknown) => e instanceof CatalogError && /mem\.yaml:\d+:\d+/.test(e.message));
-  assert.throws(() => parse('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\nspec: {}\n'), (e: unknown) => e instanceof CatalogError && /apiVersion: must be "config.kubernetes.io\/v1alpha1"/.test(e.message) && /kind: must be one of "Catalog", "KRMFunctionDefinition"/.test(e.message));
+  assert.throws(
+    () => parse('apiVersion: config.kubernetes.io/v1alpha1\nkind: Catalog\nmetadata: {name: x\n'),
+    (e: unknown) => e instanceof CatalogError && /mem\.yaml:\d+:\d+/.test(e.message),
+  );
+  assert.throws(
+    () => parse('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\nspec: {}\n'),
+    (e: unknown) =>
+      e instanceof CatalogError &&
+      /apiVersion: must be "config.kubernetes.io\/v1alpha1"/.test(e.message) &&
+      /kind: must be one of "Catalog", "KRMFunctionDefinition"/.test(e.message),
+  );
 });
 
 test('a KRMFunctionDefinition alone is a catalog of one', () => {
@@ -86,12 +100,25 @@ spec:
 
 test('resolution across three catalogs: group+version+kind, catalogs in order, first match wins', () => {
   const a = parse(catalogYaml('a', [{ kind: 'SetTeam', version: 'v2' }]));
-  const b = parse(catalogYaml('b', [{ kind: 'SetTeam', version: 'v1' }, { kind: 'SetTeam', version: 'v1', image: 'b/second:1' }]));
-  const c = parse(catalogYaml('c', [{ kind: 'SetTeam', version: 'v1' }, { kind: 'SetTeam', version: 'v1', group: 'other.org' }]));
+  const b = parse(
+    catalogYaml('b', [
+      { kind: 'SetTeam', version: 'v1' },
+      { kind: 'SetTeam', version: 'v1', image: 'b/second:1' },
+    ]),
+  );
+  const c = parse(
+    catalogYaml('c', [
+      { kind: 'SetTeam', version: 'v1' },
+      { kind: 'SetTeam', version: 'v1', group: 'other.org' },
+    ]),
+  );
   const r = resolveFunction({ apiVersion: 'fn.example.org/v1', kind: 'SetTeam' }, [a, b, c]);
   assert.equal(r.catalog.name, 'b');
   assert.equal(r.version.runtime.container?.image, 'b/settean:1'.replace('settean', 'setteam'));
-  assert.deepEqual(r.matches.map((m) => `${m.catalog.name}:${m.version.runtime.container?.image}`), ['b:b/setteam:1', 'b:b/second:1', 'c:c/setteam:1']);
+  assert.deepEqual(
+    r.matches.map((m) => `${m.catalog.name}:${m.version.runtime.container?.image}`),
+    ['b:b/setteam:1', 'b:b/second:1', 'c:c/setteam:1'],
+  );
   assert.equal(resolveFunction({ apiVersion: 'fn.example.org/v1', kind: 'SetTeam' }, [c, b, a]).catalog.name, 'c');
   assert.equal(resolveFunction({ apiVersion: 'other.org/v1', kind: 'SetTeam' }, [a, b, c]).catalog.name, 'c');
   assert.equal(resolveFunction({ apiVersion: 'fn.example.org/v2', kind: 'SetTeam' }, [c, b, a]).catalog.name, 'a');
@@ -102,16 +129,28 @@ test('resolution across three catalogs: group+version+kind, catalogs in order, f
 test('unknown kinds fail with the catalogs searched; untrusted-only matches name the catalog and the flag', () => {
   const trusted = parse(catalogYaml('mine', [{ kind: 'SetTeam' }]), 'mine.yaml');
   const other = parse(catalogYaml('theirs', [{ kind: 'Inject' }]), 'https://example.org/theirs.yaml');
-  assert.throws(() => resolveFunction({ apiVersion: 'fn.example.org/v1', kind: 'Nope' }, [trusted], [other]), (e: unknown) => e instanceof ResolveError && /unknown function kind Nope .*searched mine/.test(e.message));
+  assert.throws(
+    () => resolveFunction({ apiVersion: 'fn.example.org/v1', kind: 'Nope' }, [trusted], [other]),
+    (e: unknown) => e instanceof ResolveError && /unknown function kind Nope .*searched mine/.test(e.message),
+  );
   assert.throws(
     () => resolveFunction({ apiVersion: 'fn.example.org/v1', kind: 'Inject' }, [trusted], [other]),
-    (e: unknown) => e instanceof ResolveError && /provided only by catalog theirs \(https:\/\/example\.org\/theirs\.yaml\), which is not trusted: pass --trusted-catalog https:\/\/example\.org\/theirs\.yaml/.test(e.message),
+    (e: unknown) =>
+      e instanceof ResolveError &&
+      /provided only by catalog theirs \(https:\/\/example\.org\/theirs\.yaml\), which is not trusted: pass --trusted-catalog https:\/\/example\.org\/theirs\.yaml/.test(
+        e.message,
+      ),
   );
   assert.throws(() => resolveFunction({ apiVersion: 'fn.example.org/v3', kind: 'SetTeam' }, [trusted]), /known: fn\.example\.org\/\{v1\} in mine/);
 });
 
 test('a deprecated version still resolves, with a warning naming the newer one', () => {
-  const c = parse(catalogYaml('a', [{ kind: 'SetTeam', version: 'v1beta1', deprecated: true }]).replace('    - name: v1beta1', '    - name: v1\n      runtime: {container: {image: new:1}}\n    - name: v1beta1'));
+  const c = parse(
+    catalogYaml('a', [{ kind: 'SetTeam', version: 'v1beta1', deprecated: true }]).replace(
+      '    - name: v1beta1',
+      '    - name: v1\n      runtime: {container: {image: new:1}}\n    - name: v1beta1',
+    ),
+  );
   const r = resolveFunction({ apiVersion: 'fn.example.org/v1beta1', kind: 'SetTeam' }, [c]);
   assert.deepEqual(r.warnings, ['SetTeam fn.example.org/v1beta1 is deprecated in catalog a; use fn.example.org/v1']);
   assert.deepEqual(resolveFunction({ apiVersion: 'fn.example.org/v1', kind: 'SetTeam' }, [c]).warnings, []);
@@ -137,11 +176,17 @@ test('executables are verified by sha256: a mismatch is refused and nothing is c
     const cache = path.join(dir, 'cache');
     const file = await ensureExecutable({ bin: 'fn', os: 'linux', arch: 'amd64', uri: 'fn.sh', sha256: good }, catalog, { cacheDir: cache });
     assert.equal(readFileSync(file, 'utf8'), '#!/bin/sh\ncat\n');
-    await assert.rejects(ensureExecutable({ bin: 'fn', os: 'linux', arch: 'amd64', uri: 'fn.sh', sha256: 'b'.repeat(64) }, catalog, { cacheDir: cache }), /sha256 mismatch for fn .*refusing to run it/);
+    await assert.rejects(
+      ensureExecutable({ bin: 'fn', os: 'linux', arch: 'amd64', uri: 'fn.sh', sha256: 'b'.repeat(64) }, catalog, { cacheDir: cache }),
+      /sha256 mismatch for fn .*refusing to run it/,
+    );
     assert.equal(existsSync(path.join(cache, 'exec', `sha256-${'b'.repeat(64)}`)), false);
     // A cached file changed after download is caught on the next use.
     writeFileSync(file, '#!/bin/sh\necho evil\n');
-    await assert.rejects(ensureExecutable({ bin: 'fn', os: 'linux', arch: 'amd64', uri: 'fn.sh', sha256: good }, catalog, { cacheDir: cache }), /sha256 mismatch/);
+    await assert.rejects(
+      ensureExecutable({ bin: 'fn', os: 'linux', arch: 'amd64', uri: 'fn.sh', sha256: good }, catalog, { cacheDir: cache }),
+      /sha256 mismatch/,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

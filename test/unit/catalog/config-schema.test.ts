@@ -73,9 +73,14 @@ spec:
 
 function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [berth, ...args], { env: { ...process.env, BERTH_CONFIG: '/nonexistent/berth.yaml', BERTH_CACHE_DIR: path.join(root, 'cache') }, timeout: 30_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [berth, ...args],
+      { env: { ...process.env, BERTH_CONFIG: '/nonexistent/berth.yaml', BERTH_CACHE_DIR: path.join(root, 'cache') }, timeout: 30_000 },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -92,8 +97,20 @@ const entry = (): string => ENTRY.replace('CATALOG', catalogFile);
 
 const BAD = [
   { what: 'a required field missing', spec: 'spec:\n  replicas: 2\n', at: '6:3', field: 'spec.team', problem: 'missing required field "team"' },
-  { what: 'a forbidden field (not: required)', spec: 'spec:\n  team: shop\n  legacyOwner: bob\n', at: '7:3', field: 'spec.legacyOwner', problem: 'must not have the field "legacyOwner"' },
-  { what: 'an unknown field (additionalProperties: false)', spec: 'spec:\n  team: shop\n  replicas: 2\n  colour: red\n', at: '8:3', field: 'spec.colour', problem: 'unknown field "colour"' },
+  {
+    what: 'a forbidden field (not: required)',
+    spec: 'spec:\n  team: shop\n  legacyOwner: bob\n',
+    at: '7:3',
+    field: 'spec.legacyOwner',
+    problem: 'must not have the field "legacyOwner"',
+  },
+  {
+    what: 'an unknown field (additionalProperties: false)',
+    spec: 'spec:\n  team: shop\n  replicas: 2\n  colour: red\n',
+    at: '8:3',
+    field: 'spec.colour',
+    problem: 'unknown field "colour"',
+  },
 ];
 
 for (const bad of BAD) {
@@ -127,7 +144,10 @@ test('fn render checks every pipeline config before the first function runs: a b
   rmSync(marker, { force: true });
   const dir = pkg(`${HEAD}spec:\n  team: shop\n`);
   writeFileSync(path.join(dir, 'bad.yaml'), `# a second config\n${HEAD.replace('name: team', 'name: bad')}spec:\n  team: ""\n`);
-  writeFileSync(path.join(dir, 'Kptfile'), 'apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: p\npipeline:\n  mutators:\n  - configPath: team.yaml\n  - configPath: bad.yaml\n');
+  writeFileSync(
+    path.join(dir, 'Kptfile'),
+    'apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: p\npipeline:\n  mutators:\n  - configPath: team.yaml\n  - configPath: bad.yaml\n',
+  );
   const before = readFileSync(path.join(dir, 'service.yaml'), 'utf8');
   const r = await run(['fn', 'render', dir, '--trusted-catalog', catalogFile]);
   assert.equal(r.code, 1, r.stderr);
@@ -157,12 +177,25 @@ test('catalog annotate refuses a config its schema refuses, writing nothing; --s
 test('checkFunctionConfig: apiVersion/kind/metadata always allowed at the root; a second document located by its index; no file: fields only', () => {
   const catalog = parseCatalog(readFileSync(catalogFile, 'utf8'), { ref: catalogFile, base: `file://${catalogFile}` });
   const [match] = findMatches([catalog], 'fn.example.org/v1', 'TeamLabel');
-  const strict = { ...match, version: { ...match.version, schema: { openAPIV3Schema: { type: 'object', additionalProperties: false, properties: { data: { type: 'object' } } } } } };
+  const strict = {
+    ...match,
+    version: { ...match.version, schema: { openAPIV3Schema: { type: 'object', additionalProperties: false, properties: { data: { type: 'object' } } } } },
+  };
   assert.doesNotThrow(() => checkFunctionConfig({ apiVersion: 'fn.example.org/v1', kind: 'TeamLabel', metadata: { name: 'x' }, data: {} }, strict));
   const text = `${HEAD}spec: {team: a}\n---\n${HEAD}spec:\n  team: 5\n`;
   assert.throws(
-    () => checkFunctionConfig({ apiVersion: 'fn.example.org/v1', kind: 'TeamLabel', metadata: { name: 'team' }, spec: { team: 5 } }, match, { file: 'two.yaml', text, index: 1 }),
-    (err: unknown) => err instanceof ConfigSchemaError && err.issues.length === 1 && err.issues[0].line === 12 && err.issues[0].column === 9 && err.issues[0].field === 'spec.team',
+    () =>
+      checkFunctionConfig({ apiVersion: 'fn.example.org/v1', kind: 'TeamLabel', metadata: { name: 'team' }, spec: { team: 5 } }, match, {
+        file: 'two.yaml',
+        text,
+        index: 1,
+      }),
+    (err: unknown) =>
+      err instanceof ConfigSchemaError &&
+      err.issues.length === 1 &&
+      err.issues[0].line === 12 &&
+      err.issues[0].column === 9 &&
+      err.issues[0].field === 'spec.team',
   );
   assert.throws(() => checkFunctionConfig({ kind: 'TeamLabel', spec: {} }, match), /function config \(no file\): spec\.team: missing required field "team"/);
   mkdirSync(path.join(root, 'unused'), { recursive: true });

@@ -85,7 +85,10 @@ test('an https source that sends headers and part of the body, then stalls: fail
   const web = await startHeadersThenStall(CATALOG.subarray(0, 60).toString());
   servers.push(web);
   const cacheDir = tempDir('berth-cache-');
-  await failsInTime(() => readCatalogBytes(`${web.url}/cat.yaml@${sha256Digest(CATALOG)}`, { caFile: web.caFile, cacheDir }), new RegExp(`catalog source ${web.url}/cat\\.yaml stalled: no data for 0\\.5 s`));
+  await failsInTime(
+    () => readCatalogBytes(`${web.url}/cat.yaml@${sha256Digest(CATALOG)}`, { caFile: web.caFile, cacheDir }),
+    new RegExp(`catalog source ${web.url}/cat\\.yaml stalled: no data for 0\\.5 s`),
+  );
   assert.deepEqual(web.requests, ['/cat.yaml']);
   assert.deepEqual(filesUnder(cacheDir), []);
 });
@@ -95,7 +98,10 @@ test('an executable download that stalls midway: fails naming the URL, nothing c
   servers.push(web);
   const cacheDir = tempDir('berth-cache-');
   const platform: ExecPlatform = { bin: 'stamp', os: 'linux', arch: 'amd64', uri: 'bin/stamp', sha256: '0'.repeat(64) };
-  await failsInTime(() => ensureExecutable(platform, { base: `${web.url}/`, name: 'web' }, { cacheDir, caFile: web.caFile }), new RegExp(`executable ${web.url}/bin/stamp stalled: no data for 0\\.5 s`));
+  await failsInTime(
+    () => ensureExecutable(platform, { base: `${web.url}/`, name: 'web' }, { cacheDir, caFile: web.caFile }),
+    new RegExp(`executable ${web.url}/bin/stamp stalled: no data for 0\\.5 s`),
+  );
   assert.deepEqual(filesUnder(cacheDir), []);
 });
 
@@ -106,7 +112,10 @@ test('a registry that stalls mid-blob: catalog pull fails naming the blob URL; n
   const out = path.join(tempDir('berth-vendor-'), 'vendor');
   const ref = `oci://${registry.host}/fns/catalog:1@${registry.manifestDigest}`;
   const blobUrl = `${registry.url}/v2/fns/catalog/blobs/${registry.layerDigest}`;
-  await failsInTime(() => pullCatalogs([ref], out, { cacheDir }), new RegExp(`catalog source ${escapeRe(ref)}: layer ${escapeRe(blobUrl)} stalled: no data for 0\\.5 s`));
+  await failsInTime(
+    () => pullCatalogs([ref], out, { cacheDir }),
+    new RegExp(`catalog source ${escapeRe(ref)}: layer ${escapeRe(blobUrl)} stalled: no data for 0\\.5 s`),
+  );
   assert.deepEqual(registry.requests, [`/v2/fns/catalog/manifests/${registry.manifestDigest}`, `/v2/fns/catalog/blobs/${registry.layerDigest}`]);
   assert.deepEqual(filesUnder(cacheDir), []);
   assert.equal(existsSync(out), false);
@@ -117,9 +126,14 @@ function runBerth(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: numbe
   const started = Date.now();
   return new Promise((resolve) => {
     // A hang is a failure of its own: killed at 20 s, well past the 1 s timeout.
-    execFile(process.execPath, [berth, ...args], { env: { ...process.env, BERTH_CONFIG: '/nonexistent/berth.yaml', BERTH_FETCH_TIMEOUT_SECONDS: '1', ...env }, timeout: 20_000 }, (err, _stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : null) : 0, stderr, ms: Date.now() - started });
-    });
+    execFile(
+      process.execPath,
+      [berth, ...args],
+      { env: { ...process.env, BERTH_CONFIG: '/nonexistent/berth.yaml', BERTH_FETCH_TIMEOUT_SECONDS: '1', ...env }, timeout: 20_000 },
+      (err, _stdout, stderr) => {
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : null) : 0, stderr, ms: Date.now() - started });
+      },
+    );
   });
 }
 
@@ -143,7 +157,10 @@ test('berth catalog pull, fn render and fn eval (CLI) fail within the timeout na
   assert.equal(render.code, 1, render.stderr);
   assert.ok(render.stderr.includes(`berth: catalog source ${silent.url}/cat.yaml stalled: no data for 1 s`), render.stderr);
 
-  const evalRun = await runBerth(['fn', 'eval', pkg, '--fn-config', path.join(pkg, 'stamp.yaml'), '--trusted-catalog', `${web.url}/cat.yaml`, '--ca-file', web.caFile!], { BERTH_CACHE_DIR: cacheDir });
+  const evalRun = await runBerth(
+    ['fn', 'eval', pkg, '--fn-config', path.join(pkg, 'stamp.yaml'), '--trusted-catalog', `${web.url}/cat.yaml`, '--ca-file', web.caFile!],
+    { BERTH_CACHE_DIR: cacheDir },
+  );
   assert.equal(evalRun.code, 1, evalRun.stderr);
   assert.ok(evalRun.stderr.includes(`catalog source ${web.url}/cat.yaml stalled: no data for 1 s`), evalRun.stderr);
 
@@ -160,15 +177,26 @@ test('berth fn eval (CLI) from a registry that stalls mid-blob, and from one who
   const cacheDir = tempDir('berth-cache-');
   const pkg = tempDir('berth-pkg-');
   writeFileSync(path.join(pkg, 'stamp.yaml'), 'apiVersion: fn.example.org/v1\nkind: Stamp\nmetadata:\n  name: stamp\n');
-  const fnEval = (catalog: string) => runBerth(['fn', 'eval', pkg, '--fn-config', path.join(pkg, 'stamp.yaml'), '--trusted-catalog', catalog], { BERTH_CACHE_DIR: cacheDir });
+  const fnEval = (catalog: string) =>
+    runBerth(['fn', 'eval', pkg, '--fn-config', path.join(pkg, 'stamp.yaml'), '--trusted-catalog', catalog], { BERTH_CACHE_DIR: cacheDir });
 
   const blob = await fnEval(`oci://${registry.host}/fns/catalog:1@${registry.manifestDigest}`);
   assert.equal(blob.code, 1, blob.stderr);
-  assert.ok(blob.stderr.includes(`berth: catalog source oci://${registry.host}/fns/catalog:1@${registry.manifestDigest}: layer ${registry.url}/v2/fns/catalog/blobs/${registry.layerDigest} stalled: no data for 1 s`), blob.stderr);
+  assert.ok(
+    blob.stderr.includes(
+      `berth: catalog source oci://${registry.host}/fns/catalog:1@${registry.manifestDigest}: layer ${registry.url}/v2/fns/catalog/blobs/${registry.layerDigest} stalled: no data for 1 s`,
+    ),
+    blob.stderr,
+  );
 
   const token = await fnEval(`oci://${guarded.host}/fns/catalog:1`);
   assert.equal(token.code, 1, token.stderr);
-  assert.ok(token.stderr.includes(`berth: token service of ${guarded.host}: GET ${realm}?service=stall&scope=repository%3Afns%2Fcatalog%3Apull stalled: no data for 1 s`), token.stderr);
+  assert.ok(
+    token.stderr.includes(
+      `berth: token service of ${guarded.host}: GET ${realm}?service=stall&scope=repository%3Afns%2Fcatalog%3Apull stalled: no data for 1 s`,
+    ),
+    token.stderr,
+  );
   assert.deepEqual(guarded.requests, ['/v2/fns/catalog/manifests/1']);
 
   for (const r of [blob, token]) assert.ok(r.ms < 10_000, `took ${r.ms} ms with a 1 s timeout`);
@@ -178,7 +206,11 @@ test('berth fn eval (CLI) from a registry that stalls mid-blob, and from one who
 test('BERTH_FETCH_TIMEOUT_SECONDS: default 30 s, fractions allowed, nonsense refused before any request', async () => {
   assert.equal(fetchTimeoutMs({}), 30_000);
   assert.equal(fetchTimeoutMs({ BERTH_FETCH_TIMEOUT_SECONDS: '2.5' }), 2500);
-  for (const bad of ['0', '-1', 'ten']) assert.throws(() => fetchTimeoutMs({ BERTH_FETCH_TIMEOUT_SECONDS: bad }), new RegExp(`BERTH_FETCH_TIMEOUT_SECONDS=${bad} is not a positive number of seconds`));
+  for (const bad of ['0', '-1', 'ten'])
+    assert.throws(
+      () => fetchTimeoutMs({ BERTH_FETCH_TIMEOUT_SECONDS: bad }),
+      new RegExp(`BERTH_FETCH_TIMEOUT_SECONDS=${bad} is not a positive number of seconds`),
+    );
   process.env.BERTH_FETCH_TIMEOUT_SECONDS = 'ten';
   await assert.rejects(fetchUrl('https://127.0.0.1:1/x'), /BERTH_FETCH_TIMEOUT_SECONDS=ten/);
 });

@@ -53,7 +53,27 @@ function selfSigned(): { key: Buffer; cert: Buffer; caFile: string } {
   const dir = scratchDir('berth-stall-ca-');
   const key = path.join(dir, 'key.pem');
   const cert = path.join(dir, 'cert.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
   return { key: readFileSync(key), cert: readFileSync(cert), caFile: cert };
 }
 
@@ -75,7 +95,11 @@ export async function startHeadersThenStall(head: string): Promise<StallingServe
  * A plain-http OCI registry (loopback registries are spoken to over http) holding one catalog artifact
  * at `repository:tag`: the manifest is served whole, the catalog layer stops after half its bytes.
  */
-export async function startStallingRegistry(repository: string, tag: string, catalog: Buffer): Promise<StallingServer & { host: string; manifestDigest: string; layerDigest: string }> {
+export async function startStallingRegistry(
+  repository: string,
+  tag: string,
+  catalog: Buffer,
+): Promise<StallingServer & { host: string; manifestDigest: string; layerDigest: string }> {
   const requests: string[] = [];
   const layerDigest = sha256Digest(catalog);
   const config = Buffer.from('{}');

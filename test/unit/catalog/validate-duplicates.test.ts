@@ -12,7 +12,10 @@ const berth = fileURLToPath(new URL('../../../src/cli/main.js', import.meta.url)
 
 function catalog(name: string, kinds: Array<[string, string]>): string {
   const fns = kinds
-    .map(([kind, version]) => `  - group: fn.example.org\n    names: {kind: ${kind}}\n    description: d\n    publisher: p\n    versions:\n    - name: ${version}\n      runtime:\n        container: {image: "example.org/${kind.toLowerCase()}:1"}\n`)
+    .map(
+      ([kind, version]) =>
+        `  - group: fn.example.org\n    names: {kind: ${kind}}\n    description: d\n    publisher: p\n    versions:\n    - name: ${version}\n      runtime:\n        container: {image: "example.org/${kind.toLowerCase()}:1"}\n`,
+    )
     .join('');
   return `apiVersion: config.kubernetes.io/v1alpha1\nkind: Catalog\nmetadata: {name: ${name}}\nspec:\n  krmFunctions:\n${fns}`;
 }
@@ -22,13 +25,33 @@ test('catalog validate warns about each kind given by several catalogs, naming t
   const a = path.join(dir, 'a.yaml');
   const b = path.join(dir, 'b.yaml');
   const c = path.join(dir, 'c.yaml');
-  writeFileSync(a, catalog('team-a', [['SetTeam', 'v1'], ['OnlyA', 'v1']]));
-  writeFileSync(b, catalog('team-b', [['SetTeam', 'v1'], ['SetTeam2', 'v1']]));
-  writeFileSync(c, catalog('team-c', [['SetTeam', 'v2'], ['SetTeam', 'v1']]));
+  writeFileSync(
+    a,
+    catalog('team-a', [
+      ['SetTeam', 'v1'],
+      ['OnlyA', 'v1'],
+    ]),
+  );
+  writeFileSync(
+    b,
+    catalog('team-b', [
+      ['SetTeam', 'v1'],
+      ['SetTeam2', 'v1'],
+    ]),
+  );
+  writeFileSync(
+    c,
+    catalog('team-c', [
+      ['SetTeam', 'v2'],
+      ['SetTeam', 'v1'],
+    ]),
+  );
   const r = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
     execFile(process.execPath, [berth, 'catalog', 'validate', b, a, c], (err, stdout, stderr) => resolve({ code: err ? Number(err.code) : 0, stdout, stderr })),
   );
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout.split('\n').filter((l) => l.includes(': valid')).length, 3);
-  assert.deepEqual(r.stderr.trim().split('\n'), [`warning: SetTeam fn.example.org/v1 is provided by ${b} (catalog team-b) and ${a} (catalog team-a) and ${c} (catalog team-c): trusted in this order, ${b} (catalog team-b) wins`]);
+  assert.deepEqual(r.stderr.trim().split('\n'), [
+    `warning: SetTeam fn.example.org/v1 is provided by ${b} (catalog team-b) and ${a} (catalog team-a) and ${c} (catalog team-c): trusted in this order, ${b} (catalog team-b) wins`,
+  ]);
 });

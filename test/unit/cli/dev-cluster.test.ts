@@ -39,7 +39,11 @@ test('berth dev-cluster up --foreground, --podman, --watch-history: exit 1 with 
   const dir = scratchDir('berth-retired-');
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const state = join(dir, 'state');
-  for (const [flag, why] of [[['--foreground'], /--foreground no longer applies/], [['--podman', 'podman'], /--podman no longer applies/], [['--watch-history', '500'], /--watch-history no longer applies/]] as const) {
+  for (const [flag, why] of [
+    [['--foreground'], /--foreground no longer applies/],
+    [['--podman', 'podman'], /--podman no longer applies/],
+    [['--watch-history', '500'], /--watch-history no longer applies/],
+  ] as const) {
     const r = spawnSync(process.execPath, [cli, 'dev-cluster', 'up', '--state-dir', state, ...flag], { encoding: 'utf8' });
     assert.equal(r.status, 1, r.stderr);
     assert.match(r.stderr, why);
@@ -52,7 +56,8 @@ test('berth dev-cluster up --foreground, --podman, --watch-history: exit 1 with 
 
 test('the options that remain are in --help; the retired ones are not', () => {
   const help = spawnSync(process.execPath, [cli, 'dev-cluster', 'up', '--help'], { encoding: 'utf8' }).stdout;
-  for (const flag of ['--state-dir', '--port', '--host', '--users', '--load', '--split-log-streams', '--container-log-max-size', '--fault-drop-streams']) assert.ok(help.includes(flag), flag);
+  for (const flag of ['--state-dir', '--port', '--host', '--users', '--load', '--split-log-streams', '--container-log-max-size', '--fault-drop-streams'])
+    assert.ok(help.includes(flag), flag);
   for (const flag of ['--foreground', '--podman', '--watch-history', '--upstream']) assert.ok(!help.includes(flag), flag);
 });
 

@@ -14,8 +14,14 @@ function run(env: NodeJS.ProcessEnv): { pid: number; reported: { pid: number; ex
   const dir = scratchDir('berth-heap-');
   try {
     const script = join(dir, 'serve.mjs');
-    writeFileSync(script, `const { useServerHeap } = await import(${JSON.stringify(moduleUrl)});\nuseServerHeap();\nconsole.log(JSON.stringify({ pid: process.pid, execArgv: process.execArgv, argv: process.argv.slice(2) }));\n`);
-    const r = spawnSync(process.execPath, [script, 'serve', '-n', 'ci'], { env: { ...process.env, BERTH_DEFAULT_HEAP: '', NODE_OPTIONS: '', ...env }, encoding: 'utf8' });
+    writeFileSync(
+      script,
+      `const { useServerHeap } = await import(${JSON.stringify(moduleUrl)});\nuseServerHeap();\nconsole.log(JSON.stringify({ pid: process.pid, execArgv: process.execArgv, argv: process.argv.slice(2) }));\n`,
+    );
+    const r = spawnSync(process.execPath, [script, 'serve', '-n', 'ci'], {
+      env: { ...process.env, BERTH_DEFAULT_HEAP: '', NODE_OPTIONS: '', ...env },
+      encoding: 'utf8',
+    });
     assert.equal(r.status, 0, r.stderr);
     return { pid: r.pid, reported: JSON.parse(r.stdout) };
   } finally {

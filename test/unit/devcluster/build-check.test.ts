@@ -17,7 +17,10 @@ test('an empty cache: exit 1, every part named with its version, nothing created
   const cache = join(dir, 'cache');
   const r = check(cache);
   assert.equal(r.status, 1, r.stderr);
-  assert.match(r.stdout, /^not built yet in .*cache: kubernetes v1\.36\.\d+, etcd v3\.6\.\d+, containerd v2\.\d+\.\d+, coredns v\S+, kube-router v\S+, local-path v\S+\n$/);
+  assert.match(
+    r.stdout,
+    /^not built yet in .*cache: kubernetes v1\.36\.\d+, etcd v3\.6\.\d+, containerd v2\.\d+\.\d+, coredns v\S+, kube-router v\S+, local-path v\S+\n$/,
+  );
   assert.equal(existsSync(cache), false);
 });
 

@@ -30,7 +30,7 @@ test('the kubelet: cgroup v1 allowed, stock gates unless split streams are asked
   assert.equal(split.containerLogMonitorInterval, '10s');
 });
 
-test('containerd: the pinned pause image, the runc wrapper, clamped oom scores, the node\'s own CNI folder', () => {
+test("containerd: the pinned pause image, the runc wrapper, clamped oom scores, the node's own CNI folder", () => {
   const toml = containerdConfig(layout, first, '/run/berth-k8s/runc-delayed');
   assert.match(toml, new RegExp(`sandbox = '${layout.versions.PAUSE_TAG.replace(/\./g, '\\.')}'`));
   assert.match(toml, /BinaryName = '\/run\/berth-k8s\/runc-delayed'/);
@@ -56,19 +56,36 @@ test('a users file rule without namespaces is cluster-wide; one with namespaces 
 });
 
 test('the token file quotes groups as kube-apiserver reads them', () => {
-  assert.equal(tokenFile([{ name: 'admin', token: 'abc', groups: ['system:masters', 'ops'] }, { name: 'shim', token: 'def', groups: [] }]), 'abc,admin,admin,"system:masters,ops"\ndef,shim,shim,""\n');
+  assert.equal(
+    tokenFile([
+      { name: 'admin', token: 'abc', groups: ['system:masters', 'ops'] },
+      { name: 'shim', token: 'def', groups: [] },
+    ]),
+    'abc,admin,admin,"system:masters,ops"\ndef,shim,shim,""\n',
+  );
 });
 
 test('iptables-save rules split into words, quoted comments whole', () => {
-  assert.deepEqual(ruleWords('FORWARD -m comment --comment "kube-router netpol - X" -j KUBE-ROUTER-FORWARD'), ['FORWARD', '-m', 'comment', '--comment', 'kube-router netpol - X', '-j', 'KUBE-ROUTER-FORWARD']);
+  assert.deepEqual(ruleWords('FORWARD -m comment --comment "kube-router netpol - X" -j KUBE-ROUTER-FORWARD'), [
+    'FORWARD',
+    '-m',
+    'comment',
+    '--comment',
+    'kube-router netpol - X',
+    '-j',
+    'KUBE-ROUTER-FORWARD',
+  ]);
 });
 
 test('nodes: the first is this machine (berth), then berth-worker and berth-worker2, each with its own address, pod range and folders', () => {
-  assert.deepEqual(nodeSpecs(3).map((n) => [n.name, n.ip, n.podCidr, n.netns]), [
-    ['berth', '10.244.0.1', '10.244.0.0/24', undefined],
-    ['berth-worker', '10.243.0.2', '10.244.1.0/24', 'berth-worker'],
-    ['berth-worker2', '10.243.0.3', '10.244.2.0/24', 'berth-worker2'],
-  ]);
+  assert.deepEqual(
+    nodeSpecs(3).map((n) => [n.name, n.ip, n.podCidr, n.netns]),
+    [
+      ['berth', '10.244.0.1', '10.244.0.0/24', undefined],
+      ['berth-worker', '10.243.0.2', '10.244.1.0/24', 'berth-worker'],
+      ['berth-worker2', '10.243.0.3', '10.244.2.0/24', 'berth-worker2'],
+    ],
+  );
   assert.throws(() => nodeSpecs(4), /--nodes must be a whole number from 1 to 3, got 4/);
   assert.throws(() => nodeSpecs(0), /from 1 to 3/);
   assert.throws(() => nodeNamed('berth-worker2', 2), /no node "berth-worker2" in the dev cluster; its nodes: berth, berth-worker/);
@@ -89,7 +106,7 @@ test("a worker's parts run in its network and keep to its own folders, cgroup an
   assert.deepEqual(cni.plugins[0].ipam.ranges, [[{ subnet: '10.244.1.0/24', gateway: '10.244.1.1' }]]);
   assert.equal(parse(kubeProxyConfig(layout, worker)).hostnameOverride, 'berth-worker');
   assert.deepEqual(containerdArgs(layout, worker).slice(0, 3), ['nsenter', '--net=/run/netns/berth-worker', '--']);
-  assert.equal(containerdArgs(layout, first)[0], 'unshare', 'the first node runs in this machine\'s network');
+  assert.equal(containerdArgs(layout, first)[0], 'unshare', "the first node runs in this machine's network");
   assert.deepEqual(kubeletArgs(layout, worker, 42).slice(0, 4), ['nsenter', '--mount=/proc/42/ns/mnt', '--net=/proc/42/ns/net', '--']);
   assert.ok(kubeletArgs(layout, worker, 42).includes('--kubeconfig=/tmp/state/config/berth-worker.kubelet.kubeconfig'));
   assert.deepEqual(kubeProxyArgs(layout, worker).slice(0, 2), ['nsenter', '--net=/run/netns/berth-worker']);

@@ -37,7 +37,14 @@ function echoRequest(req: IncomingMessage, res: ServerResponse): void {
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
     const groups = req.rawHeaders.filter((_, i) => i % 2 === 1 && req.rawHeaders[i - 1]!.toLowerCase() === 'impersonate-group');
-    const body = JSON.stringify({ method: req.method, url: req.url, host: req.headers.host, authorization: req.headers.authorization ?? null, groups, body: Buffer.concat(chunks).toString() });
+    const body = JSON.stringify({
+      method: req.method,
+      url: req.url,
+      host: req.headers.host,
+      authorization: req.headers.authorization ?? null,
+      groups,
+      body: Buffer.concat(chunks).toString(),
+    });
     res.writeHead(req.method === 'POST' ? 201 : 200, { 'Content-Type': 'application/json', 'X-Upstream': 'fake' });
     res.end(body);
   });
@@ -144,7 +151,9 @@ async function rawUpgrade(port: number, path: string, trailing = ''): Promise<{ 
     got += c.toString();
     emitter.emit('data');
   });
-  socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${USER}\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n${trailing}`);
+  socket.write(
+    `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${USER}\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n${trailing}`,
+  );
   const waitFor = async (text: string) => {
     const seen = async () => {
       while (!got.includes(text)) await once(emitter, 'data');
@@ -210,7 +219,10 @@ test('faults endpoint: admins read and change the switches, others are refused, 
   resetFaults();
   const forwarded = upstream.paths.length;
   assert.deepEqual(JSON.parse((await call(proxy.port, 'GET', FAULTS_PATH, { token: ADMIN })).body), noFaults());
-  const put = await call(proxy.port, 'PUT', FAULTS_PATH, { token: ADMIN, body: JSON.stringify({ kind: 'Faults', apiVersion: 'berth-dev/v1', error500: 0.25, failPortForwards: 2, delayPodStartMs: 1500 }) });
+  const put = await call(proxy.port, 'PUT', FAULTS_PATH, {
+    token: ADMIN,
+    body: JSON.stringify({ kind: 'Faults', apiVersion: 'berth-dev/v1', error500: 0.25, failPortForwards: 2, delayPodStartMs: 1500 }),
+  });
   assert.equal(put.status, 200);
   const want = { ...noFaults(), error500: 0.25, failPortForwards: 2, delayPodStartMs: 1500 };
   assert.deepEqual(JSON.parse(put.body), want);
@@ -219,17 +231,32 @@ test('faults endpoint: admins read and change the switches, others are refused, 
 
   const forbidden = await call(proxy.port, 'PUT', FAULTS_PATH, { token: USER, body: '{"error500":1}' });
   assert.equal(forbidden.status, 403);
-  assert.deepEqual({ ...JSON.parse(forbidden.body), message: '' }, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: '', reason: 'Forbidden', code: 403 });
+  assert.deepEqual(
+    { ...JSON.parse(forbidden.body), message: '' },
+    { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: '', reason: 'Forbidden', code: 403 },
+  );
   assert.match(JSON.parse(forbidden.body).message, /^forbidden: User .* cannot update path "\/berth-dev\/v1\/faults"$/);
   assert.equal((await call(proxy.port, 'GET', FAULTS_PATH, { token: USER })).status, 403);
   assert.equal(JSON.parse((await call(proxy.port, 'GET', FAULTS_PATH)).body).reason, 'Unauthorized');
 
-  for (const bad of ['{"bogus":1}', '{"error500":1.5}', '{"dropStreams":"0.5"}', '{"failPortForwards":1.5}', '{"endWatchAfterMs":-1}', '{"error500":0.5,"containerLogCheckMs":-3}', '[1]', 'not json']) {
+  for (const bad of [
+    '{"bogus":1}',
+    '{"error500":1.5}',
+    '{"dropStreams":"0.5"}',
+    '{"failPortForwards":1.5}',
+    '{"endWatchAfterMs":-1}',
+    '{"error500":0.5,"containerLogCheckMs":-3}',
+    '[1]',
+    'not json',
+  ]) {
     const r = await call(proxy.port, 'PUT', FAULTS_PATH, { token: ADMIN, body: bad });
     assert.equal(r.status, 400, bad);
     assert.equal(JSON.parse(r.body).reason, 'BadRequest');
   }
-  assert.match(JSON.parse((await call(proxy.port, 'PUT', FAULTS_PATH, { token: ADMIN, body: '{"bogus":1}' })).body).message, /known: dropStreams, error500, throttle429, endWatchAfterMs/);
+  assert.match(
+    JSON.parse((await call(proxy.port, 'PUT', FAULTS_PATH, { token: ADMIN, body: '{"bogus":1}' })).body).message,
+    /known: dropStreams, error500, throttle429, endWatchAfterMs/,
+  );
   assert.deepEqual(faults, want, 'refused bodies change nothing');
   assert.equal(changes.length, 1);
   assert.equal((await call(proxy.port, 'POST', FAULTS_PATH, { token: ADMIN, body: '{}' })).status, 405);
@@ -241,7 +268,19 @@ test('kubectl replace --raw and get --raw change and read the faults', { skip: !
   const dir = scratchDir('berth-fault-proxy-');
   const server = `https://127.0.0.1:${proxy.port}`;
   const kubeconfig = join(dir, 'kubeconfig');
-  writeFileSync(kubeconfig, renderKubeconfig({ clusterName: 'proxy', server, caPem: ca.certPem, users: [{ name: 'admin', token: ADMIN }, { name: 'user', token: USER }], currentUser: 'admin' }));
+  writeFileSync(
+    kubeconfig,
+    renderKubeconfig({
+      clusterName: 'proxy',
+      server,
+      caPem: ca.certPem,
+      users: [
+        { name: 'admin', token: ADMIN },
+        { name: 'user', token: USER },
+      ],
+      currentUser: 'admin',
+    }),
+  );
   writeFileSync(join(dir, 'faults.json'), JSON.stringify({ endWatchAfterMs: 5000, dropStreams: 0.1 }));
   const replaced = await kubectl(kubeconfig, ['replace', '--raw', FAULTS_PATH, '-f', join(dir, 'faults.json')]);
   assert.equal(replaced.code, 0, replaced.stderr);
@@ -365,14 +404,18 @@ test('dropStreams=1 cuts a followed log mid-stream, and leaves watches to endWat
   // the fake API server sends an event every 20 ms: a watch still open after more than the drop's longest delay
   // (500 ms) and still receiving was not dropped
   const started = Date.now();
-  await within(new Promise<void>((resolve) => {
-    const check = setInterval(() => {
-      if (bytes > 0 && !watch.destroyed && Date.now() - started > 700) {
-        clearInterval(check);
-        resolve();
-      }
-    }, 50);
-  }), 3000, 'the watch staying open');
+  await within(
+    new Promise<void>((resolve) => {
+      const check = setInterval(() => {
+        if (bytes > 0 && !watch.destroyed && Date.now() - started > 700) {
+          clearInterval(check);
+          resolve();
+        }
+      }, 50);
+    }),
+    3000,
+    'the watch staying open',
+  );
   watch.destroy();
   resetFaults();
 });
@@ -423,12 +466,16 @@ function hasKubectl(): boolean {
 
 function kubectl(kubeconfig: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile('kubectl', ['--kubeconfig', kubeconfig, '--request-timeout', '10s', ...args], { timeout: 20_000, env: { ...process.env, KUBECONFIG: '' } }, (err, stdout, stderr) => {
-      resolve({ code: err ? 1 : 0, stdout, stderr });
-    });
+    execFile(
+      'kubectl',
+      ['--kubeconfig', kubeconfig, '--request-timeout', '10s', ...args],
+      { timeout: 20_000, env: { ...process.env, KUBECONFIG: '' } },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? 1 : 0, stdout, stderr });
+      },
+    );
   });
 }
-
 
 test('a watch with no event yet: its response head reaches the client at once, as kube-apiserver sends it', async () => {
   const req = open(proxy.port, 'GET', '/api/v1/namespaces/default/pods?watch=true&quiet=1', { Authorization: `Bearer ${USER}` });
@@ -440,7 +487,12 @@ test('a watch with no event yet: its response head reaches the client at once, a
 });
 
 test('the request tally: admins read each request by verb and resource and the watches open now; others are refused', async () => {
-  const tally = async () => JSON.parse((await call(proxy.port, 'GET', '/berth-dev/v1/requests', { token: ADMIN })).body) as { requests: Record<string, number>; total: number; openWatches: Record<string, number> };
+  const tally = async () =>
+    JSON.parse((await call(proxy.port, 'GET', '/berth-dev/v1/requests', { token: ADMIN })).body) as {
+      requests: Record<string, number>;
+      total: number;
+      openWatches: Record<string, number>;
+    };
   const before = await tally();
   await call(proxy.port, 'GET', '/api/v1/namespaces/default/pods/p1', { token: USER });
   await call(proxy.port, 'DELETE', '/api/v1/namespaces/default/pods/p1', { token: USER });

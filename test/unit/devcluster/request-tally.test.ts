@@ -4,7 +4,10 @@ import assert from 'node:assert/strict';
 import { RequestTally, requestKey, tallyBetween } from '../../../src/devcluster/faults/request-tally.js';
 
 test('verbs and resources as the API server names them', () => {
-  const k = (m: string, u: string, up = false) => { const r = requestKey(m, u, up); return `${r.verb} ${r.resource}`; };
+  const k = (m: string, u: string, up = false) => {
+    const r = requestKey(m, u, up);
+    return `${r.verb} ${r.resource}`;
+  };
   assert.equal(k('GET', '/api/v1/namespaces/ns/pods'), 'list pods');
   assert.equal(k('GET', '/api/v1/namespaces/ns/pods?watch=true&resourceVersion=5'), 'watch pods');
   assert.equal(k('GET', '/api/v1/watch/namespaces/ns/pods'), 'watch pods');

@@ -89,7 +89,10 @@ test('kubeconfig: kubectl (Go TLS) and client-node connect with it, one context 
     clusterName: 'berth',
     server: api.url,
     caPem: ca.certPem,
-    users: [{ name: 'admin', token: 'admin-token' }, { name: 'shim', token: 's3cret' }],
+    users: [
+      { name: 'admin', token: 'admin-token' },
+      { name: 'shim', token: 's3cret' },
+    ],
     currentUser: 'shim',
     namespace: 'ci',
   });
@@ -102,7 +105,10 @@ test('kubeconfig: kubectl (Go TLS) and client-node connect with it, one context 
   const config = JSON.parse(view);
   assert.equal(config['current-context'], 'berth');
   const contexts = config.contexts.map((c: any) => [c.name, c.context.user, c.context.namespace]).sort();
-  assert.deepEqual(contexts, [['berth', 'berth-shim', 'ci'], ['berth-admin', 'berth-admin', 'ci']]);
+  assert.deepEqual(contexts, [
+    ['berth', 'berth-shim', 'ci'],
+    ['berth-admin', 'berth-admin', 'ci'],
+  ]);
   assert.equal(config.clusters[0].cluster['certificate-authority-data'], 'DATA+OMITTED');
 
   const version = await kubectl(['version', '-o', 'json'], file);

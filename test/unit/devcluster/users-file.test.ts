@@ -58,7 +58,11 @@ test('users file: parsed, defaulted and validated with the file and field named'
   ];
   for (const [i, [text, message]] of bad.entries()) {
     const p = file(`bad-${i}.yaml`, text);
-    assert.throws(() => loadUsersFile(p), (err: Error) => err.message.startsWith(`users file ${p}: `) && message.test(err.message), text);
+    assert.throws(
+      () => loadUsersFile(p),
+      (err: Error) => err.message.startsWith(`users file ${p}: `) && message.test(err.message),
+      text,
+    );
   }
   assert.throws(() => loadUsersFile(join(dir, 'absent.yaml')), /users file .*absent\.yaml: cannot read/);
 });

@@ -95,7 +95,10 @@ test('a container whose pod ended before the watch saw it run has a start event 
   cluster.exit(c.podName!, 0);
   await started.catch(() => undefined);
   await until('exited', () => c.status === 'exited');
-  assert.deepEqual(seen.filter((a) => ['create', 'start', 'die'].includes(a)), ['create', 'start', 'die']);
+  assert.deepEqual(
+    seen.filter((a) => ['create', 'start', 'die'].includes(a)),
+    ['create', 'start', 'die'],
+  );
   cluster.autoRun = true;
   await engine.start('quick');
   assert.equal(c.restartCount, 0, 'dockerd counts only its restart policy');
@@ -106,11 +109,26 @@ test('a container whose pod ended before the watch saw it run has a start event 
   const failing = engine.start('never');
   await until('its pod', () => never.podName !== undefined && cluster.pods.has(never.podName));
   const pod = cluster.pod(never.podName!);
-  pod.status = { phase: 'Failed', containerStatuses: [{ name: 'main', image: '', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 128, reason: 'StartError', message: 'exec: "nope": not found', startedAt: new Date(0), finishedAt: new Date() } } }] };
+  pod.status = {
+    phase: 'Failed',
+    containerStatuses: [
+      {
+        name: 'main',
+        image: '',
+        imageID: '',
+        ready: false,
+        restartCount: 0,
+        state: { terminated: { exitCode: 128, reason: 'StartError', message: 'exec: "nope": not found', startedAt: new Date(0), finishedAt: new Date() } },
+      },
+    ],
+  };
   const before = seen.length;
   cluster.notify('MODIFIED', pod);
   await assert.rejects(failing, /nope/);
-  assert.deepEqual(seen.slice(before).filter((a) => ['start', 'die'].includes(a)), ['die']);
+  assert.deepEqual(
+    seen.slice(before).filter((a) => ['start', 'die'].includes(a)),
+    ['die'],
+  );
 });
 
 test('a berth restarted with the same instance takes the containers over from their pod annotations', async () => {
@@ -161,7 +179,11 @@ test('a container the policy of the berth taking it over refuses stays to inspec
   await until('exit seen by the new berth', () => taken.status === 'exited');
   assert.equal((inspectContainer(taken, second.networks.records, second.mountsOf(taken)) as { Id: string }).Id, c.id);
   const pods = [...cluster.pods.keys()];
-  await assert.rejects(second.start('isolated'), (err: Error & { status?: number }) => err.status === 403 && /^cannot start container isolated: this berth serve's policy refuses it: CapAdd=NET_ADMIN: .*--allow-privileged/.test(err.message));
+  await assert.rejects(
+    second.start('isolated'),
+    (err: Error & { status?: number }) =>
+      err.status === 403 && /^cannot start container isolated: this berth serve's policy refuses it: CapAdd=NET_ADMIN: .*--allow-privileged/.test(err.message),
+  );
   assert.deepEqual([...cluster.pods.keys()], pods, 'no pod made');
   assert.equal(cluster.policies.size, 1);
   await second.remove('isolated', false);
@@ -172,7 +194,11 @@ test('a container the policy of the berth taking it over refuses stays to inspec
 test('start, restart and removal lay the pod from the plan made at create and judge nothing again', async () => {
   const cluster = new FakeCluster();
   const engine = engineOn(cluster);
-  const c = await create(engine, 'planned', { Cmd: ['sleep', '60'], Labels: { 'berth.dev/name-prefix': 'ci' }, HostConfig: { NetworkMode: 'none', CapDrop: ['ALL'], Tmpfs: { '/t': '' } } });
+  const c = await create(engine, 'planned', {
+    Cmd: ['sleep', '60'],
+    Labels: { 'berth.dev/name-prefix': 'ci' },
+    HostConfig: { NetworkMode: 'none', CapDrop: ['ALL'], Tmpfs: { '/t': '' } },
+  });
   const plan = c.plan;
   // What each judge would refuse, had it read the config again: the HostConfig, the mounts, the settings.
   Object.assign(c.body.HostConfig!, { CapAdd: ['SYS_ADMIN'], Binds: ['/etc:/host-etc'] });
@@ -182,7 +208,10 @@ test('start, restart and removal lay the pod from the plan made at create and ju
   const pod = cluster.pod(c.podName!);
   assert.match(pod.metadata!.name!, /^ci-planned-[0-9a-f]{12}-2$/);
   assert.equal(pod.spec!.containers[0].securityContext?.capabilities?.add, undefined, 'CapDrop ALL as planned, no SYS_ADMIN');
-  assert.deepEqual(pod.spec!.volumes?.map((v) => v.emptyDir), [{ medium: 'Memory' }]);
+  assert.deepEqual(
+    pod.spec!.volumes?.map((v) => v.emptyDir),
+    [{ medium: 'Memory' }],
+  );
   assert.equal(c.plan, plan, 'the record keeps the one plan');
   await engine.remove('planned', true);
   assert.equal(engine.containers.size, 0);
@@ -292,7 +321,10 @@ test('network aliases: a Service per alias selecting the container, deleted with
 test('an alias that is not a DNS label is refused at create', async () => {
   const engine = engineOn(new FakeCluster());
   engine.networks.create({ Name: 'n' });
-  await assert.rejects(async () => create(engine, 'bad', { NetworkingConfig: { EndpointsConfig: { n: { Aliases: ['Not_A_Label'] } } } }), /must be a DNS label/);
+  await assert.rejects(
+    async () => create(engine, 'bad', { NetworkingConfig: { EndpointsConfig: { n: { Aliases: ['Not_A_Label'] } } } }),
+    /must be a DNS label/,
+  );
 });
 
 test('NetworkMode none: a deny-all policy selecting the container exists before its pod, and goes with it', async () => {
@@ -308,9 +340,16 @@ test('NetworkMode none: a deny-all policy selecting the container exists before 
   await engine.start('isolated');
   assert.ok(policyBeforePod);
   const policy = [...cluster.policies.values()][0];
-  assert.deepEqual(policy.spec, { podSelector: { matchLabels: { 'berth.dev/container': c.id.slice(0, 12), 'berth.dev/owner': 'unit' } }, policyTypes: ['Ingress', 'Egress'] });
+  assert.deepEqual(policy.spec, {
+    podSelector: { matchLabels: { 'berth.dev/container': c.id.slice(0, 12), 'berth.dev/owner': 'unit' } },
+    policyTypes: ['Ingress', 'Egress'],
+  });
   const inits = cluster.pod(c.podName!).spec?.initContainers ?? [];
-  assert.deepEqual(inits.map((x) => [x.name, x.image]), [['berth-isolation', DEFAULT_HELPER_IMAGE]], 'the gate holds the container until the policy holds');
+  assert.deepEqual(
+    inits.map((x) => [x.name, x.image]),
+    [['berth-isolation', DEFAULT_HELPER_IMAGE]],
+    'the gate holds the container until the policy holds',
+  );
   await engine.remove('isolated', true);
   assert.equal(cluster.policies.size, 0);
 });
@@ -318,7 +357,9 @@ test('NetworkMode none: a deny-all policy selecting the container exists before 
 test('Dns settings become the pod dnsConfig; RestartPolicy is accepted with a warning', async () => {
   const cluster = new FakeCluster();
   const engine = engineOn(cluster);
-  const c = await create(engine, 'dns', { HostConfig: { Dns: ['10.0.0.2'], DnsSearch: ['corp.example'], DnsOptions: ['ndots:2'], RestartPolicy: { Name: 'always' } } });
+  const c = await create(engine, 'dns', {
+    HostConfig: { Dns: ['10.0.0.2'], DnsSearch: ['corp.example'], DnsOptions: ['ndots:2'], RestartPolicy: { Name: 'always' } },
+  });
   assert.equal(c.warnings?.length, 1);
   assert.match(c.warnings![0], /RestartPolicy=always is accepted, but berth does not restart containers/);
   await engine.start('dns');
@@ -354,17 +395,34 @@ test('files copied before start into a container whose command is unknown come t
   const cluster = new FakeCluster();
   const engine = engineOn(cluster, { helperImage: 'localhost/berth/busybox:1' });
   const c = await create(engine, 'fed', { Cmd: null });
-  await engine.putArchive('fed', '/etc/app', Promise.resolve(heldTar(await tarOf([{ name: 'conf.txt', content: 'x=1\n' }, { name: 'sub/deep.txt', content: 'deep\n' }]))));
+  await engine.putArchive(
+    'fed',
+    '/etc/app',
+    Promise.resolve(
+      heldTar(
+        await tarOf([
+          { name: 'conf.txt', content: 'x=1\n' },
+          { name: 'sub/deep.txt', content: 'deep\n' },
+        ]),
+      ),
+    ),
+  );
   await engine.start('fed');
   assert.equal(c.status, 'running');
   const spec = cluster.pod(c.podName!).spec!;
-  assert.deepEqual(spec.initContainers?.map((i) => [i.name, i.image]), [['berth-files', 'localhost/berth/busybox:1']]);
+  assert.deepEqual(
+    spec.initContainers?.map((i) => [i.name, i.image]),
+    [['berth-files', 'localhost/berth/busybox:1']],
+  );
   const main = spec.containers[0];
   assert.equal(main.command, undefined, "the image's own command runs, unwrapped");
-  assert.deepEqual(main.volumeMounts?.filter((m) => m.name === 'berth-files'), [
-    { name: 'berth-files', mountPath: '/etc/app/conf.txt', subPath: '0/conf.txt', readOnly: false },
-    { name: 'berth-files', mountPath: '/etc/app/sub/deep.txt', subPath: '0/sub/deep.txt', readOnly: false },
-  ]);
+  assert.deepEqual(
+    main.volumeMounts?.filter((m) => m.name === 'berth-files'),
+    [
+      { name: 'berth-files', mountPath: '/etc/app/conf.txt', subPath: '0/conf.txt', readOnly: false },
+      { name: 'berth-files', mountPath: '/etc/app/sub/deep.txt', subPath: '0/sub/deep.txt', readOnly: false },
+    ],
+  );
   const feed = cluster.execs.filter((e) => e.container === 'berth-files').map((e) => e.argv.at(-1));
   assert.deepEqual(feed, ['/berth-files/0', ': > /berth-files/.berth-ready']);
 });
@@ -398,7 +456,10 @@ test('events are kept for GET /events?since= to replay, oldest first', async () 
   const now = BigInt(Date.now()) * 1_000_000n;
   bus.emit('image', 'pull', { id: 'busybox:latest', name: 'busybox' });
   bus.emit('image', 'pull', { id: 'busybox:latest', name: 'busybox' });
-  assert.deepEqual(bus.history(now - second).map((e) => e.Action), ['pull', 'pull']);
+  assert.deepEqual(
+    bus.history(now - second).map((e) => e.Action),
+    ['pull', 'pull'],
+  );
   assert.deepEqual(bus.history(now + 10n * second), []);
   assert.deepEqual(bus.history(now - second, now - second), []);
   assert.deepEqual(bus.history(0n, now + second).length, 2, 'up to until alone');
@@ -463,8 +524,15 @@ test('a container with files copied in, taken over by another berth, is not rest
 test('-v /path: an anonymous volume per path no bind, mount or tmpfs covers; its claim is made at create, removed with rm -v', async () => {
   const cluster = new FakeCluster();
   const engine = engineOn(cluster);
-  const c = await create(engine, 'anon', { Cmd: ['sleep', '60'], Volumes: { '/a': {}, '/b/': {}, '/t': {} }, HostConfig: { Binds: ['named:/b'], Tmpfs: { '/t': '' } } });
-  assert.deepEqual(c.anonymousVolumes?.map((a) => a.target), ['/a']);
+  const c = await create(engine, 'anon', {
+    Cmd: ['sleep', '60'],
+    Volumes: { '/a': {}, '/b/': {}, '/t': {} },
+    HostConfig: { Binds: ['named:/b'], Tmpfs: { '/t': '' } },
+  });
+  assert.deepEqual(
+    c.anonymousVolumes?.map((a) => a.target),
+    ['/a'],
+  );
   assert.match(c.anonymousVolumes![0].name, /^[0-9a-f]{64}$/);
   await assert.rejects(async () => create(engine, 'rel', { Volumes: { data: {} } }), /absolute path/);
   const anon = engine.volumes.get(c.anonymousVolumes![0].name)!;
@@ -486,8 +554,18 @@ test('a create whose volumes cannot all be made fails, removes the ones it made 
     if (pvc.metadata?.annotations?.['berth.dev/volume'] === 'refused') throw new Error('persistentvolumeclaims is forbidden');
     return createClaim(pvc);
   };
-  await assert.rejects(async () => create(engine, 'second', { HostConfig: { Binds: ['kept:/k', 'fresh:/f', 'refused:/r'] } }), /failed to create container second: could not make its volumes: persistentvolumeclaims is forbidden/);
-  assert.deepEqual([...engine.volumes.values()].map((v) => v.name), ['kept'], 'fresh was removed again, kept stays');
+  await assert.rejects(
+    async () => create(engine, 'second', { HostConfig: { Binds: ['kept:/k', 'fresh:/f', 'refused:/r'] } }),
+    /failed to create container second: could not make its volumes: persistentvolumeclaims is forbidden/,
+  );
+  assert.deepEqual(
+    [...engine.volumes.values()].map((v) => v.name),
+    ['kept'],
+    'fresh was removed again, kept stays',
+  );
   assert.equal(cluster.claims.size, 1);
-  assert.deepEqual([...engine.containers.values()].map((c) => c.name), ['first']);
+  assert.deepEqual(
+    [...engine.containers.values()].map((c) => c.name),
+    ['first'],
+  );
 });

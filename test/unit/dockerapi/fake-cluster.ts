@@ -51,14 +51,29 @@ export class FakeCluster implements ServeCluster {
   runInit(name: string): void {
     const pod = this.pod(name);
     const running = { running: { startedAt: new Date() } };
-    pod.status = { phase: 'Pending', initContainerStatuses: (pod.spec?.initContainers ?? []).map((c) => ({ name: c.name, image: c.image ?? '', imageID: '', ready: false, restartCount: 0, state: running })) };
+    pod.status = {
+      phase: 'Pending',
+      initContainerStatuses: (pod.spec?.initContainers ?? []).map((c) => ({
+        name: c.name,
+        image: c.image ?? '',
+        imageID: '',
+        ready: false,
+        restartCount: 0,
+        state: running,
+      })),
+    };
     this.notify('MODIFIED', pod);
   }
 
   /** The kubelet starts the pod's main container. */
   run(name: string): void {
     const pod = this.pod(name);
-    pod.status = { phase: 'Running', podIP: `10.0.0.${this.nextIp++}`, startTime: new Date(), containerStatuses: [{ name: 'main', image: '', imageID: '', ready: true, restartCount: 0, state: { running: { startedAt: new Date() } } }] };
+    pod.status = {
+      phase: 'Running',
+      podIP: `10.0.0.${this.nextIp++}`,
+      startTime: new Date(),
+      containerStatuses: [{ name: 'main', image: '', imageID: '', ready: true, restartCount: 0, state: { running: { startedAt: new Date() } } }],
+    };
     this.notify('MODIFIED', pod);
   }
 
@@ -66,7 +81,13 @@ export class FakeCluster implements ServeCluster {
   exit(name: string, code: number): void {
     const pod = this.pod(name);
     const startedAt = pod.status?.containerStatuses?.[0]?.state?.running?.startedAt ?? new Date();
-    pod.status = { ...pod.status, phase: code === 0 ? 'Succeeded' : 'Failed', containerStatuses: [{ name: 'main', image: '', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: code, startedAt, finishedAt: new Date() } } }] };
+    pod.status = {
+      ...pod.status,
+      phase: code === 0 ? 'Succeeded' : 'Failed',
+      containerStatuses: [
+        { name: 'main', image: '', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: code, startedAt, finishedAt: new Date() } } },
+      ],
+    };
     this.notify('MODIFIED', pod);
   }
 
@@ -157,7 +178,9 @@ export class FakeCluster implements ServeCluster {
     if (answer.stderr) io.stderr?.write(answer.stderr);
     if (answer.stdout) io.stdout?.write(answer.stdout);
     // lost: the connection went before the server's status (what a dropped exec stream looks like)
-    const done = answer.lost ? Promise.reject(new StreamLost('the pods/exec stream closed without a status: the connection was lost')) : Promise.resolve({ exitCode: answer.exitCode });
+    const done = answer.lost
+      ? Promise.reject(new StreamLost('the pods/exec stream closed without a status: the connection was lost'))
+      : Promise.resolve({ exitCode: answer.exitCode });
     done.catch(() => undefined);
     return { session: { done, close: () => undefined }, done };
   }
@@ -177,7 +200,10 @@ export class FakeCluster implements ServeCluster {
   watchPods(labelSelector: string, onPod: Watcher, _onError: (err: Error) => void, onSync?: (pods: Pod[], listStartedAt: number) => void): () => void {
     const watcher: Watcher = (type, pod) => selects(labelSelector, pod.metadata?.labels) && onPod(type, pod);
     const listStartedAt = Date.now();
-    onSync?.([...this.pods.values()].filter((p) => selects(labelSelector, p.metadata?.labels)), listStartedAt);
+    onSync?.(
+      [...this.pods.values()].filter((p) => selects(labelSelector, p.metadata?.labels)),
+      listStartedAt,
+    );
     this.watchers.add(watcher);
     return () => this.watchers.delete(watcher);
   }

@@ -38,7 +38,14 @@ test('entry names are made relative; ../ that leaves the destination is refused'
 });
 
 test('sanitizeArchive re-packs good archives and refuses bad ones whole', async () => {
-  const good = await sanitizeArchive(await tarOf([{ name: './', type: 'directory' }, { name: './d/f.txt', content: 'x' }, { name: 'l', type: 'symlink', linkname: 'd/f.txt' }]), '/dest');
+  const good = await sanitizeArchive(
+    await tarOf([
+      { name: './', type: 'directory' },
+      { name: './d/f.txt', content: 'x' },
+      { name: 'l', type: 'symlink', linkname: 'd/f.txt' },
+    ]),
+    '/dest',
+  );
   assert.deepEqual(await names(Buffer.concat(good.tar.pieces)), ['d/f.txt', 'l']);
   await assert.rejects(sanitizeArchive(await tarOf([{ name: 'ok' }, { name: '../../bad' }]), '/dest'), /outside the destination/);
   await assert.rejects(sanitizeArchive(await tarOf([{ name: 'l', type: 'symlink', linkname: '/etc' }, { name: 'l/passwd' }]), '/dest'), /through the link/);
@@ -53,12 +60,18 @@ test('a re-packed archive is held in pieces: large data as it came, small entrie
   const input = await tarOf(files);
   const { tar, entries } = await sanitizeArchive(input, '/dest');
   assert.equal(entries, 301);
-  assert.equal(tar.length, tar.pieces.reduce((n, p) => n + p.length, 0));
+  assert.equal(
+    tar.length,
+    tar.pieces.reduce((n, p) => n + p.length, 0),
+  );
   const joined = Buffer.concat(tar.pieces);
   assert.ok(joined.equals(input), 'a clean archive comes out as it went in');
   // 300 small files are 900 chunks of header, data and padding: joined into runs of about 64 KiB
   assert.ok(tar.pieces.length < 40, `${tar.pieces.length} pieces`);
-  assert.deepEqual(await names(joined), files.map((f) => f.name));
+  assert.deepEqual(
+    await names(joined),
+    files.map((f) => f.name),
+  );
 });
 
 test('Go FileMode bits for the archive stat header', () => {
@@ -68,11 +81,28 @@ test('Go FileMode bits for the archive stat header', () => {
 });
 
 test('the pod: labels, expiry, deadline, security, command and args', () => {
-  const pod = planSandboxPod({ podName: 'p', shortId: 'abc', image: 'img', entrypoint: ['/e'], cmd: ['a', 'b'], env: ['A=1', 'B'], labels: { 'org.testcontainers': 'true', 'bad key!': 'v' }, ports: [80, 80], user: '1000:2000' }, ctx);
+  const pod = planSandboxPod(
+    {
+      podName: 'p',
+      shortId: 'abc',
+      image: 'img',
+      entrypoint: ['/e'],
+      cmd: ['a', 'b'],
+      env: ['A=1', 'B'],
+      labels: { 'org.testcontainers': 'true', 'bad key!': 'v' },
+      ports: [80, 80],
+      user: '1000:2000',
+    },
+    ctx,
+  );
   assert.equal(pod.metadata?.labels?.['app.kubernetes.io/managed-by'], 'berth');
   assert.equal(pod.metadata?.labels?.['berth.dev/owner'], 'inst1');
   assert.equal(pod.metadata?.labels?.['berth.dev/container'], 'abc');
-  assert.equal(pod.metadata?.annotations?.['berth.dev/docker-labels'], '{"bad key!":"v"}', 'labels whose keys no pod can carry are kept as JSON in one annotation');
+  assert.equal(
+    pod.metadata?.annotations?.['berth.dev/docker-labels'],
+    '{"bad key!":"v"}',
+    'labels whose keys no pod can carry are kept as JSON in one annotation',
+  );
   assert.equal(pod.metadata?.annotations?.['berth.dev/expires-at'], '2024-01-01T00:10:00Z');
   assert.equal(pod.spec?.activeDeadlineSeconds, 600);
   assert.equal(pod.spec?.automountServiceAccountToken, false);
@@ -83,14 +113,17 @@ test('the pod: labels, expiry, deadline, security, command and args', () => {
   const main = pod.spec!.containers[0];
   assert.deepEqual(main.command, ['/e']);
   assert.deepEqual(main.args, ['a', 'b']);
-  assert.deepEqual(main.env, [{ name: 'A', value: '1' }, { name: 'B', value: '' }]);
+  assert.deepEqual(main.env, [
+    { name: 'A', value: '1' },
+    { name: 'B', value: '' },
+  ]);
   assert.deepEqual(main.ports, [{ containerPort: 80, protocol: 'TCP' }]);
   assert.equal(main.securityContext?.allowPrivilegeEscalation, false);
   assert.deepEqual(main.securityContext?.capabilities?.drop, ['ALL']);
   assert.throws(() => planSandboxPod({ podName: 'p', shortId: 'a', image: 'i', user: 'postgres' }, ctx), SandboxPlanError);
 });
 
-test('files copied before start: the entrypoint waits for berth\'s marker', () => {
+test("files copied before start: the entrypoint waits for berth's marker", () => {
   const pod = planSandboxPod({ podName: 'p', shortId: 'a', image: 'i', cmd: ['cat', '/x'], waitForFiles: true }, ctx);
   const main = pod.spec!.containers[0];
   assert.equal(main.command?.[0], '/bin/sh');
@@ -100,15 +133,36 @@ test('files copied before start: the entrypoint waits for berth\'s marker', () =
 });
 
 test('volumes, tmpfs, limits and pod names', () => {
-  const pod = planSandboxPod({ podName: 'p', shortId: 'a', image: 'i', volumes: [{ claim: 'c1', target: '/d', readOnly: true }, { target: '/t', readOnly: false, memory: true }], memory: 64 * 1024 * 1024, nanoCpus: 1.5e9 }, ctx);
-  assert.deepEqual(pod.spec?.volumes, [{ name: 'v0', persistentVolumeClaim: { claimName: 'c1' } }, { name: 'v1', emptyDir: { medium: 'Memory' } }]);
+  const pod = planSandboxPod(
+    {
+      podName: 'p',
+      shortId: 'a',
+      image: 'i',
+      volumes: [
+        { claim: 'c1', target: '/d', readOnly: true },
+        { target: '/t', readOnly: false, memory: true },
+      ],
+      memory: 64 * 1024 * 1024,
+      nanoCpus: 1.5e9,
+    },
+    ctx,
+  );
+  assert.deepEqual(pod.spec?.volumes, [
+    { name: 'v0', persistentVolumeClaim: { claimName: 'c1' } },
+    { name: 'v1', emptyDir: { medium: 'Memory' } },
+  ]);
   assert.deepEqual(pod.spec!.containers[0].resources?.limits, { memory: String(64 * 1024 * 1024), cpu: '1500m' });
   assert.equal(sandboxPodName('My_Container.1', 'abc'), 'my-container-1-abc');
   assert.match(sandboxPodName('x'.repeat(100), 'abc-1'), /^x{40}-abc-1$/);
 });
 
 test('pod settings: a container label replaces the operator flag of the same key', () => {
-  const flags = { 'berth.dev/request-cpu': '100m', 'berth.dev/limit-memory': '1Gi', 'berth.dev/pull-policy': 'always', 'berth.dev/node-selector': 'pool=ci, zone=a' };
+  const flags = {
+    'berth.dev/request-cpu': '100m',
+    'berth.dev/limit-memory': '1Gi',
+    'berth.dev/pull-policy': 'always',
+    'berth.dev/node-selector': 'pool=ci, zone=a',
+  };
   const settings = podSettingsFrom(flags, { 'berth.dev/limit-memory': '64Mi', 'berth.dev/request-ephemeral-storage': '2Gi', other: 'ignored' });
   assert.deepEqual(settings, {
     requests: { cpu: '100m', 'ephemeral-storage': '2Gi' },
@@ -120,7 +174,10 @@ test('pod settings: a container label replaces the operator flag of the same key
 });
 
 test('pod settings: bad values are refused with the key named', () => {
-  assert.throws(() => podSettingsFrom({ 'berth.dev/request-cpu': 'lots' }), (e: Error) => e instanceof SandboxPlanError && /request-cpu="lots"/.test(e.message));
+  assert.throws(
+    () => podSettingsFrom({ 'berth.dev/request-cpu': 'lots' }),
+    (e: Error) => e instanceof SandboxPlanError && /request-cpu="lots"/.test(e.message),
+  );
   assert.throws(() => podSettingsFrom({ 'berth.dev/pull-policy': 'Sometimes' }), SandboxPlanError);
   assert.throws(() => podSettingsFrom({ 'berth.dev/node-selector': 'pool' }), /not k=v/);
   assert.throws(() => podSettingsFrom({ 'berth.dev/service-account': 'Bad_Name' }), SandboxPlanError);
@@ -141,7 +198,10 @@ test('pod settings in the pod: resources, selector, account, pull policy, labels
   });
   const pod = planSandboxPod({ podName: 'p', shortId: 'abc', image: 'img', memory: 64 * 1024 * 1024, settings }, ctx);
   const main = pod.spec!.containers[0];
-  assert.deepEqual(main.resources, { requests: { cpu: '50m', memory: '32Mi' }, limits: { cpu: '2', 'ephemeral-storage': '1Gi', memory: String(64 * 1024 * 1024) } });
+  assert.deepEqual(main.resources, {
+    requests: { cpu: '50m', memory: '32Mi' },
+    limits: { cpu: '2', 'ephemeral-storage': '1Gi', memory: String(64 * 1024 * 1024) },
+  });
   assert.equal(main.imagePullPolicy, 'Never');
   assert.deepEqual(pod.spec!.nodeSelector, { pool: 'ci' });
   assert.equal(pod.spec!.serviceAccountName, 'puller');

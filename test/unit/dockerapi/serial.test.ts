@@ -7,18 +7,23 @@ test('calls of one key run one at a time, in order; a failure does not block the
   const serial = new Serial();
   const log: string[] = [];
   let running = 0;
-  const call = (name: string, fail = false) => async (): Promise<string> => {
-    running++;
-    assert.equal(running, 1, 'never two at once');
-    await new Promise((r) => setTimeout(r, 5));
-    log.push(name);
-    running--;
-    if (fail) throw new Error(name);
-    return name;
-  };
+  const call =
+    (name: string, fail = false) =>
+    async (): Promise<string> => {
+      running++;
+      assert.equal(running, 1, 'never two at once');
+      await new Promise((r) => setTimeout(r, 5));
+      log.push(name);
+      running--;
+      if (fail) throw new Error(name);
+      return name;
+    };
   const results = await Promise.allSettled([serial.run('c', call('a')), serial.run('c', call('b', true)), serial.run('c', call('c'))]);
   assert.deepEqual(log, ['a', 'b', 'c']);
-  assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+  assert.deepEqual(
+    results.map((r) => r.status),
+    ['fulfilled', 'rejected', 'fulfilled'],
+  );
 });
 
 test('an object found after a lost create answer is ours only when it carries every label and annotation sent', () => {

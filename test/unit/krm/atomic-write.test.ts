@@ -48,7 +48,9 @@ test('fn eval: a write that fails after other files were staged changes nothing 
   const fn = printingFunction(OUTPUT);
   await assert.rejects(
     evalFunction(dir, { catalogs: NO_CATALOGS, exec: fn, report: new PassThrough(), stdin: new PassThrough(), stdout: new PassThrough() }),
-    (err: unknown) => err instanceof PackageWriteError && /cannot make the folder of blocked\/new\.yaml \(.*blocked is a file, not a folder\); nothing was changed/.test(err.message),
+    (err: unknown) =>
+      err instanceof PackageWriteError &&
+      /cannot make the folder of blocked\/new\.yaml \(.*blocked is a file, not a folder\); nothing was changed/.test(err.message),
   );
   assert.deepEqual(hashTree(dir), before);
 });
@@ -77,7 +79,17 @@ test('writeFilesAtomically: a folder in the way of the last file, or a read-only
   if (process.getuid?.() !== 0) {
     chmodSync(path.join(dir, 'sub'), 0o555);
     try {
-      assert.throws(() => writeFilesAtomically(dir, new Map([['a.yaml', 'A\n'], ['sub/b.yaml', 'B\n']])), /cannot write sub\/b\.yaml: .*nothing was changed/);
+      assert.throws(
+        () =>
+          writeFilesAtomically(
+            dir,
+            new Map([
+              ['a.yaml', 'A\n'],
+              ['sub/b.yaml', 'B\n'],
+            ]),
+          ),
+        /cannot write sub\/b\.yaml: .*nothing was changed/,
+      );
     } finally {
       chmodSync(path.join(dir, 'sub'), 0o755);
     }
@@ -88,7 +100,15 @@ test('writeFilesAtomically: a folder in the way of the last file, or a read-only
 test('writeFilesAtomically: files replaced whole with their permissions, new folders made, deletions done', () => {
   const dir = tree({ 'a.yaml': 'a\n', 'sub/b.yaml': 'b\n', 'run.yaml': 'r\n' });
   chmodSync(path.join(dir, 'run.yaml'), 0o640);
-  writeFilesAtomically(dir, new Map<string, string | null>([['a.yaml', 'A\n'], ['run.yaml', 'R\n'], ['new/c.yaml', 'C\n'], ['sub/b.yaml', null]]));
+  writeFilesAtomically(
+    dir,
+    new Map<string, string | null>([
+      ['a.yaml', 'A\n'],
+      ['run.yaml', 'R\n'],
+      ['new/c.yaml', 'C\n'],
+      ['sub/b.yaml', null],
+    ]),
+  );
   assert.equal(readFileSync(path.join(dir, 'a.yaml'), 'utf8'), 'A\n');
   assert.equal(readFileSync(path.join(dir, 'run.yaml'), 'utf8'), 'R\n');
   assert.equal(statSync(path.join(dir, 'run.yaml')).mode & 0o777, 0o640);

@@ -48,7 +48,11 @@ interface Side {
 }
 
 /** The same package twice, side by side: kpt renders (or evals) one, berth the other. */
-async function both(kptfile: string | undefined, kptArgs: (dir: string, results: string) => string[], berth: (dir: string, results: string, report: PassThrough) => Promise<unknown>): Promise<{ kpt: Side; berth: Side; cleanup(): void }> {
+async function both(
+  kptfile: string | undefined,
+  kptArgs: (dir: string, results: string) => string[],
+  berth: (dir: string, results: string, report: PassThrough) => Promise<unknown>,
+): Promise<{ kpt: Side; berth: Side; cleanup(): void }> {
   const work = scratchDir('berth-parity-');
   const src = tree({ ...(kptfile ? { Kptfile: kptfile } : {}), 'resources.yaml': RESOURCES });
   const side = (name: string) => ({ dir: path.join(work, name), results: path.join(work, `${name}-results`) });
@@ -102,7 +106,11 @@ pipeline:
     selectors:
     - kind: Service
 `;
-  const r = await both(kptfile, (dir, results) => ['fn', 'render', dir, '--allow-exec', '--results-dir', results], (dir, results, report) => renderPackage(dir, { catalogs: noCatalogs, report, resultsDir: results }));
+  const r = await both(
+    kptfile,
+    (dir, results) => ['fn', 'render', dir, '--allow-exec', '--results-dir', results],
+    (dir, results, report) => renderPackage(dir, { catalogs: noCatalogs, report, resultsDir: results }),
+  );
   try {
     assert.equal(r.kpt.code, 0, r.kpt.log);
     assert.equal(r.berth.code, 0, r.berth.log);
@@ -110,7 +118,9 @@ pipeline:
     assert.deepEqual(data, dataOf(r.kpt.dir));
     // Not vacuous: the selected ones changed, the excluded and unselected ones did not, and the
     // generator that selected nothing still ran (its ConfigMap is there).
-    const annotated = (data['resources.yaml'] as Array<{ metadata: { name: string; annotations?: Record<string, string> } }>).filter((i) => i.metadata.annotations?.owner).map((i) => i.metadata.name);
+    const annotated = (data['resources.yaml'] as Array<{ metadata: { name: string; annotations?: Record<string, string> } }>)
+      .filter((i) => i.metadata.annotations?.owner)
+      .map((i) => i.metadata.name);
     assert.deepEqual(annotated, ['cart', 'db']);
     assert.ok(data['configmap_gen.yaml']);
     assert.equal(resultsOf(r.berth), resultsOf(r.kpt));
@@ -141,7 +151,11 @@ pipeline:
     exclude:
     - kind: Kptfile
 `;
-  const r = await both(kptfile, (dir, results) => ['fn', 'render', dir, '--allow-exec', '--results-dir', results], (dir, results, report) => renderPackage(dir, { catalogs: noCatalogs, report, resultsDir: results }));
+  const r = await both(
+    kptfile,
+    (dir, results) => ['fn', 'render', dir, '--allow-exec', '--results-dir', results],
+    (dir, results, report) => renderPackage(dir, { catalogs: noCatalogs, report, resultsDir: results }),
+  );
   try {
     assert.equal(r.kpt.code, 1, r.kpt.log);
     assert.equal(r.berth.code, 1, r.berth.log);
@@ -162,15 +176,35 @@ pipeline:
 test('eval --match-kind/--match-labels/--exclude-namespace: same resources and results.yaml as kpt', { skip: kptMissing }, async () => {
   const fns = functionScripts(['set-annotations', 'chatty']);
   const cases: Array<{ flags: string[]; selection: Parameters<typeof evalFunction>[1]['selection']; fn: string; args: string[] }> = [
-    { fn: 'set-annotations', flags: ['--match-kind', 'ConfigMap', '--match-labels', 'tier=db'], selection: { selectors: [{ kind: 'ConfigMap', labels: { tier: 'db' } }], exclusions: [] }, args: ['stage=dev'] },
+    {
+      fn: 'set-annotations',
+      flags: ['--match-kind', 'ConfigMap', '--match-labels', 'tier=db'],
+      selection: { selectors: [{ kind: 'ConfigMap', labels: { tier: 'db' } }], exclusions: [] },
+      args: ['stage=dev'],
+    },
     // chatty writes stderr on success: results.yaml keeps it.
-    { fn: 'chatty', flags: ['--match-kind', 'ConfigMap', '--exclude-namespace', 'prod'], selection: { selectors: [{ kind: 'ConfigMap' }], exclusions: [{ namespace: 'prod' }] }, args: [] },
+    {
+      fn: 'chatty',
+      flags: ['--match-kind', 'ConfigMap', '--exclude-namespace', 'prod'],
+      selection: { selectors: [{ kind: 'ConfigMap' }], exclusions: [{ namespace: 'prod' }] },
+      args: [],
+    },
   ];
   for (const c of cases) {
     const r = await both(
       undefined,
       (dir, results) => ['fn', 'eval', dir, '--exec', fns.path[c.fn], ...c.flags, '--results-dir', results, ...(c.args.length ? ['--', ...c.args] : [])],
-      (dir, results, report) => evalFunction(dir, { catalogs: noCatalogs, report, stdin: new PassThrough(), stdout: new PassThrough(), exec: fns.path[c.fn], keyValues: c.args, selection: c.selection, resultsDir: results }),
+      (dir, results, report) =>
+        evalFunction(dir, {
+          catalogs: noCatalogs,
+          report,
+          stdin: new PassThrough(),
+          stdout: new PassThrough(),
+          exec: fns.path[c.fn],
+          keyValues: c.args,
+          selection: c.selection,
+          resultsDir: results,
+        }),
     );
     try {
       assert.equal(r.kpt.code, 0, r.kpt.log);
@@ -178,7 +212,9 @@ test('eval --match-kind/--match-labels/--exclude-namespace: same resources and r
       assert.deepEqual(dataOf(r.berth.dir), dataOf(r.kpt.dir));
       assert.equal(resultsOf(r.berth), resultsOf(r.kpt));
       assert.match(r.berth.log, /on 1 resource\(s\)/);
-      const stamped = (dataOf(r.berth.dir)['resources.yaml'] as Array<{ metadata: { name: string; annotations?: Record<string, string> } }>).filter((i) => i.metadata.annotations?.stage).map((i) => i.metadata.name);
+      const stamped = (dataOf(r.berth.dir)['resources.yaml'] as Array<{ metadata: { name: string; annotations?: Record<string, string> } }>)
+        .filter((i) => i.metadata.annotations?.stage)
+        .map((i) => i.metadata.name);
       assert.deepEqual(stamped, c.args.length ? ['db'] : []);
     } finally {
       r.cleanup();

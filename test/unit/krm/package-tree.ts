@@ -15,7 +15,10 @@ export function hashTree(dir: string): Record<string, string> {
       if (st.isDirectory()) {
         out[r] = `dir ${(st.mode & 0o7777).toString(8)}`;
         walk(r);
-      } else out[r] = `${(st.mode & 0o7777).toString(8)} ${createHash('sha256').update(readFileSync(path.join(dir, r))).digest('hex')}`;
+      } else
+        out[r] = `${(st.mode & 0o7777).toString(8)} ${createHash('sha256')
+          .update(readFileSync(path.join(dir, r)))
+          .digest('hex')}`;
     }
   };
   walk('');

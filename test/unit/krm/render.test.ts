@@ -95,11 +95,14 @@ spec:
 function pkg(extra: Record<string, string> = {}): string {
   return tree({
     Kptfile: KPTFILE,
-    'owner.yaml': 'apiVersion: fn.example.org/v1\nkind: SetAnnotations\nmetadata:\n  name: owner\n  annotations: {config.kubernetes.io/local-config: "true"}\ndata: {owner: team-a}\n',
-    'require.yaml': 'apiVersion: fn.example.org/v1\nkind: RequireLabel\nmetadata:\n  name: require\n  annotations: {config.kubernetes.io/local-config: "true"}\ndata: {label: team, kinds: Service}\n',
+    'owner.yaml':
+      'apiVersion: fn.example.org/v1\nkind: SetAnnotations\nmetadata:\n  name: owner\n  annotations: {config.kubernetes.io/local-config: "true"}\ndata: {owner: team-a}\n',
+    'require.yaml':
+      'apiVersion: fn.example.org/v1\nkind: RequireLabel\nmetadata:\n  name: require\n  annotations: {config.kubernetes.io/local-config: "true"}\ndata: {label: team, kinds: Service}\n',
     'service.yaml': SERVICE,
     'sub/Kptfile': SUB_KPTFILE,
-    'sub/tier.yaml': 'apiVersion: fn.example.org/v1\nkind: SetAnnotations\nmetadata:\n  name: tier\n  annotations: {config.kubernetes.io/local-config: "true"}\ndata: {tier: backend}\n',
+    'sub/tier.yaml':
+      'apiVersion: fn.example.org/v1\nkind: SetAnnotations\nmetadata:\n  name: tier\n  annotations: {config.kubernetes.io/local-config: "true"}\ndata: {tier: backend}\n',
     'sub/deploy.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  labels: {team: shop}\ndata:\n  # a comment inside data\n  mode: fast\n',
     ...extra,
   });
@@ -123,7 +126,10 @@ test('render: nested packages, catalog-resolved exec functions, comments and key
     const report = new PassThrough();
     let log = '';
     report.on('data', (c: Buffer) => (log += c.toString()));
-    await renderPackage(dir, { resolver: catalogResolver({ catalogs: { trusted: [s.catalog], untrusted: [], unreadable: [] }, cacheDir: s.cacheDir }), report });
+    await renderPackage(dir, {
+      resolver: catalogResolver({ catalogs: { trusted: [s.catalog], untrusted: [], unreadable: [] }, cacheDir: s.cacheDir }),
+      report,
+    });
     const service = readFileSync(path.join(dir, 'service.yaml'), 'utf8');
     assert.equal(service, SERVICE.replace('  labels: {team: shop}\n', '  labels: {team: shop}\n  annotations:\n    owner: team-a\n'));
     const cm = readFileSync(path.join(dir, 'sub/deploy.yaml'), 'utf8');
@@ -146,7 +152,10 @@ test('render: a failing validator fails the render and the package on disk is un
     const report = new PassThrough();
     let log = '';
     report.on('data', (c: Buffer) => (log += c.toString()));
-    await assert.rejects(renderPackage(dir, { resolver: catalogResolver({ catalogs: { trusted: [s.catalog], untrusted: [], unreadable: [] }, cacheDir: s.cacheDir }), report }), /requirelabel \(RequireLabel fn.example.org\/v1, catalog local\) failed/);
+    await assert.rejects(
+      renderPackage(dir, { resolver: catalogResolver({ catalogs: { trusted: [s.catalog], untrusted: [], unreadable: [] }, cacheDir: s.cacheDir }), report }),
+      /requirelabel \(RequireLabel fn.example.org\/v1, catalog local\) failed/,
+    );
     assert.match(log, /\[error\] v1\/Service\/cart: Service cart has no label team/);
     assert.equal(readFileSync(path.join(dir, 'service.yaml'), 'utf8'), before);
     assert.doesNotMatch(readFileSync(path.join(dir, 'sub/deploy.yaml'), 'utf8'), /tier/);
@@ -162,7 +171,10 @@ test('render: an executable whose sha256 no longer matches is refused, nothing r
   try {
     writeFileSync(s.setAnn.file, `${readFileSync(s.setAnn.file, 'utf8')}# tampered\n`);
     await assert.rejects(
-      renderPackage(dir, { resolver: catalogResolver({ catalogs: { trusted: [s.catalog], untrusted: [], unreadable: [] }, cacheDir: s.cacheDir }), report: new PassThrough() }),
+      renderPackage(dir, {
+        resolver: catalogResolver({ catalogs: { trusted: [s.catalog], untrusted: [], unreadable: [] }, cacheDir: s.cacheDir }),
+        report: new PassThrough(),
+      }),
       /sha256 mismatch for set-annotations-?.*refusing to run it|sha256 mismatch for setannotations/,
     );
     assert.equal(existsSync(s.setAnn.marker), false, 'the function ran');
@@ -178,7 +190,10 @@ test('render: a config kind that only an untrusted catalog provides is refused w
   const dir = pkg();
   try {
     await assert.rejects(
-      renderPackage(dir, { resolver: catalogResolver({ catalogs: { trusted: [], untrusted: [s.catalog], unreadable: [] }, cacheDir: s.cacheDir }), report: new PassThrough() }),
+      renderPackage(dir, {
+        resolver: catalogResolver({ catalogs: { trusted: [], untrusted: [s.catalog], unreadable: [] }, cacheDir: s.cacheDir }),
+        report: new PassThrough(),
+      }),
       new RegExp(`provided only by catalog local \\(${s.catalog.ref.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\\), which is not trusted: pass --trusted-catalog`),
     );
     assert.equal(readFileSync(path.join(dir, 'service.yaml'), 'utf8'), SERVICE);
@@ -197,7 +212,13 @@ test('eval: key=value config over stdin and over a folder (written back, comment
     stdout.on('data', (c: Buffer) => (out += c.toString()));
     const stdin = new PassThrough();
     stdin.end('apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n');
-    const common = { catalogs: { trusted: [], untrusted: [], unreadable: [] }, report: new PassThrough(), stdout, exec: s.setAnn.file, keyValues: ['stage=dev'] };
+    const common = {
+      catalogs: { trusted: [], untrusted: [], unreadable: [] },
+      report: new PassThrough(),
+      stdout,
+      exec: s.setAnn.file,
+      keyValues: ['stage=dev'],
+    };
     await evalFunction('-', { ...common, stdin });
     assert.deepEqual(YAML.parse(out).items[0].metadata.annotations, { stage: 'dev' });
     await evalFunction(dir, { ...common, stdin: new PassThrough() });

@@ -8,11 +8,27 @@ import { PassThrough } from 'node:stream';
 import { selectionFromFlags } from '../../../src/cli/fn.js';
 import type { KrmObject } from '../../../src/krm/package.js';
 import { buildResultList, serializeResultList, withResultsDir } from '../../../src/krm/results.js';
-import { ANN_SELECTION_ID, isEmptySelector, matchesSelector, mergeSelectionOutput, parseSelectorList, selectResources, tagSelected } from '../../../src/krm/selection.js';
+import {
+  ANN_SELECTION_ID,
+  isEmptySelector,
+  matchesSelector,
+  mergeSelectionOutput,
+  parseSelectorList,
+  selectResources,
+  tagSelected,
+} from '../../../src/krm/selection.js';
 import { scratchDir } from '../../util/scratch.js';
 
-const svc: KrmObject = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'cart', namespace: 'shop', labels: { team: 'shop', tier: 'web' }, annotations: { owner: 'a' } } as KrmObject['metadata'] };
-const deploy: KrmObject = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'cart', namespace: 'shop', labels: { team: 'shop' } } as KrmObject['metadata'] };
+const svc: KrmObject = {
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name: 'cart', namespace: 'shop', labels: { team: 'shop', tier: 'web' }, annotations: { owner: 'a' } } as KrmObject['metadata'],
+};
+const deploy: KrmObject = {
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name: 'cart', namespace: 'shop', labels: { team: 'shop' } } as KrmObject['metadata'],
+};
 const cm: KrmObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings' } };
 const all = [svc, deploy, cm];
 
@@ -52,14 +68,20 @@ test('mergeSelectionOutput: changed ones replaced in place, deleted ones gone, n
   const items = [a, b, c, d];
   const selected = [a, b, d];
   const sent = tagSelected(items, selected);
-  assert.deepEqual(sent.map((i) => i.metadata?.annotations?.[ANN_SELECTION_ID]), ['0', '1', '3']);
-  assert.equal(a.metadata?.annotations, undefined, 'the caller\'s resources are not tagged');
+  assert.deepEqual(
+    sent.map((i) => i.metadata?.annotations?.[ANN_SELECTION_ID]),
+    ['0', '1', '3'],
+  );
+  assert.equal(a.metadata?.annotations, undefined, "the caller's resources are not tagged");
   // The function changes a (and renames it: identity is the tag, not the name), deletes b, keeps d, adds e.
   const out = structuredClone(sent);
   out[0].metadata!.name = 'a2';
   const e: KrmObject = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'e' } };
   const merged = mergeSelectionOutput(items, selected, [e, out[2], out[0]]);
-  assert.deepEqual(merged.map((i) => i.metadata?.name), ['a2', 'c', 'd', 'e']);
+  assert.deepEqual(
+    merged.map((i) => i.metadata?.name),
+    ['a2', 'c', 'd', 'e'],
+  );
   assert.equal(merged[1], c, 'an unselected resource is the same object');
   for (const m of merged) assert.equal(m.metadata?.annotations?.[ANN_SELECTION_ID], undefined);
   assert.equal(merged[0].metadata?.annotations, undefined, 'an annotations map that only held the tag goes');
@@ -68,7 +90,10 @@ test('mergeSelectionOutput: changed ones replaced in place, deleted ones gone, n
 test('parseSelectorList: a Kptfile selector with a wrong shape or an unknown field is an error', () => {
   assert.deepEqual(parseSelectorList(undefined, 'w'), []);
   assert.deepEqual(parseSelectorList([{ kind: 'Service', labels: { n: 1 } }], 'w'), [{ kind: 'Service', labels: { n: '1' } }]);
-  assert.throws(() => parseSelectorList({ kind: 'Service' }, 'Kptfile: pipeline.mutators[0].selectors'), /Kptfile: pipeline.mutators\[0\].selectors: must be a list/);
+  assert.throws(
+    () => parseSelectorList({ kind: 'Service' }, 'Kptfile: pipeline.mutators[0].selectors'),
+    /Kptfile: pipeline.mutators\[0\].selectors: must be a list/,
+  );
   assert.throws(() => parseSelectorList([{ kinds: 'Service' }], 'w'), /w\[0\]: unknown field kinds/);
   assert.throws(() => parseSelectorList([{ name: 3 }], 'w'), /w\[0\].name: must be a string/);
   assert.throws(() => parseSelectorList([{ labels: 'a=b' }], 'w'), /w\[0\].labels: must be a mapping/);
@@ -76,18 +101,34 @@ test('parseSelectorList: a Kptfile selector with a wrong shape or an unknown fie
 
 test('eval flags: --match-* make one selector, --exclude-* one exclusion; none given, none made', () => {
   assert.deepEqual(selectionFromFlags({}), { selectors: [], exclusions: [] });
-  assert.deepEqual(selectionFromFlags({ matchKind: 'Service', matchLabels: ['team=shop', 'x=a=b'], excludeNamespace: 'prod', excludeAnnotations: ['skip=true'] }), {
-    selectors: [{ kind: 'Service', labels: { team: 'shop', x: 'a=b' } }],
-    exclusions: [{ namespace: 'prod', annotations: { skip: 'true' } }],
-  });
+  assert.deepEqual(
+    selectionFromFlags({ matchKind: 'Service', matchLabels: ['team=shop', 'x=a=b'], excludeNamespace: 'prod', excludeAnnotations: ['skip=true'] }),
+    {
+      selectors: [{ kind: 'Service', labels: { team: 'shop', x: 'a=b' } }],
+      exclusions: [{ namespace: 'prod', annotations: { skip: 'true' } }],
+    },
+  );
   assert.throws(() => selectionFromFlags({ matchLabels: ['team'] }), /--match-labels team: expected key=value/);
 });
 
-test('results list: kpt\'s FunctionResultList text, empty fields left out', () => {
+test("results list: kpt's FunctionResultList text, empty fields left out", () => {
   const list = buildResultList(
     [
       { exec: '/fns/set.sh', exitCode: 0 },
-      { image: 'example.org/check:1', stderr: 'two bad\n', exitCode: 1, results: [{ message: 'no label', severity: 'error', resourceRef: { apiVersion: 'v1', kind: 'Service', name: 'cart', namespace: undefined }, field: { path: 'metadata.labels.team' } }, { message: 'fyi' }] },
+      {
+        image: 'example.org/check:1',
+        stderr: 'two bad\n',
+        exitCode: 1,
+        results: [
+          {
+            message: 'no label',
+            severity: 'error',
+            resourceRef: { apiVersion: 'v1', kind: 'Service', name: 'cart', namespace: undefined },
+            field: { path: 'metadata.labels.team' },
+          },
+          { message: 'fyi' },
+        ],
+      },
     ],
     true,
   );
@@ -117,7 +158,10 @@ items:
       - message: fyi
 `,
   );
-  assert.equal(serializeResultList(buildResultList([], false)), 'apiVersion: kpt.dev/v1\nkind: FunctionResultList\nmetadata:\n  name: fnresults\nexitCode: 0\n');
+  assert.equal(
+    serializeResultList(buildResultList([], false)),
+    'apiVersion: kpt.dev/v1\nkind: FunctionResultList\nmetadata:\n  name: fnresults\nexitCode: 0\n',
+  );
 });
 
 test('withResultsDir: written (exitCode 1) when the work fails, the error passed on; nothing written without a dir', async () => {

@@ -29,7 +29,10 @@ function policy(clock: ManualClock, more: Partial<RetryPolicy> = {}): RetryPolic
 }
 
 test('the waits double from the first up to the cap; the schedule stops where the budget or the tries would be passed', () => {
-  assert.deepEqual([0, 1, 2, 3, 4, 5].map((i) => backoffDelay(i, BACKOFF)), [100, 200, 400, 800, 1000, 1000]);
+  assert.deepEqual(
+    [0, 1, 2, 3, 4, 5].map((i) => backoffDelay(i, BACKOFF)),
+    [100, 200, 400, 800, 1000, 1000],
+  );
   assert.equal(backoffDelay(10_000, BACKOFF), 1000);
   assert.deepEqual(retrySchedule({ ...BACKOFF, budgetMs: 1500 }), [100, 200, 400, 800]);
   assert.deepEqual(retrySchedule({ ...BACKOFF, tries: 3 }), [100, 200]);
@@ -81,7 +84,11 @@ test('the budget ends the retries before a wait that would pass it, and the note
 
 test('the time the tries themselves take is spent from the budget', async () => {
   const clock = manualClock();
-  const s = scripted(Array.from({ length: 20 }, () => new Blip('slow')), clock, 600);
+  const s = scripted(
+    Array.from({ length: 20 }, () => new Blip('slow')),
+    clock,
+    600,
+  );
   const err = await retrying(s.call, policy(clock, { backoff: { ...BACKOFF, budgetMs: 1500 } })).catch((e: unknown) => e);
   assert.ok(err instanceof RetriesSpent);
   // 600 + 100 + 600 + 200: the third try starts at 1500 and fails at 2100; its wait of 400 would pass the budget

@@ -70,13 +70,24 @@ const read: Script = ({ path }) => {
   const pod = pods.get(path.split('/').pop() ?? '');
   return pod ? { status: 200, body: pod } : { status: 404, body: status(404, 'NotFound', 'pods not found') };
 };
-const unavailable = (retryAfter: string): Script => () => ({ status: 503, body: status(503, 'ServiceUnavailable', 'the server is currently unable to handle the request'), headers: { 'retry-after': retryAfter } });
+const unavailable =
+  (retryAfter: string): Script =>
+  () => ({
+    status: 503,
+    body: status(503, 'ServiceUnavailable', 'the server is currently unable to handle the request'),
+    headers: { 'retry-after': retryAfter },
+  });
 
 function client(clock: ManualClock): ClusterClient {
   return new ClusterClient(stubKubeConfig(url), 'ci', { clock });
 }
 
-const POD: V1Pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', labels: { 'app.kubernetes.io/managed-by': 'berth', 'berth.dev/run': 'r1' } }, spec: { containers: [{ name: 'main', image: 'busybox' }] } };
+const POD: V1Pod = {
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name: 'p', labels: { 'app.kubernetes.io/managed-by': 'berth', 'berth.dev/run': 'r1' } },
+  spec: { containers: [{ name: 'main', image: 'busybox' }] },
+};
 const PODS = '/api/v1/namespaces/ci/pods';
 
 test('a create whose answer was lost: the retry meets 409 and reads the pod back; it is created once', async () => {
@@ -92,7 +103,9 @@ test('a create whose answer was lost: the retry meets 409 and reads the pod back
 test('a 409 on the first create is a real conflict: nothing is read back, and the create made nothing', async () => {
   pods.set('p', { ...POD, metadata: { name: 'p', labels: { other: 'owner' } } });
   script = [create, read];
-  const err = await client(manualClock()).createPod(POD).catch((e: unknown) => e);
+  const err = await client(manualClock())
+    .createPod(POD)
+    .catch((e: unknown) => e);
   assert.ok(err instanceof KubeError);
   assert.match(err.message, /^pods p already exists in namespace ci: pods "p" already exists$/);
   assert.equal(err.createdNothing, true);
@@ -102,7 +115,9 @@ test('a 409 on the first create is a real conflict: nothing is read back, and th
 test('a 409 after a lost answer on a pod that is not ours stands (someone else made it meanwhile)', async () => {
   const theirs: Script = () => (pods.set('p', { ...POD, metadata: { name: 'p', labels: { other: 'owner' } } }), 'drop');
   script = [theirs, create, read];
-  const err = await client(manualClock()).createPod(POD).catch((e: unknown) => e);
+  const err = await client(manualClock())
+    .createPod(POD)
+    .catch((e: unknown) => e);
   assert.ok(err instanceof KubeError);
   assert.equal(err.code, 409);
   assert.equal(err.createdNothing, false, 'the lost try may have landed');
@@ -110,8 +125,14 @@ test('a 409 after a lost answer on a pod that is not ours stands (someone else m
 });
 
 test('a 409 after a try the server refused (429) is a real conflict: the pod there is not read back and taken as ours', async () => {
-  script = [() => ({ status: 429, body: status(429, 'TooManyRequests', 'too many requests') }), (req) => (pods.set('p', { ...POD, metadata: { ...POD.metadata, uid: 'uid-theirs' } }), create(req)), read];
-  const err = await client(manualClock()).createPod(POD).catch((e: unknown) => e);
+  script = [
+    () => ({ status: 429, body: status(429, 'TooManyRequests', 'too many requests') }),
+    (req) => (pods.set('p', { ...POD, metadata: { ...POD.metadata, uid: 'uid-theirs' } }), create(req)),
+    read,
+  ];
+  const err = await client(manualClock())
+    .createPod(POD)
+    .catch((e: unknown) => e);
   assert.ok(err instanceof KubeError, `got ${JSON.stringify(err)}`);
   assert.equal(err.code, 409);
   assert.equal(err.createdNothing, true);
@@ -138,7 +159,9 @@ test('a throttled read waits the Retry-After the server sent, then reads', async
 test('a server that stays unavailable: the read fails once the budget is spent, and says for how long it was retried', async () => {
   script = Array.from({ length: 10 }, () => unavailable('5'));
   const clock = manualClock();
-  const err = await client(clock).readPod('p').catch((e: unknown) => e);
+  const err = await client(clock)
+    .readPod('p')
+    .catch((e: unknown) => e);
   assert.ok(err instanceof KubeError);
   assert.equal(err.code, 503);
   assert.deepEqual(clock.waits, [5000, 5000, 5000]);
@@ -149,9 +172,13 @@ test('a server that stays unavailable: the read fails once the budget is spent, 
 });
 
 test('a refusal is not tried again', async () => {
-  script = [() => ({ status: 403, body: status(403, 'Forbidden', 'pods "p" is forbidden: User "u" cannot get resource "pods" in API group "" in the namespace "ci"') })];
+  script = [
+    () => ({ status: 403, body: status(403, 'Forbidden', 'pods "p" is forbidden: User "u" cannot get resource "pods" in API group "" in the namespace "ci"') }),
+  ];
   const clock = manualClock();
-  const err = await client(clock).readPod('p').catch((e: unknown) => e);
+  const err = await client(clock)
+    .readPod('p')
+    .catch((e: unknown) => e);
   assert.ok(err instanceof KubeError);
   assert.match(err.message, /^forbidden: cannot get pods in namespace ci/);
   assert.deepEqual(seen, [`GET ${PODS}/p`]);

@@ -5,7 +5,11 @@ import path from 'node:path';
 import { resolveKubeConfig, KubeConfigError } from '../../../src/kube/config.js';
 import { scratchDir } from '../../util/scratch.js';
 
-function kubeconfig(ctxs: Array<{ name: string; cluster: string; ns?: string }>, clusters: Array<{ name: string; server: string; ca?: string }>, current?: string): string {
+function kubeconfig(
+  ctxs: Array<{ name: string; cluster: string; ns?: string }>,
+  clusters: Array<{ name: string; server: string; ca?: string }>,
+  current?: string,
+): string {
   return JSON.stringify({
     apiVersion: 'v1',
     kind: 'Config',
@@ -26,7 +30,17 @@ test('KUBECONFIG list merges: first file wins for names and current-context; rel
   const dir = tmp(t);
   mkdirSync(path.join(dir, 'b'));
   writeFileSync(path.join(dir, 'a.yaml'), kubeconfig([{ name: 'one', cluster: 'c1', ns: 'team' }], [{ name: 'c1', server: 'https://one:6443' }], 'one'));
-  writeFileSync(path.join(dir, 'b', 'b.yaml'), kubeconfig([{ name: 'one', cluster: 'c2' }, { name: 'two', cluster: 'c2' }], [{ name: 'c2', server: 'https://two:6443', ca: 'ca.crt' }], 'two'));
+  writeFileSync(
+    path.join(dir, 'b', 'b.yaml'),
+    kubeconfig(
+      [
+        { name: 'one', cluster: 'c2' },
+        { name: 'two', cluster: 'c2' },
+      ],
+      [{ name: 'c2', server: 'https://two:6443', ca: 'ca.crt' }],
+      'two',
+    ),
+  );
   const env = { KUBECONFIG: [path.join(dir, 'a.yaml'), path.join(dir, 'missing.yaml'), path.join(dir, 'b', 'b.yaml')].join(':') };
   const a = resolveKubeConfig({ env });
   assert.equal(a.kc.getCurrentContext(), 'one');
@@ -37,7 +51,10 @@ test('KUBECONFIG list merges: first file wins for names and current-context; rel
   assert.equal(b.kc.getCurrentCluster()?.caFile, path.join(dir, 'b', 'ca.crt'));
   assert.equal(b.namespace, 'default');
   assert.equal(resolveKubeConfig({ env: { ...env, BERTH_NAMESPACE: 'ci' } }).namespace, 'ci');
-  assert.throws(() => resolveKubeConfig({ env, context: 'nope' }), (e: unknown) => e instanceof KubeConfigError && /context "nope" is not in/.test(e.message));
+  assert.throws(
+    () => resolveKubeConfig({ env, context: 'nope' }),
+    (e: unknown) => e instanceof KubeConfigError && /context "nope" is not in/.test(e.message),
+  );
 });
 
 test('explicit path wins over KUBECONFIG; ~/.kube/config is the fallback', (t) => {
@@ -66,6 +83,9 @@ test('in-cluster: service host/port + token, namespace file, POD_NAMESPACE and o
   assert.equal(ic.kc.getCurrentCluster()?.caFile, path.join(sa, 'ca.crt'));
   assert.equal(ic.namespace, 'ci');
   assert.equal(resolveKubeConfig({ env: { ...env, BERTH_NAMESPACE: 'x' }, homeDir: dir, serviceAccountDir: sa }).namespace, 'x');
-  assert.equal(resolveKubeConfig({ env: { ...env, KUBERNETES_SERVICE_HOST: 'fd00::1' }, homeDir: dir, serviceAccountDir: sa }).kc.getCurrentCluster()?.server, 'https://[fd00::1]:443');
+  assert.equal(
+    resolveKubeConfig({ env: { ...env, KUBERNETES_SERVICE_HOST: 'fd00::1' }, homeDir: dir, serviceAccountDir: sa }).kc.getCurrentCluster()?.server,
+    'https://[fd00::1]:443',
+  );
   assert.throws(() => resolveKubeConfig({ env: {}, homeDir: dir, serviceAccountDir: sa }), /no cluster configured/);
 });

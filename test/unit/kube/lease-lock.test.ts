@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { leaseIsFree } from '../../../src/kube/lease-lock.js';
 
 const now = new Date('2026-01-01T00:00:30Z');
-const held = (holderIdentity: string | undefined, renewTime: string, leaseDurationSeconds = 15) => ({ spec: { holderIdentity, renewTime: new Date(renewTime), leaseDurationSeconds } });
+const held = (holderIdentity: string | undefined, renewTime: string, leaseDurationSeconds = 15) => ({
+  spec: { holderIdentity, renewTime: new Date(renewTime), leaseDurationSeconds },
+});
 
 test('a missing, unheld or own lease is free', () => {
   assert.equal(leaseIsFree(undefined, 'me', now), true);

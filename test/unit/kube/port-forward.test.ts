@@ -122,7 +122,12 @@ function ask(port: number, text: string, until: (data: string) => boolean): Prom
 
 test('published port over port-forward: refused upgrades are retried and the client bytes arrive whole', async () => {
   const logs: string[] = [];
-  const proxy = new PortProxy({ mode: 'forward', forward: (pod, port) => openPortForward(kubeConfig(), 'default', pod, port), log: (l) => logs.push(l), backoff: { initialMs: 10, maxMs: 50, budgetMs: 3000 } });
+  const proxy = new PortProxy({
+    mode: 'forward',
+    forward: (pod, port) => openPortForward(kubeConfig(), 'default', pod, port),
+    log: (l) => logs.push(l),
+    backoff: { initialMs: 10, maxMs: 50, budgetMs: 3000 },
+  });
   const published = await publish(proxy, echo.port);
   try {
     server.faults.refuseUpgrades = 3;
@@ -149,7 +154,12 @@ test('published port over port-forward: refused upgrades are retried and the cli
 });
 
 test('a client that half-closes still gets the answer, and the forward closes once the pod side is quiet', async () => {
-  const proxy = new PortProxy({ mode: 'forward', forward: (pod, port) => openPortForward(kubeConfig(), 'default', pod, port), log: () => undefined, halfCloseIdleMs: 150 });
+  const proxy = new PortProxy({
+    mode: 'forward',
+    forward: (pod, port) => openPortForward(kubeConfig(), 'default', pod, port),
+    log: () => undefined,
+    halfCloseIdleMs: 150,
+  });
   const published = await publish(proxy, echo.port);
   try {
     const r = await new Promise<{ data: string; reset: boolean; ms: number }>((resolve) => {

@@ -19,7 +19,11 @@ function apiError(code: number, headers: Record<string, string> = {}, reason = '
 
 /** A request whose answer never came: node-fetch's error for a connection reset mid-request. */
 function lostAnswer(): Error {
-  return Object.assign(new Error('request to https://k:6443/api/v1/namespaces/ci/pods failed, reason: socket hang up'), { type: 'system', code: 'ECONNRESET', errno: 'ECONNRESET' });
+  return Object.assign(new Error('request to https://k:6443/api/v1/namespaces/ci/pods failed, reason: socket hang up'), {
+    type: 'system',
+    code: 'ECONNRESET',
+    errno: 'ECONNRESET',
+  });
 }
 
 /** A call that fails with `failures` in turn, then answers `answer`. */
@@ -81,7 +85,15 @@ test('the wait a 429 or 503 asks for in Retry-After is waited in full, even past
 
 test('a Retry-After that would pass the budget ends the retries at once: the sentence says the server was retried and names the budget', async () => {
   const clock = manualClock();
-  const s = scripted([apiError(429, { 'retry-after': '5' }), apiError(429, { 'retry-after': '5' }), apiError(429, { 'retry-after': '5' }), apiError(429, { 'retry-after': '8' })], 'ok');
+  const s = scripted(
+    [
+      apiError(429, { 'retry-after': '5' }),
+      apiError(429, { 'retry-after': '5' }),
+      apiError(429, { 'retry-after': '5' }),
+      apiError(429, { 'retry-after': '8' }),
+    ],
+    'ok',
+  );
   const err = await withRetry(s.call, { clock, action: ACTION }).catch((e: unknown) => e);
   assert.ok(err instanceof KubeError);
   assert.equal(err.code, 429);
@@ -94,7 +106,10 @@ test('a Retry-After that would pass the budget ends the retries at once: the sen
 
 test('the tries run out: the last failure as a sentence, with how often and how long it was tried; its code stays', async () => {
   const clock = manualClock();
-  const s = scripted(Array.from({ length: 10 }, () => apiError(503, {}, 'ServiceUnavailable')), 'ok');
+  const s = scripted(
+    Array.from({ length: 10 }, () => apiError(503, {}, 'ServiceUnavailable')),
+    'ok',
+  );
   const err = await withRetry(s.call, { clock, action: { ...ACTION, verb: 'get' } }).catch((e: unknown) => e);
   assert.ok(err instanceof KubeError);
   assert.equal(s.calls(), KUBE_BACKOFF.tries);
@@ -104,7 +119,10 @@ test('the tries run out: the last failure as a sentence, with how often and how 
 });
 
 test('without an action the spent retries come back as RetriesSpent, which statusOf and toKubeError see through', async () => {
-  const s = scripted(Array.from({ length: 10 }, () => apiError(500)), 'ok');
+  const s = scripted(
+    Array.from({ length: 10 }, () => apiError(500)),
+    'ok',
+  );
   const err = await withRetry(s.call, { clock: manualClock(), tries: 2 }).catch((e: unknown) => e);
   assert.ok(err instanceof RetriesSpent);
   assert.equal(statusOf(err).code, 500);
@@ -112,7 +130,10 @@ test('without an action the spent retries come back as RetriesSpent, which statu
 });
 
 test("a face's hints keep the note: an unreachable cluster retried is told again with the face's context setting", async () => {
-  const s = scripted(Array.from({ length: 10 }, () => lostAnswer()), 'ok');
+  const s = scripted(
+    Array.from({ length: 10 }, () => lostAnswer()),
+    'ok',
+  );
   const err = await withRetry(s.call, { clock: manualClock(), tries: 2, action: ACTION }).catch((e: unknown) => e);
   assert.ok(err instanceof KubeError);
   const told = rehintKubeError(err, { namespaceSetting: '--namespace', roleFile: 'serve-role.yaml', contextSetting: '--context of berth serve' });
@@ -129,7 +150,10 @@ test('a call may narrow what is tried again (an exec: only an HTTP refusal prove
 });
 
 /** A create scripted by its failures, and a read-back that finds `found` (undefined: not ours). */
-function creation(failures: unknown[], readBacks: unknown[] = [{ name: 'p' }]): { create: () => Promise<{ name: string }>; readBack: () => Promise<{ name: string } | undefined>; creates: () => number; reads: () => number } {
+function creation(
+  failures: unknown[],
+  readBacks: unknown[] = [{ name: 'p' }],
+): { create: () => Promise<{ name: string }>; readBack: () => Promise<{ name: string } | undefined>; creates: () => number; reads: () => number } {
   const create = scripted(failures, { name: 'p', created: 'by this try' } as { name: string });
   let reads = 0;
   return {

@@ -7,7 +7,10 @@ interface Obj {
 }
 
 /** A fake server: each watch request is recorded and driven by the test. */
-function fakeServer(): { request: WatchRequest; requests: Array<{ query: WatchQuery; send(type: string, obj: unknown): void; end(err?: unknown): void; aborted: boolean }> } {
+function fakeServer(): {
+  request: WatchRequest;
+  requests: Array<{ query: WatchQuery; send(type: string, obj: unknown): void; end(err?: unknown): void; aborted: boolean }>;
+} {
   const requests: Array<{ query: WatchQuery; send(type: string, obj: unknown): void; end(err?: unknown): void; aborted: boolean }> = [];
   const request: WatchRequest = async (query, onEvent, done) => {
     const r = { query, send: onEvent, end: done, aborted: false };
@@ -23,7 +26,12 @@ const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
 test('a watch resumes from the last resourceVersion seen (bookmarks too) after the server ends it', async () => {
   const server = fakeServer();
   const seen: string[] = [];
-  const w = resumableWatch<Obj>({ request: server.request, query: { fieldSelector: 'metadata.name=p' }, onEvent: (type, o) => void seen.push(`${type} ${o.metadata?.resourceVersion}`), retryAfter: () => undefined });
+  const w = resumableWatch<Obj>({
+    request: server.request,
+    query: { fieldSelector: 'metadata.name=p' },
+    onEvent: (type, o) => void seen.push(`${type} ${o.metadata?.resourceVersion}`),
+    retryAfter: () => undefined,
+  });
   await tick();
   assert.deepEqual(server.requests[0].query, { fieldSelector: 'metadata.name=p', allowWatchBookmarks: true });
   server.requests[0].send('ADDED', obj('p', '5'));

@@ -35,7 +35,11 @@ function b64url(data: Buffer | string): string {
 async function startTokenServer(dir: string, service: string, issuer: string): Promise<TokenServer & { certFile: string }> {
   const key = path.join(dir, 'token.key');
   const certFile = path.join(dir, 'token.crt');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', certFile, '-days', '1', '-subj', '/CN=berth-token-issuer'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', certFile, '-days', '1', '-subj', '/CN=berth-token-issuer'],
+    { stdio: 'ignore' },
+  );
   const privateKey = createPrivateKey(readFileSync(key));
   const der = Buffer.from(readFileSync(certFile, 'utf8').replace(/-----[^-]+-----|\s/g, ''), 'base64');
   const log: string[] = [];
@@ -72,7 +76,16 @@ async function startTokenServer(dir: string, service: string, issuer: string): P
       log.push(`${who} ${params.getAll('scope').join(' ')} -> ${access.map((a) => a.actions.join(',') || '-').join(' ')}`);
       const now = Math.floor(Date.now() / 1000);
       const header = { typ: 'JWT', alg: 'RS256', x5c: [der.toString('base64')] };
-      const claims = { iss: issuer, sub: who === 'anonymous' ? '' : USER, aud: params.get('service') ?? service, exp: now + 300, nbf: now - 10, iat: now, jti: randomUUID(), access };
+      const claims = {
+        iss: issuer,
+        sub: who === 'anonymous' ? '' : USER,
+        aud: params.get('service') ?? service,
+        exp: now + 300,
+        nbf: now - 10,
+        iat: now,
+        jti: randomUUID(),
+        access,
+      };
       const signed = `${b64url(JSON.stringify(header))}.${b64url(JSON.stringify(claims))}`;
       const token = `${signed}.${b64url(sign('sha256', Buffer.from(signed), privateKey))}`;
       res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ token, expires_in: 300, issued_at: new Date(now * 1000).toISOString() }));
@@ -98,7 +111,9 @@ export interface AuthRegistry extends Registry {
 export async function startTokenRegistry(): Promise<AuthRegistry> {
   const dir = scratchDir('berth-token-');
   const tokens = await startTokenServer(dir, 'berth-test', 'berth-test-issuer');
-  const registry = await startRegistry({ auth: `{token: {realm: "${tokens.url}", service: berth-test, issuer: berth-test-issuer, rootcertbundle: ${tokens.certFile}}}` });
+  const registry = await startRegistry({
+    auth: `{token: {realm: "${tokens.url}", service: berth-test, issuer: berth-test-issuer, rootcertbundle: ${tokens.certFile}}}`,
+  });
   return {
     host: registry.host,
     tokenServer: tokens,

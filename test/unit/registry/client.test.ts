@@ -53,14 +53,22 @@ test('credentials as the docker CLI finds them: DOCKER_CONFIG, auths by host or 
     { credsStore: 'store', credHelpers: { 'ghcr.io': 'gh' }, auths: { 'ghcr.io': { auth: b64('file:ignored') } } },
     {
       gh: 'read s; [ "$1" = get ] && printf \'{"ServerURL":"%s","Username":"<token>","Secret":"id-token-for-%s"}\' "$s" "$s"',
-      store: 'read s; if [ "$s" = "https://index.docker.io/v1/" ]; then printf \'{"ServerURL":"%s","Username":"hub","Secret":"pw"}\' "$s"; else echo "credentials not found in native keychain"; exit 1; fi',
+      store:
+        'read s; if [ "$s" = "https://index.docker.io/v1/" ]; then printf \'{"ServerURL":"%s","Username":"hub","Secret":"pw"}\' "$s"; else echo "credentials not found in native keychain"; exit 1; fi',
     },
   );
-  assert.deepEqual(findCredentials('ghcr.io', helped.env), { identityToken: 'id-token-for-ghcr.io', source: 'docker-credential-gh' }, 'username <token>: an identity token');
+  assert.deepEqual(
+    findCredentials('ghcr.io', helped.env),
+    { identityToken: 'id-token-for-ghcr.io', source: 'docker-credential-gh' },
+    'username <token>: an identity token',
+  );
   assert.deepEqual(findCredentials('docker.io', helped.env), { username: 'hub', password: 'pw', source: 'docker-credential-store' });
   assert.equal(findCredentials('quay.io', helped.env), undefined, "the helper's not-found answer is no credentials");
   const broken = configDir({ credsStore: 'missing' });
-  assert.throws(() => findCredentials('quay.io', broken.env), /the docker config names the credential helper missing, but docker-credential-missing could not be run/);
+  assert.throws(
+    () => findCredentials('quay.io', broken.env),
+    /the docker config names the credential helper missing, but docker-credential-missing could not be run/,
+  );
 });
 
 interface FakeRegistry {
@@ -87,14 +95,21 @@ async function fakeRegistry(scheme: 'bearer' | 'basic', expires = 300): Promise<
       return;
     }
     seen.push(`${req.method} ${url.pathname} ${req.headers.authorization ?? '-'}`);
-    const ok = scheme === 'basic' ? req.headers.authorization === `Basic ${b64('u:pw')}` : /^Bearer t\d+$/.test(req.headers.authorization ?? '') && !revoked.has(req.headers.authorization!.slice(7));
+    const ok =
+      scheme === 'basic'
+        ? req.headers.authorization === `Basic ${b64('u:pw')}`
+        : /^Bearer t\d+$/.test(req.headers.authorization ?? '') && !revoked.has(req.headers.authorization!.slice(7));
     if (!ok) {
       const challenge = scheme === 'basic' ? 'Basic realm="fake"' : `Bearer realm="http://${host}/token",service="fake"`;
-      res.writeHead(401, { 'WWW-Authenticate': challenge, 'Content-Type': 'application/json' }).end('{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}');
+      res
+        .writeHead(401, { 'WWW-Authenticate': challenge, 'Content-Type': 'application/json' })
+        .end('{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}');
       return;
     }
-    if (url.pathname.includes('/denied/')) res.writeHead(403, { 'Content-Type': 'application/json' }).end('{"errors":[{"code":"DENIED","message":"requested access to the resource is denied"}]}');
-    else if (url.pathname.endsWith('/manifests/missing')) res.writeHead(404, { 'Content-Type': 'application/json' }).end('{"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown"}]}');
+    if (url.pathname.includes('/denied/'))
+      res.writeHead(403, { 'Content-Type': 'application/json' }).end('{"errors":[{"code":"DENIED","message":"requested access to the resource is denied"}]}');
+    else if (url.pathname.endsWith('/manifests/missing'))
+      res.writeHead(404, { 'Content-Type': 'application/json' }).end('{"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown"}]}');
     else res.writeHead(200).end('ok');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -106,10 +121,16 @@ test('Bearer: one token per scope, reused by later clients until it expires; pus
   const reg = await fakeRegistry('bearer');
   try {
     const env = configDir({}).env;
-    for (let i = 0; i < 3; i++) assert.equal((await new RegistryClient(reg.host, { env }).request('team/app', 'pull', { path: 'team/app/manifests/1' })).body.toString(), 'ok');
+    for (let i = 0; i < 3; i++)
+      assert.equal((await new RegistryClient(reg.host, { env }).request('team/app', 'pull', { path: 'team/app/manifests/1' })).body.toString(), 'ok');
     await new RegistryClient(reg.host, { env }).request('team/app', 'pull,push', { method: 'PUT', path: 'team/app/manifests/1', body: Buffer.from('{}') });
     assert.deepEqual(reg.tokens, ['repository:team/app:pull anonymous', 'repository:team/app:pull,push anonymous']);
-    assert.deepEqual(reg.seen.slice(0, 4), [`GET /v2/team/app/manifests/1 -`, 'GET /v2/team/app/manifests/1 Bearer t1', 'GET /v2/team/app/manifests/1 Bearer t1', 'GET /v2/team/app/manifests/1 Bearer t1']);
+    assert.deepEqual(reg.seen.slice(0, 4), [
+      `GET /v2/team/app/manifests/1 -`,
+      'GET /v2/team/app/manifests/1 Bearer t1',
+      'GET /v2/team/app/manifests/1 Bearer t1',
+      'GET /v2/team/app/manifests/1 Bearer t1',
+    ]);
   } finally {
     await reg.close();
   }
@@ -144,13 +165,25 @@ test('Basic: credentials from the docker config, sent with every request once as
     const client = new RegistryClient(reg.host, { env });
     await client.request('team/app', 'pull', { path: 'team/app/manifests/1' });
     await client.request('team/app', 'pull', { path: 'team/app/blobs/sha256:1' });
-    assert.deepEqual(reg.seen, ['GET /v2/team/app/manifests/1 -', `GET /v2/team/app/manifests/1 Basic ${b64('u:pw')}`, `GET /v2/team/app/blobs/sha256:1 Basic ${b64('u:pw')}`]);
+    assert.deepEqual(reg.seen, [
+      'GET /v2/team/app/manifests/1 -',
+      `GET /v2/team/app/manifests/1 Basic ${b64('u:pw')}`,
+      `GET /v2/team/app/blobs/sha256:1 Basic ${b64('u:pw')}`,
+    ]);
     await assert.rejects(
       new RegistryClient(reg.host, { env: configDir({}).env }).request('team/app', 'pull', { path: 'team/app/manifests/1' }),
-      new RegExp(`^RegistryError: registry ${reg.host} refused to pull team/app \\(answered 401: UNAUTHORIZED: authentication required\\): it needs credentials: run docker login ${reg.host}$`),
+      new RegExp(
+        `^RegistryError: registry ${reg.host} refused to pull team/app \\(answered 401: UNAUTHORIZED: authentication required\\): it needs credentials: run docker login ${reg.host}$`,
+      ),
     );
-    await assert.rejects(client.request('team/denied/x', 'pull,push', { method: 'PUT', path: 'team/denied/x/manifests/1' }), /registry .* refused to push to team\/denied\/x \(answered 403: DENIED: requested access to the resource is denied\): the account from .*config\.json may not push to team\/denied\/x/);
-    await assert.rejects(client.request('team/app', 'pull', { path: 'team/app/manifests/missing' }), /registry .* refused to find manifest missing in team\/app \(answered 404: MANIFEST_UNKNOWN: manifest unknown\): check the name/);
+    await assert.rejects(
+      client.request('team/denied/x', 'pull,push', { method: 'PUT', path: 'team/denied/x/manifests/1' }),
+      /registry .* refused to push to team\/denied\/x \(answered 403: DENIED: requested access to the resource is denied\): the account from .*config\.json may not push to team\/denied\/x/,
+    );
+    await assert.rejects(
+      client.request('team/app', 'pull', { path: 'team/app/manifests/missing' }),
+      /registry .* refused to find manifest missing in team\/app \(answered 404: MANIFEST_UNKNOWN: manifest unknown\): check the name/,
+    );
   } finally {
     await reg.close();
   }
@@ -172,11 +205,20 @@ test('progress: one line rewritten in place on a terminal for bodies over 1 MiB;
     const body = await withProgress('executable big', async (onProgress) => (await fetchUrl(url, { onProgress })).body, tty);
     assert.equal(body.length, big.length);
     assert.ok(written.length >= 2, written.join('|'));
-    assert.ok(written.every((w) => w.startsWith('\r\x1b[2K')), 'every write rewrites the one line');
-    assert.ok(written.some((w) => w.includes('executable big 3.0 MiB / 3.0 MiB')), written.join('|'));
+    assert.ok(
+      written.every((w) => w.startsWith('\r\x1b[2K')),
+      'every write rewrites the one line',
+    );
+    assert.ok(
+      written.some((w) => w.includes('executable big 3.0 MiB / 3.0 MiB')),
+      written.join('|'),
+    );
     assert.equal(written.at(-1), '\r\x1b[2K', 'the line is cleared at the end');
     const piped: string[] = [];
-    await withProgress('executable big', async (onProgress) => (await fetchUrl(url, { onProgress })).body, { isTTY: false, write: (s: string) => piped.push(s) > 0 });
+    await withProgress('executable big', async (onProgress) => (await fetchUrl(url, { onProgress })).body, {
+      isTTY: false,
+      write: (s: string) => piped.push(s) > 0,
+    });
     assert.deepEqual(piped, []);
     const small: string[] = [];
     const p = terminalProgress('small', { isTTY: true, write: (s: string) => small.push(s) > 0 });

@@ -55,9 +55,14 @@ function useCredentials(host: string, how: Parameters<typeof dockerConfig>[1]): 
 
 function runBerth(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [berth, ...args], { env: { ...process.env, BERTH_CONFIG: '/nonexistent/berth.yaml', ...env }, timeout: 30_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [berth, ...args],
+      { env: { ...process.env, BERTH_CONFIG: '/nonexistent/berth.yaml', ...env }, timeout: 30_000 },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -76,7 +81,12 @@ async function pushImage(host: string, repository: string): Promise<string> {
       layers: [{ mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip', digest: sha256Digest(layer), size: layer.length }],
     }),
   );
-  await client.request(repository, 'pull,push', { method: 'PUT', path: `${repository}/manifests/1`, headers: { 'Content-Type': 'application/vnd.oci.image.manifest.v1+json' }, body: manifest });
+  await client.request(repository, 'pull,push', {
+    method: 'PUT',
+    path: `${repository}/manifests/1`,
+    headers: { 'Content-Type': 'application/vnd.oci.image.manifest.v1+json' },
+    body: manifest,
+  });
   return sha256Digest(config);
 }
 
@@ -86,7 +96,8 @@ for (const mode of ['token', 'htpasswd'] as const) {
     let host = '';
     let configDigest = '';
     const blobRef = (): string => `oci://${host}/private/fns@${sha256Digest(EXECUTABLE)}`;
-    const loginHint = (): RegExp => new RegExp(`registry ${host.replace(/\./g, '\\.')} refused to (pull|push to|find [^)]*) .*run docker login ${host.replace(/\./g, '\\.')}`);
+    const loginHint = (): RegExp =>
+      new RegExp(`registry ${host.replace(/\./g, '\\.')} refused to (pull|push to|find [^)]*) .*run docker login ${host.replace(/\./g, '\\.')}`);
 
     before(async () => {
       registry = mode === 'token' ? await startTokenRegistry() : await startHtpasswdRegistry();
@@ -106,20 +117,35 @@ for (const mode of ['token', 'htpasswd'] as const) {
       assert.equal(pulled.layer.toString(), CATALOG.toString());
       await pushBlob(new RegistryClient(host), 'private/fns', EXECUTABLE);
       const cacheDir = scratchDir('berth-cache-');
-      const file = await ensureExecutable({ bin: 'stamp', os: 'linux', arch: 'amd64', uri: blobRef(), sha256: sha256Digest(EXECUTABLE) }, { base: 'file:///', name: 'private-fns' }, { cacheDir });
+      const file = await ensureExecutable(
+        { bin: 'stamp', os: 'linux', arch: 'amd64', uri: blobRef(), sha256: sha256Digest(EXECUTABLE) },
+        { base: 'file:///', name: 'private-fns' },
+        { cacheDir },
+      );
       assert.equal(readFileSync(file, 'utf8'), EXECUTABLE.toString());
       configDigest = await pushImage(host, 'private/web');
       const info = await readImageInfo(`${host}/private/web:1`, { platform: { os: 'linux', architecture: 'amd64' } });
       assert.deepEqual(info.config.Cmd, ['httpd']);
       assert.equal(info.configDigest, configDigest);
-      if (registry.tokenServer) assert.ok(registry.tokenServer.log.some((l) => l.startsWith('basic repository:private/catalog:pull,push -> pull,push')), registry.tokenServer.log.join('\n'));
+      if (registry.tokenServer)
+        assert.ok(
+          registry.tokenServer.log.some((l) => l.startsWith('basic repository:private/catalog:pull,push -> pull,push')),
+          registry.tokenServer.log.join('\n'),
+        );
     });
 
     test('without credentials: catalog pull, exec blob and image config are refused, naming the registry and docker login', async () => {
       useCredentials(host, 'none');
       await assert.rejects(pullCatalogArtifact(parseOciRef(`oci://${host}/private/catalog:1`)), loginHint());
       const cacheDir = scratchDir('berth-cache-');
-      await assert.rejects(ensureExecutable({ bin: 'stamp', os: 'linux', arch: 'amd64', uri: blobRef(), sha256: sha256Digest(EXECUTABLE) }, { base: 'file:///', name: 'private-fns' }, { cacheDir }), loginHint());
+      await assert.rejects(
+        ensureExecutable(
+          { bin: 'stamp', os: 'linux', arch: 'amd64', uri: blobRef(), sha256: sha256Digest(EXECUTABLE) },
+          { base: 'file:///', name: 'private-fns' },
+          { cacheDir },
+        ),
+        loginHint(),
+      );
       assert.equal(existsSync(path.join(cacheDir, 'exec')), false, 'nothing cached');
       await assert.rejects(readImageInfo(`${host}/private/web:1`), loginHint());
     });
@@ -139,7 +165,11 @@ for (const mode of ['token', 'htpasswd'] as const) {
         const pulled = await pullCatalogArtifact(parseOciRef(`oci://${host}/private/catalog:1`));
         assert.equal(pulled.layer.toString(), CATALOG.toString());
         const cacheDir = scratchDir('berth-cache-');
-        await ensureExecutable({ bin: 'stamp', os: 'linux', arch: 'amd64', uri: blobRef(), sha256: sha256Digest(EXECUTABLE) }, { base: 'file:///', name: 'private-fns' }, { cacheDir });
+        await ensureExecutable(
+          { bin: 'stamp', os: 'linux', arch: 'amd64', uri: blobRef(), sha256: sha256Digest(EXECUTABLE) },
+          { base: 'file:///', name: 'private-fns' },
+          { cacheDir },
+        );
         assert.deepEqual((await readImageInfo(`${host}/private/web:1`)).config.Cmd, ['httpd']);
         // The helper was asked with the server URL on stdin, as docker asks it.
         assert.match(readFileSync(path.join(dir, 'helper.log'), 'utf8'), new RegExp(`^${host}$`, 'm'));
@@ -160,11 +190,17 @@ for (const mode of ['token', 'htpasswd'] as const) {
       assert.equal(pushed.code, 0, pushed.stderr);
       const pinned = /--trusted-catalog (\S+)/.exec(pushed.stdout)?.[1];
       assert.match(pinned ?? '', new RegExp(`^${ref}@sha256:[0-9a-f]{64}$`));
-      const denied = await runBerth(['catalog', 'pull', '-o', path.join(dir, 'vendor'), pinned!], { DOCKER_CONFIG: none.dir, BERTH_CACHE_DIR: path.join(dir, 'cache') });
+      const denied = await runBerth(['catalog', 'pull', '-o', path.join(dir, 'vendor'), pinned!], {
+        DOCKER_CONFIG: none.dir,
+        BERTH_CACHE_DIR: path.join(dir, 'cache'),
+      });
       assert.equal(denied.code, 1, denied.stderr);
       assert.match(denied.stderr, loginHint());
       assert.equal(existsSync(path.join(dir, 'vendor')), false);
-      const vendored = await runBerth(['catalog', 'pull', '-o', path.join(dir, 'vendor'), pinned!], { DOCKER_CONFIG: withCreds.dir, BERTH_CACHE_DIR: path.join(dir, 'cache') });
+      const vendored = await runBerth(['catalog', 'pull', '-o', path.join(dir, 'vendor'), pinned!], {
+        DOCKER_CONFIG: withCreds.dir,
+        BERTH_CACHE_DIR: path.join(dir, 'cache'),
+      });
       assert.equal(vendored.code, 0, vendored.stderr);
       assert.deepEqual(YAML.parse(readFileSync(path.join(dir, 'vendor', 'private-fns.yaml'), 'utf8')), YAML.parse(CATALOG.toString()));
     });
@@ -199,7 +235,8 @@ for (const mode of ['token', 'htpasswd'] as const) {
         clearTokenCache();
         const log = registry.tokenServer!.log;
         log.length = 0;
-        for (let i = 0; i < 3; i++) assert.equal((await pullCatalogArtifact(parseOciRef(`oci://${host}/public/catalog:1`))).layer.toString(), CATALOG.toString());
+        for (let i = 0; i < 3; i++)
+          assert.equal((await pullCatalogArtifact(parseOciRef(`oci://${host}/public/catalog:1`))).layer.toString(), CATALOG.toString());
         assert.deepEqual(log, ['anonymous repository:public/catalog:pull -> pull'], 'one token for the scope, reused until it expires');
         useCredentials(host, 'identitytoken');
         assert.equal((await pullCatalogArtifact(parseOciRef(`oci://${host}/private/catalog:1`))).layer.toString(), CATALOG.toString());

@@ -54,14 +54,24 @@ test("the user's template wins on node selector keys; tolerations and pull secre
       origin: 'PodTemplate big',
       template: {
         metadata: { labels: { team: 'qa' } },
-        spec: { nodeSelector: { pool: 'big', zone: 'a' }, tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'ci', effect: 'NoSchedule' }, { key: 'gpu', operator: 'Exists' }], containers: [{ name: 'base' }] },
+        spec: {
+          nodeSelector: { pool: 'big', zone: 'a' },
+          tolerations: [
+            { key: 'dedicated', operator: 'Equal', value: 'ci', effect: 'NoSchedule' },
+            { key: 'gpu', operator: 'Exists' },
+          ],
+          containers: [{ name: 'base' }],
+        },
       },
     },
     inherited,
   );
   const spec = merged.template.spec as Record<string, unknown>;
   assert.deepEqual(spec.nodeSelector, { pool: 'big', zone: 'a' });
-  assert.deepEqual(spec.tolerations, [{ key: 'dedicated', operator: 'Equal', value: 'ci', effect: 'NoSchedule' }, { key: 'gpu', operator: 'Exists' }]);
+  assert.deepEqual(spec.tolerations, [
+    { key: 'dedicated', operator: 'Equal', value: 'ci', effect: 'NoSchedule' },
+    { key: 'gpu', operator: 'Exists' },
+  ]);
   assert.deepEqual(spec.imagePullSecrets, [{ name: 'registry-creds' }]);
   assert.deepEqual(spec.containers, [{ name: 'base' }]);
   assert.deepEqual(merged.template.metadata, { labels: { team: 'qa' } });
@@ -70,7 +80,10 @@ test("the user's template wins on node selector keys; tolerations and pull secre
 
 test('berth serve: a container pod planned under the inherited settings carries them', () => {
   const template = withInherited(undefined, inheritedFrom(ciPod, 'ci'));
-  const pod = planSandboxPod({ podName: 'p', shortId: 'abc', image: 'img', cmd: ['sleep', '1'], template }, { namespace: 'ci', owner: 'i', now: new Date(0), ttlSeconds: 60 });
+  const pod = planSandboxPod(
+    { podName: 'p', shortId: 'abc', image: 'img', cmd: ['sleep', '1'], template },
+    { namespace: 'ci', owner: 'i', now: new Date(0), ttlSeconds: 60 },
+  );
   assert.deepEqual(pod.spec!.nodeSelector, { pool: 'ci' });
   assert.deepEqual(pod.spec!.tolerations, [{ key: 'dedicated', operator: 'Equal', value: 'ci', effect: 'NoSchedule' }]);
   assert.deepEqual(pod.spec!.imagePullSecrets, [{ name: 'registry-creds' }]);
@@ -86,13 +99,21 @@ test('the pod is found by POD_NAME, else HOSTNAME, in POD_NAMESPACE, else the se
 });
 
 test('inheritance asked for outside a pod, or without the right to read it, fails with a sentence', async () => {
-  await assert.rejects(readInheritedSettings(() => Promise.reject(new Error('unused')), 'ci', { HOSTNAME: 'laptop' }, noSaDir), (e: Error) => e instanceof InheritPodError && /does not know its pod .*POD_NAME/.test(e.message));
+  await assert.rejects(
+    readInheritedSettings(() => Promise.reject(new Error('unused')), 'ci', { HOSTNAME: 'laptop' }, noSaDir),
+    (e: Error) => e instanceof InheritPodError && /does not know its pod .*POD_NAME/.test(e.message),
+  );
   await assert.rejects(
     readInheritedSettings(() => Promise.reject(new Error('forbidden')), 'ci', { POD_NAME: 'p', POD_NAMESPACE: 'ci' }, noSaDir),
     /cannot read berth's own pod ci\/p \(grant get on pods in namespace ci\): forbidden/,
   );
   const asked: string[] = [];
-  const got = await readInheritedSettings(async (ns, name) => (asked.push(`${ns}/${name}`), ciPod), 'ci', { POD_NAME: 'build-7-abc', POD_NAMESPACE: 'ci' }, noSaDir);
+  const got = await readInheritedSettings(
+    async (ns, name) => (asked.push(`${ns}/${name}`), ciPod),
+    'ci',
+    { POD_NAME: 'build-7-abc', POD_NAMESPACE: 'ci' },
+    noSaDir,
+  );
   assert.deepEqual(asked, ['ci/build-7-abc']);
   assert.deepEqual(got.nodeSelector, { pool: 'ci' });
 });
@@ -109,7 +130,10 @@ test('the shim: applySettings needs the cluster connection, and without inherita
   const home = scratchDir('berth-home-');
   const off = await applySettings({ image: 'img' }, loadRunSettings({}, home), { readPodTemplate: () => Promise.reject(new Error('unused')) });
   assert.equal(off.podTemplate, undefined);
-  await assert.rejects(applySettings({ image: 'img' }, loadRunSettings({ BERTH_INHERIT_POD_SETTINGS: '1' }, home), { readPodTemplate: () => Promise.reject(new Error('unused')) }), /needs a connection/);
+  await assert.rejects(
+    applySettings({ image: 'img' }, loadRunSettings({ BERTH_INHERIT_POD_SETTINGS: '1' }, home), { readPodTemplate: () => Promise.reject(new Error('unused')) }),
+    /needs a connection/,
+  );
   // a shim pod planned under the inherited template
   const template = withInherited(undefined, inheritedFrom(ciPod, 'ci'));
   const { pod } = planWorkload({ image: 'img', podTemplate: template }, { namespace: 'ci', owner: 'o', now: new Date(0), ttlSeconds: 60, runId: 'abc12345' });

@@ -78,7 +78,7 @@ test('a log with bytes before all of a short delivered stream is no rotation of 
   assert.equal(p.kind, 'unplaced');
 });
 
-test('a few delivered bytes at a log\'s start do not place it when more follows them', () => {
+test("a few delivered bytes at a log's start do not place it when more follows them", () => {
   const sent = delivered(lines(0, 100), Buffer.from('ok\n'));
   // a new file that begins with "ok\n" by chance and goes on with output berth never saw
   const p = placeLog(Buffer.from('ok\nsomething new\n'), sent);

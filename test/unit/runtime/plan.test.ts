@@ -70,7 +70,10 @@ test('--network none plans a deny-all policy selecting exactly this pod; host us
 test('--network none holds the main container behind the isolation gate, last of the init containers, in the helper image', () => {
   const none = planWorkload({ image: 'x', network: 'none', stdin: true, command: ['cat'] }, { ...ctx, helperImage: 'local/helper:1', stdinAsFile: true });
   const inits = none.pod.spec?.initContainers ?? [];
-  assert.deepEqual(inits.map((c) => c.name), [FILES_CONTAINER, ISOLATION_CONTAINER]);
+  assert.deepEqual(
+    inits.map((c) => c.name),
+    [FILES_CONTAINER, ISOLATION_CONTAINER],
+  );
   const gate = inits[1]!;
   assert.equal(gate.image, 'local/helper:1');
   assert.equal(gate.terminationMessagePolicy, 'FallbackToLogsOnError', 'its reason for failing becomes the status message');
@@ -85,7 +88,7 @@ test('--network none holds the main container behind the isolation gate, last of
 test('a pod template keeps its fields and may loosen defaults; berth fills the container', () => {
   const w: Workload = {
     image: 'fn:1',
-    labels: { 'team': 'web', 'not a label': 'x y' },
+    labels: { team: 'web', 'not a label': 'x y' },
     podTemplate: {
       origin: 'test',
       template: {
@@ -149,12 +152,27 @@ test('small read-only mounts become one ConfigMap with nested items; rw or large
     { key: 'm0.f3', path: 'sub/b.sh', mode: 0o755 },
   ]);
   const mountsOf = plan.pod.spec!.containers[0].volumeMounts!;
-  assert.deepEqual(mountsOf.find((m) => m.mountPath === '/schemas'), { name: 'berth-m0', mountPath: '/schemas', readOnly: true });
-  assert.deepEqual(mountsOf.find((m) => m.mountPath === '/etc/one.txt'), { name: 'berth-m1', mountPath: '/etc/one.txt', readOnly: true, subPath: 'file' });
-  assert.deepEqual(mountsOf.find((m) => m.mountPath === '/rw/one.txt'), { name: 'berth-files', mountPath: '/rw/one.txt', subPath: 'm2', readOnly: false });
-  assert.deepEqual(mountsOf.find((m) => m.mountPath === '/big.bin'), { name: 'berth-files', mountPath: '/big.bin', subPath: 'm3', readOnly: true });
+  assert.deepEqual(
+    mountsOf.find((m) => m.mountPath === '/schemas'),
+    { name: 'berth-m0', mountPath: '/schemas', readOnly: true },
+  );
+  assert.deepEqual(
+    mountsOf.find((m) => m.mountPath === '/etc/one.txt'),
+    { name: 'berth-m1', mountPath: '/etc/one.txt', readOnly: true, subPath: 'file' },
+  );
+  assert.deepEqual(
+    mountsOf.find((m) => m.mountPath === '/rw/one.txt'),
+    { name: 'berth-files', mountPath: '/rw/one.txt', subPath: 'm2', readOnly: false },
+  );
+  assert.deepEqual(
+    mountsOf.find((m) => m.mountPath === '/big.bin'),
+    { name: 'berth-files', mountPath: '/big.bin', subPath: 'm3', readOnly: true },
+  );
   assert.equal(plan.mountData.initContainer, FILES_CONTAINER);
-  assert.deepEqual(plan.mountData.entries.map((e) => e.name), ['m2', 'm3']);
+  assert.deepEqual(
+    plan.mountData.entries.map((e) => e.name),
+    ['m2', 'm3'],
+  );
   const init = plan.pod.spec!.initContainers![0];
   assert.equal(init.image, 'localhost/berth/busybox:1');
   assert.equal(init.stdin, true);
@@ -167,7 +185,10 @@ test('mount size limit and missing sources give clear errors', async (t) => {
   const dir = scratchDir('berth-plan-');
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   writeFileSync(path.join(dir, 'f'), Buffer.alloc(2048));
-  await assert.rejects(snapshotMounts([{ source: path.join(dir, 'f'), target: '/f', readOnly: true }], 1024), (e: unknown) => e instanceof MountError && /exceed berth's limit of 1 KiB/.test(e.message));
+  await assert.rejects(
+    snapshotMounts([{ source: path.join(dir, 'f'), target: '/f', readOnly: true }], 1024),
+    (e: unknown) => e instanceof MountError && /exceed berth's limit of 1 KiB/.test(e.message),
+  );
   await assert.rejects(snapshotMounts([{ source: path.join(dir, 'nope'), target: '/f', readOnly: true }]), /bind source path does not exist/);
   assert.throws(() => planWorkload({ image: 'x', mounts: [{ source: '/a', target: '/a', readOnly: true }] }, ctx), PlanError);
 });
@@ -187,7 +208,12 @@ test('pod names are DNS labels; invalid docker labels move to annotations', () =
   assert.equal(podNameFor({ image: 'ghcr.io/kptdev/krm-functions-catalog/set-labels:v0.1.5' }, 'r1'), 'set-labels-r1');
   assert.equal(podNameFor({ image: 'x@sha256:abc', name: 'My_Fn' }, 'r1'), 'my-fn-r1');
   assert.ok(podNameFor({ image: 'a'.repeat(100) }, 'r1').length <= 63);
-  assert.deepEqual(splitLabels({ 'a.b/c': 'd', 'bad key': 'v', ok: 'spaces are bad' }), { labels: { 'a.b/c': 'd' }, annotations: { ok: 'spaces are bad', 'berth.dev/docker-labels': '{"bad key":"v"}' } });
+  assert.deepEqual(splitLabels({ 'a.b/c': 'd', 'bad key': 'v', ok: 'spaces are bad' }), {
+    labels: { 'a.b/c': 'd' },
+    annotations: { ok: 'spaces are bad', 'berth.dev/docker-labels': '{"bad key":"v"}' },
+  });
   // keys no pod can carry (not even as annotations) are kept together, as JSON
-  assert.deepEqual(splitLabels({ été: '1', 'a/b/c': '2', [`${'n'.repeat(64)}`]: '3' }).annotations, { 'berth.dev/docker-labels': JSON.stringify({ été: '1', 'a/b/c': '2', ['n'.repeat(64)]: '3' }) });
+  assert.deepEqual(splitLabels({ été: '1', 'a/b/c': '2', [`${'n'.repeat(64)}`]: '3' }).annotations, {
+    'berth.dev/docker-labels': JSON.stringify({ été: '1', 'a/b/c': '2', ['n'.repeat(64)]: '3' }),
+  });
 });

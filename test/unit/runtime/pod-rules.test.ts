@@ -53,7 +53,10 @@ const fnContext: PlanContext = { namespace: 'ci', owner: OWNER, now: NOW, ttlSec
 function functionCases(): PodCase[] {
   // stdin as a file brings the files container, --network none the isolation gate
   const user = { uid: 65534, gid: 65534 };
-  const full = planWorkload({ image: 'fn', command: ['fn'], stdin: true, user, network: 'none', deadlineSeconds: 300, labels: CLAIMS }, { ...fnContext, stdinAsFile: true });
+  const full = planWorkload(
+    { image: 'fn', command: ['fn'], stdin: true, user, network: 'none', deadlineSeconds: 300, labels: CLAIMS },
+    { ...fnContext, stdinAsFile: true },
+  );
   const root = planWorkload({ image: 'fn', user: { uid: 0 } }, fnContext);
   const locked = { [FILES_CONTAINER]: 'locked', [ISOLATION_CONTAINER]: 'locked', main: 'locked' } as const;
   return [
@@ -72,7 +75,10 @@ function runningCluster(): KubeCluster {
     createNetworkPolicy: async (np: unknown) => np,
     deleteQuietly: async () => undefined,
     createPod: async (pod: V1Pod) => (queueMicrotask(() => onPod?.({ ...pod, status: running }, 'MODIFIED')), pod),
-    watchPod: (_name: string, cb: typeof onPod, signal?: AbortSignal) => ((onPod = cb), new Promise<void>((resolve) => signal?.addEventListener('abort', () => resolve()))),
+    watchPod: (_name: string, cb: typeof onPod, signal?: AbortSignal) => (
+      (onPod = cb),
+      new Promise<void>((resolve) => signal?.addEventListener('abort', () => resolve()))
+    ),
   } as unknown as KubeCluster;
 }
 
@@ -82,10 +88,23 @@ async function warmCase(): Promise<PodCase> {
   const createPod = kube.createPod.bind(kube);
   kube.createPod = (pod) => (created.push(pod), createPod(pod));
   const before = Date.now();
-  const warm = await startWarmPod({ image: 'fn', stdin: true, user: { uid: 1000 } }, { namespace: 'ci', owner: OWNER, now: NOW, ttlSeconds: TTL }, kube, 'key', new WarmPool({ idleSeconds: 120 }));
+  const warm = await startWarmPod(
+    { image: 'fn', stdin: true, user: { uid: 1000 } },
+    { namespace: 'ci', owner: OWNER, now: NOW, ttlSeconds: TTL },
+    kube,
+    'key',
+    new WarmPool({ idleSeconds: 120 }),
+  );
   const after = Date.now();
   warm.release();
-  return { name: 'warm function pod', pod: created[0], plannedAt: [before, after], deadlineSeconds: TTL + 120, user: { uid: 1000 }, containers: { main: 'locked' } };
+  return {
+    name: 'warm function pod',
+    pod: created[0],
+    plannedAt: [before, after],
+    deadlineSeconds: TTL + 120,
+    user: { uid: 1000 },
+    containers: { main: 'locked' },
+  };
 }
 
 // --- berth serve ---
@@ -118,7 +137,15 @@ function container(body: CreateBody, policy = servePolicy): ContainerRecord {
   };
 }
 
-const runInputs = (more: Partial<RunPodInputs> = {}): RunPodInputs => ({ podName: 'web-1', volumes: [], ports: [], hostAliases: [], template: undefined, record: '{}', ...more });
+const runInputs = (more: Partial<RunPodInputs> = {}): RunPodInputs => ({
+  podName: 'web-1',
+  volumes: [],
+  ports: [],
+  hostAliases: [],
+  template: undefined,
+  record: '{}',
+  ...more,
+});
 
 function serveCases(): PodCase[] {
   const before = Date.now();
@@ -131,16 +158,53 @@ function serveCases(): PodCase[] {
   const docker = { add: DOCKER_DEFAULT_CAPABILITIES };
   return [
     // the files init container works on the main container's files, with its user and capabilities
-    { name: 'serve container, non-root, files copied and NetworkMode=none', pod: full, plannedAt: at, deadlineSeconds: TTL, user: { uid: 1000, gid: 1000 }, containers: { [FEED_CONTAINER]: docker, [ISOLATION_CONTAINER]: 'locked', [SANDBOX_CONTAINER]: docker } },
-    { name: 'serve container, CapDrop and ReadonlyRootfs', pod: narrowed, plannedAt: at, deadlineSeconds: TTL, user: undefined, containers: { [SANDBOX_CONTAINER]: { add: DOCKER_DEFAULT_CAPABILITIES.filter((c) => c !== 'NET_RAW') } }, readOnlyRoot: [SANDBOX_CONTAINER] },
-    { name: 'serve container, Privileged on a berth serve --allow-privileged', pod: privileged, plannedAt: at, deadlineSeconds: TTL, user: undefined, containers: { [SANDBOX_CONTAINER]: 'privileged' } },
-    { name: 'serve peek pod, --capabilities CHOWN', pod: peek, plannedAt: at, deadlineSeconds: TTL, user: { uid: 1000 }, containers: { [SANDBOX_CONTAINER]: { add: ['CHOWN'] } } },
+    {
+      name: 'serve container, non-root, files copied and NetworkMode=none',
+      pod: full,
+      plannedAt: at,
+      deadlineSeconds: TTL,
+      user: { uid: 1000, gid: 1000 },
+      containers: { [FEED_CONTAINER]: docker, [ISOLATION_CONTAINER]: 'locked', [SANDBOX_CONTAINER]: docker },
+    },
+    {
+      name: 'serve container, CapDrop and ReadonlyRootfs',
+      pod: narrowed,
+      plannedAt: at,
+      deadlineSeconds: TTL,
+      user: undefined,
+      containers: { [SANDBOX_CONTAINER]: { add: DOCKER_DEFAULT_CAPABILITIES.filter((c) => c !== 'NET_RAW') } },
+      readOnlyRoot: [SANDBOX_CONTAINER],
+    },
+    {
+      name: 'serve container, Privileged on a berth serve --allow-privileged',
+      pod: privileged,
+      plannedAt: at,
+      deadlineSeconds: TTL,
+      user: undefined,
+      containers: { [SANDBOX_CONTAINER]: 'privileged' },
+    },
+    {
+      name: 'serve peek pod, --capabilities CHOWN',
+      pod: peek,
+      plannedAt: at,
+      deadlineSeconds: TTL,
+      user: { uid: 1000 },
+      containers: { [SANDBOX_CONTAINER]: { add: ['CHOWN'] } },
+    },
   ];
 }
 
 // --- berth task ---
 
-const taskContext: TaskPodContext = { namespace: 'ci', owner: OWNER, runId: 'abcd1234', now: NOW, ttlSeconds: TTL, image: 'busybox:1', helperImage: 'helper:1' };
+const taskContext: TaskPodContext = {
+  namespace: 'ci',
+  owner: OWNER,
+  runId: 'abcd1234',
+  now: NOW,
+  ttlSeconds: TTL,
+  image: 'busybox:1',
+  helperImage: 'helper:1',
+};
 
 function taskPod(yaml: string, ctx: TaskPodContext): V1Pod {
   const config = parseTaskConfig(`platform: linux\n${yaml}`, 't.yml');
@@ -152,9 +216,23 @@ function taskCases(): PodCase[] {
   const task = 'inputs: [{name: src}]\noutputs: [{name: out}]\n';
   const helpers = { [INPUTS_CONTAINER]: 'locked', [OUTPUTS_CONTAINER]: 'locked' } as const;
   return [
-    { name: 'task step, non-root', pod: taskPod(`${task}run: {path: ls, user: "1000"}\n`, taskContext), plannedAt: fixed, deadlineSeconds: TTL, user: { uid: 1000 }, containers: { ...helpers, [TASK_CONTAINER]: 'locked' } },
+    {
+      name: 'task step, non-root',
+      pod: taskPod(`${task}run: {path: ls, user: "1000"}\n`, taskContext),
+      plannedAt: fixed,
+      deadlineSeconds: TTL,
+      user: { uid: 1000 },
+      containers: { ...helpers, [TASK_CONTAINER]: 'locked' },
+    },
     // a target that allows it: the task container only; berth's helpers stay locked down
-    { name: 'task step, privileged, as root', pod: taskPod(`${task}run: {path: ls, user: root}\n`, { ...taskContext, privileged: true }), plannedAt: fixed, deadlineSeconds: TTL, user: { uid: 0 }, containers: { ...helpers, [TASK_CONTAINER]: 'privileged' } },
+    {
+      name: 'task step, privileged, as root',
+      pod: taskPod(`${task}run: {path: ls, user: root}\n`, { ...taskContext, privileged: true }),
+      plannedAt: fixed,
+      deadlineSeconds: TTL,
+      user: { uid: 0 },
+      containers: { ...helpers, [TASK_CONTAINER]: 'privileged' },
+    },
   ];
 }
 
@@ -167,7 +245,11 @@ const allContainers = (pod: V1Pod): V1Container[] => [...(pod.spec?.initContaine
 function checkContainer(c: V1Container, rule: Lockdown, where: string): void {
   const sc = c.securityContext ?? {};
   if (rule === 'privileged') {
-    assert.deepEqual([sc.privileged, sc.allowPrivilegeEscalation], [true, undefined], `${where}: privileged (Kubernetes refuses it beside allowPrivilegeEscalation: false)`);
+    assert.deepEqual(
+      [sc.privileged, sc.allowPrivilegeEscalation],
+      [true, undefined],
+      `${where}: privileged (Kubernetes refuses it beside allowPrivilegeEscalation: false)`,
+    );
     return;
   }
   assert.equal(sc.privileged, undefined, `${where}: not privileged`);
@@ -188,7 +270,10 @@ function checkExpiry(c: PodCase, meta: V1ObjectMeta | undefined): void {
 const rules: Array<[string, (c: PodCase) => void]> = [
   ["restartPolicy Never (the exit code is the container's terminated state)", (c) => assert.equal(c.pod.spec?.restartPolicy, 'Never')],
   ['no service account token', (c) => assert.equal(c.pod.spec?.automountServiceAccountToken, false)],
-  ['an activeDeadlineSeconds, and an expiry that agrees', (c) => (assert.equal(c.pod.spec?.activeDeadlineSeconds, c.deadlineSeconds), checkExpiry(c, c.pod.metadata))],
+  [
+    'an activeDeadlineSeconds, and an expiry that agrees',
+    (c) => (assert.equal(c.pod.spec?.activeDeadlineSeconds, c.deadlineSeconds), checkExpiry(c, c.pod.metadata)),
+  ],
   ["a grace period of docker stop's 10 s", (c) => assert.equal(c.pod.spec?.terminationGracePeriodSeconds, 10)],
   ['seccomp RuntimeDefault', (c) => assert.deepEqual(c.pod.spec?.securityContext?.seccompProfile, { type: 'RuntimeDefault' })],
   [
@@ -202,14 +287,21 @@ const rules: Array<[string, (c: PodCase) => void]> = [
   [
     "every container: no escalation, all capabilities dropped, only the face's given back; privileged only where allowed",
     (c) => {
-      assert.deepEqual(allContainers(c.pod).map((x) => x.name).sort(), Object.keys(c.containers).sort(), 'every container has its rule');
+      assert.deepEqual(
+        allContainers(c.pod)
+          .map((x) => x.name)
+          .sort(),
+        Object.keys(c.containers).sort(),
+        'every container has its rule',
+      );
       for (const x of allContainers(c.pod)) checkContainer(x, c.containers[x.name], `${c.name}, container ${x.name}`);
     },
   ],
   [
     'a read-only root filesystem where the container asked for one, and only there',
     (c) => {
-      for (const x of allContainers(c.pod)) assert.equal(x.securityContext?.readOnlyRootFilesystem, c.readOnlyRoot?.includes(x.name) ? true : undefined, x.name);
+      for (const x of allContainers(c.pod))
+        assert.equal(x.securityContext?.readOnlyRootFilesystem, c.readOnlyRoot?.includes(x.name) ? true : undefined, x.name);
     },
   ],
   [
@@ -225,12 +317,30 @@ for (const [rule, check] of rules) {
 }
 
 test('side objects carry the ownership labels and an expiry, as their pods do', () => {
-  const fn = planWorkload({ image: 'fn', network: 'none', mounts: [{ source: '/x', target: '/in', readOnly: true }] }, { ...fnContext, mounts: [{ mount: { source: '/x', target: '/in', readOnly: true, kind: 'file' }, bytes: 1, entries: [{ path: '', type: 'file', mode: 0o644, data: Buffer.from('a') }] }] });
+  const fn = planWorkload(
+    { image: 'fn', network: 'none', mounts: [{ source: '/x', target: '/in', readOnly: true }] },
+    {
+      ...fnContext,
+      mounts: [
+        {
+          mount: { source: '/x', target: '/in', readOnly: true, kind: 'file' },
+          bytes: 1,
+          entries: [{ path: '', type: 'file', mode: 0o644, data: Buffer.from('a') }],
+        },
+      ],
+    },
+  );
   const secret = planParamsSecret({ TOKEN: 'x' }, { name: 'task-abcd1234', uid: 'u' }, taskContext);
-  const claim = planCacheClaim({ task: 't.yml', path: 'c', target: 'prod' }, { namespace: 'ci', owner: OWNER, now: NOW, settings: { ttlSeconds: TTL, size: '1Gi' } });
+  const claim = planCacheClaim(
+    { task: 't.yml', path: 'c', target: 'prod' },
+    { namespace: 'ci', owner: OWNER, now: NOW, settings: { ttlSeconds: TTL, size: '1Gi' } },
+  );
   const deny = planDenyPolicy(container({}), OWNER, TTL);
   const objects = [...fn.configMaps, fn.networkPolicy!, secret, claim, deny];
-  assert.deepEqual(objects.map((o) => o.kind), ['ConfigMap', 'NetworkPolicy', 'Secret', 'PersistentVolumeClaim', 'NetworkPolicy']);
+  assert.deepEqual(
+    objects.map((o) => o.kind),
+    ['ConfigMap', 'NetworkPolicy', 'Secret', 'PersistentVolumeClaim', 'NetworkPolicy'],
+  );
   for (const o of objects) {
     assert.deepEqual([o.metadata?.labels?.[LABEL_MANAGED_BY], o.metadata?.labels?.[LABEL_OWNER]], ['berth', OWNER], o.kind);
     assert.ok(Number.isFinite(Date.parse(o.metadata?.annotations?.[ANNOTATION_EXPIRES_AT] ?? '')), `${o.kind} has an expiry`);

@@ -10,11 +10,16 @@ const unschedulable = (message: string): V1Pod => ({
 });
 
 test('a pod waiting for its volume claims to bind is pending, not failed (a provisioner makes the volume a moment later)', () => {
-  const view = viewContainer(unschedulable('0/1 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.'), 'main');
+  const view = viewContainer(
+    unschedulable(
+      '0/1 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.',
+    ),
+    'main',
+  );
   assert.deepEqual(view, { state: 'pending', progress: 'waiting for its volume claims to bind' });
 });
 
-test('a pod no node can take fails at once, naming the scheduler\'s reason', () => {
+test("a pod no node can take fails at once, naming the scheduler's reason", () => {
   const view = viewContainer(unschedulable('0/1 nodes are available: 1 Insufficient memory.'), 'main');
   assert.equal(view.state, 'failed');
   assert.match((view as { message: string }).message, /cannot be scheduled: 0\/1 nodes are available: 1 Insufficient memory/);
@@ -26,26 +31,55 @@ test('a pod whose init container failed reports that container and its message, 
     spec: { nodeName: 'n', initContainers: [{ name: 'berth-isolation', image: 'busybox' }], containers: [{ name: 'main', image: 'fn' }] },
     status: {
       phase: 'Failed',
-      initContainerStatuses: [{ name: 'berth-isolation', image: 'busybox', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 1, message: 'berth: --network none: no policy\n' } } }],
+      initContainerStatuses: [
+        {
+          name: 'berth-isolation',
+          image: 'busybox',
+          imageID: '',
+          ready: false,
+          restartCount: 0,
+          state: { terminated: { exitCode: 1, message: 'berth: --network none: no policy\n' } },
+        },
+      ],
       containerStatuses: [{ name: 'main', image: 'fn', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'PodInitializing' } } }],
     },
   };
-  assert.deepEqual(viewContainer(pod, 'main'), { state: 'failed', exitCode: 125, message: 'pod p: its init container berth-isolation failed with exit code 1: berth: --network none: no policy' });
+  assert.deepEqual(viewContainer(pod, 'main'), {
+    state: 'failed',
+    exitCode: 125,
+    message: 'pod p: its init container berth-isolation failed with exit code 1: berth: --network none: no policy',
+  });
 });
 
 test('an init container whose image cannot be pulled fails the main container at once, naming the helper image setting', () => {
   const pod: V1Pod = {
     metadata: { name: 'p' },
-    spec: { nodeName: 'n', initContainers: [{ name: 'berth-isolation', image: 'docker.io/library/busybox:1.36' }], containers: [{ name: 'main', image: 'fn' }] },
+    spec: {
+      nodeName: 'n',
+      initContainers: [{ name: 'berth-isolation', image: 'docker.io/library/busybox:1.36' }],
+      containers: [{ name: 'main', image: 'fn' }],
+    },
     status: {
       phase: 'Pending',
-      initContainerStatuses: [{ name: 'berth-isolation', image: 'busybox', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'ErrImagePull', message: 'no route to host' } } }],
+      initContainerStatuses: [
+        {
+          name: 'berth-isolation',
+          image: 'busybox',
+          imageID: '',
+          ready: false,
+          restartCount: 0,
+          state: { waiting: { reason: 'ErrImagePull', message: 'no route to host' } },
+        },
+      ],
       containerStatuses: [{ name: 'main', image: 'fn', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'PodInitializing' } } }],
     },
   };
   const view = viewContainer(pod, 'main');
   assert.equal(view.state, 'failed');
-  assert.match((view as { message: string }).message, /^init container berth-isolation: ErrImagePull for docker\.io\/library\/busybox:1\.36 \(no route to host\) \(.*BERTH_HELPER_IMAGE/);
+  assert.match(
+    (view as { message: string }).message,
+    /^init container berth-isolation: ErrImagePull for docker\.io\/library\/busybox:1\.36 \(no route to host\) \(.*BERTH_HELPER_IMAGE/,
+  );
 });
 
 /** a running pod as the node lifecycle controller leaves it once its node stops reporting: not Ready, containers ready */
@@ -54,7 +88,10 @@ const onNode = (ready: string, containersReady: string, state: Record<string, un
   spec: { nodeName: 'berth-worker', containers: [{ name: 'main', image: 'busybox' }], ...(gates ? { readinessGates: [{ conditionType: 'x' }] } : {}) },
   status: {
     phase: 'Running',
-    conditions: [{ type: 'Ready', status: ready, lastTransitionTime: new Date('2026-11-28T17:34:34Z') }, { type: 'ContainersReady', status: containersReady }],
+    conditions: [
+      { type: 'Ready', status: ready, lastTransitionTime: new Date('2026-11-28T17:34:34Z') },
+      { type: 'ContainersReady', status: containersReady },
+    ],
     containerStatuses: [{ name: 'main', image: 'busybox', imageID: '', ready: true, restartCount: 0, state }],
   },
 });
@@ -62,7 +99,10 @@ const onNode = (ready: string, containersReady: string, state: Record<string, un
 test('a running container whose node stopped reporting fails, naming the node and since when; a healthy one runs', () => {
   const view = viewContainer(onNode('False', 'True'), 'main');
   assert.equal(view.state, 'failed');
-  assert.match((view as { message: string }).message, /^node berth-worker stopped reporting to the API server since 2026-11-28T17:34:34\.000Z .*pod p is unknown/);
+  assert.match(
+    (view as { message: string }).message,
+    /^node berth-worker stopped reporting to the API server since 2026-11-28T17:34:34\.000Z .*pod p is unknown/,
+  );
   assert.deepEqual(viewContainer(onNode('True', 'True'), 'main'), { state: 'running' });
   assert.equal(viewContainer(onNode('False', 'False'), 'main').state, 'running', 'not ready for its own reasons: still running');
   assert.deepEqual(viewContainer(onNode('False', 'True', { running: {} }, true), 'main'), { state: 'running' }, 'a readiness gate can hold Ready alone');

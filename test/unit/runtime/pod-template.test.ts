@@ -27,7 +27,10 @@ const template: PodTemplateSource = {
           name: 'base',
           image: 'ignored',
           imagePullPolicy: 'Always',
-          env: [{ name: 'PROXY', value: 'http://proxy' }, { name: 'MODE', value: 'template' }],
+          env: [
+            { name: 'PROXY', value: 'http://proxy' },
+            { name: 'MODE', value: 'template' },
+          ],
           volumeMounts: [{ name: 'cache', mountPath: '/cache' }],
           resources: { requests: { cpu: '10m' }, limits: { cpu: '1' } },
           securityContext: { capabilities: { add: ['NET_ADMIN'] } },
@@ -57,8 +60,11 @@ test('a template fills what berth leaves open; berth keeps ownership, command, r
   assert.equal(main.name, 'main');
   assert.equal(main.image, 'img');
   assert.deepEqual(main.args, ['sleep', '1']);
-  assert.equal(main.imagePullPolicy, 'Always', 'the template\'s pull policy when no flag or label sets one');
-  assert.deepEqual(main.env, [{ name: 'PROXY', value: 'http://proxy' }, { name: 'MODE', value: 'docker' }]);
+  assert.equal(main.imagePullPolicy, 'Always', "the template's pull policy when no flag or label sets one");
+  assert.deepEqual(main.env, [
+    { name: 'PROXY', value: 'http://proxy' },
+    { name: 'MODE', value: 'docker' },
+  ]);
   assert.deepEqual(main.volumeMounts, [{ name: 'cache', mountPath: '/cache' }]);
   assert.deepEqual(main.resources, { requests: { cpu: '10m' }, limits: { cpu: '1' } });
   assert.deepEqual(main.securityContext!.capabilities, { add: ['NET_ADMIN'] });
@@ -114,16 +120,26 @@ test("the request's DNS, host namespaces and node selector win over the template
   assert.equal(spec.hostNetwork, true);
   assert.equal(spec.hostIPC, true);
   assert.deepEqual(spec.nodeSelector, { pool: 'settings', disk: 'ssd', zone: 'b', 'kubernetes.io/arch': 'arm64' });
-  assert.deepEqual(spec.initContainers?.map((c) => c.name), ['tpl-init', 'feed', 'gate']);
+  assert.deepEqual(
+    spec.initContainers?.map((c) => c.name),
+    ['tpl-init', 'feed', 'gate'],
+  );
   const [main] = spec.containers;
-  assert.deepEqual(spec.initContainers![1].securityContext, main.securityContext, "one without a securityContext runs as the main container, as laid on the template");
+  assert.deepEqual(
+    spec.initContainers![1].securityContext,
+    main.securityContext,
+    'one without a securityContext runs as the main container, as laid on the template',
+  );
   assert.deepEqual(main.securityContext!.capabilities, { add: ['NET_ADMIN'] }, "the template's loosening is in it");
   assert.deepEqual(spec.initContainers![2].securityContext, gate.securityContext, 'one with its own keeps it');
-  assert.deepEqual(spec.volumes?.map((v) => v.name), ['cache', 'feed']);
+  assert.deepEqual(
+    spec.volumes?.map((v) => v.name),
+    ['cache', 'feed'],
+  );
   assert.deepEqual(main.volumeMounts?.at(-1), { name: 'feed', mountPath: '/etc/app.conf', subPath: '0/app.conf' });
 });
 
-test('a pod that is not the container\'s own carries its short id under another label, never the container label', () => {
+test("a pod that is not the container's own carries its short id under another label, never the container label", () => {
   const pod = planSandboxPod({ podName: 'p', shortId: 'abc', image: 'img', idLabel: 'berth.dev/peek-of', labels: { 'berth.dev/container': 'forged' } }, ctx);
   assert.equal(pod.metadata!.labels!['berth.dev/peek-of'], 'abc');
   assert.equal(pod.metadata!.labels!['berth.dev/container'], undefined);
@@ -131,7 +147,10 @@ test('a pod that is not the container\'s own carries its short id under another 
 
 test('a template with a second container is refused, naming where it came from', () => {
   const two: PodTemplateSource = { origin: 'PodTemplate two', template: { spec: { containers: [{ name: 'a' }, { name: 'b' }] } } };
-  assert.throws(() => layPodTemplate({ spec: { containers: [{ name: 'main' }] } }, two), (e: Error) => e instanceof PodTemplateError && /PodTemplate two has 2 containers/.test(e.message));
+  assert.throws(
+    () => layPodTemplate({ spec: { containers: [{ name: 'main' }] } }, two),
+    (e: Error) => e instanceof PodTemplateError && /PodTemplate two has 2 containers/.test(e.message),
+  );
 });
 
 test('templates load from a Pod, a PodTemplate or a bare template file, or by object name', async () => {
@@ -154,23 +173,34 @@ test('templates load from a Pod, a PodTemplate or a bare template file, or by ob
 });
 
 test('a PodTemplate object read back loses the pull policy the API server defaulted for its placeholder image, and keeps a chosen one', () => {
-  const spec = (containers: Array<{ image: string; imagePullPolicy: string }>) => ({ spec: { containers: containers.map((c, i) => ({ name: `c${i}`, ...c })) } });
-  const policies = (t: ReturnType<typeof withoutDefaultedPullPolicies>) => (t.spec as { containers: Array<{ imagePullPolicy?: string }> }).containers.map((c) => c.imagePullPolicy);
+  const spec = (containers: Array<{ image: string; imagePullPolicy: string }>) => ({
+    spec: { containers: containers.map((c, i) => ({ name: `c${i}`, ...c })) },
+  });
+  const policies = (t: ReturnType<typeof withoutDefaultedPullPolicies>) =>
+    (t.spec as { containers: Array<{ imagePullPolicy?: string }> }).containers.map((c) => c.imagePullPolicy);
   assert.deepEqual(
-    policies(withoutDefaultedPullPolicies(spec([
-      { image: 'replaced-by-berth', imagePullPolicy: 'Always' },
-      { image: 'base:latest', imagePullPolicy: 'Always' },
-      { image: 'base:1', imagePullPolicy: 'IfNotPresent' },
-      { image: 'registry:5000/base', imagePullPolicy: 'Always' },
-    ]))),
+    policies(
+      withoutDefaultedPullPolicies(
+        spec([
+          { image: 'replaced-by-berth', imagePullPolicy: 'Always' },
+          { image: 'base:latest', imagePullPolicy: 'Always' },
+          { image: 'base:1', imagePullPolicy: 'IfNotPresent' },
+          { image: 'registry:5000/base', imagePullPolicy: 'Always' },
+        ]),
+      ),
+    ),
     [undefined, undefined, undefined, undefined],
   );
   assert.deepEqual(
-    policies(withoutDefaultedPullPolicies(spec([
-      { image: 'base:1', imagePullPolicy: 'Always' },
-      { image: 'placeholder', imagePullPolicy: 'Never' },
-      { image: 'registry:5000/base@sha256:abc', imagePullPolicy: 'Always' },
-    ]))),
+    policies(
+      withoutDefaultedPullPolicies(
+        spec([
+          { image: 'base:1', imagePullPolicy: 'Always' },
+          { image: 'placeholder', imagePullPolicy: 'Never' },
+          { image: 'registry:5000/base@sha256:abc', imagePullPolicy: 'Always' },
+        ]),
+      ),
+    ),
     ['Always', 'Never', 'Always'],
   );
 });

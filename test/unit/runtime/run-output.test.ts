@@ -36,7 +36,16 @@ function flakyLogs(log: Buffer, breaks: number, cutAt: number, finalLog = log, o
 async function follow(kube: KubeCluster, ended: Promise<unknown> = Promise.resolve()) {
   const out = new PassThrough();
   const collected = buffer(out);
-  const digest = await followLog({ kube, pod: 'p', container: 'main', stream: 'Stdout', out, ended, signal: new AbortController().signal, trace: () => undefined });
+  const digest = await followLog({
+    kube,
+    pod: 'p',
+    container: 'main',
+    stream: 'Stdout',
+    out,
+    ended,
+    signal: new AbortController().signal,
+    trace: () => undefined,
+  });
   out.end();
   return { digest, bytes: await collected };
 }
@@ -46,7 +55,10 @@ test('a follow that breaks three times still delivers every byte once', async ()
   let ended!: () => void;
   const containerEnded = new Promise<void>((resolve) => (ended = resolve));
   let opened = 0;
-  const { digest, bytes } = await follow(flakyLogs(LOG, 3, 500, LOG, (n) => (opened = n) === 4 && setImmediate(ended)), containerEnded);
+  const { digest, bytes } = await follow(
+    flakyLogs(LOG, 3, 500, LOG, (n) => (opened = n) === 4 && setImmediate(ended)),
+    containerEnded,
+  );
   assert.equal(opened, 4);
   assert.ok(bytes.equals(LOG));
   assert.equal(digest.bytes, LOG.length);
@@ -67,7 +79,10 @@ test('what a follow missed before the container ended comes from the whole log',
 
 test('a log that does not begin with what was delivered fails the run instead of delivering it', async () => {
   const changed = Buffer.from(LOG.toString().replace('line 3\n', 'line X\n'));
-  await assert.rejects(follow(flakyLogs(LOG, 1, 500, changed)), (e: unknown) => e instanceof RunError && /does not match what berth delivered/.test((e as Error).message));
+  await assert.rejects(
+    follow(flakyLogs(LOG, 1, 500, changed)),
+    (e: unknown) => e instanceof RunError && /does not match what berth delivered/.test((e as Error).message),
+  );
 });
 
 function seen(stdout: string, stderr: string) {

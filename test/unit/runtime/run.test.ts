@@ -46,8 +46,19 @@ function fakeCluster(opts: { attachAllowed?: boolean; container?: 'terminated' |
   let onPod: ((pod: V1Pod, type: string) => boolean) | undefined;
   const podState = (): V1Pod =>
     opts.container === 'pending'
-      ? { status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'True' }], containerStatuses: [{ name: 'main', image: 'fn', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'ContainerCreating' } } }] } }
-      : { status: { phase: 'Succeeded', containerStatuses: [{ name: 'main', image: 'fn', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 3 } } }] } };
+      ? {
+          status: {
+            phase: 'Pending',
+            conditions: [{ type: 'PodScheduled', status: 'True' }],
+            containerStatuses: [{ name: 'main', image: 'fn', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'ContainerCreating' } } }],
+          },
+        }
+      : {
+          status: {
+            phase: 'Succeeded',
+            containerStatuses: [{ name: 'main', image: 'fn', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 3 } } }],
+          },
+        };
   const deleted: Kind[] = [];
   const kube: KubeCluster = {
     kc: {} as KubeConfig,
@@ -74,7 +85,8 @@ function fakeCluster(opts: { attachAllowed?: boolean; container?: 'terminated' |
     // a cluster that serves stdout and stderr apart: the container wrote one line to stdout
     servesSplitLogs: () => Promise.resolve(true),
     readPodLog: (_name, _container, q) => Promise.resolve(Buffer.from(q?.stream === 'Stderr' ? '' : 'the log\n')),
-    openPodLog: (_name, _container, q) => Promise.resolve(Readable.from([Buffer.from(q?.stream === 'Stderr' ? '' : 'the log\n')]) as unknown as IncomingMessage),
+    openPodLog: (_name, _container, q) =>
+      Promise.resolve(Readable.from([Buffer.from(q?.stream === 'Stderr' ? '' : 'the log\n')]) as unknown as IncomingMessage),
     readPodTemplate: () => Promise.reject(new Error('not used')),
     watchPod(_name, cb, signal) {
       onPod = cb;
@@ -130,7 +142,10 @@ test('side objects, the version and the attach check go out together; the pod wa
 });
 
 // with a warm pool, the check goes out only once no warm pod served the call (a TTY call is one none can serve)
-for (const [how, extra, w] of [['', {}, {}], [' (a pool, a call no warm pod serves)', { pool: new WarmPool() }, { tty: true }]] as const) {
+for (const [how, extra, w] of [
+  ['', {}, {}],
+  [' (a pool, a call no warm pod serves)', { pool: new WarmPool() }, { tty: true }],
+] as const) {
   test(`the pod also waits for the attach check, and a denied attach creates no pod${how}`, { timeout: 5000 }, async () => {
     const fake = fakeCluster({ attachAllowed: false });
     const { run } = start(fake, extra, undefined, w);

@@ -12,7 +12,17 @@ function fakeKube(deleted: string[]): KubeCluster {
 let n = 0;
 function pod(key: string, kube: KubeCluster, alive = () => true): WarmPod {
   const name = `warm-${++n}`;
-  return { key, image: 'fn', podName: name, created: [['pods', name]], kube, readyAt: Date.now(), alive, tracker: {} as WarmPod['tracker'], release: () => undefined };
+  return {
+    key,
+    image: 'fn',
+    podName: name,
+    created: [['pods', name]],
+    kube,
+    readyAt: Date.now(),
+    alive,
+    tracker: {} as WarmPod['tracker'],
+    release: () => undefined,
+  };
 }
 
 /** Resolves once the pool holds a ready pod for `key` (refill starts in the background). */
@@ -27,7 +37,7 @@ test('a warm pod goes to exactly one call, and only to its own plan', async () =
   assert.equal(await pool.take('a'), undefined);
   pool.refill('a', async () => pod('a', kube));
   await settled();
-  assert.equal(await pool.take('b'), undefined, 'another plan got plan a\'s pod');
+  assert.equal(await pool.take('b'), undefined, "another plan got plan a's pod");
   const first = await pool.take('a');
   assert.ok(first);
   assert.equal(await pool.take('a'), undefined, 'the same pod was handed out twice');

@@ -12,7 +12,11 @@ test('frames survive being split and joined at any byte', async () => {
     for (let i = 0; i < bytes.length; i += step) decoder.write(bytes.subarray(i, i + step));
     decoder.end();
     await new Promise((r) => decoder.on('end', r).resume());
-    assert.deepEqual(out.map((f) => f.type), [FRAME.header, FRAME.stdin, FRAME.stdinEnd, FRAME.exit], `step ${step}`);
+    assert.deepEqual(
+      out.map((f) => f.type),
+      [FRAME.header, FRAME.stdin, FRAME.stdinEnd, FRAME.exit],
+      `step ${step}`,
+    );
     assert.equal(out[1].payload.length, 70_000);
     assert.equal(out[3].payload.readInt32BE(0), 42);
   }

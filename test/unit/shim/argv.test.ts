@@ -10,9 +10,11 @@ const run = (argv: string[], env: NodeJS.ProcessEnv = {}): RunCommand => {
 
 test('kustomize argv (worked example) becomes the expected workload', () => {
   const c = run(
-    ('run --rm -i -a STDIN -a STDOUT -a STDERR --network host --user nobody --security-opt=no-new-privileges ' +
+    (
+      'run --rm -i -a STDIN -a STDOUT -a STDERR --network host --user nobody --security-opt=no-new-privileges ' +
       '--mount type=bind,source=/home/dev/site/schemas,target=/schemas,readonly -e DEBUG=1 -e LOG_TO_STDERR=true ' +
-      '-e REGION=eu -e STRUCTURED_RESULTS=true -e GITHUB_TOKEN ghcr.io/acme/validate:v2').split(' '),
+      '-e REGION=eu -e STRUCTURED_RESULTS=true -e GITHUB_TOKEN ghcr.io/acme/validate:v2'
+    ).split(' '),
     { GITHUB_TOKEN: 't0k' },
   );
   assert.equal(c.remove, true);
@@ -39,7 +41,9 @@ test('-e KEY is dropped when unset in the environment, kept when set to empty', 
 });
 
 test('kpt argv: --pull, relative mount source, uid:gid user', () => {
-  const c = run('run --rm -i --network none --user 1000:2000 --security-opt=no-new-privileges --pull never --mount type=bind,src=data,dst=/data img:1'.split(' '));
+  const c = run(
+    'run --rm -i --network none --user 1000:2000 --security-opt=no-new-privileges --pull never --mount type=bind,src=data,dst=/data img:1'.split(' '),
+  );
   assert.equal(c.workload.pullPolicy, 'Never');
   assert.equal(c.workload.network, 'none');
   assert.deepEqual(c.workload.user, { uid: 1000, gid: 2000 });

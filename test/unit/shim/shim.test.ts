@@ -42,7 +42,10 @@ test('config file + env: env wins, durations parse, pod template from file is ap
   const dir = scratchDir('berth-cfg-');
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const tpl = path.join(dir, 'tpl.yaml');
-  writeFileSync(tpl, 'apiVersion: v1\nkind: PodTemplate\nmetadata: {name: t}\ntemplate:\n  metadata: {labels: {tier: fn}}\n  spec: {nodeSelector: {pool: fn}, containers: []}\n');
+  writeFileSync(
+    tpl,
+    'apiVersion: v1\nkind: PodTemplate\nmetadata: {name: t}\ntemplate:\n  metadata: {labels: {tier: fn}}\n  spec: {nodeSelector: {pool: fn}, containers: []}\n',
+  );
   const file = path.join(dir, 'config.yaml');
   writeFileSync(file, `namespace: from-file\nstartTimeout: 2m\nlabels: {a: "1"}\nresources: {memory: 128Mi}\nkeepFailedPods: true\npodTemplate: ${tpl}\n`);
   const config = loadRunSettings({ BERTH_CONFIG: file, BERTH_NAMESPACE: 'from-env', BERTH_LABELS: 'b=2' });
@@ -50,7 +53,9 @@ test('config file + env: env wins, durations parse, pod template from file is ap
   assert.equal(config.startTimeoutSeconds, 120);
   assert.deepEqual(config.labels, { a: '1', b: '2' });
   assert.equal(config.keepFailedPods, true);
-  const w = await applySettings({ image: 'x', labels: { b: 'cli' }, resources: { cpus: '1' } }, config, { readPodTemplate: () => Promise.reject(new Error('not used')) });
+  const w = await applySettings({ image: 'x', labels: { b: 'cli' }, resources: { cpus: '1' } }, config, {
+    readPodTemplate: () => Promise.reject(new Error('not used')),
+  });
   assert.deepEqual(w.labels, { a: '1', b: 'cli' });
   assert.deepEqual(w.resources, { memory: '128Mi', cpus: '1' });
   assert.equal(w.startTimeoutSeconds, 120);

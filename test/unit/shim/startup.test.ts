@@ -10,15 +10,23 @@ import { scratchDir } from '../../util/scratch.js';
 
 const main = fileURLToPath(new URL('../../../src/cli/main.js', import.meta.url));
 // Reports every module URL resolved, through node's module hooks, on stderr.
-const hook = 'data:text/javascript,import{registerHooks}from"node:module";registerHooks({resolve(s,c,next){const r=next(s,c);process.stderr.write("RESOLVED "+r.url+"\\n");return r;}})';
+const hook =
+  'data:text/javascript,import{registerHooks}from"node:module";registerHooks({resolve(s,c,next){const r=next(s,c);process.stderr.write("RESOLVED "+r.url+"\\n");return r;}})';
 
 function modulesLoadedBy(args: string[]): string[] {
   const r = spawnSync(process.execPath, ['--import', hook, main, ...args], { encoding: 'utf8', env: { ...process.env, BERTH_SHIM_AGENT: '' } });
   assert.equal(r.status, 0, r.stderr);
-  return r.stderr.split('\n').filter((l) => l.startsWith('RESOLVED ')).map((l) => l.slice('RESOLVED '.length));
+  return r.stderr
+    .split('\n')
+    .filter((l) => l.startsWith('RESOLVED '))
+    .map((l) => l.slice('RESOLVED '.length));
 }
 
-for (const args of [['docker', 'version', '--format', '{{.Client.Version}}'], ['docker', 'image', 'inspect', 'x:1'], ['docker', 'run', '--help']]) {
+for (const args of [
+  ['docker', 'version', '--format', '{{.Client.Version}}'],
+  ['docker', 'image', 'inspect', 'x:1'],
+  ['docker', 'run', '--help'],
+]) {
   test(`docker ${args.slice(1).join(' ')} does not load the Kubernetes client`, () => {
     const loaded = modulesLoadedBy(args);
     assert.ok(loaded.length > 0, 'the hook saw nothing');

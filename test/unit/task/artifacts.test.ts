@@ -24,29 +24,71 @@ test('--artifacts over BERTH_TASK_ARTIFACTS over the default (direct); anything 
   assert.throws(() => artifactMode(undefined, { BERTH_TASK_ARTIFACTS: 'x' }), /BERTH_TASK_ARTIFACTS x/);
 });
 
-const from = (over: Partial<PodArtifact> = {}): PodArtifact => ({ pod: 'task-1', ip: '10.0.0.7', port: ARTIFACT_PORT, token: 'tok', output: 'out', path: 'out', read: () => Promise.reject(new Error('unused')), ...over });
+const from = (over: Partial<PodArtifact> = {}): PodArtifact => ({
+  pod: 'task-1',
+  ip: '10.0.0.7',
+  port: ARTIFACT_PORT,
+  token: 'tok',
+  output: 'out',
+  path: 'out',
+  read: () => Promise.reject(new Error('unused')),
+  ...over,
+});
 
 test('the pod plan: a served step runs the artifact server; a fetched input is fetched by the inputs container', () => {
   const c = parseTaskConfig('platform: linux\ninputs: [{name: src}]\noutputs: [{name: out}]\nrun: {path: ls}\n', 't.yml');
-  const layout = layOut(c, { inputs: [{ name: 'src', dir: '(artifact a)', from: from() }], outputs: [], args: [], workDir: '/tmp/build/0a1b2c3d', cwd: '/', inPlan: true });
-  const ctx: TaskPodContext = { namespace: 'ci', owner: 'me', runId: 'abcd1234', now: new Date(0), ttlSeconds: 600, image: 'busybox:1', helperImage: 'helper:1', artifactToken: 'secret-token' };
+  const layout = layOut(c, {
+    inputs: [{ name: 'src', dir: '(artifact a)', from: from() }],
+    outputs: [],
+    args: [],
+    workDir: '/tmp/build/0a1b2c3d',
+    cwd: '/',
+    inPlan: true,
+  });
+  const ctx: TaskPodContext = {
+    namespace: 'ci',
+    owner: 'me',
+    runId: 'abcd1234',
+    now: new Date(0),
+    ttlSeconds: 600,
+    image: 'busybox:1',
+    helperImage: 'helper:1',
+    artifactToken: 'secret-token',
+  };
   const pod = planTaskPod(c, layout, {}, ctx);
   const init = pod.spec!.initContainers!.find((x) => x.name === INPUTS_CONTAINER)!.command!.join(' ');
-  assert.match(init, /fetch '\/tmp\/build\/0a1b2c3d\/\.berth-artifact-0' '10\.0\.0\.7' '7788' 'tok' 'out' 'out' '\/tmp\/build\/0a1b2c3d\/src' 'src' \|\| exit 1/);
+  assert.match(
+    init,
+    /fetch '\/tmp\/build\/0a1b2c3d\/\.berth-artifact-0' '10\.0\.0\.7' '7788' 'tok' 'out' 'out' '\/tmp\/build\/0a1b2c3d\/src' 'src' \|\| exit 1/,
+  );
   const serve = pod.spec!.containers.find((x) => x.name === OUTPUTS_CONTAINER)!.command!.join(' ');
   assert.match(serve, /nc -ll -p 7788 -e sh -c/);
   assert.match(serve, /secret-token/);
   assert.match(serve, /exec sleep 600/);
-  const plain = planTaskPod(c, layOut(c, { inputs: [{ name: 'src', dir: '/src' }], outputs: [], args: [], workDir: '/w', cwd: '/' }), {}, { ...ctx, artifactToken: undefined });
+  const plain = planTaskPod(
+    c,
+    layOut(c, { inputs: [{ name: 'src', dir: '/src' }], outputs: [], args: [], workDir: '/w', cwd: '/' }),
+    {},
+    { ...ctx, artifactToken: undefined },
+  );
   assert.deepEqual(plain.spec!.containers.find((x) => x.name === OUTPUTS_CONTAINER)!.command, ['sh', '-c', 'exec sleep 600']);
   assert.doesNotMatch(plain.spec!.initContainers![0].command!.join(' '), /fetch/);
 });
 
 test('a step with nothing to put in place has no inputs container; params, inputs, outputs or run.dir bring it back', () => {
-  const ctx: TaskPodContext = { namespace: 'ci', owner: 'me', runId: 'abcd1234', now: new Date(0), ttlSeconds: 600, image: 'busybox:1', helperImage: 'helper:1' };
+  const ctx: TaskPodContext = {
+    namespace: 'ci',
+    owner: 'me',
+    runId: 'abcd1234',
+    now: new Date(0),
+    ttlSeconds: 600,
+    image: 'busybox:1',
+    helperImage: 'helper:1',
+  };
   const pod = (yaml: string, params: Record<string, string> = {}, caches: TaskPodContext['caches'] = undefined) => {
     const c = parseTaskConfig(`platform: linux\n${yaml}`, 't.yml');
-    return planTaskPod(c, layOut(c, { inputs: [], outputs: [], args: [], workDir: '/w', cwd: '/', inPlan: true }), params, { ...ctx, caches }).spec!.initContainers;
+    return planTaskPod(c, layOut(c, { inputs: [], outputs: [], args: [], workDir: '/w', cwd: '/', inPlan: true }), params, { ...ctx, caches }).spec!
+      .initContainers;
   };
   assert.equal(pod('run: {path: "true"}\n'), undefined);
   assert.equal(pod('run: {path: "true"}\n', { A: '1' })?.length, 1);
@@ -54,7 +96,14 @@ test('a step with nothing to put in place has no inputs container; params, input
   assert.equal(pod('run: {path: "true", dir: sub}\n')?.length, 1);
   // it opens a cache's folder to the task's user, and berth feeds it (needsInputsContainer says so to both)
   assert.equal(pod('caches: [{path: c}]\nrun: {path: "true"}\n', {}, [{ path: 'c', claim: 'task-cache-x' }])?.length, 1);
-  assert.equal(needsInputsContainer(layOut(parseTaskConfig('platform: linux\nrun: {path: "true"}\n', 't.yml'), { inputs: [], outputs: [], args: [], workDir: '/w', cwd: '/', inPlan: true }), {}, 1), true);
+  assert.equal(
+    needsInputsContainer(
+      layOut(parseTaskConfig('platform: linux\nrun: {path: "true"}\n', 't.yml'), { inputs: [], outputs: [], args: [], workDir: '/w', cwd: '/', inPlan: true }),
+      {},
+      1,
+    ),
+    true,
+  );
 });
 
 /**
@@ -105,17 +154,21 @@ test('fetch: the whole output arrives at the input path, staging removed', { ski
   }
 });
 
-test('fetch: a stream cut short, or a wrong token, is never taken: the container fails, naming the input', { skip: !existsSync(BUSYBOX) && 'no /bin/busybox' }, async () => {
-  // cut inside a file's data, and right before the marker entry (the output complete, its end not: 5 entries
-  // of 512 bytes and 10,240 of data); a wrong token gets nothing. Each is tried 5 times, 1 s apart: together.
-  const worlds = [world('head -c 3000'), world('head -c 12800'), world('cat', 'other-token')];
-  try {
-    for (const r of await Promise.all(worlds.map((w) => w.run()))) {
-      assert.equal(r.code, 1, r.stderr);
-      assert.match(r.stderr, /berth: the artifact for input in could not be fetched from 10\.0\.0\.7:7788 \(output out\) in 5 tries/);
+test(
+  'fetch: a stream cut short, or a wrong token, is never taken: the container fails, naming the input',
+  { skip: !existsSync(BUSYBOX) && 'no /bin/busybox' },
+  async () => {
+    // cut inside a file's data, and right before the marker entry (the output complete, its end not: 5 entries
+    // of 512 bytes and 10,240 of data); a wrong token gets nothing. Each is tried 5 times, 1 s apart: together.
+    const worlds = [world('head -c 3000'), world('head -c 12800'), world('cat', 'other-token')];
+    try {
+      for (const r of await Promise.all(worlds.map((w) => w.run()))) {
+        assert.equal(r.code, 1, r.stderr);
+        assert.match(r.stderr, /berth: the artifact for input in could not be fetched from 10\.0\.0\.7:7788 \(output out\) in 5 tries/);
+      }
+      for (const w of worlds) assert.ok(!existsSync(join(w.consumer, 'in')), 'nothing at the input path');
+    } finally {
+      for (const w of worlds) rmSync(w.root, { recursive: true, force: true });
     }
-    for (const w of worlds) assert.ok(!existsSync(join(w.consumer, 'in')), 'nothing at the input path');
-  } finally {
-    for (const w of worlds) rmSync(w.root, { recursive: true, force: true });
-  }
-});
+  },
+);

@@ -25,7 +25,11 @@ test('claim name: one per (task, path, target), DNS-safe and at most 63 characte
   const name = cacheClaimName(key);
   assert.match(name, /^task-cache-unit-tests-[0-9a-f]{16}$/);
   assert.equal(cacheClaimName({ ...key }), name, 'the same key, the same claim');
-  const others = [{ ...key, task: '/home/me/other/ci/unit-tests.yml' }, { ...key, path: 'cache2' }, { ...key, target: 'prod' }].map(cacheClaimName);
+  const others = [
+    { ...key, task: '/home/me/other/ci/unit-tests.yml' },
+    { ...key, path: 'cache2' },
+    { ...key, target: 'prod' },
+  ].map(cacheClaimName);
   assert.equal(new Set([name, ...others]).size, 4, 'a different task file, path or target: a different claim');
   for (const task of [`/x/${'Ü'.repeat(300)}.yml`, '/x/...yml', '/plan.yml#build step', '/', `/${'a'.repeat(500)}.yaml`]) {
     const n = cacheClaimName({ ...key, task });
@@ -43,7 +47,10 @@ test('labels: label-safe forms of the task, the path and the target; the exact v
   assert.notEqual(labelValue(`${'a'.repeat(70)}1`), labelValue(`${'a'.repeat(70)}2`), 'long values stay apart');
   assert.equal(taskLabel('/home/me/ci/test.yml'), 'test.yml');
   assert.equal(taskLabel('/ci/pipeline.yml#unit'), 'pipeline.yml-unit');
-  const pvc = planCacheClaim({ ...key, path: 'deps/.m2' }, { namespace: 'ci', owner: 'me', now: new Date('2026-01-01T00:00:00Z'), settings: { size: '5Gi', storageClass: 'fast', ttlSeconds: 3600 } });
+  const pvc = planCacheClaim(
+    { ...key, path: 'deps/.m2' },
+    { namespace: 'ci', owner: 'me', now: new Date('2026-01-01T00:00:00Z'), settings: { size: '5Gi', storageClass: 'fast', ttlSeconds: 3600 } },
+  );
   assert.deepEqual(pvc.metadata?.labels, {
     'app.kubernetes.io/managed-by': 'berth',
     'berth.dev/owner': 'me',
@@ -58,12 +65,19 @@ test('labels: label-safe forms of the task, the path and the target; the exact v
   assert.equal(pvc.metadata?.annotations?.['berth.dev/last-used'], '2026-01-01T00:00:00Z');
   assert.equal(pvc.metadata?.annotations?.['berth.dev/expires-at'], '2026-01-01T01:00:00Z');
   assert.deepEqual(pvc.spec, { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '5Gi' } }, storageClassName: 'fast' });
-  assert.equal(cacheSelector('kind-dev', key.task), `app.kubernetes.io/managed-by=berth,app.kubernetes.io/component=task-cache,berth.dev/target=kind-dev,berth.dev/cache-of=${taskHash(key.task)}`);
+  assert.equal(
+    cacheSelector('kind-dev', key.task),
+    `app.kubernetes.io/managed-by=berth,app.kubernetes.io/component=task-cache,berth.dev/target=kind-dev,berth.dev/cache-of=${taskHash(key.task)}`,
+  );
 });
 
 test('settings: 1Gi, the default class, 7 days; each overridable and checked', () => {
   assert.deepEqual(cacheSettings({}), { size: '1Gi', storageClass: undefined, ttlSeconds: 7 * 86400 });
-  assert.deepEqual(cacheSettings({ BERTH_TASK_CACHE_SIZE: '512Mi', BERTH_TASK_CACHE_STORAGE_CLASS: 'local-path', BERTH_TASK_CACHE_TTL: '36h' }), { size: '512Mi', storageClass: 'local-path', ttlSeconds: 36 * 3600 });
+  assert.deepEqual(cacheSettings({ BERTH_TASK_CACHE_SIZE: '512Mi', BERTH_TASK_CACHE_STORAGE_CLASS: 'local-path', BERTH_TASK_CACHE_TTL: '36h' }), {
+    size: '512Mi',
+    storageClass: 'local-path',
+    ttlSeconds: 36 * 3600,
+  });
   assert.equal(cacheTtl('2d'), 2 * 86400);
   assert.throws(() => cacheSettings({ BERTH_TASK_CACHE_SIZE: 'lots' }), /BERTH_TASK_CACHE_SIZE "lots" is not a storage size/);
   assert.throws(() => cacheSettings({ BERTH_TASK_CACHE_STORAGE_CLASS: 'Fast Disks' }), /not a storage class name/);
@@ -84,7 +98,16 @@ test('cache paths: folders below the working directory, apart from inputs and ou
 test('the pod mounts each cache claim at its path below the working directory, in the copy and the task containers', () => {
   const config = parseTaskConfig('platform: linux\nrun: {path: ls}\ncaches: [{path: cache}]\n', 't.yml');
   const layout = layOut(config, { inputs: [], outputs: [], args: [], workDir: '/tmp/build/0a1b2c3d', cwd: '/here' });
-  const ctx = { namespace: 'ci', owner: 'me', runId: 'abcd1234', now: new Date(), ttlSeconds: 600, image: 'busybox:1', helperImage: 'helper:1', caches: [{ path: 'cache', claim: 'task-cache-t-0123456789abcdef' }] };
+  const ctx = {
+    namespace: 'ci',
+    owner: 'me',
+    runId: 'abcd1234',
+    now: new Date(),
+    ttlSeconds: 600,
+    image: 'busybox:1',
+    helperImage: 'helper:1',
+    caches: [{ path: 'cache', claim: 'task-cache-t-0123456789abcdef' }],
+  };
   const pod = planTaskPod(config, layout, {}, ctx);
   assert.deepEqual(pod.spec?.volumes?.[1], { name: 'cache-0', persistentVolumeClaim: { claimName: 'task-cache-t-0123456789abcdef' } });
   for (const c of [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])]) {
@@ -112,7 +135,12 @@ function fakeCluster(pods: Array<{ name: string; claim: string; phase: string }>
     annotateClaim: async (n, a) => void Object.assign(claims.get(n).metadata.annotations, a),
     deleteClaim: async (n) => void claims.delete(n),
     listClaims: async () => [...claims.values()],
-    listPods: async () => pods.map((p) => ({ metadata: { name: p.name }, spec: { containers: [], volumes: [{ name: 'c', persistentVolumeClaim: { claimName: p.claim } }] }, status: { phase: p.phase } })),
+    listPods: async () =>
+      pods.map((p) => ({
+        metadata: { name: p.name },
+        spec: { containers: [], volumes: [{ name: 'c', persistentVolumeClaim: { claimName: p.claim } }] },
+        status: { phase: p.phase },
+      })),
   };
 }
 
@@ -123,16 +151,25 @@ test('use: made on first use, its last use and expiry pushed on by the next; rm 
   assert.deepEqual(m, { path: 'cache', claim: cacheClaimName(key) });
   await useCaches(kube, [key, { ...key, task: '/other.yml' }], { owner: 'me', now: new Date('2026-01-02T00:00:00Z'), settings });
   assert.equal(kube.claims.get(m.claim).metadata.annotations['berth.dev/expires-at'], '2026-01-02T01:00:00Z');
-  assert.deepEqual((await listCaches(kube, 'kind-dev')).map((e) => [e.task, e.path, e.lastUsed]), [
-    ['/home/me/repo/ci/unit-tests.yml', 'cache', '2026-01-02T00:00:00Z'],
-    ['/other.yml', 'cache', '2026-01-02T00:00:00Z'],
-  ]);
+  assert.deepEqual(
+    (await listCaches(kube, 'kind-dev')).map((e) => [e.task, e.path, e.lastUsed]),
+    [
+      ['/home/me/repo/ci/unit-tests.yml', 'cache', '2026-01-02T00:00:00Z'],
+      ['/other.yml', 'cache', '2026-01-02T00:00:00Z'],
+    ],
+  );
   assert.deepEqual(await listCaches(kube, 'prod'), [], 'another target has none');
   await assert.rejects(removeCaches(kube, 'kind-dev', { path: 'nope' }), /no cache of path nope on target kind-dev/);
   const removed = await removeCaches(kube, 'kind-dev', { task: '/other.yml', path: './cache/' });
-  assert.deepEqual(removed.map((e) => e.task), ['/other.yml']);
+  assert.deepEqual(
+    removed.map((e) => e.task),
+    ['/other.yml'],
+  );
   assert.equal(kube.claims.size, 1);
-  const busy = fakeCluster([{ name: 'task-1', claim: m.claim, phase: 'Running' }, { name: 'task-0', claim: m.claim, phase: 'Succeeded' }]);
+  const busy = fakeCluster([
+    { name: 'task-1', claim: m.claim, phase: 'Running' },
+    { name: 'task-0', claim: m.claim, phase: 'Succeeded' },
+  ]);
   await useCaches(busy, [key], { owner: 'me', now: new Date(), settings });
   await assert.rejects(removeCaches(busy, 'kind-dev', {}), /in use by pod task-1: nothing was deleted/);
   assert.equal(busy.claims.size, 1);

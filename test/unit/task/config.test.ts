@@ -50,7 +50,9 @@ test('a full config is read as Concourse reads it', () => {
 });
 
 test('missing platform and run.path, unknown keys, duplicate names: each with its field and line', () => {
-  const problems = problemsOf(['ouputs: []', 'inputs:', '  - name: a', '  - name: a', 'outputs:', '  - name: o', '  - name: o', 'run:', '  args: []', '  user2: x'].join('\n'));
+  const problems = problemsOf(
+    ['ouputs: []', 'inputs:', '  - name: a', '  - name: a', 'outputs:', '  - name: o', '  - name: o', 'run:', '  args: []', '  user2: x'].join('\n'),
+  );
   const text = problems.join('\n');
   assert.match(text, /unknown field ouputs \(line 1\)/);
   assert.match(text, /missing 'platform' \(line 1\)/);
@@ -61,7 +63,11 @@ test('missing platform and run.path, unknown keys, duplicate names: each with it
 });
 
 test('inputs without a name, paths leaving the working directory, two inputs at one path', () => {
-  const text = problemsOf(['platform: linux', 'inputs:', '  - path: x', '  - name: b', '    path: ../up', '  - name: c', '    path: d', '  - name: d', 'run: { path: ls }'].join('\n')).join('\n');
+  const text = problemsOf(
+    ['platform: linux', 'inputs:', '  - path: x', '  - name: b', '    path: ../up', '  - name: c', '    path: d', '  - name: d', 'run: { path: ls }'].join(
+      '\n',
+    ),
+  ).join('\n');
   assert.match(text, /input in position 0 is missing a name \(line 3\)/);
   assert.match(text, /inputs\[1\]\.path "\.\.\/up" must stay inside the working directory/);
   assert.match(text, /inputs "c" and "d" have the same path "d"/);
@@ -73,7 +79,10 @@ test('an input and an output may share a path', () => {
 });
 
 test('image_resource: digest, unsupported types, rootfs_uri, no image', () => {
-  const withDigest = parseTaskConfig('platform: linux\nimage_resource: {type: docker-image, source: {repository: alpine}, version: {digest: "sha256:abc"}}\nrun: {path: ls}\n', 't.yml');
+  const withDigest = parseTaskConfig(
+    'platform: linux\nimage_resource: {type: docker-image, source: {repository: alpine}, version: {digest: "sha256:abc"}}\nrun: {path: ls}\n',
+    't.yml',
+  );
   assert.equal(imageOf(withDigest, undefined, 't.yml'), 'alpine@sha256:abc');
   const mock = parseTaskConfig('platform: linux\n\nimage_resource:\n  type: mock\n  source: {mirror_self: true}\nrun: {path: ls}\n', 't.yml');
   assert.throws(() => imageOf(mock, undefined, 't.yml'), /image_resource.type "mock" \(line 4\) is not supported.*--image/);
@@ -90,7 +99,10 @@ test('container_limits: shares and memory sizes', () => {
   assert.equal(memoryBytes('1gb'), 1024 ** 3);
   assert.equal(memoryBytes('64K'), 64 * 1024);
   assert.equal(memoryBytes('lots'), undefined);
-  assert.match(problemsOf('platform: linux\ncontainer_limits: {cpu: -1, memory: lots, disk: 1}\nrun: {path: ls}\n').join('\n'), /unknown field container_limits\.disk[\s\S]*cpu must be a whole number[\s\S]*memory must be bytes/);
+  assert.match(
+    problemsOf('platform: linux\ncontainer_limits: {cpu: -1, memory: lots, disk: 1}\nrun: {path: ls}\n').join('\n'),
+    /unknown field container_limits\.disk[\s\S]*cpu must be a whole number[\s\S]*memory must be bytes/,
+  );
 });
 
 test('YAML syntax errors and a document that is not a mapping are refused', () => {
@@ -100,6 +112,12 @@ test('YAML syntax errors and a document that is not a mapping are refused', () =
 });
 
 test('syntax errors are sentences: no dangling colon, and a second document named as such', () => {
-  assert.throws(() => parseTaskConfig('platform: linux\nrun:\n\tpath: x\n', 't.yml'), (e: Error) => /Tabs are not allowed as indentation at line 3, column 1$/m.test(e.message));
-  assert.throws(() => parseTaskConfig('platform: linux\n---\nplatform: linux\n', 't.yml'), /the file holds more than one YAML document \(---\) at line 2, column 1: a Concourse file is one document/);
+  assert.throws(
+    () => parseTaskConfig('platform: linux\nrun:\n\tpath: x\n', 't.yml'),
+    (e: Error) => /Tabs are not allowed as indentation at line 3, column 1$/m.test(e.message),
+  );
+  assert.throws(
+    () => parseTaskConfig('platform: linux\n---\nplatform: linux\n', 't.yml'),
+    /the file holds more than one YAML document \(---\) at line 2, column 1: a Concourse file is one document/,
+  );
 });

@@ -4,9 +4,17 @@ import assert from 'node:assert/strict';
 import { OutputReadRefused, outputCheckCommand, outputReadFailure, outputTarCommand } from '../../../src/task/output-read.js';
 
 test("busybox tar's unreadable files are named below the output's folder, with the fix", () => {
-  const err = outputReadFailure('out', 'build/out', 1, "tar: can't open './secret': Permission denied\ntar: can't open './d/key': Permission denied\ntar: error exit delayed from previous errors\n");
+  const err = outputReadFailure(
+    'out',
+    'build/out',
+    1,
+    "tar: can't open './secret': Permission denied\ntar: can't open './d/key': Permission denied\ntar: error exit delayed from previous errors\n",
+  );
   assert.ok(err instanceof OutputReadRefused);
-  assert.equal(err.message, "output `out`: the task left build/out/secret (Permission denied), build/out/d/key (Permission denied) unreadable to berth's outputs container: make them readable (chmod a+r) or remove them before the task ends");
+  assert.equal(
+    err.message,
+    "output `out`: the task left build/out/secret (Permission denied), build/out/d/key (Permission denied) unreadable to berth's outputs container: make them readable (chmod a+r) or remove them before the task ends",
+  );
 });
 
 test("GNU tar's words name the file too", () => {

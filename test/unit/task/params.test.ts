@@ -52,7 +52,10 @@ test("goJson writes what Go's encoding/json writes", () => {
 });
 
 test('a timestamp-like value is the text it is (go-yaml v2 into an untyped value), as a param, an arg and in a map', () => {
-  const c = parseTaskConfig('platform: linux\nparams: { D: 2024-01-01, T: 2001-12-14t21:59:43.10-05:00, M: { d: 2024-01-01 } }\nrun: { path: echo, args: [2024-01-01] }\n', 't.yml');
+  const c = parseTaskConfig(
+    'platform: linux\nparams: { D: 2024-01-01, T: 2001-12-14t21:59:43.10-05:00, M: { d: 2024-01-01 } }\nrun: { path: echo, args: [2024-01-01] }\n',
+    't.yml',
+  );
   assert.deepEqual(c.params, { D: '2024-01-01', T: '2001-12-14t21:59:43.10-05:00', M: '{"d":"2024-01-01"}' });
   assert.deepEqual(c.run.args, ['2024-01-01']);
 });

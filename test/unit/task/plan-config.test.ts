@@ -35,7 +35,10 @@ test('steps, in_parallel (list or steps:), do, hooks, mappings, params', () => {
   assert.equal(a.ensure?.kind, 'task');
   const par = steps[1];
   assert.ok(par.kind === 'in_parallel');
-  assert.deepEqual(par.steps.map((s) => s.kind), ['task', 'do']);
+  assert.deepEqual(
+    par.steps.map((s) => s.kind),
+    ['task', 'do'],
+  );
   assert.equal(par.onFailure?.kind, 'task');
 });
 
@@ -45,7 +48,10 @@ test("an inline config is parsed with the plan file's own line numbers", () => {
   assert.ok(b.kind === 'task' && b.configText !== undefined);
   assert.throws(
     () => parseTaskConfig(b.configText as string, 'plan.yml (task b)'),
-    (e: Error) => e instanceof TaskConfigError && /unknown field run\.paht \(line 6\)/.test(e.message) && /missing path to executable to run: run\.path \(line 6\)/.test(e.message),
+    (e: Error) =>
+      e instanceof TaskConfigError &&
+      /unknown field run\.paht \(line 6\)/.test(e.message) &&
+      /missing path to executable to run: run\.path \(line 6\)/.test(e.message),
   );
 });
 
@@ -65,7 +71,10 @@ test('a get of an undeclared resource, unknown fields and steps, file and config
 });
 
 test('in_parallel: limit and fail_fast are read (a whole number above 0, a boolean); anything else is refused with its line', () => {
-  const [par] = parsePlan('plan:\n  - in_parallel:\n      limit: 2\n      fail_fast: true\n      steps:\n        - task: a\n          file: a.yml\n', 'plan.yml');
+  const [par] = parsePlan(
+    'plan:\n  - in_parallel:\n      limit: 2\n      fail_fast: true\n      steps:\n        - task: a\n          file: a.yml\n',
+    'plan.yml',
+  );
   assert.ok(par.kind === 'in_parallel');
   assert.equal(par.limit, 2);
   assert.equal(par.failFast, true);
@@ -107,9 +116,15 @@ test("a task step's tags place its pod on nodes labeled tags.berth.dev/TAG=true,
   const c = parseTaskConfig('platform: linux\nrun: {path: ls}\n', 't.yml');
   const ctx = { namespace: 'ci', owner: 'me', runId: 'abcd1234', now: new Date(0), ttlSeconds: 600, image: 'busybox:1', helperImage: 'helper:1' };
   const layout = layOut(c, { inputs: [], outputs: [], args: [], workDir: '/tmp/build/x', cwd: '/' });
-  assert.deepEqual(planTaskPod(c, layout, {}, { ...ctx, tags: step.tags }).spec!.nodeSelector, { 'tags.berth.dev/gpu': 'true', 'tags.berth.dev/eu-west': 'true' });
+  assert.deepEqual(planTaskPod(c, layout, {}, { ...ctx, tags: step.tags }).spec!.nodeSelector, {
+    'tags.berth.dev/gpu': 'true',
+    'tags.berth.dev/eu-west': 'true',
+  });
   assert.equal(planTaskPod(c, layout, {}, ctx).spec!.nodeSelector, undefined, 'no tags: any node');
-  assert.throws(() => parsePlan('plan:\n  - task: a\n    file: a.yml\n    tags: ["no spaces"]\n', 'plan.yml'), /plan\[0\]\.tags: tag "no spaces" cannot be a node label's name .* \(line 4/);
+  assert.throws(
+    () => parsePlan('plan:\n  - task: a\n    file: a.yml\n    tags: ["no spaces"]\n', 'plan.yml'),
+    /plan\[0\]\.tags: tag "no spaces" cannot be a node label's name .* \(line 4/,
+  );
   assert.throws(() => parsePlan('plan:\n  - task: a\n    file: a.yml\n    tags: gpu\n', 'plan.yml'), /plan\[0\]\.tags: tags must be a list of strings/);
   assert.throws(() => parsePlan('plan:\n  - get: repo\n    tags: [gpu]\n', 'plan.yml'), /tags .*: worker tags place task steps only/);
 });

@@ -57,7 +57,9 @@ const never = new AbortController().signal;
 test("a task's own exit 3 or 2 is a failure: on_failure and ensure run, the next step does not; the code is the task's", async () => {
   for (const code of [3, 2]) {
     const l = leaves();
-    const steps = plan(`plan:\n${task(`exit-${code}`)}    on_failure: { task: notify, config: { platform: linux, run: { path: x } } }\n    ensure: { task: tidy, config: { platform: linux, run: { path: x } } }\n${task('next')}`);
+    const steps = plan(
+      `plan:\n${task(`exit-${code}`)}    on_failure: { task: notify, config: { platform: linux, run: { path: x } } }\n    ensure: { task: tidy, config: { platform: linux, run: { path: x } } }\n${task('next')}`,
+    );
     const outcome = await runFlow(steps, { interrupt: never, ensureTimeoutMs: 1000, runLeaf: (s, sig) => l.runLeaf(s, sig) });
     assert.deepEqual(outcome, failed(code));
     assert.equal(exitCodeOf(outcome), code);
@@ -67,7 +69,9 @@ test("a task's own exit 3 or 2 is a failure: on_failure and ensure run, the next
 
 test('an errored step runs ensure but not on_failure; berth exits 2', async () => {
   const l = leaves();
-  const steps = plan(`plan:\n${task('errored')}    on_failure: { task: notify, config: { platform: linux, run: { path: x } } }\n    ensure: { task: tidy, config: { platform: linux, run: { path: x } } }\n`);
+  const steps = plan(
+    `plan:\n${task('errored')}    on_failure: { task: notify, config: { platform: linux, run: { path: x } } }\n    ensure: { task: tidy, config: { platform: linux, run: { path: x } } }\n`,
+  );
   const outcome = await runFlow(steps, { interrupt: never, ensureTimeoutMs: 1000, runLeaf: (s, sig) => l.runLeaf(s, sig) });
   assert.equal(exitCodeOf(outcome), 2);
   assert.deepEqual(l.started, ['errored', 'tidy']);
@@ -98,13 +102,19 @@ test('after an interrupt the ensure hooks are bounded in time: one that hangs is
 
 test('in_parallel limit: at most that many steps at once, every step run', async () => {
   const l = leaves();
-  const steps = plan(`plan:\n  - in_parallel:\n      limit: 2\n      steps:\n${['slow#1', 'slow#2', 'slow#3', 'slow#4', 'slow#5'].map((n) => task(n, '        ')).join('')}`);
+  const steps = plan(
+    `plan:\n  - in_parallel:\n      limit: 2\n      steps:\n${['slow#1', 'slow#2', 'slow#3', 'slow#4', 'slow#5'].map((n) => task(n, '        ')).join('')}`,
+  );
   const outcome = await runFlow(steps, { interrupt: never, ensureTimeoutMs: 1000, runLeaf: (s, sig) => l.runLeaf(s, sig) });
   assert.equal(outcome.kind, 'succeeded');
   assert.equal(l.widest, 2);
   assert.deepEqual(l.started, ['slow#1', 'slow#2', 'slow#3', 'slow#4', 'slow#5']);
   const all = leaves();
-  await runFlow(plan(`plan:\n  - in_parallel:\n${['slow#1', 'slow#2', 'slow#3'].map((n) => task(n, '      ')).join('')}`), { interrupt: never, ensureTimeoutMs: 1000, runLeaf: (s, sig) => all.runLeaf(s, sig) });
+  await runFlow(plan(`plan:\n  - in_parallel:\n${['slow#1', 'slow#2', 'slow#3'].map((n) => task(n, '      ')).join('')}`), {
+    interrupt: never,
+    ensureTimeoutMs: 1000,
+    runLeaf: (s, sig) => all.runLeaf(s, sig),
+  });
   assert.equal(all.widest, 3, 'without a limit, all at once');
 });
 

@@ -12,39 +12,44 @@ import { FakeTaskCluster } from './fake-task-cluster.js';
 
 const sink = (): Writable => new Writable({ write: (_c, _e, cb) => cb() });
 
-test('a plan\'s task steps run on the connection the plan is handed, one connection per step as it starts; the first failure stops the plan', { timeout: 20_000 }, async () => {
-  const dir = scratchDir('berth-plan-run-');
-  const planFile = path.join(dir, 'plan.yml');
-  const step = (name: string) => `  - task: ${name}\n    config: {platform: linux, image_resource: {type: registry-image, source: {repository: busybox}}, run: {path: ls}}\n`;
-  writeFileSync(planFile, `plan:\n${step('first')}${step('second')}${step('third')}`);
-  const fake = new FakeTaskCluster();
-  let connects = 0;
-  const code = runPlan({
-    connect: async () => {
-      connects++;
-      return { cluster: fake, context: 'ctx-a' };
-    },
-    planFile,
-    inputs: [],
-    outputs: [],
-    artifacts: 'direct',
-    env: { HOME: dir, XDG_CONFIG_HOME: dir, BERTH_OWNER: 'test-owner' },
-    cwd: dir,
-    stdout: sink(),
-    stderr: sink(),
-    signal: new AbortController().signal,
-  });
-  await eventually('the first step\'s pod', () => fake.created.length === 1);
-  assert.equal(connects, 1, 'a step connected before it started');
-  const first = fake.firstPod();
-  await fake.taskRunning(first);
-  fake.exit(first, 0);
-  await eventually('the second step\'s pod', () => fake.created.length === 2);
-  const second = fake.created[1].metadata?.name ?? '';
-  assert.equal(fake.created[1].metadata?.labels?.['berth.dev/step'], 'second');
-  await fake.taskRunning(second);
-  fake.exit(second, 5);
-  assert.equal(await code, 5);
-  assert.equal(connects, 2, 'the step after the failed one ran');
-  assert.equal(fake.pods.size, 0, 'a step\'s pod was left');
-});
+test(
+  "a plan's task steps run on the connection the plan is handed, one connection per step as it starts; the first failure stops the plan",
+  { timeout: 20_000 },
+  async () => {
+    const dir = scratchDir('berth-plan-run-');
+    const planFile = path.join(dir, 'plan.yml');
+    const step = (name: string) =>
+      `  - task: ${name}\n    config: {platform: linux, image_resource: {type: registry-image, source: {repository: busybox}}, run: {path: ls}}\n`;
+    writeFileSync(planFile, `plan:\n${step('first')}${step('second')}${step('third')}`);
+    const fake = new FakeTaskCluster();
+    let connects = 0;
+    const code = runPlan({
+      connect: async () => {
+        connects++;
+        return { cluster: fake, context: 'ctx-a' };
+      },
+      planFile,
+      inputs: [],
+      outputs: [],
+      artifacts: 'direct',
+      env: { HOME: dir, XDG_CONFIG_HOME: dir, BERTH_OWNER: 'test-owner' },
+      cwd: dir,
+      stdout: sink(),
+      stderr: sink(),
+      signal: new AbortController().signal,
+    });
+    await eventually("the first step's pod", () => fake.created.length === 1);
+    assert.equal(connects, 1, 'a step connected before it started');
+    const first = fake.firstPod();
+    await fake.taskRunning(first);
+    fake.exit(first, 0);
+    await eventually("the second step's pod", () => fake.created.length === 2);
+    const second = fake.created[1].metadata?.name ?? '';
+    assert.equal(fake.created[1].metadata?.labels?.['berth.dev/step'], 'second');
+    await fake.taskRunning(second);
+    fake.exit(second, 5);
+    assert.equal(await code, 5);
+    assert.equal(connects, 2, 'the step after the failed one ran');
+    assert.equal(fake.pods.size, 0, "a step's pod was left");
+  },
+);

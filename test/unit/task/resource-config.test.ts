@@ -8,7 +8,13 @@ import { layOut } from '../../../src/task/layout.js';
 import { detectInputs } from '../../../src/task/resource-config.js';
 import { requestTar, scriptTask } from '../../../src/task/resource-step.js';
 
-const TYPES = ['resource_types:', '  - name: test', '    type: registry-image', '    source: { repository: localhost/berth/test-resource, tag: "1" }', '    defaults: { region: eu }'];
+const TYPES = [
+  'resource_types:',
+  '  - name: test',
+  '    type: registry-image',
+  '    source: { repository: localhost/berth/test-resource, tag: "1" }',
+  '    defaults: { region: eu }',
+];
 
 const problemsOf = (text: string): string => {
   try {
@@ -68,13 +74,21 @@ test('resource_types, resources, get and put read as a Concourse pipeline declar
 test('the plain list of steps still reads; latest of a type without a tag', () => {
   const plan = parsePlanFile('- task: a\n  file: a.yml\n', 'plan.yml');
   assert.equal(plan.steps[0].kind, 'task');
-  const latest = parsePlanFile('resource_types: [{name: t, type: docker-image, source: {repository: r}}]\nresources: [{name: x, type: t}]\nplan: [{get: x}]\n', 'p.yml');
+  const latest = parsePlanFile(
+    'resource_types: [{name: t, type: docker-image, source: {repository: r}}]\nresources: [{name: x, type: t}]\nplan: [{get: x}]\n',
+    'p.yml',
+  );
   assert.ok(latest.steps[0].kind === 'get');
   assert.equal(latest.steps[0].resource.type.image, 'r:latest');
 });
 
 test('what schedules a pipeline is ignored with a warning that names its line', () => {
-  const plan = parsePlanFile([...TYPES, 'resources:', '  - name: repo', '    type: test', '    check_every: 1m', '    icon: github', 'plan:', '  - get: repo', '    trigger: true'].join('\n'), 'plan.yml');
+  const plan = parsePlanFile(
+    [...TYPES, 'resources:', '  - name: repo', '    type: test', '    check_every: 1m', '    icon: github', 'plan:', '  - get: repo', '    trigger: true'].join(
+      '\n',
+    ),
+    'plan.yml',
+  );
   assert.equal(plan.warnings.length, 3);
   assert.match(plan.warnings[0], /^resources\[0\]\.check_every \(line 9\) is ignored: berth checks a resource when a get step needs/);
   assert.match(plan.warnings[1], /^resources\[0\]\.icon \(line 10\) is ignored/);
@@ -136,25 +150,54 @@ test('what needs a pipeline, or is not an image, is refused with the field and t
   assert.doesNotMatch(text, /unknown field (timeout|ensure)/);
 });
 
-test('put inputs: detect takes the artifacts named by the first segment of its params\' strings', () => {
-  assert.deepEqual(detectInputs({ file: 'built/next', deep: { list: ['notes/n', 'elsewhere/x', 3] }, plain: 'repo' }, ['built', 'notes', 'repo', 'unused']).sort(), ['built', 'notes', 'repo']);
+test("put inputs: detect takes the artifacts named by the first segment of its params' strings", () => {
+  assert.deepEqual(
+    detectInputs({ file: 'built/next', deep: { list: ['notes/n', 'elsewhere/x', 3] }, plain: 'repo' }, ['built', 'notes', 'repo', 'unused']).sort(),
+    ['built', 'notes', 'repo'],
+  );
   assert.deepEqual(detectInputs({}, ['built']), []);
 });
 
 test("each resource script is a task whose pod has Concourse's resource container layout", async () => {
   const lay = (script: 'check' | 'in' | 'out', artifacts: string[], fetch: boolean) => {
     const { config, shown } = scriptTask(script, artifacts, fetch);
-    return { shown, layout: layOut(parseTaskConfig(stringify(config), 'r.yml'), { inputs: [{ name: '.berth-io', dir: '-' }, ...artifacts.map((name) => ({ name, dir: '-' }))], outputs: [], args: [], workDir: '/tmp/build', cwd: '/here', inPlan: true, capture: ['.berth-io', '.berth-fetched'] }) };
+    return {
+      shown,
+      layout: layOut(parseTaskConfig(stringify(config), 'r.yml'), {
+        inputs: [{ name: '.berth-io', dir: '-' }, ...artifacts.map((name) => ({ name, dir: '-' }))],
+        outputs: [],
+        args: [],
+        workDir: '/tmp/build',
+        cwd: '/here',
+        inPlan: true,
+        capture: ['.berth-io', '.berth-fetched'],
+      }),
+    };
   };
   const get = lay('in', [], true);
   assert.equal(get.shown, '/opt/resource/in /tmp/build/get');
   assert.equal(get.layout.cwd, '/tmp/build/get');
-  assert.deepEqual(get.layout.command, ['/bin/sh', '-c', 'exec /opt/resource/in "$@" </tmp/build/.berth/io/request.json >/tmp/build/.berth/io/response.json', 'in', '/tmp/build/get']);
-  assert.deepEqual(get.layout.outputs.map((o) => [o.name, o.path, o.capture]), [['.berth-io', '.berth/io', true], ['.berth-fetched', 'get', true]]);
+  assert.deepEqual(get.layout.command, [
+    '/bin/sh',
+    '-c',
+    'exec /opt/resource/in "$@" </tmp/build/.berth/io/request.json >/tmp/build/.berth/io/response.json',
+    'in',
+    '/tmp/build/get',
+  ]);
+  assert.deepEqual(
+    get.layout.outputs.map((o) => [o.name, o.path, o.capture]),
+    [
+      ['.berth-io', '.berth/io', true],
+      ['.berth-fetched', 'get', true],
+    ],
+  );
   const put = lay('out', ['built', 'notes'], false);
   assert.equal(put.layout.cwd, '/tmp/build/put');
   assert.deepEqual(put.layout.command.slice(3), ['out', '/tmp/build/put']);
-  assert.deepEqual(put.layout.inputs.map((i) => i.path), ['.berth/io', 'put/built', 'put/notes']);
+  assert.deepEqual(
+    put.layout.inputs.map((i) => i.path),
+    ['.berth/io', 'put/built', 'put/notes'],
+  );
   const check = lay('check', [], false);
   assert.equal(check.shown, '/opt/resource/check');
   assert.deepEqual(check.layout.command.slice(3), ['check']);

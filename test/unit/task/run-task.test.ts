@@ -80,8 +80,8 @@ test('a task that succeeds: its pod as planned, its output followed while it run
   const name = fake.firstPod();
   await fake.taskRunning(name);
   // streamed, not read at the end: the output arrives while the task still runs
-  await eventually('the task\'s stdout', () => run.stdout.text === 'out\n');
-  await eventually('the task\'s stderr', () => run.stderr.text.includes('err\n'));
+  await eventually("the task's stdout", () => run.stdout.text === 'out\n');
+  await eventually("the task's stderr", () => run.stderr.text.includes('err\n'));
   assert.ok(fake.pods.has(name), 'the pod was gone before the task ended');
   fake.exit(name, 0);
   assert.equal(await run.code, 0);
@@ -95,9 +95,23 @@ test('a task that succeeds: its pod as planned, its output followed while it run
   const expires = Date.parse(created.metadata?.annotations?.['berth.dev/expires-at'] ?? '');
   const config = parseTaskConfig(TASK, run.configFile);
   const layout = layOut(config, { inputs: [], outputs: [], args: [], workDir, cwd: path.dirname(run.configFile) });
-  const planned = planTaskPod(config, layout, { GREETING: 'hello' }, {
-    step: 'task', target: 'ctx-a', privileged: false, namespace: 'ci', owner: 'test-owner', runId, now: new Date(expires - TTL * 1000), ttlSeconds: TTL, image: IMAGE, helperImage: HELPER,
-  });
+  const planned = planTaskPod(
+    config,
+    layout,
+    { GREETING: 'hello' },
+    {
+      step: 'task',
+      target: 'ctx-a',
+      privileged: false,
+      namespace: 'ci',
+      owner: 'test-owner',
+      runId,
+      now: new Date(expires - TTL * 1000),
+      ttlSeconds: TTL,
+      image: IMAGE,
+      helperImage: HELPER,
+    },
+  );
   assert.deepEqual(created, planned);
   assert.match(workDir, /^\/tmp\/build\/[0-9a-f]{8}$/);
 
@@ -117,12 +131,18 @@ test('a task that fails: berth exits with its exit code, says failed, and delete
   assert.equal(await run.code, 7);
   assert.match(run.stderr.text, /^failed$/m);
   assert.doesNotMatch(run.stderr.text, /^succeeded$/m);
-  assert.deepEqual(fake.calls.filter((c) => c.startsWith('delete')), [`delete pod ${name}`, `delete secret ${name}-params`]);
+  assert.deepEqual(
+    fake.calls.filter((c) => c.startsWith('delete')),
+    [`delete pod ${name}`, `delete secret ${name}-params`],
+  );
   assert.equal(fake.pods.size + fake.secrets.size, 0);
 });
 
 // gone at once, its log goes with it (the deletion is the cause to tell); still terminating, its log reads whole
-for (const [how, podGone] of [['gone at once', true], ['still terminating', false]] as const) {
+for (const [how, podGone] of [
+  ['gone at once', true],
+  ['still terminating', false],
+] as const) {
   test(`a pod deleted under a running task (${how}) is no success, though the task exited 0 (it trapped SIGTERM)`, { timeout: 20_000 }, async () => {
     const run = start();
     const { fake } = run;
@@ -130,8 +150,11 @@ for (const [how, podGone] of [['gone at once', true], ['still terminating', fals
     const name = fake.firstPod();
     await fake.taskRunning(name);
     fake.deleteFromOutside(name, podGone);
-    assert.equal(await run.code, 2, 'berth\'s failure, not the task\'s 0');
-    assert.match(run.stderr.text, new RegExp(`^berth task: pod ${name} was deleted while the task ran .*: its end is not its own, whatever its exit code$`, 'm'));
+    assert.equal(await run.code, 2, "berth's failure, not the task's 0");
+    assert.match(
+      run.stderr.text,
+      new RegExp(`^berth task: pod ${name} was deleted while the task ran .*: its end is not its own, whatever its exit code$`, 'm'),
+    );
     assert.match(run.stderr.text, /^errored$/m);
     assert.doesNotMatch(run.stderr.text, /^succeeded$/m);
     assert.equal(fake.pods.size + fake.secrets.size, 0, 'something was left in the cluster');
@@ -140,7 +163,11 @@ for (const [how, podGone] of [['gone at once', true], ['still terminating', fals
 
 for (const [what, inputs, said] of [
   ['not given', [], /^berth task: missing required input `src`: pass -i src=DIR$/m],
-  ['a folder that does not exist', [{ name: 'src', dir: '/nonexistent/berth-src' }], /^berth task: input `src`: \/nonexistent\/berth-src does not exist \(-i src=DIR names a local folder\)$/m],
+  [
+    'a folder that does not exist',
+    [{ name: 'src', dir: '/nonexistent/berth-src' }],
+    /^berth task: input `src`: \/nonexistent\/berth-src does not exist \(-i src=DIR names a local folder\)$/m,
+  ],
 ] as const) {
   test(`a missing input (${what}) is refused before the cluster is reached, let alone a pod created`, { timeout: 20_000 }, async () => {
     const run = start({ config: `platform: linux\ninputs: [{name: src}]\nrun: {path: ls}\n`, extra: { inputs: [...inputs] } });
@@ -151,7 +178,7 @@ for (const [what, inputs, said] of [
   });
 }
 
-test('an interrupt deletes the running task\'s pod and its Secret, and ends the run with 3', { timeout: 20_000 }, async () => {
+test("an interrupt deletes the running task's pod and its Secret, and ends the run with 3", { timeout: 20_000 }, async () => {
   const abort = new AbortController();
   const run = start({ abort });
   const { fake } = run;
@@ -161,6 +188,9 @@ test('an interrupt deletes the running task\'s pod and its Secret, and ends the 
   abort.abort();
   assert.equal(await run.code, 3);
   assert.match(run.stderr.text, /^interrupted$/m);
-  assert.deepEqual(fake.calls.filter((c) => c.startsWith('delete')), [`delete pod ${name}`, `delete secret ${name}-params`]);
+  assert.deepEqual(
+    fake.calls.filter((c) => c.startsWith('delete')),
+    [`delete pod ${name}`, `delete secret ${name}-params`],
+  );
   assert.equal(fake.pods.size + fake.secrets.size, 0, 'the interrupted run left its objects');
 });

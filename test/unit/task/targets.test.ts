@@ -2,8 +2,27 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describeRule, grants, missingSentence, needName, parseRoleRules, permissionReport, shippedRoleRules, TASK_NEEDS, type Need } from '../../../src/task/target-check.js';
-import { findTarget, parseTargets, readTargets, targetsFile, TargetStoreError, updateTargets, writeTargets, type Target } from '../../../src/task/target-store.js';
+import {
+  describeRule,
+  grants,
+  missingSentence,
+  needName,
+  parseRoleRules,
+  permissionReport,
+  shippedRoleRules,
+  TASK_NEEDS,
+  type Need,
+} from '../../../src/task/target-check.js';
+import {
+  findTarget,
+  parseTargets,
+  readTargets,
+  targetsFile,
+  TargetStoreError,
+  updateTargets,
+  writeTargets,
+  type Target,
+} from '../../../src/task/target-store.js';
 import { activeTargetName, targetForRun } from '../../../src/task/targets.js';
 import { labelValue, planTaskPod } from '../../../src/task/pod-plan.js';
 import { parseTaskConfig } from '../../../src/task/config.js';
@@ -40,7 +59,11 @@ test('store: written with mode 0600 (also over a looser file), read back the sam
 });
 
 test('store: a damaged file is an error with the file, the place and the fix', () => {
-  const bad = (text: string, re: RegExp) => assert.throws(() => parseTargets(text, '/f.yaml'), (e: Error) => e instanceof TargetStoreError && re.test(e.message) && /\/f\.yaml/.test(e.message) && /berth task target add/.test(e.message));
+  const bad = (text: string, re: RegExp) =>
+    assert.throws(
+      () => parseTargets(text, '/f.yaml'),
+      (e: Error) => e instanceof TargetStoreError && re.test(e.message) && /\/f\.yaml/.test(e.message) && /berth task target add/.test(e.message),
+    );
   bad('targets: [', /not valid YAML \(line 1/);
   bad('- a\n', /must be a mapping with `targets:`/);
   bad('targets: {a: 1}\n', /`targets` must be a list/);
@@ -77,7 +100,10 @@ test('without --target: the flags as settings, locked down, named after the curr
   const t = temp();
   try {
     const kubeconfig = join(t.dir, 'config');
-    writeFileSync(kubeconfig, 'apiVersion: v1\nkind: Config\ncurrent-context: here\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: {token: x}}]\ncontexts: [{name: here, context: {cluster: c, user: u}}, {name: there, context: {cluster: c, user: u}}]\n');
+    writeFileSync(
+      kubeconfig,
+      'apiVersion: v1\nkind: Config\ncurrent-context: here\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: {token: x}}]\ncontexts: [{name: here, context: {cluster: c, user: u}}, {name: there, context: {cluster: c, user: u}}]\n',
+    );
     const { env, target } = targetForRun({ context: 'there', namespace: 'n' }, { HOME: t.dir });
     assert.equal(env.BERTH_CONTEXT, 'there');
     assert.equal(env.BERTH_NAMESPACE, 'n');
@@ -104,14 +130,24 @@ const need = (verb: string, resource: string): Need => ({ verb, resource, group:
 
 test('rule naming: the rule that grants a permission, with its number, line and contents; wildcards as RBAC reads them', () => {
   const rules = parseRoleRules(ROLE, 'role.yaml');
-  assert.deepEqual(rules.map((r) => [r.number, r.line]), [[1, 2], [2, 5], [3, 8]]);
+  assert.deepEqual(
+    rules.map((r) => [r.number, r.line]),
+    [
+      [1, 2],
+      [2, 5],
+      [3, 8],
+    ],
+  );
   assert.equal(grants(rules[0], need('get', 'pods')), true);
   assert.equal(grants(rules[0], need('get', 'pods/log')), false, 'a resource does not grant its subresources');
   assert.equal(grants(rules[0], need('delete', 'pods')), false);
   assert.equal(grants(rules[2], need('create', 'pods/exec')), true);
   assert.equal(grants(rules[2], need('create', 'pods')), false);
   assert.equal(describeRule(rules[1], 'role.yaml'), 'rule 2 of role.yaml (line 5: apiGroups [""], resources ["pods/log"], verbs ["get"])');
-  assert.equal(missingSentence(need('get', 'pods/log'), rules, 'role.yaml'), 'cannot get pods/log (needed to w): granted by rule 2 of role.yaml (line 5: apiGroups [""], resources ["pods/log"], verbs ["get"])');
+  assert.equal(
+    missingSentence(need('get', 'pods/log'), rules, 'role.yaml'),
+    'cannot get pods/log (needed to w): granted by rule 2 of role.yaml (line 5: apiGroups [""], resources ["pods/log"], verbs ["get"])',
+  );
   assert.match(missingSentence(need('delete', 'pods'), rules, 'role.yaml'), /granted by no rule of role\.yaml: add one/);
 });
 
@@ -138,10 +174,18 @@ test('the report: one line per permission; each missing one a sentence naming it
 test('the shipped Role grants every permission berth task needs, and each of its rules is needed (it is minimal)', () => {
   const { rules, file } = shippedRoleRules();
   assert.equal(file, 'deploy/rbac/task-role.yaml');
-  for (const n of TASK_NEEDS) assert.ok(rules.some((r) => grants(r, n)), `${needName(n)} is granted by no rule of ${file}`);
+  for (const n of TASK_NEEDS)
+    assert.ok(
+      rules.some((r) => grants(r, n)),
+      `${needName(n)} is granted by no rule of ${file}`,
+    );
   for (const r of rules) {
     for (const resource of r.resources) {
-      for (const verb of r.verbs) assert.ok(TASK_NEEDS.some((n) => n.verb === verb && n.resource === resource), `rule ${r.number} grants ${verb} ${resource}, which berth task does not need`);
+      for (const verb of r.verbs)
+        assert.ok(
+          TASK_NEEDS.some((n) => n.verb === verb && n.resource === resource),
+          `rule ${r.number} grants ${verb} ${resource}, which berth task does not need`,
+        );
     }
   }
 });

@@ -8,9 +8,12 @@ import { PassThrough } from 'node:stream';
 import { pack } from 'tar-stream';
 import { moveInto, unpackStream, unpackTar } from '../../../src/task/unpack.js';
 
-function tarOf(entries: Array<{ name: string; type?: 'file' | 'directory' | 'symlink' | 'link'; body?: string; linkname?: string; mode?: number }>): Promise<Buffer> {
+function tarOf(
+  entries: Array<{ name: string; type?: 'file' | 'directory' | 'symlink' | 'link'; body?: string; linkname?: string; mode?: number }>,
+): Promise<Buffer> {
   const p = pack();
-  for (const e of entries) p.entry({ name: e.name, type: e.type ?? 'file', linkname: e.linkname, mode: e.mode ?? (e.type === 'directory' ? 0o755 : 0o644) }, e.body ?? '');
+  for (const e of entries)
+    p.entry({ name: e.name, type: e.type ?? 'file', linkname: e.linkname, mode: e.mode ?? (e.type === 'directory' ? 0o755 : 0o644) }, e.body ?? '');
   p.finalize();
   const chunks: Buffer[] = [];
   return new Promise((resolve) => {
@@ -24,7 +27,15 @@ const temp = (): string => mkdtempSync(join(tmpdir(), 'berth-unpack-'));
 test('files (with their modes), folders, symlinks and hard links', async () => {
   const dir = temp();
   try {
-    await unpackTar(await tarOf([{ name: './d', type: 'directory' }, { name: './d/a', body: 'one', mode: 0o755 }, { name: './b', type: 'link', linkname: './d/a' }, { name: './s', type: 'symlink', linkname: 'd/a' }]), join(dir, 'out'));
+    await unpackTar(
+      await tarOf([
+        { name: './d', type: 'directory' },
+        { name: './d/a', body: 'one', mode: 0o755 },
+        { name: './b', type: 'link', linkname: './d/a' },
+        { name: './s', type: 'symlink', linkname: 'd/a' },
+      ]),
+      join(dir, 'out'),
+    );
     assert.equal(readFileSync(join(dir, 'out/d/a'), 'utf8'), 'one');
     assert.equal(lstatSync(join(dir, 'out/d/a')).mode & 0o111, 0o111);
     assert.equal(lstatSync(join(dir, 'out/b')).ino, lstatSync(join(dir, 'out/d/a')).ino);

@@ -59,7 +59,13 @@ test('tar script: stat lines on stderr, then the tar of the base name on stdout'
 test('parser waits for whole lines', () => {
   assert.equal(parseStatLines('berth-stat 5 81a4 1700000000\nberth-link ', '/x'), undefined);
   assert.equal(parseStatLines('berth-stat 5 81a4 17000', '/x'), undefined);
-  assert.deepEqual(parseStatLines('noise\nberth-stat 5 81a4 1700000000\nberth-link \n', '/a/x'), { name: 'x', size: 5, mode: 0o100644, mtime: '2023-11-14T22:13:20.000Z', linkTarget: '' });
+  assert.deepEqual(parseStatLines('noise\nberth-stat 5 81a4 1700000000\nberth-link \n', '/a/x'), {
+    name: 'x',
+    size: 5,
+    mode: 0o100644,
+    mtime: '2023-11-14T22:13:20.000Z',
+    linkTarget: '',
+  });
 });
 
 test('record padding completes the last 10240-byte record, sent apart or joined', () => {

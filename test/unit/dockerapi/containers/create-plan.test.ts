@@ -7,7 +7,11 @@ import { DockerError } from '../../../../src/dockerapi/http/http.js';
 import { SandboxPlanError } from '../../../../src/runtime/sandbox-plan.js';
 import type { CreateBody } from '../../../../src/dockerapi/model.js';
 
-const policy: CreatePolicy = { allowed: DOCKER_DEFAULT_CAPABILITIES, allowPrivileged: false, podDefaults: { 'berth.dev/request-cpu': '100m', 'berth.dev/limit-memory': '1Gi' } };
+const policy: CreatePolicy = {
+  allowed: DOCKER_DEFAULT_CAPABILITIES,
+  allowPrivileged: false,
+  podDefaults: { 'berth.dev/request-cpu': '100m', 'berth.dev/limit-memory': '1Gi' },
+};
 const privileged: CreatePolicy = { ...policy, allowPrivileged: true };
 const status = (code: number, message: RegExp) => (err: unknown) => err instanceof DockerError && err.status === code && message.test(err.message);
 
@@ -32,7 +36,10 @@ const request = (): CreateBody => ({
 
 test('the plan keeps the verdicts, the pod volumes, the settings and the template a start needs', () => {
   const { plan } = planCreate(request(), { User: 'root', Env: ['PATH=/bin'], Labels: { 'berth.dev/limit-memory': '2Gi' } }, policy);
-  assert.deepEqual(plan.hostConfig.capabilities, DOCKER_DEFAULT_CAPABILITIES.filter((c) => c !== 'KILL'));
+  assert.deepEqual(
+    plan.hostConfig.capabilities,
+    DOCKER_DEFAULT_CAPABILITIES.filter((c) => c !== 'KILL'),
+  );
   assert.equal(plan.hostConfig.readOnlyRootFilesystem, true);
   assert.deepEqual(plan.hostConfig.dns, { nameservers: ['10.0.0.2'], searches: [], options: [] });
   assert.equal(plan.hostConfig.hostNetwork, false);
@@ -42,7 +49,11 @@ test('the plan keeps the verdicts, the pod volumes, the settings and the templat
     { target: '/scratch', readOnly: false, memory: true, sizeLimit: '1Mi' },
     { target: '/dev/shm', readOnly: false, memory: true, sizeLimit: '1024' },
   ]);
-  assert.deepEqual(plan.settings, { requests: { cpu: '100m' }, limits: { memory: '64Mi' } }, "the operator's defaults under the container's labels, the image's under the request's");
+  assert.deepEqual(
+    plan.settings,
+    { requests: { cpu: '100m' }, limits: { memory: '64Mi' } },
+    "the operator's defaults under the container's labels, the image's under the request's",
+  );
   assert.equal(plan.templateName, 'ci-pods');
   assert.equal(plan.refused, undefined);
 });
@@ -56,21 +67,40 @@ test('what only the create uses: the merged config, warnings, volumes to make, n
   assert.equal(created.warnings.length, 2);
   assert.match(created.warnings[0], /RestartPolicy=always/);
   assert.match(created.warnings[1], /tmpfs \/scratch: noexec not applied/);
-  assert.deepEqual(created.namedVolumes, [{ name: 'data', labels: {} }, { name: 'cache', labels: { team: 'qa' } }]);
-  assert.deepEqual(created.anonymousVolumes.map((a) => a.target), ['/anon']);
+  assert.deepEqual(created.namedVolumes, [
+    { name: 'data', labels: {} },
+    { name: 'cache', labels: { team: 'qa' } },
+  ]);
+  assert.deepEqual(
+    created.anonymousVolumes.map((a) => a.target),
+    ['/anon'],
+  );
   assert.match(created.anonymousVolumes[0].name, /^[0-9a-f]{64}$/);
-  assert.deepEqual(created.networks, [{ name: 'bridge', aliases: [] }, { name: 'app', aliases: ['db'] }]);
+  assert.deepEqual(created.networks, [
+    { name: 'bridge', aliases: [] },
+    { name: 'app', aliases: ['db'] },
+  ]);
   assert.equal(created.namedUser, 'app');
-  assert.equal(planCreate({ Image: 'pg', User: 'postgres' }, { User: 'postgres' }, policy).namedUser, undefined, "the image's own USER is the kubelet's to run");
+  assert.equal(
+    planCreate({ Image: 'pg', User: 'postgres' }, { User: 'postgres' }, policy).namedUser,
+    undefined,
+    "the image's own USER is the kubelet's to run",
+  );
 });
 
 test('refused at create: the policy (403 for Privileged), the HostConfig, the mounts and the settings, each naming why', () => {
   assert.throws(() => planCreate({ Image: 'i', HostConfig: { Privileged: true } }, undefined, policy), status(403, /--allow-privileged/));
-  assert.throws(() => planCreate({ Image: 'i', HostConfig: { NetworkMode: 'host' } }, undefined, policy), status(400, /^NetworkMode=host: .*--allow-privileged/));
+  assert.throws(
+    () => planCreate({ Image: 'i', HostConfig: { NetworkMode: 'host' } }, undefined, policy),
+    status(400, /^NetworkMode=host: .*--allow-privileged/),
+  );
   assert.throws(() => planCreate({ Image: 'i', HostConfig: { CapAdd: ['SYS_ADMIN'] } }, undefined, policy), status(400, /^CapAdd=SYS_ADMIN/));
   assert.throws(() => planCreate({ Image: 'i', HostConfig: { Binds: ['/etc:/x'] } }, undefined, policy), status(400, /host path \/etc/));
   assert.throws(() => planCreate({ Image: 'i', Labels: { 'berth.dev/request-cpu': 'lots' } }, undefined, policy), SandboxPlanError);
-  assert.throws(() => planCreate({ Image: 'i', NetworkingConfig: { EndpointsConfig: { n: { Aliases: ['Not_A_Label'] } } } }, undefined, policy), /must be a DNS label/);
+  assert.throws(
+    () => planCreate({ Image: 'i', NetworkingConfig: { EndpointsConfig: { n: { Aliases: ['Not_A_Label'] } } } }, undefined, policy),
+    /must be a DNS label/,
+  );
   assert.throws(() => planCreate({ Image: 'i', User: 'a b' }, undefined, policy), status(400, /invalid user/));
   const host = planCreate({ Image: 'i', HostConfig: { NetworkMode: 'host', Privileged: true } }, undefined, privileged).plan.hostConfig;
   assert.equal(host.hostNetwork, true);
@@ -78,11 +108,32 @@ test('refused at create: the policy (403 for Privileged), the HostConfig, the mo
 });
 
 test("the Ryuk container, which berth plays without a pod: no HostConfig verdicts, no mounts, the image's label", () => {
-  const created = planCreate({ Image: 'testcontainers/ryuk:0.14.0', HostConfig: { Binds: ['/var/run/docker.sock:/var/run/docker.sock'], SecurityOpt: ['label=disable'] } }, undefined, policy);
+  const created = planCreate(
+    { Image: 'testcontainers/ryuk:0.14.0', HostConfig: { Binds: ['/var/run/docker.sock:/var/run/docker.sock'], SecurityOpt: ['label=disable'] } },
+    undefined,
+    policy,
+  );
   assert.deepEqual(created.body.Labels, { 'org.testcontainers.ryuk': 'true' });
-  assert.deepEqual(created.plan, { hostConfig: { warnings: [], capabilities: [...DOCKER_DEFAULT_CAPABILITIES], privileged: false, readOnlyRootFilesystem: false, supplementalGroups: [], extraHosts: [], denyNetwork: false, hostNetwork: false, hostIPC: false }, volumes: [], settings: {} });
+  assert.deepEqual(created.plan, {
+    hostConfig: {
+      warnings: [],
+      capabilities: [...DOCKER_DEFAULT_CAPABILITIES],
+      privileged: false,
+      readOnlyRootFilesystem: false,
+      supplementalGroups: [],
+      extraHosts: [],
+      denyNetwork: false,
+      hostNetwork: false,
+      hostIPC: false,
+    },
+    volumes: [],
+    settings: {},
+  });
   assert.deepEqual(created.warnings, []);
-  assert.throws(() => planCreate({ Image: 'testcontainers/ryuk:0.14.0', HostConfig: { Privileged: true } }, undefined, policy), status(403, /--allow-privileged/));
+  assert.throws(
+    () => planCreate({ Image: 'testcontainers/ryuk:0.14.0', HostConfig: { Privileged: true } }, undefined, policy),
+    status(403, /--allow-privileged/),
+  );
 });
 
 test('a berth taking a container over under the same policy plans it as its create did', () => {

@@ -5,21 +5,81 @@ import { DOCKER_DEFAULT_CAPABILITIES, capabilityName, parseAllowedCapabilities }
 
 const policy = { allowed: DOCKER_DEFAULT_CAPABILITIES, allowPrivileged: false };
 const refused = (hc: Record<string, unknown>, field: RegExp): void => {
-  assert.throws(() => judgeHostConfig(hc, policy), (err: Error) => err instanceof HostConfigRefused && field.test(err.message), JSON.stringify(hc));
+  assert.throws(
+    () => judgeHostConfig(hc, policy),
+    (err: Error) => err instanceof HostConfigRefused && field.test(err.message),
+    JSON.stringify(hc),
+  );
 };
 
 // What docker CLI 28 sends for `docker run busybox` (every flag at its zero value).
 const CLI_DEFAULTS = {
-  Binds: null, ContainerIDFile: '', LogConfig: { Type: '', Config: {} }, NetworkMode: 'bridge', PortBindings: {}, RestartPolicy: { Name: 'no', MaximumRetryCount: 0 },
-  AutoRemove: true, VolumeDriver: '', VolumesFrom: null, ConsoleSize: [40, 120], CapAdd: null, CapDrop: null, CgroupnsMode: '', Dns: [], DnsOptions: [], DnsSearch: [],
-  ExtraHosts: null, GroupAdd: null, IpcMode: '', Cgroup: '', Links: null, OomScoreAdj: 0, PidMode: '', Privileged: false, PublishAllPorts: false, ReadonlyRootfs: false,
-  SecurityOpt: null, UTSMode: '', UsernsMode: '', ShmSize: 0, Isolation: '', CpuShares: 0, Memory: 0, NanoCpus: 0, CgroupParent: '', BlkioWeight: 0, BlkioWeightDevice: [],
-  BlkioDeviceReadBps: [], BlkioDeviceWriteBps: [], BlkioDeviceReadIOps: [], BlkioDeviceWriteIOps: [], CpuPeriod: 0, CpuQuota: 0, CpuRealtimePeriod: 0, CpuRealtimeRuntime: 0,
-  CpusetCpus: '', CpusetMems: '', Devices: [], DeviceCgroupRules: null, DeviceRequests: null, MemoryReservation: 0, MemorySwap: 0, MemorySwappiness: -1, OomKillDisable: null,
-  PidsLimit: null, Ulimits: [], CpuCount: 0, CpuPercent: 0, IOMaximumIOps: 0, IOMaximumBandwidth: 0, MaskedPaths: null, ReadonlyPaths: null, Init: null,
+  Binds: null,
+  ContainerIDFile: '',
+  LogConfig: { Type: '', Config: {} },
+  NetworkMode: 'bridge',
+  PortBindings: {},
+  RestartPolicy: { Name: 'no', MaximumRetryCount: 0 },
+  AutoRemove: true,
+  VolumeDriver: '',
+  VolumesFrom: null,
+  ConsoleSize: [40, 120],
+  CapAdd: null,
+  CapDrop: null,
+  CgroupnsMode: '',
+  Dns: [],
+  DnsOptions: [],
+  DnsSearch: [],
+  ExtraHosts: null,
+  GroupAdd: null,
+  IpcMode: '',
+  Cgroup: '',
+  Links: null,
+  OomScoreAdj: 0,
+  PidMode: '',
+  Privileged: false,
+  PublishAllPorts: false,
+  ReadonlyRootfs: false,
+  SecurityOpt: null,
+  UTSMode: '',
+  UsernsMode: '',
+  ShmSize: 0,
+  Isolation: '',
+  CpuShares: 0,
+  Memory: 0,
+  NanoCpus: 0,
+  CgroupParent: '',
+  BlkioWeight: 0,
+  BlkioWeightDevice: [],
+  BlkioDeviceReadBps: [],
+  BlkioDeviceWriteBps: [],
+  BlkioDeviceReadIOps: [],
+  BlkioDeviceWriteIOps: [],
+  CpuPeriod: 0,
+  CpuQuota: 0,
+  CpuRealtimePeriod: 0,
+  CpuRealtimeRuntime: 0,
+  CpusetCpus: '',
+  CpusetMems: '',
+  Devices: [],
+  DeviceCgroupRules: null,
+  DeviceRequests: null,
+  MemoryReservation: 0,
+  MemorySwap: 0,
+  MemorySwappiness: -1,
+  OomKillDisable: null,
+  PidsLimit: null,
+  Ulimits: [],
+  CpuCount: 0,
+  CpuPercent: 0,
+  IOMaximumIOps: 0,
+  IOMaximumBandwidth: 0,
+  MaskedPaths: null,
+  ReadonlyPaths: null,
+  Init: null,
 };
 
-test('the docker CLI defaults pass without a warning and give Docker\'s default capabilities', () => {
+test("the docker CLI defaults pass without a warning and give Docker's default capabilities", () => {
   const plan = judgeHostConfig(CLI_DEFAULTS, policy);
   assert.deepEqual(plan.warnings, []);
   assert.deepEqual(plan.capabilities, DOCKER_DEFAULT_CAPABILITIES);
@@ -28,7 +88,8 @@ test('the docker CLI defaults pass without a warning and give Docker\'s default 
 
 test('host and container namespaces are refused, naming the field and why', () => {
   assert.throws(() => judgeHostConfig({ NetworkMode: 'host' }, policy), {
-    message: "NetworkMode=host: berth runs containers as pods on the pod network; the node's network (hostNetwork) is given only by a berth serve started with --allow-privileged",
+    message:
+      "NetworkMode=host: berth runs containers as pods on the pod network; the node's network (hostNetwork) is given only by a berth serve started with --allow-privileged",
   });
   refused({ NetworkMode: 'container:abc' }, /^NetworkMode=container:abc: /);
   refused({ PidMode: 'host' }, /^PidMode=host: /);
@@ -51,8 +112,23 @@ test('devices, sysctls and unconfined security options are refused', () => {
   assert.deepEqual(judgeHostConfig({ SecurityOpt: ['no-new-privileges', 'no-new-privileges:true'] }, policy).warnings, []);
 });
 
-test('Docker\'s default set is moby\'s (oci/caps/defaults.go): 14 capabilities, sshd\'s SYS_CHROOT among them', () => {
-  assert.deepEqual([...DOCKER_DEFAULT_CAPABILITIES].sort(), ['AUDIT_WRITE', 'CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'MKNOD', 'NET_BIND_SERVICE', 'NET_RAW', 'SETFCAP', 'SETGID', 'SETPCAP', 'SETUID', 'SYS_CHROOT']);
+test("Docker's default set is moby's (oci/caps/defaults.go): 14 capabilities, sshd's SYS_CHROOT among them", () => {
+  assert.deepEqual([...DOCKER_DEFAULT_CAPABILITIES].sort(), [
+    'AUDIT_WRITE',
+    'CHOWN',
+    'DAC_OVERRIDE',
+    'FOWNER',
+    'FSETID',
+    'KILL',
+    'MKNOD',
+    'NET_BIND_SERVICE',
+    'NET_RAW',
+    'SETFCAP',
+    'SETGID',
+    'SETPCAP',
+    'SETUID',
+    'SYS_CHROOT',
+  ]);
 });
 
 test('CapAdd within the allowed set and CapDrop map to the pod; other CapAdd is refused naming the capability and the flag', () => {
@@ -62,24 +138,36 @@ test('CapAdd within the allowed set and CapDrop map to the pod; other CapAdd is 
   assert.deepEqual(judgeHostConfig({ CapDrop: ['ALL'] }, policy).capabilities, []);
   assert.throws(() => judgeHostConfig({ CapAdd: ['NET_ADMIN'] }, policy), {
     name: 'HostConfigRefused',
-    message: /^CapAdd=NET_ADMIN: berth serve gives containers only CHOWN, .*AUDIT_WRITE \(Docker's default set\); NET_ADMIN is beyond it and only a berth serve started with --allow-privileged grants it$/,
+    message:
+      /^CapAdd=NET_ADMIN: berth serve gives containers only CHOWN, .*AUDIT_WRITE \(Docker's default set\); NET_ADMIN is beyond it and only a berth serve started with --allow-privileged grants it$/,
   });
   refused({ CapAdd: ['ALL'] }, /^CapAdd=ALL: .*--allow-privileged/);
-  assert.deepEqual(judgeHostConfig({ CapAdd: ['NET_ADMIN'] }, { ...policy, allowPrivileged: true }).capabilities, [...DOCKER_DEFAULT_CAPABILITIES, 'NET_ADMIN']);
+  assert.deepEqual(judgeHostConfig({ CapAdd: ['NET_ADMIN'] }, { ...policy, allowPrivileged: true }).capabilities, [
+    ...DOCKER_DEFAULT_CAPABILITIES,
+    'NET_ADMIN',
+  ]);
   assert.equal(capabilityName(' cap_sys_time '), 'SYS_TIME');
 });
 
-test('an operator\'s narrower set is the default and the limit of CapAdd', () => {
+test("an operator's narrower set is the default and the limit of CapAdd", () => {
   const narrow = { allowed: parseAllowedCapabilities('net_bind_service, CAP_CHOWN', '--capabilities'), allowPrivileged: false };
   assert.deepEqual(narrow.allowed, ['CHOWN', 'NET_BIND_SERVICE'], "in Docker's order");
   assert.deepEqual(judgeHostConfig({}, narrow).capabilities, ['CHOWN', 'NET_BIND_SERVICE']);
   assert.deepEqual(judgeHostConfig({ CapAdd: ['CHOWN'], CapDrop: ['NET_BIND_SERVICE'] }, narrow).capabilities, ['CHOWN']);
-  assert.throws(() => judgeHostConfig({ CapAdd: ['NET_RAW'] }, narrow), { message: /^CapAdd=NET_RAW: berth serve gives containers only CHOWN, NET_BIND_SERVICE: its operator narrowed Docker's default set with --capabilities/ });
-  assert.throws(() => judgeHostConfig({ CapAdd: ['SYS_ADMIN'] }, narrow), { message: /^CapAdd=SYS_ADMIN: .*narrowed by --capabilities\); SYS_ADMIN is beyond it and only a berth serve started with --allow-privileged grants it$/ });
+  assert.throws(() => judgeHostConfig({ CapAdd: ['NET_RAW'] }, narrow), {
+    message: /^CapAdd=NET_RAW: berth serve gives containers only CHOWN, NET_BIND_SERVICE: its operator narrowed Docker's default set with --capabilities/,
+  });
+  assert.throws(() => judgeHostConfig({ CapAdd: ['SYS_ADMIN'] }, narrow), {
+    message: /^CapAdd=SYS_ADMIN: .*narrowed by --capabilities\); SYS_ADMIN is beyond it and only a berth serve started with --allow-privileged grants it$/,
+  });
   assert.deepEqual(judgeHostConfig({ CapAdd: ['NET_RAW'] }, { ...narrow, allowPrivileged: true }).capabilities, ['CHOWN', 'NET_BIND_SERVICE', 'NET_RAW']);
   assert.deepEqual(parseAllowedCapabilities('none', '--capabilities'), []);
-  assert.throws(() => parseAllowedCapabilities(' , ', '--capabilities'), { message: /^--capabilities is empty: give a comma-separated list of capabilities, or none$/ });
-  assert.throws(() => judgeHostConfig({ CapAdd: ['CHOWN'] }, { allowed: [], allowPrivileged: false }), { message: /^CapAdd=CHOWN: berth serve gives containers no capabilities: its operator narrowed/ });
+  assert.throws(() => parseAllowedCapabilities(' , ', '--capabilities'), {
+    message: /^--capabilities is empty: give a comma-separated list of capabilities, or none$/,
+  });
+  assert.throws(() => judgeHostConfig({ CapAdd: ['CHOWN'] }, { allowed: [], allowPrivileged: false }), {
+    message: /^CapAdd=CHOWN: berth serve gives containers no capabilities: its operator narrowed/,
+  });
   assert.throws(() => parseAllowedCapabilities('CHOWN,NET_ADMIN', '$BERTH_SERVE_CAPABILITIES'), {
     message: /^\$BERTH_SERVE_CAPABILITIES CHOWN,NET_ADMIN: NET_ADMIN is not in Docker's default set \(.*\); this setting only narrows that set/,
   });
@@ -87,15 +175,24 @@ test('an operator\'s narrower set is the default and the limit of CapAdd', () =>
 
 test('resource knobs dockerd may ignore are warned about; unknown fields too', () => {
   const plan = judgeHostConfig({ CpuShares: 512, PidsLimit: 100, Ulimits: [{ Name: 'nofile', Soft: 1, Hard: 2 }], Init: true, Future: 'x' }, policy);
-  assert.deepEqual(plan.warnings.map((w) => w.split(' ')[0]), ['HostConfig.CpuShares', 'HostConfig.PidsLimit', 'HostConfig.Ulimits', 'HostConfig.Init', 'HostConfig.Future']);
+  assert.deepEqual(
+    plan.warnings.map((w) => w.split(' ')[0]),
+    ['HostConfig.CpuShares', 'HostConfig.PidsLimit', 'HostConfig.Ulimits', 'HostConfig.Init', 'HostConfig.Future'],
+  );
   assert.match(plan.warnings[4], /not known to berth/);
 });
 
 test('ReadonlyRootfs, GroupAdd, ExtraHosts and Privileged (when allowed) map to the pod', () => {
-  const plan = judgeHostConfig({ ReadonlyRootfs: true, GroupAdd: ['10', '20'], ExtraHosts: ['db:10.0.0.5', 'cache:10.0.0.5', 'v6=::1'], Privileged: true }, { ...policy, allowPrivileged: true });
+  const plan = judgeHostConfig(
+    { ReadonlyRootfs: true, GroupAdd: ['10', '20'], ExtraHosts: ['db:10.0.0.5', 'cache:10.0.0.5', 'v6=::1'], Privileged: true },
+    { ...policy, allowPrivileged: true },
+  );
   assert.equal(plan.readOnlyRootFilesystem, true);
   assert.deepEqual(plan.supplementalGroups, [10, 20]);
-  assert.deepEqual(plan.extraHosts, [{ ip: '10.0.0.5', hostnames: ['db', 'cache'] }, { ip: '::1', hostnames: ['v6'] }]);
+  assert.deepEqual(plan.extraHosts, [
+    { ip: '10.0.0.5', hostnames: ['db', 'cache'] },
+    { ip: '::1', hostnames: ['v6'] },
+  ]);
   assert.equal(plan.privileged, true);
   refused({ GroupAdd: ['wheel'] }, /^GroupAdd=wheel: /);
   refused({ ExtraHosts: ['host.docker.internal:host-gateway'] }, /^ExtraHosts=host.docker.internal:host-gateway: /);
@@ -108,14 +205,14 @@ test('zero values are what the CLI sends for flags not given', () => {
   assert.equal(isZero(-1), false);
 });
 
-test('IpcMode host is the pod\'s hostIPC on a berth with --allow-privileged, and only there', () => {
+test("IpcMode host is the pod's hostIPC on a berth with --allow-privileged, and only there", () => {
   assert.equal(judgeHostConfig({ IpcMode: 'host' }, { ...policy, allowPrivileged: true }).hostIPC, true);
   assert.throws(() => judgeHostConfig({ IpcMode: 'host' }, policy), { message: /^IpcMode=host: .*--allow-privileged/ });
   assert.throws(() => judgeHostConfig({ IpcMode: 'container:x' }, { ...policy, allowPrivileged: true }), { message: /^IpcMode=container:x: / });
   assert.throws(() => judgeHostConfig({ PidMode: 'host' }, { ...policy, allowPrivileged: true }), { message: /^PidMode=host: / });
 });
 
-test('NetworkMode host is the pod\'s hostNetwork on a berth with --allow-privileged, and only there', () => {
+test("NetworkMode host is the pod's hostNetwork on a berth with --allow-privileged, and only there", () => {
   const plan = judgeHostConfig({ NetworkMode: 'host' }, { ...policy, allowPrivileged: true });
   assert.deepEqual([plan.hostNetwork, plan.denyNetwork, plan.warnings], [true, false, []]);
   assert.equal(judgeHostConfig({ NetworkMode: 'bridge' }, { ...policy, allowPrivileged: true }).hostNetwork, false);

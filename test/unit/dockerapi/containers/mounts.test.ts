@@ -7,7 +7,14 @@ import { mountVolumeLabels } from '../../../../src/dockerapi/volumes/volumes.js'
 const plan = (HostConfig: Record<string, unknown>) => planMounts({ Image: 'i', HostConfig } as never);
 
 test('named volumes, binds with modes, tmpfs: the pod volumes they become', () => {
-  const { volumes, warnings } = plan({ Binds: ['data:/data:ro,z', 'cache:/cache'], Mounts: [{ Type: 'volume', Source: 'm', Target: '/m', ReadOnly: true }, { Type: 'tmpfs', Target: '/t', ReadOnly: true }], Tmpfs: { '/scratch': 'rw,size=10m,mode=1777' } });
+  const { volumes, warnings } = plan({
+    Binds: ['data:/data:ro,z', 'cache:/cache'],
+    Mounts: [
+      { Type: 'volume', Source: 'm', Target: '/m', ReadOnly: true },
+      { Type: 'tmpfs', Target: '/t', ReadOnly: true },
+    ],
+    Tmpfs: { '/scratch': 'rw,size=10m,mode=1777' },
+  });
   assert.deepEqual(volumes, [
     { claim: 'data', target: '/data', readOnly: true },
     { claim: 'cache', target: '/cache', readOnly: false },
@@ -19,14 +26,22 @@ test('named volumes, binds with modes, tmpfs: the pod volumes they become', () =
 });
 
 test('a volume mount without a source is an anonymous volume, as dockerd and docker compose make it', () => {
-  const { volumes, anonymous } = plan({ Mounts: [{ Type: 'volume', Target: '/data' }, { Type: 'volume', Target: '/ro', ReadOnly: true }] });
+  const { volumes, anonymous } = plan({
+    Mounts: [
+      { Type: 'volume', Target: '/data' },
+      { Type: 'volume', Target: '/ro', ReadOnly: true },
+    ],
+  });
   assert.deepEqual(volumes, []);
-  assert.deepEqual(anonymous, [{ target: '/data', readOnly: false }, { target: '/ro', readOnly: true }]);
+  assert.deepEqual(anonymous, [
+    { target: '/data', readOnly: false },
+    { target: '/ro', readOnly: true },
+  ]);
   assert.throws(() => plan({ Mounts: [{ Type: 'volume', Target: '/data' }], Binds: ['v:/data'] }), /Duplicate mount point: \/data/);
   assert.throws(() => plan({ Mounts: [{ Type: 'volume', Target: 'rel' }] }), /invalid mount config for type "volume": the target rel must be an absolute path/);
 });
 
-test('a bind of a container path alone is an anonymous volume, as dockerd parses docker-py\'s volumes=[\'/data\']', () => {
+test("a bind of a container path alone is an anonymous volume, as dockerd parses docker-py's volumes=['/data']", () => {
   const { volumes, anonymous } = plan({ Binds: ['/data', 'v:/named'] });
   assert.deepEqual(volumes, [{ claim: 'v', target: '/named', readOnly: false }]);
   assert.deepEqual(anonymous, [{ target: '/data', readOnly: false }]);
@@ -43,7 +58,7 @@ test('tmpfs: ro is kept, what an emptyDir cannot do is a warning, an unknown opt
   assert.throws(() => plan({ Tmpfs: { '/t': 'size=lots' } }), /invalid tmpfs option size=lots/);
 });
 
-test('refused at create in dockerd\'s words: bad volume names, modes, duplicate paths, host paths', () => {
+test("refused at create in dockerd's words: bad volume names, modes, duplicate paths, host paths", () => {
   assert.throws(() => plan({ Binds: ['bad name:/d'] }), /"bad name" includes invalid characters for a local volume name/);
   assert.throws(() => plan({ Mounts: [{ Type: 'volume', Source: 'é', Target: '/d' }] }), /includes invalid characters/);
   assert.throws(() => plan({ Binds: ['v:/x:zz'] }), /invalid mode: zz/);
@@ -53,10 +68,12 @@ test('refused at create in dockerd\'s words: bad volume names, modes, duplicate 
   assert.throws(() => plan({ Mounts: [{ Type: 'bind', Source: '/etc', Target: '/x' }] }), /mount type bind of \/etc is not supported/);
 });
 
-test('ShmSize: /dev/shm as a memory emptyDir of that size, unless a mount of the create is there or the IPC namespace is not the container\'s own', () => {
+test("ShmSize: /dev/shm as a memory emptyDir of that size, unless a mount of the create is there or the IPC namespace is not the container's own", () => {
   assert.deepEqual(plan({ ShmSize: 2 * 1024 ** 3 }).volumes, [{ target: '/dev/shm', readOnly: false, memory: true, sizeLimit: '2147483648' }]);
-  assert.deepEqual(plan({ ShmSize: 0 }).volumes, [], '0 is the runtime\'s default /dev/shm');
-  assert.deepEqual(plan({ ShmSize: 1 << 20, Tmpfs: { '/dev/shm': 'size=8m' } }).volumes, [{ target: '/dev/shm', readOnly: false, memory: true, sizeLimit: '8Mi' }]);
+  assert.deepEqual(plan({ ShmSize: 0 }).volumes, [], "0 is the runtime's default /dev/shm");
+  assert.deepEqual(plan({ ShmSize: 1 << 20, Tmpfs: { '/dev/shm': 'size=8m' } }).volumes, [
+    { target: '/dev/shm', readOnly: false, memory: true, sizeLimit: '8Mi' },
+  ]);
   assert.deepEqual(plan({ ShmSize: 1 << 20, IpcMode: 'host' }).volumes, []);
   assert.deepEqual(plan({ ShmSize: 1 << 20, IpcMode: 'none' }).volumes, []);
   assert.throws(() => plan({ ShmSize: -1 }), /SHM size can not be less than 0/);
@@ -71,7 +88,15 @@ test('--mount type=tmpfs: tmpfs-size is the sizeLimit, a tmpfs-mode an emptyDir 
   assert.throws(() => mount({ SizeBytes: -1 }), /invalid tmpfs size -1/);
 });
 
-test('a volume mount\'s labels are those of the volume it names, for dockerd makes it with them', () => {
-  const labels = mountVolumeLabels({ HostConfig: { Mounts: [{ Type: 'volume', Source: 'v', Target: '/a', VolumeOptions: { Labels: { k: '1' } } }, { Type: 'volume', Target: '/anon', VolumeOptions: { Labels: { x: 'y' } } }, { Type: 'tmpfs', Target: '/t' }] } });
+test("a volume mount's labels are those of the volume it names, for dockerd makes it with them", () => {
+  const labels = mountVolumeLabels({
+    HostConfig: {
+      Mounts: [
+        { Type: 'volume', Source: 'v', Target: '/a', VolumeOptions: { Labels: { k: '1' } } },
+        { Type: 'volume', Target: '/anon', VolumeOptions: { Labels: { x: 'y' } } },
+        { Type: 'tmpfs', Target: '/t' },
+      ],
+    },
+  });
   assert.deepEqual([...labels], [['v', { k: '1' }]]);
 });

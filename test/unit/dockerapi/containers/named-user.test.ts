@@ -19,7 +19,7 @@ test('a name is its passwd uid and gid; a group by name or number replaces the g
   assert.equal(resolveUser('4242:staff', PASSWD, GROUP), '4242:50', 'a uid passwd lacks is still that uid');
 });
 
-test('a name the image lacks is dockerd\'s error', () => {
+test("a name the image lacks is dockerd's error", () => {
   assert.throws(() => resolveUser('postgres', PASSWD, GROUP), new UserNotFound('unable to find user postgres: no matching entries in passwd file'));
   assert.throws(() => resolveUser('node:wheel', PASSWD, GROUP), new UserNotFound('unable to find group wheel: no matching entries in group file'));
   assert.throws(() => resolveUser('node', '', ''), UserNotFound, 'no passwd file at all');

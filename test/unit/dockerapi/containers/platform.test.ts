@@ -17,7 +17,10 @@ test('os/arch[/variant], an OS or an architecture alone, and the names people ty
 test('what names no platform is refused', () => {
   assert.throws(() => parsePlatform('darwin/arm64'), /"darwin\/arm64": unknown operating system "darwin"/);
   assert.throws(() => parsePlatform('linux/arm64/v8/x'), /unknown operating system or architecture/);
-  assert.throws(() => parsePlatform('linux/'), (err: { status?: number }) => err.status === 400);
+  assert.throws(
+    () => parsePlatform('linux/'),
+    (err: { status?: number }) => err.status === 400,
+  );
 });
 
 test('the pod goes to a node of the platform: the labels every kubelet sets', () => {

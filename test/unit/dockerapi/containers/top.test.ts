@@ -6,7 +6,8 @@ import { psColumns, topTable } from '../../../../src/dockerapi/containers/top.js
 
 const US = '\x1f';
 const RS = '\x1e';
-const status = (uid: number, rssKb: number): string => `Name:\tx\nUid:\t${uid}\t${uid}\t${uid}\t${uid}\nGid:\t${uid}\t${uid}\t${uid}\t${uid}\nVmSize:\t    2268 kB\nVmRSS:\t    ${rssKb} kB\n`;
+const status = (uid: number, rssKb: number): string =>
+  `Name:\tx\nUid:\t${uid}\t${uid}\t${uid}\t${uid}\nGid:\t${uid}\t${uid}\t${uid}\t${uid}\nVmSize:\t    2268 kB\nVmRSS:\t    ${rssKb} kB\n`;
 /** pid 1 started 10 s after boot, has used 2 s of CPU; pid 7 is a child of 1 on pts/0; 40 and 41 are the snapshot's shell and cat */
 const text = [
   `40${US}1000.50 900.00\n${US}cpu  1 2 3\nbtime 1700000000\n${US}MemTotal:       2000000 kB\n${US}root:x:0:0:root:/root:/bin/sh\napp:x:1000:1000::/home/app:/bin/sh\n`,
@@ -19,10 +20,13 @@ const text = [
 
 test('the snapshot: every process but the reading shell and its children, and one that ended while read', () => {
   const s = parseSnapshot(text)!;
-  assert.deepEqual(s.procs.map((p) => [p.pid, p.ppid, p.comm, p.args, p.uid]), [
-    [1, 0, 'sleep', ['sleep', '600'], 0],
-    [7, 1, 'my (odd) cmd', [], 1000],
-  ]);
+  assert.deepEqual(
+    s.procs.map((p) => [p.pid, p.ppid, p.comm, p.args, p.uid]),
+    [
+      [1, 0, 'sleep', ['sleep', '600'], 0],
+      [7, 1, 'my (odd) cmd', [], 1000],
+    ],
+  );
   assert.equal(s.bootTime, 1700000000);
   assert.equal(s.memTotalKb, 2000000);
   assert.equal(s.users.get(1000), 'app');
@@ -35,27 +39,52 @@ test('ps_args as dockerd passes them to ps: -ef by default, aux, -o lists with t
   const full = topTable(s, psColumns(''), now);
   assert.deepEqual(full.Titles, ['UID', 'PID', 'PPID', 'C', 'STIME', 'TTY', 'TIME', 'CMD']);
   // 2 s of CPU over 990.5 s running: 0 %; the child on pts/0, named by its comm in brackets without arguments
-  assert.deepEqual(full.Processes.map((r) => [r[0], r[1], r[2], r[3], r[5], r[6], r[7]]), [
-    ['root', '1', '0', '0', '?', '00:00:02', 'sleep 600'],
-    ['app', '7', '1', '0', 'pts/0', '00:00:00', '[my (odd) cmd]'],
-  ]);
+  assert.deepEqual(
+    full.Processes.map((r) => [r[0], r[1], r[2], r[3], r[5], r[6], r[7]]),
+    [
+      ['root', '1', '0', '0', '?', '00:00:02', 'sleep 600'],
+      ['app', '7', '1', '0', 'pts/0', '00:00:00', '[my (odd) cmd]'],
+    ],
+  );
   assert.match(full.Processes[0][4], /^\d\d:\d\d$/, 'started within the day: its time');
   assert.deepEqual(topTable(s, psColumns('-ef'), now), full);
 
   const aux = topTable(s, psColumns('aux'), now);
   assert.deepEqual(aux.Titles, ['USER', 'PID', '%CPU', '%MEM', 'VSZ', 'RSS', 'TTY', 'STAT', 'START', 'TIME', 'COMMAND']);
-  assert.deepEqual(aux.Processes[0].filter((_, i) => i !== 8), ['root', '1', '0.2', '0.0', '2268', '1380', '?', 'Ss', '0:02', 'sleep 600']);
-  assert.deepEqual(aux.Processes[1].filter((_, i) => i !== 8), ['app', '7', '0.0', '5.0', '2268', '100000', 'pts/0', 'RNsl+', '0:00', '[my (odd) cmd]']);
+  assert.deepEqual(
+    aux.Processes[0].filter((_, i) => i !== 8),
+    ['root', '1', '0.2', '0.0', '2268', '1380', '?', 'Ss', '0:02', 'sleep 600'],
+  );
+  assert.deepEqual(
+    aux.Processes[1].filter((_, i) => i !== 8),
+    ['app', '7', '0.0', '5.0', '2268', '100000', 'pts/0', 'RNsl+', '0:00', '[my (odd) cmd]'],
+  );
 
-  assert.deepEqual(topTable(s, psColumns('-o pid,args'), now), { Titles: ['PID', 'COMMAND'], Processes: [['1', 'sleep 600'], ['7', '[my (odd) cmd]']] });
+  assert.deepEqual(topTable(s, psColumns('-o pid,args'), now), {
+    Titles: ['PID', 'COMMAND'],
+    Processes: [
+      ['1', 'sleep 600'],
+      ['7', '[my (odd) cmd]'],
+    ],
+  });
   assert.deepEqual(topTable(s, psColumns('-eo pid,user,comm'), now).Processes[1], ['7', 'app', 'my (odd) cmd']);
   assert.deepEqual(topTable(s, psColumns('axo pid,etime'), now).Processes[0], ['1', '16:30']);
-  assert.deepEqual(psColumns('-o pid,comm=Name,x').map((c) => c.title), ['PID', 'Name,x'], 'a title runs to the end of the list');
-  assert.deepEqual(psColumns('-e').map((c) => c.title), ['PID', 'TTY', 'TIME', 'CMD']);
+  assert.deepEqual(
+    psColumns('-o pid,comm=Name,x').map((c) => c.title),
+    ['PID', 'Name,x'],
+    'a title runs to the end of the list',
+  );
+  assert.deepEqual(
+    psColumns('-e').map((c) => c.title),
+    ['PID', 'TTY', 'TIME', 'CMD'],
+  );
 });
 
 test('what top cannot answer is refused as dockerd and ps refuse it', () => {
-  assert.throws(() => psColumns('-o args'), (err: { status?: number; message: string }) => err.status === 500 && err.message === "Couldn't find PID field in ps output");
+  assert.throws(
+    () => psColumns('-o args'),
+    (err: { status?: number; message: string }) => err.status === 500 && err.message === "Couldn't find PID field in ps output",
+  );
   assert.throws(() => psColumns('-o pid=P'), /Couldn't find PID field/, 'dockerd finds the PID column by its title');
   assert.throws(() => psColumns('-o pid,bogus'), /unknown user-defined format specifier "bogus"/);
   assert.throws(() => psColumns('-l'), /ps option -l is not supported: berth serve's top reads the container's \/proc/);

@@ -43,7 +43,8 @@ const lookups = (all: ContainerRecord[]): Parameters<typeof containerListFilter>
   networkName: () => undefined,
 });
 
-const names = (f: Record<string, string[]>, all: ContainerRecord[]): string[] => all.filter(containerListFilter(parseFilters(JSON.stringify(f)), lookups(all))).map((c) => c.name);
+const names = (f: Record<string, string[]>, all: ContainerRecord[]): string[] =>
+  all.filter(containerListFilter(parseFilters(JSON.stringify(f)), lookups(all))).map((c) => c.name);
 
 test('volume: a container that mounts the named volume, or anything at the mount point; no other', () => {
   const all = [
@@ -61,10 +62,14 @@ test('volume: a container that mounts the named volume, or anything at the mount
   assert.deepEqual(names({ volume: ['nothing'] }, all), [], 'no match is no container, never all of them');
 });
 
-test('publish matches a host port, expose a container port, of what ps shows (a running container\'s ports)', () => {
-  const web = container('web', { ExposedPorts: { '80/tcp': {}, '9090/tcp': {}, '53/udp': {} } }, {
-    ports: [{ key: '80/tcp', containerPort: 80, hostIp: '127.0.0.1', reportedIp: '127.0.0.1', hostPort: 32768 }],
-  });
+test("publish matches a host port, expose a container port, of what ps shows (a running container's ports)", () => {
+  const web = container(
+    'web',
+    { ExposedPorts: { '80/tcp': {}, '9090/tcp': {}, '53/udp': {} } },
+    {
+      ports: [{ key: '80/tcp', containerPort: 80, hostIp: '127.0.0.1', reportedIp: '127.0.0.1', hostPort: 32768 }],
+    },
+  );
   const stopped = container('stopped', { ExposedPorts: { '80/tcp': {} } }, { status: 'exited' });
   const all = [web, stopped];
   assert.deepEqual(portSummaries(web), [
@@ -90,9 +95,13 @@ test('publish and expose values dockerd cannot read are refused', () => {
   assert.throws(() => f({ publish: ['70000'] }), FilterError);
 });
 
-test('status, health and exited values are checked in dockerd\'s words; unknown keys refused', () => {
+test("status, health and exited values are checked in dockerd's words; unknown keys refused", () => {
   const f = (v: Record<string, string[]>): unknown => containerListFilter(parseFilters(JSON.stringify(v)), lookups([]));
-  assert.throws(() => f({ status: ['bogus'] }), (err: Error) => err instanceof FilterError && err.message.startsWith("invalid filter 'status=bogus': invalid value for state (bogus): must be one of created, running"));
+  assert.throws(
+    () => f({ status: ['bogus'] }),
+    (err: Error) =>
+      err instanceof FilterError && err.message.startsWith("invalid filter 'status=bogus': invalid value for state (bogus): must be one of created, running"),
+  );
   assert.throws(() => f({ health: ['fine'] }), /invalid filter 'health=fine'/);
   assert.throws(() => f({ exited: ['x'] }), /invalid filter 'exited=x'/);
   assert.throws(() => f({ 'is-task': ['maybe'] }), /invalid filter 'is-task=\[maybe\]'/);

@@ -34,7 +34,7 @@ test('until: RFC 3339 with a zone, in the layouts dockerd picks by the colons', 
   assert.equal(parseTimeOrDuration('2026-03-01Z', NOW), Date.parse('2026-03-01T00:00:00Z'));
 });
 
-test('until: without a zone, the server\'s own (as dockerd reads it in its local zone)', () => {
+test("until: without a zone, the server's own (as dockerd reads it in its local zone)", () => {
   assert.equal(parseTimeOrDuration('2026-03-01T10:20:30', NOW), Date.parse('2026-03-01T10:20:30Z') - local);
   assert.equal(parseTimeOrDuration('2026-03-01T10:20', NOW), Date.parse('2026-03-01T10:20:00Z') - local);
   assert.equal(parseTimeOrDuration('2026-03-01T10', NOW), Date.parse('2026-03-01T10:00:00Z') - local);

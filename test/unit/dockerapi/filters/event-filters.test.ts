@@ -34,10 +34,18 @@ test('type, event (health_status, exec_create, exec_start also by their beginnin
   assert.deepEqual(seen({ scope: ['swarm'] }), []);
 });
 
-test('container, network, volume, daemon: the id or the name, whole or its beginning, whatever the event\'s type', () => {
-  assert.deepEqual(seen({ container: ['web'] }), ['container/create/web', 'container/health_status: healthy/web', 'network/connect/webnet'], 'webnet begins with web');
+test("container, network, volume, daemon: the id or the name, whole or its beginning, whatever the event's type", () => {
+  assert.deepEqual(
+    seen({ container: ['web'] }),
+    ['container/create/web', 'container/health_status: healthy/web', 'network/connect/webnet'],
+    'webnet begins with web',
+  );
   assert.deepEqual(seen({ container: ['c0ffee'] }), ['container/create/web', 'container/health_status: healthy/web']);
-  assert.deepEqual(seen({ container: ['web', 'db'], type: ['container'] }), ['container/create/web', 'container/health_status: healthy/web', 'container/create/db']);
+  assert.deepEqual(seen({ container: ['web', 'db'], type: ['container'] }), [
+    'container/create/web',
+    'container/health_status: healthy/web',
+    'container/create/db',
+  ]);
   assert.deepEqual(seen({ network: ['webnet'] }), ['network/connect/webnet']);
   assert.deepEqual(seen({ volume: ['data'] }), ['volume/create/data']);
   assert.deepEqual(seen({ container: ['web'], volume: ['data'] }), [], 'each key holds for every event, as dockerd');
@@ -45,7 +53,7 @@ test('container, network, volume, daemon: the id or the name, whole or its begin
   for (const key of ['plugin', 'node', 'service', 'secret', 'config']) assert.deepEqual(seen({ [key]: ['nothing'] }), [], key);
 });
 
-test('image: an image event\'s id and name, a container event\'s image, each also without the tag', () => {
+test("image: an image event's id and name, a container event's image, each also without the tag", () => {
   assert.deepEqual(seen({ image: ['busybox'] }), ['container/create/web', 'container/health_status: healthy/web', 'image/pull/busybox']);
   assert.deepEqual(seen({ image: ['busybox:1.36'] }), ['container/create/web', 'container/health_status: healthy/web', 'image/pull/busybox']);
   assert.deepEqual(seen({ image: ['busybox:latest'] }), []);
@@ -53,7 +61,7 @@ test('image: an image event\'s id and name, a container event\'s image, each als
   assert.deepEqual(seen({ image: ['docker.io/library/busybox'] }), [], 'matched as the event names it, as dockerd');
 });
 
-test('label: the attributes (a container\'s labels, an image\'s), all of them', () => {
+test("label: the attributes (a container's labels, an image's), all of them", () => {
   assert.deepEqual(seen({ label: ['tier'] }), ['container/create/web', 'container/health_status: healthy/web', 'image/pull/busybox']);
   assert.deepEqual(seen({ label: ['tier=base'] }), ['image/pull/busybox']);
   assert.deepEqual(seen({ label: ['tier=front', 'name=web'] }), ['container/create/web', 'container/health_status: healthy/web']);
@@ -61,7 +69,10 @@ test('label: the attributes (a container\'s labels, an image\'s), all of them', 
 });
 
 test('a key dockerd does not know is refused (dockerd would let it pass and show every event)', () => {
-  assert.throws(() => eventFilter(f({ bogus: ['1'] })), (err: Error) => err instanceof FilterError && err.message === "invalid filter 'bogus'");
+  assert.throws(
+    () => eventFilter(f({ bogus: ['1'] })),
+    (err: Error) => err instanceof FilterError && err.message === "invalid filter 'bogus'",
+  );
   assert.throws(() => eventFilter(f({ contianer: ['web'] })), /invalid filter 'contianer'/);
   assert.throws(() => eventFilter(f({ 'label!': ['a'] })), /invalid filter 'label!'/);
 });

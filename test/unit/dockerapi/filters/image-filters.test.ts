@@ -18,7 +18,9 @@ const f = (v: Record<string, string[]>): ReturnType<typeof parseFilters> => pars
 function image(refs: string[], hoursAgo: number, labels?: Record<string, string>): ImageRecord {
   const tags = new Set(refs.map(normalizeImage));
   const created = new Date(NOW - hoursAgo * 3_600_000);
-  const info = labels ? { config: { Labels: labels }, configDigest: DIGEST, repoDigest: `${repositoryOf(normalizeImage(refs[0]))}@${DIGEST}`, created: created.toISOString() } : undefined;
+  const info = labels
+    ? { config: { Labels: labels }, configDigest: DIGEST, repoDigest: `${repositoryOf(normalizeImage(refs[0]))}@${DIGEST}`, created: created.toISOString() }
+    : undefined;
   return { id: imageId(refs[0]), ref: [...tags][0], tags, created, ...(info ? { info } : {}) };
 }
 
@@ -38,14 +40,18 @@ const listed = (v: Record<string, string[]>): string[] => {
   return images.filter(listing.includes).map((i) => [...(imageListItem(i, listing.references(i)).RepoTags as string[])].join(',') || '<none>');
 };
 
-test('dangling: an image with no tag (pulled by digest), which berth\'s images, with no layers, are only; false: the tagged ones', () => {
+test("dangling: an image with no tag (pulled by digest), which berth's images, with no layers, are only; false: the tagged ones", () => {
   assert.deepEqual(listed({ dangling: ['true'] }), ['<none>']);
   assert.deepEqual(listed({ dangling: ['1'] }), ['<none>']);
-  assert.deepEqual(listed({ dangling: ['false'] }), ['busybox:1.36,busybox:latest', 'localhost:5000/team/app:2,localhost:5000/team/app:2-rc', 'ghcr.io/acme/web:1']);
+  assert.deepEqual(listed({ dangling: ['false'] }), [
+    'busybox:1.36,busybox:latest',
+    'localhost:5000/team/app:2,localhost:5000/team/app:2-rc',
+    'ghcr.io/acme/web:1',
+  ]);
   assert.deepEqual(listed({}).length, 4);
 });
 
-test('label: the image config\'s labels, all of them; an image whose config berth never read has none', () => {
+test("label: the image config's labels, all of them; an image whose config berth never read has none", () => {
   assert.deepEqual(listed({ label: ['team'] }), ['localhost:5000/team/app:2,localhost:5000/team/app:2-rc', 'ghcr.io/acme/web:1']);
   assert.deepEqual(listed({ label: ['team=b'] }), ['ghcr.io/acme/web:1']);
   assert.deepEqual(listed({ label: ['team=a', 'other'] }), []);
@@ -56,14 +62,20 @@ test('before, since: made before or after the image named (by name or id); sever
   assert.deepEqual(listed({ since: ['localhost:5000/team/app:2'] }), ['<none>', 'ghcr.io/acme/web:1']);
   assert.deepEqual(listed({ since: ['busybox'], before: [web.id] }), ['localhost:5000/team/app:2,localhost:5000/team/app:2-rc', '<none>']);
   assert.deepEqual(listed({ before: ['ghcr.io/acme/web:1', 'localhost:5000/team/app:2'] }), ['busybox:1.36,busybox:latest']);
-  assert.throws(() => listed({ before: ['nope:1'] }), (err: Error & { status?: number }) => err.message === 'No such image: nope:1');
+  assert.throws(
+    () => listed({ before: ['nope:1'] }),
+    (err: Error & { status?: number }) => err.message === 'No such image: nope:1',
+  );
 });
 
 test('until: made before it; a duration back from now, an RFC 3339 time or unix seconds; several all hold', () => {
   assert.deepEqual(listed({ until: ['15h'] }), ['busybox:1.36,busybox:latest', 'localhost:5000/team/app:2,localhost:5000/team/app:2-rc']);
   assert.deepEqual(listed({ until: ['2026-03-09T12:00:00Z'] }), ['busybox:1.36,busybox:latest']);
   assert.deepEqual(listed({ until: [String((NOW - 5 * 3_600_000) / 1000), '25h'] }), ['busybox:1.36,busybox:latest']);
-  assert.throws(() => listed({ until: ['yesterday'] }), /^FilterError: invalid value for 'until' filter: failed to parse value as time or duration: "yesterday"|invalid value for 'until' filter: failed to parse value as time or duration: "yesterday"/);
+  assert.throws(
+    () => listed({ until: ['yesterday'] }),
+    /^FilterError: invalid value for 'until' filter: failed to parse value as time or duration: "yesterday"|invalid value for 'until' filter: failed to parse value as time or duration: "yesterday"/,
+  );
 });
 
 test('reference: a shell pattern against the name familiar and canonical, with and without the tag; only matching tags shown', () => {
@@ -71,7 +83,7 @@ test('reference: a shell pattern against the name familiar and canonical, with a
   assert.deepEqual(listed({ reference: ['busybox:1.*'] }), ['busybox:1.36']);
   assert.deepEqual(listed({ reference: ['docker.io/library/busybox:latest'] }), ['busybox:latest']);
   assert.deepEqual(listed({ reference: ['busy*'] }), ['busybox:1.36,busybox:latest']);
-  assert.deepEqual(listed({ reference: ['*'] }), ['busybox:1.36,busybox:latest', '<none>'], '* crosses no /: Docker Hub\'s library only');
+  assert.deepEqual(listed({ reference: ['*'] }), ['busybox:1.36,busybox:latest', '<none>'], "* crosses no /: Docker Hub's library only");
   assert.deepEqual(listed({ reference: ['*/team/*'] }), ['localhost:5000/team/app:2,localhost:5000/team/app:2-rc']);
   assert.deepEqual(listed({ reference: ['*/*/*'] }).length, 4, 'the canonical forms have three parts');
   assert.deepEqual(listed({ reference: ['localhost:5000/team/app:?'] }), ['localhost:5000/team/app:2']);
@@ -82,15 +94,18 @@ test('reference: a shell pattern against the name familiar and canonical, with a
   assert.deepEqual(imageListItem(busybox, listing.references(busybox)).RepoDigests, [], 'the digest is not busybox:latest');
 });
 
-test('unknown keys, unreadable dangling and malformed patterns are refused in dockerd\'s words', () => {
-  assert.throws(() => listed({ bogus: ['1'] }), (err: Error) => err instanceof FilterError && err.message === "invalid filter 'bogus'");
+test("unknown keys, unreadable dangling and malformed patterns are refused in dockerd's words", () => {
+  assert.throws(
+    () => listed({ bogus: ['1'] }),
+    (err: Error) => err instanceof FilterError && err.message === "invalid filter 'bogus'",
+  );
   assert.throws(() => listed({ 'label!': ['a'] }), /invalid filter 'label!'/);
   assert.throws(() => listed({ dangling: ['maybe'] }), /invalid filter 'dangling=\[maybe\]'/);
   assert.throws(() => listed({ dangling: ['true', 'false'] }), /invalid filter 'dangling=\[true false\]'/);
   assert.throws(() => listed({ reference: ['busybox:[1'] }), /invalid filter 'reference=busybox:\[1': syntax error in pattern/);
 });
 
-test('path patterns as Go\'s path.Match reads them', () => {
+test("path patterns as Go's path.Match reads them", () => {
   const cases: Array<[string, string, boolean]> = [
     ['abc', 'abc', true],
     ['*', 'abc', true],

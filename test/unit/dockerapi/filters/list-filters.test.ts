@@ -27,13 +27,22 @@ test('volume ls: name is the name itself or a pattern; label as everywhere', () 
   assert.deepEqual(volumeNames({ label: ['com.docker.volume.anonymous'] }), ['f'.repeat(64)]);
 });
 
-test('volume ls: unknown keys and unreadable dangling refused in dockerd\'s words', () => {
+test("volume ls: unknown keys and unreadable dangling refused in dockerd's words", () => {
   assert.throws(() => volumeNames({ bogus: ['1'] }), /^FilterError: invalid filter 'bogus'$|invalid filter 'bogus'/);
   assert.throws(() => volumeNames({ 'label!': ['a'] }), /invalid filter 'label!'/);
   assert.throws(() => volumeNames({ dangling: ['maybe'] }), /invalid filter 'dangling=\[maybe\]'/);
 });
 
-const network = (name: string, more: Partial<NetworkRecord> = {}): NetworkRecord => ({ id: `${name.padEnd(8, '0')}${'c'.repeat(56)}`, name, driver: 'bridge', created: new Date(), labels: {}, internal: false, builtin: false, ...more });
+const network = (name: string, more: Partial<NetworkRecord> = {}): NetworkRecord => ({
+  id: `${name.padEnd(8, '0')}${'c'.repeat(56)}`,
+  name,
+  driver: 'bridge',
+  created: new Date(),
+  labels: {},
+  internal: false,
+  builtin: false,
+  ...more,
+});
 const networks = [
   network('bridge', { builtin: true }),
   network('host', { builtin: true, driver: 'host' }),
@@ -61,7 +70,7 @@ test('network ls: driver exactly; name and id the value or a pattern; label', ()
   assert.deepEqual(networkNames({ label: ['ci=yes'] }), ['busy']);
 });
 
-test('network ls: unknown keys, types and dangling values refused in dockerd\'s words', () => {
+test("network ls: unknown keys, types and dangling values refused in dockerd's words", () => {
   assert.throws(() => networkNames({ bogus: ['1'] }), /invalid filter 'bogus'/);
   assert.throws(() => networkNames({ type: ['overlay'] }), /invalid filter: 'type'='overlay'/);
   assert.throws(() => networkNames({ dangling: ['yes'] }), /invalid value for filter 'dangling', must be "true" \(or "1"\), or "false" \(or "0"\)/);

@@ -6,7 +6,10 @@ import { FilterError, parseFilters } from '../../../../src/dockerapi/filters/fil
 import { pruneFilter, volumePruneFilter } from '../../../../src/dockerapi/filters/prune-filters.js';
 
 const NOW = Date.parse('2026-03-10T12:00:00Z');
-const made = (labels: Record<string, string>, minutesAgo = 0): { labels: Record<string, string>; created: Date } => ({ labels, created: new Date(NOW - minutesAgo * 60_000) });
+const made = (labels: Record<string, string>, minutesAgo = 0): { labels: Record<string, string>; created: Date } => ({
+  labels,
+  created: new Date(NOW - minutesAgo * 60_000),
+});
 const filters = (f: Record<string, string[]>): ReturnType<typeof parseFilters> => parseFilters(JSON.stringify(f));
 
 test('label! keeps what has the label (docker container prune --filter label!=keep=yes)', () => {
@@ -40,8 +43,11 @@ test('until: made at or before it; a duration counts back from now; RFC 3339 and
   assert.equal(unix(made({}, 9)), false);
 });
 
-test('unknown keys and unreadable values are refused in dockerd\'s words', () => {
-  assert.throws(() => pruneFilter(filters({ bogus: ['1'] }), NOW), (err: Error) => err instanceof FilterError && err.message === "invalid filter 'bogus'");
+test("unknown keys and unreadable values are refused in dockerd's words", () => {
+  assert.throws(
+    () => pruneFilter(filters({ bogus: ['1'] }), NOW),
+    (err: Error) => err instanceof FilterError && err.message === "invalid filter 'bogus'",
+  );
   assert.throws(() => pruneFilter(filters({ status: ['exited'] }), NOW), /invalid filter 'status'/);
   assert.throws(() => pruneFilter(filters({ until: ['1h', '2h'] }), NOW), /more than one until filter specified/);
   assert.throws(() => pruneFilter(filters({ until: ['yesterday'] }), NOW), /failed to parse value as time or duration: "yesterday"/);

@@ -38,7 +38,10 @@ test('a gzip bomb is refused once its inflated bytes pass the limit, without hol
   const bomb = await gzipOfZeros(512);
   assert.ok(bomb.length < 1 << 20, `the bomb is small (${bomb.length} bytes)`);
   const before = process.memoryUsage().rss;
-  await assert.rejects(sanitizeArchive(Readable.from([bomb]), '/dest', 32 << 20), (err: unknown) => err instanceof ArchiveError && err.status === 413 && /once inflated is larger than/.test(err.message));
+  await assert.rejects(
+    sanitizeArchive(Readable.from([bomb]), '/dest', 32 << 20),
+    (err: unknown) => err instanceof ArchiveError && err.status === 413 && /once inflated is larger than/.test(err.message),
+  );
   const grown = process.memoryUsage().rss - before;
   assert.ok(grown < 128 << 20, `RSS grew by ${grown} bytes for a 512 MiB bomb`);
 });
@@ -83,16 +86,21 @@ test('idleTimeout does not count a slow reader as a stalled upload', async () =>
 });
 
 test('a JSON body that stalls is answered 408 and the server keeps serving', async () => {
-  const router = new Router().add('POST', '/echo', async (call) => call.send(200, (await call.json()) ?? {})).add('GET', '/_ping', (call) => call.send(200, 'OK'));
+  const router = new Router()
+    .add('POST', '/echo', async (call) => call.send(200, (await call.json()) ?? {}))
+    .add('GET', '/_ping', (call) => call.send(200, 'OK'));
   const server = await serveDockerApi({ listeners: [parseListener('tcp://127.0.0.1:0')], router, bodyTimeoutMs: 200 });
   try {
     const port = Number(server.addresses[0].split(':').pop());
     const status = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/echo', headers: { 'Content-Type': 'application/json', 'Content-Length': 100 } }, (res) => {
-        let body = '';
-        res.on('data', (d: Buffer) => (body += d.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      });
+      const req = http.request(
+        { host: '127.0.0.1', port, method: 'POST', path: '/echo', headers: { 'Content-Type': 'application/json', 'Content-Length': 100 } },
+        (res) => {
+          let body = '';
+          res.on('data', (d: Buffer) => (body += d.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
       req.on('error', reject);
       req.write('{"Image": "half'); // and nothing more
     });
@@ -139,7 +147,10 @@ test('an answer given before the whole body leaves at once, and the client may s
     socket.end('0\r\n\r\n');
     await closed;
     assert.equal(written, 8, 'the connection stayed open until the whole body was sent');
-    assert.deepEqual(failures.map((e) => e.message), []);
+    assert.deepEqual(
+      failures.map((e) => e.message),
+      [],
+    );
   } finally {
     await server.close();
   }

@@ -21,7 +21,10 @@ test('a name is loopback only when every address it resolves to is', async () =>
   assert.equal((await resolveLoopback('127.0.0.1.nip.io', async () => ['127.0.0.1', '10.1.2.3'])).loopback, false);
   assert.equal((await resolveLoopback('nowhere.invalid', async () => Promise.reject(new Error('ENOTFOUND')))).loopback, false);
   assert.equal((await resolveLoopback('127.0.0.1')).loopback, true, 'a literal is not looked up');
-  await assert.rejects(checkListenerSecurity([parseListener('tcp://127.0.0.1.nip.io:2375')], { resolve: async () => ['93.184.216.34'] }), /not a loopback address \(it resolves to 93\.184\.216\.34\)/);
+  await assert.rejects(
+    checkListenerSecurity([parseListener('tcp://127.0.0.1.nip.io:2375')], { resolve: async () => ['93.184.216.34'] }),
+    /not a loopback address \(it resolves to 93\.184\.216\.34\)/,
+  );
 });
 
 test('tokens: at least 16 characters, from --token, --token-file or the environment', () => {
@@ -58,7 +61,9 @@ test('a unix socket path: a live socket or a file is refused and kept, a stale s
     await first.close();
 
     // what a SIGKILLed server leaves behind: a socket file nobody listens on
-    const holder = spawn(process.execPath, ['-e', `require('net').createServer().listen(${JSON.stringify(path)}, () => console.log('up'))`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const holder = spawn(process.execPath, ['-e', `require('net').createServer().listen(${JSON.stringify(path)}, () => console.log('up'))`], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     await new Promise((resolve) => holder.stdout.once('data', resolve));
     holder.kill('SIGKILL');
     await new Promise((resolve) => holder.once('exit', resolve));

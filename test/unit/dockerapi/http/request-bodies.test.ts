@@ -7,7 +7,10 @@ import { decodePathPart, DockerError } from '../../../../src/dockerapi/http/http
 import type { CreateBody } from '../../../../src/dockerapi/model.js';
 import { parseSignal } from '../../../../src/dockerapi/containers/signals.js';
 
-const is400 = (pattern: RegExp) => (err: unknown): boolean => err instanceof DockerError && err.status === 400 && pattern.test(err.message);
+const is400 =
+  (pattern: RegExp) =>
+  (err: unknown): boolean =>
+    err instanceof DockerError && err.status === 400 && pattern.test(err.message);
 
 test('wrong JSON types are 400s naming the field', () => {
   assert.throws(() => checkBody('create', { Image: 5 }), is400(/^invalid JSON: Image must be a string, not a number$/));
@@ -27,7 +30,11 @@ test('wrong JSON types are 400s naming the field', () => {
 
 test('a null where the API has a number, string or boolean is the zero value, as Go decodes it', () => {
   // docker-py's Healthcheck sends the values not given as null
-  const hc = checkBody<CreateBody>('create', { Image: 'x', Tty: null, Healthcheck: { Test: ['CMD', 'true'], Interval: 1e9, Timeout: null, Retries: null, StartPeriod: null } });
+  const hc = checkBody<CreateBody>('create', {
+    Image: 'x',
+    Tty: null,
+    Healthcheck: { Test: ['CMD', 'true'], Interval: 1e9, Timeout: null, Retries: null, StartPeriod: null },
+  });
   assert.deepEqual(hc.Healthcheck, { Test: ['CMD', 'true'], Interval: 1e9 });
   assert.equal('Tty' in hc, false);
   checkCreateValues(hc);
@@ -50,11 +57,20 @@ test('values that would fail at start are 400s at create', () => {
   bad({ HostConfig: { Tmpfs: { 'run/x': '' } } }, /mount path must be absolute/);
   bad({ HostConfig: { Binds: ['data:relative'] } }, /mount path must be absolute/);
   bad({ Healthcheck: { Interval: 5 } }, /Interval in Healthcheck cannot be less than 1ms/);
-  checkCreateValues({ Env: ['A=1', 'B', 'C='], ExposedPorts: { '80/tcp': {}, '53/udp': {} }, HostConfig: { Memory: 0, NanoCpus: 5e8, PortBindings: { '80/tcp': [{ HostIp: '127.0.0.1', HostPort: '0' }] } }, WorkingDir: '/w', Hostname: 'db' });
+  checkCreateValues({
+    Env: ['A=1', 'B', 'C='],
+    ExposedPorts: { '80/tcp': {}, '53/udp': {} },
+    HostConfig: { Memory: 0, NanoCpus: 5e8, PortBindings: { '80/tcp': [{ HostIp: '127.0.0.1', HostPort: '0' }] } },
+    WorkingDir: '/w',
+    Hostname: 'db',
+  });
 });
 
 test('-P with an exposed UDP port is refused naming the port; without -P, or with TCP ports only, it passes', () => {
-  assert.throws(() => checkPublishAll({ ExposedPorts: { '80/tcp': {}, '53/udp': {} }, HostConfig: { PublishAllPorts: true } }), is400(/^cannot publish 53\/udp \(exposed by the image or --expose; -P publishes every exposed port\): berth publishes TCP ports only .*-p instead of -P/));
+  assert.throws(
+    () => checkPublishAll({ ExposedPorts: { '80/tcp': {}, '53/udp': {} }, HostConfig: { PublishAllPorts: true } }),
+    is400(/^cannot publish 53\/udp \(exposed by the image or --expose; -P publishes every exposed port\): berth publishes TCP ports only .*-p instead of -P/),
+  );
   checkPublishAll({ ExposedPorts: { '80/tcp': {}, '53/udp': {} }, HostConfig: { PublishAllPorts: false } });
   checkPublishAll({ ExposedPorts: { '80/tcp': {}, '81': {} }, HostConfig: { PublishAllPorts: true } });
 });

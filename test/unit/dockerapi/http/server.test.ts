@@ -20,7 +20,8 @@ function get(opts: http.RequestOptions): Promise<{ status: number; body: string;
   });
 }
 
-const router = (): Router => new Router().add('GET', '/_ping', (call) => call.send(200, 'OK')).add('POST', '/echo', async (call) => call.send(200, (await call.json()) ?? {}));
+const router = (): Router =>
+  new Router().add('GET', '/_ping', (call) => call.send(200, 'OK')).add('POST', '/echo', async (call) => call.send(200, (await call.json()) ?? {}));
 
 test('unix socket is 0600, version prefixes route alike, too-old versions and unknown paths are refused', async () => {
   const dir = scratchDir('berth-unit-');

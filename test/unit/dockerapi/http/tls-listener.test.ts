@@ -53,10 +53,13 @@ describe('listener checks', () => {
 describe('TLS files', () => {
   test('a missing file is named with its flag and path', () => {
     const missing = join(dir, 'nope.pem');
-    assert.throws(() => loadListenerTls({ tlsverify: true, tlscacert: missing, tlscert: certs.serverCert, tlskey: certs.serverKey }), (err: Error) => {
-      assert.match(err.message, /^--tlscacert \S+nope\.pem: cannot read it \(ENOENT\)/);
-      return true;
-    });
+    assert.throws(
+      () => loadListenerTls({ tlsverify: true, tlscacert: missing, tlscert: certs.serverCert, tlskey: certs.serverKey }),
+      (err: Error) => {
+        assert.match(err.message, /^--tlscacert \S+nope\.pem: cannot read it \(ENOENT\)/);
+        return true;
+      },
+    );
     assert.throws(() => loadListenerTls({ tls: true, tlscert: missing, tlskey: certs.serverKey }), /^Error: --tlscert \S+nope\.pem: cannot read it/);
     assert.throws(() => loadListenerTls({ tls: true, tlscert: certs.serverCert, tlskey: missing }), /^Error: --tlskey \S+nope\.pem/);
   });
@@ -91,13 +94,15 @@ describe('TLS files', () => {
 describe('an HTTPS listener with --tlsverify', () => {
   // A hijack that answers only after the client half-closed (as `docker run -i` does when stdin ends).
   const router = (): Router =>
-    new Router().add('GET', '/_ping', (call) => call.send(200, 'OK')).add('POST', '/cat', async (call) => {
-      const stream = call.openStream('application/vnd.docker.raw-stream');
-      const chunks: Buffer[] = [];
-      for await (const c of stream.input) chunks.push(c as Buffer);
-      stream.out.write(`got ${Buffer.concat(chunks).toString()}`);
-      stream.end();
-    });
+    new Router()
+      .add('GET', '/_ping', (call) => call.send(200, 'OK'))
+      .add('POST', '/cat', async (call) => {
+        const stream = call.openStream('application/vnd.docker.raw-stream');
+        const chunks: Buffer[] = [];
+        for await (const c of stream.input) chunks.push(c as Buffer);
+        stream.out.write(`got ${Buffer.concat(chunks).toString()}`);
+        stream.end();
+      });
 
   const clientTls = (folder: string): tls.ConnectionOptions => ({
     ca: readFileSync(join(folder, 'ca.pem')),
@@ -135,7 +140,10 @@ describe('an HTTPS listener with --tlsverify', () => {
       });
       assert.deepEqual(plain, { status: 400, body: 'Client sent an HTTP request to an HTTPS server.\n' });
       assert.equal(await ping(port, clientTls(certs.clientDir)), 200, 'the server keeps serving after refused handshakes');
-      assert.ok(logged.some((l) => /TLS handshake with 127\.0\.0\.1 refused/.test(l)), logged.join('\n'));
+      assert.ok(
+        logged.some((l) => /TLS handshake with 127\.0\.0\.1 refused/.test(l)),
+        logged.join('\n'),
+      );
 
       const reply = await new Promise<string>((resolve, reject) => {
         const s = tls.connect({ host: '127.0.0.1', port, ...clientTls(certs.clientDir) }, () => {

@@ -20,7 +20,13 @@ test('frames carry the stream type and a big-endian length', () => {
   assert.deepEqual([...f.subarray(0, 8)], [2, 0, 0, 0, 0, 0, 0, 5]);
   assert.equal(f.subarray(8).toString(), 'hello');
   const both = Buffer.concat([frame(STDOUT, Buffer.from('a')), frame(STDERR, Buffer.from('bc'))]);
-  assert.deepEqual(demux(both).map((x) => [x.stream, x.payload.toString()]), [[1, 'a'], [2, 'bc']]);
+  assert.deepEqual(
+    demux(both).map((x) => [x.stream, x.payload.toString()]),
+    [
+      [1, 'a'],
+      [2, 'bc'],
+    ],
+  );
 });
 
 test('framedWriter frames unless tty, and drops empty chunks', async () => {
@@ -60,10 +66,17 @@ test('a log read to its end holds a partial line until its message is full, its 
   const lines = demux(Buffer.concat(framer.push([Buffer.from('def\ngh')]))).map((f) => f.payload.toString());
   assert.deepEqual(lines, ['abcdef\n']);
   const full = demux(Buffer.concat(framer.push([Buffer.alloc(MESSAGE_BYTES, 'y')])));
-  assert.deepEqual(full.map((f) => f.payload.length), [MESSAGE_BYTES], 'a full message goes at once');
+  assert.deepEqual(
+    full.map((f) => f.payload.length),
+    [MESSAGE_BYTES],
+    'a full message goes at once',
+  );
   assert.equal(full[0].payload.subarray(0, 2).toString(), 'gh');
   const rest = demux(Buffer.concat(framer.flush()));
-  assert.deepEqual(rest.map((f) => [f.stream, f.payload.toString()]), [[STDERR, 'yy']]);
+  assert.deepEqual(
+    rest.map((f) => [f.stream, f.payload.toString()]),
+    [[STDERR, 'yy']],
+  );
   assert.deepEqual(framer.flush(), [], 'nothing twice');
 });
 
@@ -74,7 +87,10 @@ test('a framed log writer sends what it held when it ends', async () => {
   const w = framedWriter(sink, STDOUT, false, 'held');
   w.write(Buffer.from('no newline'));
   await new Promise<void>((r) => w.end(r));
-  assert.deepEqual(demux(Buffer.concat(chunks)).map((f) => f.payload.toString()), ['no newline']);
+  assert.deepEqual(
+    demux(Buffer.concat(chunks)).map((f) => f.payload.toString()),
+    ['no newline'],
+  );
 });
 
 test('filters: map and list forms; labels AND, other keys OR', () => {
@@ -86,8 +102,14 @@ test('filters: map and list forms; labels AND, other keys OR', () => {
   assert.equal(labelsMatch(['a=b', 'c'], { a: 'b', c: '' }), true);
   assert.equal(labelsMatch(['a=b', 'c'], { a: 'b' }), false, 'every label value must match');
   assert.equal(labelsMatch(['a=b'], { a: 'bb' }), false);
-  assert.equal(anyMatches(['x', 'y'], (v) => v === 'y'), true);
-  assert.equal(anyMatches(undefined, () => false), true);
+  assert.equal(
+    anyMatches(['x', 'y'], (v) => v === 'y'),
+    true,
+  );
+  assert.equal(
+    anyMatches(undefined, () => false),
+    true,
+  );
   assert.throws(() => parseFilters('{nope'), FilterError);
   assert.throws(() => parseFilters('[1]'), FilterError);
 });
@@ -114,20 +136,52 @@ test('image names get :latest; pod states map to Docker states with the real exi
   assert.equal(normalizeImage('busybox'), 'docker.io/library/busybox:latest');
   assert.equal(normalizeImage('localhost:5000/a/b'), 'localhost:5000/a/b:latest');
   assert.equal(normalizeImage('a/b:1'), 'docker.io/a/b:1');
-  const term = podState({ status: { containerStatuses: [{ name: 'main', image: '', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 7, reason: 'Error', finishedAt: new Date('2024-01-01T00:00:00Z') } } }] } });
+  const term = podState({
+    status: {
+      containerStatuses: [
+        {
+          name: 'main',
+          image: '',
+          imageID: '',
+          ready: false,
+          restartCount: 0,
+          state: { terminated: { exitCode: 7, reason: 'Error', finishedAt: new Date('2024-01-01T00:00:00Z') } },
+        },
+      ],
+    },
+  });
   assert.equal(term.status, 'exited');
   assert.equal(term.exitCode, 7);
   assert.equal(term.finishedAt, '2024-01-01T00:00:00.000Z');
-  const oom = podState({ status: { containerStatuses: [{ name: 'main', image: '', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 137, reason: 'OOMKilled' } } }] } });
+  const oom = podState({
+    status: {
+      containerStatuses: [
+        { name: 'main', image: '', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 137, reason: 'OOMKilled' } } },
+      ],
+    },
+  });
   assert.equal(oom.oomKilled, true);
-  const pull = podState({ status: { containerStatuses: [{ name: 'main', image: '', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'ImagePullBackOff', message: 'nope' } } }] } });
+  const pull = podState({
+    status: {
+      containerStatuses: [
+        { name: 'main', image: '', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'ImagePullBackOff', message: 'nope' } } },
+      ],
+    },
+  });
   assert.equal(pull.status, 'exited');
   assert.match(pull.error ?? '', /ImagePullBackOff/);
   assert.equal(podState({ status: { phase: 'Pending' } }).status, 'created');
   // a running container whose node stopped reporting: exited 255, as dockerd shows one whose machine went down
   const lost = podState({
     spec: { nodeName: 'berth-worker', containers: [{ name: 'main' }] },
-    status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'False' }, { type: 'ContainersReady', status: 'True' }], containerStatuses: [{ name: 'main', image: '', imageID: '', ready: true, restartCount: 0, state: { running: {} } }] },
+    status: {
+      phase: 'Running',
+      conditions: [
+        { type: 'Ready', status: 'False' },
+        { type: 'ContainersReady', status: 'True' },
+      ],
+      containerStatuses: [{ name: 'main', image: '', imageID: '', ready: true, restartCount: 0, state: { running: {} } }],
+    },
   });
   assert.equal(lost.status, 'exited');
   assert.equal(lost.exitCode, 255);
@@ -135,10 +189,24 @@ test('image names get :latest; pod states map to Docker states with the real exi
   const helper = 'localhost/berth/does-not-exist:1';
   const feed = podState({
     spec: { containers: [{ name: 'main' }], initContainers: [{ name: 'berth-files', image: helper }] },
-    status: { initContainerStatuses: [{ name: 'berth-files', image: helper, imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'ErrImagePull', message: 'not found' } } }] },
+    status: {
+      initContainerStatuses: [
+        {
+          name: 'berth-files',
+          image: helper,
+          imageID: '',
+          ready: false,
+          restartCount: 0,
+          state: { waiting: { reason: 'ErrImagePull', message: 'not found' } },
+        },
+      ],
+    },
   });
   assert.equal(feed.status, 'exited');
-  assert.equal(feed.error, `init container berth-files (the helper image ${helper}, which delivers the files copied before start): ErrImagePull: not found (start berth serve with --helper-image, or $BERTH_HELPER_IMAGE, naming an image with sh and tar that the cluster can pull)`);
+  assert.equal(
+    feed.error,
+    `init container berth-files (the helper image ${helper}, which delivers the files copied before start): ErrImagePull: not found (start berth serve with --helper-image, or $BERTH_HELPER_IMAGE, naming an image with sh and tar that the cluster can pull)`,
+  );
 });
 
 test("docker ps STATUS durations in docker's words (go-units HumanDuration)", () => {

@@ -2,7 +2,16 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DOCKER_MANIFEST, OCI_INDEX, OCI_MANIFEST, ImageConfigSource, isLocalImage, parseManifest, readImageInfo, selectPlatformManifest } from '../../../../src/dockerapi/images/image-config.js';
+import {
+  DOCKER_MANIFEST,
+  OCI_INDEX,
+  OCI_MANIFEST,
+  ImageConfigSource,
+  isLocalImage,
+  parseManifest,
+  readImageInfo,
+  selectPlatformManifest,
+} from '../../../../src/dockerapi/images/image-config.js';
 import { mergeImageConfig, podUser } from '../../../../src/dockerapi/images/image-merge.js';
 import { inspectImage } from '../../../../src/dockerapi/images/image-view.js';
 import { parseBearerChallenge, registryBaseUrl, sha256Digest } from '../../../../src/registry/distribution.js';
@@ -42,7 +51,7 @@ test('merge: Healthcheck from the image unless the body sets one; zero fields in
   assert.deepEqual(mergeImageConfig({ Image: 'x', Healthcheck: { Test: ['NONE'] } }, image).Healthcheck?.Test, ['NONE']);
 });
 
-test('merge: User and WorkingDir are the body\'s when given; a named image user never reaches the pod', () => {
+test("merge: User and WorkingDir are the body's when given; a named image user never reaches the pod", () => {
   assert.equal(mergeImageConfig({ Image: 'x' }, { User: 'nginx', WorkingDir: '/srv' }).User, 'nginx');
   assert.equal(mergeImageConfig({ Image: 'x', User: '1000' }, { User: 'nginx' }).User, '1000');
   assert.equal(mergeImageConfig({ Image: 'x', WorkingDir: '/w' }, { WorkingDir: '/srv' }).WorkingDir, '/w');
@@ -63,7 +72,14 @@ function pick(b: { Entrypoint?: unknown; Cmd?: unknown }): { Entrypoint: unknown
 // ---- references, challenges, manifests ----
 
 test('image references resolve as the docker CLI does', () => {
-  assert.deepEqual(parseImageReference('busybox'), { domain: 'docker.io', registry: 'registry-1.docker.io', repository: 'library/busybox', tag: undefined, digest: undefined, familiar: 'busybox' });
+  assert.deepEqual(parseImageReference('busybox'), {
+    domain: 'docker.io',
+    registry: 'registry-1.docker.io',
+    repository: 'library/busybox',
+    tag: undefined,
+    digest: undefined,
+    familiar: 'busybox',
+  });
   assert.deepEqual(pickRef(parseImageReference('user/app:1')), ['registry-1.docker.io', 'user/app', '1', 'user/app']);
   assert.deepEqual(pickRef(parseImageReference('index.docker.io/redis:7')), ['registry-1.docker.io', 'library/redis', '7', 'redis']);
   assert.deepEqual(pickRef(parseImageReference('127.0.0.1:5000/berth-test/web:1')), ['127.0.0.1:5000', 'berth-test/web', '1', '127.0.0.1:5000/berth-test/web']);
@@ -102,7 +118,12 @@ const INDEX = {
     { mediaType: OCI_MANIFEST, digest: 'sha256:arm', platform: { os: 'linux', architecture: 'arm', variant: 'v7' } },
     { mediaType: OCI_MANIFEST, digest: 'sha256:arm64', platform: { os: 'linux', architecture: 'arm64' } },
     { mediaType: OCI_MANIFEST, digest: 'sha256:amd64', platform: { os: 'linux', architecture: 'amd64' } },
-    { mediaType: OCI_MANIFEST, digest: 'sha256:att', platform: { os: 'unknown', architecture: 'unknown' }, annotations: { 'vnd.docker.reference.type': 'attestation-manifest' } },
+    {
+      mediaType: OCI_MANIFEST,
+      digest: 'sha256:att',
+      platform: { os: 'unknown', architecture: 'unknown' },
+      annotations: { 'vnd.docker.reference.type': 'attestation-manifest' },
+    },
   ],
 };
 
@@ -113,7 +134,10 @@ test('an index is narrowed to the platform: same os and architecture, variant pr
   assert.equal(selectPlatformManifest(manifests, { os: 'linux', architecture: 'amd64' }).digest, 'sha256:amd64');
   assert.equal(selectPlatformManifest(manifests, { os: 'linux', architecture: 'arm64', variant: 'v8' }).digest, 'sha256:arm64');
   assert.equal(selectPlatformManifest(manifests, { os: 'linux', architecture: 'arm', variant: 'v7' }).digest, 'sha256:arm');
-  assert.throws(() => selectPlatformManifest(manifests, { os: 'linux', architecture: 's390x' }), /no linux\/s390x variant \(it has linux\/arm\/v7, linux\/arm64, linux\/amd64\)/);
+  assert.throws(
+    () => selectPlatformManifest(manifests, { os: 'linux', architecture: 's390x' }),
+    /no linux\/s390x variant \(it has linux\/arm\/v7, linux\/arm64, linux\/amd64\)/,
+  );
 });
 
 test('manifests: docker schema 2 and OCI name their config; schema 1 is refused; the media type may come from Content-Type', () => {
@@ -129,7 +153,13 @@ test('image inspect shows the config read from the registry, and the bare record
   const bare = inspectImage(record, 'amd64') as { Config: Record<string, unknown>; RepoDigests: string[] };
   assert.deepEqual(bare.RepoDigests, []);
   assert.equal(bare.Config.ExposedPorts, null);
-  const info = { config: { ExposedPorts: { '8080/tcp': {} }, Healthcheck: { Test: ['CMD-SHELL', 'true'] }, User: '65534' }, configDigest: 'sha256:c', repoDigest: 'web@sha256:m', architecture: 'amd64', os: 'linux' };
+  const info = {
+    config: { ExposedPorts: { '8080/tcp': {} }, Healthcheck: { Test: ['CMD-SHELL', 'true'] }, User: '65534' },
+    configDigest: 'sha256:c',
+    repoDigest: 'web@sha256:m',
+    architecture: 'amd64',
+    os: 'linux',
+  };
   const full = inspectImage({ ...record, info }, 'amd64') as { Config: Record<string, unknown>; RepoDigests: string[] };
   assert.deepEqual(full.RepoDigests, ['web@sha256:m']);
   assert.deepEqual(full.Config.ExposedPorts, { '8080/tcp': {} });
@@ -139,9 +169,20 @@ test('image inspect shows the config read from the registry, and the bare record
 
 // ---- a registry on loopback that wants an anonymous bearer token and serves a multi-platform image ----
 
-const CONFIG = Buffer.from(JSON.stringify({ architecture: 'amd64', os: 'linux', created: '2024-01-02T03:04:05Z', config: { ExposedPorts: { '8080/tcp': {} }, Cmd: ['httpd'] } }));
-const MANIFEST = Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: OCI_MANIFEST, config: { mediaType: 'application/vnd.oci.image.config.v1+json', digest: sha256Digest(CONFIG), size: CONFIG.length }, layers: [] }));
-const TOP = Buffer.from(JSON.stringify({ ...INDEX, manifests: INDEX.manifests.map((m) => (m.digest === 'sha256:amd64' ? { ...m, digest: sha256Digest(MANIFEST) } : m)) }));
+const CONFIG = Buffer.from(
+  JSON.stringify({ architecture: 'amd64', os: 'linux', created: '2024-01-02T03:04:05Z', config: { ExposedPorts: { '8080/tcp': {} }, Cmd: ['httpd'] } }),
+);
+const MANIFEST = Buffer.from(
+  JSON.stringify({
+    schemaVersion: 2,
+    mediaType: OCI_MANIFEST,
+    config: { mediaType: 'application/vnd.oci.image.config.v1+json', digest: sha256Digest(CONFIG), size: CONFIG.length },
+    layers: [],
+  }),
+);
+const TOP = Buffer.from(
+  JSON.stringify({ ...INDEX, manifests: INDEX.manifests.map((m) => (m.digest === 'sha256:amd64' ? { ...m, digest: sha256Digest(MANIFEST) } : m)) }),
+);
 let server: http.Server;
 let registry = '';
 const seen: string[] = [];
@@ -163,7 +204,9 @@ before(async () => {
       '/v2/team/web/manifests/1': TOP,
       [`/v2/team/web/manifests/${sha256Digest(MANIFEST)}`]: MANIFEST,
       [`/v2/team/web/blobs/${sha256Digest(CONFIG)}`]: CONFIG,
-      '/v2/team/web/manifests/tampered': Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: OCI_MANIFEST, config: { digest: `sha256:${'0'.repeat(64)}` } })),
+      '/v2/team/web/manifests/tampered': Buffer.from(
+        JSON.stringify({ schemaVersion: 2, mediaType: OCI_MANIFEST, config: { digest: `sha256:${'0'.repeat(64)}` } }),
+      ),
       [`/v2/team/web/blobs/sha256:${'0'.repeat(64)}`]: CONFIG,
     };
     const body = bodies[url.pathname];
@@ -183,9 +226,15 @@ test('readImageInfo: anonymous token after the challenge, index → amd64 manife
   assert.equal(info.repoDigest, `${registry}/team/web@${sha256Digest(TOP)}`);
   assert.equal(info.configDigest, sha256Digest(CONFIG));
   assert.equal(info.created, '2024-01-02T03:04:05Z');
-  assert.match(seen[0], /^GET \/v2\/team\/web\/manifests\/1 - .*application\/vnd\.oci\.image\.index\.v1\+json.*application\/vnd\.docker\.distribution\.manifest\.v2\+json/);
+  assert.match(
+    seen[0],
+    /^GET \/v2\/team\/web\/manifests\/1 - .*application\/vnd\.oci\.image\.index\.v1\+json.*application\/vnd\.docker\.distribution\.manifest\.v2\+json/,
+  );
   assert.match(seen[1], /^GET \/token/);
-  assert.ok(seen.slice(2).every((l) => l.includes('Bearer anon')), seen.join('\n'));
+  assert.ok(
+    seen.slice(2).every((l) => l.includes('Bearer anon')),
+    seen.join('\n'),
+  );
   await assert.rejects(readImageInfo(`${registry}/team/web:tampered`), /does not match its digest/);
   await assert.rejects(readImageInfo(`${registry}/team/web:2`), /answered 404/);
 });
@@ -207,7 +256,10 @@ test('ImageConfigSource: a failure is reported once and cached; a pull (fresh) a
 });
 
 test('--insecure-registry takes host[:port] only', () => {
-  assert.throws(() => new ImageConfigSource({ log: () => undefined, insecure: ['http://reg.lan:5000'] }), /--insecure-registry http:\/\/reg.lan:5000: give host\[:port\]/);
+  assert.throws(
+    () => new ImageConfigSource({ log: () => undefined, insecure: ['http://reg.lan:5000'] }),
+    /--insecure-registry http:\/\/reg.lan:5000: give host\[:port\]/,
+  );
   assert.doesNotThrow(() => new ImageConfigSource({ log: () => undefined, insecure: ['reg.lan:5000', 'reg', '[fd00::1]:5000'] }));
 });
 
@@ -232,8 +284,8 @@ test("podman's local images (localhost/ without a port) are not looked up, and s
   assert.equal(isLocalImage('busybox'), false);
 });
 
-test('a bare Env key (`-e VAR` with VAR unset in the client) unsets VAR: the image\'s value goes and nothing is set', () => {
+test("a bare Env key (`-e VAR` with VAR unset in the client) unsets VAR: the image's value goes and nothing is set", () => {
   const merged = mergeImageConfig({ Image: 'i', Env: ['KEEP=1', 'PATH', 'GONE'] }, { Env: ['PATH=/usr/bin', 'HOME=/root'] });
   assert.deepEqual(merged.Env, ['KEEP=1', 'HOME=/root']);
-  assert.deepEqual(mergeImageConfig({ Image: 'i', Env: ['A=1', 'B'] }, undefined).Env, ['A=1'], 'without the image\'s config too');
+  assert.deepEqual(mergeImageConfig({ Image: 'i', Env: ['A=1', 'B'] }, undefined).Env, ['A=1'], "without the image's config too");
 });

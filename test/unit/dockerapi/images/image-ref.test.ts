@@ -7,7 +7,14 @@ import { EventBus, type DockerEvent } from '../../../../src/dockerapi/event-bus.
 const DIGEST = `sha256:${'a'.repeat(64)}`;
 
 test('references normalize as Docker stores them', () => {
-  for (const ref of ['busybox', 'busybox:latest', 'library/busybox', 'docker.io/library/busybox', 'docker.io/library/busybox:latest', 'index.docker.io/library/busybox']) {
+  for (const ref of [
+    'busybox',
+    'busybox:latest',
+    'library/busybox',
+    'docker.io/library/busybox',
+    'docker.io/library/busybox:latest',
+    'index.docker.io/library/busybox',
+  ]) {
     assert.equal(normalizeImage(ref), 'docker.io/library/busybox:latest', ref);
   }
   assert.equal(normalizeImage('user/app:1'), 'docker.io/user/app:1');
@@ -17,7 +24,10 @@ test('references normalize as Docker stores them', () => {
   assert.equal(normalizeImage('registry.example:5000/app:2'), 'registry.example:5000/app:2');
   assert.equal(normalizeImage('localhost/berth/busybox:1'), 'localhost/berth/busybox:1', "podman's local images stay localhost/");
   assert.equal(normalizeImage('ghcr.io/x/y'), 'ghcr.io/x/y:latest');
-  assert.throws(() => normalizeImage('Busybox'), (err: Error & { status?: number }) => err.status === 400 && /invalid reference format/.test(err.message));
+  assert.throws(
+    () => normalizeImage('Busybox'),
+    (err: Error & { status?: number }) => err.status === 400 && /invalid reference format/.test(err.message),
+  );
 });
 
 test('the familiar form is what the docker CLI prints', () => {
@@ -36,7 +46,13 @@ test('an image pulled under one spelling is found under every other; each pull i
   for (const ref of ['busybox', 'busybox:latest', 'library/busybox', 'docker.io/library/busybox']) assert.equal(store.find(ref), img, ref);
   assert.throws(() => store.find('busybox:1'), /No such image: busybox:1/);
   assert.equal(store.pull('busybox'), img, 'a re-pull is the same record');
-  assert.deepEqual(events.map((e) => [e.Action, e.Actor.ID, e.Actor.Attributes.name]), [['pull', 'busybox:latest', 'busybox'], ['pull', 'busybox:latest', 'busybox']]);
+  assert.deepEqual(
+    events.map((e) => [e.Action, e.Actor.ID, e.Actor.Attributes.name]),
+    [
+      ['pull', 'busybox:latest', 'busybox'],
+      ['pull', 'busybox:latest', 'busybox'],
+    ],
+  );
   img.info = { config: { Labels: { tier: 'base' } }, configDigest: DIGEST, repoDigest: `busybox@${DIGEST}` };
   store.pull('busybox');
   assert.equal(events.at(-1)?.Actor.Attributes.tier, 'base', "the pull event carries the image's labels, as dockerd's (docker events --filter label=)");

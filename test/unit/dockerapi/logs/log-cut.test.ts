@@ -16,7 +16,8 @@ function cutText(cut: TimeCut, size = LOG.length, log = LOG): Promise<string> {
 }
 
 /** LOG's timestamps as dockerd writes them: 9 fractional digits always */
-const DOCKER_LOG = '2026-11-23T07:00:01.250000000Z one\n2026-11-23T07:00:01.500000000Z two\n2026-11-23T07:00:02.000000000Z three\n2026-11-23T07:00:03.000000000Z four';
+const DOCKER_LOG =
+  '2026-11-23T07:00:01.250000000Z one\n2026-11-23T07:00:01.500000000Z two\n2026-11-23T07:00:02.000000000Z three\n2026-11-23T07:00:03.000000000Z four';
 
 test('lines from `from` on and up to `until`, both included; timestamps kept as dockerd writes them, or cut; a last partial line passes', async () => {
   for (const size of [LOG.length, 7, 1]) {
@@ -55,7 +56,10 @@ test('read only for a merge (stampLines, no cut, no timestamps shown): a line th
   const merge = { keepTimestamps: false, stampLines: true };
   // stderr's only line, written while stdout's long line was being recorded: no stamp at all
   for (const size of [2, 4, 64]) assert.equal(await cutText(merge, size, 'done\n'), '9999-12-31T23:59:59.999999999Z done\n');
-  assert.equal(await cutText(merge, 4, '2026-11-23T07:00:01Z one\nno stamp here\n'), '2026-11-23T07:00:01.000000000Z one\n2026-11-23T07:00:01.000000000Z no stamp here\n');
+  assert.equal(
+    await cutText(merge, 4, '2026-11-23T07:00:01Z one\nno stamp here\n'),
+    '2026-11-23T07:00:01.000000000Z one\n2026-11-23T07:00:01.000000000Z no stamp here\n',
+  );
   // a cut by time, or timestamps shown, cannot do without the time: still an error
   await assert.rejects(cutText({ ...merge, from: at('2026-11-23T07:00:00Z') }, 4, 'done\n'), /has none/);
   await assert.rejects(cutText({ keepTimestamps: true, stampLines: true }, 4, 'done\n'), /has none/);
@@ -75,8 +79,16 @@ test('a line longer than a record comes whole: the timestamps of its partial rec
   const log = `2026-11-23T07:00:01Z ${part('a')}2026-11-23T07:00:01.5Z ${part('b')}2026-11-23T07:00:02Z ccc\n2026-11-23T07:00:03Z ${'d'.repeat(16 * 1024)}\n2026-11-23T07:00:04Z e\n`;
   for (const size of [log.length, 4096, 16 * 1024 + 7, 13]) {
     assert.equal(await cutText({ keepTimestamps: false }, size, log), `${part('a')}${part('b')}ccc\n${'d'.repeat(16 * 1024)}\ne\n`);
-    assert.equal(await cutText({ from: at('2026-11-23T07:00:02Z'), keepTimestamps: false }, size, log), `ccc\n${'d'.repeat(16 * 1024)}\ne\n`, 'each record is judged by its own time');
-    assert.equal(await cutText({ from: at('2026-11-23T07:00:01.5Z'), keepTimestamps: false, stampLines: true }, size, log), `2026-11-23T07:00:01.500000000Z ${part('b')}ccc\n2026-11-23T07:00:03.000000000Z ${'d'.repeat(16 * 1024)}\n2026-11-23T07:00:04.000000000Z e\n`, 'a line led by the time of its first record that passes');
+    assert.equal(
+      await cutText({ from: at('2026-11-23T07:00:02Z'), keepTimestamps: false }, size, log),
+      `ccc\n${'d'.repeat(16 * 1024)}\ne\n`,
+      'each record is judged by its own time',
+    );
+    assert.equal(
+      await cutText({ from: at('2026-11-23T07:00:01.5Z'), keepTimestamps: false, stampLines: true }, size, log),
+      `2026-11-23T07:00:01.500000000Z ${part('b')}ccc\n2026-11-23T07:00:03.000000000Z ${'d'.repeat(16 * 1024)}\n2026-11-23T07:00:04.000000000Z e\n`,
+      'a line led by the time of its first record that passes',
+    );
     assert.equal(
       await cutText({ until: at('2026-11-23T07:00:02Z'), keepTimestamps: true }, size, log),
       `2026-11-23T07:00:01.000000000Z ${part('a')}2026-11-23T07:00:01.500000000Z ${part('b')}2026-11-23T07:00:02.000000000Z ccc\n`,
@@ -92,7 +104,11 @@ test("a kubelet's long line, stamped only where it begins: its later records pas
   for (const size of [log.length, 4096, 16 * 1024 + 7, 13]) {
     const windowStart = at('2026-11-28T06:31:30.544Z') + 1n;
     assert.equal(await cutText({ from: windowStart, keepTimestamps: false }, size, log), `${'x'.repeat(20000 - 16384)}\nlast\n`);
-    assert.equal(await cutText({ from: windowStart + 1n, keepTimestamps: false }, size, log), 'last\n', 'a later `from`: the unstamped records cannot be placed after it');
+    assert.equal(
+      await cutText({ from: windowStart + 1n, keepTimestamps: false }, size, log),
+      'last\n',
+      'a later `from`: the unstamped records cannot be placed after it',
+    );
     assert.equal(await cutText({ from: at('2026-11-28T06:31:30.540Z'), keepTimestamps: false }, size, log), `${'x'.repeat(20000)}\nlast\n`);
   }
 });

@@ -18,7 +18,8 @@ async function merged(keepTimestamps: boolean, feed: (m: LogMerge) => Promise<vo
 }
 
 const write = (w: NodeJS.WritableStream, s: string): Promise<void> => new Promise((resolve) => w.write(s, () => resolve()));
-const end = (w: NodeJS.WritableStream, s?: string): Promise<void> => new Promise((resolve) => (s === undefined ? w.end(() => resolve()) : w.end(s, () => resolve())));
+const end = (w: NodeJS.WritableStream, s?: string): Promise<void> =>
+  new Promise((resolve) => (s === undefined ? w.end(() => resolve()) : w.end(s, () => resolve())));
 
 test('lines go out by their times, whatever the order their streams arrive in; times dropped or kept', async () => {
   const feed = async (m: LogMerge): Promise<void> => {
@@ -28,8 +29,18 @@ test('lines go out by their times, whatever the order their streams arrive in; t
     await write(m.stderr, `2\n${ts(4)}err4\n`);
     await end(m.stderr, `${ts(6)}err6\n`);
   };
-  assert.deepEqual(await merged(false, feed), [[1, 'out1\n'], [2, 'err2\n'], [1, 'out3\n'], [2, 'err4\n'], [1, 'out5 no newline'], [2, 'err6\n']]);
-  assert.deepEqual((await merged(true, feed)).map(([, p]) => p.slice(0, 31)), [1, 2, 3, 4, 5, 6].map(ts));
+  assert.deepEqual(await merged(false, feed), [
+    [1, 'out1\n'],
+    [2, 'err2\n'],
+    [1, 'out3\n'],
+    [2, 'err4\n'],
+    [1, 'out5 no newline'],
+    [2, 'err6\n'],
+  ]);
+  assert.deepEqual(
+    (await merged(true, feed)).map(([, p]) => p.slice(0, 31)),
+    [1, 2, 3, 4, 5, 6].map(ts),
+  );
 });
 
 test('one stream empty: the other goes out whole; a long line stays in one piece, framed as dockerd frames it', async () => {
@@ -38,5 +49,12 @@ test('one stream empty: the other goes out whole; a long line stays in one piece
     void end(m.stderr);
     await end(m.stdout, `${ts(1)}${long}\n${ts(2)}b\n`);
   });
-  assert.deepEqual(frames.map(([id, p]) => [id, p.length]), [[1, 16 * 1024], [1, 11], [1, 2]]);
+  assert.deepEqual(
+    frames.map(([id, p]) => [id, p.length]),
+    [
+      [1, 16 * 1024],
+      [1, 11],
+      [1, 2],
+    ],
+  );
 });

@@ -39,7 +39,7 @@ test('a sinceTime reads from the start of the second, within the years RFC 3339 
   assert.ok(!isWholeSecond(t));
 });
 
-test('a kubelet time in dockerd\'s form: the fraction padded to 9 digits, another zone turned to UTC, none for no time', () => {
+test("a kubelet time in dockerd's form: the fraction padded to 9 digits, another zone turned to UTC, none for no time", () => {
   assert.equal(dockerLogTimestampOf('2026-11-23T07:00:01.25Z'), '2026-11-23T07:00:01.250000000Z');
   assert.equal(dockerLogTimestampOf('2026-11-23T07:00:01Z'), '2026-11-23T07:00:01.000000000Z');
   assert.equal(dockerLogTimestampOf('2026-11-23T08:00:01.5+01:00'), '2026-11-23T07:00:01.500000000Z');

@@ -18,7 +18,16 @@ const hosts = [
 test('the names go from the lines of their IP; a line left without a name goes; the rest stays byte for byte', () => {
   assert.equal(
     withoutNames(hosts, '10.0.0.7', ['lateweb', 'bs-web']),
-    ['# Kubernetes-managed hosts file.', '127.0.0.1\tlocalhost', '10.0.0.5\tsrv-pod', '', '# Entries added by HostAliases.', '10.0.0.7\tweb', '10.0.0.8\tdb', ''].join('\n'),
+    [
+      '# Kubernetes-managed hosts file.',
+      '127.0.0.1\tlocalhost',
+      '10.0.0.5\tsrv-pod',
+      '',
+      '# Entries added by HostAliases.',
+      '10.0.0.7\tweb',
+      '10.0.0.8\tdb',
+      '',
+    ].join('\n'),
   );
 });
 

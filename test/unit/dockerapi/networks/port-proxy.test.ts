@@ -10,7 +10,10 @@ import { manualClock } from '../../../util/manual-clock.js';
 import { closedPort, startEchoServer } from '../../../util/tcp.js';
 
 test('backoff doubles from 100 ms, is capped, and the schedule fits the budget', () => {
-  assert.deepEqual([0, 1, 2, 3, 4, 5, 6].map((i) => backoffDelay(i, DEFAULT_BACKOFF)), [100, 200, 400, 800, 1600, 2000, 2000]);
+  assert.deepEqual(
+    [0, 1, 2, 3, 4, 5, 6].map((i) => backoffDelay(i, DEFAULT_BACKOFF)),
+    [100, 200, 400, 800, 1600, 2000, 2000],
+  );
   assert.equal(backoffDelay(1000, DEFAULT_BACKOFF), 2000);
   const schedule = retrySchedule(DEFAULT_BACKOFF);
   assert.deepEqual(schedule, [100, 200, 400, 800, 1600, 2000, 2000, 2000]);
@@ -45,17 +48,26 @@ test('openWithRetry: succeeds after failures, stops at once on a final error, gi
   assert.equal(calls, 4);
 
   calls = 0;
-  await assert.rejects(openWithRetry(async () => (calls++, Promise.reject(new KubeError('forbidden', 403))), { backoff: fast }), /forbidden/);
+  await assert.rejects(
+    openWithRetry(async () => (calls++, Promise.reject(new KubeError('forbidden', 403))), { backoff: fast }),
+    /forbidden/,
+  );
   assert.equal(calls, 1);
 
   calls = 0;
   const started = Date.now();
-  await assert.rejects(openWithRetry(async () => (calls++, Promise.reject(new KubeError('busy', 503))), { backoff: fast }), /busy/);
+  await assert.rejects(
+    openWithRetry(async () => (calls++, Promise.reject(new KubeError('busy', 503))), { backoff: fast }),
+    /busy/,
+  );
   assert.ok(calls > 3, `${calls} attempts`);
   assert.ok(Date.now() - started < 1000);
 
   calls = 0;
-  await assert.rejects(openWithRetry(async () => (calls++, Promise.reject(new KubeError('busy', 503))), { backoff: fast, cancelled: () => calls >= 2 }), /busy/);
+  await assert.rejects(
+    openWithRetry(async () => (calls++, Promise.reject(new KubeError('busy', 503))), { backoff: fast, cancelled: () => calls >= 2 }),
+    /busy/,
+  );
   assert.equal(calls, 2);
 });
 
@@ -100,7 +112,12 @@ test('direct mode: bytes sent before the way opens arrive, the half-close is pas
   const echo = await startEchoServer();
   const logs: string[] = [];
   let attempts = 0;
-  const proxy = new PortProxy({ mode: 'direct', forward: () => Promise.reject(new Error('no forwards in direct mode')), log: (l) => logs.push(l), backoff: { initialMs: 10, maxMs: 40, budgetMs: 2000 } });
+  const proxy = new PortProxy({
+    mode: 'direct',
+    forward: () => Promise.reject(new Error('no forwards in direct mode')),
+    log: (l) => logs.push(l),
+    backoff: { initialMs: 10, maxMs: 40, budgetMs: 2000 },
+  });
   // The first two attempts find no pod IP yet (a pod still being scheduled): retried without losing the client's bytes.
   const published = await listen(proxy, echo.port, async () => ({ podName: 'p', podIP: ++attempts > 2 ? '127.0.0.1' : undefined }));
   try {
@@ -148,7 +165,9 @@ test('a way that stays refused past the budget resets the client and is logged o
   try {
     for (let i = 0; i < 2; i++) assert.deepEqual(await exchange(published.port, 'x'), { data: '', reset: true });
     assert.equal(forwards, 2 * (retrySchedule(DEFAULT_BACKOFF).length + 1));
-    assert.deepEqual(logs, ['container t: cannot open a port-forward to port 80 (retried for 10 s): the cluster failed to create pods/portforward (503): busy (the connection was closed)']);
+    assert.deepEqual(logs, [
+      'container t: cannot open a port-forward to port 80 (retried for 10 s): the cluster failed to create pods/portforward (503): busy (the connection was closed)',
+    ]);
   } finally {
     published.close();
   }
