@@ -17,10 +17,11 @@ export const FATAL_WAITING: ReadonlySet<string> = new Set([
 
 /**
  * What the scheduler says while a claim the pod mounts is still being provisioned (a dynamic provisioner makes the
- * volume a moment after the claim): it schedules the pod once the claim binds, so this is no failure; the start
- * timeout still bounds the wait.
+ * volume a moment after the claim), or once it is bound to a volume the scheduler has not seen yet (its cache learns
+ * of the new PersistentVolume a moment after the claim names it): it schedules the pod once it has both, so this is
+ * no failure; the start timeout still bounds the wait.
  */
-const CLAIMS_BINDING = /pod has unbound immediate PersistentVolumeClaims/;
+const CLAIMS_BINDING = /pod has unbound immediate PersistentVolumeClaims|persistentvolume "[^"]+" not found/;
 
 export type ContainerView =
   | { state: 'pending'; progress: string }

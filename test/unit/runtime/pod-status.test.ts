@@ -19,6 +19,15 @@ test('a pod waiting for its volume claims to bind is pending, not failed (a prov
   assert.deepEqual(view, { state: 'pending', progress: 'waiting for its volume claims to bind' });
 });
 
+test('a pod whose claim is bound to a volume the scheduler has not seen yet is pending, not failed', () => {
+  // seen in CI: the scheduler's cache learns of a freshly provisioned PersistentVolume after the claim names it
+  const view = viewContainer(
+    unschedulable('0/1 nodes are available: persistentvolume "pvc-9aac161a-c593-46f8-ac29-3be0ea2453c1" not found. not found'),
+    'main',
+  );
+  assert.deepEqual(view, { state: 'pending', progress: 'waiting for its volume claims to bind' });
+});
+
 test("a pod no node can take fails at once, naming the scheduler's reason", () => {
   const view = viewContainer(unschedulable('0/1 nodes are available: 1 Insufficient memory.'), 'main');
   assert.equal(view.state, 'failed');
