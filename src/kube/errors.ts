@@ -145,12 +145,14 @@ function plainBody(err: unknown): string | undefined {
   return typeof body === 'string' && body.trim() ? body.trim() : undefined;
 }
 
-export function describeKubeError(err: unknown, action: KubeAction): string {
+export function describeKubeError(err: unknown, action: KubeAction, retried?: string): string {
   if (err instanceof KubeError) return err.message;
   const where = action.namespace ? ` in namespace ${action.namespace}` : '';
   const net = networkCause(err);
   if (net) {
-    return `cannot reach the cluster at ${action.server ?? 'its server'}: ${net} (is it running? check KUBECONFIG and the context: ${action.hints?.contextSetting ?? '--context, or BERTH_CONTEXT for the docker shim'})`;
+    // how long it was retried belongs to the cause; the fix stays the sentence's last words
+    const tried = retried ? `, ${retried}` : '';
+    return `cannot reach the cluster at ${action.server ?? 'its server'}: ${net}${tried} (is it running? check KUBECONFIG and the context: ${action.hints?.contextSetting ?? '--context, or BERTH_CONTEXT for the docker shim'})`;
   }
   const { code, status } = statusOf(err);
   const message = status?.message ?? (err instanceof Error ? err.message : (plainBody(err) ?? String(err)));
@@ -194,7 +196,11 @@ export function toKubeError(err: unknown, action: KubeAction): KubeError {
 /** The last failure's sentence, and how long it was retried. Its cause stays the RetriesSpent, so a face's hints keep the note. */
 function retriedKubeError(spent: RetriesSpent, action: KubeAction): KubeError {
   const last = spent.last instanceof KubeError && action.hints ? rehintKubeError(spent.last, action.hints) : toKubeError(spent.last, action);
-  return new KubeError(`${last.message} (${spent.note})`, last.code, last.reason, spent, last.action ?? action);
+  let cause = last.cause;
+  while (cause instanceof KubeError && cause.cause !== undefined) cause = cause.cause;
+  const unreachable = cause !== undefined && !(cause instanceof KubeError) && networkCause(cause) !== undefined;
+  const message = unreachable ? describeKubeError(cause, last.action ?? action, spent.note) : `${last.message} (${spent.note})`;
+  return new KubeError(message, last.code, last.reason, spent, last.action ?? action);
 }
 
 /** The same failure told with a face's own hints (its namespace setting, its Role file). */

@@ -137,7 +137,20 @@ test("a face's hints keep the note: an unreachable cluster retried is told again
   const err = await withRetry(s.call, { clock: manualClock(), tries: 2, action: ACTION }).catch((e: unknown) => e);
   assert.ok(err instanceof KubeError);
   const told = rehintKubeError(err, { namespaceSetting: '--namespace', roleFile: 'serve-role.yaml', contextSetting: '--context of berth serve' });
-  assert.match(told.message, /^cannot reach the cluster at https:\/\/k:6443: socket hang up \(.*--context of berth serve\) \(tried 2 times over 0\.1 s\)$/);
+  assert.match(told.message, /^cannot reach the cluster at https:\/\/k:6443: socket hang up, tried 2 times over 0\.1 s \(.*--context of berth serve\)$/);
+});
+
+test('an unreachable cluster retried: how long it was tried comes with the cause, the fix stays the last words', async () => {
+  const s = scripted(
+    Array.from({ length: 10 }, () => lostAnswer()),
+    'ok',
+  );
+  const err = await withRetry(s.call, { clock: manualClock(), tries: 3, action: ACTION }).catch((e: unknown) => e);
+  assert.ok(err instanceof KubeError);
+  assert.match(
+    err.message,
+    /^cannot reach the cluster at https:\/\/k:6443: socket hang up, tried 3 times over [0-9.]+ s \(is it running\? check KUBECONFIG and the context: [^)]*\)$/,
+  );
 });
 
 test('a call may narrow what is tried again (an exec: only an HTTP refusal proves the command never ran)', async () => {
