@@ -7,7 +7,7 @@ import type { PodTemplateSource } from '../runtime/workload.js';
 import { statusOf } from '../kube/errors.js';
 import { DockerError, badRequest, conflict } from './http/http.js';
 import { LABEL_POD_TEMPLATE, planCreate, templateNameOf, type CreatePlan } from './containers/create-plan.js';
-import { asArgv, newId, type ContainerRecord, type CreateBody } from './model.js';
+import { asArgv, freshRunState, newId, type ContainerRecord, type CreateBody } from './model.js';
 import { NAME_RE } from './networks/networks.js';
 import type { Platform } from './containers/platform.js';
 import { LABEL_ANONYMOUS } from './volumes/volumes.js';
@@ -89,17 +89,8 @@ export class CreatePath {
       plan,
       cmd: asArgv(body.Cmd),
       entrypoint: asArgv(body.Entrypoint),
-      generation: 0,
-      status: 'created',
-      exitCode: 0,
-      error: '',
-      oomKilled: false,
-      restartCount: 0,
-      pendingArchives: [],
-      copiedArchives: [],
-      ports: [],
+      ...freshRunState(),
       networks: this.memberships(planned.networks),
-      readers: 0,
       warnings: planned.warnings,
       ...(anonymousVolumes.length ? { anonymousVolumes } : {}),
       ...(platform ? { platform } : {}),

@@ -165,6 +165,25 @@ export interface ContainerRecord {
   platform?: Platform;
 }
 
+/** The run state of a record that has not started yet: where create, recovery and the tests' records begin. */
+export function freshRunState(): Pick<
+  ContainerRecord,
+  'generation' | 'status' | 'exitCode' | 'error' | 'oomKilled' | 'restartCount' | 'pendingArchives' | 'copiedArchives' | 'ports' | 'readers'
+> {
+  return {
+    generation: 0,
+    status: 'created',
+    exitCode: 0,
+    error: '',
+    oomKilled: false,
+    restartCount: 0,
+    pendingArchives: [],
+    copiedArchives: [],
+    ports: [],
+    readers: 0,
+  };
+}
+
 export interface NetworkRecord {
   id: string;
   name: string;

@@ -8,7 +8,7 @@
 import { LABEL_OWNER } from '../runtime/pod-rules.js';
 import { ANNOTATION_CONTAINER } from '../runtime/sandbox-plan.js';
 import { LABEL_PEEK } from './containers/peek.js';
-import { asArgv, type AnonymousVolume, type ContainerPlan, type ContainerRecord, type CreateBody } from './model.js';
+import { asArgv, freshRunState, type AnonymousVolume, type ContainerPlan, type ContainerRecord, type CreateBody } from './model.js';
 import { podState } from './containers/pod-state.js';
 import type { Platform } from './containers/platform.js';
 import type { Pod, ServeCluster } from './cluster.js';
@@ -83,18 +83,11 @@ export function containerFromPod(pod: Pod, networks: Networks, replan: (body: Cr
     entrypoint: asArgv(saved.body.Entrypoint),
     podName: pod.metadata?.name,
     podCreatedAt: 0,
+    ...freshRunState(),
     generation: Number(/-(\d+)$/.exec(pod.metadata?.name ?? '')?.[1] ?? 1),
-    status: 'created',
-    exitCode: 0,
-    error: '',
-    oomKilled: false,
     restartCount: saved.restartCount ?? 0,
-    pendingArchives: [],
-    copiedArchives: [],
-    ports: [],
     networks: memberships,
     podIP: pod.status?.podIP,
-    readers: 0,
     ...(saved.podUser ? { podUser: saved.podUser } : {}),
     ...(saved.archives ? { archivesLost: saved.archives } : {}),
     ...(saved.anonymousVolumes ? { anonymousVolumes: saved.anonymousVolumes } : {}),

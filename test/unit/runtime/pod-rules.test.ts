@@ -16,7 +16,7 @@ import { DOCKER_DEFAULT_CAPABILITIES } from '../../../src/dockerapi/containers/c
 import { planPeekPod, planRunPod, type PodContext, type RunPodInputs } from '../../../src/dockerapi/containers/container-pod.js';
 import { replanContainer, type CreatePolicy } from '../../../src/dockerapi/containers/create-plan.js';
 import { FEED_CONTAINER } from '../../../src/dockerapi/containers/file-feed.js';
-import type { ContainerRecord, CreateBody } from '../../../src/dockerapi/model.js';
+import { freshRunState, type ContainerRecord, type CreateBody } from '../../../src/dockerapi/model.js';
 import { planDenyPolicy } from '../../../src/dockerapi/networks/network-isolation.js';
 import { planCacheClaim } from '../../../src/task/caches.js';
 import { parseTaskConfig } from '../../../src/task/config.js';
@@ -123,17 +123,9 @@ function container(body: CreateBody, policy = servePolicy): ContainerRecord {
     plan: replanContainer(full, policy),
     cmd: ['sleep', '60'],
     entrypoint: [],
+    ...freshRunState(),
     generation: 1,
-    status: 'created',
-    exitCode: 0,
-    error: '',
-    oomKilled: false,
-    restartCount: 0,
-    pendingArchives: [],
-    copiedArchives: [],
-    ports: [],
     networks: new Map(),
-    readers: 0,
   };
 }
 

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FilterError, parseFilters } from '../../../../src/dockerapi/filters/filters.js';
 import { containerListFilter } from '../../../../src/dockerapi/filters/container-filters.js';
-import type { ContainerRecord, CreateBody } from '../../../../src/dockerapi/model.js';
+import { freshRunState, type ContainerRecord, type CreateBody } from '../../../../src/dockerapi/model.js';
 import { portSummaries } from '../../../../src/dockerapi/containers/container-view.js';
 import { replanContainer } from '../../../../src/dockerapi/containers/create-plan.js';
 
@@ -19,17 +19,9 @@ function container(name: string, body: CreateBody = {}, more: Partial<ContainerR
     plan: replanContainer({ Image: 'busybox', ...body }, { allowed: [], allowPrivileged: false }),
     cmd: [],
     entrypoint: [],
-    generation: 0,
+    ...freshRunState(),
     status: 'running',
-    exitCode: 0,
-    error: '',
-    oomKilled: false,
-    restartCount: 0,
-    pendingArchives: [],
-    copiedArchives: [],
-    ports: [],
     networks: new Map(),
-    readers: 0,
     ...more,
   };
 }
