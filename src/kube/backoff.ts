@@ -14,6 +14,11 @@ export interface Backoff {
   budgetMs: number;
   /** Tries in all, the first included (unbounded when absent: the budget bounds them). */
   tries?: number;
+  /**
+   * Tries in all when the last failure named its own wait (a server's Retry-After): a server that says when to
+   * come back is no reason to give up sooner than it asks; the budget still bounds them. Default: `tries`.
+   */
+  triesWhenAsked?: number;
 }
 
 export interface Clock {
@@ -122,8 +127,10 @@ export async function retrying<T>(call: (attempt: number) => Promise<T>, policy:
     } catch (err) {
       budgetStart ??= clock.now();
       if (!policy.retryable(err) || stopped(policy)) throw err;
-      if (attempt >= (backoff.tries ?? Infinity)) throw new RetriesSpent(err, attempt, clock.now() - firstTry);
-      const wait = Math.max(backoffDelay(attempt - 1, backoff), policy.waitAsked?.(err) ?? 0);
+      const asked = policy.waitAsked?.(err);
+      const tries = asked === undefined ? backoff.tries : (backoff.triesWhenAsked ?? backoff.tries);
+      if (attempt >= (tries ?? Infinity)) throw new RetriesSpent(err, attempt, clock.now() - firstTry);
+      const wait = Math.max(backoffDelay(attempt - 1, backoff), asked ?? 0);
       if (clock.now() + wait - budgetStart > backoff.budgetMs)
         throw new RetriesSpent(err, attempt, clock.now() - firstTry, { budgetMs: backoff.budgetMs, nextWaitMs: wait });
       await clock.sleep(wait, policy.signal);

@@ -104,6 +104,33 @@ test('a Retry-After that would pass the budget ends the retries at once: the sen
   );
 });
 
+test('a 429 that says when to come back is tried 10 times in all, as client-go tries it; the same code without Retry-After, 6', async () => {
+  const clock = manualClock();
+  const throttled = scripted(
+    Array.from({ length: 9 }, () => apiError(429, { 'retry-after': '1' })),
+    'ok',
+  );
+  assert.equal(await withRetry(throttled.call, { clock }), 'ok');
+  assert.equal(throttled.calls(), 10);
+  assert.deepEqual(clock.waits, [1000, 1000, 1000, 1000, 1600, 2000, 2000, 2000, 2000]);
+
+  const spent = scripted(
+    Array.from({ length: 10 }, () => apiError(429, { 'retry-after': '1' })),
+    'ok',
+  );
+  const err = await withRetry(spent.call, { clock: manualClock(), action: ACTION }).catch((e: unknown) => e);
+  assert.ok(err instanceof KubeError);
+  assert.equal(spent.calls(), 10);
+  assert.match(err.message, /tried 10 times over 13\.6 s\)$/);
+
+  const silent = scripted(
+    Array.from({ length: 10 }, () => apiError(429)),
+    'ok',
+  );
+  await assert.rejects(withRetry(silent.call, { clock: manualClock() }));
+  assert.equal(silent.calls(), KUBE_BACKOFF.tries);
+});
+
 test('the tries run out: the last failure as a sentence, with how often and how long it was tried; its code stays', async () => {
   const clock = manualClock();
   const s = scripted(
