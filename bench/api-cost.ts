@@ -50,6 +50,21 @@ async function poolHolds(socket: string, pods: number): Promise<void> {
   throw new Error(`the shim agent's pool did not reach ${pods} warm pods`);
 }
 
+/**
+ * The warm call's requests apart from those of the refill that runs beside it: with a pool of one pod, the refill
+ * creates one pod, watches it, and creates or renews its plan's NetworkPolicy; a warm call itself creates and watches
+ * nothing (a call that fell back to a pod of its own would show a second pod created, and is refused here).
+ */
+function splitRefill(warm: TallySnapshot): { call: TallySnapshot; refill: TallySnapshot } {
+  if ((warm.requests['create pods'] ?? 0) !== 1) throw new Error(`the warm call was not served warm: ${JSON.stringify(warm.requests)}`);
+  const refillKeys = new Set(['create pods', 'watch pods', 'create networkpolicies', 'patch networkpolicies']);
+  const part = (keep: (k: string) => boolean): TallySnapshot => {
+    const requests = Object.fromEntries(Object.entries(warm.requests).filter(([k]) => keep(k)));
+    return { requests, total: Object.values(requests).reduce((a, b) => a + b, 0), openWatches: {} };
+  };
+  return { call: part((k) => !refillKeys.has(k)), refill: part((k) => refillKeys.has(k)) };
+}
+
 async function functionCalls(cluster: BenchCluster, env: NodeJS.ProcessEnv, dir: string): Promise<void> {
   const socket = join(dir, 'agent.sock');
   const agent = {
@@ -72,11 +87,14 @@ async function functionCalls(cluster: BenchCluster, env: NodeJS.ProcessEnv, dir:
     await poolHolds(socket, 1);
   });
   console.log(line('function call, warm (the agent, a warm pod; with its refill)', warm));
+  const { call, refill } = splitRefill(warm);
+  console.log(line('  the call itself', call));
+  console.log(line("  the pool's refill (the next call's pod)", refill));
   reportGoal({
     area: 'api',
-    measure: 'requests of a warm function call (with the refill of the pool)',
-    value: `${warm.total} requests`,
-    ratio: warm.total,
+    measure: 'requests of a warm function call (the refill of the pool beside it)',
+    value: `${call.total} requests (refill ${refill.total})`,
+    ratio: call.total,
     reference: `cold call ${cold.total} requests`,
     goal: '≤ 6 requests',
   });

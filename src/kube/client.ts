@@ -107,11 +107,7 @@ export class ClusterClient {
 
   /** Sets (adds or replaces) annotations on a pod. */
   async annotatePod(name: string, annotations: Record<string, string>): Promise<void> {
-    const ops = Object.entries(annotations).map(([k, value]) => ({
-      op: 'add',
-      path: `/metadata/annotations/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`,
-      value,
-    }));
+    const ops = annotationOps(annotations);
     await this.retried(() => this.core.patchNamespacedPod({ namespace: this.namespace, name, body: ops }), 'patch', 'pods', name);
   }
 
@@ -202,6 +198,17 @@ export class ClusterClient {
     );
   }
 
+  /** Sets (adds or replaces) annotations on a NetworkPolicy. */
+  async annotateNetworkPolicy(name: string, annotations: Record<string, string>): Promise<void> {
+    const ops = annotationOps(annotations);
+    await this.retried(
+      () => this.networking.patchNamespacedNetworkPolicy({ namespace: this.namespace, name, body: ops }),
+      'patch',
+      'networkpolicies.networking.k8s.io',
+      name,
+    );
+  }
+
   deleteNetworkPolicy(name: string): Promise<void> {
     return this.deletedQuietly(
       () => this.networking.deleteNamespacedNetworkPolicy({ namespace: this.namespace, name }),
@@ -263,11 +270,7 @@ export class ClusterClient {
 
   /** Sets (adds or replaces) annotations on a claim. */
   async annotateClaim(name: string, annotations: Record<string, string>): Promise<void> {
-    const ops = Object.entries(annotations).map(([k, value]) => ({
-      op: 'add',
-      path: `/metadata/annotations/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`,
-      value,
-    }));
+    const ops = annotationOps(annotations);
     await this.retried(
       () => this.core.patchNamespacedPersistentVolumeClaim({ namespace: this.namespace, name, body: ops }),
       'patch',
@@ -450,6 +453,11 @@ export class ClusterClient {
       throw toKubeError(err, action);
     }
   }
+}
+
+/** A JSON patch that sets each annotation (the object has annotations: berth's always carry an expiry). */
+function annotationOps(annotations: Record<string, string>): Array<{ op: 'add'; path: string; value: string }> {
+  return Object.entries(annotations).map(([k, value]) => ({ op: 'add', path: `/metadata/annotations/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, value }));
 }
 
 /**

@@ -15,6 +15,8 @@ export interface KubeCluster {
   createPod(pod: V1Pod): Promise<V1Pod>;
   createConfigMap(cm: V1ConfigMap): Promise<V1ConfigMap>;
   createNetworkPolicy(np: V1NetworkPolicy): Promise<V1NetworkPolicy>;
+  /** Sets (adds or replaces) annotations on a NetworkPolicy (a warm plan's shared policy: its expiry). */
+  annotateNetworkPolicy(name: string, annotations: Record<string, string>): Promise<void>;
   /** Deletes and ignores "not found": cleanup must be idempotent. */
   deleteQuietly(kind: 'pods' | 'configmaps' | 'networkpolicies', name: string): Promise<void>;
   /** The container's log as bytes; `stream` asks for one of its streams (KEP-3288). */

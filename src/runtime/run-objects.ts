@@ -46,26 +46,31 @@ async function createSideObjects(kube: KubeCluster, plan: WorkloadPlan, created:
 export /**
  * Deletes what the run created, all at once when the container has ended. While it may still run
  * (interrupted, failed start) the pod goes first: its NetworkPolicy must outlive the pod it isolates.
+ * True when everything was deleted.
  */
-async function cleanup(kube: KubeCluster, created: Created[], podEnded: boolean, report: (line: string) => void): Promise<void> {
+async function cleanup(kube: KubeCluster, created: Created[], podEnded: boolean, report: (line: string) => void): Promise<boolean> {
   // Retried inside deleteQuietly; what still fails is said, never swallowed: the object's expiry and
   // `berth gc` are what remove it then.
-  const remove = (items: Created[]) =>
-    Promise.all(
+  const remove = async (items: Created[]): Promise<boolean> => {
+    const deleted = await Promise.all(
       items.map(([kind, name]) =>
-        kube
-          .deleteQuietly(kind, name)
-          .catch((err: unknown) =>
+        kube.deleteQuietly(kind, name).then(
+          () => true,
+          (err: unknown) => {
             report(
               `berth: could not delete ${kind}/${name} in namespace ${kube.namespace}: ${(err as Error).message}; it expires by its deadline and \`berth gc\` removes it\n`,
-            ),
-          ),
+            );
+            return false;
+          },
+        ),
       ),
     );
-  if (podEnded) {
-    await remove(created);
-    return;
-  }
-  await remove(created.filter(([kind]) => kind === 'pods'));
-  await remove(created.filter(([kind]) => kind !== 'pods'));
+    return deleted.every(Boolean);
+  };
+  if (podEnded) return remove(created);
+  const podsDeleted = await remove(created.filter(([kind]) => kind === 'pods'));
+  if (podsDeleted) return remove(created.filter(([kind]) => kind !== 'pods'));
+  // a pod that may still run keeps its policy: both expire together and `berth gc` removes them then
+  await remove(created.filter(([kind]) => kind === 'configmaps'));
+  return false;
 }

@@ -26,6 +26,7 @@ import { cleanup, createSideObjects, DEFAULT_START_TIMEOUT, newRunId, type Creat
 import { deliverFromAttach, deliverFromLogs } from './run-output.js';
 import { noTrace, type Trace } from './trace.js';
 import type { WarmPod, WarmPool } from './warm-pool.js';
+import type { PolicyHold } from './warm-policy.js';
 import { planKey, startWarmPod } from './warm-start.js';
 import type { Workload } from './workload.js';
 
@@ -84,6 +85,8 @@ class WorkloadRun {
   private readonly inFlight: Array<Promise<unknown>> = [];
   private exitCode = 125;
   private podEnded = false;
+  /** A warm pod's share of its plan's policy, released once the pod is deleted. */
+  private policy: PolicyHold | undefined;
   /** Ends every watch and stream of the run (its end, a failure, an interrupt). */
   private readonly stopWatch = new AbortController();
 
@@ -172,6 +175,7 @@ class WorkloadRun {
   private async runWarm(warm: WarmPod, splitLogs: Promise<boolean>): Promise<{ exitCode: number } | undefined> {
     this.trace(`warm pod ${warm.podName} taken`);
     this.created = [...warm.created];
+    this.policy = warm.policy;
     // The pool's watch of the pod goes on for the call: it knows the container runs already.
     const tracker = warm.tracker;
     if (this.stopWatch.signal.aborted) warm.release();
@@ -182,7 +186,9 @@ class WorkloadRun {
       if (!(err instanceof WarmPodUnusable)) throw err;
       this.trace(`warm pod ${warm.podName} unusable (${err.message}): starting a pod`);
       warm.release();
-      await cleanup(this.kube, this.created, false, (line) => this.report(line));
+      const deleted = await cleanup(this.kube, this.created, false, (line) => this.report(line));
+      this.policy?.release(deleted);
+      this.policy = undefined;
       this.created = [];
       return undefined;
     }
@@ -283,10 +289,15 @@ class WorkloadRun {
   /** Deletes what the run created, unless a failed run's pod is kept; in the background when the caller takes it. */
   private async finish(): Promise<void> {
     const signal = this.io.signal;
-    if (this.cluster.keepFailedPods && this.exitCode !== 0) return;
+    if (this.cluster.keepFailedPods && this.exitCode !== 0) {
+      // the kept pod keeps its policy: both are left to their expiry and `berth gc`
+      this.policy?.release(false);
+      return;
+    }
     const deleted = (async () => {
       await Promise.allSettled(this.inFlight);
-      await cleanup(this.kube, this.created, this.podEnded && !signal?.aborted, (line) => this.report(line));
+      const allDeleted = await cleanup(this.kube, this.created, this.podEnded && !signal?.aborted, (line) => this.report(line));
+      this.policy?.release(allDeleted);
       this.trace('cleaned up');
     })();
     // Only a run whose container has ended may leave its deletions to the caller: an interrupted

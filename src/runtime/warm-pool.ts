@@ -11,6 +11,7 @@
 import type { KubeCluster } from '../kube/cluster.js';
 import type { PodTracker } from './pod-tracker.js';
 import { cleanup, type Created } from './run-objects.js';
+import { WarmPolicies, type PolicyHold } from './warm-policy.js';
 
 export interface WarmPodOptions {
   /** Warm pods kept per plan (default 2: a build calls one function many times in a row). */
@@ -42,6 +43,11 @@ export interface WarmPod {
   tracker: PodTracker;
   /** Ends the pod's watch: the pool does when it discards the pod, the call that took it when it ends. */
   release(): void;
+  /**
+   * Its share of the plan's NetworkPolicy (`--network none`; warm-policy.ts), not in `created`: whoever deletes the
+   * pod releases it after the deletion, saying whether the pod is gone.
+   */
+  policy?: PolicyHold;
 }
 
 export interface WarmPodInfo {
@@ -71,8 +77,11 @@ export class WarmPool {
   /** When each plan was called, within the last BURST_WINDOW_MS. */
   private readonly calls = new Map<string, number[]>();
   private draining = false;
+  /** The NetworkPolicy each `--network none` plan's warm pods share. */
+  readonly policies: WarmPolicies;
 
   constructor(private readonly opts: WarmPodOptions = {}) {
+    this.policies = new WarmPolicies((message) => opts.onError?.(message));
     this.perPlan = opts.perPlan ?? 2;
     this.burstMax = Math.max(this.perPlan, opts.burstMax ?? 8);
     this.maxPlans = opts.maxPlans ?? 16;
@@ -184,6 +193,8 @@ export class WarmPool {
     // are discarded by the call that waits for them).
     await Promise.allSettled([...this.inFlight]);
     await Promise.allSettled([...this.deletions]);
+    // the shared policies go once their last pod has (a pod taken by a call still running keeps its policy)
+    await this.policies.settled();
     return pods.length;
   }
 
@@ -249,7 +260,7 @@ export class WarmPool {
 
   private discard(pod: WarmPod): void {
     pod.release();
-    const deletion = cleanup(pod.kube, pod.created, false, (line) => this.opts.onError?.(line.trimEnd()));
+    const deletion = cleanup(pod.kube, pod.created, false, (line) => this.opts.onError?.(line.trimEnd())).then((deleted) => pod.policy?.release(deleted));
     this.deletions.add(deletion);
     void deletion.finally(() => this.deletions.delete(deletion));
   }

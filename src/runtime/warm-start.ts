@@ -3,14 +3,17 @@
  * of a pod of that plan for a later call.
  */
 import { createHash } from 'node:crypto';
+import type { V1Pod } from '@kubernetes/client-node';
 import type { KubeCluster } from '../kube/cluster.js';
 import { MAIN_CONTAINER, planWorkload, type PlanContext } from './plan.js';
+import { ANNOTATION_EXPIRES_AT } from './pod-rules.js';
 import { viewContainer } from './pod-status.js';
 import { PodTracker, settledOrRunning } from './pod-tracker.js';
 import { RunError } from './run-error.js';
 import { cleanup, createSideObjects, DEFAULT_START_TIMEOUT, newRunId, type Created } from './run-objects.js';
 import { noTrace } from './trace.js';
 import type { WarmPod, WarmPool } from './warm-pool.js';
+import type { PolicyHold } from './warm-policy.js';
 import type { Workload } from './workload.js';
 
 /**
@@ -36,7 +39,14 @@ export async function startWarmPod(w: Workload, context: PlanContext, kube: Kube
   const podName = plan.pod.metadata?.name as string;
   const created: Created[] = [];
   const stop = new AbortController();
+  let policy: PolicyHold | undefined;
   try {
+    if (plan.networkPolicy) {
+      // the plan's warm pods share one policy, which outlives each of them (warm-policy.ts)
+      policy = await pool.policies.hold(key, kube, plan.networkPolicy, expiryOf(plan.pod));
+      plan.pod.metadata = { ...plan.pod.metadata, labels: { ...plan.pod.metadata?.labels, ...policy.podLabels } };
+      delete plan.networkPolicy;
+    }
     await createSideObjects(kube, plan, created, noTrace);
     const tracker = new PodTracker(kube, podName, stop.signal, noTrace);
     await kube.createPod(plan.pod);
@@ -62,10 +72,17 @@ export async function startWarmPod(w: Workload, context: PlanContext, kube: Kube
       },
       tracker,
       release: () => stop.abort(),
+      policy,
     };
   } catch (err) {
     stop.abort();
-    await cleanup(kube, created, false, () => undefined);
+    const deleted = await cleanup(kube, created, false, () => undefined);
+    policy?.release(deleted);
     throw err;
   }
+}
+
+/** The expiry the plan wrote on the pod. */
+function expiryOf(pod: V1Pod): Date {
+  return new Date(pod.metadata?.annotations?.[ANNOTATION_EXPIRES_AT] as string);
 }

@@ -88,6 +88,7 @@ function fakeCluster(opts: { attachAllowed?: boolean; container?: 'terminated' |
     openPodLog: (_name, _container, q) =>
       Promise.resolve(Readable.from([Buffer.from(q?.stream === 'Stderr' ? '' : 'the log\n')]) as unknown as IncomingMessage),
     readPodTemplate: () => Promise.reject(new Error('not used')),
+    annotateNetworkPolicy: () => Promise.reject(new Error('not used')),
     watchPod(_name, cb, signal) {
       onPod = cb;
       return new Promise((_resolve, reject) => signal?.addEventListener('abort', () => reject(new KubeError('aborted'))));

@@ -179,3 +179,18 @@ test('forgetPlan: a plan whose call failed keeps no warm pods, ready or still st
   assert.deepEqual(errors, []);
   await pool.drain();
 });
+
+test("a discarded pod releases its share of the plan's policy once its deletion is over, saying whether it was deleted", async () => {
+  const order: string[] = [];
+  const failing = { namespace: 'ns', deleteQuietly: async () => Promise.reject(new Error('the cluster is down')) } as unknown as KubeCluster;
+  const kube = { namespace: 'ns', deleteQuietly: async (kind: string, name: string) => void order.push(`deleted ${kind}/${name}`) } as unknown as KubeCluster;
+  const pool = new WarmPool({ perPlan: 2, idleSeconds: 60 });
+  const held = (p: WarmPod): WarmPod => ({ ...p, policy: { podLabels: {}, release: (deleted) => order.push(`released ${p.podName} ${deleted}`) } });
+  const gone = held(pod('a', kube));
+  const stuck = held(pod('a', failing));
+  const starts = [gone, stuck];
+  pool.refill('a', async () => starts.shift() as WarmPod);
+  await settled();
+  await pool.drain();
+  assert.deepEqual(order, [`deleted pods/${gone.podName}`, `released ${gone.podName} true`, `released ${stuck.podName} false`]);
+});
