@@ -62,6 +62,8 @@ export async function startWorker(layout: Layout, node: NodeSpec, images: string
 /** Starts a worker that `node stop` took down: plugged back in, its runtime and kubelet again, its images kept. */
 export async function restartWorker(layout: Layout, node: NodeSpec, progress: (line: string) => void): Promise<void> {
   reconnectNode(node);
+  // its Node object may have been deleted while it was away (kubectl delete node): it comes back with the same pod range
+  declareWorker(layout, node);
   await startWorkerParts(layout, node, await startRuntime(layout, node), progress);
 }
 

@@ -2,6 +2,7 @@
  * The pod watch of one berth serve and what it notes of a container's run: its start, its exit (ports
  * closed, networks forgotten, AutoRemove once attached readers are done), a pod gone while the watch was away.
  */
+import { deletedByCluster } from '../runtime/pod-status.js';
 import { LABEL_OWNER } from '../runtime/pod-rules.js';
 import { LABEL_CONTAINER_ID } from '../runtime/sandbox-plan.js';
 import { statusOf } from '../kube/errors.js';
@@ -55,7 +56,9 @@ export class PodWatch {
     const c = [...this.s.containers.values()].find((x) => x.id.startsWith(shortId ?? '-') && x.podName === pod.metadata?.name);
     if (!c) return;
     if (type === 'DELETED') {
-      if (c.status === 'running' || c.status === 'created') this.setExited(c, { exitCode: 137 });
+      // a pod the cluster deleted with its node: exited 255, as dockerd shows a container whose machine went down
+      const byCluster = deletedByCluster(pod);
+      if (c.status === 'running' || c.status === 'created') this.setExited(c, byCluster ? { exitCode: 255, error: byCluster } : { exitCode: 137 });
       return;
     }
     c.podIP = pod.status?.podIP ?? c.podIP;

@@ -97,6 +97,25 @@ export function lostNode(pod: V1Pod, container: string): string | undefined {
   return `node ${pod.spec?.nodeName ?? '(unknown)'} stopped reporting to the API server${since} (it lost power, its network or its kubelet): the state of pod ${pod.metadata?.name} is unknown, and it gets no exit code until the node returns`;
 }
 
+/**
+ * Why the cluster itself deleted a pod, from the DisruptionTarget condition it writes first (GA in 1.31), or
+ * undefined. The pod garbage collector deletes the pods of a node that was deleted (DeletionByPodGC), and the taint
+ * manager those of a node unreachable for their toleration, 5 minutes by default (DeletionByTaintManager): either way
+ * the container's state and exit code are lost with the pod.
+ */
+export function deletedByCluster(pod: V1Pod): string | undefined {
+  const target = pod.status?.conditions?.find((c) => c.type === 'DisruptionTarget' && c.status === 'True');
+  if (!target) return undefined;
+  const name = pod.metadata?.name;
+  const node = pod.spec?.nodeName ?? '(unknown)';
+  const said = target.message ? ` (${target.message})` : '';
+  if (target.reason === 'DeletionByPodGC')
+    return `node ${node} was deleted from the cluster${said}: pod ${name} was deleted with it, and the state and exit code of its container are lost`;
+  if (target.reason === 'DeletionByTaintManager')
+    return `node ${node} stayed unreachable past the pod's toleration${said}: the cluster deleted pod ${name}, and the state and exit code of its container are lost`;
+  return `the cluster deleted pod ${name} (${target.reason ?? 'DisruptionTarget'}${target.message ? `: ${target.message}` : ''})`;
+}
+
 /** An init container that cannot start, and so holds its pod forever (its image cannot be pulled, say). */
 export function stuckInit(pod: V1Pod): { name: string; image: string; reason: string; message?: string } | undefined {
   const s = pod.status?.initContainerStatuses?.find((x) => x.state?.waiting?.reason && FATAL_WAITING.has(x.state.waiting.reason));

@@ -5,7 +5,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { KubeCluster } from '../kube/cluster.js';
 import { MAIN_CONTAINER } from './plan.js';
-import type { ContainerView } from './pod-status.js';
+import { deletedByCluster, type ContainerView } from './pod-status.js';
 import { RunError } from './run-error.js';
 import type { Trace } from './trace.js';
 
@@ -32,7 +32,7 @@ export class PodTracker {
         name,
         (pod, type) => {
           if (type === 'DELETED') {
-            this.fail(new RunError(`pod ${name} was deleted while berth was running it`));
+            this.fail(new RunError(deletedByCluster(pod) ?? `pod ${name} was deleted while berth was running it`));
             return true;
           }
           this.latest = pod;

@@ -5,7 +5,7 @@
  * reporting has no end anyone can know. Pure.
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import { lostNode } from '../runtime/pod-status.js';
+import { deletedByCluster, lostNode } from '../runtime/pod-status.js';
 
 export type StoppedFromOutside = { kind: 'deleted' | 'deadline' | 'evicted' | 'lost'; message: string };
 
@@ -24,6 +24,8 @@ export function stoppedFromOutside(pod: V1Pod, container: string): StoppedFromOu
   const terminated = pod.status?.containerStatuses?.find((s) => s.name === container)?.state?.terminated;
   const lost = lostNode(pod, container);
   if (lost) return { kind: 'lost', message: lost };
+  const byCluster = deletedByCluster(pod);
+  if (byCluster && !terminated) return { kind: 'lost', message: `${byCluster}; the task was stopped` };
   const deletion = pod.metadata?.deletionTimestamp;
   if (deletion === undefined) return undefined;
   // deletionTimestamp is when the pod must be gone: the delete was asked its grace period earlier.

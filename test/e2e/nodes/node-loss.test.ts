@@ -43,7 +43,7 @@ before(async () => {
 after(async () => {
   await kubectlOk(['label', 'node', WORKER, 'tags.berth.dev/lost-']).catch(() => undefined);
   try {
-    for (const n of ['lost', 'kept']) await engine?.docker(['rm', '-f', `${prefix}-${n}`]);
+    for (const n of ['lost', 'kept', 'gone']) await engine?.docker(['rm', '-f', `${prefix}-${n}`]);
     if (engine) await stopAndCheckLeftovers(engine, serveNamespace, `${prefix}-serve`);
   } finally {
     files.remove();
@@ -132,3 +132,83 @@ test('the worker lost mid-run: each face fails naming the node, serve keeps serv
   assert.deepEqual(await shim.leftovers(), []);
   assert.deepEqual(await task.leftovers(), []);
 });
+
+test(
+  'the lost worker deleted from the cluster (kubectl delete node): each face fails naming the node, and nothing is left before it returns',
+  { timeout: 480_000 },
+  async () => {
+    const fn = await running(
+      'docker',
+      ['run', '--rm', '-i', 'localhost/berth/krm-sleep:1'],
+      shim.env('berth', { BERTH_POD_TEMPLATE: join(files.dir, 'on-worker.yaml') }),
+      /sleep: sleeping/,
+      SLEEP_INPUT,
+    );
+    const step = await running(
+      process.execPath,
+      [berthCli, 'task', 'plan', 'run', join(files.dir, 'plan.yml'), '--image', BUSYBOX],
+      task.env(),
+      /step running/,
+    );
+    await engine.dockerOk([
+      'run',
+      '-d',
+      '--name',
+      `${prefix}-gone`,
+      '--label',
+      `berth.dev/node-selector=kubernetes.io/hostname=${WORKER}`,
+      BUSYBOX,
+      'sleep',
+      '3600',
+    ]);
+    await eventually(
+      `${prefix}-gone running`,
+      async () => (await engine.dockerOk(['inspect', '-f', '{{.State.Status}}', `${prefix}-gone`])).trim() === 'running',
+      {
+        timeoutMs: 60_000,
+      },
+    );
+    const waited = engine.docker(['wait', `${prefix}-gone`], { timeoutMs: 300_000 }).then((r) => ({ ...r, at: Date.now() }));
+
+    const stoppedAt = Date.now();
+    const stop = await runCommand(process.execPath, [berthCli, 'dev-cluster', 'node', 'stop', WORKER, '--state-dir', stateDir()]);
+    assert.equal(stop.code, 0, stop.stderr);
+    // the operator gives up on the machine: its pods are the pod garbage collector's from now on
+    await kubectlOk(['delete', 'node', WORKER, '--wait=true']);
+    const [fnEnd, stepEnd, waitEnd] = await Promise.all([fn.ended, step.ended, waited]);
+    const after = (r: { at: number }) => `${((r.at - stoppedAt) / 1000).toFixed(0)} s`;
+    console.log(
+      `node-deleted: the worker stopped and deleted; the function call failed after ${after(fnEnd)}, the task step after ${after(stepEnd)}, docker wait returned after ${after(waitEnd)}`,
+    );
+
+    // deleted before the node lifecycle controller marked it lost, or after: either sentence names the node
+    const named = new RegExp(`node ${WORKER} (was deleted from the cluster|stopped reporting to the API server)`);
+    assert.notEqual(fnEnd.code, 0, 'the function call is no success');
+    assert.match(fnEnd.stderr, named);
+    assert.notEqual(stepEnd.code, 0, 'the task step is no success');
+    assert.match(stepEnd.stderr, named);
+    assert.equal(waitEnd.stdout.trim(), '255', `docker wait: exited 255, as dockerd shows a container whose machine went down (${waitEnd.stderr})`);
+    assert.match(await engine.dockerOk(['inspect', '-f', '{{.State.Error}}', `${prefix}-gone`]), named);
+    assert.equal((await engine.docker(['rm', `${prefix}-gone`])).code, 0);
+
+    // no node to come back: what berth made goes with the node object, not with the node's return
+    for (const namespace of [shim.namespace, task.namespace, serveNamespace]) {
+      await eventually(
+        `no pod of berth on ${WORKER} in ${namespace}`,
+        async () => !(await kubectlOk(['get', 'pods', '-n', namespace, '-o', 'wide'])).includes(WORKER),
+        {
+          timeoutMs: 120_000,
+        },
+      );
+    }
+    assert.deepEqual(await shim.leftovers(), []);
+    assert.deepEqual(await task.leftovers(), []);
+
+    // the machine returns: its kubelet registers the node again, with its pod range, and pods run there
+    const start = await runCommand(process.execPath, [berthCli, 'dev-cluster', 'node', 'start', WORKER, '--state-dir', stateDir()], { timeoutMs: 180_000 });
+    assert.equal(start.code, 0, start.stderr);
+    await kubectlOk(['label', 'node', WORKER, 'tags.berth.dev/lost=true', '--overwrite']);
+    const back = await engine.docker(['run', '--rm', '--label', `berth.dev/node-selector=kubernetes.io/hostname=${WORKER}`, BUSYBOX, 'echo', 'back']);
+    assert.equal(back.stdout, 'back\n', back.stderr);
+  },
+);

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1Pod } from '@kubernetes/client-node';
-import { viewContainer } from '../../../src/runtime/pod-status.js';
+import { deletedByCluster, viewContainer } from '../../../src/runtime/pod-status.js';
 
 const unschedulable = (message: string): V1Pod => ({
   metadata: { name: 'p' },
@@ -117,4 +117,23 @@ test('a running container whose node stopped reporting fails, naming the node an
   assert.deepEqual(viewContainer(onNode('False', 'True', { running: {} }, true), 'main'), { state: 'running' }, 'a readiness gate can hold Ready alone');
   const ended = viewContainer(onNode('False', 'True', { terminated: { exitCode: 4 } }), 'main');
   assert.equal(ended.state, 'terminated', 'an exit code recorded before the node went keeps its word');
+});
+
+test('a pod the cluster deleted with its node (pod GC) or after the node stayed unreachable (taint manager) says so, naming the node', () => {
+  const deleted = (reason: string, message: string): V1Pod => ({
+    metadata: { name: 'krm-sleep-1' },
+    spec: { nodeName: 'berth-worker', containers: [{ name: 'main', image: 'fn' }] },
+    status: { phase: 'Running', conditions: [{ type: 'DisruptionTarget', status: 'True', reason, message }] },
+  });
+  assert.equal(
+    deletedByCluster(deleted('DeletionByPodGC', 'PodGC: node no longer exists')),
+    'node berth-worker was deleted from the cluster (PodGC: node no longer exists): pod krm-sleep-1 was deleted with it, and the state and exit code of its container are lost',
+  );
+  assert.match(
+    deletedByCluster(deleted('DeletionByTaintManager', 'Taint manager: deleting due to NoExecute taint')) ?? '',
+    /^node berth-worker stayed unreachable/,
+  );
+  assert.equal(deletedByCluster(deleted('PreemptionByScheduler', 'preempted')), 'the cluster deleted pod krm-sleep-1 (PreemptionByScheduler: preempted)');
+  assert.equal(deletedByCluster({ metadata: { name: 'p' }, status: { conditions: [{ type: 'DisruptionTarget', status: 'False' }] } }), undefined);
+  assert.equal(deletedByCluster({ metadata: { name: 'p' } }), undefined, 'a delete by a user (kubectl delete) writes no condition');
 });

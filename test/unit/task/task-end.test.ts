@@ -66,3 +66,18 @@ test('a running task whose node stopped reporting: lost, naming the node; one th
   assert.match(lost?.message ?? '', /^node berth-worker stopped reporting to the API server .*pod task-1 is unknown/);
   assert.equal(stoppedFromOutside(pod({}, notReady), 'task'), undefined);
 });
+
+test('a running task whose node was deleted (its pod deleted by pod GC): lost, naming the node, never a success', () => {
+  const gone: V1Pod = {
+    metadata: { name: 'task-1', deletionTimestamp: new Date('2026-11-29T01:00:00Z'), deletionGracePeriodSeconds: 0 },
+    spec: { nodeName: 'berth-worker', containers: [] },
+    status: {
+      phase: 'Running',
+      conditions: [{ type: 'DisruptionTarget', status: 'True', reason: 'DeletionByPodGC', message: 'PodGC: node no longer exists' }],
+      containerStatuses: [{ name: 'task', image: '', imageID: '', ready: true, restartCount: 0, state: { running: {} } }],
+    },
+  };
+  const lost = stoppedFromOutside(gone, 'task');
+  assert.equal(lost?.kind, 'lost');
+  assert.match(lost?.message ?? '', /^node berth-worker was deleted from the cluster .*; the task was stopped$/);
+});
