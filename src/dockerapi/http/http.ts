@@ -13,7 +13,14 @@ import { DockerError, badRequest } from './docker-error.js';
 export { DockerError, badRequest, conflict, notFound } from './docker-error.js';
 
 export const API_VERSION = '1.44';
-export const MIN_API_VERSION = '1.24';
+/** dockerd 29's minimum (its default `min-api-version`): clients that ask for less are older than any dockerd still served. */
+export const MIN_API_VERSION = '1.40';
+/**
+ * The dockerd release whose API (1.44) berth serves, announced as the engine's version: clients gate on it
+ * (testcontainers-java refuses an engine below 1.6.0), and a version that matches the API is the one they can reason
+ * from. berth's own version is a component of its own in /version and the Platform name.
+ */
+export const ENGINE_VERSION = '25.0.0';
 export const MAX_JSON_BYTES = 2 * 1024 * 1024;
 /** How much of a body berth reads and drops after answering it early before it closes the connection instead. */
 const DISCARD_LIMIT_BYTES = 64 * 1024 * 1024;

@@ -256,10 +256,13 @@ async function attach(
   }
 }
 
-/** berth's own reaper has no pod: its log is the line testcontainers waits for. */
+/**
+ * berth's own reaper has no pod: its log is the line testcontainers waits for, which each flavour matches its own
+ * way (Java `.*Started.*`, Go `Started`, Python `.* Started!`: text and a space before it).
+ */
 async function reaperLogs(engine: Engine, c: ContainerRecord, out: Writable, o: LogOptions): Promise<void> {
   if (c.status === 'created' && o.follow) await Promise.race([engine.nextChange(c, 60_000), o.closed]);
-  if (o.stdout && c.status !== 'created') out.write(frame(STDOUT, Buffer.from('Started! (berth serves the Ryuk protocol itself)\n')));
+  if (o.stdout && c.status !== 'created') out.write(frame(STDOUT, Buffer.from('berth: Started! (berth serves the Ryuk protocol itself)\n')));
   if (!o.follow) return;
   let gone = false;
   void o.closed.then(() => (gone = true));

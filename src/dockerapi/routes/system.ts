@@ -1,6 +1,6 @@
 /** System: ping, version, info, events. */
 import os from 'node:os';
-import { API_VERSION, MIN_API_VERSION, badRequest, type Call, type Router } from '../http/http.js';
+import { API_VERSION, ENGINE_VERSION, MIN_API_VERSION, badRequest, type Call, type Router } from '../http/http.js';
 import { parseFilters } from '../filters/filters.js';
 import { eventFilter } from '../filters/event-filters.js';
 import type { Engine } from '../engine.js';
@@ -24,11 +24,12 @@ export function systemRoutes(r: Router, engine: Engine, info: SystemInfo): void 
   r.op('SystemPingHead', 'HEAD', '/_ping', ping);
   r.op('SystemVersion', 'GET', '/version', (call) =>
     call.send(200, {
-      Platform: { Name: 'berth' },
+      Platform: { Name: `berth ${info.version}` },
       Components: [
-        { Name: 'Engine', Version: info.version, Details: { ApiVersion: API_VERSION, MinAPIVersion: MIN_API_VERSION, Os: 'linux', Arch: goArch() } },
+        { Name: 'Engine', Version: ENGINE_VERSION, Details: { ApiVersion: API_VERSION, MinAPIVersion: MIN_API_VERSION, Os: 'linux', Arch: goArch() } },
+        { Name: 'berth', Version: info.version, Details: { Containers: 'Kubernetes pods' } },
       ],
-      Version: info.version,
+      Version: ENGINE_VERSION,
       ApiVersion: API_VERSION,
       MinAPIVersion: MIN_API_VERSION,
       GitCommit: 'berth',
@@ -62,7 +63,7 @@ function systemInfo(engine: Engine, info: SystemInfo): Record<string, unknown> {
   return {
     ID: engine.owner,
     Name: `berth-${engine.owner}`,
-    ServerVersion: info.version,
+    ServerVersion: ENGINE_VERSION,
     OperatingSystem: 'Kubernetes (berth)',
     OSType: 'linux',
     OSVersion: '',
@@ -74,7 +75,8 @@ function systemInfo(engine: Engine, info: SystemInfo): Record<string, unknown> {
     Runtimes: { kubernetes: { path: 'kubernetes' } },
     DefaultRuntime: 'kubernetes',
     Driver: 'kubernetes',
-    Labels: [],
+    // the engine version is the dockerd release whose API berth serves (/version); berth's own is a daemon label
+    Labels: [`dev.berth.version=${info.version}`],
     Containers: all.length,
     ContainersRunning: all.filter((c) => c.status === 'running').length,
     ContainersPaused: 0,

@@ -67,10 +67,8 @@ function running(cmd: string, args: string[], env: NodeJS.ProcessEnv, ready: Reg
   });
 }
 
-const berthPods = async (namespace: string) =>
-  (await kubectlOk(['get', 'pods', '-n', namespace, '-l', 'app.kubernetes.io/managed-by=berth', '-o', 'name'])).split('\n').filter(Boolean);
-
-test('the worker lost mid-run: each face fails naming the node, serve keeps serving, nothing is left once it returns', { timeout: 480_000 }, async () => {
+/** A function call (the docker shim), a task step and a berth serve container named `container`, each running on the worker. */
+async function runningOnWorker(container: string) {
   const fn = await running(
     'docker',
     ['run', '--rm', '-i', 'localhost/berth/krm-sleep:1'],
@@ -79,17 +77,15 @@ test('the worker lost mid-run: each face fails naming the node, serve keeps serv
     SLEEP_INPUT,
   );
   const step = await running(process.execPath, [berthCli, 'task', 'plan', 'run', join(files.dir, 'plan.yml'), '--image', BUSYBOX], task.env(), /step running/);
-  await engine.dockerOk([
-    'run',
-    '-d',
-    '--name',
-    `${prefix}-lost`,
-    '--label',
-    `berth.dev/node-selector=kubernetes.io/hostname=${WORKER}`,
-    BUSYBOX,
-    'sleep',
-    '3600',
-  ]);
+  await engine.dockerOk(['run', '-d', '--name', container, '--label', `berth.dev/node-selector=kubernetes.io/hostname=${WORKER}`, BUSYBOX, 'sleep', '3600']);
+  return { fn, step };
+}
+
+const berthPods = async (namespace: string) =>
+  (await kubectlOk(['get', 'pods', '-n', namespace, '-l', 'app.kubernetes.io/managed-by=berth', '-o', 'name'])).split('\n').filter(Boolean);
+
+test('the worker lost mid-run: each face fails naming the node, serve keeps serving, nothing is left once it returns', { timeout: 480_000 }, async () => {
+  const { fn, step } = await runningOnWorker(`${prefix}-lost`);
   await engine.dockerOk(['run', '-d', '--name', `${prefix}-kept`, '--label', 'berth.dev/node-selector=kubernetes.io/hostname=berth', BUSYBOX, 'sleep', '3600']);
   const waited = engine.docker(['wait', `${prefix}-lost`], { timeoutMs: 300_000 }).then((r) => ({ ...r, at: Date.now() }));
 
@@ -137,30 +133,7 @@ test(
   'the lost worker deleted from the cluster (kubectl delete node): each face fails naming the node, and nothing is left before it returns',
   { timeout: 480_000 },
   async () => {
-    const fn = await running(
-      'docker',
-      ['run', '--rm', '-i', 'localhost/berth/krm-sleep:1'],
-      shim.env('berth', { BERTH_POD_TEMPLATE: join(files.dir, 'on-worker.yaml') }),
-      /sleep: sleeping/,
-      SLEEP_INPUT,
-    );
-    const step = await running(
-      process.execPath,
-      [berthCli, 'task', 'plan', 'run', join(files.dir, 'plan.yml'), '--image', BUSYBOX],
-      task.env(),
-      /step running/,
-    );
-    await engine.dockerOk([
-      'run',
-      '-d',
-      '--name',
-      `${prefix}-gone`,
-      '--label',
-      `berth.dev/node-selector=kubernetes.io/hostname=${WORKER}`,
-      BUSYBOX,
-      'sleep',
-      '3600',
-    ]);
+    const { fn, step } = await runningOnWorker(`${prefix}-gone`);
     await eventually(
       `${prefix}-gone running`,
       async () => (await engine.dockerOk(['inspect', '-f', '{{.State.Status}}', `${prefix}-gone`])).trim() === 'running',
