@@ -187,7 +187,7 @@ class WorkloadRun {
       this.trace(`warm pod ${warm.podName} unusable (${err.message}): starting a pod`);
       warm.release();
       const deleted = await cleanup(this.kube, this.created, false, (line) => this.report(line));
-      this.policy?.release(deleted);
+      await this.policy?.release(deleted);
       this.policy = undefined;
       this.created = [];
       return undefined;
@@ -291,13 +291,13 @@ class WorkloadRun {
     const signal = this.io.signal;
     if (this.cluster.keepFailedPods && this.exitCode !== 0) {
       // the kept pod keeps its policy: both are left to their expiry and `berth gc`
-      this.policy?.release(false);
+      await this.policy?.release(false);
       return;
     }
     const deleted = (async () => {
       await Promise.allSettled(this.inFlight);
       const allDeleted = await cleanup(this.kube, this.created, this.podEnded && !signal?.aborted, (line) => this.report(line));
-      this.policy?.release(allDeleted);
+      await this.policy?.release(allDeleted);
       this.trace('cleaned up');
     })();
     // Only a run whose container has ended may leave its deletions to the caller: an interrupted

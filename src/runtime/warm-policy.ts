@@ -22,8 +22,9 @@ export interface PolicyHold {
   /**
    * The pod is gone (`podDeleted`), or may still run (its deletion failed, or it is kept): the policy is deleted
    * with the last pod deleted, and never while a pod it isolates may run (then its expiry and `berth gc` do).
+   * Resolves once the policy's deletion, when this release began one, has ended.
    */
-  release(podDeleted: boolean): void;
+  release(podDeleted: boolean): Promise<void>;
 }
 
 interface SharedPolicy {
@@ -81,14 +82,14 @@ export class WarmPolicies {
     let released = false;
     return {
       podLabels: { [LABEL_WARM_POLICY]: shared.id },
-      release: (podDeleted) => {
+      release: async (podDeleted) => {
         if (released) return;
         released = true;
         shared.holders--;
         if (!podDeleted) shared.pinned = true;
         if (shared.holders > 0) return;
         if (this.byPlan.get(key) === shared) this.byPlan.delete(key);
-        if (!shared.pinned) this.remove(shared);
+        if (!shared.pinned) await this.remove(shared);
       },
     };
   }
@@ -106,7 +107,7 @@ export class WarmPolicies {
     policy.settled = policy.settled.then(() => policy.kube.annotateNetworkPolicy(policy.name, { [ANNOTATION_EXPIRES_AT]: rfc3339(podExpiresAt) }));
   }
 
-  private remove(policy: SharedPolicy): void {
+  private remove(policy: SharedPolicy): Promise<void> {
     const deletion = policy.kube
       .deleteQuietly('networkpolicies', policy.name)
       .catch((err: unknown) =>
@@ -116,6 +117,7 @@ export class WarmPolicies {
       );
     this.deletions.add(deletion);
     void deletion.finally(() => this.deletions.delete(deletion));
+    return deletion;
   }
 }
 

@@ -77,7 +77,7 @@ export async function startWarmPod(w: Workload, context: PlanContext, kube: Kube
   } catch (err) {
     stop.abort();
     const deleted = await cleanup(kube, created, false, () => undefined);
-    policy?.release(deleted);
+    await policy?.release(deleted);
     throw err;
   }
 }

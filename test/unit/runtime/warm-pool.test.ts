@@ -185,7 +185,7 @@ test("a discarded pod releases its share of the plan's policy once its deletion 
   const failing = { namespace: 'ns', deleteQuietly: async () => Promise.reject(new Error('the cluster is down')) } as unknown as KubeCluster;
   const kube = { namespace: 'ns', deleteQuietly: async (kind: string, name: string) => void order.push(`deleted ${kind}/${name}`) } as unknown as KubeCluster;
   const pool = new WarmPool({ perPlan: 2, idleSeconds: 60 });
-  const held = (p: WarmPod): WarmPod => ({ ...p, policy: { podLabels: {}, release: (deleted) => order.push(`released ${p.podName} ${deleted}`) } });
+  const held = (p: WarmPod): WarmPod => ({ ...p, policy: { podLabels: {}, release: async (deleted) => void order.push(`released ${p.podName} ${deleted}`) } });
   const gone = held(pod('a', kube));
   const stuck = held(pod('a', failing));
   const starts = [gone, stuck];
