@@ -17,6 +17,7 @@ import { createMayHaveLanded, isUnreachable } from '../kube/errors.js';
 import { followLog } from '../runtime/log-follower.js';
 import { viewContainer } from '../runtime/pod-status.js';
 import { isTerminal, PodTracker, settledOrRunning } from '../runtime/pod-tracker.js';
+import { RunError } from '../runtime/run-error.js';
 import { loadRunSettings } from '../runtime/settings.js';
 import { helperImageOf } from '../runtime/plan.js';
 import { layPodTemplate, loadPodTemplate } from '../runtime/pod-template.js';
@@ -291,7 +292,10 @@ class TaskRun {
       if (err instanceof TaskError) throw err;
       // a pod deleted under the task loses its log with it (a kubelet may even serve its own error text as the log):
       // the deletion is the cause to report, not the output it took away
-      const outside = stoppedFromOutside(await ended.catch(() => ({}) as V1Pod), TASK_CONTAINER);
+      const last = await ended.catch((failure: unknown) => failure);
+      // the pod's watch ended it: deleted at once (grace 0), as the pod garbage collector does with a deleted node's pods
+      if (last instanceof RunError) throw new TaskError(last.message);
+      const outside = stoppedFromOutside(last as V1Pod, TASK_CONTAINER);
       if (outside?.kind === 'deleted') throw new TaskError(`${outside.message}: its end is not its own, whatever its exit code`);
       throw err;
     });
