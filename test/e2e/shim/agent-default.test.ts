@@ -206,8 +206,13 @@ test('a call that ends without reading its stdin (1 MiB, an image that does not 
   });
   if (servesSplitLogs() || unread.code === 0) assert.deepEqual([unread.code, unread.stdout], [0, 'ok\n'], unread.stderr);
   else {
+    // over attach, the stream may also break under stdin as the process exits; the container then ended on input it
+    // may have had only part of, which berth cannot tell from a stream cut under a running function: a failure, said
     assert.equal(unread.code, 125, unread.stderr);
-    assert.match(unread.stderr, /wrote before berth could attach, and this cluster serves its log with stdout and stderr merged .*; its log:\nok\n/);
+    assert.match(
+      unread.stderr,
+      /wrote before berth could attach, and this cluster serves its log with stdout and stderr merged .*; its log:\nok\n|the attach stream to pod \S+ broke while it carried stdin: the container may have read only part of its input/,
+    );
   }
   const socket = agentSocket(xdg) as string;
   const stopped = await berth(['shim', 'agent', 'stop', '--socket', socket], env);

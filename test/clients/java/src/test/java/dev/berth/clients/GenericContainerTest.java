@@ -120,7 +120,7 @@ class GenericContainerTest {
   @Test
   void aNetworkWithAliasesBetweenTwoContainers() throws Exception {
     try (Network net = Network.newNetwork();
-        GenericContainer<?> web = busybox(HTTPD).withNetwork(net).withNetworkAliases("web").waitingFor(Wait.forLogMessage(".*", 0));
+        GenericContainer<?> web = busybox("echo serving; " + HTTPD).withNetwork(net).withNetworkAliases("web").waitingFor(Wait.forLogMessage("serving\\n", 1));
         GenericContainer<?> client = busybox("echo started; exec sleep 600").withNetwork(net).waitingFor(Wait.forLogMessage("started\\n", 1))) {
       web.start();
       client.start();
