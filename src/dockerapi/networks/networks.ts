@@ -34,8 +34,13 @@ export interface NetworkCreateBody {
   Options?: Record<string, string> | null;
 }
 
+/**
+ * An alias must be a DNS label, in any case: names resolve without regard to case, so berth gives the cluster its
+ * lower-case form (a Service name, a pod's hostAliases), as testcontainers-java's own aliases (`tc-DoFSs5TP`) need.
+ */
 export function checkAliases(aliases: string[]): void {
-  for (const a of aliases) if (!ALIAS_RE.test(a)) throw badRequest(`network alias "${a}" must be a DNS label (lower-case letters, digits and '-')`);
+  for (const a of aliases)
+    if (!ALIAS_RE.test(a.toLowerCase())) throw badRequest(`network alias "${a}" must be a DNS label (letters, digits and '-', a letter or digit at each end)`);
 }
 
 export class Networks {
@@ -239,7 +244,8 @@ export class Networks {
    */
   serviceName(netId: string, alias: string): string {
     const suffix = shortHash(`${this.deps.owner}/${netId}`, 8);
-    const base = /^[0-9]/.test(alias) ? `a${alias}` : alias;
+    const lower = alias.toLowerCase();
+    const base = /^[0-9]/.test(lower) ? `a${lower}` : lower;
     return `${base.slice(0, 50).replace(/-+$/, '')}-${suffix}`;
   }
 
@@ -280,7 +286,7 @@ export class Networks {
 
 /** The names a member answers to on a network: its aliases there and its container name, those a hosts file can hold. */
 function namesOn(c: ContainerRecord, netId: string): string[] {
-  return [...new Set([...(c.networks.get(netId) ?? []), c.name.toLowerCase()])].filter((a) => ALIAS_RE.test(a));
+  return [...new Set([...(c.networks.get(netId) ?? []), c.name].map((a) => a.toLowerCase()))].filter((a) => ALIAS_RE.test(a));
 }
 
 /**

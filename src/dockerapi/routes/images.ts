@@ -55,11 +55,23 @@ async function pull(engine: Engine, call: Call): Promise<void> {
   normalizeImage(ref); // a 400 before the stream starts
   const out = call.startChunked('application/json');
   out.write(`${JSON.stringify({ status: `Pulling from ${ref.replace(/:[^/:]*$/, '')}`, id: ref.split(':').pop() })}\n`);
+  const known = isKnown(engine, ref);
   // the config first: the pull event carries the image's labels, as dockerd's (it comes when the pull is done)
   const found = await engine.images.readConfig(engine.images.remember(ref), true);
   engine.images.pull(ref);
   if (found && 'info' in found) out.write(`${JSON.stringify({ status: `Digest: ${found.info.repoDigest.split('@')[1]}` })}\n`);
   const config = !found ? '' : 'info' in found ? ' with its config from the registry' : ` (its config was not read: ${found.reason})`;
-  out.write(`${JSON.stringify({ status: `Status: recorded ${ref}${config}; the cluster's kubelet pulls it when a container starts` })}\n`);
+  out.write(`${JSON.stringify({ status: `berth: recorded ${ref}${config}; the cluster's kubelet pulls it when a container starts` })}\n`);
+  // dockerd's last line, which clients read as the pull's success (docker-java fails a pull whose last status is another)
+  out.write(`${JSON.stringify({ status: known ? `Status: Image is up to date for ${ref}` : `Status: Downloaded newer image for ${ref}` })}\n`);
   out.end();
+}
+
+function isKnown(engine: Engine, ref: string): boolean {
+  try {
+    engine.images.find(ref);
+    return true;
+  } catch {
+    return false;
+  }
 }

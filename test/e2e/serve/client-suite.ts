@@ -1,11 +1,12 @@
 // What the wrappers of the testcontainers suites of other ecosystems share (testcontainers-{java,python,go}.test.ts):
 // each runs a client's own test runner once against podman and once against berth serve, in the environment its users
 // would give it, and holds berth to every test podman passes.
-import { after, before } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { BUSYBOX, freshNamespace, repoRoot, servesSplitLogs } from '../harness/cluster.js';
+import { eventually } from '../../util/eventually.js';
 import { type DockerEngine, startBerth, startPodman, stopAndCheckLeftovers } from './serve-env.js';
 
 export type Outcome = 'PASSED' | 'FAILED' | 'SKIPPED';
@@ -75,4 +76,15 @@ export function compareOutcomes(client: string, results: Partial<Record<EngineKi
   console.log([`${client}: test | podman | berth`, ...names.map((n) => `  ${n} | ${results.podman?.[n] ?? '-'} | ${results.berth?.[n] ?? '-'}`)].join('\n'));
   assert.ok(names.length > 0, `${client}: no test ran on either engine`);
   for (const n of names) if (results.podman?.[n] === 'PASSED') assert.equal(results.berth?.[n], 'PASSED', `${client}: ${n} passes on podman, not on berth`);
+}
+
+/**
+ * After the client's run has ended (its process, so its session, is gone): Ryuk removes the container the session left
+ * running on purpose, labelled left-for-ryuk=<suite>. podman has no Ryuk image here (no registry to pull it from).
+ */
+export function ryukCleanupTest(kind: EngineKind, engine: () => DockerEngine, suite: string): void {
+  test('once the session has ended, Ryuk removes the container it left running', { skip: kind === 'podman' && 'podman has no Ryuk image here' }, async () => {
+    const left = async () => (await engine().dockerOk(['ps', '-aq', '--filter', `label=left-for-ryuk=${suite}`])).trim();
+    await eventually('the left container removed', async () => (await left()) === '', { timeoutMs: 90_000, intervalMs: 1000 });
+  });
 }

@@ -8,8 +8,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot, runCommand } from '../harness/cluster.js';
-import { eventually } from '../../util/eventually.js';
-import { clientTool, compareOutcomes, ENGINES, suiteEnv, useEngine, type EngineKind, type Outcome } from './client-suite.js';
+import { clientTool, compareOutcomes, ENGINES, ryukCleanupTest, suiteEnv, useEngine, type EngineKind, type Outcome } from './client-suite.js';
 
 const MODULE = join(repoRoot, 'test/clients/java');
 
@@ -43,20 +42,7 @@ for (const kind of ENGINES) {
       assert.equal(r.code, 0, `mvn test exited ${r.code}\n${r.stdout.slice(-8000)}\n${r.stderr.slice(-3000)}`);
     });
 
-    test(
-      'once the JVM has ended, Ryuk removes the container its session left running',
-      { skip: kind === 'podman' && 'podman has no Ryuk image here' },
-      async () => {
-        await eventually(
-          'the left container removed',
-          async () => (await engine().dockerOk(['ps', '-aq', '--filter', `label=left-for-ryuk=${suite}`])).trim() === '',
-          {
-            timeoutMs: 90_000,
-            intervalMs: 1000,
-          },
-        );
-      },
-    );
+    ryukCleanupTest(kind, engine, suite);
   });
 }
 

@@ -6,7 +6,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { repoRoot, runCommand } from '../harness/cluster.js';
-import { clientTool, compareOutcomes, ENGINES, suiteEnv, useEngine, type EngineKind, type Outcome } from './client-suite.js';
+import { clientTool, compareOutcomes, ENGINES, ryukCleanupTest, suiteEnv, useEngine, type EngineKind, type Outcome } from './client-suite.js';
 
 const MODULE = join(repoRoot, 'test/clients/python');
 
@@ -34,6 +34,7 @@ for (const kind of ENGINES) {
       console.log(`testcontainers-python against ${kind}: ${r.stdout.trim().split('\n').at(-1)}`);
       assert.equal(r.code, 0, `pytest exited ${r.code}\n${r.stdout.slice(-6000)}\n${r.stderr.slice(-3000)}`);
     });
+    ryukCleanupTest(kind, engine, suite);
   });
 }
 

@@ -327,6 +327,22 @@ test('an alias that is not a DNS label is refused at create', async () => {
   );
 });
 
+test('an alias in capitals (testcontainers-java gives each container one: tc-DoFSs5TP) is taken, and the cluster gets its lower-case form', async () => {
+  const cluster = new FakeCluster();
+  const engine = engineOn(cluster);
+  const net = engine.networks.create({ Name: 'mixed' });
+  const db = await create(engine, 'DB', { NetworkingConfig: { EndpointsConfig: { mixed: { Aliases: ['tc-DoFSs5TP'] } } } });
+  await engine.start('DB');
+  const name = engine.networks.serviceName(net.id, 'tc-DoFSs5TP');
+  assert.match(name, /^tc-dofss5tp-[0-9a-f]{8}$/);
+  assert.ok(cluster.services.get(name), 'the alias Service exists');
+  await create(engine, 'web', { NetworkingConfig: { EndpointsConfig: { mixed: { Aliases: [] } } } });
+  await engine.start('web');
+  assert.deepEqual(cluster.pod(engine.container('web').podName!).spec?.hostAliases, [{ ip: db.podIP, hostnames: ['tc-dofss5tp', 'db'] }]);
+  await engine.remove('DB', true);
+  assert.equal(cluster.services.has(name), false);
+});
+
 test('NetworkMode none: a deny-all policy selecting the container exists before its pod, and goes with it', async () => {
   const cluster = new FakeCluster();
   const engine = engineOn(cluster);
