@@ -68,11 +68,10 @@ export function planCreate(request: CreateBody, image: ImageConfig | undefined, 
 
 /**
  * The Ryuk container is played by berth (ryuk/ryuk.ts) and never gets a pod: nothing of its HostConfig or mounts
- * applies, and it carries the Ryuk image's own LABEL (berth never reads that image), by which testcontainers
- * finds a running reaper to reuse.
+ * applies, Privileged included (testcontainers-java asks for a privileged Ryuk by default), and it carries the Ryuk
+ * image's own LABEL (berth never reads that image), by which testcontainers finds a running reaper to reuse.
  */
 function planReaper(request: CreateBody, image: ImageConfig | undefined, policy: CreatePolicy): CreatePlan {
-  refusePrivileged(request, policy);
   const merged = mergedConfig(request, image);
   const body = { ...merged, Labels: { [LABEL_RYUK]: 'true', ...(merged.Labels ?? {}) } };
   const plan: ContainerPlan = { hostConfig: blankHostConfigPlan(policy), volumes: [], settings: {} };

@@ -6,9 +6,12 @@ registry); BERTH_TC_SPLIT_LOGS=1 when the cluster serves stdout and stderr apart
 delivers both as stdout, see docs/serve.md). BERTH_TC_IMAGE is the busybox image both engines hold.
 """
 import os
+import subprocess
+import sys
 import time
 import urllib.request
 
+import docker
 import pytest
 from testcontainers.core.container import DockerContainer
 from testcontainers.core.network import Network
@@ -105,9 +108,27 @@ def test_a_network_with_aliases_between_two_containers():
 
 
 @pytest.mark.skipif(ENGINE == 'podman', reason='podman has no testcontainers/ryuk image here: no registry to pull it from')
-def test_ryuk_watches_the_session():
-    # a container this session never stops: Ryuk removes it once the session (this pytest process) has ended, which
-    # the wrapper checks; a Ryuk other sessions share reaps only when the last of them has gone
-    left = DockerContainer(IMAGE).with_command(['sleep', '600']).with_kwargs(labels={'suite': SUITE, 'left-for-ryuk': SUITE}).start()
-    labels = left.get_wrapped_container().labels
-    assert labels.get('org.testcontainers.session-id'), labels
+def test_ryuk_removes_what_a_killed_session_left():
+    # testcontainers-python removes its Ryuk itself when its process exits normally (atexit): Ryuk is for the session
+    # that cannot, one killed. This one starts a container and is killed with SIGKILL; Ryuk removes the container.
+    script = f"""
+import time
+from testcontainers.core.container import DockerContainer
+c = DockerContainer({IMAGE!r}).with_command(['sleep', '600']).with_kwargs(labels={{'suite': {SUITE!r}, 'killed-session': {SUITE!r}}}).start()
+print(c.get_container_id(), flush=True)
+time.sleep(600)
+"""
+    env = {**os.environ, 'RYUK_RECONNECTION_TIMEOUT': '2s'}
+    session = subprocess.Popen([sys.executable, '-c', script], env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        container_id = session.stdout.readline().strip()
+        assert container_id, 'the session started no container'
+    finally:
+        session.kill()
+        session.wait()
+    client = docker.from_env()
+    left = lambda: client.containers.list(all=True, filters={'label': f'killed-session={SUITE}'})
+    deadline = time.time() + 60
+    while time.time() < deadline and left():
+        time.sleep(1)
+    assert left() == []

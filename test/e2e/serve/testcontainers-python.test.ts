@@ -1,12 +1,12 @@
 // testcontainers-python (4.x from PyPI, on docker-py 7) against berth serve and podman's service: the pytest module
 // test/clients/python/test_testcontainers.py run as its users run it (pytest, DOCKER_HOST), once per engine, with the
 // results side by side. Wait strategies (log, HTTP, port, health check), exec, copy in and out, logs apart, a network
-// alias, an exposed port, and Ryuk's cleanup after a session ends.
+// alias, an exposed port, and Ryuk's cleanup after a session is killed.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { repoRoot, runCommand } from '../harness/cluster.js';
-import { clientTool, compareOutcomes, ENGINES, ryukCleanupTest, suiteEnv, useEngine, type EngineKind, type Outcome } from './client-suite.js';
+import { clientTool, compareOutcomes, ENGINES, suiteEnv, useEngine, type EngineKind, type Outcome } from './client-suite.js';
 
 const MODULE = join(repoRoot, 'test/clients/python');
 
@@ -34,7 +34,6 @@ for (const kind of ENGINES) {
       console.log(`testcontainers-python against ${kind}: ${r.stdout.trim().split('\n').at(-1)}`);
       assert.equal(r.code, 0, `pytest exited ${r.code}\n${r.stdout.slice(-6000)}\n${r.stderr.slice(-3000)}`);
     });
-    ryukCleanupTest(kind, engine, suite);
   });
 }
 
