@@ -13,8 +13,12 @@ import { DockerError, badRequest } from './docker-error.js';
 export { DockerError, badRequest, conflict, notFound } from './docker-error.js';
 
 export const API_VERSION = '1.44';
-/** dockerd 29's minimum (its default `min-api-version`): clients that ask for less are older than any dockerd still served. */
-export const MIN_API_VERSION = '1.40';
+/**
+ * Requests for an older version are refused as dockerd refuses them ("client version … is too old"). dockerd 29 has
+ * 1.40 by default; berth keeps serving down to 1.24, whose differences it implements (a 1.24 client's `filter` on
+ * images, pre-1.42 volume prune), as clients still send them.
+ */
+export const MIN_API_VERSION = '1.24';
 /**
  * The dockerd release whose API (1.44) berth serves, announced as the engine's version: clients gate on it
  * (testcontainers-java refuses an engine below 1.6.0), and a version that matches the API is the one they can reason
