@@ -13,8 +13,9 @@ import { DockerError, badRequest, conflict, notFound } from '../http/http.js';
 import type { ContainerRecord } from '../model.js';
 import { PeekFailed, type PeekPods, type PeekSource } from './peek.js';
 import { StreamLost } from '../../kube/errors.js';
+import { ResumedRead, type RunSink } from './resumed-read.js';
 
-/** How often a command that only reads (stat, tar out) is run when its stream is lost before anything was passed on. */
+/** How often a command that only reads (stat, tar out) is run when its stream is lost. */
 const READ_ATTEMPTS = 3;
 
 /** `$1` = destination. Reads one line first: `go` unpacks the rest of stdin there, anything else (or EOF) changes nothing. */
@@ -49,10 +50,7 @@ export class ContainerFiles {
 
   /** A command that changes nothing, run again when its stream was lost (see readAgainIfLost). */
   private readInPod(pod: string, argv: string[]): Promise<{ exitCode: number; stdout: string; stderr: string }> {
-    return readAgainIfLost(
-      () => this.execInPod(pod, argv),
-      () => false,
-    );
+    return readAgainIfLost(() => this.execInPod(pod, argv));
   }
 
   /**
@@ -180,74 +178,58 @@ export class ContainerFiles {
 
   /**
    * GET archive in one exec: `open(stat)` is called once the stat is known and returns where the tar goes;
-   * 404 (before anything is written) when the path does not exist.
+   * 404 (before anything is written) when the path does not exist. A stream lost midway runs the exec again and
+   * goes on where the client's tar stopped (resumed-read.ts).
    */
   async read(c: ContainerRecord, path: string, open: (st: PathStat) => Writable): Promise<void> {
     await this.withFiles(c, async (pod) => {
-      let opened = false;
-      const openOnce = (st: PathStat): Writable => {
-        opened = true;
-        return open(st);
-      };
-      await readAgainIfLost(
-        () => this.tarOut(c, pod, path, openOnce),
-        () => opened,
-      );
+      const read = new ResumedRead();
+      let out: Writable | undefined;
+      const target = (st: PathStat): Writable => (out ??= open(st));
+      await readAgainIfLost(() => this.tarOut(c, pod, path, target, read.run()));
     });
   }
 
-  /** One try of GET archive: the stat lines on stderr, then the tar on stdout. */
-  private async tarOut(c: ContainerRecord, pod: string, path: string, open: (st: PathStat) => Writable): Promise<void> {
+  /** One run of GET archive: the stat lines on stderr, then the tar on stdout. */
+  private async tarOut(c: ContainerRecord, pod: string, path: string, open: (st: PathStat) => Writable, sink: RunSink): Promise<void> {
     let errText = '';
-    let out: Writable | undefined;
-    let held: Buffer[] = [];
+    let opened = false;
     const stderr = new Writable({
       write(chunk: Buffer, _enc, cb) {
         errText = (errText + chunk.toString('utf8')).slice(-65536);
-        if (!out) {
+        if (!opened) {
           const st = parseStatLines(errText, path);
           if (st) {
-            out = open(st);
-            for (const b of held) out.write(b);
-            held = [];
+            opened = true;
+            sink.attach(open(st));
           }
         }
         cb();
       },
     });
-    // The stat lines were written before tar started; should stdout still overtake them, it waits here.
-    const stdout = new Writable({
-      write(chunk: Buffer, _enc, cb) {
-        if (!out) {
-          held.push(chunk);
-          return cb();
-        }
-        if (out.write(chunk)) cb();
-        else out.once('drain', () => cb());
-      },
-    });
-    const { done } = await this.deps.cluster.exec(pod, SANDBOX_CONTAINER, tarArgv(path), { stdout, stderr });
+    // The stat lines were written before tar started; should stdout still overtake them, it waits in the sink.
+    const { done } = await this.deps.cluster.exec(pod, SANDBOX_CONTAINER, tarArgv(path), { stdout: sink.stream, stderr });
     const { exitCode } = await done;
-    if (!out) {
+    if (!opened) {
       if (exitCode !== 0) throw notFound(`Could not find the file ${path} in container ${c.name}`);
       throw new DockerError(500, `reading ${path} in container ${c.name} failed: ${errText.trim() || 'no stat from the container'}`);
     }
+    sink.check(`${path} in container ${c.name}`);
     if (exitCode !== 0)
       process.stderr.write(`berth serve: tar of ${path} in ${c.name} exited ${exitCode}: ${errText.replace(/^berth-(stat|link) .*\n/gm, '').trim()}\n`);
   }
 }
 
 /**
- * Runs a command that only reads again when its stream was lost (a dropped connection to the API server)
- * before any of its output was passed on: the client has seen nothing, and nothing in the container
- * changed. Once output went out, a loss is the client's error: a second run could not continue it.
+ * Runs a command that only reads again when its stream was lost (a dropped connection to the API server): nothing
+ * in the container changed. What a lost run already passed on is the caller's to skip (resumed-read.ts).
  */
-async function readAgainIfLost<T>(attempt: () => Promise<T>, passedOn: () => boolean): Promise<T> {
+async function readAgainIfLost<T>(attempt: () => Promise<T>): Promise<T> {
   for (let n = 1; ; n++) {
     try {
       return await attempt();
     } catch (err) {
-      if (!(err instanceof StreamLost) || passedOn() || n >= READ_ATTEMPTS) throw err;
+      if (!(err instanceof StreamLost) || n >= READ_ATTEMPTS) throw err;
     }
   }
 }

@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import { finished } from 'node:stream/promises';
+import { PassThrough, type Writable } from 'node:stream';
+import { test } from 'node:test';
+import { ResumedRead, type RunSink } from '../../../../src/dockerapi/containers/resumed-read.js';
+
+function collect(): { out: PassThrough; bytes: () => Buffer } {
+  const out = new PassThrough();
+  const seen: Buffer[] = [];
+  out.on('data', (b: Buffer) => seen.push(b));
+  return { out, bytes: () => Buffer.concat(seen) };
+}
+
+async function feed(sink: RunSink, ...chunks: string[]): Promise<void> {
+  for (const c of chunks)
+    await new Promise<void>((resolve, reject) => sink.stream.write(Buffer.from(c), (err?: Error | null) => (err ? reject(err) : resolve())));
+}
+
+async function end(stream: Writable): Promise<void> {
+  stream.end();
+  await finished(stream);
+}
+
+test('a run lost midway is continued by the next run where the client stopped, nothing repeated or missing', async () => {
+  const { out, bytes } = collect();
+  const read = new ResumedRead();
+  const first = read.run();
+  first.attach(out);
+  await feed(first, 'hello ', 'wor');
+  const second = read.run();
+  second.attach(out);
+  await feed(second, 'hel', 'lo world', '!');
+  await end(second.stream);
+  second.check('/f');
+  assert.equal(bytes().toString(), 'hello world!');
+  assert.equal(read.passed.bytes, 12);
+});
+
+test('bytes that arrive before the client is known wait, and an earlier run is skipped among them too', async () => {
+  const { out, bytes } = collect();
+  const read = new ResumedRead();
+  const first = read.run();
+  first.attach(out);
+  await feed(first, 'abc');
+  const second = read.run();
+  await feed(second, 'ab', 'cdef');
+  second.attach(out);
+  await feed(second, 'g');
+  second.check('/f');
+  assert.equal(bytes().toString(), 'abcdefg');
+});
+
+test('a file that changed between runs fails the read, and nothing of the second version goes out', async () => {
+  const { out, bytes } = collect();
+  const read = new ResumedRead();
+  const first = read.run();
+  first.attach(out);
+  await feed(first, 'version 1 ');
+  const second = read.run();
+  second.attach(out);
+  await feed(second, 'version 2 ', 'and more');
+  assert.throws(() => second.check('/f in container c'), /\/f in container c changed while it was read/);
+  assert.equal(bytes().toString(), 'version 1 ');
+});
+
+test('a second run shorter than what was passed on fails the read', async () => {
+  const { out } = collect();
+  const read = new ResumedRead();
+  const first = read.run();
+  first.attach(out);
+  await feed(first, 'long content');
+  const second = read.run();
+  second.attach(out);
+  await feed(second, 'long');
+  assert.throws(() => second.check('/f'), /changed while it was read/);
+});
