@@ -11,14 +11,19 @@ import { type DockerEngine, startBerth, startPodman, stopAndCheckLeftovers } fro
 
 export type Outcome = 'PASSED' | 'FAILED' | 'SKIPPED';
 export type EngineKind = 'podman' | 'berth';
-export const ENGINES: EngineKind[] = ['podman', 'berth'];
+/** Both, unless BERTH_ENGINES names some (`BERTH_ENGINES=podman`: a client tried where no dev cluster runs). */
+export const ENGINES = (process.env.BERTH_ENGINES?.split(',') ?? ['podman', 'berth']) as EngineKind[];
 
 /**
  * The engine of one describe block, started before its tests and stopped after them: what the suite left under its
  * label (reused containers outlive their session by design; a failed run leaves more) is removed first, and berth's
  * leftovers are checked. `suite` is the label value every container and network of the run carries.
  */
-export function useEngine(kind: EngineKind, id: string): { engine: () => DockerEngine; suite: string } {
+export function useEngine(
+  kind: EngineKind,
+  id: string,
+  opts: { beforeStop?: (engine: DockerEngine) => Promise<void> } = {},
+): { engine: () => DockerEngine; suite: string } {
   let engine: DockerEngine | undefined;
   let namespace = '';
   const instance = `${id}${process.pid}`;
@@ -31,6 +36,8 @@ export function useEngine(kind: EngineKind, id: string): { engine: () => DockerE
   });
   after(async () => {
     if (!engine) return;
+    // what the suite made without its label (a compose project's), removed the suite's own way
+    await opts.beforeStop?.(engine);
     const left = await engine.docker(['ps', '-aq', '--filter', `label=suite=${suite}`]);
     for (const id of left.stdout.split('\n').filter(Boolean)) await engine.docker(['rm', '-f', id]);
     const nets = await engine.docker(['network', 'ls', '-q', '--filter', `label=suite=${suite}`]);
@@ -47,7 +54,7 @@ export function useEngine(kind: EngineKind, id: string): { engine: () => DockerE
 }
 
 /** What scripts/clients/<name>.sh prints: the client's interpreter, repository or test binary (it installs first when needed). */
-export function clientTool(script: 'python' | 'java' | 'go'): string {
+export function clientTool(script: 'python' | 'java' | 'go' | 'docker'): string {
   const r = spawnSync('bash', [join(repoRoot, `scripts/clients/${script}.sh`)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   if (r.status !== 0) throw new Error(`scripts/clients/${script}.sh failed (exit ${r.status}): the ${script} clients are not installed`);
   return r.stdout.trim();

@@ -1,0 +1,99 @@
+// The docker CLI 29 (built from its Go module, scripts/clients/docker.sh) against podman's service and berth serve: it
+// negotiates the API version with each, then runs the core of docker-cli.test.ts's scenario (which the installed CLI 28
+// runs in full): run --rm, run -d with logs, exec and cp both ways, image inspect, a network alias.
+import { before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BUSYBOX } from '../harness/cluster.js';
+import { eventually } from '../../util/eventually.js';
+import { ENGINES, useEngine } from './client-suite.js';
+import { type Cli29Engine, withCli29 } from './docker29.js';
+
+for (const kind of ENGINES) {
+  describe(`docker CLI 29 against ${kind}`, () => {
+    // useEngine removes what carries the suite's label, whatever a failed test left
+    const { engine, suite } = useEngine(kind, 'cli29');
+    const label = ['--label', `suite=${suite}`];
+    let cli: Cli29Engine;
+    before(() => (cli = withCli29(engine())));
+
+    test('version: the client is 29 and speaks the API version the engine offers', async () => {
+      const v = JSON.parse(await cli.dockerOk(['version', '--format', '{{json .}}'])) as {
+        Client: { Version: string; ApiVersion: string; DefaultAPIVersion: string };
+        Server: { ApiVersion: string; MinAPIVersion: string };
+      };
+      console.log(`docker CLI ${v.Client.Version} against ${kind}: API ${v.Client.ApiVersion} (client's own ${v.Client.DefaultAPIVersion})`);
+      assert.match(v.Client.Version, /^29\./);
+      // negotiated: the lower of the client's own version and the engine's
+      assert.equal(v.Client.ApiVersion, v.Server.ApiVersion);
+      if (kind === 'berth') assert.equal(v.Client.ApiVersion, '1.44');
+      assert.ok(Number(v.Client.DefaultAPIVersion.split('.')[1]) >= 44, v.Client.DefaultAPIVersion);
+    });
+
+    test('run --rm gives the exit code and stdout and stderr apart', async () => {
+      const r = await cli.docker(['run', '--rm', ...label, BUSYBOX, 'sh', '-c', 'echo out; echo err >&2; exit 7']);
+      assert.equal(r.stdout, 'out\n');
+      assert.match(r.stderr, /err\n/);
+      // podman 4.3 answers `wait?condition=removed` without the status (as docker-cli.test.ts says)
+      if (kind === 'berth') assert.equal(r.code, 7);
+    });
+
+    test('run -d, logs, exec, cp in and out, rm -f', async () => {
+      const work = mkdtempSync(join(tmpdir(), 'berth-cli29-'));
+      try {
+        const c = `${suite}-bg`;
+        await cli.dockerOk(['run', '-d', '--name', c, ...label, BUSYBOX, 'sh', '-c', 'echo started; echo warn >&2; exec sleep 600']);
+        await eventually('both lines logged', async () => {
+          const logs = await cli.docker(['logs', c]);
+          return logs.stdout === 'started\n' && logs.stderr === 'warn\n';
+        });
+        const ex = await cli.docker(['exec', '-i', c, 'sh', '-c', 'cat; echo to-err >&2; exit 5'], { input: 'via exec\n' });
+        assert.deepEqual([ex.code, ex.stdout, ex.stderr], [5, 'via exec\n', 'to-err\n']);
+        writeFileSync(join(work, 'in.txt'), 'copied in\n');
+        await cli.dockerOk(['cp', join(work, 'in.txt'), `${c}:/tmp/in.txt`]);
+        assert.equal(await cli.dockerOk(['exec', c, 'cat', '/tmp/in.txt']), 'copied in\n');
+        await cli.dockerOk(['exec', c, 'sh', '-c', 'echo made inside > /tmp/out.txt']);
+        await cli.dockerOk(['cp', `${c}:/tmp/out.txt`, join(work, 'out.txt')]);
+        assert.equal(readFileSync(join(work, 'out.txt'), 'utf8'), 'made inside\n');
+        await cli.dockerOk(['rm', '-f', c]);
+        assert.equal((await cli.dockerOk(['ps', '-aq', '--filter', `name=^${c}$`])).trim(), '');
+      } finally {
+        rmSync(work, { recursive: true, force: true });
+      }
+    });
+
+    test('image inspect of the image the runs used', async () => {
+      const [image] = JSON.parse(await cli.dockerOk(['image', 'inspect', BUSYBOX])) as Array<{ RepoTags: string[]; Id: string }>;
+      assert.ok(image.RepoTags.includes(BUSYBOX), JSON.stringify(image.RepoTags));
+      assert.match(image.Id, /^sha256:[0-9a-f]{64}$/);
+    });
+
+    test('network create and connect with an alias: a member reaches the container by it', async () => {
+      const net = `${suite}-net`;
+      const srv = `${suite}-srv`;
+      await cli.dockerOk(['network', 'create', ...label, net]);
+      try {
+        await cli.dockerOk(['run', '-d', '--name', srv, ...label, BUSYBOX, 'sh', '-c', 'echo by-alias > /tmp/index.html; exec httpd -f -p 8080 -h /tmp']);
+        await cli.dockerOk(['network', 'connect', '--alias', 'api29', net, srv]);
+        const r = await cli.docker([
+          'run',
+          '--rm',
+          ...label,
+          '--network',
+          net,
+          BUSYBOX,
+          'sh',
+          '-c',
+          'for i in 1 2 3 4 5 6 7 8 9 10; do wget -q -O - http://api29:8080/index.html && exit 0; sleep 0.3; done; exit 1',
+        ]);
+        assert.equal(r.code, 0, r.stderr);
+        assert.equal(r.stdout, 'by-alias\n');
+      } finally {
+        await cli.docker(['rm', '-f', srv]);
+        await cli.docker(['network', 'rm', net]);
+      }
+    });
+  });
+}
