@@ -36,6 +36,8 @@ export interface PodLockdown {
   supplementalGroups?: number[];
   /** A pod template's spec laid under the pod: its token, grace period and security context win. */
   template?: Partial<V1PodSpec>;
+  /** Between the kubelet's SIGTERM and SIGKILL; GRACE_PERIOD_SECONDS unless the face gives the grace itself. */
+  graceSeconds?: number;
 }
 
 export type LockedDownPodFields = Required<
@@ -59,7 +61,7 @@ export function lockedDownPod(o: PodLockdown): LockedDownPodFields {
     restartPolicy: 'Never',
     automountServiceAccountToken: template.automountServiceAccountToken ?? false,
     activeDeadlineSeconds: o.deadlineSeconds,
-    terminationGracePeriodSeconds: template.terminationGracePeriodSeconds ?? GRACE_PERIOD_SECONDS,
+    terminationGracePeriodSeconds: template.terminationGracePeriodSeconds ?? o.graceSeconds ?? GRACE_PERIOD_SECONDS,
     securityContext,
   };
 }

@@ -15,6 +15,13 @@ import type { PodSettings } from './sandbox-settings.js';
 import type { PodTemplateSource } from './workload.js';
 
 export const SANDBOX_CONTAINER = 'main';
+/**
+ * The kubelet's grace when it ends a Docker container's pod. berth serve gives `docker stop`'s grace itself (the stop
+ * signal through exec, then its timeout) and ends the pod only for the kill that follows, as `docker kill` and
+ * `rm -f` do: with the 10 s of other pods, each of them waited 10 s more for a process that ignores SIGTERM (a shell
+ * as PID 1). The kubelet gives at least 2 s whatever is asked.
+ */
+export const KILL_GRACE_SECONDS = 1;
 export const LABEL_CONTAINER_ID = 'berth.dev/container';
 export const ANNOTATION_CONTAINER = 'berth.dev/docker-container';
 export const READY_DIR = '/.berth';
@@ -178,7 +185,7 @@ export function planSandboxPod(s: SandboxSpec, ctx: SandboxContext): V1Pod {
     kind: 'Pod',
     metadata: { name: s.podName, namespace: ctx.namespace, labels, annotations },
     spec: {
-      ...lockedDownPod({ deadlineSeconds: ctx.ttlSeconds, user, supplementalGroups: s.supplementalGroups }),
+      ...lockedDownPod({ deadlineSeconds: ctx.ttlSeconds, user, supplementalGroups: s.supplementalGroups, graceSeconds: KILL_GRACE_SECONDS }),
       containers: [main],
     },
   };

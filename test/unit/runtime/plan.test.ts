@@ -20,7 +20,7 @@ test('secure defaults, ownership labels, expiry and stdin settings', () => {
   assert.equal(spec.automountServiceAccountToken, false);
   assert.equal(spec.restartPolicy, 'Never');
   assert.equal(spec.activeDeadlineSeconds, 600);
-  assert.equal(spec.terminationGracePeriodSeconds, 10, "docker stop's 10 s, as berth serve's and berth task's pods");
+  assert.equal(spec.terminationGracePeriodSeconds, 10, "docker stop's 10 s, as berth task's pods");
   assert.deepEqual(spec.securityContext, { seccompProfile: { type: 'RuntimeDefault' }, runAsUser: 65534, runAsNonRoot: true });
   const c = spec.containers[0];
   assert.deepEqual(c.securityContext, { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });

@@ -9,7 +9,7 @@ import type { KubeCluster } from '../../../src/kube/cluster.js';
 import { FILES_CONTAINER, LABEL_RUN, planWorkload, type PlanContext } from '../../../src/runtime/plan.js';
 import { ISOLATION_CONTAINER } from '../../../src/runtime/isolation-gate.js';
 import { ANNOTATION_EXPIRES_AT, LABEL_MANAGED_BY, LABEL_OWNER, type RunAs } from '../../../src/runtime/pod-rules.js';
-import { LABEL_CONTAINER_ID, SANDBOX_CONTAINER } from '../../../src/runtime/sandbox-plan.js';
+import { KILL_GRACE_SECONDS, LABEL_CONTAINER_ID, SANDBOX_CONTAINER } from '../../../src/runtime/sandbox-plan.js';
 import { startWarmPod } from '../../../src/runtime/warm-start.js';
 import { WarmPool } from '../../../src/runtime/warm-pool.js';
 import { DOCKER_DEFAULT_CAPABILITIES } from '../../../src/dockerapi/containers/capabilities.js';
@@ -266,7 +266,10 @@ const rules: Array<[string, (c: PodCase) => void]> = [
     'an activeDeadlineSeconds, and an expiry that agrees',
     (c) => (assert.equal(c.pod.spec?.activeDeadlineSeconds, c.deadlineSeconds), checkExpiry(c, c.pod.metadata)),
   ],
-  ["a grace period of docker stop's 10 s", (c) => assert.equal(c.pod.spec?.terminationGracePeriodSeconds, 10)],
+  [
+    "a grace period of docker stop's 10 s; berth serve's pods the kubelet's shortest, as serve gives a stop's grace itself",
+    (c) => assert.equal(c.pod.spec?.terminationGracePeriodSeconds, c.name.startsWith('serve ') ? KILL_GRACE_SECONDS : 10),
+  ],
   ['seccomp RuntimeDefault', (c) => assert.deepEqual(c.pod.spec?.securityContext?.seccompProfile, { type: 'RuntimeDefault' })],
   [
     "the run's user, and non-root when it is",
