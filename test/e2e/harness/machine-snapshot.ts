@@ -17,13 +17,22 @@ export interface MachineSnapshot {
   folders: string[];
 }
 
+/**
+ * A killed process whose parent has not reaped it yet (a shim orphaned by its containerd waits for this machine's
+ * init): it has ended and holds nothing but its entry in /proc.
+ */
+function exited(pid: string): boolean {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return /^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
+}
+
 function processes(): string[] {
   return readdirSync('/proc')
     .filter((p) => /^\d+$/.test(p))
     .flatMap((pid) => {
       try {
         const name = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
-        return PART_NAMES.test(name) ? [`${name}`] : [];
+        return PART_NAMES.test(name) && !exited(pid) ? [`${name}`] : [];
       } catch {
         return [];
       }
@@ -87,4 +96,17 @@ export function leftovers(before: MachineSnapshot, after: MachineSnapshot): stri
     const had = new Set(before[kind]);
     return after[kind].filter((x) => !had.has(x)).map((x) => `${kind}: ${x}`);
   });
+}
+
+/**
+ * What `down` left, once the processes it killed have had time to end (a process killed in uninterruptible sleep ends
+ * when its I/O does): looked at again until nothing is left or `withinMs` has passed.
+ */
+export async function leftoversOnceSettled(before: MachineSnapshot, withinMs = 10_000): Promise<string[]> {
+  const until = Date.now() + withinMs;
+  for (;;) {
+    const left = leftovers(before, machineSnapshot());
+    if (left.length === 0 || Date.now() >= until) return left;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
 }

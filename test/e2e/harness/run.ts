@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { berthCli, repoRoot } from './cluster.js';
 import { clustersOf, RUNS_ALONE, type ClusterKind } from './suites.js';
-import { leftovers, machineSnapshot } from './machine-snapshot.js';
+import { leftoversOnceSettled, machineSnapshot } from './machine-snapshot.js';
 
 const e2eRoot = join(repoRoot, 'dist/test/e2e');
 
@@ -70,7 +70,7 @@ async function runOwnClusterPhase(files: string[]): Promise<number> {
   const before = machineSnapshot();
   console.log(`e2e: files that start a cluster of their own: ${files.length} (${[...new Set(files.map(folderOf))].join(', ')})`);
   let status = await runTests(files, { BERTH_HELPER_IMAGE: 'localhost/berth/busybox:1', ...process.env, BERTH_E2E_CLUSTER: 'own' }, 1);
-  const left = leftovers(before, machineSnapshot());
+  const left = await leftoversOnceSettled(before);
   if (left.length) {
     console.error(`e2e: these files left things of their clusters behind:\n  ${left.join('\n  ')}`);
     status = 1;
@@ -114,7 +114,7 @@ async function runPhase(kind: ClusterKind, files: string[]): Promise<number> {
     if (alone.length && !interrupted) status = (await runTests(alone, env, 1)) || status;
   } finally {
     spawnSync(process.execPath, [berthCli, 'dev-cluster', 'down', '--state-dir', stateDir], { stdio: 'inherit', env });
-    leftBehind.push(...leftovers(before, machineSnapshot()));
+    leftBehind.push(...(await leftoversOnceSettled(before)));
   }
   if (leftBehind.length) {
     console.error(`e2e: the ${kind} dev cluster left things behind:\n  ${leftBehind.join('\n  ')}`);
