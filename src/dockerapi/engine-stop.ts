@@ -24,9 +24,15 @@ export class StopPath {
     // dockerd's order: the stop's own timeout and signal, then the container's (--stop-timeout, --stop-signal or the image's STOPSIGNAL)
     const t = timeoutSeconds ?? c.body.StopTimeout ?? 10;
     if (t > 0) {
-      await this.deps.execCollect(c, ['kill', `-${(signal ?? c.body.StopSignal ?? 'TERM').replace(/^SIG/, '')}`, '1']).catch(() => undefined);
+      const sig = (signal ?? c.body.StopSignal ?? 'TERM').replace(/^SIG/, '');
+      const sent = await this.deps.execCollect(c, ['kill', `-${sig}`, '1']).then(
+        (r) => r.exitCode === 0,
+        () => false,
+      );
+      // Not sent (an image without `kill`, a failed exec): only the kubelet can signal the process, when the pod ends
+      // (SIGTERM, then SIGKILL after the pod's grace period); waiting the timeout first would only delay that.
       const until = Date.now() + t * 1000;
-      while (c.status === 'running' && Date.now() < until) await this.s.nextChange(c, until - Date.now());
+      while (sent && c.status === 'running' && Date.now() < until) await this.s.nextChange(c, until - Date.now());
     }
     if (c.status === 'running') await this.killPod(c);
     this.s.emit('container', 'stop', c);

@@ -64,6 +64,25 @@ test('a running container is not removed without force (409); with force its pod
   assert.equal(cluster.pods.size, 0);
 });
 
+test('stop sends the stop signal through exec and waits its timeout; where it cannot be sent the pod ends at once', { timeout: 10_000 }, async () => {
+  const cluster = new FakeCluster();
+  const engine = engineOn(cluster);
+  const c = await create(engine, 'stubborn', { Cmd: ['sleep', '3600'], StopSignal: 'SIGQUIT' });
+  await engine.start('stubborn');
+  const stopped = engine.stop('stubborn', 3600);
+  await until('the stop signal sent', () => cluster.execs.length === 1);
+  assert.deepEqual(cluster.execs[0]!.argv, ['kill', '-QUIT', '1']);
+  cluster.exit(c.podName!, 131);
+  assert.equal(await stopped, 'stopped', 'the process ended on its signal: no deadline waited');
+  assert.equal(c.exitCode, 131);
+  // an image without kill: the exec answers 127, and the stop does not wait the hour before ending the pod
+  cluster.execAnswer = () => ({ exitCode: 127, stderr: 'kill: not found' });
+  await engine.start('stubborn');
+  assert.equal(await engine.stop('stubborn', 3600), 'stopped');
+  assert.equal(c.status, 'exited');
+  assert.equal(c.exitCode, 137, 'ended through the pod');
+});
+
 test('parallel starts of one container make one pod; the others answer already', async () => {
   const cluster = new FakeCluster();
   const engine = engineOn(cluster);
