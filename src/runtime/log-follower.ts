@@ -5,13 +5,12 @@
  * completed after the container has ended from its log read again, so nothing is lost at the end
  * either (log-placement.ts: also when the kubelet has rotated the log meanwhile).
  */
-import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import type { KubeCluster } from '../kube/cluster.js';
 import { placeLog } from './log-placement.js';
 import { RunError } from './run-error.js';
-import { StreamDigest } from './stream-digest.js';
+import { Replay, StreamDigest } from './stream-digest.js';
 import type { Trace } from './trace.js';
 
 export interface FollowTarget {
@@ -74,21 +73,14 @@ async function followOnce(t: FollowTarget, delivered: StreamDigest): Promise<voi
   const res = await t.kube.openPodLog(t.pod, t.container, { follow: true, stream: t.stream });
   const stop = (): void => void res.destroy();
   t.signal.addEventListener('abort', stop);
-  let skip = delivered.bytes;
-  const skipped = createHash('sha256');
+  const replay = new Replay(delivered);
   try {
     for await (const piece of res) {
-      let chunk = piece as Buffer;
-      if (skip > 0) {
-        const head = chunk.subarray(0, skip);
-        skipped.update(head);
-        skip -= head.length;
-        chunk = chunk.subarray(head.length);
-        if (skip === 0 && skipped.digest('hex') !== delivered.digest()) {
-          throw new RunError(
-            `the ${t.stream.toLowerCase()} log of pod ${t.pod} no longer begins with what berth delivered: the kubelet rotated it (containerLogMaxSize) while berth's follow of it was broken, or it changed; what the container wrote meanwhile may be lost`,
-          );
-        }
+      const chunk = replay.rest(piece as Buffer);
+      if (replay.differs) {
+        throw new RunError(
+          `the ${t.stream.toLowerCase()} log of pod ${t.pod} no longer begins with what berth delivered: the kubelet rotated it (containerLogMaxSize) while berth's follow of it was broken, or it changed; what the container wrote meanwhile may be lost`,
+        );
       }
       if (chunk.length > 0) await write(t.out, chunk, delivered);
     }

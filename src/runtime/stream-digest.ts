@@ -46,3 +46,40 @@ export class StreamDigest {
     return Buffer.concat([this.ring.subarray(end), this.ring.subarray(0, end)]);
   }
 }
+
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * A stream read again from its start (a log follow resumed, a read-only command run again after its stream was lost):
+ * the bytes already delivered come first and are skipped, and their digest must equal what was delivered, or it is
+ * not the same stream any more.
+ */
+export class Replay {
+  private skip: number;
+  private readonly skipped: Hash = createHash('sha256');
+  /** set once the replayed bytes differ from what was delivered */
+  differs = false;
+
+  constructor(private readonly delivered: StreamDigest) {
+    this.skip = delivered.bytes;
+  }
+
+  /** The part of `chunk` past what was delivered: empty while that is skipped, and once the replay differs. */
+  rest(chunk: Buffer): Buffer {
+    if (this.differs) return EMPTY;
+    if (this.skip === 0) return chunk;
+    const head = chunk.subarray(0, this.skip);
+    this.skipped.update(head);
+    this.skip -= head.length;
+    if (this.skip === 0 && this.skipped.digest('hex') !== this.delivered.digest()) {
+      this.differs = true;
+      return EMPTY;
+    }
+    return chunk.subarray(head.length);
+  }
+
+  /** True while bytes of what was delivered are still to come. */
+  get pending(): boolean {
+    return this.skip > 0;
+  }
+}

@@ -13,7 +13,8 @@ import { DockerError, badRequest, conflict, notFound } from '../http/http.js';
 import type { ContainerRecord } from '../model.js';
 import { PeekFailed, type PeekPods, type PeekSource } from './peek.js';
 import { StreamLost } from '../../kube/errors.js';
-import { ResumedRead, type RunSink } from './resumed-read.js';
+import { RunSink } from './resumed-read.js';
+import { StreamDigest } from '../../runtime/stream-digest.js';
 
 /** How often a command that only reads (stat, tar out) is run when its stream is lost. */
 const READ_ATTEMPTS = 3;
@@ -183,10 +184,10 @@ export class ContainerFiles {
    */
   async read(c: ContainerRecord, path: string, open: (st: PathStat) => Writable): Promise<void> {
     await this.withFiles(c, async (pod) => {
-      const read = new ResumedRead();
+      const passed = new StreamDigest();
       let out: Writable | undefined;
       const target = (st: PathStat): Writable => (out ??= open(st));
-      await readAgainIfLost(() => this.tarOut(c, pod, path, target, read.run()));
+      await readAgainIfLost(() => this.tarOut(c, pod, path, target, new RunSink(passed)));
     });
   }
 

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { finished } from 'node:stream/promises';
 import { PassThrough, type Writable } from 'node:stream';
 import { test } from 'node:test';
-import { ResumedRead, type RunSink } from '../../../../src/dockerapi/containers/resumed-read.js';
+import { RunSink } from '../../../../src/dockerapi/containers/resumed-read.js';
+import { StreamDigest } from '../../../../src/runtime/stream-digest.js';
 
 function collect(): { out: PassThrough; bytes: () => Buffer } {
   const out = new PassThrough();
@@ -23,26 +24,26 @@ async function end(stream: Writable): Promise<void> {
 
 test('a run lost midway is continued by the next run where the client stopped, nothing repeated or missing', async () => {
   const { out, bytes } = collect();
-  const read = new ResumedRead();
-  const first = read.run();
+  const passed = new StreamDigest();
+  const first = new RunSink(passed);
   first.attach(out);
   await feed(first, 'hello ', 'wor');
-  const second = read.run();
+  const second = new RunSink(passed);
   second.attach(out);
   await feed(second, 'hel', 'lo world', '!');
   await end(second.stream);
   second.check('/f');
   assert.equal(bytes().toString(), 'hello world!');
-  assert.equal(read.passed.bytes, 12);
+  assert.equal(passed.bytes, 12);
 });
 
 test('bytes that arrive before the client is known wait, and an earlier run is skipped among them too', async () => {
   const { out, bytes } = collect();
-  const read = new ResumedRead();
-  const first = read.run();
+  const passed = new StreamDigest();
+  const first = new RunSink(passed);
   first.attach(out);
   await feed(first, 'abc');
-  const second = read.run();
+  const second = new RunSink(passed);
   await feed(second, 'ab', 'cdef');
   second.attach(out);
   await feed(second, 'g');
@@ -52,11 +53,11 @@ test('bytes that arrive before the client is known wait, and an earlier run is s
 
 test('a file that changed between runs fails the read, and nothing of the second version goes out', async () => {
   const { out, bytes } = collect();
-  const read = new ResumedRead();
-  const first = read.run();
+  const passed = new StreamDigest();
+  const first = new RunSink(passed);
   first.attach(out);
   await feed(first, 'version 1 ');
-  const second = read.run();
+  const second = new RunSink(passed);
   second.attach(out);
   await feed(second, 'version 2 ', 'and more');
   assert.throws(() => second.check('/f in container c'), /\/f in container c changed while it was read/);
@@ -65,11 +66,11 @@ test('a file that changed between runs fails the read, and nothing of the second
 
 test('a second run shorter than what was passed on fails the read', async () => {
   const { out } = collect();
-  const read = new ResumedRead();
-  const first = read.run();
+  const passed = new StreamDigest();
+  const first = new RunSink(passed);
   first.attach(out);
   await feed(first, 'long content');
-  const second = read.run();
+  const second = new RunSink(passed);
   second.attach(out);
   await feed(second, 'long');
   assert.throws(() => second.check('/f'), /changed while it was read/);
