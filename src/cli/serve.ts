@@ -15,6 +15,7 @@ import { checkListenerSecurity, parseListener, serveDockerApi } from '../dockera
 import { loadListenerTls } from '../dockerapi/http/tls-options.js';
 import { MIN_TOKEN_LENGTH, TOKEN_ENV, resolveToken } from '../dockerapi/http/token.js';
 import { DEFAULT_BODY_TIMEOUT_MS } from '../dockerapi/http/body-timeout.js';
+import { DEFAULT_MIN_API_VERSION, MIN_API_VERSION_ENV, OLDEST_API_VERSION, parseMinApiVersion } from '../dockerapi/http/api-version.js';
 import { SETTINGS_PREFIX, podSettingsFrom } from '../runtime/sandbox-settings.js';
 import { checkOneContainer, loadPodTemplate } from '../runtime/pod-template.js';
 import { INHERIT_ENV, inheritRequested, readInheritedSettings, withInherited } from '../runtime/inherit-pod.js';
@@ -109,6 +110,10 @@ export function serveCommand(): Command {
       '--helper-image <image>',
       'an image with sh and tar that delivers files copied before start into a container whose command berth does not know (default: $BERTH_HELPER_IMAGE, else docker.io/library/busybox:1.36)',
     )
+    .option(
+      '--min-api-version <version>',
+      `the oldest Docker API version served; older clients are refused as dockerd refuses them (default: $${MIN_API_VERSION_ENV}, else ${DEFAULT_MIN_API_VERSION} as dockerd 29; down to ${OLDEST_API_VERSION})`,
+    )
     .option('--no-image-config', 'do not read image configs (ExposedPorts, Healthcheck, User, …) from registries')
     .option('--lock [lease]', 'hold a Lease (default name berth-serve-<instance>) while serving; wait while another berth holds it')
     .option('--lock-timeout <seconds>', 'how long --lock waits for the Lease before giving up', '300')
@@ -137,6 +142,7 @@ export function serveCommand(): Command {
     const token = resolveToken({ token: o.token as string | undefined, tokenFile: o.tokenFile as string | undefined });
     const bodyTimeoutSeconds = Number(o.bodyTimeout);
     if (!Number.isFinite(bodyTimeoutSeconds) || bodyTimeoutSeconds <= 0) throw new Error(`--body-timeout ${o.bodyTimeout}: give seconds (more than 0)`);
+    const minApiVersion = minApiVersionOf(o.minApiVersion as string | undefined);
     await checkListenerSecurity(listeners, { tls, token });
     const { client, source } = connect({ kubeconfig: o.kubeconfig, context: o.context, namespace: o.namespace });
     const { kc, namespace } = client;
@@ -178,7 +184,8 @@ export function serveCommand(): Command {
     const tlsNote = tls ? (tls.verifyClients ? ' (tcp: TLS, client certificates required)' : ' (tcp: TLS)') : '';
     const server = await serveDockerApi({
       listeners,
-      router: dockerRoutes(engine, { version: BERTH_VERSION }),
+      router: dockerRoutes(engine, { version: BERTH_VERSION, minApiVersion }),
+      minApiVersion,
       token,
       tls,
       bodyTimeoutMs: bodyTimeoutSeconds * 1000,
@@ -207,4 +214,11 @@ export function serveCommand(): Command {
     process.on('SIGTERM', () => void stop());
     process.on('SIGINT', () => void stop());
   });
+}
+
+/** `--min-api-version`, else dockerd's $DOCKER_MIN_API_VERSION, else dockerd 29's default. */
+function minApiVersionOf(flag: string | undefined): string {
+  if (flag !== undefined) return parseMinApiVersion(flag, '--min-api-version');
+  const env = process.env[MIN_API_VERSION_ENV]?.trim();
+  return env ? parseMinApiVersion(env, `$${MIN_API_VERSION_ENV}`) : DEFAULT_MIN_API_VERSION;
 }

@@ -48,7 +48,11 @@ export interface HostConfig {
     Source?: string;
     Target?: string;
     ReadOnly?: boolean;
-    VolumeOptions?: { DriverConfig?: { Name?: string; Options?: Record<string, string> | null } | null; Labels?: Record<string, string> | null } | null;
+    VolumeOptions?: {
+      DriverConfig?: { Name?: string; Options?: Record<string, string> | null } | null;
+      Labels?: Record<string, string> | null;
+      Subpath?: string;
+    } | null;
     /** `--mount type=tmpfs,tmpfs-size=…,tmpfs-mode=…`: bytes, and the mode's bits as a number */
     TmpfsOptions?: { SizeBytes?: number; Mode?: number; Options?: string[][] | null } | null;
   }> | null;

@@ -30,6 +30,8 @@ export const READY_FILE = `${READY_DIR}/ready`;
 export interface SandboxVolume {
   /** PersistentVolumeClaim name, or undefined for an emptyDir (tmpfs). */
   claim?: string;
+  /** A folder inside the claim mounted instead of its root (Docker's VolumeOptions.Subpath); the kubelet makes it. */
+  subPath?: string;
   target: string;
   readOnly: boolean;
   memory?: boolean;
@@ -138,7 +140,7 @@ export function planSandboxPod(s: SandboxSpec, ctx: SandboxContext): V1Pod {
         ? { name, persistentVolumeClaim: { claimName: v.claim } }
         : { name, emptyDir: { ...(v.memory ? { medium: 'Memory' } : {}), ...(v.sizeLimit ? { sizeLimit: v.sizeLimit } : {}) } },
     );
-    mounts.push({ name, mountPath: v.target, readOnly: v.readOnly });
+    mounts.push({ name, mountPath: v.target, readOnly: v.readOnly, ...(v.subPath ? { subPath: v.subPath } : {}) });
   });
 
   const main: V1Container = {

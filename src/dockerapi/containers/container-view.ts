@@ -5,6 +5,7 @@
 import { imageId, ZERO_TIME, type ContainerRecord, type NetworkRecord } from '../model.js';
 import type { DockerMount } from '../volumes/volumes.js';
 import { DEFAULT_SHM_SIZE } from './mounts.js';
+import { since } from '../http/api-version.js';
 
 export function humanStatus(c: ContainerRecord, now = Date.now()): string {
   if (c.status === 'running' && c.startedAt) return `Up ${humanDuration(now - Date.parse(c.startedAt))}${healthNote(c)}`;
@@ -46,12 +47,19 @@ export function portsObject(c: ContainerRecord): Record<string, Array<{ HostIp: 
   return out;
 }
 
-export function networkSettings(c: ContainerRecord, networks: Map<string, NetworkRecord>): Record<string, unknown> {
+/**
+ * The container's NetworkSettings as a client of API `version` reads them. Since 1.44 each user-defined network's
+ * endpoint has DNSNames (name, aliases, short id: what the others reach it by); before 1.45 the short id is also one
+ * of its Aliases; from 1.52 the deprecated top-level copies of the default endpoint (IPAddress, Gateway, …) are gone.
+ */
+export function networkSettings(c: ContainerRecord, networks: Map<string, NetworkRecord>, version: string): Record<string, unknown> {
   const nets: Record<string, unknown> = {};
   const ip = c.status === 'running' ? (c.podIP ?? '') : '';
+  const shortId = c.id.slice(0, 12);
   for (const [netId, aliases] of c.networks) {
     const n = networks.get(netId);
     if (!n) continue;
+    const userDefined = !n.builtin;
     nets[n.name] = {
       NetworkID: n.id,
       EndpointID: c.status === 'running' ? c.id.slice(0, 24) : '',
@@ -59,17 +67,19 @@ export function networkSettings(c: ContainerRecord, networks: Map<string, Networ
       IPPrefixLen: ip ? 32 : 0,
       Gateway: '',
       MacAddress: '',
-      Aliases: aliases,
+      Aliases: userDefined && !since(version, '1.45') ? [...aliases, shortId] : aliases,
+      DNSNames: userDefined ? [...new Set([c.name, ...aliases, shortId])] : null,
       Links: null,
       IPAMConfig: null,
       DriverOpts: null,
     };
   }
-  return { IPAddress: ip, IPPrefixLen: ip ? 32 : 0, Gateway: '', MacAddress: '', Bridge: '', SandboxID: '', Ports: portsObject(c), Networks: nets };
+  const defaultEndpoint = since(version, '1.52') ? {} : { IPAddress: ip, IPPrefixLen: ip ? 32 : 0, Gateway: '', MacAddress: '', Bridge: '' };
+  return { ...defaultEndpoint, SandboxID: '', Ports: portsObject(c), Networks: nets };
 }
 
 /** `mounts`: the container's mounts as dockerd lists them (volumes.ts dockerMounts). */
-export function inspectContainer(c: ContainerRecord, networks: Map<string, NetworkRecord>, mounts: DockerMount[]): Record<string, unknown> {
+export function inspectContainer(c: ContainerRecord, networks: Map<string, NetworkRecord>, mounts: DockerMount[], version: string): Record<string, unknown> {
   const hc = c.body.HostConfig ?? {};
   const running = c.status === 'running';
   return {
@@ -144,7 +154,7 @@ export function inspectContainer(c: ContainerRecord, networks: Map<string, Netwo
       DnsSearch: hc.DnsSearch ?? [],
     },
     Mounts: mounts,
-    NetworkSettings: networkSettings(c, networks),
+    NetworkSettings: networkSettings(c, networks, version),
   };
 }
 
@@ -171,7 +181,7 @@ export function portSummaries(c: ContainerRecord): PortSummary[] {
   return [...published, ...exposed];
 }
 
-export function listItem(c: ContainerRecord, networks: Map<string, NetworkRecord>, mounts: DockerMount[]): Record<string, unknown> {
+export function listItem(c: ContainerRecord, networks: Map<string, NetworkRecord>, mounts: DockerMount[], version: string): Record<string, unknown> {
   const ports = portSummaries(c);
   return {
     Id: c.id,
@@ -185,7 +195,7 @@ export function listItem(c: ContainerRecord, networks: Map<string, NetworkRecord
     State: c.status,
     Status: humanStatus(c),
     HostConfig: { NetworkMode: networkModeOf(c) },
-    NetworkSettings: { Networks: (networkSettings(c, networks) as { Networks: unknown }).Networks },
+    NetworkSettings: { Networks: (networkSettings(c, networks, version) as { Networks: unknown }).Networks },
     Mounts: mounts,
   };
 }

@@ -6,6 +6,7 @@
  * `--shm-size` is a memory emptyDir of that size at /dev/shm, as Kubernetes users size a pod's /dev/shm.
  * Nothing that passes here can fail at start for its form.
  */
+import { posix } from 'node:path';
 import { badRequest } from '../http/http.js';
 import type { CreateBody } from '../model.js';
 import { NAME_RE } from '../networks/networks.js';
@@ -147,7 +148,8 @@ function mountVolume(m: MountSpec, warnings: string[]): SandboxVolume {
   if (m.Type === 'volume') refuseMountDriver(m);
   if (m.Type === 'volume' && m.Source && m.Target) {
     checkVolumeName(m.Source);
-    return { claim: m.Source, target: m.Target, readOnly: Boolean(m.ReadOnly) };
+    const subPath = volumeSubpath(m.VolumeOptions?.Subpath);
+    return { claim: m.Source, target: m.Target, readOnly: Boolean(m.ReadOnly), ...(subPath ? { subPath } : {}) };
   }
   if (m.Type === 'tmpfs' && m.Target) {
     const volume = tmpfsVolume(m.Target, tmpfsMountOptions(m), warnings);
@@ -155,6 +157,15 @@ function mountVolume(m: MountSpec, warnings: string[]): SandboxVolume {
     return volume;
   }
   throw badRequest(`mount type ${m.Type ?? '?'} of ${m.Source ?? ''} is not supported (named volumes and tmpfs are)`);
+}
+
+/** `--mount type=volume,volume-subpath=P` (API 1.45): a relative path that stays inside the volume. */
+function volumeSubpath(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  const clean = posix.normalize(raw).replace(/\/+$/, '');
+  if (raw.startsWith('/') || clean === '..' || clean.startsWith('../'))
+    throw badRequest(`invalid mount config for type "volume": subpath ${raw} must be a relative path inside the volume`);
+  return clean === '.' ? undefined : clean;
 }
 
 /** The create's mounts as pod volumes; 400 in dockerd's words for what dockerd refuses at create. */

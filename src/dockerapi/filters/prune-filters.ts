@@ -5,7 +5,7 @@
  */
 import { checkKeys, FilterError, invalidFilter, labelFiltersMatch, type Filters } from './filters.js';
 import { parseTimeOrDuration, TIME_OR_DURATION_FORMS } from './docker-time.js';
-import { compareVersions } from '../http/http.js';
+import { compareVersions } from '../http/api-version.js';
 import { LABEL_ANONYMOUS } from '../volumes/volumes.js';
 
 export interface Prunable {

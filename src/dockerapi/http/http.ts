@@ -8,23 +8,11 @@ import type { Duplex } from 'node:stream';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
 import { DEFAULT_BODY_TIMEOUT_MS, bodyTimeoutError, idleTimeout } from './body-timeout.js';
 import { DockerError, badRequest } from './docker-error.js';
+import { API_VERSION } from './api-version.js';
 
 // Handlers import DockerError and its helpers from here, as they did before docker-error.ts.
 export { DockerError, badRequest, conflict, notFound } from './docker-error.js';
 
-export const API_VERSION = '1.44';
-/**
- * Requests for an older version are refused as dockerd refuses them ("client version … is too old"). dockerd 29 has
- * 1.40 by default; berth keeps serving down to 1.24, whose differences it implements (a 1.24 client's `filter` on
- * images, pre-1.42 volume prune), as clients still send them.
- */
-export const MIN_API_VERSION = '1.24';
-/**
- * The dockerd release whose API (1.44) berth serves, announced as the engine's version: clients gate on it
- * (testcontainers-java refuses an engine below 1.6.0), and a version that matches the API is the one they can reason
- * from. berth's own version is a component of its own in /version and the Platform name.
- */
-export const ENGINE_VERSION = '25.0.0';
 export const MAX_JSON_BYTES = 2 * 1024 * 1024;
 /** How much of a body berth reads and drops after answering it early before it closes the connection instead. */
 const DISCARD_LIMIT_BYTES = 64 * 1024 * 1024;
@@ -34,12 +22,6 @@ export function splitVersion(pathname: string): { version?: string; path: string
   const m = /^\/v(\d+\.\d+)(\/.*)$/.exec(pathname);
   if (!m) return { path: pathname };
   return { version: m[1], path: m[2] };
-}
-
-export function compareVersions(a: string, b: string): number {
-  const [am, an] = a.split('.').map(Number);
-  const [bm, bn] = b.split('.').map(Number);
-  return am - bm || an - bn;
 }
 
 /** What a handler writes a stream to: the hijacked socket or a chunked 200 response. */

@@ -57,7 +57,7 @@ const schemas = {
             Source: str,
             Target: str,
             ReadOnly: bool,
-            VolumeOptions: nullable(obj({ DriverConfig: nullable(obj({ Name: str, Options: nullable(strMap) })), Labels: nullable(strMap) })),
+            VolumeOptions: nullable(obj({ DriverConfig: nullable(obj({ Name: str, Options: nullable(strMap) })), Labels: nullable(strMap), Subpath: str })),
             TmpfsOptions: nullable(obj({ SizeBytes: int, Mode: int, Options: nullable({ type: 'array', items: strList }) })),
           }),
         }),

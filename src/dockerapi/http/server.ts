@@ -10,7 +10,8 @@ import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
-import { Call, DockerError, compareVersions, MIN_API_VERSION, API_VERSION, type Router } from './http.js';
+import { Call, DockerError, type Router } from './http.js';
+import { API_VERSION, compareVersions, DEFAULT_MIN_API_VERSION } from './api-version.js';
 import { DEFAULT_BODY_TIMEOUT_MS } from './body-timeout.js';
 import { resolveLoopback, type Resolve } from './loopback.js';
 import { toDockerError } from '../routes.js';
@@ -91,6 +92,8 @@ export interface ServeOptions {
   log?: (line: string) => void;
   /** How long a request body may stall (JSON: arrive whole) before a 408. */
   bodyTimeoutMs?: number;
+  /** The oldest API version served (default: dockerd 29's, DEFAULT_MIN_API_VERSION). */
+  minApiVersion?: string;
 }
 
 export interface RunningServer {
@@ -161,7 +164,7 @@ export async function serveDockerApi(opts: ServeOptions): Promise<RunningServer>
   const ownSockets = new Map<string, number>();
   for (const l of opts.listeners) if (l.kind === 'unix') await claimSocketPath(l.path!);
   const handle = (call: Call): void => {
-    if (!admitted(call, opts.token)) return;
+    if (!admitted(call, opts.token, opts.minApiVersion ?? DEFAULT_MIN_API_VERSION)) return;
     opts.router.dispatch(call).catch((err: unknown) => {
       const e = toDockerError(err);
       if (e.status >= 500) opts.log?.(`${call.method} ${call.path}: ${e.message}`);
@@ -197,7 +200,7 @@ export async function serveDockerApi(opts: ServeOptions): Promise<RunningServer>
 }
 
 /** What dockerd answers before any route: a bad URL, a missing bearer token, an API version out of range. */
-function admitted(call: Call, token: string | undefined): boolean {
+function admitted(call: Call, token: string | undefined, minApiVersion: string): boolean {
   if (call.badUrl) {
     call.send(400, { message: call.badUrl });
     return false;
@@ -206,9 +209,9 @@ function admitted(call: Call, token: string | undefined): boolean {
     call.send(401, { message: 'unauthorized: this berth serve needs a bearer token' });
     return false;
   }
-  if (call.path !== call.req.url && compareVersions(call.version, MIN_API_VERSION) < 0) {
+  if (call.path !== call.req.url && compareVersions(call.version, minApiVersion) < 0) {
     call.send(400, {
-      message: `client version ${call.version} is too old. Minimum supported API version is ${MIN_API_VERSION}, please upgrade your client to a newer version`,
+      message: `client version ${call.version} is too old. Minimum supported API version is ${minApiVersion}, please upgrade your client to a newer version`,
     });
     return false;
   }

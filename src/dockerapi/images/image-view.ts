@@ -4,26 +4,34 @@
  */
 import type { ImageRecord } from '../model.js';
 import { familiarImage, repositoryOf, tryNormalizeImage } from './image-ref.js';
+import { since } from '../http/api-version.js';
 
-export function inspectImage(i: ImageRecord, architecture: string): Record<string, unknown> {
+/**
+ * `docker image inspect` as a client of API `version` reads it: from 1.52 the config leaves out what is not set
+ * (Cmd, Entrypoint, Env, Labels, User, WorkingDir) and Parent when empty, as dockerd 29 follows the OCI config.
+ */
+export function inspectImage(i: ImageRecord, architecture: string, version: string): Record<string, unknown> {
   const info = i.info;
   const c = info?.config ?? {};
+  const omitsUnset = since(version, '1.52');
+  const field = <T>(name: string, value: T | undefined, unset: T): Record<string, T> =>
+    value !== undefined ? { [name]: value } : omitsUnset ? {} : { [name]: unset };
   return {
     Id: i.id,
     ...repoNames(imageReferences(i)),
-    Parent: '',
+    ...(omitsUnset ? {} : { Parent: '' }),
     Created: info?.created ?? i.created.toISOString(),
     Architecture: info?.architecture ?? architecture,
     Os: info?.os ?? 'linux',
     Size: 0,
     Config: {
-      User: c.User ?? '',
+      ...field('User', c.User, ''),
       ExposedPorts: c.ExposedPorts ?? null,
-      Env: c.Env ?? [],
-      Cmd: c.Cmd ?? null,
-      Entrypoint: c.Entrypoint ?? null,
-      WorkingDir: c.WorkingDir ?? '',
-      Labels: c.Labels ?? {},
+      ...field('Env', c.Env, []),
+      ...field<string[] | null>('Cmd', c.Cmd, null),
+      ...field<string[] | null>('Entrypoint', c.Entrypoint, null),
+      ...field('WorkingDir', c.WorkingDir, ''),
+      ...field('Labels', c.Labels, {}),
       ...(c.Healthcheck ? { Healthcheck: c.Healthcheck } : {}),
       ...(c.StopSignal ? { StopSignal: c.StopSignal } : {}),
     },
@@ -31,8 +39,11 @@ export function inspectImage(i: ImageRecord, architecture: string): Record<strin
   };
 }
 
-/** A list item; `references`: the ones to show (a reference filter shows those it matches), else all. */
-export function imageListItem(i: ImageRecord, references = imageReferences(i)): Record<string, unknown> {
+/**
+ * A list item; `references`: the ones to show (a reference filter shows those it matches), else all; `containers`:
+ * how many containers use it, which dockerd counts from API 1.51 (-1 before). VirtualSize went in 1.44.
+ */
+export function imageListItem(i: ImageRecord, version: string, containers: number, references = imageReferences(i)): Record<string, unknown> {
   return {
     Id: i.id,
     ParentId: '',
@@ -40,9 +51,9 @@ export function imageListItem(i: ImageRecord, references = imageReferences(i)): 
     Created: Math.floor(imageCreatedMs(i) / 1000),
     Size: 0,
     SharedSize: -1,
-    VirtualSize: 0,
+    ...(since(version, '1.44') ? {} : { VirtualSize: 0 }),
     Labels: i.info?.config.Labels ?? {},
-    Containers: -1,
+    Containers: since(version, '1.51') ? containers : -1,
   };
 }
 

@@ -5,7 +5,8 @@
  */
 import type { Writable } from 'node:stream';
 import { KubeError } from '../../kube/errors.js';
-import { badRequest, compareVersions, type Call, type OpenedStream, type Router } from '../http/http.js';
+import { badRequest, type Call, type OpenedStream, type Router } from '../http/http.js';
+import { compareVersions } from '../http/api-version.js';
 import { STDERR, STDOUT, frame } from '../http/framing.js';
 import { framedWriter } from '../logs/framed-writer.js';
 import { LogIncomplete } from '../logs/log-copy.js';

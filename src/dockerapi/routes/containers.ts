@@ -37,7 +37,7 @@ export function containerRoutes(r: Router, engine: Engine): void {
     if (limit > 0) list = list.slice(0, limit);
     call.send(
       200,
-      list.map((c) => listItem(c, engine.networks.records, engine.mountsOf(c))),
+      list.map((c) => listItem(c, engine.networks.records, engine.mountsOf(c), call.version)),
     );
   });
   r.op('ContainerPrune', 'POST', '/containers/prune', async (call) => {
@@ -52,7 +52,7 @@ export function containerRoutes(r: Router, engine: Engine): void {
   });
   r.op('ContainerInspect', 'GET', '/containers/{id}/json', (call, [id]) => {
     const c = engine.container(id);
-    call.send(200, inspectContainer(c, engine.networks.records, engine.mountsOf(c)));
+    call.send(200, inspectContainer(c, engine.networks.records, engine.mountsOf(c), call.version));
   });
   r.op('ContainerStart', 'POST', '/containers/{id}/start', async (call, [id]) => {
     const res = await engine.start(id);

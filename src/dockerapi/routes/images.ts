@@ -1,9 +1,11 @@
 /** Images: pulls are records (the kubelet pulls when a pod starts), with the config the registry gives. */
-import { badRequest, compareVersions, type Call, type Router } from '../http/http.js';
+import { badRequest, type Call, type Router } from '../http/http.js';
+import { compareVersions } from '../http/api-version.js';
 import { checkKeys, parseFilters, type Filters } from '../filters/filters.js';
 import { imageListFilter } from '../filters/image-filters.js';
 import { imageListItem, inspectImage } from '../images/image-view.js';
 import type { Engine } from '../engine.js';
+import { imageId } from '../model.js';
 import { goArch } from './system.js';
 import { normalizeImage } from '../images/image-ref.js';
 
@@ -11,12 +13,13 @@ export function imageRoutes(r: Router, engine: Engine): void {
   r.op('ImageCreate', 'POST', '/images/create', (call) => pull(engine, call));
   r.op('ImageList', 'GET', '/images/json', (call) => {
     const listing = imageListFilter(listFilters(call), (ref) => engine.images.find(ref));
+    const users = containersByImage(engine);
     call.send(
       200,
-      [...engine.images.values()].filter(listing.includes).map((i) => imageListItem(i, listing.references(i))),
+      [...engine.images.values()].filter(listing.includes).map((i) => imageListItem(i, call.version, users.get(i.id) ?? 0, listing.references(i))),
     );
   });
-  r.op('ImageInspect', 'GET', /^\/images\/(.+)\/json$/, (call, [name]) => call.send(200, inspectImage(engine.images.find(name), goArch())));
+  r.op('ImageInspect', 'GET', /^\/images\/(.+)\/json$/, (call, [name]) => call.send(200, inspectImage(engine.images.find(name), goArch(), call.version)));
   r.op('ImageTag', 'POST', /^\/images\/(.+)\/tag$/, (call, [name]) => {
     const repo = call.query.get('repo');
     engine.images.find(name);
@@ -30,6 +33,13 @@ export function imageRoutes(r: Router, engine: Engine): void {
     checkKeys(parseFilters(call.query.get('filters')), ['dangling', 'label', 'label!', 'until']);
     call.send(200, { ImagesDeleted: [], SpaceReclaimed: 0 });
   });
+}
+
+/** How many containers each image id has (its list item's Containers). */
+function containersByImage(engine: Engine): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const c of engine.containers.values()) counts.set(imageId(c.image), (counts.get(imageId(c.image)) ?? 0) + 1);
+  return counts;
 }
 
 /** The list's filters; a client of API 1.24 sends `docker images busybox` as `filter`, which dockerd takes as a reference pattern. */

@@ -1,5 +1,6 @@
 /** Networks: records; aliases become Services and pod hostAliases (../networks.ts). */
 import { badRequest, type Router } from '../http/http.js';
+import { since } from '../http/api-version.js';
 import { parseFilters } from '../filters/filters.js';
 import { networkListFilter } from '../filters/network-filters.js';
 import { pruneFilter } from '../filters/prune-filters.js';
@@ -14,10 +15,13 @@ export function networkRoutes(r: Router, engine: Engine): void {
     const list = [...engine.networks.values()].filter(wanted);
     call.send(
       200,
-      list.map((n) => networkJson(engine, n.id)),
+      list.map((n) => networkJson(engine, n.id, call.version)),
     );
   });
-  r.op('NetworkInspect', 'GET', '/networks/{id}', (call, [id]) => call.send(200, networkJson(engine, id)));
+  r.op('NetworkInspect', 'GET', '/networks/{id}', (call, [id]) => {
+    const n = networkJson(engine, id, call.version);
+    call.send(200, since(call.version, '1.52') ? { ...n, Status: ipamStatus(ipamConfig(engine, engine.networks.find(id).name)) } : n);
+  });
   r.op('NetworkCreate', 'POST', '/networks/create', async (call) => {
     const body = checkBody<NetworkCreateBody & NetworkCreateSettings>('networkCreate', await call.json(false));
     const warnings = checkNetworkCreate(body.Name ?? '', body);
@@ -54,7 +58,7 @@ export function networkRoutes(r: Router, engine: Engine): void {
   });
 }
 
-function networkJson(engine: Engine, id: string): Record<string, unknown> {
+function networkJson(engine: Engine, id: string, version: string): Record<string, unknown> {
   const n = engine.networks.find(id);
   const containers: Record<string, unknown> = {};
   for (const c of engine.containers.values()) {
@@ -67,9 +71,9 @@ function networkJson(engine: Engine, id: string): Record<string, unknown> {
     Created: n.created.toISOString(),
     Scope: 'local',
     Driver: n.driver,
+    ...(since(version, '1.48') ? { EnableIPv4: true } : {}),
     EnableIPv6: false,
-    // Clients in a container (testcontainers) take the bridge gateway as the host of published ports.
-    IPAM: { Driver: 'default', Options: null, Config: n.name === 'bridge' ? [{ Subnet: `${engine.publishAddress}/32`, Gateway: engine.publishAddress }] : [] },
+    IPAM: { Driver: 'default', Options: null, Config: ipamConfig(engine, n.name) },
     Internal: n.internal,
     Attachable: true,
     Ingress: false,
@@ -79,4 +83,17 @@ function networkJson(engine: Engine, id: string): Record<string, unknown> {
     Options: n.options ?? {},
     Labels: n.labels,
   };
+}
+
+/** Clients in a container (testcontainers) take the bridge gateway as the host of published ports. */
+function ipamConfig(engine: Engine, name: string): Array<{ Subnet: string; Gateway: string }> {
+  return name === 'bridge' ? [{ Subnet: `${engine.publishAddress}/32`, Gateway: engine.publishAddress }] : [];
+}
+
+/**
+ * Inspect's Status (API 1.52): dockerd's counts of the addresses its IPAM gave out in each subnet. berth gives out
+ * none: a container's address is its pod's, from the cluster's network plugin, so every subnet shows none in use.
+ */
+function ipamStatus(config: Array<{ Subnet: string }>): Record<string, unknown> {
+  return { IPAM: { Subnets: Object.fromEntries(config.map((c) => [c.Subnet, { IPsInUse: 0, DynamicIPsAvailable: 0 }])) } };
 }

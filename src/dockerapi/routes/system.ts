@@ -1,6 +1,7 @@
 /** System: ping, version, info, events. */
 import os from 'node:os';
-import { API_VERSION, ENGINE_VERSION, MIN_API_VERSION, badRequest, type Call, type Router } from '../http/http.js';
+import { badRequest, type Call, type Router } from '../http/http.js';
+import { API_VERSION, ENGINE_VERSION, since } from '../http/api-version.js';
 import { parseFilters } from '../filters/filters.js';
 import { eventFilter } from '../filters/event-filters.js';
 import type { Engine } from '../engine.js';
@@ -10,6 +11,8 @@ import { parseUnixTimestamp } from '../logs/log-time.js';
 export interface SystemInfo {
   /** berth's version, reported as the engine's (given by the CLI: this package does not read it). */
   version: string;
+  /** The oldest API version this server admits (server.ts), announced as MinAPIVersion. */
+  minApiVersion: string;
 }
 
 export function goArch(): string {
@@ -26,12 +29,12 @@ export function systemRoutes(r: Router, engine: Engine, info: SystemInfo): void 
     call.send(200, {
       Platform: { Name: `berth ${info.version}` },
       Components: [
-        { Name: 'Engine', Version: ENGINE_VERSION, Details: { ApiVersion: API_VERSION, MinAPIVersion: MIN_API_VERSION, Os: 'linux', Arch: goArch() } },
+        { Name: 'Engine', Version: ENGINE_VERSION, Details: { ApiVersion: API_VERSION, MinAPIVersion: info.minApiVersion, Os: 'linux', Arch: goArch() } },
         { Name: 'berth', Version: info.version, Details: { Containers: 'Kubernetes pods' } },
       ],
       Version: ENGINE_VERSION,
       ApiVersion: API_VERSION,
-      MinAPIVersion: MIN_API_VERSION,
+      MinAPIVersion: info.minApiVersion,
       GitCommit: 'berth',
       GoVersion: `node${process.versions.node}`,
       Os: 'linux',
@@ -88,20 +91,27 @@ function systemInfo(engine: Engine, info: SystemInfo): Record<string, unknown> {
   };
 }
 
+/** An event as API 1.52 sends it: without `status`, `id` and `from`, which Type, Action and Actor replaced in 1.22. */
+function withoutLegacyFields(e: DockerEvent): object {
+  const { status: _status, id: _id, from: _from, ...current } = e;
+  return current;
+}
+
 /**
  * Events from `since`, or up to `until` (the ones berth kept, replayed when either is given, as dockerd replays its
  * buffer), and then as they happen, filtered, until the client leaves or `until` passes.
  */
 async function streamEvents(engine: Engine, call: Call): Promise<void> {
   const wanted = eventFilter(parseFilters(call.query.get('filters')));
-  const since = eventTime(call, 'since');
+  const sinceNs = eventTime(call, 'since');
   const until = eventTime(call, 'until');
-  if (until !== undefined && until < (since ?? 0n))
+  if (until !== undefined && until < (sinceNs ?? 0n))
     throw badRequest(`\`since\` time (${call.query.get('since')}) cannot be after \`until\` time (${call.query.get('until')})`);
   const out = call.startChunked('application/json');
-  const write = (e: DockerEvent): void => void (wanted(e) && out.write(`${JSON.stringify(e)}\n`));
+  const shape = since(call.version, '1.52') ? withoutLegacyFields : (e: DockerEvent): object => e;
+  const write = (e: DockerEvent): void => void (wanted(e) && out.write(`${JSON.stringify(shape(e))}\n`));
   const unsubscribe = engine.events.subscribe(write);
-  if (since !== undefined || until !== undefined) for (const e of engine.events.history(since ?? 0n, until)) write(e);
+  if (sinceNs !== undefined || until !== undefined) for (const e of engine.events.history(sinceNs ?? 0n, until)) write(e);
   const closed = call.clientGone();
   const untilMs = until === undefined ? undefined : Number(until / 1_000_000n);
   const timer =

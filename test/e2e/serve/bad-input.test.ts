@@ -179,10 +179,12 @@ describe('berth serve: bad input', () => {
     const ping = await engine.request('GET', '/_ping');
     assert.equal(ping.status, 200);
     assert.equal(ping.body, 'OK');
-    assert.equal(ping.headers['api-version'], '1.44');
-    const old = await engine.request('GET', '/v1.12/version');
+    assert.equal(ping.headers['api-version'], '1.52');
+    // dockerd 29's range: 1.44 to 1.52 (DOCKER_MIN_API_VERSION, here --min-api-version, lowers the minimum)
+    const old = await engine.request('GET', '/v1.41/containers/json');
     assert.equal(old.status, 400);
-    assert.equal((await engine.request('GET', '/v1.41/containers/json')).status, 200);
+    assert.match(old.body, /client version 1\.41 is too old\. Minimum supported API version is 1\.44, please upgrade your client to a newer version/);
+    assert.equal((await engine.request('GET', '/v1.44/containers/json')).status, 200);
   });
 });
 

@@ -28,7 +28,8 @@ for (const kind of ENGINES) {
       assert.match(v.Client.Version, /^29\./);
       // negotiated: the lower of the client's own version and the engine's
       assert.equal(v.Client.ApiVersion, v.Server.ApiVersion);
-      if (kind === 'berth') assert.equal(v.Client.ApiVersion, '1.44');
+      // dockerd 29.0's range
+      if (kind === 'berth') assert.deepEqual([v.Server.MinAPIVersion, v.Server.ApiVersion], ['1.44', '1.52']);
       assert.ok(Number(v.Client.DefaultAPIVersion.split('.')[1]) >= 44, v.Client.DefaultAPIVersion);
     });
 
@@ -77,6 +78,17 @@ for (const kind of ENGINES) {
       try {
         await cli.dockerOk(['run', '-d', '--name', srv, ...label, BUSYBOX, 'sh', '-c', 'echo by-alias > /tmp/index.html; exec httpd -f -p 8080 -h /tmp']);
         await cli.dockerOk(['network', 'connect', '--alias', 'api29', net, srv]);
+        if (kind === 'berth') {
+          // API 1.52's shapes: Aliases as given (the short id went in 1.45), DNSNames, the network's IPAM Status
+          const id = (await cli.dockerOk(['inspect', '-f', '{{.Id}}', srv])).trim();
+          const endpoint = JSON.parse(await cli.dockerOk(['inspect', '-f', `{{json (index .NetworkSettings.Networks "${net}")}}`, srv])) as Record<
+            string,
+            unknown
+          >;
+          assert.deepEqual([endpoint.Aliases, endpoint.DNSNames], [['api29'], [srv, 'api29', id.slice(0, 12)]]);
+          assert.equal((await cli.dockerOk(['inspect', '-f', '{{json .NetworkSettings.IPAddress}}', srv])).trim(), 'null', 'not sent from 1.52');
+          assert.equal((await cli.dockerOk(['network', 'inspect', '-f', '{{json .Status}}', net])).trim(), '{"IPAM":{"Subnets":{}}}');
+        }
         const r = await cli.docker([
           'run',
           '--rm',

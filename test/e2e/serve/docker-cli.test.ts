@@ -62,7 +62,8 @@ for (const kind of ['podman', 'berth'] as const) {
         namespace = await freshNamespace('serve-cli');
         // As user `shim`, whose only rights are the shipped Role: the Role is tested as users apply it.
         await bindServeRole(namespace, 'shim');
-        engine = await startBerth(namespace, instance, { user: 'shim' });
+        // a client of API 1.24 is among the tests: served once the minimum is lowered, as DOCKER_MIN_API_VERSION lowers dockerd 29's
+        engine = await startBerth(namespace, instance, { user: 'shim', extra: ['--min-api-version', '1.24'] });
         // berth knows an image once pulled (the kubelet pulls for real).
         await ok(['pull', BUSYBOX]);
       } else {

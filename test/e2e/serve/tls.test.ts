@@ -57,7 +57,7 @@ describe('berth serve --tlsverify', () => {
   });
 
   test('docker version over TLS with a client certificate', async () => {
-    assert.equal((await ok(['version', '--format', '{{.Server.APIVersion}}'])).trim(), '1.44');
+    assert.equal((await ok(['version', '--format', '{{.Server.APIVersion}}'])).trim(), '1.52');
   });
 
   test('run --rm -i: stdin in, output and exit code back through the hijacked attach over TLS', async () => {
@@ -76,7 +76,7 @@ describe('berth serve --tlsverify', () => {
     const plain = await docker(['version', '--format', '{{.Server.APIVersion}}'], {});
     assert.notEqual(plain.code, 0, plain.stdout);
     assert.match(plain.stderr, /Client sent an HTTP request to an HTTPS server/);
-    assert.equal((await ok(['version', '--format', '{{.Server.APIVersion}}'])).trim(), '1.44');
+    assert.equal((await ok(['version', '--format', '{{.Server.APIVersion}}'])).trim(), '1.52');
     await engine!.waitForOutput(/TLS handshake with 127\.0\.0\.1 refused/);
   });
 

@@ -5,6 +5,7 @@ import { Engine, type EngineOptions } from '../../../src/dockerapi/engine.js';
 import type { DockerEvent } from '../../../src/dockerapi/event-bus.js';
 import type { ContainerRecord, CreateBody } from '../../../src/dockerapi/model.js';
 import { inspectContainer } from '../../../src/dockerapi/containers/container-view.js';
+import { API_VERSION } from '../../../src/dockerapi/http/api-version.js';
 import { FakeCluster } from './fake-cluster.js';
 import { pack } from 'tar-stream';
 import { Writable } from 'node:stream';
@@ -196,7 +197,7 @@ test('a container the policy of the berth taking it over refuses stays to inspec
   assert.equal(await second.recover(), 1);
   const taken = second.container('isolated');
   await until('exit seen by the new berth', () => taken.status === 'exited');
-  assert.equal((inspectContainer(taken, second.networks.records, second.mountsOf(taken)) as { Id: string }).Id, c.id);
+  assert.equal((inspectContainer(taken, second.networks.records, second.mountsOf(taken), API_VERSION) as { Id: string }).Id, c.id);
   const pods = [...cluster.pods.keys()];
   await assert.rejects(
     second.start('isolated'),

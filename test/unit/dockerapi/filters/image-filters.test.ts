@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { FilterError, parseFilters } from '../../../../src/dockerapi/filters/filters.js';
 import { imageListFilter } from '../../../../src/dockerapi/filters/image-filters.js';
 import { imageListItem } from '../../../../src/dockerapi/images/image-view.js';
+import { API_VERSION } from '../../../../src/dockerapi/http/api-version.js';
 import { pathPattern, PatternSyntaxError } from '../../../../src/dockerapi/filters/path-pattern.js';
 import { normalizeImage, repositoryOf } from '../../../../src/dockerapi/images/image-ref.js';
 import { imageId, type ImageRecord } from '../../../../src/dockerapi/model.js';
@@ -37,7 +38,7 @@ function find(ref: string): ImageRecord {
 }
 const listed = (v: Record<string, string[]>): string[] => {
   const listing = imageListFilter(f(v), find, NOW);
-  return images.filter(listing.includes).map((i) => [...(imageListItem(i, listing.references(i)).RepoTags as string[])].join(',') || '<none>');
+  return images.filter(listing.includes).map((i) => [...(imageListItem(i, API_VERSION, 0, listing.references(i)).RepoTags as string[])].join(',') || '<none>');
 };
 
 test("dangling: an image with no tag (pulled by digest), which berth's images, with no layers, are only; false: the tagged ones", () => {
@@ -91,7 +92,7 @@ test('reference: a shell pattern against the name familiar and canonical, with a
   assert.deepEqual(listed({ reference: ['library/busybox'] }), [], 'neither familiar nor canonical, as with dockerd');
   assert.deepEqual(listed({ reference: ['busybox', 'ghcr.io/*/web'] }), ['busybox:1.36,busybox:latest', 'ghcr.io/acme/web:1']);
   const listing = imageListFilter(f({ reference: ['busybox:latest'] }), find, NOW);
-  assert.deepEqual(imageListItem(busybox, listing.references(busybox)).RepoDigests, [], 'the digest is not busybox:latest');
+  assert.deepEqual(imageListItem(busybox, API_VERSION, 0, listing.references(busybox)).RepoDigests, [], 'the digest is not busybox:latest');
 });
 
 test("unknown keys, unreadable dangling and malformed patterns are refused in dockerd's words", () => {

@@ -23,7 +23,7 @@ function get(opts: http.RequestOptions): Promise<{ status: number; body: string;
 const router = (): Router =>
   new Router().add('GET', '/_ping', (call) => call.send(200, 'OK')).add('POST', '/echo', async (call) => call.send(200, (await call.json()) ?? {}));
 
-test('unix socket is 0600, version prefixes route alike, too-old versions and unknown paths are refused', async () => {
+test('unix socket is 0600, version prefixes route alike, versions outside 1.44–1.52 and unknown paths are refused', async () => {
   const dir = scratchDir('berth-unit-');
   const path = join(dir, 's.sock');
   const server = await serveDockerApi({ listeners: [parseListener(`unix://${path}`)], router: router() });
@@ -31,14 +31,35 @@ test('unix socket is 0600, version prefixes route alike, too-old versions and un
     assert.equal(statSync(path).mode & 0o777, 0o600);
     const plain = await get({ socketPath: path, path: '/_ping' });
     assert.equal(plain.status, 200);
-    assert.equal(plain.headers['api-version'], '1.44');
-    assert.equal((await get({ socketPath: path, path: '/v1.41/_ping' })).status, 200);
-    const old = await get({ socketPath: path, path: '/v1.12/_ping' });
+    assert.equal(plain.headers['api-version'], '1.52');
+    assert.equal((await get({ socketPath: path, path: '/v1.44/_ping' })).status, 200);
+    const old = await get({ socketPath: path, path: '/v1.41/_ping' });
     assert.equal(old.status, 400);
-    assert.match(JSON.parse(old.body).message, /too old/);
+    assert.equal(
+      JSON.parse(old.body).message,
+      'client version 1.41 is too old. Minimum supported API version is 1.44, please upgrade your client to a newer version',
+    );
+    const tooNew = await get({ socketPath: path, path: '/v1.53/_ping' });
+    assert.equal(tooNew.status, 400);
+    assert.equal(JSON.parse(tooNew.body).message, 'client version 1.53 is too new. Maximum supported API version is 1.52');
     const missing = await get({ socketPath: path, path: '/nope' });
     assert.equal(missing.status, 404);
     assert.ok(JSON.parse(missing.body).message);
+  } finally {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a lowered minimum (--min-api-version, as DOCKER_MIN_API_VERSION for dockerd) admits older clients down to it', async () => {
+  const dir = scratchDir('berth-unit-');
+  const path = join(dir, 's.sock');
+  const server = await serveDockerApi({ listeners: [parseListener(`unix://${path}`)], router: router(), minApiVersion: '1.24' });
+  try {
+    assert.equal((await get({ socketPath: path, path: '/v1.24/_ping' })).status, 200);
+    const old = await get({ socketPath: path, path: '/v1.12/_ping' });
+    assert.equal(old.status, 400);
+    assert.match(JSON.parse(old.body).message, /Minimum supported API version is 1\.24/);
   } finally {
     await server.close();
     rmSync(dir, { recursive: true, force: true });

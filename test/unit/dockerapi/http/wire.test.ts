@@ -8,7 +8,8 @@ import { LogFramer, MESSAGE_BYTES } from '../../../../src/dockerapi/logs/log-fra
 /** a followed log chunk's frames, one per line, as one buffer */
 const lineFrames = (stream: number, chunk: Buffer): Buffer => Buffer.concat(new LogFramer(stream, 'at-once').push([chunk]));
 import { anyMatches, FilterError, labelsMatch, parseFilters } from '../../../../src/dockerapi/filters/filters.js';
-import { compareVersions, splitVersion } from '../../../../src/dockerapi/http/http.js';
+import { splitVersion } from '../../../../src/dockerapi/http/http.js';
+import { compareVersions } from '../../../../src/dockerapi/http/api-version.js';
 import { parseListener } from '../../../../src/dockerapi/http/server.js';
 import { isLoopbackAddress } from '../../../../src/dockerapi/http/loopback.js';
 import { humanDuration } from '../../../../src/dockerapi/containers/container-view.js';

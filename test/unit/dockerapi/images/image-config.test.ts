@@ -150,7 +150,7 @@ test('manifests: docker schema 2 and OCI name their config; schema 1 is refused;
 
 test('image inspect shows the config read from the registry, and the bare record otherwise', () => {
   const record = { id: 'sha256:1', ref: 'web:1', tags: new Set(['web:1']), created: new Date(0) };
-  const bare = inspectImage(record, 'amd64') as { Config: Record<string, unknown>; RepoDigests: string[] };
+  const bare = inspectImage(record, 'amd64', '1.44') as { Config: Record<string, unknown>; RepoDigests: string[] };
   assert.deepEqual(bare.RepoDigests, []);
   assert.equal(bare.Config.ExposedPorts, null);
   const info = {
@@ -160,7 +160,7 @@ test('image inspect shows the config read from the registry, and the bare record
     architecture: 'amd64',
     os: 'linux',
   };
-  const full = inspectImage({ ...record, info }, 'amd64') as { Config: Record<string, unknown>; RepoDigests: string[] };
+  const full = inspectImage({ ...record, info }, 'amd64', '1.44') as { Config: Record<string, unknown>; RepoDigests: string[] };
   assert.deepEqual(full.RepoDigests, ['web@sha256:m']);
   assert.deepEqual(full.Config.ExposedPorts, { '8080/tcp': {} });
   assert.deepEqual(full.Config.Healthcheck, { Test: ['CMD-SHELL', 'true'] });
