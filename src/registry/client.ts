@@ -33,7 +33,13 @@ export function parseBearerChallenge(header: string | undefined): BearerChalleng
   return { realm: params.realm, service: params.service, scope: params.scope };
 }
 
-export type Access = 'pull' | 'pull,push';
+/** The actions of a token scope: `delete` is what distribution asks of a manifest DELETE. */
+export type Access = 'pull' | 'pull,push' | 'delete';
+
+/** `pull team/web`, `push to team/web`, `delete from team/web`: what was refused. */
+function accessWords(access: Access, repository: string): string {
+  return `${{ pull: 'pull', 'pull,push': 'push to', delete: 'delete from' }[access]} ${repository}`;
+}
 
 export interface ClientOptions {
   /** `host[:port]` of registries spoken to over plain http (dockerd's --insecure-registry). */
@@ -53,7 +59,8 @@ export interface RegistryRequest {
   /** After `/v2/` (`team/web/manifests/1`), or an absolute URL the registry gave (an upload location). */
   path: string;
   headers?: Record<string, string>;
-  body?: Buffer;
+  /** A stream as the function that opens it (a request answered 401 is sent again, from the start). */
+  body?: FetchOptions['body'];
   /** Statuses the caller handles itself besides 2xx (e.g. 404 for "not there yet"). */
   accept?: number[];
   /** What is fetched, for timeout messages. */
@@ -92,7 +99,7 @@ export class RegistryClient {
         res = await this.send(url, req, (await this.answer(res, scope, repository, access, answer.authorization)).authorization);
     }
     if (REFUSED.includes(res.status) && !req.accept?.includes(res.status)) {
-      const what = res.status === 404 ? `find ${objectOf(req.path)} in ${repository}` : `${access === 'pull' ? 'pull' : 'push to'} ${repository}`;
+      const what = res.status === 404 ? `find ${objectOf(req.path)} in ${repository}` : accessWords(access, repository);
       throw refusal(res.status, registryErrorText(res.body, res.headers), { registry: this.registry, what, credentialSource: this.creds?.source });
     }
     return res;
@@ -147,7 +154,7 @@ export class RegistryClient {
       if (cached && cached !== sent) return { authorization: cached, cached: true };
       return { authorization: `Bearer ${await requestToken(this.registry, bearer, scope, creds, this.fetchOptions())}` };
     }
-    const what = `${access === 'pull' ? 'pull' : 'push to'} ${repository}`;
+    const what = accessWords(access, repository);
     if (/^basic\b/i.test(header)) {
       if (!creds?.username) throw refusal(401, registryErrorText(res.body, res.headers), { registry: this.registry, what, credentialSource: creds?.source });
       this.basic = `Basic ${Buffer.from(`${creds.username}:${creds.password ?? ''}`).toString('base64')}`;

@@ -12,6 +12,7 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
+import type { Readable } from 'node:stream';
 import { rootCertificates } from 'node:tls';
 
 export class FetchError extends Error {
@@ -27,7 +28,8 @@ export class FetchError extends Error {
 export interface FetchOptions {
   method?: string;
   headers?: Record<string, string>;
-  body?: Buffer | string;
+  /** A stream is given as a function that opens it: a request sent again (a redirect) sends it from its start. */
+  body?: Buffer | string | (() => Readable);
   /** Extra CA certificates (PEM file), added to the system roots. Defaults to $BERTH_CA_FILE. */
   caFile?: string;
   /** Statuses accepted besides 2xx. */
@@ -151,8 +153,17 @@ function request(url: URL, opts: FetchOptions): Promise<FetchResult> {
     req.on('error', (err) =>
       reject(new FetchError(`${what}: ${err.message}${/certificate/i.test(err.message) ? ' (trust its CA with --ca-file or BERTH_CA_FILE)' : ''}`)),
     );
-    req.end(opts.body);
+    if (typeof opts.body === 'function') sendStream(req, opts.body(), arm);
+    else req.end(opts.body);
   });
+}
+
+/** Streams a request body; every chunk sent is progress (a large upload is not a stall). */
+function sendStream(req: http.ClientRequest, body: Readable, progress: () => void): void {
+  body.on('data', progress);
+  body.once('error', (err) => req.destroy(new Error(`the body could not be read: ${err.message}`)));
+  req.once('close', () => body.destroy());
+  body.pipe(req);
 }
 
 function withoutAuthorization(headers: Record<string, string> | undefined): Record<string, string> | undefined {

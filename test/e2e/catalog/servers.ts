@@ -82,14 +82,17 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** `auth` is the `auth:` section of the registry's config (YAML flow style), e.g. `{htpasswd: {realm: r, path: /f}}`. */
-export async function startRegistry(opts: { auth?: string } = {}): Promise<Registry> {
+/**
+ * `auth` is the `auth:` section of the registry's config (YAML flow style), e.g. `{htpasswd: {realm: r, path: /f}}`;
+ * `deletes` lets manifests be deleted (distribution refuses DELETE with 405 unless told).
+ */
+export async function startRegistry(opts: { auth?: string; deletes?: boolean } = {}): Promise<Registry> {
   const dir = mkdtempSync(path.join(tmpdir(), 'berth-registry-'));
   const port = await freePort();
   const config = path.join(dir, 'config.yml');
   writeFileSync(
     config,
-    `version: 0.1\nlog: {level: info}\nstorage: {filesystem: {rootdirectory: ${dir}/data}}\nhttp: {addr: 127.0.0.1:${port}}\n${opts.auth ? `auth: ${opts.auth}\n` : ''}`,
+    `version: 0.1\nlog: {level: info}\nstorage: {filesystem: {rootdirectory: ${dir}/data}${opts.deletes ? ', delete: {enabled: true}' : ''}}\nhttp: {addr: 127.0.0.1:${port}}\n${opts.auth ? `auth: ${opts.auth}\n` : ''}`,
   );
   const child: ChildProcess = spawn('docker-registry', ['serve', config], { stdio: ['ignore', 'pipe', 'pipe'] });
   const stop = async (): Promise<void> => {

@@ -108,11 +108,12 @@ export interface AuthRegistry extends Registry {
   tokenServer?: TokenServer;
 }
 
-export async function startTokenRegistry(): Promise<AuthRegistry> {
+export async function startTokenRegistry(opts: { deletes?: boolean } = {}): Promise<AuthRegistry> {
   const dir = scratchDir('berth-token-');
   const tokens = await startTokenServer(dir, 'berth-test', 'berth-test-issuer');
   const registry = await startRegistry({
     auth: `{token: {realm: "${tokens.url}", service: berth-test, issuer: berth-test-issuer, rootcertbundle: ${tokens.certFile}}}`,
+    deletes: opts.deletes,
   });
   return {
     host: registry.host,
