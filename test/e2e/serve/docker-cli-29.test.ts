@@ -71,21 +71,25 @@ for (const kind of ENGINES) {
       assert.match(image.Id, /^sha256:[0-9a-f]{64}$/);
     });
 
-    test('--mount volume-subpath (API 1.45) mounts a folder of a named volume', async () => {
-      const volume = `${suite}-subvol`;
-      await cli.dockerOk(['volume', 'create', ...label, volume]);
-      try {
-        await cli.dockerOk(['run', '--rm', ...label, '-v', `${volume}:/data`, BUSYBOX, 'sh', '-c', 'mkdir -p /data/sub && echo in-sub > /data/sub/f']);
-        const mount = `type=volume,src=${volume},dst=/x,volume-subpath=sub`;
-        const r = await cli.docker(['run', '--rm', ...label, '--mount', mount, BUSYBOX, 'cat', '/x/f']);
-        assert.deepEqual([r.code, r.stdout], [0, 'in-sub\n'], r.stderr);
-        const escape = await cli.docker(['run', '--rm', ...label, '--mount', `type=volume,src=${volume},dst=/x,volume-subpath=../up`, BUSYBOX, 'true']);
-        assert.notEqual(escape.code, 0);
-        if (kind === 'berth') assert.match(escape.stderr, /subpath \.\.\/up must be a relative path inside the volume/);
-      } finally {
-        await cli.docker(['volume', 'rm', volume]);
-      }
-    });
+    test(
+      '--mount volume-subpath (API 1.45) mounts a folder of a named volume',
+      { skip: kind === 'podman' && "podman 4.3 speaks API 1.41, older than volume subpaths: it mounts the volume's root" },
+      async () => {
+        const volume = `${suite}-subvol`;
+        await cli.dockerOk(['volume', 'create', ...label, volume]);
+        try {
+          await cli.dockerOk(['run', '--rm', ...label, '-v', `${volume}:/data`, BUSYBOX, 'sh', '-c', 'mkdir -p /data/sub && echo in-sub > /data/sub/f']);
+          const mount = `type=volume,src=${volume},dst=/x,volume-subpath=sub`;
+          const r = await cli.docker(['run', '--rm', ...label, '--mount', mount, BUSYBOX, 'cat', '/x/f']);
+          assert.deepEqual([r.code, r.stdout], [0, 'in-sub\n'], r.stderr);
+          const escape = await cli.docker(['run', '--rm', ...label, '--mount', `type=volume,src=${volume},dst=/x,volume-subpath=../up`, BUSYBOX, 'true']);
+          assert.notEqual(escape.code, 0);
+          if (kind === 'berth') assert.match(escape.stderr, /subpath \.\.\/up must be a relative path inside the volume/);
+        } finally {
+          await cli.docker(['volume', 'rm', volume]);
+        }
+      },
+    );
 
     test('network create and connect with an alias: a member reaches the container by it', async () => {
       const net = `${suite}-net`;
@@ -105,7 +109,9 @@ for (const kind of ENGINES) {
           // gone from 1.52: the CLI 29 says so as it does against dockerd 29
           const topLevel = await cli.docker(['inspect', '-f', '{{json .NetworkSettings.IPAddress}}', srv]);
           assert.match(topLevel.stderr, /map has no entry for key "IPAddress"/);
-          assert.equal((await cli.dockerOk(['network', 'inspect', '-f', '{{json .Status}}', net])).trim(), '{"IPAM":{"Subnets":{}}}');
+          const inspected = await engine().request('GET', `/v1.52/networks/${net}`);
+          assert.deepEqual((JSON.parse(inspected.body) as { Status: unknown }).Status, { IPAM: { Subnets: {} } });
+          assert.equal((await cli.dockerOk(['network', 'inspect', '-f', '{{json .Status}}', net])).trim(), '{"IPAM":{}}', 'as the CLI 29 prints it');
         }
         const r = await cli.docker([
           'run',
