@@ -138,7 +138,8 @@ function statusCommand(): Command {
       if (o.output === 'json') process.stdout.write(JSON.stringify({ running, ...(state ?? {}) }, null, 2) + '\n');
       else if (running && state)
         process.stdout.write(
-          `running at ${state.server} (Kubernetes ${state.version}, since ${state.startedAt})\nnodes: ${state.nodes.join(', ')}\nkubeconfig: ${state.kubeconfig}\n`,
+          `running at ${state.server} (Kubernetes ${state.version}, since ${state.startedAt})\nnodes: ${state.nodes.join(', ')}\nkubeconfig: ${state.kubeconfig}\n` +
+            (state.registry ? `registry: ${state.registry} (plain HTTP; the first node pulls from it)\n` : ''),
         );
       else process.stdout.write('not running (start it with: berth dev-cluster up)\n');
       if (!running) process.exitCode = 3;

@@ -19,6 +19,7 @@ import { MAX_NODES, nodeSpecs, type NodeSpec } from './nodes.js';
 import { ensurePki } from './pki.js';
 import { startProcess, stopProcess, waitUntil } from './processes.js';
 import { setPodStartDelay, writeRuncWrapper } from './faults/runc-delay.js';
+import { REGISTRY_ADDRESS, registryArgs } from './registry.js';
 
 export interface PartsOptions {
   usersFile?: string;
@@ -44,6 +45,7 @@ export const PARTS = [
   'coredns',
   'kube-router',
   'local-path-provisioner',
+  'registry',
 ] as const;
 
 function kubectlApply(layout: Layout, yaml: string): void {
@@ -74,6 +76,12 @@ function startAddons(layout: Layout, opts: PartsOptions, first: NodeSpec): void 
   startProcess(layout, 'local-path-provisioner', localPathArgs(layout, opts.helperImage));
 }
 
+async function startRegistry(layout: Layout, opts: PartsOptions): Promise<void> {
+  startProcess(layout, 'registry', registryArgs(join(layout.config, 'registry.yml')));
+  await waitUntil(layout, 'registry', `the registry answering on ${REGISTRY_ADDRESS}`, async () => (await fetch(`http://${REGISTRY_ADDRESS}/v2/`)).ok, 30_000);
+  opts.progress(`registry ready on ${REGISTRY_ADDRESS}`);
+}
+
 export async function startParts(layout: Layout, opts: PartsOptions): Promise<void> {
   const users = opts.usersFile ? loadUsersFile(opts.usersFile) : [];
   const other = otherOwner(layout);
@@ -93,6 +101,7 @@ export async function startParts(layout: Layout, opts: PartsOptions): Promise<vo
   const [first, ...workers] = nodes;
   await startFirstNode(layout, first!, opts.images, opts.progress);
   startAddons(layout, opts, first!);
+  await startRegistry(layout, opts);
   for (const worker of workers) await startWorker(layout, worker, opts.images, opts.progress);
   // pods can only be created once the default ServiceAccount exists
   await waitUntil(

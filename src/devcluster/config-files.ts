@@ -8,7 +8,8 @@ import { componentKubeconfig, tokenFile, tokenUsers, type Component } from './id
 import type { Layout } from './layout.js';
 import { cniConflist, containerdConfig, kubeletConfig, kubeProxyConfig, type KubeletOptions } from './node-configs.js';
 import type { Pki } from './pki.js';
-import { cniConfDir, nodeConfigFile, type NodeSpec } from './nodes.js';
+import { cniConfDir, nodeConfigFile, registryHostsDir, type NodeSpec } from './nodes.js';
+import { REGISTRY_ADDRESS, registryConfig, registryHostsToml } from './registry.js';
 import { RUNC_WRAPPER } from './faults/runc-delay.js';
 
 const writeConfig = (layout: Layout, name: string, text: string) => writeFileSync(join(layout.config, name), text, { mode: 0o600 });
@@ -30,7 +31,14 @@ export function writeConfigFiles(layout: Layout, pki: Pki, fileUsers: UserSpec[]
     write(nodeConfigFile(node, 'kube-proxy.yaml'), kubeProxyConfig(layout, node));
     mkdirSync(cniConfDir(node), { recursive: true });
     writeFileSync(join(cniConfDir(node), '10-berth.conflist'), cniConflist(node));
+    // only the first node shares this machine's loopback, where the registry listens
+    if (node.index === 0) {
+      const hostDir = join(registryHostsDir(node), REGISTRY_ADDRESS);
+      mkdirSync(hostDir, { recursive: true });
+      writeFileSync(join(hostDir, 'hosts.toml'), registryHostsToml());
+    }
   }
+  write('registry.yml', registryConfig());
   return ids;
 }
 

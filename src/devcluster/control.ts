@@ -12,6 +12,7 @@ import type { Faults } from './faults/faults.js';
 import { Layout } from './layout.js';
 import { nodeSpec, nodeSpecs } from './nodes.js';
 import { pidOf, startProcess, stopProcess, waitUntil } from './processes.js';
+import { REGISTRY_ADDRESS } from './registry.js';
 
 export interface ClusterState {
   kind: 'upstream';
@@ -25,6 +26,8 @@ export interface ClusterState {
   version: string;
   /** the nodes' names, the first node first */
   nodes: string[];
+  /** host:port of the registry the first node pulls from over plain HTTP (registry.ts) */
+  registry: string;
 }
 
 const stateFile = (stateDir: string) => join(stateDir, 'state.json');
@@ -89,6 +92,7 @@ export async function upCluster(stateDir: string, opts: UpOptions): Promise<Clus
     startedAt: new Date().toISOString(),
     version,
     nodes: nodeSpecs(opts.nodes).map((n) => n.name),
+    registry: REGISTRY_ADDRESS,
   };
   writeFileSync(stateFile(stateDir), JSON.stringify(state, null, 2));
   // the CA at the state folder's top, where a client that trusts the cluster's server certificate finds it

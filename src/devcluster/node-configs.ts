@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { Layout, MACHINE, NET } from './layout.js';
-import { cniConfDir, containerdSocket, type NodeSpec } from './nodes.js';
+import { cniConfDir, containerdSocket, registryHostsDir, type NodeSpec } from './nodes.js';
 
 export interface KubeletOptions {
   /** KEP-3288 split log streams: alpha in 1.36, off on a stock cluster */
@@ -30,6 +30,9 @@ export function containerdConfig(layout: Layout, node: NodeSpec, runtimeBinary =
     // without a registry a pause image deleted by image GC never comes back
     `[${cri}.images'.pinned_images]`,
     `  sandbox = '${layout.versions.PAUSE_TAG}'`,
+    // the dev cluster's registry (registry.ts) is plain HTTP: its hosts.toml says so
+    `[${cri}.images'.registry]`,
+    `  config_path = '${registryHostsDir(node)}'`,
     `[${cri}.runtime']`,
     // these machines give root no CAP_SYS_RESOURCE: an oom_score_adj below containerd's own (the kubelet asks -998 for
     // the pause container) fails in runc with "can't get final child's PID"; clamp it, as rootless containerd does

@@ -94,6 +94,8 @@ export type NodePart = (typeof NODE_PARTS)[number];
 
 export const containerdSocket = (node: NodeSpec): string => join(node.run, 'containerd.sock');
 export const cniConfDir = (node: NodeSpec): string => join(node.varLib, 'cni', 'net.d');
+/** containerd's config_path: a folder per registry host, each with the hosts.toml that says how to reach it */
+export const registryHostsDir = (node: NodeSpec): string => join(node.varLib, 'containerd-hosts');
 
 /** the node's own files in the state dir's config folder: the first node's keep their plain names */
 export function nodeConfigFile(

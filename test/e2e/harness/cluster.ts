@@ -115,7 +115,7 @@ export async function deleteNamespace(name: string): Promise<void> {
   await kubectl(['delete', 'namespace', name, '--wait=true', '--timeout=60s']);
 }
 
-export function readClusterState(): { clusterId: string; server: string; pid: number } {
+export function readClusterState(): { clusterId: string; server: string; pid: number; registry: string } {
   return JSON.parse(readFileSync(join(stateDir(), 'state.json'), 'utf8'));
 }
 

@@ -6,6 +6,7 @@ import { tokenFile } from '../../../src/devcluster/identities.js';
 import { ruleWords } from '../../../src/devcluster/host.js';
 import { Layout } from '../../../src/devcluster/layout.js';
 import { cniConflist, containerdConfig, kubeletConfig, kubeProxyConfig } from '../../../src/devcluster/node-configs.js';
+import { REGISTRY_ADDRESS, registryConfig, registryHostsToml } from '../../../src/devcluster/registry.js';
 import { containerdArgs, kubeletArgs, kubeProxyArgs } from '../../../src/devcluster/component-args.js';
 import { nodeNamed, nodeSpec, nodeSpecs, partName } from '../../../src/devcluster/nodes.js';
 
@@ -36,6 +37,7 @@ test("containerd: the pinned pause image, the runc wrapper, clamped oom scores, 
   assert.match(toml, /BinaryName = '\/run\/berth-k8s\/runc-delayed'/);
   assert.match(toml, /restrict_oom_score_adj = true/);
   assert.match(toml, /conf_dir = '\/var\/lib\/berth-k8s\/cni\/net\.d'/);
+  assert.match(toml, /\[plugins\.'io\.containerd\.cri\.v1\.images'\.registry\]\n  config_path = '\/var\/lib\/berth-k8s\/containerd-hosts'/);
   const cni = JSON.parse(cniConflist(first));
   assert.equal(cni.plugins[0].ipMasq, false, 'no NAT between pods: NetworkPolicy sees pod addresses');
 });
@@ -110,4 +112,12 @@ test("a worker's parts run in its network and keep to its own folders, cgroup an
   assert.deepEqual(kubeletArgs(layout, worker, 42).slice(0, 4), ['nsenter', '--mount=/proc/42/ns/mnt', '--net=/proc/42/ns/net', '--']);
   assert.ok(kubeletArgs(layout, worker, 42).includes('--kubeconfig=/tmp/state/config/berth-worker.kubelet.kubeconfig'));
   assert.deepEqual(kubeProxyArgs(layout, worker).slice(0, 2), ['nsenter', '--net=/run/netns/berth-worker']);
+});
+
+test("the registry: docker-registry on loopback with deletes on; the node's containerd pulls from it over plain HTTP", () => {
+  const config = parse(registryConfig());
+  assert.deepEqual(config.http, { addr: REGISTRY_ADDRESS });
+  assert.equal(config.storage.delete.enabled, true);
+  assert.match(REGISTRY_ADDRESS, /^127\.0\.0\.1:\d+$/);
+  assert.equal(registryHostsToml(), `server = 'http://${REGISTRY_ADDRESS}'\n\n[host.'http://${REGISTRY_ADDRESS}']\n  capabilities = ['pull', 'resolve']\n`);
 });
