@@ -1045,7 +1045,13 @@ export const FEED_PODS: Record<string, V1Pod> = {
           name: 'berth-files',
           image: 'helper:1',
           imagePullPolicy: 'IfNotPresent',
-          command: ['/bin/sh', '-c', 'while [ ! -e /berth-files/.berth-ready ]; do sleep 0.05; done'],
+          command: [
+            'sh',
+            '-c',
+            "tar -x -o -f - -C /berth-files && test -e /berth-files/.berth-complete || { echo 'berth: the file copy stream was cut before its end' >&2; exit 1; }",
+          ],
+          stdin: true,
+          stdinOnce: true,
           volumeMounts: [
             {
               name: 'berth-files',
@@ -1166,7 +1172,13 @@ export const FEED_PODS: Record<string, V1Pod> = {
           name: 'berth-files',
           image: 'helper:1',
           imagePullPolicy: 'IfNotPresent',
-          command: ['/bin/sh', '-c', 'while [ ! -e /berth-files/.berth-ready ]; do sleep 0.05; done'],
+          command: [
+            'sh',
+            '-c',
+            "tar -x -o -f - -C /berth-files && test -e /berth-files/.berth-complete || { echo 'berth: the file copy stream was cut before its end' >&2; exit 1; }",
+          ],
+          stdin: true,
+          stdinOnce: true,
           volumeMounts: [
             {
               name: 'berth-files',
@@ -1284,7 +1296,13 @@ export const FEED_PODS: Record<string, V1Pod> = {
           name: 'berth-files',
           image: 'helper:1',
           imagePullPolicy: 'IfNotPresent',
-          command: ['/bin/sh', '-c', 'while [ ! -e /berth-files/.berth-ready ]; do sleep 0.05; done'],
+          command: [
+            'sh',
+            '-c',
+            "tar -x -o -f - -C /berth-files && test -e /berth-files/.berth-complete || { echo 'berth: the file copy stream was cut before its end' >&2; exit 1; }",
+          ],
+          stdin: true,
+          stdinOnce: true,
           volumeMounts: [
             {
               name: 'berth-files',
