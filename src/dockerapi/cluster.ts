@@ -7,6 +7,7 @@
 import type { Duplex, Readable, Writable } from 'node:stream';
 import type { V1NetworkPolicy, V1PersistentVolumeClaim, V1Pod, V1PodTemplate, V1Service } from '@kubernetes/client-node';
 import type { PodLogQuery } from '../kube/pod-log.js';
+import type { FeedAttach } from '../runtime/file-feed.js';
 
 export type Pod = V1Pod;
 export type Service = V1Service;
@@ -30,7 +31,8 @@ export interface ExecIo {
   tty?: boolean;
 }
 
-export interface ServeCluster {
+/** `attachFeed` (FeedAttach): files copied before a start, into their receiver (containers/file-feed.ts). */
+export interface ServeCluster extends FeedAttach {
   readonly namespace: string;
   createPod(pod: Pod): Promise<Pod>;
   readPod(name: string): Promise<Pod>;

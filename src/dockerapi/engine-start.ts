@@ -2,6 +2,7 @@
  * The start path: a container's next pod planned and laid, its files fed or delivered, waited for until it
  * runs (or the start fails and what it made goes), its published ports opened, its networks told, its healthcheck begun.
  */
+import { buffer } from 'node:stream/consumers';
 import { ANNOTATION_CONTAINER, READY_FILE, type SandboxVolume } from '../runtime/sandbox-plan.js';
 import { helperImageOf } from '../runtime/plan.js';
 import type { PodTemplateSource } from '../runtime/workload.js';
@@ -18,7 +19,10 @@ import { leftBehind } from './instance-cleanup.js';
 import { runHealthcheck, wantsHealthcheck } from './containers/healthcheck.js';
 import { planRunPod, runPodName } from './containers/container-pod.js';
 import { planDenyPolicy } from './networks/network-isolation.js';
-import { FEED_CONTAINER, FEED_READY_ARGV, feedFolder, feedMounts, needsFileFeed } from './containers/file-feed.js';
+import { addArchives, FEED_CONTAINER, FEED_PLAN, feedMounts, needsFileFeed } from './containers/file-feed.js';
+import { FEED_END_GRACE_MS, sendFeed, type FeedResult } from '../runtime/file-feed.js';
+import type { ContainerView } from '../runtime/pod-status.js';
+import { isTerminal } from '../runtime/pod-tracker.js';
 import type { EngineState, ExecCollect, Remove } from './engine-state.js';
 
 export interface StartDeps {
@@ -85,11 +89,18 @@ export class StartPath {
     }
     const podName = pod.metadata!.name!;
     this.resetRun(c, podName);
-    return this.layPod(c, pod, podName);
+    const fed = pod.spec?.initContainers?.some((x) => x.name === FEED_CONTAINER) ?? false;
+    // from before the pod exists, so that the watch misses no state of its receiver
+    if (fed) this.s.feeds.set(podName, { state: 'pending', progress: 'starting' });
+    try {
+      return await this.layPod(c, pod, podName, fed);
+    } finally {
+      this.s.feeds.delete(podName);
+    }
   }
 
   /** The planned pod made (its deny policy and alias Services first), its ports opened, its files given, waited for until it runs. */
-  private async layPod(c: ContainerRecord, pod: Pod, podName: string): Promise<'started'> {
+  private async layPod(c: ContainerRecord, pod: Pod, podName: string, fed: boolean): Promise<'started'> {
     try {
       if (c.plan.hostConfig.denyNetwork) await this.ensureDenyPolicy(c);
       await this.s.networks.ensureAliasServices(c);
@@ -110,7 +121,6 @@ export class StartPath {
     } catch (err) {
       return this.startFailed(c, podName, `could not publish its ports: ${(err as Error).message}`);
     }
-    const fed = pod.spec?.initContainers?.some((x) => x.name === FEED_CONTAINER) ?? false;
     if (fed) await this.feedArchives(c, podName);
     await this.untilRuns(c, podName);
     // Read afresh: the pod watch changed it while this waited.
@@ -238,12 +248,14 @@ export class StartPath {
   }
 
   /**
-   * Files for the init container (containers/file-feed.ts): once it runs, each archive is unpacked into its volume
-   * and the volume marked ready; the main container then starts with them mounted.
+   * Files for the receiving init container (containers/file-feed.ts): once it runs, every kept archive goes to it in
+   * one feed (runtime/file-feed.ts), whose marker tells a whole feed from a cut one; the main container then starts
+   * with them mounted. A feed that did not arrive whole fails the start, its pod deleted.
    */
   private async feedArchives(c: ContainerRecord, podName: string): Promise<void> {
     const deadline = Date.now() + this.s.opts.startTimeoutMs;
-    while (!this.s.feeding.has(podName) && c.status === 'created' && c.podName === podName) {
+    const receiver = (): ContainerView | undefined => this.s.feeds.get(podName);
+    while (receiver()?.state !== 'running' && receiver()?.state !== 'terminated' && c.status === 'created' && c.podName === podName) {
       if (Date.now() > deadline)
         return this.startFailed(
           c,
@@ -252,14 +264,47 @@ export class StartPath {
         );
       await this.s.nextChange(c, deadline - Date.now());
     }
-    if (!this.s.feeding.has(podName)) return;
-    this.s.feeding.delete(podName);
+    // A receiver that cannot run (its image not pulled) ended the container: the start answers with its words (pod-state.ts).
+    if (c.status !== 'created' || c.podName !== podName) return;
+    // A restart is a new pod: what was copied into the old one is copied again, as docker keeps it.
     const archives = [...c.copiedArchives, ...c.pendingArchives];
     c.copiedArchives = archives;
     c.pendingArchives = [];
-    for (const [k, a] of archives.entries()) await this.s.files.extractInPod(podName, feedFolder(k), a.tar, FEED_CONTAINER);
-    const r = await this.s.files.execInPod(podName, FEED_READY_ARGV, undefined, FEED_CONTAINER);
-    if (r.exitCode !== 0) throw new DockerError(500, `could not release container ${c.name} after copying files: ${r.stderr}`);
+    const result = await sendFeed({
+      cluster: this.s.cluster,
+      pod: podName,
+      plan: FEED_PLAN,
+      content: (add) => addArchives(add, archives),
+      ended: () => this.receiverEnd(c, podName, deadline + FEED_END_GRACE_MS),
+      logTail: () => this.logTail(podName),
+    }).catch((err: unknown): FeedResult => ({ delivered: false, why: (err as Error).message }));
+    if (result.delivered) return;
+    if (this.removedMeanwhile(c)) throw conflict(`container ${c.name} was removed while it started`);
+    const tar = result.exitCode === undefined ? '' : ` (tar exit ${result.exitCode})`;
+    return this.startFailed(
+      c,
+      podName,
+      `the files copied into it before start (docker cp) did not all arrive in its pod ${podName}${tar}: ${result.why} (start it again: berth keeps the files copied into it)`,
+    );
+  }
+
+  /** The receiver once it ended (or its pod, or the container's start, with it); rejects at `until`. */
+  private async receiverEnd(c: ContainerRecord, podName: string, until: number): Promise<ContainerView> {
+    for (;;) {
+      const view = this.s.feeds.get(podName);
+      if (view && isTerminal(view)) return view;
+      if (c.status !== 'created' || c.podName !== podName)
+        return { state: 'failed', exitCode: 125, message: c.error || `its pod ${podName} ended before the files arrived` };
+      if (Date.now() > until)
+        throw new Error(`the init container ${FEED_CONTAINER} did not finish unpacking them ${FEED_END_GRACE_MS / 1000} s past --start-timeout`);
+      await this.s.nextChange(c, until - Date.now());
+    }
+  }
+
+  /** The receiver's last log lines, for a failure whose words did not come through the attach. */
+  private async logTail(podName: string): Promise<string> {
+    const log = await buffer(await this.s.cluster.openLog(podName, FEED_CONTAINER, { tailLines: 3 }));
+    return log.toString('utf8').trim().split('\n').join('; ');
   }
 
   private removedMeanwhile(c: ContainerRecord): boolean {

@@ -23,6 +23,7 @@ import { RyukContainers } from './ryuk/ryuk.js';
 import { ExecStore } from './containers/exec-records.js';
 import type { PodContext } from './containers/container-pod.js';
 import type { PodTemplateSource } from '../runtime/workload.js';
+import type { ContainerView } from '../runtime/pod-status.js';
 
 export interface EngineOptions {
   cluster: ServeCluster;
@@ -86,8 +87,11 @@ export class EngineState {
   readonly spill = new ArchiveSpill();
   readonly ports: PortPublisher;
   readonly ryuk: RyukContainers;
-  /** Pods whose file-feed init container runs (seen by the pod watch), waiting for their files. */
-  readonly feeding = new Set<string>();
+  /**
+   * The file-feed receiver of each pod whose start feeds it (containers/file-feed.ts), as the pod watch last saw it:
+   * the start path waits for it to run, then for its end. Only pods the start path put here are kept.
+   */
+  readonly feeds = new Map<string, ContainerView>();
 
   constructor(
     readonly opts: EngineOptions,

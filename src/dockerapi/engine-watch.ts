@@ -2,7 +2,7 @@
  * The pod watch of one berth serve and what it notes of a container's run: its start, its exit (ports
  * closed, networks forgotten, AutoRemove once attached readers are done), a pod gone while the watch was away.
  */
-import { deletedByCluster } from '../runtime/pod-status.js';
+import { deletedByCluster, viewContainer } from '../runtime/pod-status.js';
 import { LABEL_OWNER } from '../runtime/pod-rules.js';
 import { LABEL_CONTAINER_ID } from '../runtime/sandbox-plan.js';
 import { statusOf } from '../kube/errors.js';
@@ -62,7 +62,7 @@ export class PodWatch {
       return;
     }
     c.podIP = pod.status?.podIP ?? c.podIP;
-    if (pod.status?.initContainerStatuses?.some((x) => x.name === FEED_CONTAINER && x.state?.running)) this.s.feeding.add(c.podName!);
+    if (this.s.feeds.has(c.podName!) && this.receiverFailed(c, pod)) return;
     const s = podState(pod);
     if (s.status === 'running' && c.podIP) void this.s.networks.announce(c, (o, argv) => this.deps.execCollect(o, argv));
     if (s.status === 'running' && c.status !== 'running') {
@@ -78,6 +78,19 @@ export class PodWatch {
     } else {
       this.s.changed(c);
     }
+  }
+
+  /**
+   * Notes the receiver of a start that feeds files for the start path (engine-start.ts), which waits on it. One that
+   * ran and failed failed the pod before the container ran: the start words that and removes the pod (startFailed),
+   * not the watch, whose AutoRemove would take the start's answer with it.
+   */
+  private receiverFailed(c: ContainerRecord, pod: Pod): boolean {
+    const receiver = viewContainer(pod, FEED_CONTAINER, true);
+    this.s.feeds.set(c.podName!, receiver);
+    if (receiver.state !== 'terminated' || receiver.exitCode === 0) return false;
+    this.s.changed(c);
+    return true;
   }
 
   /** Whether the pod's main container has ended (or the pod is gone): a follow of its log that ended is whole. */

@@ -19,7 +19,7 @@ import { KubeError, statusOf, toKubeError, type KubeAction } from './errors.js';
 import { openPodLog, readPodLogBytes, type PodLogQuery } from './pod-log.js';
 import { openPortForward } from './port-forward.js';
 import { createWithRetry, isTransient, KUBE_BACKOFF, withRetry } from './retry.js';
-import { exitCodeOfStatus, openAttach, openExec, type StreamSession } from './streams.js';
+import { exitCodeOfStatus, openAttach, openExec, openFeedAttach, type StreamSession } from './streams.js';
 import { shareConnections } from './shared-connections.js';
 import { resumableWatch, watchRequests } from './watch.js';
 
@@ -368,6 +368,11 @@ export class ClusterClient {
     // frame on the status channel, which openAttach would try to parse as the final Status.
     const discard = new PassThrough().resume();
     return openAttach(this.kc, this.namespace, pod, container, { stdin, stdout: discard, tty, requireStdinClose: true });
+  }
+
+  /** Feeds a file receiver (runtime/file-feed.ts): its stdin, and its stderr back for the sentence of its failure. */
+  attachFeed(pod: string, container: string, stdin: Readable, stderr: Writable): Promise<StreamSession> {
+    return openFeedAttach(this.kc, this.namespace, pod, container, stdin, stderr);
   }
 
   /** One port-forward for one TCP connection, as a Duplex: the connection inside the pod. */

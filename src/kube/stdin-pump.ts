@@ -19,9 +19,12 @@ export const MAX_STDIN_FRAME = 64 * 1024;
 /**
  * stdin → channel 0, at most `maxBuffered` bytes in the socket at a time: a large chunk (a whole archive
  * handed over at once) is framed piece by piece as the socket drains, not copied into frames all at once.
- * Ends with v5 CLOSE once everything is sent.
+ * Ends with v5 CLOSE once everything is sent. Resolves once the last byte is handed to the socket (after every
+ * frame before it, so a close of the socket that follows loses none of them); never, when the socket closed first.
  */
-export function pumpStdin(ws: WebSocket, stdin: Readable, canClose: boolean, maxBuffered: number): void {
+export function pumpStdin(ws: WebSocket, stdin: Readable, canClose: boolean, maxBuffered: number): Promise<void> {
+  let allSent: () => void = () => undefined;
+  const sent = new Promise<void>((resolve) => (allSent = resolve));
   let inFlight = 0;
   let pending: Buffer | undefined;
   let ended = false;
@@ -52,6 +55,7 @@ export function pumpStdin(ws: WebSocket, stdin: Readable, canClose: boolean, max
     if (ended) {
       ended = false;
       if (canClose) ws.send(Buffer.from([CLOSE, STDIN]), { binary: true });
+      allSent();
     } else if (inFlight <= maxBuffered / 2 && stdin.isPaused()) stdin.resume();
   };
   const onData = (chunk: Buffer | string): void => {
@@ -69,4 +73,5 @@ export function pumpStdin(ws: WebSocket, stdin: Readable, canClose: boolean, max
   });
   stdin.once('error', () => ws.close());
   ws.once('close', () => stdin.off('data', onData));
+  return sent;
 }

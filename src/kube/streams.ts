@@ -48,6 +48,8 @@ export interface StreamSession {
   supportsStdinClose: boolean;
   /** Settles when the server closes the session; rejects when it ends without a Status. */
   done: Promise<StreamResult>;
+  /** Resolves once all of stdin is handed to the socket (at once without stdin); never when the session ended first. */
+  stdinSent: Promise<void>;
   /** Ends the session from our side (abort). */
   close(): void;
 }
@@ -61,6 +63,15 @@ export function openAttach(kc: KubeConfig, namespace: string, pod: string, conta
     tty: Boolean(opts.tty),
   });
   return openStream(kc, `/api/v1/namespaces/${namespace}/pods/${pod}/attach?${query}`, opts, { verb: 'create', resource: 'pods/attach', namespace, name: pod });
+}
+
+/**
+ * An attach that feeds a file receiver (runtime/file-feed.ts): stdin in, its stderr out (asking for an output also
+ * keeps the kubelet's empty opening frame off the status channel). Any channel protocol: without v5 the sender
+ * ends stdin by closing the session, which the receiver's stdinOnce turns into its end of input.
+ */
+export function openFeedAttach(kc: KubeConfig, namespace: string, pod: string, container: string, stdin: Readable, stderr: Writable): Promise<StreamSession> {
+  return openAttach(kc, namespace, pod, container, { stdin, stderr });
 }
 
 export function openExec(kc: KubeConfig, namespace: string, pod: string, container: string, command: string[], opts: StreamOptions): Promise<StreamSession> {
@@ -152,12 +163,13 @@ async function openStream(
   });
   done.catch(() => undefined);
 
-  if (opts.stdin) pumpStdin(ws, opts.stdin, supportsStdinClose, opts.maxBufferedBytes ?? 1024 * 1024);
+  const stdinSent = opts.stdin ? pumpStdin(ws, opts.stdin, supportsStdinClose, opts.maxBufferedBytes ?? 1024 * 1024) : Promise.resolve();
 
   return {
     protocol,
     supportsStdinClose,
     done,
+    stdinSent,
     close() {
       closedByUs = true;
       stopPings();

@@ -3,6 +3,7 @@
  * default and every docker-run translation is unit-tested without a cluster.
  */
 import type { V1ConfigMap, V1Container, V1KeyToPath, V1NetworkPolicy, V1Pod, V1PodSpec, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
+import { planFeedReceiver, type FeedPlan } from './feed-receiver.js';
 import { isolationGate } from './isolation-gate.js';
 import type { MountEntry, MountSnapshot } from './mounts.js';
 import { ANNOTATION_EXPIRES_AT, lockedDownContainer, lockedDownPod, ownershipLabels } from './pod-rules.js';
@@ -60,8 +61,8 @@ export interface TarEntry {
 }
 
 export interface MountData {
-  /** Init container that must be attached to and fed a tar of `entries` (plus stdin when stdinAsFile). */
-  initContainer?: string;
+  /** The receiver that must be fed a tar of `entries` (plus stdin when stdinAsFile): file-feed.ts sends it. */
+  feed?: FeedPlan;
   entries: TarEntry[];
   /** Tar entry name that must carry the caller's stdin (no-v5 fallback). */
   stdinEntry?: string;
@@ -251,24 +252,18 @@ function planFiles(w: Workload, ctx: PlanContext, podName: string, sideMeta: (na
     out.mainMounts.push({ name: FILES_VOLUME, mountPath: FILES_ROOT, subPath: STDIN_DIR, readOnly: true });
   }
   out.volumes.push({ name: FILES_VOLUME, emptyDir: {} });
-  out.mountData.initContainer = FILES_CONTAINER;
-  out.initContainers.push({
-    name: FILES_CONTAINER,
-    image: helperImageOf(ctx.helperImage),
-    imagePullPolicy: 'IfNotPresent',
-    // -o: do not restore the caller's uid/gid (capabilities are dropped); files belong to the run's user.
-    // The archive ends with a marker entry: a stream cut between two entries still looks like a whole
-    // archive to tar, and the container must never start with part of its files.
-    command: [
-      'sh',
-      '-c',
-      `tar -x -o -f - -C ${FILES_ROOT} && test -e ${FILES_ROOT}/${FILES_COMPLETE_MARKER} || { echo 'berth: the file copy stream was cut before its end' >&2; exit 1; }`,
-    ],
-    stdin: true,
-    stdinOnce: true,
-    ...lockedDownContainer({ user: w.user }),
-    volumeMounts: [{ name: FILES_VOLUME, mountPath: FILES_ROOT }],
-  });
+  const feed = { container: FILES_CONTAINER, marker: FILES_COMPLETE_MARKER };
+  out.mountData.feed = feed;
+  out.initContainers.push(
+    planFeedReceiver({
+      ...feed,
+      image: helperImageOf(ctx.helperImage),
+      dir: FILES_ROOT,
+      carries: 'file copy',
+      runAs: { user: w.user },
+      volumeMounts: [{ name: FILES_VOLUME, mountPath: FILES_ROOT }],
+    }),
+  );
   return out;
 }
 

@@ -16,7 +16,7 @@
 import type { Readable, Writable } from 'node:stream';
 import type { KubeCluster } from '../kube/cluster.js';
 import { KubeError, SHIM_ROLE_PATH } from '../kube/errors.js';
-import { feedInitContainer } from './file-feed.js';
+import { feedMounts } from './mount-feed.js';
 import { snapshotMounts, DEFAULT_MAX_MOUNT_BYTES } from './mounts.js';
 import { MAIN_CONTAINER, planWorkload, type PlanContext, type WorkloadPlan } from './plan.js';
 import { viewContainer } from './pod-status.js';
@@ -166,7 +166,7 @@ class WorkloadRun {
   /** The plan's pool key when a warm pod can serve it: a function reading stdin over attach, no files to feed. */
   private async poolKeyOf(plan: WorkloadPlan, context: PlanContext, stdinAsFile: Promise<boolean>): Promise<string | undefined> {
     const w = this.w;
-    if (!this.cluster.pool || !w.stdin || w.tty || plan.mountData.initContainer) return undefined;
+    if (!this.cluster.pool || !w.stdin || w.tty || plan.mountData.feed) return undefined;
     if (await stdinAsFile) return undefined;
     return planKey(w, context, this.kube);
   }
@@ -220,8 +220,9 @@ class WorkloadRun {
     this.created.push(['pods', podName]);
     trace(`pod ${podName} created`);
     this.progress('scheduling');
-    if (plan.mountData.initContainer) {
-      await feedInitContainer(plan, w.stdin ? this.io.stdin : undefined, kube, tracker, this.startDeadline(), fileStdin, this.progress);
+    if (plan.mountData.feed) {
+      const stdin = w.stdin ? this.io.stdin : undefined;
+      await feedMounts({ plan, stdin, stdinAsFile: fileStdin, kube, tracker, deadline: this.startDeadline(), progress: this.progress });
       trace('files copied');
     }
     return { tracker, podName, fileStdin };

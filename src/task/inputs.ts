@@ -2,17 +2,15 @@
  * Local input folders → one tar stream for the pod's `inputs` container. As fly execute uploads them:
  * in a git work tree only what git would take (tracked files and untracked files that are not
  * ignored: `git ls-files --cached --others --exclude-standard`), everything with --include-ignored or
- * outside git. The archive ends with a marker entry, so a cut stream is never taken for all inputs.
+ * outside git. The file feed ends the archive with its marker, so a cut stream is never taken for all inputs.
  */
 import { execFile } from 'node:child_process';
 import { chmod, copyFile, lstat, mkdir, readFile, readdir, readlink, stat, symlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import type { Readable } from 'node:stream';
 import { promisify } from 'node:util';
-import { extract, pack, type Header } from 'tar-stream';
-import { paddedTarStream } from '../runtime/files.js';
+import { extract, type Header } from 'tar-stream';
+import type { AddEntry, FeedContent } from '../runtime/feed-tar.js';
 import { TaskUsageError, type Layout } from './layout.js';
-import { INPUTS_MARKER } from './pod-plan.js';
 
 const run = promisify(execFile);
 
@@ -79,47 +77,47 @@ export async function copyInputFolder(from: string, to: string): Promise<void> {
   }
 }
 
-/** The tar of every input at its path below the working directory, padded, ending with the marker. */
-export function inputsTar(layout: Layout, includeIgnored: boolean): Readable {
-  const p = pack();
-  const out = paddedTarStream(p);
-  const entry = (header: Parameters<typeof p.entry>[0], data?: Buffer): Promise<void> =>
-    new Promise((res, rej) => {
-      p.entry(header, data ?? Buffer.alloc(0), (err) => (err ? rej(err) : res()));
-    });
-  let current = '';
-  void (async () => {
-    for (const input of layout.inputs) {
-      current = input.name;
-      if (input.from) continue; // fetched by the pod itself, from the pod that produced it
-      const root = resolve(input.dir);
-      const prefix = input.path === '.' ? '' : `${input.path}/`;
-      if (prefix) await entry({ name: input.path, type: 'directory', mode: 0o755 });
-      if (input.tar) {
-        // An artifact of an earlier step: its entries, moved below the input's path.
-        for (const e of await tarEntries(input.tar)) {
-          const name = `${prefix}${e.header.name.replace(/^\.\/?/, '')}`;
-          if (name === prefix || name === '') continue;
-          // a hard link names another entry of the archive, which moved below the input's path too
-          const linkname = e.header.type === 'link' ? `${prefix}${(e.header.linkname ?? '').replace(/^\.\/?/, '')}` : e.header.linkname;
-          await entry({ ...e.header, name, linkname }, e.data);
-        }
-        continue;
+/** Every input at its path below the working directory, as the content of the inputs' file feed (runtime/file-feed.ts). */
+export function inputsContent(layout: Layout, includeIgnored: boolean): FeedContent {
+  return async (entry) => {
+    let current = '';
+    try {
+      for (const input of layout.inputs) {
+        current = input.name;
+        if (input.from) continue; // fetched by the pod itself, from the pod that produced it
+        const prefix = input.path === '.' ? '' : `${input.path}/`;
+        if (prefix) await entry({ name: input.path, type: 'directory', mode: 0o755 });
+        if (input.tar) await addArtifact(entry, input.tar, prefix);
+        else await addFolder(entry, resolve(input.dir), prefix, includeIgnored);
       }
-      for (const rel of await inputFiles(root, includeIgnored)) {
-        const abs = join(root, rel);
-        const s = await lstat(abs).catch(() => undefined);
-        if (!s) continue; // tracked but deleted in the work tree: fly skips it too
-        const name = `${prefix}${rel}`;
-        if (s.isDirectory()) await entry({ name, type: 'directory', mode: s.mode & 0o7777, mtime: s.mtime });
-        else if (s.isSymbolicLink()) await entry({ name, type: 'symlink', linkname: await readlink(abs), mode: 0o777, mtime: s.mtime });
-        else if (s.isFile()) await entry({ name, type: 'file', mode: s.mode & 0o7777, mtime: s.mtime }, await readFile(abs));
-      }
+    } catch (err) {
+      throw new InputReadError(current, err as NodeJS.ErrnoException);
     }
-    await entry({ name: INPUTS_MARKER, type: 'file', mode: 0o644 });
-    p.finalize();
-  })().catch((err: NodeJS.ErrnoException) => out.destroy(new InputReadError(current, err)));
-  return out;
+  };
+}
+
+/** An artifact of an earlier step: its entries, moved below the input's path. */
+async function addArtifact(entry: AddEntry, tar: Buffer, prefix: string): Promise<void> {
+  for (const e of await tarEntries(tar)) {
+    const name = `${prefix}${e.header.name.replace(/^\.\/?/, '')}`;
+    if (name === prefix || name === '') continue;
+    // a hard link names another entry of the archive, which moved below the input's path too
+    const linkname = e.header.type === 'link' ? `${prefix}${(e.header.linkname ?? '').replace(/^\.\/?/, '')}` : e.header.linkname;
+    await entry({ ...e.header, name, linkname }, e.data);
+  }
+}
+
+/** A local folder: what fly would upload of it, with its modes and links. */
+async function addFolder(entry: AddEntry, root: string, prefix: string, includeIgnored: boolean): Promise<void> {
+  for (const rel of await inputFiles(root, includeIgnored)) {
+    const abs = join(root, rel);
+    const s = await lstat(abs).catch(() => undefined);
+    if (!s) continue; // tracked but deleted in the work tree: fly skips it too
+    const name = `${prefix}${rel}`;
+    if (s.isDirectory()) await entry({ name, type: 'directory', mode: s.mode & 0o7777, mtime: s.mtime });
+    else if (s.isSymbolicLink()) await entry({ name, type: 'symlink', linkname: await readlink(abs), mode: 0o777, mtime: s.mtime });
+    else if (s.isFile()) await entry({ name, type: 'file', mode: s.mode & 0o7777, mtime: s.mtime }, await readFile(abs));
+  }
 }
 
 /** A local input that could not be read while it was uploaded (a file berth may not read, one removed meanwhile). */

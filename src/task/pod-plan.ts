@@ -12,6 +12,7 @@
  */
 import type { V1Container, V1EnvVar, V1Pod, V1Secret } from '@kubernetes/client-node';
 import { LABEL_RUN, rfc3339 } from '../runtime/plan.js';
+import { planFeedReceiver, type FeedPlan } from '../runtime/feed-receiver.js';
 import { ANNOTATION_EXPIRES_AT, lockedDownContainer, lockedDownPod, ownershipLabels } from '../runtime/pod-rules.js';
 import type { TaskConfig } from './config.js';
 import type { Layout } from './layout.js';
@@ -22,6 +23,8 @@ export const INPUTS_CONTAINER = 'inputs';
 export const TASK_CONTAINER = 'task';
 export const OUTPUTS_CONTAINER = 'outputs';
 export const INPUTS_MARKER = '.berth-inputs-complete';
+/** The `inputs` container as the file feed's sender sees it (runtime/file-feed.ts). */
+export const inputsFeed: FeedPlan = { container: INPUTS_CONTAINER, marker: INPUTS_MARKER };
 /** The `inputs` container's exit code when the inputs arrived but the folders could not be laid out. */
 export const INPUTS_LAYOUT_FAILED = 3;
 const WORK_VOLUME = 'work';
@@ -99,18 +102,13 @@ export function planTaskPod(config: TaskConfig, layout: Layout, params: Record<s
   const caches = ctx.caches ?? [];
   const cacheMounts = caches.map((c, i) => ({ name: `cache-${i}`, mountPath: `${layout.workDir}/${c.path}` }));
   const cacheDirs = cacheMounts.map((m) => q(m.mountPath));
-  // Directories open to every user: the task may run as another user than the copy (as Concourse's
-  // volumes are writable by the task's user). Files keep the modes they had on the caller's disk.
-  const received = [
-    `tar -x -o -f - -C ${q(layout.workDir)}`,
-    `test -e ${q(`${layout.workDir}/${INPUTS_MARKER}`)} || { echo 'berth: the inputs stream was cut before its end' >&2; exit 1; }`,
-    `rm -f ${q(`${layout.workDir}/${INPUTS_MARKER}`)}`,
-  ].join(' && ');
   // Artifacts served by the pods of earlier steps (direct mode) are fetched after berth's own stream.
   const fetched = fetchScript(
     layout.workDir,
     layout.inputs.flatMap((i) => (i.from ? [{ name: i.name, path: i.path, from: i.from }] : [])),
   );
+  // Directories open to every user: the task may run as another user than the copy (as Concourse's
+  // volumes are writable by the task's user). Files keep the modes they had on the caller's disk.
   const prepared = [
     ...(outputDirs.length ? [`mkdir -p ${outputDirs.join(' ')}`] : []),
     `mkdir -p ${q(layout.cwd)}`,
@@ -124,18 +122,18 @@ export function planTaskPod(config: TaskConfig, layout: Layout, params: Record<s
   ].join(' && ');
   // The inputs all arrived; what fails after is the layout's own doing (an output at the path of an input's
   // file, say), and another pod would fail it again: its own exit code tells berth not to try.
-  const unpack = [`${received} || exit 1`, ...(fetched ? [fetched] : []), `${prepared} || exit ${INPUTS_LAYOUT_FAILED}`].join('\n');
-  const user = layout.user;
-  const inputs: V1Container = {
-    name: INPUTS_CONTAINER,
+  const inputs = planFeedReceiver({
+    ...inputsFeed,
     image: ctx.helperImage,
-    imagePullPolicy: 'IfNotPresent',
-    command: ['sh', '-c', unpack],
-    stdin: true,
-    stdinOnce: true,
-    ...lockedDownContainer(),
+    dir: layout.workDir,
+    carries: 'inputs',
+    quoted: true,
+    removeMarker: true,
+    then: [...(fetched ? [fetched] : []), `${prepared} || exit ${INPUTS_LAYOUT_FAILED}`],
+    // as the task: a target's pod template that changes the pod's user changes both
+    runAs: 'pod',
     volumeMounts: [work, ...cacheMounts],
-  };
+  });
   const env: V1EnvVar[] = Object.keys(params).map((k, i) => ({ name: k, valueFrom: { secretKeyRef: { name: paramsSecretName(ctx.runId), key: `p${i}` } } }));
   const task: V1Container = {
     name: TASK_CONTAINER,
@@ -176,7 +174,7 @@ export function planTaskPod(config: TaskConfig, layout: Layout, params: Record<s
     kind: 'Pod',
     metadata: { name, namespace: ctx.namespace, labels: ownership(ctx), annotations: annotations(ctx) },
     spec: {
-      ...lockedDownPod({ deadlineSeconds: ctx.ttlSeconds, user }),
+      ...lockedDownPod({ deadlineSeconds: ctx.ttlSeconds, user: layout.user }),
       volumes: [{ name: WORK_VOLUME, emptyDir: {} }, ...caches.map((c, i) => ({ name: `cache-${i}`, persistentVolumeClaim: { claimName: c.claim } }))],
       ...(needsInputsContainer(layout, params, caches.length) ? { initContainers: [inputs] } : {}),
       containers,

@@ -15,7 +15,8 @@ import type { Writable } from 'node:stream';
 import type { V1Pod } from '@kubernetes/client-node';
 import { createMayHaveLanded, isUnreachable } from '../kube/errors.js';
 import { followLog } from '../runtime/log-follower.js';
-import { viewContainer } from '../runtime/pod-status.js';
+import { FEED_END_GRACE_MS, sendFeed, type FeedResult } from '../runtime/file-feed.js';
+import { viewContainer, type ContainerView } from '../runtime/pod-status.js';
 import { isTerminal, PodTracker, settledOrRunning } from '../runtime/pod-tracker.js';
 import { RunError } from '../runtime/run-error.js';
 import { loadRunSettings } from '../runtime/settings.js';
@@ -29,7 +30,7 @@ import type { Ledger } from './ledger.js';
 import { ABORTED, ERRORED, exitCodeOf, outcomeOfCode, type StepOutcome } from './outcome.js';
 import { useCaches, type CacheMount } from './cache-claims.js';
 import { cachePath, cacheSettings, checkCachePaths, type CacheSettings } from './caches.js';
-import { checkInputDirs, InputReadError, inputsTar } from './inputs.js';
+import { checkInputDirs, inputsContent } from './inputs.js';
 import { layOut, newWorkDir, TaskUsageError, type Layout, type Mapping } from './layout.js';
 import type { PodArtifact } from './artifacts.js';
 import { ARTIFACT_PORT } from './artifact-stream.js';
@@ -39,6 +40,7 @@ import type { TaskTarget } from './targets.js';
 import {
   INPUTS_CONTAINER,
   INPUTS_LAYOUT_FAILED,
+  inputsFeed,
   needsInputsContainer,
   paramsSecretName,
   planParamsSecret,
@@ -444,48 +446,52 @@ class TaskRun {
   /** true once the inputs are in place; otherwise why the copy broke (the pod is then replaced). */
   private async feedInputs(kube: TaskCluster, pod: { name: string; tracker: PodTracker }, deadline: number): Promise<true | string> {
     if (!this.needsInputs()) return true;
+    const ended = async (): Promise<ContainerView> =>
+      viewContainer(
+        await pod.tracker.until(
+          (q) => isTerminal(viewContainer(q, INPUTS_CONTAINER, true)),
+          deadline + FEED_END_GRACE_MS,
+          'the copy of the inputs did not finish',
+        ),
+        INPUTS_CONTAINER,
+        true,
+      );
     const early = viewContainer(pod.tracker.current() as V1Pod, INPUTS_CONTAINER, true);
-    if (early.state === 'running') {
-      const tar = inputsTar(this.p.layout, this.o.includeIgnored);
-      // A local file that cannot be read fails the run at once: another pod would not read it either.
-      const unreadable = new Promise<never>((_, reject) => tar.once('error', reject));
-      unreadable.catch(() => undefined);
-      const session = await this.until(Promise.race([kube.attachStdin(pod.name, INPUTS_CONTAINER, tar, false), unreadable])).catch((err: Error) => err);
-      if (session instanceof Interrupted || session instanceof InputReadError) throw session;
-      if (session instanceof Error) return session.message;
-      // tar stops at its end marker, so the copy ends whatever becomes of the session.
-      await this.until(Promise.race([session.done, unreadable])).catch((err: unknown) => {
-        if (err instanceof Interrupted) throw err;
-        if (err instanceof InputReadError) {
-          session.close();
-          throw err;
-        }
-      });
-    }
-    const done = await this.until(
-      pod.tracker.until((q) => isTerminal(viewContainer(q, INPUTS_CONTAINER, true)), deadline + 60_000, 'the copy of the inputs did not finish'),
-    );
-    const v = viewContainer(done, INPUTS_CONTAINER, true);
-    if (v.state === 'terminated' && v.exitCode === 0) return true;
-    if (v.state === 'terminated' && v.exitCode === INPUTS_LAYOUT_FAILED) {
+    // A receiver that is no longer running (its pod ended meanwhile) is read as it ended.
+    const result: FeedResult =
+      early.state !== 'running'
+        ? resultOf(await this.until(ended()))
+        : await this.until(
+            sendFeed({
+              cluster: kube,
+              pod: pod.name,
+              plan: inputsFeed,
+              // A local file that cannot be read fails the run at once (InputReadError): another pod would not read it either.
+              content: inputsContent(this.p.layout, this.o.includeIgnored),
+              ended,
+              logTail: () => this.logTail(kube, pod.name, INPUTS_CONTAINER),
+              signal: this.stop.signal,
+            }),
+          );
+    if (result.delivered) return true;
+    if (result.exitCode === INPUTS_LAYOUT_FAILED) {
       throw new TaskError(
-        `the inputs arrived but the working directory could not be laid out${await this.logTail(kube, pod.name, INPUTS_CONTAINER)} (check the paths of the task's inputs, outputs, caches and run.dir)`,
+        `the inputs arrived but the working directory could not be laid out${said(result.why)} (check the paths of the task's inputs, outputs, caches and run.dir)`,
       );
     }
-    if (v.state === 'terminated')
-      return `the inputs container exited ${v.exitCode}${v.message ? `: ${v.message}` : ''}${await this.logTail(kube, pod.name, INPUTS_CONTAINER)}`;
-    return v.state === 'failed' ? v.message : `the inputs container is ${v.state}`;
+    if (result.exitCode !== undefined) return `the inputs container exited ${result.exitCode}${said(result.why)}`;
+    return result.why;
   }
 
-  /** The last lines a helper container printed (why it failed), as `: LINE; LINE`; '' when there are none or they cannot be read. */
+  /** The last lines a helper container printed (why it failed), as `LINE; LINE`; '' when there are none or they cannot be read. */
   private async logTail(kube: TaskCluster, pod: string, container: string): Promise<string> {
     const log = await kube.readPodLog(pod, container, { tailLines: 3 }).catch(() => Buffer.alloc(0));
-    const lines = log
+    return log
       .toString('utf8')
       .split('\n')
       .map((l) => l.trim())
-      .filter(Boolean);
-    return lines.length ? `: ${lines.join('; ')}` : '';
+      .filter(Boolean)
+      .join('; ');
   }
 
   /** stdout and stderr from the task's log, each exactly once; merged into stdout where the cluster cannot serve them apart. */
@@ -568,6 +574,17 @@ class TaskRun {
     await Promise.allSettled(this.inFlight);
     if (this.kube) await this.deleteCreated(this.kube);
   }
+}
+
+/** A receiver that ended before berth could send it anything, as the feed's result. */
+function resultOf(end: ContainerView): FeedResult {
+  if (end.state === 'terminated') return end.exitCode === 0 ? { delivered: true } : { delivered: false, exitCode: end.exitCode, why: end.message ?? '' };
+  return { delivered: false, why: end.state === 'failed' ? end.message : `the inputs container is ${end.state}` };
+}
+
+/** What a helper said, after a colon; nothing when it said nothing. */
+function said(words: string): string {
+  return words ? `: ${words}` : '';
 }
 
 function privilegedRefusal(target: TaskTarget | undefined): string {

@@ -5,20 +5,14 @@
  * (cli/task-connect.ts) and hands the connection in, so the task face never reads a kubeconfig.
  */
 import type { IncomingMessage } from 'node:http';
-import type { Readable } from 'node:stream';
 import type { V1Pod, V1PodTemplate, V1Secret } from '@kubernetes/client-node';
 import type { PodLogQuery } from '../kube/pod-log.js';
+import type { FeedAttach } from '../runtime/file-feed.js';
 import type { CacheUse } from './cache-claims.js';
 import type { ExecClient } from './outputs.js';
 
-/** An attach session: `done` settles when the server closes it. */
-export interface TaskSession {
-  done: Promise<unknown>;
-  close(): void;
-}
-
-/** The calls of a run's caches (cache-claims.ts) and of its outputs' reads (outputs.ts), and these: */
-export interface TaskCluster extends CacheUse, ExecClient {
+/** The calls of a run's caches (cache-claims.ts), of its outputs' reads (outputs.ts), of its inputs' feed (runtime/file-feed.ts), and these: */
+export interface TaskCluster extends CacheUse, ExecClient, FeedAttach {
   readonly namespace: string;
   createPod(pod: V1Pod): Promise<V1Pod>;
   /** 404 is success: cleanup may delete a pod twice. */
@@ -39,8 +33,6 @@ export interface TaskCluster extends CacheUse, ExecClient {
   servesSplitLogs(): Promise<boolean>;
   /** A SelfSubjectAccessReview in the namespace; rejects when the server could not answer. */
   reviewAccess(verb: string, resource: string, subresource?: string): Promise<boolean>;
-  /** Feeds stdin of the pod's container (the inputs tar into the `inputs` container). */
-  attachStdin(pod: string, container: string, stdin: Readable, tty: boolean): Promise<TaskSession>;
 }
 
 /** What a task run is handed to reach its cluster. */

@@ -39,12 +39,12 @@ export interface ContainerFilesDeps {
 export class ContainerFiles {
   constructor(private readonly deps: ContainerFilesDeps) {}
 
-  async execInPod(pod: string, argv: string[], stdin?: Readable, container = SANDBOX_CONTAINER): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+  async execInPod(pod: string, argv: string[], stdin?: Readable): Promise<{ exitCode: number; stdout: string; stderr: string }> {
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     const stdout = new PassThrough().on('data', (b: Buffer) => out.push(b));
     const stderr = new PassThrough().on('data', (b: Buffer) => err.push(b));
-    const { done } = await this.deps.cluster.exec(pod, container, argv, { stdin, stdout, stderr });
+    const { done } = await this.deps.cluster.exec(pod, SANDBOX_CONTAINER, argv, { stdin, stdout, stderr });
     const r = await done;
     return { exitCode: r.exitCode, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') };
   }
@@ -60,13 +60,7 @@ export class ContainerFiles {
    * the process starts meanwhile (a process start in the container runtime is most of a small copy's time)
    * and waits for a go line before it touches anything: an archive refused meanwhile changes nothing.
    */
-  async extractInPod(
-    pod: string,
-    path: string,
-    archive: KeptTar | Promise<HeldTar>,
-    container = SANDBOX_CONTAINER,
-    existingFolder?: { containerName: string },
-  ): Promise<KeptTar> {
+  async extractInPod(pod: string, path: string, archive: KeptTar | Promise<HeldTar>, existingFolder?: { containerName: string }): Promise<KeptTar> {
     if (!(archive instanceof Promise) && archive.length === 0) return archive;
     const arrived = Promise.resolve(archive);
     arrived.catch(() => undefined); // awaited in the input, or below when the exec never read it
@@ -85,12 +79,7 @@ export class ContainerFiles {
     }
     let r: { exitCode: number; stderr: string };
     try {
-      r = await this.execInPod(
-        pod,
-        ['/bin/sh', '-c', existingFolder ? EXTRACT_INTO_FOLDER : EXTRACT_MAKING_FOLDER, 'berth-put', path],
-        Readable.from(input()),
-        container,
-      );
+      r = await this.execInPod(pod, ['/bin/sh', '-c', existingFolder ? EXTRACT_INTO_FOLDER : EXTRACT_MAKING_FOLDER, 'berth-put', path], Readable.from(input()));
     } finally {
       // whatever the exec did, the archive's own failure is the answer, and only once it is whole
       await arrived;
@@ -129,7 +118,7 @@ export class ContainerFiles {
       return;
     }
     if (c.status !== 'running') throw conflict(`container ${c.name} is ${c.status}: berth copies files into a running container or one not yet started`);
-    const entry = { path, tar: await this.extractInPod(c.podName!, path, tar, SANDBOX_CONTAINER, { containerName: c.name }) };
+    const entry = { path, tar: await this.extractInPod(c.podName!, path, tar, { containerName: c.name }) };
     c.copiedArchives.push(entry);
     void this.deps.spill.spill(entry);
   }

@@ -9,6 +9,7 @@ import { API_VERSION } from '../../../src/dockerapi/http/api-version.js';
 import { FakeCluster } from './fake-cluster.js';
 import { pack } from 'tar-stream';
 import { Writable } from 'node:stream';
+import { buffer } from 'node:stream/consumers';
 import { ArchiveError, heldTar, type HeldTar } from '../../../src/runtime/files.js';
 import { DEFAULT_HELPER_IMAGE } from '../../../src/runtime/plan.js';
 
@@ -459,8 +460,127 @@ test('files copied before start into a container whose command is unknown come t
       { name: 'berth-files', mountPath: '/etc/app/sub/deep.txt', subPath: '0/sub/deep.txt', readOnly: false },
     ],
   );
-  const feed = cluster.execs.filter((e) => e.container === 'berth-files').map((e) => e.argv.at(-1));
-  assert.deepEqual(feed, ['/berth-files/0', ': > /berth-files/.berth-ready']);
+  assert.deepEqual(
+    cluster.execs.filter((e) => e.container === 'berth-files'),
+    [],
+    'nothing goes through exec: the receiver is fed through its attach',
+  );
+  assert.deepEqual(
+    cluster.feeds.map((f) => f.entries.map((e) => e.name)),
+    [['0', '0/conf.txt', '0/sub/deep.txt', '.berth-complete']],
+  );
+});
+
+/** A container whose command is unknown, with `archives` copied into it before its start (each at `/etc/app<k>`). */
+async function fedContainer(engine: Engine, name: string, archives: Buffer[], body: CreateBody = {}): Promise<ContainerRecord> {
+  const c = await create(engine, name, { Cmd: null, ...body });
+  for (const [k, tar] of archives.entries()) await engine.putArchive(name, `/etc/app${k}`, Promise.resolve(heldTar(tar)));
+  return c;
+}
+
+test('files copied before start are delivered whole in one feed: every copy under its folder, hard links and long names moved with them, the marker last', async () => {
+  const cluster = new FakeCluster();
+  const engine = engineOn(cluster);
+  const long = `${'l'.repeat(60)}/${'n'.repeat(80)}.txt`;
+  const linked = pack();
+  linked.entry({ name: 'data.bin', mode: 0o600 }, 'payload');
+  linked.entry({ name: 'again.bin', type: 'link', linkname: 'data.bin' });
+  linked.entry({ name: long, mode: 0o644 }, 'long');
+  linked.entry({ name: 'to-data', type: 'symlink', linkname: 'data.bin' });
+  linked.finalize();
+  const c = await fedContainer(engine, 'whole', [await tarOf([{ name: 'conf.txt', content: 'x=1\n' }]), await buffer(linked)]);
+  await engine.start('whole');
+  assert.equal(c.status, 'running');
+  assert.equal(cluster.feeds.length, 1, 'one feed, one attach');
+  assert.deepEqual(cluster.feeds[0]!.entries, [
+    { name: '0', type: 'directory', data: '' },
+    { name: '0/conf.txt', type: 'file', data: 'x=1\n' },
+    { name: '1', type: 'directory', data: '' },
+    { name: '1/data.bin', type: 'file', data: 'payload' },
+    { name: '1/again.bin', type: 'link', linkname: '1/data.bin', data: '' },
+    { name: `1/${long}`, type: 'file', data: 'long' },
+    { name: '1/to-data', type: 'symlink', linkname: 'data.bin', data: '' },
+    { name: '.berth-complete', type: 'file', data: '' },
+  ]);
+  assert.equal(cluster.feeds[0]!.received.length % 10240, 0, 'padded to a whole record');
+  assert.deepEqual(
+    cluster.pod(c.podName!).spec!.containers[0]!.volumeMounts?.map((m) => [m.mountPath, m.subPath]),
+    [
+      ['/etc/app0/conf.txt', '0/conf.txt'],
+      ['/etc/app1/data.bin', '1/data.bin'],
+      [`/etc/app1/${long}`, `1/${long}`],
+    ],
+  );
+  // a restart is a new pod, fed the same files again
+  cluster.exit(c.podName!, 0);
+  await until('exited', () => c.status === 'exited');
+  await engine.start('whole');
+  assert.equal(cluster.feeds.length, 2);
+  assert.deepEqual(cluster.feeds[1]!.entries, cluster.feeds[0]!.entries);
+});
+
+test('a feed cut midway fails the start with its cause and leaves no pod; the files stay for the next start', async () => {
+  const cluster = new FakeCluster();
+  const engine = engineOn(cluster);
+  const c = await fedContainer(engine, 'cut', [await tarOf([{ name: 'conf.txt', content: 'x=1\n' }]), await tarOf([{ name: 'b.txt', content: 'b' }])]);
+  cluster.feedCutAfter = 3 * 512; // the first folder and its file: a stream cut between two entries, which tar alone takes for a whole one
+  await assert.rejects(
+    engine.start('cut'),
+    (err: Error & { status?: number }) =>
+      err.status === 500 &&
+      /^failed to start container cut: the files copied into it before start \(docker cp\) did not all arrive in its pod \S+ \(tar exit 1\): berth: the file copy stream was cut before its end \(start it again/.test(
+        err.message,
+      ),
+  );
+  assert.deepEqual(
+    cluster.feeds[0]!.entries.map((e) => e.name),
+    ['0', '0/conf.txt'],
+  );
+  assert.equal(cluster.pods.size, 0, 'no pod left running');
+  assert.equal(c.status, 'created');
+  assert.equal(c.podName, undefined);
+  assert.equal(c.copiedArchives.length, 2, 'kept for the next start');
+  cluster.feedCutAfter = undefined;
+  await engine.start('cut');
+  assert.equal(c.status, 'running');
+  assert.equal(cluster.feeds[1]!.entries.at(-1)?.name, '.berth-complete');
+});
+
+test('a receiver that reports failure fails the start with its words; an AutoRemove container goes', async () => {
+  const cluster = new FakeCluster();
+  const engine = engineOn(cluster);
+  await fedContainer(engine, 'full', [await tarOf([{ name: 'conf.txt', content: 'x=1\n' }])], { HostConfig: { AutoRemove: true } });
+  // as the receiver's script answers a tar that failed: tar's words, then its own
+  cluster.feedAnswer = () => ({
+    exitCode: 1,
+    stderr: "tar: can't create '0/conf.txt': No space left on device\nberth: the file copy stream was cut before its end",
+  });
+  await assert.rejects(
+    engine.start('full'),
+    (err: Error & { status?: number }) =>
+      err.status === 500 && /did not all arrive in its pod \S+ \(tar exit 1\): tar: can't create '0\/conf.txt': No space left on device\n/.test(err.message),
+  );
+  assert.equal(cluster.pods.size, 0);
+  await until('auto-remove', () => engine.containers.size === 0);
+});
+
+test('a container without files copied before start, or whose command berth knows, starts without a feed', async () => {
+  const cluster = new FakeCluster();
+  const engine = engineOn(cluster);
+  const plain = await create(engine, 'plain', { Cmd: null });
+  await engine.start('plain');
+  assert.equal(plain.status, 'running');
+  assert.equal(cluster.pod(plain.podName!).spec!.initContainers, undefined);
+  const known = await create(engine, 'known', { Cmd: ['sleep', '60'] });
+  await engine.putArchive('known', '/etc/app', Promise.resolve(heldTar(await tarOf([{ name: 'conf.txt', content: 'x=1\n' }]))));
+  await engine.start('known');
+  assert.equal(known.status, 'running');
+  assert.equal(cluster.pod(known.podName!).spec!.initContainers, undefined);
+  assert.ok(
+    cluster.execs.some((e) => e.pod === known.podName && e.container === 'main' && e.argv.includes('berth-put')),
+    'unpacked into the waiting main container',
+  );
+  assert.equal(cluster.feeds.length, 0);
 });
 
 test('a stat or tar out whose stream is lost runs again; one cut after its first bytes goes on where it stopped, unless the file changed', async () => {

@@ -2,13 +2,24 @@
  * An in-memory cluster for berth serve's engine: objects kept in maps, a pod watch fed from them, and a
  * kubelet the test drives (run, exit) or lets run every pod at once. No HTTP, no client-node.
  */
-import { PassThrough, Readable, type Duplex } from 'node:stream';
+import { PassThrough, Readable, type Duplex, type Writable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
+import { extract } from 'tar-stream';
+import type { V1ContainerState } from '@kubernetes/client-node';
 import type { Claim, ExecIo, LogQuery, NetworkPolicy, Pod, PodTemplate, ServeCluster, Service, Session } from '../../../src/dockerapi/cluster.js';
+import type { FeedSession } from '../../../src/runtime/file-feed.js';
 import { StreamLost } from '../../../src/kube/errors.js';
-import { FEED_CONTAINER } from '../../../src/dockerapi/containers/file-feed.js';
+import { FEED_CONTAINER, FEED_PLAN } from '../../../src/dockerapi/containers/file-feed.js';
 
 type Watcher = (type: string, pod: Pod) => void;
+
+/** A feed into a pod's receiver: the bytes it got before its input ended, and the entries they held. */
+export interface FeedCall {
+  pod: string;
+  container: string;
+  received: Buffer;
+  entries: Array<{ name: string; type: string; linkname?: string; data: string }>;
+}
 
 export interface ExecCall {
   pod: string;
@@ -30,6 +41,14 @@ export class FakeCluster implements ServeCluster {
   execAnswer: (call: ExecCall) => { exitCode: number; stdout?: string; stderr?: string; lost?: boolean } = () => ({ exitCode: 0 });
   /** Every created pod runs at once (as a kubelet with the image at hand). */
   autoRun = true;
+  /** The file feeds attached to, in order: what each receiver got before its input ended. */
+  readonly feeds: FeedCall[] = [];
+  /** A feed's stream is cut after this many bytes (a connection lost midway); default: never. */
+  feedCutAfter?: number;
+  /** What a feed's receiver answers instead of unpacking what it got (a full disk, say). */
+  feedAnswer?: (call: FeedCall) => { exitCode: number; stderr: string };
+  /** Log lines of a pod's container (`pod/container`), as `openLog` gives them. */
+  readonly logs = new Map<string, string>();
   private readonly watchers = new Set<Watcher>();
   private nextIp = 10;
 
@@ -65,10 +84,11 @@ export class FakeCluster implements ServeCluster {
     this.notify('MODIFIED', pod);
   }
 
-  /** The kubelet starts the pod's main container. */
+  /** The kubelet starts the pod's main container (its init containers' states kept). */
   run(name: string): void {
     const pod = this.pod(name);
     pod.status = {
+      ...(pod.status?.initContainerStatuses ? { initContainerStatuses: pod.status.initContainerStatuses } : {}),
       phase: 'Running',
       podIP: `10.0.0.${this.nextIp++}`,
       startTime: new Date(),
@@ -171,8 +191,6 @@ export class FakeCluster implements ServeCluster {
   async exec(pod: string, container: string, argv: string[], io: ExecIo): Promise<{ session: Session; done: Promise<{ exitCode: number }> }> {
     this.pod(pod);
     const call: ExecCall = { pod, container, argv, stdin: io.stdin ? buffer(io.stdin) : undefined };
-    // The file feed's init container ends once its folder is marked ready: then the main container runs.
-    if (container === 'berth-files' && argv.join(' ').includes('.berth-ready') && this.autoRun) setImmediate(() => this.pods.has(pod) && this.run(pod));
     this.execs.push(call);
     const answer = this.execAnswer(call);
     if (answer.stderr) io.stderr?.write(answer.stderr);
@@ -185,12 +203,60 @@ export class FakeCluster implements ServeCluster {
     return { session: { done, close: () => undefined }, done };
   }
 
+  /**
+   * The receiver of a file feed, as its script behaves: it unpacks what arrives until its input ends, and exits 0
+   * only when the marker came last (1 with its words otherwise); the pod runs or fails with it. A cut stream
+   * takes the receiver's words with it: they are in its log only.
+   */
+  async attachFeed(pod: string, container: string, stdin: Readable, stderr: Writable): Promise<FeedSession> {
+    this.pod(pod);
+    if (container !== FEED_CONTAINER) throw new Error(`attach to ${container}: berth feeds only ${FEED_CONTAINER}`);
+    const call: FeedCall = { pod, container, received: Buffer.alloc(0), entries: [] };
+    this.feeds.push(call);
+    const cut = this.feedCutAfter;
+    const sent = cut === undefined ? buffer(stdin) : firstBytes(stdin, cut);
+    const done = sent.then(async (received) => {
+      call.received = received;
+      const unpacked = await unpack(received);
+      call.entries = unpacked.entries;
+      const marker = unpacked.entries.at(-1)?.name === FEED_PLAN.marker;
+      const answer =
+        this.feedAnswer?.(call) ??
+        (unpacked.error
+          ? { exitCode: 1, stderr: unpacked.error }
+          : marker
+            ? { exitCode: 0, stderr: '' }
+            : { exitCode: 1, stderr: 'berth: the file copy stream was cut before its end' });
+      if (cut === undefined) stderr.write(answer.stderr);
+      else this.logs.set(`${pod}/${container}`, answer.stderr);
+      this.endReceiver(pod, answer.exitCode);
+      if (cut !== undefined) throw new StreamLost('the pods/attach stream closed without a status: the connection was lost');
+    });
+    done.catch(() => undefined);
+    return { done, supportsStdinClose: true, stdinSent: sent.then(() => undefined), close: () => stdin.destroy() };
+  }
+
+  /** The feed's receiver ended: the main container runs (exit 0, as the kubelet goes on), or the pod fails. */
+  private endReceiver(name: string, exitCode: number): void {
+    if (!this.pods.has(name)) return;
+    const pod = this.pod(name);
+    const ended: V1ContainerState = { terminated: { exitCode, startedAt: new Date(), finishedAt: new Date() } };
+    pod.status = {
+      ...pod.status,
+      phase: exitCode === 0 ? 'Pending' : 'Failed',
+      initContainerStatuses: (pod.status?.initContainerStatuses ?? []).map((s) => (s.name === FEED_CONTAINER ? { ...s, state: ended } : s)),
+    };
+    this.notify('MODIFIED', pod);
+    if (exitCode === 0 && this.autoRun) this.run(name);
+  }
+
   async attachStdin(): Promise<Session> {
     return { done: Promise.resolve(), close: () => undefined };
   }
 
-  async openLog(_pod: string, _container: string, _q: LogQuery): Promise<Readable> {
-    return Readable.from([]);
+  async openLog(pod: string, container: string, _q: LogQuery): Promise<Readable> {
+    const log = this.logs.get(`${pod}/${container}`);
+    return Readable.from(log ? [Buffer.from(`${log}\n`)] : []);
   }
 
   async forward(): Promise<Duplex> {
@@ -222,4 +288,42 @@ function selects(selector: string, labels: Record<string, string> | undefined): 
       const [k, v] = term.split('=');
       return labels?.[k] === v;
     });
+}
+
+/** The first `n` bytes of a stream; then the connection is gone (the stream destroyed). */
+async function firstBytes(stdin: Readable, n: number): Promise<Buffer> {
+  const got: Buffer[] = [];
+  let length = 0;
+  for await (const chunk of stdin) {
+    got.push(chunk as Buffer);
+    length += (chunk as Buffer).length;
+    if (length >= n) break;
+  }
+  stdin.destroy();
+  return Buffer.concat(got).subarray(0, n);
+}
+
+/** The entries of what a receiver got, as tar unpacks them: those before a cut, and busybox tar's words for one inside an entry. */
+async function unpack(tar: Buffer): Promise<{ entries: FeedCall['entries']; error?: string }> {
+  const entries: FeedCall['entries'] = [];
+  const ex = extract();
+  ex.on('entry', (header, stream, next) => {
+    const data: Buffer[] = [];
+    stream.on('data', (c: unknown) => data.push(c as Buffer));
+    stream.on('end', () => {
+      entries.push({
+        name: header.name,
+        type: header.type,
+        ...(header.linkname ? { linkname: header.linkname } : {}),
+        data: Buffer.concat(data).toString('utf8'),
+      });
+      next();
+    });
+  });
+  const done = new Promise<string | undefined>((resolve) => {
+    ex.on('finish', () => resolve(undefined));
+    ex.on('error', () => resolve('tar: short read'));
+  });
+  ex.end(tar);
+  return { entries, error: await done };
 }

@@ -168,7 +168,7 @@ test('small read-only mounts become one ConfigMap with nested items; rw or large
     mountsOf.find((m) => m.mountPath === '/big.bin'),
     { name: 'berth-files', mountPath: '/big.bin', subPath: 'm3', readOnly: true },
   );
-  assert.equal(plan.mountData.initContainer, FILES_CONTAINER);
+  assert.equal(plan.mountData.feed?.container, FILES_CONTAINER);
   assert.deepEqual(
     plan.mountData.entries.map((e) => e.name),
     ['m2', 'm3'],
@@ -201,7 +201,7 @@ test('stdin as a file (no v5) needs the entrypoint and wraps it in sh', () => {
   assert.deepEqual(c.args, ['a']);
   assert.equal(c.stdin, false);
   assert.equal(plan.mountData.stdinEntry, 'stdin/stdin');
-  assert.equal(plan.mountData.initContainer, FILES_CONTAINER);
+  assert.equal(plan.mountData.feed?.container, FILES_CONTAINER);
 });
 
 test('pod names are DNS labels; invalid docker labels move to annotations', () => {

@@ -11,7 +11,8 @@ import type { V1ContainerStatus, V1PersistentVolumeClaim, V1Pod, V1PodTemplate, 
 import { KubeError } from '../../../src/kube/errors.js';
 import type { PodLogQuery } from '../../../src/kube/pod-log.js';
 import { INPUTS_CONTAINER, TASK_CONTAINER } from '../../../src/task/pod-plan.js';
-import type { TaskCluster, TaskSession } from '../../../src/task/task-cluster.js';
+import type { FeedSession } from '../../../src/runtime/file-feed.js';
+import type { TaskCluster } from '../../../src/task/task-cluster.js';
 
 type Watcher = (pod: V1Pod, type: string) => boolean;
 
@@ -153,17 +154,18 @@ export class FakeTaskCluster implements TaskCluster {
     return !this.denied.has(`${verb} ${resource}${subresource ? `/${subresource}` : ''}`);
   }
 
-  async attachStdin(pod: string, container: string, stdin: Readable): Promise<TaskSession> {
+  async attachFeed(pod: string, container: string, stdin: Readable): Promise<FeedSession> {
     this.pod(pod);
     if (container !== INPUTS_CONTAINER) throw new Error(`attach to ${container}: berth feeds only the inputs container`);
-    const done = buffer(stdin).then((tar) => {
+    const sent = buffer(stdin);
+    const done = sent.then((tar) => {
       this.inputs.set(pod, tar);
       // the inputs are in place: the init container ends, the task starts
       if (!this.pods.has(pod)) return;
       this.setInit(this.pod(pod), { terminated: { exitCode: 0 } });
       this.runTask(pod);
     });
-    return { done, close: () => stdin.destroy() };
+    return { done, supportsStdinClose: true, stdinSent: sent.then(() => undefined), close: () => stdin.destroy() };
   }
 
   async exec(pod: string, container: string): Promise<never> {
