@@ -37,7 +37,7 @@ test("containerd: the pinned pause image, the runc wrapper, clamped oom scores, 
   assert.match(toml, /BinaryName = '\/run\/berth-k8s\/runc-delayed'/);
   assert.match(toml, /restrict_oom_score_adj = true/);
   assert.match(toml, /conf_dir = '\/var\/lib\/berth-k8s\/cni\/net\.d'/);
-  assert.match(toml, /\[plugins\.'io\.containerd\.cri\.v1\.images'\.registry\]\n  config_path = '\/var\/lib\/berth-k8s\/containerd-hosts'/);
+  assert.match(toml, /\[plugins\.'io\.containerd\.cri\.v1\.images'\.registry\]\n {2}config_path = '\/var\/lib\/berth-k8s\/containerd-hosts'/);
   const cni = JSON.parse(cniConflist(first));
   assert.equal(cni.plugins[0].ipMasq, false, 'no NAT between pods: NetworkPolicy sees pod addresses');
 });
