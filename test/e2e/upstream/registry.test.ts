@@ -36,7 +36,9 @@ test('an image made from a rootfs artifact, pushed by digest to the dev registry
   assert.equal(registry, '127.0.0.1:5115');
   const artifact = join(work, 'artifact');
   rootfsArtifact(artifact);
-  const { image } = await readRootfsArtifact(artifact, join(work, 'blobs'));
+  const blobs = join(work, 'blobs');
+  mkdirSync(blobs);
+  const { image } = await readRootfsArtifact(artifact, blobs);
   const pusher = new ImagePusher(registry, `e2e/rootfs-${process.pid}`);
   const pushed = await pusher.pushImage(assembleImage(image));
   assert.match(pushed.reference, new RegExp(`^127\\.0\\.0\\.1:5115/e2e/rootfs-${process.pid}@sha256:[0-9a-f]{64}$`));
