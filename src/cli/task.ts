@@ -18,6 +18,7 @@ interface CacheFlags {
 }
 import { ARTIFACT_MODES, ARTIFACTS_ENV, artifactMode, DEFAULT_ARTIFACT_MODE } from '../task/artifacts.js';
 import { taskErrorText } from '../task/error-text.js';
+import { IMAGE_REGISTRY_ENV, parseImageRegistry, type ImageRegistry } from '../task/step-image.js';
 
 const collect = (flag: string) => (value: string, previous: Mapping[]) => {
   try {
@@ -98,6 +99,10 @@ export function taskCommand(): Command {
           .option('-o, --output <name=dir>', 'download the artifact NAME into a local folder once the plan ended (repeatable)', collect('-o'), [])
           .option('--image <ref>', 'run every task with this image instead of its image_resource (resource types keep theirs)')
           .option(
+            '--image-registry <registry/prefix>',
+            `where a step's image: ARTIFACT is pushed (by digest, deleted when the plan ends) for its pod to pull (default: $${IMAGE_REGISTRY_ENV})`,
+          )
+          .option(
             '--artifacts <mode>',
             `how outputs pass to later steps: ${ARTIFACT_MODES.join(' (pod to pod) or ')} (read into berth, streamed into the next pod) (default: $${ARTIFACTS_ENV}, else ${DEFAULT_ARTIFACT_MODE})`,
           )
@@ -105,25 +110,31 @@ export function taskCommand(): Command {
           .option('--context <name>', 'kubeconfig context (default: $BERTH_CONTEXT, the current context)')
           .option('-n, --namespace <ns>', "namespace (default: $BERTH_NAMESPACE, the context's)")
           .option('--target <name>', 'run every step on this target (berth task target add), instead of --kubeconfig/--context/-n')
-          .action(async (planFile: string, opts: { input: Mapping[]; output: Mapping[]; image?: string; artifacts?: string } & ClusterFlags) => {
-            await runWithSignals(opts, (env, signal, target, ledger) =>
-              runPlan({
-                connect: () => connectTask(env),
-                planFile,
-                inputs: opts.input,
-                outputs: opts.output,
-                image: opts.image,
-                target,
-                artifacts: artifactMode(opts.artifacts, env),
-                env,
-                cwd: process.cwd(),
-                stdout: process.stdout,
-                stderr: process.stderr,
-                signal,
-                ledger,
-              }),
-            );
-          }),
+          .action(
+            async (
+              planFile: string,
+              opts: { input: Mapping[]; output: Mapping[]; image?: string; imageRegistry?: string; artifacts?: string } & ClusterFlags,
+            ) => {
+              await runWithSignals(opts, (env, signal, target, ledger) =>
+                runPlan({
+                  connect: () => connectTask(env),
+                  planFile,
+                  inputs: opts.input,
+                  outputs: opts.output,
+                  image: opts.image,
+                  imageRegistry: imageRegistryOf(opts.imageRegistry, env),
+                  target,
+                  artifacts: artifactMode(opts.artifacts, env),
+                  env,
+                  cwd: process.cwd(),
+                  stdout: process.stdout,
+                  stderr: process.stderr,
+                  signal,
+                  ledger,
+                }),
+              );
+            },
+          ),
       ),
   );
   task.addCommand(targetCommand());
@@ -176,4 +187,11 @@ async function runWithSignals(
   // Everything written is flushed before the code is given back.
   await new Promise<void>((r) => process.stdout.write('', () => r()));
   process.exit(code);
+}
+
+/** `--image-registry`, else $BERTH_TASK_IMAGE_REGISTRY; none when neither is given. */
+function imageRegistryOf(flag: string | undefined, env: NodeJS.ProcessEnv): ImageRegistry | undefined {
+  if (flag !== undefined) return parseImageRegistry(flag, '--image-registry');
+  const value = env[IMAGE_REGISTRY_ENV]?.trim();
+  return value ? parseImageRegistry(value, `$${IMAGE_REGISTRY_ENV}`) : undefined;
 }

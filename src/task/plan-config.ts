@@ -26,6 +26,8 @@ export type Step =
       outputMapping: Record<string, string>;
       params: Record<string, string>;
       tags?: string[];
+      /** `image:`: the artifact whose image the task runs in (step-image.ts) */
+      image?: string;
     } & Hooks)
   /** limit: at most that many steps at once (all when absent); failFast: a failing step aborts the others and starts no more. */
   | ({ kind: 'in_parallel'; steps: Step[]; where: string; limit?: number; failFast: boolean } & Hooks)
@@ -52,10 +54,8 @@ export class PlanConfigError extends Error {
 
 const HOOKS = ['ensure', 'on_success', 'on_failure'];
 const PARALLEL_KEYS = ['steps', 'limit', 'fail_fast'];
-const TASK_KEYS = ['task', 'file', 'config', 'input_mapping', 'output_mapping', 'params', 'tags', ...HOOKS];
+const TASK_KEYS = ['task', 'file', 'config', 'image', 'input_mapping', 'output_mapping', 'params', 'tags', ...HOOKS];
 const UNSUPPORTED: Record<string, string> = {
-  image:
-    "a task step's `image:` names an artifact holding an image's root filesystem (a get of an image resource), which Concourse runs the task in; a pod's image must be a reference the cluster pulls from a registry, so no artifact can be one: give the task config an `image_resource` (type registry-image, with its repository and tag) or run the plan with --image REF",
   privileged: 'privileged tasks are refused: berth runs every task locked down',
   on_error: 'on_error hooks are not supported yet (ensure runs after errors too)',
   on_abort: 'on_abort hooks are not supported yet',
@@ -163,7 +163,17 @@ class StepReader {
       outputMapping: this.stringMap(field(node, 'output_mapping'), `${where}.output_mapping`),
       params: this.stringMap(field(node, 'params'), `${where}.params`),
       ...this.tags(field(node, 'tags'), `${where}.tags`),
+      ...this.imageArtifact(field(node, 'image'), `${where}.image`),
     };
+  }
+
+  /** `image: ARTIFACT`: a name, which the run looks up among the plan's artifacts when the step starts. */
+  private imageArtifact(node: unknown, where: string): { image?: string } {
+    if (node === undefined) return {};
+    const value = isScalar(node) && typeof node.value === 'string' ? node.value : '';
+    if (!value)
+      this.y.problems.push(`${where}: give the name of an artifact of the plan (a get of an image resource, a task's output)${this.y.at(node as Node)}`);
+    return value ? { image: value } : {};
   }
 
   /** `do: [steps]`, and `in_parallel:` as a list of steps or {steps: [...], limit, fail_fast}. */

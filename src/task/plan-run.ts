@@ -14,7 +14,7 @@ import { copyInputFolder, tarEntries } from './inputs.js';
 import { TaskUsageError, type Mapping } from './layout.js';
 import { checkOutputDirs } from './outputs.js';
 import { unpackTar } from './unpack.js';
-import { parsePlanFile, type Plan, type Step } from './plan-config.js';
+import { parsePlanFile, type Hooks, type Plan, type Step } from './plan-config.js';
 import { runFlow } from './plan-flow.js';
 import { runResourceStep } from './resource-step.js';
 import { runTaskStep } from './run-task.js';
@@ -23,6 +23,7 @@ import { ABORTED, ERRORED, exitCodeOf, outcomeWord, type StepOutcome } from './o
 import type { TaskTarget } from './targets.js';
 import type { ConnectTask } from './task-cluster.js';
 import { taskErrorText } from './error-text.js';
+import { IMAGE_REGISTRY_ENV, pushStepImage, type ImageRegistry } from './step-image.js';
 
 /** How long the ensure hooks may run after an interrupt, in all (plan-flow.ts). */
 export const ENSURE_AFTER_INTERRUPT_MS = 120_000;
@@ -48,6 +49,8 @@ export interface PlanRunOptions {
   ledger?: Ledger;
   /** The bound of the ensure hooks after an interrupt; default ENSURE_AFTER_INTERRUPT_MS. */
   ensureTimeoutMs?: number;
+  /** Where the images of steps with `image: ARTIFACT` are pushed (step-image.ts). */
+  imageRegistry?: ImageRegistry;
 }
 
 export async function runPlan(o: PlanRunOptions): Promise<number> {
@@ -56,6 +59,11 @@ export async function runPlan(o: PlanRunOptions): Promise<number> {
   try {
     plan = parsePlanFile(await readFile(o.planFile, 'utf8'), o.planFile);
     await checkOutputDirs(o.outputs, o.cwd);
+    const imaged = stepsWithImage(plan.steps);
+    if (imaged.length && !o.imageRegistry)
+      throw new TaskUsageError(
+        `${imaged.map((x) => `task ${x.name}${x.where}`).join(', ')}: image: names an artifact, which berth runs by pushing it to a registry the cluster's nodes pull from: give --image-registry REGISTRY/PREFIX (or $${IMAGE_REGISTRY_ENV})`,
+      );
   } catch (err) {
     say(`berth task: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? `cannot read the plan ${o.planFile}: no such file` : taskErrorText(err)}`);
     return exitCodeOf(ERRORED);
@@ -106,6 +114,18 @@ async function downloadArtifacts(o: PlanRunOptions, artifacts: Map<string, Artif
   return outcome;
 }
 
+type TaskStep = Extract<Step, { kind: 'task' }>;
+
+/** The task steps (hooks and groups included) that run in an artifact's image. */
+function stepsWithImage(steps: Step[]): TaskStep[] {
+  const hooks = (s: Hooks): Step[] => [s.ensure, s.onSuccess, s.onFailure].filter((h): h is Step => h !== undefined);
+  return steps.flatMap((s): TaskStep[] => [
+    ...(s.kind === 'task' && s.image ? [s] : []),
+    ...(s.kind === 'in_parallel' || s.kind === 'do' ? stepsWithImage(s.steps) : []),
+    ...stepsWithImage(hooks(s)),
+  ]);
+}
+
 class PlanRunner {
   /** Pods kept to serve their outputs to later steps (direct artifacts): deleted when the plan ends. */
   private readonly kept: Array<() => Promise<void>> = [];
@@ -121,7 +141,7 @@ class PlanRunner {
   }
 
   /** A task step: its config, its inputs from the plan's artifacts, its outputs as new artifacts. */
-  async task(s: Extract<Step, { kind: 'task' }>, signal: AbortSignal): Promise<StepOutcome> {
+  async task(s: TaskStep, signal: AbortSignal): Promise<StepOutcome> {
     this.say(`task ${s.name}`);
     let configText: string;
     let configFile: string;
@@ -150,6 +170,12 @@ class PlanRunner {
       if ('dir' in a) inputs.push({ name, dir: a.dir });
       else inputs.push({ name, dir: `(artifact ${from})`, ...('tar' in a ? { tar: a.tar } : { from: a.pod }) });
     }
+    let image = this.o.image;
+    if (s.image) {
+      const pushed = await this.imageOf(s, signal);
+      if (!pushed) return ERRORED;
+      image = pushed;
+    }
     const result = await runTaskStep({
       connect: this.o.connect,
       configFile,
@@ -165,7 +191,7 @@ class PlanRunner {
       cacheIdentity: planStepIdentity(resolve(this.o.cwd, this.o.planFile), s.name),
       includeIgnored: false,
       privileged: false,
-      image: this.o.image,
+      image,
       target: this.o.target,
       step: s.name,
       ...(s.tags ? { tags: s.tags } : {}),
@@ -180,6 +206,22 @@ class PlanRunner {
     if (result.release) this.kept.push(result.release);
     for (const [name, a] of result.artifacts) this.artifacts.set(s.outputMapping[name] ?? name, a);
     return result.outcome;
+  }
+
+  /** The image of a step's `image: ARTIFACT`, pushed for the step (deleted when the plan ends); undefined when it cannot be. */
+  private async imageOf(s: TaskStep, signal: AbortSignal): Promise<string | undefined> {
+    const name = s.image as string;
+    const artifact = this.artifacts.get(name);
+    const fail = (why: string): undefined => void this.say(`berth task: task ${s.name}${s.where}: image \`${name}\`: ${why}`);
+    if (!artifact) return fail(`no such artifact in the plan (its artifacts: ${[...this.artifacts.keys()].map((k) => `\`${k}\``).join(', ') || 'none'})`);
+    try {
+      const pushed = await pushStepImage(artifact, name, this.o.imageRegistry!, signal);
+      this.kept.push(pushed.release);
+      this.say(`image ${name}: ${pushed.reference}`);
+      return pushed.reference;
+    } catch (err) {
+      return fail((err as Error).message);
+    }
   }
 
   /**

@@ -94,16 +94,15 @@ test('in_parallel: limit and fail_fast are read (a whole number above 0, a boole
   }
 });
 
-test("a task step's image: is refused, saying why a pod cannot run one and what to use instead", () => {
+test("a task step's image: names the artifact it runs in; an empty one is refused with its line", () => {
+  const [step] = parsePlan('plan:\n  - task: t\n    image: my-image\n    file: t.yml\n', 'plan.yml');
+  assert.equal(step?.kind === 'task' && step.image, 'my-image');
   try {
-    parsePlan('plan:\n  - task: t\n    image: my-image\n    file: t.yml\n', 'plan.yml');
+    parsePlan('plan:\n  - task: t\n    image: ""\n    file: t.yml\n', 'plan.yml');
     assert.fail('accepted');
   } catch (err) {
     assert.ok(err instanceof PlanConfigError);
-    const text = err.problems.join('\n');
-    assert.match(text, /plan\[0\]: image \(line 3\): .*artifact holding an image's root filesystem/);
-    assert.match(text, /a pod's image must be a reference the cluster pulls from a registry/);
-    assert.match(text, /`image_resource` .* or run the plan with --image REF/);
+    assert.match(err.problems.join('\n'), /plan\[0\]\.image: give the name of an artifact of the plan .*\(line 3\)/);
   }
 });
 

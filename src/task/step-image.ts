@@ -1,0 +1,88 @@
+/**
+ * A task step's `image:` naming an artifact of the plan, as Concourse runs it: the artifact holds an image (what
+ * registry-image and docker-image resources fetch), and the task runs in it. A pod's image is a reference its node
+ * pulls, so berth reads the artifact as an OCI image and pushes it by digest to the registry the user named
+ * (`--image-registry`); the step's pod names that digest, and the image is deleted from the registry when the plan
+ * ends. Two formats, as the resources write them: `rootfs/` beside `metadata.json` (format: rootfs), and an image
+ * tarball `image.tar` (format: oci, a docker save archive or an OCI layout); an OCI layout folder is taken too.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ImageArtifactError } from '../registry/artifact-error.js';
+import { readImageArchive } from '../registry/image-archive.js';
+import { ImagePusher } from '../registry/image-push.js';
+import { assembleImage, type AssembledImage } from '../registry/oci-image.js';
+import { readRootfsArtifact } from '../registry/rootfs-artifact.js';
+import { artifactTar, type Artifact } from './artifacts.js';
+import { TaskUsageError } from './layout.js';
+import { unpackTar } from './unpack.js';
+
+export const IMAGE_REGISTRY_ENV = 'BERTH_TASK_IMAGE_REGISTRY';
+
+/** `--image-registry REGISTRY/PREFIX`: where step images are pushed, under PREFIX/ARTIFACT. */
+export interface ImageRegistry {
+  registry: string;
+  prefix: string;
+}
+
+/** `127.0.0.1:5115/ci` → registry 127.0.0.1:5115, prefix ci; a registry host has a dot or a port, or is localhost. */
+export function parseImageRegistry(value: string, source: string): ImageRegistry {
+  const [registry = '', ...rest] = value.replace(/\/+$/, '').split('/');
+  const prefix = rest.join('/');
+  const isHost = registry === 'localhost' || registry.includes('.') || registry.includes(':');
+  if (!isHost || !prefix || !/^[a-z0-9]+(?:[._-][a-z0-9]+)*(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)*$/.test(prefix))
+    throw new TaskUsageError(`${source} ${value}: give REGISTRY/PREFIX, as 127.0.0.1:5115/ci or registry.example.com/team/ci (a lower-case repository path)`);
+  return { registry, prefix };
+}
+
+/** A step's image pushed from its artifact: the reference its pod names, and its deletion once the plan ended. */
+export interface StepImage {
+  reference: string;
+  release(): Promise<void>;
+}
+
+/** The artifact as an image in `registry`, in a repository named after the artifact. */
+export async function pushStepImage(artifact: Artifact, name: string, registry: ImageRegistry, signal?: AbortSignal): Promise<StepImage> {
+  const work = await mkdtemp(join(tmpdir(), 'berth-step-image-'));
+  try {
+    const folder = 'dir' in artifact ? artifact.dir : join(work, 'artifact');
+    if (!('dir' in artifact)) await unpackTar(await artifactTar(artifact, signal), folder);
+    const blobs = join(work, 'blobs');
+    await mkdir(blobs);
+    const image = await imageInFolder(folder, blobs);
+    // a repository of this run's own: two plans pushing the same bytes get one digest, and one's deletion must not
+    // take the other's image
+    const pusher = new ImagePusher(registry.registry, `${registry.prefix}/${repositoryName(name)}-${randomBytes(4).toString('hex')}`);
+    const pushed = await pusher.pushImage(image);
+    return {
+      reference: pushed.reference,
+      release: async () => void (await pusher.deleteManifest(pushed.digest).catch(() => false)),
+    };
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+/** Which of the image resources' formats the folder holds, read as an image ready to push. */
+export async function imageInFolder(folder: string, blobs: string): Promise<AssembledImage> {
+  const has = async (entry: string): Promise<boolean> => Boolean(await stat(join(folder, entry)).catch(() => undefined));
+  if (await has('metadata.json')) return assembleImage((await readRootfsArtifact(folder, blobs)).image);
+  if (await has('image.tar')) return readImageArchive(join(folder, 'image.tar'), blobs);
+  if (await has('oci-layout')) return readImageArchive(folder, blobs);
+  throw new ImageArtifactError(
+    folder,
+    'holds no image: an image artifact has rootfs/ beside metadata.json (format: rootfs) or image.tar (format: oci), as registry-image writes them',
+  );
+}
+
+/** An artifact's name as a repository path component (lower case, separators kept). */
+function repositoryName(name: string): string {
+  return (
+    name
+      .toLowerCase()
+      .replace(/[^a-z0-9._-]+/g, '-')
+      .replace(/^[._-]+|[._-]+$/g, '') || 'image'
+  );
+}

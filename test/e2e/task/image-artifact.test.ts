@@ -1,0 +1,118 @@
+// A task step's `image:` naming an artifact, as Concourse runs a task in the image a step fetched or built: berth reads
+// the artifact as an image (rootfs/ with metadata.json, or an image tarball), pushes it by digest to the registry
+// --image-registry names (here the dev cluster's), runs the step's pod from that digest, and deletes it at the end.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { berthCli, BUSYBOX, readClusterState } from '../harness/cluster.js';
+import { runCommand, setUpTask, tempTree, type TaskEnv } from './task-env.js';
+
+/** A first step that writes a root filesystem of its own (its static busybox, a file) and metadata.json's env. */
+const ROOTFS_PLAN = `
+plan:
+  - task: make-image
+    config:
+      platform: linux
+      outputs: [{ name: img }]
+      run:
+        path: sh
+        args:
+          - -c
+          - |
+            mkdir -p img/rootfs/bin && cp /bin/busybox img/rootfs/bin/ && ln -s busybox img/rootfs/bin/sh && ln -s busybox img/rootfs/bin/cat
+            echo made in step one > img/rootfs/hello
+            echo '{"env": ["GREETING=from the metadata", "PATH=/bin"], "user": ""}' > img/metadata.json
+  - task: run-in-it
+    image: img
+    config:
+      platform: linux
+      run: { path: sh, args: [-c, 'cat /hello; echo "$GREETING"; test ! -e /etc/os-release'] }
+`;
+
+const TARBALL_PLAN = `
+plan:
+  - task: run-in-tarball
+    image: img
+    config:
+      platform: linux
+      run: { path: sh, args: [-c, 'echo "in the tarball image: $PATH"'] }
+`;
+
+const BROKEN_PLAN = `
+plan:
+  - task: make-broken
+    config:
+      platform: linux
+      outputs: [{ name: img }]
+      run: { path: sh, args: [-c, 'mkdir -p img/rootfs && echo "{not json" > img/metadata.json'] }
+  - task: never-runs
+    image: img
+    config:
+      platform: linux
+      run: { path: echo, args: [ran] }
+`;
+
+describe('berth task plan run: a step whose image is an artifact', () => {
+  let t: TaskEnv;
+  let registry: string;
+  const work = tempTree({});
+  const planFile = (name: string, text: string): string => {
+    const file = join(work.dir, name);
+    writeFileSync(file, text);
+    return file;
+  };
+  const plan = (args: string[], registryFlag = [`--image-registry`, `${registry}/berth-e2e`]) =>
+    runCommand(process.execPath, [berthCli, 'task', 'plan', 'run', ...args, '--image', BUSYBOX, ...registryFlag], { env: t.env(), timeoutMs: 180_000 });
+  const repositories = async (): Promise<string[]> =>
+    ((await (await fetch(`http://${registry}/v2/_catalog`)).json()) as { repositories: string[] | null }).repositories ?? [];
+  before(async () => {
+    t = await setUpTask('task-image');
+    registry = readClusterState().registry;
+  });
+  after(async () => {
+    await t?.close();
+    work.remove();
+  });
+
+  it("rootfs/ and metadata.json written by one step are the next step's image: its file, its env; deleted from the registry at the end", async () => {
+    const r = await plan([planFile('rootfs.yml', ROOTFS_PLAN)]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'made in step one\nfrom the metadata\n');
+    assert.match(r.stderr, new RegExp(`^image img: ${registry.replace(/\./g, '\\.')}/berth-e2e/img-[0-9a-f]{8}@sha256:[0-9a-f]{64}$`, 'm'));
+    assert.match(r.stderr, /^succeeded$/m);
+    assert.deepEqual(await t.leftovers(), []);
+    const pushedTo = /berth-e2e\/img-[0-9a-f]{8}/.exec(r.stderr)![0];
+    const digest = /@(sha256:[0-9a-f]{64})/.exec(r.stderr)![1];
+    assert.equal((await fetch(`http://${registry}/v2/${pushedTo}/manifests/${digest}`, { method: 'HEAD' })).status, 404, 'deleted when the plan ended');
+  });
+
+  it("an image tarball (image.tar, as registry-image writes with format: oci) given with -i is the step's image", async () => {
+    const dir = join(work.dir, 'tarball');
+    mkdirSync(dir);
+    execFileSync('podman', ['save', '--format', 'docker-archive', '-o', join(dir, 'image.tar'), BUSYBOX]);
+    const r = await plan([planFile('tarball.yml', TARBALL_PLAN), '-i', `img=${dir}`]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'in the tarball image: /bin\n', 'the ENV of the image in the tarball');
+    assert.deepEqual(await t.leftovers(), []);
+  });
+
+  it('a corrupt image artifact fails its step naming it and why; the step never runs, nothing is pushed or left', async () => {
+    const before = await repositories();
+    const r = await plan([planFile('broken.yml', BROKEN_PLAN)]);
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /task never-runs \(line \d+\): image `img`: .*metadata\.json/);
+    assert.doesNotMatch(r.stdout, /ran/);
+    assert.deepEqual(await t.leftovers(), []);
+    assert.deepEqual(await repositories(), before, 'no repository was pushed to');
+  });
+
+  it('without --image-registry the plan is refused before any step, saying what to give', async () => {
+    const r = await plan([planFile('rootfs-again.yml', ROOTFS_PLAN)], []);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /task run-in-it \(line \d+\): image: names an artifact, .*give --image-registry REGISTRY\/PREFIX/);
+    assert.doesNotMatch(r.stderr, /^task make-image$/m, 'no step ran');
+    assert.deepEqual(await t.leftovers(), []);
+  });
+});
