@@ -15,6 +15,7 @@ import { checkListenerSecurity, parseListener, serveDockerApi } from '../dockera
 import { loadListenerTls } from '../dockerapi/http/tls-options.js';
 import { MIN_TOKEN_LENGTH, TOKEN_ENV, resolveToken } from '../dockerapi/http/token.js';
 import { DEFAULT_BODY_TIMEOUT_MS } from '../dockerapi/http/body-timeout.js';
+import { parsePushTarget } from '../registry/push-target.js';
 import { DEFAULT_MIN_API_VERSION, MIN_API_VERSION_ENV, OLDEST_API_VERSION, parseMinApiVersion } from '../dockerapi/http/api-version.js';
 import { SETTINGS_PREFIX, podSettingsFrom } from '../runtime/sandbox-settings.js';
 import { checkOneContainer, loadPodTemplate } from '../runtime/pod-template.js';
@@ -111,6 +112,10 @@ export function serveCommand(): Command {
       'an image with sh and tar that delivers files copied before start into a container whose command berth does not know (default: $BERTH_HELPER_IMAGE, else docker.io/library/busybox:1.36)',
     )
     .option(
+      '--image-registry <registry/prefix>',
+      "where docker commit pushes the images it makes (by digest, deleted when removed or when berth stops), for the cluster's nodes to pull",
+    )
+    .option(
       '--min-api-version <version>',
       `the oldest Docker API version served; older clients are refused as dockerd refuses them (default: $${MIN_API_VERSION_ENV}, else ${DEFAULT_MIN_API_VERSION} as dockerd 29; down to ${OLDEST_API_VERSION})`,
     )
@@ -143,6 +148,7 @@ export function serveCommand(): Command {
     const bodyTimeoutSeconds = Number(o.bodyTimeout);
     if (!Number.isFinite(bodyTimeoutSeconds) || bodyTimeoutSeconds <= 0) throw new Error(`--body-timeout ${o.bodyTimeout}: give seconds (more than 0)`);
     const minApiVersion = minApiVersionOf(o.minApiVersion as string | undefined);
+    const imageRegistry = o.imageRegistry ? parsePushTarget(o.imageRegistry as string, '--image-registry') : undefined;
     await checkListenerSecurity(listeners, { tls, token });
     const { client, source } = connect({ kubeconfig: o.kubeconfig, context: o.context, namespace: o.namespace });
     const { kc, namespace } = client;
@@ -170,6 +176,7 @@ export function serveCommand(): Command {
       podDefaults,
       keepFailedSeconds: keepFailedMinutes * 60,
       helperImage: (o.helperImage as string | undefined) ?? process.env.BERTH_HELPER_IMAGE,
+      ...(imageRegistry ? { imageRegistry } : {}),
       imageConfigs: o.imageConfig
         ? new ImageConfigSource({ insecure: o.insecureRegistry as string[], log: (l) => process.stderr.write(`berth serve: ${l}\n`) })
         : undefined,

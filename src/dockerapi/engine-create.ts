@@ -66,7 +66,7 @@ export class CreatePath {
           `Conflict. The container name "/${clean}" is already in use by container "${c.id}". You have to remove (or rename) that container to be able to reuse that name.`,
         );
     }
-    const c = this.newRecord(id, clean, planned, platform);
+    const c = this.newRecord(id, clean, planned, platform, img.pullRef);
     this.s.containers.set(id, c);
     try {
       await this.s.volumes.ensureAll([...planned.namedVolumes, ...planned.anonymousVolumes.map((a) => ({ name: a.name, labels: { [LABEL_ANONYMOUS]: '' } }))]);
@@ -78,13 +78,14 @@ export class CreatePath {
     return c;
   }
 
-  private newRecord(id: string, name: string, planned: CreatePlan, platform: Platform | undefined): ContainerRecord {
+  private newRecord(id: string, name: string, planned: CreatePlan, platform: Platform | undefined, pullRef: string | undefined): ContainerRecord {
     const { body, plan, anonymousVolumes, namedUser } = planned;
     return {
       id,
       name,
       created: new Date(),
       image: body.Image!,
+      ...(pullRef ? { pullRef } : {}),
       body,
       plan,
       cmd: asArgv(body.Cmd),

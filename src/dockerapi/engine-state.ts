@@ -24,6 +24,7 @@ import { ExecStore } from './containers/exec-records.js';
 import type { PodContext } from './containers/container-pod.js';
 import type { PodTemplateSource } from '../runtime/workload.js';
 import type { ContainerView } from '../runtime/pod-status.js';
+import type { PushTarget } from '../registry/push-target.js';
 
 export interface EngineOptions {
   cluster: ServeCluster;
@@ -47,6 +48,8 @@ export interface EngineOptions {
   podTemplate?: PodTemplateSource;
   /** An image with sh and tar: files copied before start into a container whose command is unknown go through it. */
   helperImage?: string;
+  /** `--image-registry`: where `docker commit` pushes the images it makes (undefined: commit is refused, saying so). */
+  imageRegistry?: PushTarget;
 }
 
 /** How long an exit waits for attached readers to deliver the output (AutoRemove, `wait`). */

@@ -18,6 +18,9 @@ import type { ContainerRecord, CreateBody } from './model.js';
 import type { LogQuery, Session } from './cluster.js';
 import type { EventBus } from './event-bus.js';
 import type { ImageStore } from './images/image-store.js';
+import { commitContainer, type CommitRequest } from './images/commit.js';
+import type { ImageConfig } from './images/image-config.js';
+import { hostPlatform } from '../registry/oci-image.js';
 import type { Networks } from './networks/networks.js';
 import type { Platform } from './containers/platform.js';
 import { dockerMounts, type DockerMount, type Volumes } from './volumes/volumes.js';
@@ -215,6 +218,44 @@ export class Engine {
   async shutdown(): Promise<void> {
     this.watch.stop();
     await this.removals.shutdown();
+    await this.images.releaseMade();
+  }
+
+  /** The config of a container's image while berth still has its record (an image removed since is unknown). */
+  private imageConfigOf(c: ContainerRecord): ImageConfig | undefined {
+    try {
+      return this.images.find(c.image).info?.config;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** `docker commit` (images/commit.ts): the image is recorded under the name given and its id returned. */
+  async commit(ref: string, req: CommitRequest): Promise<string> {
+    const c = this.container(ref);
+    const made = await commitContainer(
+      { target: this.s.opts.imageRegistry, execStream: (x, argv, io) => this.execStream(x, argv, io), imageConfig: (x) => this.imageConfigOf(x) },
+      c,
+      req,
+    );
+    const name = req.repo ? `${req.repo}:${req.tag || 'latest'}` : undefined;
+    const platform = hostPlatform();
+    this.images.addMade({
+      id: made.id,
+      pullRef: made.pullRef,
+      ...(name ? { name } : {}),
+      info: {
+        config: made.config as ImageConfig,
+        configDigest: made.id,
+        repoDigest: made.pullRef,
+        created: made.created,
+        architecture: platform.architecture,
+        os: platform.os,
+      },
+      release: made.release,
+    });
+    this.s.emit('container', 'commit', c, { comment: req.comment ?? '', imageID: made.id, ...(name ? { imageRef: name } : {}) });
+    return made.id;
   }
 
   /** Deletes every pod, Service and claim of this instance (shutdown, and `--prune-start` for a crashed predecessor). */

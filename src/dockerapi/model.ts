@@ -118,6 +118,8 @@ export interface ContainerRecord {
   name: string;
   created: Date;
   image: string;
+  /** The image's pushed digest when berth made it (`docker commit`): what the pod's image names. */
+  pullRef?: string;
   /** The create request with its image's config merged in (containers/create-plan.ts). */
   body: CreateBody;
   /** What create judged of it (containers/create-plan.ts): every start, peek and removal reads this, none judges again. */
@@ -214,6 +216,10 @@ export interface ImageRecord {
   created: Date;
   /** The image's config from its registry; undefined while unknown (not read, unreachable, --no-image-config). */
   info?: ImageInfo;
+  /** What the kubelet pulls for an image berth made (`docker commit`): its pushed digest; else the reference itself. */
+  pullRef?: string;
+  /** Deletes what berth pushed for it (its manifest in the --image-registry). */
+  release?: () => Promise<void>;
 }
 
 export const ZERO_TIME = '0001-01-01T00:00:00Z';

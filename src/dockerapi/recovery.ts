@@ -34,6 +34,8 @@ export interface SavedContainer {
   archives?: number;
   anonymousVolumes?: AnonymousVolume[];
   platform?: Platform;
+  /** The pushed digest of an image berth made (`docker commit`) that the container runs. */
+  pullRef?: string;
 }
 
 export function savedRecord(c: ContainerRecord, networks: Networks): SavedContainer {
@@ -54,6 +56,7 @@ export function savedRecord(c: ContainerRecord, networks: Networks): SavedContai
     ...(archives ? { archives } : {}),
     ...(c.anonymousVolumes ? { anonymousVolumes: c.anonymousVolumes } : {}),
     ...(c.platform ? { platform: c.platform } : {}),
+    ...(c.pullRef ? { pullRef: c.pullRef } : {}),
   };
 }
 
@@ -77,6 +80,7 @@ export function containerFromPod(pod: Pod, networks: Networks, replan: (body: Cr
     name: saved.name,
     created: new Date(saved.created),
     image: saved.image,
+    ...(saved.pullRef ? { pullRef: saved.pullRef } : {}),
     body: saved.body,
     plan: replan(saved.body),
     cmd: asArgv(saved.body.Cmd),

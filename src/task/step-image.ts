@@ -15,26 +15,23 @@ import { readImageArchive } from '../registry/image-archive.js';
 import { ImagePusher } from '../registry/image-push.js';
 import { assembleImage, type AssembledImage } from '../registry/oci-image.js';
 import { readRootfsArtifact } from '../registry/rootfs-artifact.js';
+import { parsePushTarget, repositoryComponent, type PushTarget } from '../registry/push-target.js';
 import { artifactTar, type Artifact } from './artifacts.js';
 import { TaskUsageError } from './layout.js';
 import { unpackTar } from './unpack.js';
 
 export const IMAGE_REGISTRY_ENV = 'BERTH_TASK_IMAGE_REGISTRY';
 
-/** `--image-registry REGISTRY/PREFIX`: where step images are pushed, under PREFIX/ARTIFACT. */
-export interface ImageRegistry {
-  registry: string;
-  prefix: string;
-}
+/** `--image-registry REGISTRY/PREFIX`: where step images are pushed, under PREFIX/ARTIFACT-RANDOM. */
+export type ImageRegistry = PushTarget;
 
-/** `127.0.0.1:5115/ci` → registry 127.0.0.1:5115, prefix ci; a registry host has a dot or a port, or is localhost. */
+/** The flag's value, refused in berth task's words (exit 2) when it is not REGISTRY/PREFIX. */
 export function parseImageRegistry(value: string, source: string): ImageRegistry {
-  const [registry = '', ...rest] = value.replace(/\/+$/, '').split('/');
-  const prefix = rest.join('/');
-  const isHost = registry === 'localhost' || registry.includes('.') || registry.includes(':');
-  if (!isHost || !prefix || !/^[a-z0-9]+(?:[._-][a-z0-9]+)*(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)*$/.test(prefix))
-    throw new TaskUsageError(`${source} ${value}: give REGISTRY/PREFIX, as 127.0.0.1:5115/ci or registry.example.com/team/ci (a lower-case repository path)`);
-  return { registry, prefix };
+  try {
+    return parsePushTarget(value, source);
+  } catch (err) {
+    throw new TaskUsageError((err as Error).message);
+  }
 }
 
 /** A step's image pushed from its artifact: the reference its pod names, and its deletion once the plan ended. */
@@ -54,7 +51,7 @@ export async function pushStepImage(artifact: Artifact, name: string, registry: 
     const image = await imageInFolder(folder, blobs);
     // a repository of this run's own: two plans pushing the same bytes get one digest, and one's deletion must not
     // take the other's image
-    const pusher = new ImagePusher(registry.registry, `${registry.prefix}/${repositoryName(name)}-${randomBytes(4).toString('hex')}`);
+    const pusher = new ImagePusher(registry.registry, `${registry.prefix}/${repositoryComponent(name)}-${randomBytes(4).toString('hex')}`);
     const pushed = await pusher.pushImage(image);
     return {
       reference: pushed.reference,
@@ -74,15 +71,5 @@ export async function imageInFolder(folder: string, blobs: string): Promise<Asse
   throw new ImageArtifactError(
     folder,
     'holds no image: an image artifact has rootfs/ beside metadata.json (format: rootfs) or image.tar (format: oci), as registry-image writes them',
-  );
-}
-
-/** An artifact's name as a repository path component (lower case, separators kept). */
-function repositoryName(name: string): string {
-  return (
-    name
-      .toLowerCase()
-      .replace(/[^a-z0-9._-]+/g, '-')
-      .replace(/^[._-]+|[._-]+$/g, '') || 'image'
   );
 }

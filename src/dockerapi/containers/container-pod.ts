@@ -65,7 +65,7 @@ export function planRunPod(c: ContainerRecord, inputs: RunPodInputs, ctx: PodCon
     {
       podName: inputs.podName,
       shortId: c.id.slice(0, 12),
-      image: podImage(c.image),
+      image: c.pullRef ?? podImage(c.image),
       entrypoint: c.entrypoint,
       cmd: c.cmd,
       env: c.body.Env ?? [],
@@ -107,7 +107,7 @@ export function planPeekPod(c: ContainerRecord, podName: string, template: PodTe
       podName,
       shortId: c.id.slice(0, 12),
       idLabel: LABEL_PEEK,
-      image: podImage(c.image),
+      image: c.pullRef ?? podImage(c.image),
       entrypoint: ['sleep'],
       cmd: [String(ctx.ttlSeconds)],
       env: c.body.Env ?? [],

@@ -6,7 +6,7 @@ import { notFound } from '../http/http.js';
 import { isReaperImage } from '../ryuk/reaper.js';
 import { imageId, type ImageRecord } from '../model.js';
 import { familiarImage, normalizeImage, repositoryOf, tryNormalizeImage } from './image-ref.js';
-import type { ImageConfigSource, ImageLookup } from './image-config.js';
+import type { ImageConfigSource, ImageInfo, ImageLookup } from './image-config.js';
 import type { EventBus } from '../event-bus.js';
 
 export class ImageStore {
@@ -64,6 +64,28 @@ export class ImageStore {
     return img;
   }
 
+  /** An image berth made (`docker commit`): known by its id and the name given, pulled by its pushed digest. */
+  addMade(made: { id: string; pullRef: string; name?: string; info: ImageInfo; release(): Promise<void> }): ImageRecord {
+    const ref = made.name ? normalizeImage(made.name) : made.pullRef;
+    for (const other of this.records.values()) if (made.name) other.tags.delete(ref);
+    const img: ImageRecord = {
+      id: made.id,
+      ref,
+      tags: new Set(made.name ? [ref] : []),
+      created: new Date(),
+      info: made.info,
+      pullRef: made.pullRef,
+      release: made.release,
+    };
+    this.records.set(made.id, img);
+    return img;
+  }
+
+  /** Deletes what berth pushed for the images it made (berth serve's shutdown). */
+  async releaseMade(): Promise<void> {
+    await Promise.all([...this.records.values()].map((i) => i.release?.()));
+  }
+
   tag(ref: string, repo: string, tag: string): void {
     this.find(ref).tags.add(normalizeImage(`${repo}:${tag}`));
   }
@@ -81,6 +103,7 @@ export class ImageStore {
     for (const t of img.tags) out.push({ Untagged: familiarImage(t) });
     out.push({ Deleted: img.id });
     this.records.delete(img.id);
+    void img.release?.();
     this.bus.emit('image', 'delete', { id: img.id, name: familiarImage(img.ref) });
     return out;
   }

@@ -20,6 +20,20 @@ export function imageRoutes(r: Router, engine: Engine): void {
     );
   });
   r.op('ImageInspect', 'GET', /^\/images\/(.+)\/json$/, (call, [name]) => call.send(200, inspectImage(engine.images.find(name), goArch(), call.version)));
+  // the body (a config to merge) is not read: a pod's image config comes from the container and --change
+  r.op('ImageCommit', 'POST', '/commit', async (call) => {
+    const container = call.query.get('container');
+    if (!container) throw badRequest('container is required: give the container to commit (?container=NAME)');
+    const q = (k: string): string | undefined => call.query.get(k) || undefined;
+    const id = await engine.commit(container, {
+      repo: q('repo'),
+      tag: q('tag'),
+      comment: q('comment'),
+      author: q('author'),
+      changes: call.query.getAll('changes'),
+    });
+    call.send(201, { Id: id });
+  });
   r.op('ImageTag', 'POST', /^\/images\/(.+)\/tag$/, (call, [name]) => {
     const repo = call.query.get('repo');
     engine.images.find(name);

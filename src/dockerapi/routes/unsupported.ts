@@ -1,4 +1,4 @@
-/** Operations a pod cannot do (build, commit, export, stats, pause, image load/save/push/history/search, distribution, df, login): 501, saying why. */
+/** Operations a pod cannot do (build, export, stats, pause, image load/save/push/history/search, distribution, df, login): 501, saying why. */
 import type { Router } from '../http/http.js';
 
 /** Said where a client asks berth to build (its build stream's error line). */
@@ -9,7 +9,6 @@ const PODS = 'containers are Kubernetes pods';
 
 /** operation, method, path, and why berth serve cannot answer it */
 const NOT_SERVED: Array<[string, string, string | RegExp, string]> = [
-  ['ImageCommit', 'POST', '/commit', PODS],
   ['ImageLoad', 'POST', '/images/load', PODS],
   ['ImageGetAll', 'GET', '/images/get', PODS],
   ['ImagePush', 'POST', /^\/images\/(.+)\/push$/, PODS],

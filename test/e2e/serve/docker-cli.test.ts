@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { BUSYBOX, freshNamespace, kubectlOk, runCommand, type Result } from '../harness/cluster.js';
+import { BUSYBOX, freshNamespace, kubectlOk, readClusterState, runCommand, type Result } from '../harness/cluster.js';
 import { bindServeRole, type DockerEngine, startBerth, startPodman, stopAndCheckLeftovers } from './serve-env.js';
 import { eventually } from '../../util/eventually.js';
 
@@ -63,7 +63,9 @@ for (const kind of ['podman', 'berth'] as const) {
         // As user `shim`, whose only rights are the shipped Role: the Role is tested as users apply it.
         await bindServeRole(namespace, 'shim');
         // a client of API 1.24 is among the tests: served once the minimum is lowered, as DOCKER_MIN_API_VERSION lowers dockerd 29's
-        engine = await startBerth(namespace, instance, { user: 'shim', extra: ['--min-api-version', '1.24'] });
+        // docker commit pushes to the dev cluster's registry, where the node pulls the committed image
+        const registry = `${readClusterState().registry}/serve-e2e`;
+        engine = await startBerth(namespace, instance, { user: 'shim', extra: ['--min-api-version', '1.24', '--image-registry', registry] });
         // berth knows an image once pulled (the kubelet pulls for real).
         await ok(['pull', BUSYBOX]);
       } else {
@@ -864,6 +866,22 @@ for (const kind of ['podman', 'berth'] as const) {
       const malformed = await engine.docker(['images', '--filter', `reference=${repo}/[a`]);
       assert.notEqual(malformed.code, 0);
       assert.match(malformed.stderr, /invalid filter 'reference=.*\/\[a': syntax error in pattern/);
+    });
+
+    test('commit of a changed container, with --change: a container of the committed image has its file and the change', async () => {
+      const c = name('tocommit');
+      const image = `localhost/${prefix}-committed:1`;
+      images.push(image);
+      await ok(['run', '-d', '--name', c, BUSYBOX, 'sh', '-c', 'echo committed > /made; exec sleep 600']);
+      for (let i = 0; (await engine.docker(['exec', c, 'cat', '/made'])).code !== 0; i++) assert.ok(i < 100, 'the file was never made');
+      const id = (await ok(['commit', '--change', 'ENV FROM_COMMIT=yes', c, image])).trim();
+      assert.match(id, /^sha256:[0-9a-f]{64}$/);
+      assert.equal((await ok(['image', 'inspect', '-f', '{{.Id}}', image])).trim(), id);
+      const run = await engine.docker(['run', '--rm', image, 'sh', '-c', 'cat /made; echo "$FROM_COMMIT"']);
+      assert.deepEqual([run.code, run.stdout], [0, 'committed\nyes\n'], run.stderr);
+      const bad = await engine.docker(['commit', '--change', 'RUN make', c, `${image}-bad`]);
+      assert.notEqual(bad.code, 0);
+      if (kind === 'berth') assert.match(bad.stderr, /RUN is not a valid change command/);
     });
 
     test(

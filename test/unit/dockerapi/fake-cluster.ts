@@ -38,7 +38,7 @@ export class FakeCluster implements ServeCluster {
   readonly templates = new Map<string, PodTemplate>();
   readonly execs: ExecCall[] = [];
   /** What an exec answers; default: exit 0, no output. */
-  execAnswer: (call: ExecCall) => { exitCode: number; stdout?: string; stderr?: string; lost?: boolean } = () => ({ exitCode: 0 });
+  execAnswer: (call: ExecCall) => { exitCode: number; stdout?: string | Buffer; stderr?: string; lost?: boolean } = () => ({ exitCode: 0 });
   /** Every created pod runs at once (as a kubelet with the image at hand). */
   autoRun = true;
   /** The file feeds attached to, in order: what each receiver got before its input ended. */
