@@ -868,21 +868,25 @@ for (const kind of ['podman', 'berth'] as const) {
       assert.match(malformed.stderr, /invalid filter 'reference=.*\/\[a': syntax error in pattern/);
     });
 
-    test('commit of a changed container, with --change: a container of the committed image has its file and the change', async () => {
-      const c = name('tocommit');
-      const image = `localhost/${prefix}-committed:1`;
-      images.push(image);
-      await ok(['run', '-d', '--name', c, BUSYBOX, 'sh', '-c', 'echo committed > /made; exec sleep 600']);
-      for (let i = 0; (await engine.docker(['exec', c, 'cat', '/made'])).code !== 0; i++) assert.ok(i < 100, 'the file was never made');
-      const id = (await ok(['commit', '--change', 'ENV FROM_COMMIT=yes', c, image])).trim();
-      assert.match(id, /^sha256:[0-9a-f]{64}$/);
-      assert.equal((await ok(['image', 'inspect', '-f', '{{.Id}}', image])).trim(), id);
-      const run = await engine.docker(['run', '--rm', image, 'sh', '-c', 'cat /made; echo "$FROM_COMMIT"']);
-      assert.deepEqual([run.code, run.stdout], [0, 'committed\nyes\n'], run.stderr);
-      const bad = await engine.docker(['commit', '--change', 'RUN make', c, `${image}-bad`]);
-      assert.notEqual(bad.code, 0);
-      if (kind === 'berth') assert.match(bad.stderr, /RUN is not a valid change command/);
-    });
+    test(
+      'commit of a changed container, with --change: a container of the committed image has its file and the change',
+      { skip: kind === 'podman' && "podman 4.3's compat API answers the docker CLI's commit with 'Decode(): EOF'" },
+      async () => {
+        const c = name('tocommit');
+        const image = `localhost/${prefix}-committed:1`;
+        images.push(image);
+        await ok(['run', '-d', '--name', c, BUSYBOX, 'sh', '-c', 'echo committed > /made; exec sleep 600']);
+        for (let i = 0; (await engine.docker(['exec', c, 'cat', '/made'])).code !== 0; i++) assert.ok(i < 100, 'the file was never made');
+        const id = (await ok(['commit', '--change', 'ENV FROM_COMMIT=yes', c, image])).trim();
+        assert.match(id, /^sha256:[0-9a-f]{64}$/);
+        assert.equal((await ok(['image', 'inspect', '-f', '{{.Id}}', image])).trim(), id);
+        const run = await engine.docker(['run', '--rm', image, 'sh', '-c', 'cat /made; echo "$FROM_COMMIT"']);
+        assert.deepEqual([run.code, run.stdout], [0, 'committed\nyes\n'], run.stderr);
+        const bad = await engine.docker(['commit', '--change', 'RUN make', c, `${image}-bad`]);
+        assert.notEqual(bad.code, 0);
+        if (kind === 'berth') assert.match(bad.stderr, /RUN is not a valid change command/);
+      },
+    );
 
     test(
       'images --filter dangling=true is an image with no tag (pulled by digest): rmi $(docker images -qf dangling=true) removes it and nothing else',

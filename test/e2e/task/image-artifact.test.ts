@@ -91,7 +91,15 @@ describe('berth task plan run: a step whose image is an artifact', () => {
   it("an image tarball (image.tar, as registry-image writes with format: oci) given with -i is the step's image", async () => {
     const dir = join(work.dir, 'tarball');
     mkdirSync(dir);
-    execFileSync('podman', ['save', '--format', 'docker-archive', '-o', join(dir, 'image.tar'), BUSYBOX]);
+    // an image of its own (busybox and a label): a pushed image with a preloaded one's id makes the kubelet take the
+    // preloaded one for pulled (KubeletEnsureSecretPulledImages), and then pull it, from no registry
+    const tag = `localhost/berth-e2e/tarball-${process.pid}:1`;
+    const context = join(work.dir, 'tarball-context');
+    mkdirSync(context);
+    writeFileSync(join(context, 'Containerfile'), `FROM ${BUSYBOX}\nLABEL berth.e2e=tarball\n`);
+    execFileSync('podman', ['build', '-q', '-t', tag, context]);
+    execFileSync('podman', ['save', '--format', 'docker-archive', '-o', join(dir, 'image.tar'), tag]);
+    execFileSync('podman', ['rmi', tag]);
     const r = await plan([planFile('tarball.yml', TARBALL_PLAN), '-i', `img=${dir}`]);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, 'in the tarball image: /bin\n', 'the ENV of the image in the tarball');
