@@ -1,3 +1,7 @@
+import { randomBytes } from 'node:crypto';
+import { ImagePusher } from './image-push.js';
+import type { AssembledImage } from './oci-image.js';
+
 /**
  * Where berth pushes the images it makes (a task step's image artifact, a `docker commit`): a registry the cluster's
  * nodes pull from and a repository prefix below which each image gets a repository of its own.
@@ -35,4 +39,26 @@ export function repositoryComponent(name: string): string {
       .replace(/[^a-z0-9._-]+/g, '-')
       .replace(/^[._-]+|[._-]+$/g, '') || 'image'
   );
+}
+
+/** An image berth pushed into a repository of its own: what a pod names, and its deletion. */
+export interface OwnImage {
+  reference: string;
+  digest: string;
+  release(): Promise<void>;
+}
+
+/**
+ * Pushes `image` by digest into `PREFIX/NAME-RANDOM`: a repository of this push's own, since two pushes of the same
+ * bytes get one digest, and one's deletion must not take the other's image. `release` deletes the manifest (a
+ * registry that refuses is left as it is).
+ */
+export async function pushToOwnRepository(target: PushTarget, name: string, image: AssembledImage): Promise<OwnImage> {
+  const pusher = new ImagePusher(target.registry, `${target.prefix}/${repositoryComponent(name)}-${randomBytes(4).toString('hex')}`);
+  const pushed = await pusher.pushImage(image);
+  return {
+    reference: pushed.reference,
+    digest: pushed.digest,
+    release: async () => void (await pusher.deleteManifest(pushed.digest).catch(() => false)),
+  };
 }

@@ -6,16 +6,14 @@
  * ends. Two formats, as the resources write them: `rootfs/` beside `metadata.json` (format: rootfs), and an image
  * tarball `image.tar` (format: oci, a docker save archive or an OCI layout); an OCI layout folder is taken too.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ImageArtifactError } from '../registry/artifact-error.js';
 import { readImageArchive } from '../registry/image-archive.js';
-import { ImagePusher } from '../registry/image-push.js';
 import { assembleImage, type AssembledImage } from '../registry/oci-image.js';
 import { readRootfsArtifact } from '../registry/rootfs-artifact.js';
-import { parsePushTarget, repositoryComponent, type PushTarget } from '../registry/push-target.js';
+import { parsePushTarget, pushToOwnRepository, type OwnImage, type PushTarget } from '../registry/push-target.js';
 import { artifactTar, type Artifact } from './artifacts.js';
 import { TaskUsageError } from './layout.js';
 import { unpackTar } from './unpack.js';
@@ -34,29 +32,15 @@ export function parseImageRegistry(value: string, source: string): ImageRegistry
   }
 }
 
-/** A step's image pushed from its artifact: the reference its pod names, and its deletion once the plan ended. */
-export interface StepImage {
-  reference: string;
-  release(): Promise<void>;
-}
-
-/** The artifact as an image in `registry`, in a repository named after the artifact. */
-export async function pushStepImage(artifact: Artifact, name: string, registry: ImageRegistry, signal?: AbortSignal): Promise<StepImage> {
+/** The artifact as an image in `registry`, in a repository named after the artifact; released when the plan ends. */
+export async function pushStepImage(artifact: Artifact, name: string, registry: ImageRegistry, signal?: AbortSignal): Promise<OwnImage> {
   const work = await mkdtemp(join(tmpdir(), 'berth-step-image-'));
   try {
     const folder = 'dir' in artifact ? artifact.dir : join(work, 'artifact');
     if (!('dir' in artifact)) await unpackTar(await artifactTar(artifact, signal), folder);
     const blobs = join(work, 'blobs');
     await mkdir(blobs);
-    const image = await imageInFolder(folder, blobs);
-    // a repository of this run's own: two plans pushing the same bytes get one digest, and one's deletion must not
-    // take the other's image
-    const pusher = new ImagePusher(registry.registry, `${registry.prefix}/${repositoryComponent(name)}-${randomBytes(4).toString('hex')}`);
-    const pushed = await pusher.pushImage(image);
-    return {
-      reference: pushed.reference,
-      release: async () => void (await pusher.deleteManifest(pushed.digest).catch(() => false)),
-    };
+    return await pushToOwnRepository(registry, name, await imageInFolder(folder, blobs));
   } finally {
     await rm(work, { recursive: true, force: true });
   }

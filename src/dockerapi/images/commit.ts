@@ -5,15 +5,13 @@
  * instructions applied. It is pushed by digest to the registry `berth serve --image-registry` names, where the nodes
  * pull it, and recorded under the name given; its manifest is deleted when the image is removed or berth stops.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
-import { ImagePusher } from '../../registry/image-push.js';
 import { writeLayerBlob } from '../../registry/layer-blob.js';
 import { appendLayer, assembleImage, emptyImage, hostPlatform, type ContainerConfig } from '../../registry/oci-image.js';
-import { repositoryComponent, type PushTarget } from '../../registry/push-target.js';
+import { pushToOwnRepository, type PushTarget } from '../../registry/push-target.js';
 import { conflict, DockerError } from '../http/http.js';
 import type { ContainerRecord } from '../model.js';
 import { applyChanges } from './commit-changes.js';
@@ -64,18 +62,10 @@ export async function commitContainer(deps: CommitDeps, c: ContainerRecord, req:
       { created, created_by: `berth commit ${c.name}`, ...(req.comment ? { comment: req.comment } : {}), ...(req.author ? { author: req.author } : {}) },
     );
     const assembled = assembleImage(image);
-    const name = repositoryComponent(req.repo?.split('/').pop() ?? `commit-${c.name}`);
-    const pusher = new ImagePusher(deps.target.registry, `${deps.target.prefix}/${name}-${randomBytes(4).toString('hex')}`);
-    const pushed = await pusher.pushImage(assembled).catch((err: Error) => {
+    const pushed = await pushToOwnRepository(deps.target, req.repo?.split('/').pop() ?? `commit-${c.name}`, assembled).catch((err: Error) => {
       throw new DockerError(500, `could not push the committed image of ${c.name} to ${deps.target!.registry}: ${err.message}`);
     });
-    return {
-      id: assembled.config.digest,
-      pullRef: pushed.reference,
-      config,
-      created,
-      release: async () => void (await pusher.deleteManifest(pushed.digest).catch(() => false)),
-    };
+    return { id: assembled.config.digest, pullRef: pushed.reference, config, created, release: pushed.release };
   } finally {
     await rm(work, { recursive: true, force: true });
   }

@@ -67,7 +67,8 @@ export class ImageStore {
   /** An image berth made (`docker commit`): known by its id and the name given, pulled by its pushed digest. */
   addMade(made: { id: string; pullRef: string; name?: string; info: ImageInfo; release(): Promise<void> }): ImageRecord {
     const ref = made.name ? normalizeImage(made.name) : made.pullRef;
-    for (const other of this.records.values()) if (made.name) other.tags.delete(ref);
+    // a name moves to the image made, as a tag does in dockerd
+    if (made.name) for (const other of this.records.values()) other.tags.delete(ref);
     const img: ImageRecord = {
       id: made.id,
       ref,
