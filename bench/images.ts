@@ -10,13 +10,14 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { REGISTRY_ADDRESS } from '../src/devcluster/registry.js';
 import { startBenchCluster } from './bench-cluster.js';
 import { reportGoal } from './goal-rows.js';
 
 const cli = join(fileURLToPath(new URL('../../', import.meta.url)), 'dist/src/cli/main.js');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const MIB = Number(process.env.BENCH_IMAGE_MIB ?? 50);
-const REGISTRY = '127.0.0.1:5115';
+const REGISTRY = REGISTRY_ADDRESS;
 
 const progress = (what: string): boolean => process.stderr.write(`bench: ${what}\n`);
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -76,7 +77,7 @@ async function main(): Promise<void> {
           '--image',
           'localhost/berth/busybox:1',
           '--image-registry',
-          `${REGISTRY}/bench`,
+          `http://${REGISTRY}/bench`,
         ],
         env,
       );

@@ -139,7 +139,7 @@ function statusCommand(): Command {
       else if (running && state)
         process.stdout.write(
           `running at ${state.server} (Kubernetes ${state.version}, since ${state.startedAt})\nnodes: ${state.nodes.join(', ')}\nkubeconfig: ${state.kubeconfig}\n` +
-            (state.registry ? `registry: ${state.registry} (plain HTTP; the first node pulls from it)\n` : ''),
+            (state.registry ? `registry: ${state.registry} (plain HTTP; nodes and pods pull from it: --image-registry http://${state.registry}/PREFIX)\n` : ''),
         );
       else process.stdout.write('not running (start it with: berth dev-cluster up)\n');
       if (!running) process.exitCode = 3;

@@ -106,14 +106,22 @@ export function serveCommand(): Command {
       `${CAPABILITIES_FLAG} <list>`,
       `the capabilities every container gets and CapAdd may ask for: a comma-separated subset of Docker's default set, or none (default: $${CAPABILITIES_ENV}, else Docker's set: ${DOCKER_DEFAULT_CAPABILITIES.join(',')})`,
     )
-    .option('--insecure-registry <host:port...>', 'read image configs from this registry over plain http (repeatable; loopback registries always are)', [])
+    .option(
+      '--insecure-registry <host:port...>',
+      "speak plain http to this registry: image configs, and a build's base images (repeatable; loopback registries always are)",
+      [],
+    )
     .option(
       '--helper-image <image>',
       'an image with sh and tar that delivers files copied before start into a container whose command berth does not know (default: $BERTH_HELPER_IMAGE, else docker.io/library/busybox:1.36)',
     )
     .option(
       '--image-registry <registry/prefix>',
-      "where docker commit pushes the images it makes (by digest, deleted when removed or when berth stops), for the cluster's nodes to pull",
+      "where docker build and docker commit push the images they make (by digest, deleted when removed or when berth stops), for the cluster's nodes to pull; http://REGISTRY/PREFIX for a plain-http registry",
+    )
+    .option(
+      '--builder-image <image>',
+      'the image docker build runs in a privileged pod: buildah and berth-build (default: $BERTH_BUILDER_IMAGE; scripts/build-images.sh builds localhost/berth/builder:1)',
     )
     .option(
       '--min-api-version <version>',
@@ -177,6 +185,8 @@ export function serveCommand(): Command {
       keepFailedSeconds: keepFailedMinutes * 60,
       helperImage: (o.helperImage as string | undefined) ?? process.env.BERTH_HELPER_IMAGE,
       ...(imageRegistry ? { imageRegistry } : {}),
+      builderImage: (o.builderImage as string | undefined) ?? process.env.BERTH_BUILDER_IMAGE,
+      insecureRegistries: o.insecureRegistry as string[],
       imageConfigs: o.imageConfig
         ? new ImageConfigSource({ insecure: o.insecureRegistry as string[], log: (l) => process.stderr.write(`berth serve: ${l}\n`) })
         : undefined,

@@ -31,12 +31,9 @@ export function writeConfigFiles(layout: Layout, pki: Pki, fileUsers: UserSpec[]
     write(nodeConfigFile(node, 'kube-proxy.yaml'), kubeProxyConfig(layout, node));
     mkdirSync(cniConfDir(node), { recursive: true });
     writeFileSync(join(cniConfDir(node), '10-berth.conflist'), cniConflist(node));
-    // only the first node shares this machine's loopback, where the registry listens
-    if (node.index === 0) {
-      const hostDir = join(registryHostsDir(node), REGISTRY_ADDRESS);
-      mkdirSync(hostDir, { recursive: true });
-      writeFileSync(join(hostDir, 'hosts.toml'), registryHostsToml());
-    }
+    const hostDir = join(registryHostsDir(node), REGISTRY_ADDRESS);
+    mkdirSync(hostDir, { recursive: true });
+    writeFileSync(join(hostDir, 'hosts.toml'), registryHostsToml());
   }
   write('registry.yml', registryConfig());
   return ids;

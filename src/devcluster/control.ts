@@ -26,7 +26,7 @@ export interface ClusterState {
   version: string;
   /** the nodes' names, the first node first */
   nodes: string[];
-  /** host:port of the registry the first node pulls from over plain HTTP (registry.ts) */
+  /** host:port of the registry every node and pod pulls from over plain HTTP (registry.ts) */
   registry: string;
 }
 

@@ -1,13 +1,13 @@
-// The dev cluster's image registry: Debian's docker-registry on loopback, where images berth makes are pushed and the
-// node's containerd pulls them from (over plain HTTP: a hosts.toml per node says so). Deletes are on, so berth's
-// garbage collection can remove what it pushed. Workers live in network namespaces of their own, whose loopback is not
-// this one: only the first node reaches it.
+// The dev cluster's image registry: Debian's docker-registry on the host's address on the pods' bridge, where images
+// berth makes are pushed, every node's containerd pulls them from (over plain HTTP: a hosts.toml per node says so) and
+// pods reach it too (a build's base images). Not loopback: workers and pods live in network namespaces of their own.
+// Deletes are on, so berth can remove what it pushed.
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { MACHINE } from './layout.js';
+import { MACHINE, NET } from './layout.js';
 
 /** host:port the registry listens on and the nodes pull from (distribution's usual port, shifted off it) */
-export const REGISTRY_ADDRESS = '127.0.0.1:5115';
+export const REGISTRY_ADDRESS = `${NET.nodeIp}:5115`;
 export const REGISTRY_STORAGE = join(MACHINE.varLib, 'registry');
 
 export function registryConfig(): string {

@@ -52,12 +52,13 @@ export class CreatePath {
    * request once, and the record keeps the plan), then its name taken and its volumes made (named and
    * anonymous: `docker volume ls` lists them right after create), then its create event.
    */
-  async create(name: string | null, request: CreateBody, platform?: Platform): Promise<ContainerRecord> {
+  async create(name: string | null, request: CreateBody, platform?: Platform, opts: { builder?: boolean } = {}): Promise<ContainerRecord> {
     if (!request.Image || typeof request.Image !== 'string') throw badRequest('config is missing the Image');
     if (name !== null && name !== '' && !NAME_RE.test(name.replace(/^\//, '')))
       throw badRequest(`Invalid container name (${name}), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed`);
-    const img = this.s.images.find(request.Image);
-    const planned = planCreate(request, img.info?.config, this.s.policy);
+    // a build's builder (images/build.ts) is berth's own: its image is no image of the store, its privilege berth's choice
+    const img = opts.builder ? undefined : this.s.images.find(request.Image);
+    const planned = planCreate(request, img?.info?.config, opts.builder ? { ...this.s.policy, allowPrivileged: true } : this.s.policy);
     const id = newId();
     const clean = name ? name.replace(/^\//, '') : generatedName(id);
     for (const c of this.s.containers.values()) {
@@ -66,7 +67,7 @@ export class CreatePath {
           `Conflict. The container name "/${clean}" is already in use by container "${c.id}". You have to remove (or rename) that container to be able to reuse that name.`,
         );
     }
-    const c = this.newRecord(id, clean, planned, platform, img.pullRef);
+    const c = this.newRecord(id, clean, planned, platform, img?.pullRef);
     this.s.containers.set(id, c);
     try {
       await this.s.volumes.ensureAll([...planned.namedVolumes, ...planned.anonymousVolumes.map((a) => ({ name: a.name, labels: { [LABEL_ANONYMOUS]: '' } }))]);

@@ -50,6 +50,10 @@ export interface EngineOptions {
   helperImage?: string;
   /** `--image-registry`: where `docker commit` pushes the images it makes (undefined: commit is refused, saying so). */
   imageRegistry?: PushTarget;
+  /** `--builder-image`: buildah and berth-build, run privileged for `docker build` (undefined: builds are refused, saying so). */
+  builderImage?: string;
+  /** `--insecure-registry`: plain-http registries (a build's base images among them). */
+  insecureRegistries?: readonly string[];
 }
 
 /** How long an exit waits for attached readers to deliver the output (AutoRemove, `wait`). */

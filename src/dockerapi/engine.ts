@@ -18,7 +18,10 @@ import type { ContainerRecord, CreateBody } from './model.js';
 import type { LogQuery, Session } from './cluster.js';
 import type { EventBus } from './event-bus.js';
 import type { ImageStore } from './images/image-store.js';
-import { commitContainer, type CommitRequest } from './images/commit.js';
+import { commitContainer, type CommitRequest, type CommittedImage } from './images/commit.js';
+import { buildImage, type BuildDeps } from './images/build.js';
+import type { BuildRequest } from './images/build-request.js';
+import type { BuildStream } from './images/build-stream.js';
 import type { ImageConfig } from './images/image-config.js';
 import { hostPlatform } from '../registry/oci-image.js';
 import type { Networks } from './networks/networks.js';
@@ -239,23 +242,55 @@ export class Engine {
       req,
     );
     const name = req.repo ? `${req.repo}:${req.tag || 'latest'}` : undefined;
-    const platform = hostPlatform();
+    this.recordMade({ ...made, ...hostPlatform() }, name ? [name] : []);
+    this.s.emit('container', 'commit', c, { comment: req.comment ?? '', imageID: made.id, ...(name ? { imageRef: name } : {}) });
+    return made.id;
+  }
+
+  /** `docker build` (images/build.ts): the image is recorded under every tag given; its id returned. */
+  async build(req: BuildRequest, context: Promise<HeldTar>, stream: BuildStream): Promise<string> {
+    const built = await buildImage(this.buildDeps(), req, context, stream);
+    this.recordMade(built, req.tags);
+    return built.id;
+  }
+
+  private buildDeps(): BuildDeps {
+    return {
+      target: this.s.opts.imageRegistry,
+      builderImage: this.s.opts.builderImage,
+      insecure: this.s.opts.insecureRegistries ?? [],
+      createBuilder: (body) => this.creates.create(null, body, undefined, { builder: true }),
+      putArchive: (c, path, archive) => this.putArchive(c.id, path, archive),
+      start: async (c) => void (await this.start(c.id)),
+      followLog: (c) => this.openLog(c.podName!, { follow: true }),
+      exitCode: async (c, ms) => {
+        await this.wait(c, 'not-running', AbortSignal.timeout(ms));
+        return c.status === 'running' ? undefined : (c.exitCode ?? -1);
+      },
+      execStream: (c, argv, io) => this.execStream(c, argv, io),
+      remove: (c) => this.remove(c.id, true, true),
+    };
+  }
+
+  /** An image berth made, recorded under `names` (the first takes it from other images; the rest are tags). */
+  private recordMade(made: CommittedImage & { architecture: string; os: string }, names: string[]): void {
+    const [first, ...more] = names;
     this.images.addMade({
       id: made.id,
       pullRef: made.pullRef,
-      ...(name ? { name } : {}),
+      ...(first ? { name: first } : {}),
       info: {
         config: made.config as ImageConfig,
         configDigest: made.id,
         repoDigest: made.pullRef,
         created: made.created,
-        architecture: platform.architecture,
-        os: platform.os,
+        architecture: made.architecture,
+        os: made.os,
       },
       release: made.release,
     });
-    this.s.emit('container', 'commit', c, { comment: req.comment ?? '', imageID: made.id, ...(name ? { imageRef: name } : {}) });
-    return made.id;
+    for (const n of more) for (const other of this.images.values()) other.tags.delete(n);
+    for (const n of more) this.images.find(made.id).tags.add(n);
   }
 
   /** Deletes every pod, Service and claim of this instance (shutdown, and `--prune-start` for a crashed predecessor). */

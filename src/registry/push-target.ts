@@ -10,6 +10,8 @@ import type { AssembledImage } from './oci-image.js';
 export interface PushTarget {
   registry: string;
   prefix: string;
+  /** Spoken to over plain http: given as `http://REGISTRY/PREFIX` (loopback registries always are). */
+  plainHttp: boolean;
 }
 
 export class PushTargetError extends Error {
@@ -21,14 +23,25 @@ export class PushTargetError extends Error {
 
 const REPOSITORY_PATH = /^[a-z0-9]+(?:[._-][a-z0-9]+)*(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)*$/;
 
-/** `127.0.0.1:5115/ci` → registry 127.0.0.1:5115, prefix ci; a registry host has a dot or a port, or is localhost. */
+/**
+ * `registry.example.com/team/ci` → registry registry.example.com, prefix team/ci, over https; `http://10.244.0.1:5115/ci`
+ * names a plain-http registry (dockerd's --insecure-registry). A registry host has a dot or a port, or is localhost.
+ */
 export function parsePushTarget(value: string, source: string): PushTarget {
-  const [registry = '', ...rest] = value.replace(/\/+$/, '').split('/');
+  const plainHttp = value.startsWith('http://');
+  const [registry = '', ...rest] = value.replace(/^https?:\/\//, '').replace(/\/+$/, '').split('/');
   const prefix = rest.join('/');
   const isHost = registry === 'localhost' || registry.includes('.') || registry.includes(':');
   if (!isHost || !REPOSITORY_PATH.test(prefix))
-    throw new PushTargetError(`${source} ${value}: give REGISTRY/PREFIX, as 127.0.0.1:5115/ci or registry.example.com/team/ci (a lower-case repository path)`);
-  return { registry, prefix };
+    throw new PushTargetError(
+      `${source} ${value}: give REGISTRY/PREFIX, as registry.example.com/team/ci, or http://10.244.0.1:5115/ci for a plain-http registry (a lower-case repository path)`,
+    );
+  return { registry, prefix, plainHttp };
+}
+
+/** The registries a client of this target speaks plain http to. */
+export function plainHttpRegistries(target: PushTarget): string[] {
+  return target.plainHttp ? [target.registry] : [];
 }
 
 /** A name as a repository path component (lower case, separators kept), for `PREFIX/NAME`. */
@@ -54,7 +67,8 @@ export interface OwnImage {
  * registry that refuses is left as it is).
  */
 export async function pushToOwnRepository(target: PushTarget, name: string, image: AssembledImage): Promise<OwnImage> {
-  const pusher = new ImagePusher(target.registry, `${target.prefix}/${repositoryComponent(name)}-${randomBytes(4).toString('hex')}`);
+  const repository = `${target.prefix}/${repositoryComponent(name)}-${randomBytes(4).toString('hex')}`;
+  const pusher = new ImagePusher(target.registry, repository, { insecure: plainHttpRegistries(target) });
   const pushed = await pusher.pushImage(image);
   return {
     reference: pushed.reference,

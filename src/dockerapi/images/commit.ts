@@ -18,7 +18,7 @@ import { applyChanges } from './commit-changes.js';
 import type { ImageConfig } from './image-config.js';
 
 export const NO_PUSH_TARGET =
-  "berth serve commits an image by pushing it to a registry the cluster's nodes pull from: start berth serve with --image-registry REGISTRY/PREFIX (the dev cluster's registry is 127.0.0.1:5115)";
+  "berth serve commits an image by pushing it to a registry the cluster's nodes pull from: start berth serve with --image-registry REGISTRY/PREFIX (the dev cluster's: http://10.244.0.1:5115/PREFIX)";
 
 /** The whole filesystem but the kernel's: top-level names only, so any tar (busybox's too) can read it. */
 const FILESYSTEM_TAR = ['/bin/sh', '-c', 'cd / && exec tar -c -f - $(ls -A / | grep -v -x -e proc -e sys -e dev)'];

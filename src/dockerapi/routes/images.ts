@@ -8,6 +8,9 @@ import type { Engine } from '../engine.js';
 import { imageId } from '../model.js';
 import { goArch } from './system.js';
 import { normalizeImage } from '../images/image-ref.js';
+import { parseBuildRequest } from '../images/build-request.js';
+import { BuildStream } from '../images/build-stream.js';
+import { DEFAULT_MAX_ARCHIVE_BYTES, sanitizeArchive } from '../../runtime/files.js';
 
 export function imageRoutes(r: Router, engine: Engine): void {
   r.op('ImageCreate', 'POST', '/images/create', (call) => pull(engine, call));
@@ -34,6 +37,7 @@ export function imageRoutes(r: Router, engine: Engine): void {
     });
     call.send(201, { Id: id });
   });
+  r.op('ImageBuild', 'POST', '/build', (call) => build(engine, call));
   r.op('ImageTag', 'POST', /^\/images\/(.+)\/tag$/, (call, [name]) => {
     const repo = call.query.get('repo');
     engine.images.find(name);
@@ -88,6 +92,28 @@ async function pull(engine: Engine, call: Call): Promise<void> {
   out.write(`${JSON.stringify({ status: `berth: recorded ${ref}${config}; the cluster's kubelet pulls it when a container starts` })}\n`);
   // dockerd's last line, which clients read as the pull's success (docker-java fails a pull whose last status is another)
   out.write(`${JSON.stringify({ status: known ? `Status: Image is up to date for ${ref}` : `Status: Downloaded newer image for ${ref}` })}\n`);
+  out.end();
+}
+
+/**
+ * `docker build`: a request dockerd would refuse is a 400 before the stream; after it, the build's output and its end
+ * (images/build-stream.ts). Any failure, a berth serve without a builder included, is the stream's last message, as
+ * dockerd reports a failed build: clients (dockerode, testcontainers) read the stream to its end and fail with it.
+ */
+async function build(engine: Engine, call: Call): Promise<void> {
+  const req = parseBuildRequest(call.query);
+  // the context as the archive of a copy into the builder: bounded, names checked; read while it arrives
+  const context = sanitizeArchive(call.body(), '/context', DEFAULT_MAX_ARCHIVE_BYTES).then((r) => r.tar);
+  context.catch(() => undefined);
+  const out = call.startChunked('application/json');
+  const stream = new BuildStream(out, req.quiet);
+  try {
+    stream.succeeded(await engine.build(req, context, stream), req.tags);
+  } catch (err) {
+    // the client finishes sending its context before it reads the answer's end
+    await context.catch(() => undefined);
+    stream.failed((err as Error).message);
+  }
   out.end();
 }
 

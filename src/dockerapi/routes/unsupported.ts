@@ -1,9 +1,5 @@
-/** Operations a pod cannot do (build, export, stats, pause, image load/save/push/history/search, distribution, df, login): 501, saying why. */
+/** Operations a pod cannot do (export, stats, pause, image load/save/push/history/search, distribution, df, login): 501, saying why. */
 import type { Router } from '../http/http.js';
-
-/** Said where a client asks berth to build (its build stream's error line). */
-export const CANNOT_BUILD =
-  'berth serve cannot build images: its containers are Kubernetes pods and it has no image builder. Build the image elsewhere (docker build or podman build on a machine with an engine, kaniko or buildah in the cluster), push it to a registry the cluster pulls from, and use it by name';
 
 const PODS = 'containers are Kubernetes pods';
 
@@ -47,13 +43,7 @@ const NOT_SERVED: Array<[string, string, string | RegExp, string]> = [
 ];
 
 export function unsupportedRoutes(r: Router): void {
-  // As dockerd reports a failed build: a 200 whose JSON-lines stream ends with an error line. Clients
-  // (dockerode's followProgress, testcontainers) wait for the stream's end and fail with the message; the
-  // build context is read and dropped so the client can finish sending it.
-  r.op('ImageBuild', 'POST', '/build', (call) =>
-    call.send(200, `${JSON.stringify({ errorDetail: { message: CANNOT_BUILD }, error: CANNOT_BUILD })}\n`, { 'Content-Type': 'application/json' }),
-  );
-  // No builder, so no build cache: pruning it prunes nothing (`docker system prune` asks last).
+  // Each build runs in a fresh builder pod, so there is no build cache: pruning it prunes nothing (`docker system prune` asks last).
   r.op('BuildPrune', 'POST', '/build/prune', (call) => call.send(200, { CachesDeleted: [], SpaceReclaimed: 0 }));
   for (const [operation, method, pattern, why] of NOT_SERVED) {
     r.op(operation, method, pattern, (call) => call.send(501, { message: `${call.method} ${call.path} is not implemented by berth serve: ${why}` }));

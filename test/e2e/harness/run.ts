@@ -33,6 +33,7 @@ const IMAGES = [
   'localhost/berth/test-resource:1',
   'localhost/berth/berth:dev',
   'localhost/berth/berth-tools:dev',
+  'localhost/berth/builder:1',
   ...['set-annotations', 'generate-configmap', 'require-label', 'exit42', 'chatty', 'echo', 'probe', 'sleep'].map((f) => `localhost/berth/krm-${f}:1`),
 ];
 

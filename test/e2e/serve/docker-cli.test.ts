@@ -64,7 +64,7 @@ for (const kind of ['podman', 'berth'] as const) {
         await bindServeRole(namespace, 'shim');
         // a client of API 1.24 is among the tests: served once the minimum is lowered, as DOCKER_MIN_API_VERSION lowers dockerd 29's
         // docker commit pushes to the dev cluster's registry, where the node pulls the committed image
-        const registry = `${readClusterState().registry}/serve-e2e`;
+        const registry = `http://${readClusterState().registry}/serve-e2e`;
         engine = await startBerth(namespace, instance, { user: 'shim', extra: ['--min-api-version', '1.24', '--image-registry', registry] });
         // berth knows an image once pulled (the kubelet pulls for real).
         await ok(['pull', BUSYBOX]);

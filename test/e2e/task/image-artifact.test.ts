@@ -63,7 +63,7 @@ describe('berth task plan run: a step whose image is an artifact', () => {
     writeFileSync(file, text);
     return file;
   };
-  const plan = (args: string[], registryFlag = [`--image-registry`, `${registry}/berth-e2e`]) =>
+  const plan = (args: string[], registryFlag = [`--image-registry`, `http://${registry}/berth-e2e`]) =>
     runCommand(process.execPath, [berthCli, 'task', 'plan', 'run', ...args, '--image', BUSYBOX, ...registryFlag], { env: t.env(), timeoutMs: 180_000 });
   const repositories = async (): Promise<string[]> =>
     ((await (await fetch(`http://${registry}/v2/_catalog`)).json()) as { repositories: string[] | null }).repositories ?? [];

@@ -27,9 +27,10 @@ const rootfs = (dir: string): string =>
   writeTree(dir, { 'rootfs/hello.txt': 'from the step before\n', 'metadata.json': JSON.stringify({ env: ['GREETING=hi'], user: '1000' }) });
 
 test('--image-registry is REGISTRY/PREFIX; a bare name or an upper-case path is refused saying what to give', () => {
-  assert.deepEqual(parseImageRegistry('127.0.0.1:5115/ci', '--image-registry'), { registry: '127.0.0.1:5115', prefix: 'ci' });
-  assert.deepEqual(parseImageRegistry('registry.example.com/team/ci/', '$X'), { registry: 'registry.example.com', prefix: 'team/ci' });
-  assert.deepEqual(parseImageRegistry('localhost/ci', '$X'), { registry: 'localhost', prefix: 'ci' });
+  assert.deepEqual(parseImageRegistry('127.0.0.1:5115/ci', '--image-registry'), { registry: '127.0.0.1:5115', prefix: 'ci', plainHttp: false });
+  assert.deepEqual(parseImageRegistry('http://10.244.0.1:5115/ci', '--image-registry'), { registry: '10.244.0.1:5115', prefix: 'ci', plainHttp: true });
+  assert.deepEqual(parseImageRegistry('registry.example.com/team/ci/', '$X'), { registry: 'registry.example.com', prefix: 'team/ci', plainHttp: false });
+  assert.deepEqual(parseImageRegistry('localhost/ci', '$X'), { registry: 'localhost', prefix: 'ci', plainHttp: false });
   for (const bad of ['ci', 'ci/images', '127.0.0.1:5115', '127.0.0.1:5115/CI'])
     assert.throws(() => parseImageRegistry(bad, '--image-registry'), new RegExp(`^TaskUsageError: --image-registry ${bad}: give REGISTRY/PREFIX`));
 });
@@ -52,7 +53,7 @@ test('a folder holds an image as rootfs/ + metadata.json, as image.tar, or as an
 
 test('an artifact in memory (a tar) and one on disk are pushed by digest into a repository of their own, and deleted at release', async () => {
   const onDisk = rootfs(path.join(work, 'disk'));
-  const target = { registry: registry.host, prefix: 'ci' };
+  const target = { registry: registry.host, prefix: 'ci', plainHttp: false };
   const fromDir = await pushStepImage({ dir: onDisk }, 'My_Image', target);
   assert.match(fromDir.reference, new RegExp(`^${registry.host.replace(/\./g, '\\.')}/ci/my_image-[0-9a-f]{8}@sha256:[0-9a-f]{64}$`));
   const tar = pack();
@@ -70,7 +71,7 @@ test('an artifact in memory (a tar) and one on disk are pushed by digest into a 
 });
 
 test('an artifact whose image cannot be read pushes nothing', async () => {
-  await assert.rejects(pushStepImage({ dir: writeTree(path.join(work, 'f'), { x: 'y' }) }, 'x', { registry: registry.host, prefix: 'ci' }), /holds no image/);
+  await assert.rejects(pushStepImage({ dir: writeTree(path.join(work, 'f'), { x: 'y' }) }, 'x', { registry: registry.host, prefix: 'ci', plainHttp: false }), /holds no image/);
   const catalog = await fetch(`http://${registry.host}/v2/_catalog`);
   const repositories = ((await catalog.json()) as { repositories: string[] }).repositories;
   assert.ok(!repositories.some((r) => r.startsWith('ci/x-')), JSON.stringify(repositories));

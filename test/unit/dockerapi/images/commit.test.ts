@@ -35,7 +35,7 @@ function engineOn(cluster: FakeCluster, withRegistry: boolean): Engine {
     publishAddress: '127.0.0.1',
     startTimeoutMs: 2000,
     allowPrivileged: false,
-    ...(withRegistry ? { imageRegistry: { registry: registry.host, prefix: 'serve' } } : {}),
+    ...(withRegistry ? { imageRegistry: { registry: registry.host, prefix: 'serve', plainHttp: false } } : {}),
   });
   engine.images.pull(IMAGE);
   engine.startWatch();

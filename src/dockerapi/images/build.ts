@@ -1,0 +1,152 @@
+/**
+ * `docker build`: the Dockerfile is built by buildah in a builder container of this berth serve (a privileged pod:
+ * buildah runs each RUN in a chroot of its own), fed the context as a copy before its start. Its log is the build's
+ * output (images/build-stream.ts); once berth-build says the image is written, berth reads it out of the pod as a
+ * docker archive, pushes it by digest to the registry `--image-registry` names (as a commit's image) and removes the
+ * builder container, whatever the outcome. A build leaves nothing behind but the image.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough, type Readable, type Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { readImageArchive } from '../../registry/image-archive.js';
+import type { ContainerConfig } from '../../registry/oci-image.js';
+import { plainHttpRegistries, pushToOwnRepository, type PushTarget } from '../../registry/push-target.js';
+import type { HeldTar } from '../../runtime/files.js';
+import type { ContainerRecord, CreateBody } from '../model.js';
+import { builderArgs, type BuildRequest } from './build-request.js';
+import type { BuildStream } from './build-stream.js';
+
+/** Where berth copies the context in the builder container, and where berth-build leaves the image. */
+const CONTEXT_DIR = '/context';
+const IMAGE_FILE = '/out/image.tar';
+/** How long a builder whose log broke may take to show that it ended, before the log is opened again. */
+const EXIT_GRACE_MS = 5000;
+const LOG_OPENS = 4;
+
+export const NO_BUILDER =
+  'berth serve builds images in a builder pod: start it with --builder-image IMAGE (or $BERTH_BUILDER_IMAGE), an image with buildah and berth-build (scripts/build-images.sh builds localhost/berth/builder:1)';
+export const NO_BUILD_TARGET =
+  "berth serve keeps a built image in a registry the cluster's nodes pull from: start berth serve with --image-registry REGISTRY/PREFIX (the dev cluster's: http://10.244.0.1:5115/PREFIX)";
+
+export interface BuildDeps {
+  target: PushTarget | undefined;
+  builderImage: string | undefined;
+  /** Registries the builder pulls base images from over plain http (berth serve's --insecure-registry). */
+  insecure: readonly string[];
+  createBuilder(body: CreateBody): Promise<ContainerRecord>;
+  putArchive(c: ContainerRecord, path: string, archive: Promise<HeldTar>): Promise<void>;
+  start(c: ContainerRecord): Promise<void>;
+  /** The builder's log, followed from its first byte. */
+  followLog(c: ContainerRecord): Promise<Readable>;
+  /** Its exit code once it ended, or undefined when it still runs after `ms`. */
+  exitCode(c: ContainerRecord, ms: number): Promise<number | undefined>;
+  execStream(c: ContainerRecord, argv: string[], io: { stdout: Writable; stderr: Writable }): Promise<number>;
+  remove(c: ContainerRecord): Promise<void>;
+}
+
+export interface BuiltImage {
+  id: string;
+  pullRef: string;
+  config: ContainerConfig;
+  created: string;
+  architecture: string;
+  os: string;
+  release(): Promise<void>;
+}
+
+/** Throws what failed, in words for the build's errorDetail; the stream has shown the build's output meanwhile. */
+export async function buildImage(deps: BuildDeps, req: BuildRequest, context: Promise<HeldTar>, stream: BuildStream): Promise<BuiltImage> {
+  if (!deps.builderImage) throw new Error(NO_BUILDER);
+  if (!deps.target) throw new Error(NO_BUILD_TARGET);
+  const insecure = [...new Set([...deps.insecure, ...plainHttpRegistries(deps.target!)])];
+  const builder = await deps.createBuilder({
+    Image: deps.builderImage,
+    Cmd: ['berth-build', ...builderArgs(req, CONTEXT_DIR)],
+    Env: [`BERTH_BUILD_INSECURE=${insecure.join(',')}`],
+    HostConfig: { Privileged: true },
+  });
+  const work = await mkdtemp(join(tmpdir(), 'berth-build-'));
+  try {
+    await deps.putArchive(builder, CONTEXT_DIR, context);
+    await deps.start(builder).catch((err: Error) => {
+      throw new Error(startFailure(err.message, deps.builderImage!));
+    });
+    const exit = await followBuild(deps, builder, stream);
+    if (!stream.ready) {
+      const why = stream.errorText || 'no error was printed';
+      throw new Error(`the build failed: ${why} (the builder exited ${exit ?? 'without an exit code'})`);
+    }
+    const file = join(work, 'image.tar');
+    await copyImageOut(deps, builder, file);
+    const image = await readImageArchive(file, work);
+    const name = req.tags[0]?.replace(/:[^/:]*$/, '').split('/').pop() ?? 'build';
+    const pushed = await pushToOwnRepository(deps.target!, name, image).catch((err: Error) => {
+      throw new Error(`could not push the built image to ${deps.target!.registry}: ${err.message}`);
+    });
+    const config = JSON.parse(image.config.bytes.toString()) as { config?: ContainerConfig; created?: string; architecture?: string; os?: string };
+    return {
+      id: image.config.digest,
+      pullRef: pushed.reference,
+      config: config.config ?? {},
+      created: config.created ?? new Date().toISOString(),
+      architecture: config.architecture ?? 'amd64',
+      os: config.os ?? 'linux',
+      release: pushed.release,
+    };
+  } finally {
+    await deps.remove(builder).catch(() => undefined);
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Shows the builder's log until berth-build says the image is ready or the builder ends. A log that breaks while
+ * the builder still runs is opened again and continues after the bytes already shown.
+ */
+async function followBuild(deps: BuildDeps, c: ContainerRecord, stream: BuildStream): Promise<number | undefined> {
+  let shown = 0;
+  for (let open = 0; open < LOG_OPENS; open++) {
+    const log = await deps.followLog(c);
+    let skip = shown;
+    for await (const chunk of log as AsyncIterable<Buffer>) {
+      const rest = chunk.subarray(Math.min(skip, chunk.length));
+      skip -= chunk.length - rest.length;
+      shown += rest.length;
+      stream.write(rest);
+      if (stream.ready) break;
+    }
+    log.destroy();
+    if (stream.ready) return undefined;
+    const exit = await deps.exitCode(c, EXIT_GRACE_MS);
+    if (exit !== undefined) {
+      stream.end();
+      return exit;
+    }
+  }
+  stream.end();
+  return undefined;
+}
+
+/** /out/image.tar through exec into `file`. */
+async function copyImageOut(deps: BuildDeps, c: ContainerRecord, file: string): Promise<void> {
+  const stdout = new PassThrough();
+  let errors = '';
+  const stderr = new PassThrough().on('data', (d: Buffer) => (errors = (errors + d.toString()).slice(-2000)));
+  const [code] = await Promise.all([
+    deps.execStream(c, ['cat', IMAGE_FILE], { stdout, stderr }).finally(() => stdout.end()),
+    pipeline(stdout, createWriteStream(file)),
+  ]);
+  if (code !== 0) throw new Error(`could not read the built image out of the builder (cat exit ${code}): ${errors.trim() || 'no message'}`);
+}
+
+/** A builder that did not start: the privilege a namespace refuses, or an image the nodes cannot pull, named with the fix. */
+function startFailure(message: string, builderImage: string): string {
+  if (/PodSecurity|privileged/i.test(message))
+    return `the build needs a privileged pod (buildah runs the Dockerfile's RUN steps in chroots of its own), which the cluster refused: ${message}; allow privileged pods in the namespace (label it pod-security.kubernetes.io/enforce=privileged) or build elsewhere`;
+  if (/ImagePull|ErrImage|pull/i.test(message))
+    return `the builder image ${builderImage} could not be pulled: ${message}; give --builder-image an image the cluster's nodes can pull`;
+  return `the builder pod did not start: ${message}`;
+}

@@ -1,0 +1,100 @@
+// docker build through berth serve (issue 31) with the docker CLI and testcontainers-node, and podman's service as the
+// reference: the fixture context (test/e2e/fixtures/build-context) built with a build arg, a target stage and its
+// .dockerignore, the image run; a failing build. berth builds in a privileged builder pod (localhost/berth/builder:1)
+// whose base image comes from the dev cluster's registry, and pushes the image there for the node to pull.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { BUSYBOX, freshNamespace, kubectlOk, loadIntoNode, readClusterState, repoRoot, runCommand, type Result } from '../harness/cluster.js';
+import { type DockerEngine, startBerth, startPodman, stopAndCheckLeftovers } from './serve-env.js';
+
+const BUILDER = 'localhost/berth/builder:1';
+const CONTEXT = join(repoRoot, 'test/e2e/fixtures/build-context');
+const scenario = join(repoRoot, 'dist/test/e2e/serve/tc-build-scenario.js');
+const prefix = `bb${process.pid}`;
+
+type Step = { ok: boolean; value?: unknown; error?: string };
+
+for (const kind of ['podman', 'berth'] as const) {
+  describe(`docker build against ${kind}`, () => {
+    let engine: DockerEngine;
+    let namespace = '';
+    const instance = `${prefix}-build`;
+    /** berth's builder pulls the base from the registry; podman has it in its own store */
+    let base = '';
+    const built: string[] = [];
+    const build = (args: string[], input?: string): Promise<Result> =>
+      runCommand('docker', ['build', ...(base ? ['--build-arg', `BASE=${base}`] : []), ...args], {
+        env: { ...process.env, DOCKER_HOST: engine.dockerHost, DOCKER_BUILDKIT: '0' },
+        timeoutMs: 300_000,
+        ...(input ? { input } : {}),
+      });
+
+    before(async () => {
+      if (kind === 'berth') {
+        const { registry } = readClusterState();
+        base = `${registry}/berth-e2e/busybox:1`;
+        const pushed = await runCommand('podman', ['push', '--tls-verify=false', BUSYBOX, base], { timeoutMs: 120_000 });
+        assert.equal(pushed.code, 0, pushed.stderr);
+        await loadIntoNode(BUILDER);
+        namespace = await freshNamespace('serve-build');
+        engine = await startBerth(namespace, instance, {
+          extra: ['--image-registry', `http://${registry}/serve-build`, '--builder-image', BUILDER],
+        });
+      } else {
+        engine = await startPodman();
+      }
+    });
+
+    after(async () => {
+      try {
+        for (const t of built) await engine.docker(['rmi', t]);
+      } finally {
+        if (kind === 'berth') await stopAndCheckLeftovers(engine, namespace, instance);
+        else await engine.stop();
+      }
+    });
+
+    test('docker build -t x --build-arg --target . && docker run x: the stage asked for, the arg, the context without .dockerignore', async () => {
+      const tag = `localhost/${prefix}-cli-${kind}:1`;
+      built.push(tag);
+      const r = await build(['-t', tag, '--build-arg', 'GREETING=the docker CLI', '--target', 'final', CONTEXT]);
+      assert.equal(r.code, 0, r.stderr + r.stdout);
+      assert.match(r.stdout, /Step 1\/\d+ : /i, 'the classic builder output names its steps');
+      assert.match(r.stdout, new RegExp(`Successfully tagged ${tag}`));
+      const run = await engine.dockerOk(['run', '--rm', tag], { timeoutMs: 180_000 });
+      assert.equal(run, 'built with the docker CLI\nkept in the image\nDockerfile\nkept.txt\nBUILT=yes\n');
+      const inspect = JSON.parse(await engine.dockerOk(['image', 'inspect', tag])) as Array<{ Id: string; Config: { Labels: Record<string, string>; Env: string[] } }>;
+      assert.equal(inspect[0]!.Config.Labels['berth.test'], 'build');
+      assert.ok(inspect[0]!.Config.Env.includes('BUILT=yes'), JSON.stringify(inspect[0]!.Config.Env));
+      assert.match(inspect[0]!.Id, /^sha256:[0-9a-f]{64}$/);
+    });
+
+    test('a failing RUN fails the build with the command and its exit code, and leaves no container', async () => {
+      const before = await engine.dockerOk(['ps', '-aq']);
+      const r = await build(['-t', `localhost/${prefix}-fails:1`, '-'], 'ARG BASE=localhost/berth/busybox:1\nFROM ${BASE}\nRUN echo about to fail; exit 3\n');
+      assert.equal(r.code, 1, r.stdout + r.stderr);
+      assert.match(r.stdout, /about to fail/, 'the RUN step output is shown');
+      assert.match(r.stderr, kind === 'berth' ? /the build failed: .*exit (status )?3/ : /exit (status|code:?) ?3|non-zero code: 3/);
+      assert.equal(await engine.dockerOk(['ps', '-aq']), before, 'no builder container is left');
+      const missing = await engine.docker(['image', 'inspect', `localhost/${prefix}-fails:1`]);
+      assert.notEqual(missing.code, 0, 'no image under the tag');
+      if (kind === 'berth') assert.equal(await kubectlOk(['-n', namespace, 'get', 'pods', '-o', 'name']), '', 'no builder pod is left');
+    });
+
+    test('testcontainers-node: fromDockerfile with build args, a target stage and .dockerignore; then a failing one', async () => {
+      const r = await runCommand(process.execPath, [scenario], {
+        env: { ...process.env, DOCKER_HOST: engine.dockerHost, TESTCONTAINERS_RYUK_DISABLED: 'true', TC_BUILD_CONTEXT: CONTEXT, TC_BUILD_BASE: base },
+        timeoutMs: 400_000,
+      });
+      assert.equal(r.code, 0, r.stderr);
+      const results = JSON.parse(r.stdout.trim().split('\n').pop()!) as Record<string, Step>;
+      built.push(results.image!.value as string);
+      assert.ok(results.fromDockerfile?.ok, results.fromDockerfile?.error);
+      assert.equal(results.fromDockerfile!.value, 'built with testcontainers\nkept in the image\nDockerfile\nkept.txt\nBUILT=yes\n');
+      const failing = results.failingBuild?.value as { built: boolean; error?: string };
+      assert.equal(failing.built, false);
+      assert.match(failing.error ?? '', /Failed to build image/);
+    });
+  });
+}

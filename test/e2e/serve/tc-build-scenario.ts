@@ -1,0 +1,54 @@
+// One testcontainers-node run of GenericContainer.fromDockerfile against the engine in DOCKER_HOST (a child process,
+// as tc-parity-scenario.ts): the fixture context with build args, a target stage and its .dockerignore, the image
+// started and its output read; then a Dockerfile that fails. Prints one JSON line of results.
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GenericContainer, Wait } from 'testcontainers';
+
+const context = process.env.TC_BUILD_CONTEXT ?? '';
+/** The base the builder reaches (berth: the dev cluster's registry); empty: the Dockerfile's own default. */
+const base = process.env.TC_BUILD_BASE ?? '';
+const image = `localhost/tc-build:${process.pid}`;
+const results: Record<string, unknown> = { image: { ok: true, value: image } };
+
+async function step(name: string, fn: () => Promise<unknown>): Promise<void> {
+  try {
+    results[name] = { ok: true, value: await fn() };
+  } catch (err) {
+    results[name] = { ok: false, error: (err as Error).message.slice(0, 800) };
+  }
+}
+
+await step('fromDockerfile', async () => {
+  const container = await GenericContainer.fromDockerfile(context)
+    .withBuildArgs({ GREETING: 'testcontainers', ...(base ? { BASE: base } : {}) })
+    .withTarget('final')
+    .build(image, { deleteOnExit: false });
+  const started = await container.withWaitStrategy(Wait.forOneShotStartup()).start();
+  const logs = await started.logs();
+  const output = await new Promise<string>((resolve, reject) => {
+    let text = '';
+    logs.on('data', (d: Buffer | string) => (text += d.toString())).on('end', () => resolve(text)).on('error', reject);
+  });
+  await started.stop();
+  return output;
+});
+
+await step('failingBuild', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tc-build-fail-'));
+  try {
+    cpSync(context, dir, { recursive: true });
+    writeFileSync(join(dir, 'Dockerfile'), `ARG BASE=localhost/berth/busybox:1\nFROM \${BASE}\nRUN echo about to fail; exit 3\n`);
+    await GenericContainer.fromDockerfile(dir)
+      .withBuildArgs(base ? { BASE: base } : {})
+      .build(`localhost/tc-build-fails:${process.pid}`, { deleteOnExit: false });
+    return { built: true };
+  } catch (err) {
+    return { built: false, error: (err as Error).message.slice(0, 800) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+console.log(JSON.stringify(results));
