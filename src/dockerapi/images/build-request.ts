@@ -31,8 +31,7 @@ export function parseBuildRequest(query: URLSearchParams): BuildRequest {
   if (query.get('remote')) throw badRequest(`a remote build context (${query.get('remote')}) is not supported by berth serve: send the context as a tar body`);
   if (query.get('outputs')) throw badRequest('build outputs are a BuildKit option; berth serve keeps the built image as docker does without them');
   const platform = query.get('platform');
-  if (platform && !/^linux(\/amd64)?$/.test(platform))
-    throw badRequest(`berth serve builds for the cluster's nodes (linux/amd64), not ${platform}`);
+  if (platform && !/^linux(\/amd64)?$/.test(platform)) throw badRequest(`berth serve builds for the cluster's nodes (linux/amd64), not ${platform}`);
   const tags = query.getAll('t').map((t) => {
     const norm = tryNormalizeImage(t);
     if (!norm || norm.includes('@')) throw badRequest(`invalid tag ${JSON.stringify(t)}: invalid reference format (give NAME[:TAG], lower case)`);
@@ -48,7 +47,8 @@ export function parseBuildRequest(query: URLSearchParams): BuildRequest {
     ...(target ? { target } : {}),
     noCache: isTrue(query.get('nocache')),
     quiet: isTrue(query.get('q')),
-    extraHosts: extraHosts(query.get('extrahosts')),
+    // the docker CLI and dockerd repeat the key, one entry each (`--add-host a:ip --add-host b:ip`)
+    extraHosts: query.getAll('extrahosts').flatMap((v) => extraHosts(v)),
   };
 }
 
@@ -92,8 +92,8 @@ function stringMap(text: string | null, key: string): Record<string, string> {
   return out;
 }
 
-/** `extrahosts` is a JSON list of `host:ip` (the CLI's --add-host), or one such string. */
-function extraHosts(text: string | null): string[] {
+/** One `extrahosts` value: a JSON list of `host:ip` (the CLI's --add-host), or one such string. */
+function extraHosts(text: string): string[] {
   if (!text) return [];
   let parsed: unknown = text;
   try {

@@ -5,6 +5,7 @@
  * The end is docker's: `{"aux":{"ID":…}}`, `Successfully built`, `Successfully tagged`, or one errorDetail.
  */
 import type { Writable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
 import { familiarImage } from './image-ref.js';
 
 /** berth-build's line once /out/image.tar is whole (images/builder/berth-build). */
@@ -18,6 +19,8 @@ export type BuildEvent = { kind: 'ready' } | { kind: 'failed'; exitCode: number 
 
 export class BuildStream {
   private partial = '';
+  /** A character whose bytes a chunk's end split waits for the rest of them. */
+  private readonly decoder = new StringDecoder('utf8');
   private lastError = '';
   readonly events: BuildEvent[] = [];
 
@@ -28,13 +31,14 @@ export class BuildStream {
 
   /** A piece of the log; whole lines are shown, a partial one waits for its end. */
   write(chunk: Buffer | string): void {
-    const lines = (this.partial + chunk.toString()).split('\n');
+    const lines = (this.partial + (typeof chunk === 'string' ? chunk : this.decoder.write(chunk))).split('\n');
     this.partial = lines.pop() ?? '';
     for (const line of lines) this.line(line.replace(/\r$/, ''));
   }
 
   /** The log ended: a last line without its newline is shown too. */
   end(): void {
+    this.partial += this.decoder.end();
     if (this.partial) this.line(this.partial);
     this.partial = '';
   }
