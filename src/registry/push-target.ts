@@ -29,7 +29,10 @@ const REPOSITORY_PATH = /^[a-z0-9]+(?:[._-][a-z0-9]+)*(?:\/[a-z0-9]+(?:[._-][a-z
  */
 export function parsePushTarget(value: string, source: string): PushTarget {
   const plainHttp = value.startsWith('http://');
-  const [registry = '', ...rest] = value.replace(/^https?:\/\//, '').replace(/\/+$/, '').split('/');
+  const [registry = '', ...rest] = value
+    .replace(/^https?:\/\//, '')
+    .replace(/\/+$/, '')
+    .split('/');
   const prefix = rest.join('/');
   const isHost = registry === 'localhost' || registry.includes('.') || registry.includes(':');
   if (!isHost || !REPOSITORY_PATH.test(prefix))

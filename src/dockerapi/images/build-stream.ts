@@ -47,6 +47,12 @@ export class BuildStream {
     return this.events.some((e) => e.kind === 'ready');
   }
 
+  /** berth-build's exit code once it said the build failed (its last line: the log is whole then). */
+  get failedExit(): number | undefined {
+    const failed = this.events.find((e) => e.kind === 'failed');
+    return failed?.kind === 'failed' ? failed.exitCode : undefined;
+  }
+
   /** What the builder said last of an error, for the build's errorDetail. */
   get errorText(): string {
     return this.lastError;

@@ -62,13 +62,18 @@ export async function buildImage(deps: BuildDeps, req: BuildRequest, context: Pr
   if (!deps.builderImage) throw new Error(NO_BUILDER);
   if (!deps.target) throw new Error(NO_BUILD_TARGET);
   const insecure = [...new Set([...deps.insecure, ...plainHttpRegistries(deps.target!)])];
-  const builder = await deps.createBuilder({
-    Image: deps.builderImage,
-    Cmd: ['berth-build', ...builderArgs(req, CONTEXT_DIR)],
-    Env: [`BERTH_BUILD_INSECURE=${insecure.join(',')}`],
-    HostConfig: { Privileged: true },
-  });
   const work = await mkdtemp(join(tmpdir(), 'berth-build-'));
+  const builder = await deps
+    .createBuilder({
+      Image: deps.builderImage,
+      Cmd: ['berth-build', ...builderArgs(req, CONTEXT_DIR)],
+      Env: [`BERTH_BUILD_INSECURE=${insecure.join(',')}`],
+      HostConfig: { Privileged: true },
+    })
+    .catch(async (err: unknown) => {
+      await rm(work, { recursive: true, force: true });
+      throw err;
+    });
   try {
     await deps.putArchive(builder, CONTEXT_DIR, context);
     await deps.start(builder).catch((err: Error) => {
@@ -82,7 +87,11 @@ export async function buildImage(deps: BuildDeps, req: BuildRequest, context: Pr
     const file = join(work, 'image.tar');
     await copyImageOut(deps, builder, file);
     const image = await readImageArchive(file, work);
-    const name = req.tags[0]?.replace(/:[^/:]*$/, '').split('/').pop() ?? 'build';
+    const name =
+      req.tags[0]
+        ?.replace(/:[^/:]*$/, '')
+        .split('/')
+        .pop() ?? 'build';
     const pushed = await pushToOwnRepository(deps.target!, name, image).catch((err: Error) => {
       throw new Error(`could not push the built image to ${deps.target!.registry}: ${err.message}`);
     });
@@ -103,11 +112,13 @@ export async function buildImage(deps: BuildDeps, req: BuildRequest, context: Pr
 }
 
 /**
- * Shows the builder's log until berth-build says the image is ready or the builder ends. A log that breaks while
- * the builder still runs is opened again and continues after the bytes already shown.
+ * Shows the builder's log until berth-build says the image is ready or the builder ends. The log is read again
+ * after a break (continuing after the bytes already shown) and once more after the end, so that what a builder
+ * wrote between a break and its end is shown too.
  */
 async function followBuild(deps: BuildDeps, c: ContainerRecord, stream: BuildStream): Promise<number | undefined> {
   let shown = 0;
+  let exit: number | undefined;
   for (let open = 0; open < LOG_OPENS; open++) {
     const log = await deps.followLog(c);
     let skip = shown;
@@ -119,15 +130,12 @@ async function followBuild(deps: BuildDeps, c: ContainerRecord, stream: BuildStr
       if (stream.ready) break;
     }
     log.destroy();
-    if (stream.ready) return undefined;
-    const exit = await deps.exitCode(c, EXIT_GRACE_MS);
-    if (exit !== undefined) {
-      stream.end();
-      return exit;
-    }
+    // berth-build's failure is its last line, and a log read once the builder had ended is its whole log
+    if (stream.ready || stream.failedExit !== undefined || exit !== undefined) break;
+    exit = await deps.exitCode(c, EXIT_GRACE_MS);
   }
   stream.end();
-  return undefined;
+  return stream.ready ? undefined : (stream.failedExit ?? exit);
 }
 
 /** /out/image.tar through exec into `file`. */

@@ -64,7 +64,10 @@ for (const kind of ['podman', 'berth'] as const) {
       assert.match(r.stdout, new RegExp(`Successfully tagged ${tag}`));
       const run = await engine.dockerOk(['run', '--rm', tag], { timeoutMs: 180_000 });
       assert.equal(run, 'built with the docker CLI\nkept in the image\nDockerfile\nkept.txt\nBUILT=yes\n');
-      const inspect = JSON.parse(await engine.dockerOk(['image', 'inspect', tag])) as Array<{ Id: string; Config: { Labels: Record<string, string>; Env: string[] } }>;
+      const inspect = JSON.parse(await engine.dockerOk(['image', 'inspect', tag])) as Array<{
+        Id: string;
+        Config: { Labels: Record<string, string>; Env: string[] };
+      }>;
       assert.equal(inspect[0]!.Config.Labels['berth.test'], 'build');
       assert.ok(inspect[0]!.Config.Env.includes('BUILT=yes'), JSON.stringify(inspect[0]!.Config.Env));
       assert.match(inspect[0]!.Id, /^sha256:[0-9a-f]{64}$/);

@@ -29,7 +29,10 @@ await step('fromDockerfile', async () => {
   const logs = await started.logs();
   const output = await new Promise<string>((resolve, reject) => {
     let text = '';
-    logs.on('data', (d: Buffer | string) => (text += d.toString())).on('end', () => resolve(text)).on('error', reject);
+    logs
+      .on('data', (d: Buffer | string) => (text += d.toString()))
+      .on('end', () => resolve(text))
+      .on('error', reject);
   });
   await started.stop();
   return output;

@@ -71,7 +71,10 @@ test('an artifact in memory (a tar) and one on disk are pushed by digest into a 
 });
 
 test('an artifact whose image cannot be read pushes nothing', async () => {
-  await assert.rejects(pushStepImage({ dir: writeTree(path.join(work, 'f'), { x: 'y' }) }, 'x', { registry: registry.host, prefix: 'ci', plainHttp: false }), /holds no image/);
+  await assert.rejects(
+    pushStepImage({ dir: writeTree(path.join(work, 'f'), { x: 'y' }) }, 'x', { registry: registry.host, prefix: 'ci', plainHttp: false }),
+    /holds no image/,
+  );
   const catalog = await fetch(`http://${registry.host}/v2/_catalog`);
   const repositories = ((await catalog.json()) as { repositories: string[] }).repositories;
   assert.ok(!repositories.some((r) => r.startsWith('ci/x-')), JSON.stringify(repositories));
