@@ -11,7 +11,8 @@ import { familiarImage } from './image-ref.js';
 /** berth-build's line once /out/image.tar is whole (images/builder/berth-build). */
 export const IMAGE_READY = 'berth-build: image ready at /out/image.tar';
 const BUILD_FAILED = /^berth-build: the build failed \(exit (\d+)\)$/;
-const STEP = /^STEP (\d+\/\d+): (.*)$/;
+/** buildah's step line, with the stage (`[1/2] `) it prefixes in a multi-stage build */
+const STEP = /^(\[\d+\/\d+\] )?STEP (\d+\/\d+): (.*)$/;
 /** buildah's own words for what went wrong (`error building at STEP "RUN exit 3": …`, `Error: …`). */
 const ERROR_LINE = /^(error|Error:|ERRO|level=error)/;
 
@@ -64,7 +65,7 @@ export class BuildStream {
     if (failed) return void this.events.push({ kind: 'failed', exitCode: Number(failed[1]) });
     if (ERROR_LINE.test(line)) this.lastError = line;
     const step = STEP.exec(line);
-    this.show(step ? `Step ${step[1]} : ${step[2]}` : line);
+    this.show(step ? `${step[1] ?? ''}Step ${step[2]} : ${step[3]}` : line);
   }
 
   private show(text: string): void {

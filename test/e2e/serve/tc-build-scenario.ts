@@ -4,7 +4,7 @@
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GenericContainer, Wait } from 'testcontainers';
+import { GenericContainer } from 'testcontainers';
 
 const context = process.env.TC_BUILD_CONTEXT ?? '';
 /** The base the builder reaches (berth: the dev cluster's registry); empty: the Dockerfile's own default. */
@@ -25,15 +25,10 @@ await step('fromDockerfile', async () => {
     .withBuildArgs({ GREETING: 'testcontainers', ...(base ? { BASE: base } : {}) })
     .withTarget('final')
     .build(image, { deleteOnExit: false });
-  const started = await container.withWaitStrategy(Wait.forOneShotStartup()).start();
-  const logs = await started.logs();
-  const output = await new Promise<string>((resolve, reject) => {
-    let text = '';
-    logs
-      .on('data', (d: Buffer | string) => (text += d.toString()))
-      .on('end', () => resolve(text))
-      .on('error', reject);
-  });
+  // the image's own command ran in the docker CLI test; here its files and env are read through exec
+  const started = await container.withCommand(['sleep', '600']).start();
+  const r = await started.exec(['sh', '-c', 'cat /greeting.txt /ctx/kept.txt; ls /ctx; echo "BUILT=$BUILT"; cat /other.txt 2>/dev/null || true']);
+  const output = r.output;
   await started.stop();
   return output;
 });

@@ -44,6 +44,12 @@ test('whole lines are shown, a line split across chunks once its end comes; buil
   assert.equal(messages().length, 4, 'a second end shows nothing again');
 });
 
+test("a multi-stage build's steps keep buildah's stage prefix", () => {
+  const { stream, messages } = streamTo(false);
+  stream.write('[1/2] STEP 1/3: FROM base AS build\n[2/2] STEP 6/6: CMD ["sh"]\n[2/2] COMMIT x\n');
+  assert.deepEqual(shown(messages()), ['[1/2] Step 1/3 : FROM base AS build\n', '[2/2] Step 6/6 : CMD ["sh"]\n', '[2/2] COMMIT x\n']);
+});
+
 test('a character whose bytes two chunks split is shown whole', () => {
   const { stream, messages } = streamTo(false);
   const bytes = Buffer.from('héllo → wörld\n');
