@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
-const BENCHES = ['run', 'shim', 'serve', 'task', 'images', 'api-cost', 'load'];
+const BENCHES = ['run', 'shim', 'serve', 'task', 'images', 'build', 'api-cost', 'load'];
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
 const dir = mkdtempSync(join(tmpdir(), 'berth-bench-'));
 const env = { ...process.env, BENCH_GOALS_FILE: join(dir, 'goals.jsonl') };

@@ -4,7 +4,21 @@
 // then comes back Ready with `node start`. Everything through kubectl of the server's version and berth's CLI.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { berthCli, BUSYBOX, deleteNamespace, freshNamespace, kubectl, kubectlOk, kubectlPortForward, runCommand, stateDir } from '../harness/cluster.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  berthCli,
+  BUSYBOX,
+  deleteNamespace,
+  freshNamespace,
+  kubectl,
+  kubectlOk,
+  kubectlPortForward,
+  readClusterState,
+  runCommand,
+  stateDir,
+} from '../harness/cluster.js';
 
 const FIRST = 'berth';
 const WORKER = 'berth-worker';
@@ -132,6 +146,32 @@ test('a NetworkPolicy on the first node holds against a pod on the worker; a pod
   assert.notEqual(stranger.code, 0, 'the stranger on the worker is refused');
   const friend = await get('friend');
   assert.equal(friend.stdout, 'guarded\n', friend.stderr);
+});
+
+test("the dev cluster's registry is reached from the worker: its containerd pulls an image pushed there, its pods reach it", async () => {
+  const { registry } = readClusterState();
+  // an image of its own (a label): the same bytes as the preloaded busybox would make the kubelet pull that one again
+  const dir = mkdtempSync(join(tmpdir(), 'nodes-registry-'));
+  const image = `${registry}/nodes-e2e/labelled:${process.pid}`;
+  try {
+    writeFileSync(join(dir, 'Containerfile'), `FROM ${BUSYBOX}\nLABEL berth.e2e=nodes-${process.pid}\n`);
+    const built = await runCommand('podman', ['build', '-q', '-t', image, dir], { timeoutMs: 120_000 });
+    assert.equal(built.code, 0, built.stderr);
+    const pushed = await runCommand('podman', ['push', '--tls-verify=false', image], { timeoutMs: 120_000 });
+    assert.equal(pushed.code, 0, pushed.stderr);
+    const spec = JSON.parse(pod('from-registry', WORKER, `wget -q -O - http://${registry}/v2/ && echo reached`)) as {
+      spec: { containers: Array<{ image: string; imagePullPolicy?: string }> };
+    };
+    spec.spec.containers[0]!.image = image;
+    spec.spec.containers[0]!.imagePullPolicy = 'Always';
+    await kubectlOk(['apply', '-n', ns, '-f', '-'], { input: JSON.stringify(spec) });
+    await kubectlOk(['wait', '-n', ns, 'pod/from-registry', '--for=jsonpath={.status.phase}=Succeeded', '--timeout=90s'], { timeoutMs: 100_000 });
+    assert.equal(await kubectlOk(['logs', '-n', ns, 'from-registry']), '{}reached\n', 'the pod on the worker reached the registry');
+    assert.equal((await kubectlOk(['get', 'pod', '-n', ns, 'from-registry', '-o', 'jsonpath={.spec.nodeName}'])).trim(), WORKER);
+  } finally {
+    await runCommand('podman', ['rmi', image]);
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('node stop: the worker goes NotReady and its pods stop answering; node start: Ready again and pods run there', async () => {
