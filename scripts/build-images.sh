@@ -3,6 +3,7 @@
 # binary that runs berth. Images land in podman's local store, which is what the dev cluster's node uses.
 #   localhost/berth/busybox:1   sh, tar, nc, httpd (root by default, /etc/passwd knows nobody=65534)
 #   localhost/berth/node:24     node as an entrypoint, user 65532 (for KRM functions written in JS)
+#   localhost/berth/builder:1   buildah and berth-build (berth serve's docker build, a privileged pod)
 #   localhost/berth/krm-*:1     KRM test functions from images/krm-fns (the shim's tests)
 #   localhost/berth/test-resource:1  a Concourse resource type of shell scripts from images/test-resource (task plans)
 #   localhost/berth/berth:dev   berth itself (dist/src + production node_modules) on the node image, `docker` = berth
@@ -42,6 +43,29 @@ mkdir -p "$nd/rootfs/lib64"; [ -e "$nd/rootfs/lib64/ld-linux-x86-64.so.2" ] || c
 write_etc "$nd/rootfs"
 podman_build -t localhost/berth/node:24 "$nd"
 echo "built localhost/berth/node:24" >&2
+
+# builder (berth serve's docker build): Debian's buildah with the shared libraries ldd names, busybox-static,
+# berth-build, and a containers config for building as root inside a privileged pod (vfs storage, chroot RUNs)
+bd="$work/builder"; mkdir -p "$bd/rootfs/bin" "$bd/rootfs/usr/bin" "$bd/rootfs/usr/local/bin" "$bd/rootfs/etc/containers"
+cp "$root/images/builder/Containerfile" "$bd/"
+cp "$root/images/builder/berth-build" "$bd/rootfs/usr/local/bin/berth-build"; chmod 755 "$bd/rootfs/usr/local/bin/berth-build"
+cp /usr/bin/buildah "$bd/rootfs/usr/bin/buildah"
+cp /bin/busybox "$bd/rootfs/bin/busybox"
+for lib in $(ldd /usr/bin/buildah | awk '/=>/ {print $3} /ld-linux/ {print $1}'); do
+  mkdir -p "$bd/rootfs$(dirname "$lib")"; cp -L "$lib" "$bd/rootfs$lib"
+done
+mkdir -p "$bd/rootfs/lib64"; [ -e "$bd/rootfs/lib64/ld-linux-x86-64.so.2" ] || cp -L /lib64/ld-linux-x86-64.so.2 "$bd/rootfs/lib64/"
+printf '{"default":[{"type":"insecureAcceptAnything"}]}\n' >"$bd/rootfs/etc/containers/policy.json"
+printf '[storage]\ndriver = "vfs"\ngraphroot = "/var/lib/containers/storage"\nrunroot = "/run/containers/storage"\n' \
+  >"$bd/rootfs/etc/containers/storage.conf"
+# berth-build appends a [[registry]] table per plain-http registry to this file
+printf 'unqualified-search-registries = ["docker.io"]\n' >"$bd/rootfs/etc/containers/registries.conf"
+write_etc "$bd/rootfs"
+# /out is made here, not by berth-build: the runtime leaves / read-only to a root without CAP_DAC_OVERRIDE
+mkdir -p "$bd/rootfs/var/tmp" "$bd/rootfs/var/lib/containers/storage" "$bd/rootfs/run/containers/storage" "$bd/rootfs/out"
+chmod 1777 "$bd/rootfs/var/tmp"
+podman_build -t localhost/berth/builder:1 "$bd"
+echo "built localhost/berth/builder:1" >&2
 
 # KRM test functions (shim tests): localhost/berth/krm-<fn>:1, FROM the node image, with the yaml package
 fns="$work/krm-fns"; mkdir -p "$fns/fn/node_modules"
@@ -97,7 +121,7 @@ podman image prune -f --filter label=berth.dev/test-image=1 >/dev/null
 # A running upstream dev cluster (the default state dir, or $BERTH_DEV_CLUSTER_DIR) gets them too, as after `kind load`.
 if node "$root/dist/src/cli/main.js" dev-cluster status -o json 2>/dev/null \
   | node -e 'const s = JSON.parse(require("fs").readFileSync(0, "utf8")); process.exit(s.running && s.kind === "upstream" ? 0 : 1)'; then
-  node "$root/dist/src/cli/main.js" dev-cluster load localhost/berth/busybox:1 localhost/berth/node:24 localhost/berth/test-resource:1 \
+  node "$root/dist/src/cli/main.js" dev-cluster load localhost/berth/busybox:1 localhost/berth/node:24 localhost/berth/builder:1 localhost/berth/test-resource:1 \
     localhost/berth/berth:dev localhost/berth/berth-tools:dev \
     localhost/berth/krm-{set-annotations,generate-configmap,require-label,exit42,chatty,echo,probe,sleep}:1 >/dev/null
   echo "loaded the images into the running upstream dev cluster" >&2
