@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Installs the system packages berth's dev cluster and tests need (podman with runc to build the images and run the
-# reference, busybox-static for the test images, openssl, python3-docker for docker-py's e2e tests; for the cluster
-# the CNI plugins, iptables, ipset, conntrack and catatonit for the pause image) and the podman settings these machines
+# reference, buildah for the builder image of berth serve's docker build, busybox-static for the test images, openssl,
+# python3-docker for docker-py's e2e tests; for the cluster the CNI plugins, iptables, ipset, conntrack and catatonit for the pause image) and the podman settings these machines
 # need: runc (crun fails on their hybrid cgroup setup) and explicit ulimits. Idempotent; needs root (as on the project's machines).
 set -euo pipefail
 need=()
-for pair in podman:podman runc:runc busybox:busybox-static openssl:openssl docker-registry:docker-registry \
+for pair in podman:podman buildah:buildah runc:runc busybox:busybox-static openssl:openssl docker-registry:docker-registry \
   iptables:iptables ipset:ipset conntrack:conntrack catatonit:catatonit; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || [ -x "/usr/sbin/${pair%%:*}" ] || need+=("${pair#*:}")
 done
