@@ -248,8 +248,8 @@ export class Engine {
   }
 
   /** `docker build` (images/build.ts): the image is recorded under every tag given; its id returned. */
-  async build(req: BuildRequest, context: Promise<HeldTar>, stream: BuildStream): Promise<string> {
-    const built = await buildImage(this.buildDeps(), req, context, stream);
+  async build(req: BuildRequest, context: Promise<HeldTar>, stream: BuildStream, signal?: AbortSignal): Promise<string> {
+    const built = await buildImage(this.buildDeps(), req, context, stream, signal);
     this.recordMade(built, req.tags);
     return built.id;
   }
@@ -264,7 +264,8 @@ export class Engine {
       start: async (c) => void (await this.start(c.id)),
       followLog: (c) => this.openLog(c.podName!, { follow: true }),
       exitCode: async (c, ms) => {
-        await this.wait(c, 'not-running', AbortSignal.timeout(ms));
+        const until = Date.now() + ms;
+        while (c.status === 'running' && Date.now() < until) await this.nextChange(c, until - Date.now());
         return c.status === 'running' ? undefined : (c.exitCode ?? -1);
       },
       execStream: (c, argv, io) => this.execStream(c, argv, io),

@@ -58,7 +58,13 @@ export interface BuiltImage {
 }
 
 /** Throws what failed, in words for the build's errorDetail; the stream has shown the build's output meanwhile. */
-export async function buildImage(deps: BuildDeps, req: BuildRequest, context: Promise<HeldTar>, stream: BuildStream): Promise<BuiltImage> {
+export async function buildImage(
+  deps: BuildDeps,
+  req: BuildRequest,
+  context: Promise<HeldTar>,
+  stream: BuildStream,
+  signal?: AbortSignal,
+): Promise<BuiltImage> {
   if (!deps.builderImage) throw new Error(NO_BUILDER);
   if (!deps.target) throw new Error(NO_BUILD_TARGET);
   const insecure = [...new Set([...deps.insecure, ...plainHttpRegistries(deps.target!)])];
@@ -74,6 +80,9 @@ export async function buildImage(deps: BuildDeps, req: BuildRequest, context: Pr
       await rm(work, { recursive: true, force: true });
       throw err;
     });
+  // a client that goes away cancels the build, as dockerd's: the builder's removal ends its log and its exec
+  const cancel = (): void => void deps.remove(builder).catch(() => undefined);
+  signal?.addEventListener('abort', cancel, { once: true });
   try {
     await deps.putArchive(builder, CONTEXT_DIR, context);
     await deps.start(builder).catch((err: Error) => {
@@ -84,6 +93,7 @@ export async function buildImage(deps: BuildDeps, req: BuildRequest, context: Pr
       const why = stream.errorText || 'no error was printed';
       throw new Error(`the build failed: ${why} (the builder exited ${exit ?? 'without an exit code'})`);
     }
+    if (signal?.aborted) throw new Error('the build was cancelled: its client went away');
     const file = join(work, 'image.tar');
     await copyImageOut(deps, builder, file);
     const image = await readImageArchive(file, work);
@@ -92,6 +102,7 @@ export async function buildImage(deps: BuildDeps, req: BuildRequest, context: Pr
         ?.replace(/:[^/:]*$/, '')
         .split('/')
         .pop() ?? 'build';
+    if (signal?.aborted) throw new Error('the build was cancelled: its client went away');
     const pushed = await pushToOwnRepository(deps.target!, name, image).catch((err: Error) => {
       throw new Error(`could not push the built image to ${deps.target!.registry}: ${err.message}`);
     });
@@ -106,6 +117,7 @@ export async function buildImage(deps: BuildDeps, req: BuildRequest, context: Pr
       release: pushed.release,
     };
   } finally {
+    signal?.removeEventListener('abort', cancel);
     await deps.remove(builder).catch(() => undefined);
     await rm(work, { recursive: true, force: true });
   }

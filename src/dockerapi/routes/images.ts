@@ -107,8 +107,10 @@ async function build(engine: Engine, call: Call): Promise<void> {
   context.catch(() => undefined);
   const out = call.startChunked('application/json');
   const stream = new BuildStream(out, req.quiet);
+  const gone = new AbortController();
+  void call.clientGone().then(() => gone.abort());
   try {
-    stream.succeeded(await engine.build(req, context, stream), req.tags);
+    stream.succeeded(await engine.build(req, context, stream, gone.signal), req.tags);
   } catch (err) {
     // the client finishes sending its context before it reads the answer's end
     await context.catch(() => undefined);

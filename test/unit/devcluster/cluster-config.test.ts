@@ -114,10 +114,11 @@ test("a worker's parts run in its network and keep to its own folders, cgroup an
   assert.deepEqual(kubeProxyArgs(layout, worker).slice(0, 2), ['nsenter', '--net=/run/netns/berth-worker']);
 });
 
-test("the registry: docker-registry on loopback with deletes on; the node's containerd pulls from it over plain HTTP", () => {
+test("the registry: docker-registry on the bridge address with deletes on; every node's containerd pulls from it over plain HTTP", () => {
   const config = parse(registryConfig());
   assert.deepEqual(config.http, { addr: REGISTRY_ADDRESS });
   assert.equal(config.storage.delete.enabled, true);
-  assert.match(REGISTRY_ADDRESS, /^127\.0\.0\.1:\d+$/);
+  // not loopback: workers and pods, in network namespaces of their own, reach the bridge address
+  assert.match(REGISTRY_ADDRESS, /^10\.244\.0\.1:\d+$/);
   assert.equal(registryHostsToml(), `server = 'http://${REGISTRY_ADDRESS}'\n\n[host.'http://${REGISTRY_ADDRESS}']\n  capabilities = ['pull', 'resolve']\n`);
 });

@@ -269,3 +269,20 @@ test('a log that breaks while the builder runs is opened again and shown from wh
   assert.deepEqual(deps.removed, ['builder-1']);
   await built.release();
 });
+
+test('a client that goes away cancels the build: the builder is removed at once, nothing is read out or pushed', async () => {
+  const before = await catalog();
+  const gone = new AbortController();
+  const deps = fakeBuilder({ logs: [LOG], exits: [undefined], image: Buffer.from('never read') });
+  const followLog = deps.followLog.bind(deps);
+  deps.followLog = async (c) => {
+    const log = await followLog(c);
+    gone.abort(); // the client leaves while the build runs
+    return log;
+  };
+  const out = output();
+  await assert.rejects(buildImage(deps, request(), context(), out.stream, gone.signal), /the build was cancelled: its client went away/);
+  assert.ok(deps.removed.length >= 1 && deps.removed.every((id) => id === 'builder-1'), 'the builder is removed on the abort');
+  assert.deepEqual(deps.execs, [], 'nothing is read out of a cancelled build');
+  assert.deepEqual(await catalog(), before, 'nothing was pushed');
+});
