@@ -237,7 +237,12 @@ export class Engine {
   async commit(ref: string, req: CommitRequest): Promise<string> {
     const c = this.container(ref);
     const made = await commitContainer(
-      { target: this.s.opts.imageRegistry, execStream: (x, argv, io) => this.execStream(x, argv, io), imageConfig: (x) => this.imageConfigOf(x) },
+      {
+        target: this.s.opts.imageRegistry,
+        ttlSeconds: this.s.opts.ttlSeconds,
+        execStream: (x, argv, io) => this.execStream(x, argv, io),
+        imageConfig: (x) => this.imageConfigOf(x),
+      },
       c,
       req,
     );
@@ -257,6 +262,7 @@ export class Engine {
   private buildDeps(): BuildDeps {
     return {
       target: this.s.opts.imageRegistry,
+      ttlSeconds: this.s.opts.ttlSeconds,
       builderImage: this.s.opts.builderImage,
       insecure: this.s.opts.insecureRegistries ?? [],
       createBuilder: (body) => this.creates.create(null, body, undefined, { builder: true }),

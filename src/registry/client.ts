@@ -86,20 +86,31 @@ export class RegistryClient {
   }
 
   async request(repository: string, access: Access, req: RegistryRequest): Promise<FetchResult> {
-    const scope = `repository:${repository}:${access}`;
+    const missing = `find ${objectOf(req.path)} in ${repository}`;
+    return this.scoped(`repository:${repository}:${access}`, { refused: accessWords(access, repository), missing }, req);
+  }
+
+  /** A request of the registry's catalog (`/v2/_catalog`), which distribution's tokens grant as `registry:catalog:*`. */
+  requestCatalog(req: RegistryRequest): Promise<FetchResult> {
+    const what = 'list its repositories (the catalog)';
+    return this.scoped('registry:catalog:*', { refused: what, missing: what }, req);
+  }
+
+  /** `refused` and `missing`: what a 401/403 and a 404 refused, in the sentence that names it. */
+  private async scoped(scope: string, words: { refused: string; missing: string }, req: RegistryRequest): Promise<FetchResult> {
     const url = /^https?:\/\//.test(req.path) ? req.path : `${this.base}/${req.path}`;
     const sameOrigin = new URL(url).origin === new URL(this.base).origin;
     const known = sameOrigin ? (this.basic ?? this.cachedBearer(scope)) : undefined;
     let res = await this.send(url, req, known);
     if (res.status === 401 && sameOrigin) {
-      const answer = await this.answer(res, scope, repository, access, known);
+      const answer = await this.answer(res, scope, words.refused, known);
       res = await this.send(url, req, answer.authorization);
       // A cached token that was refused (revoked early): once more with a fresh one.
       if (res.status === 401 && answer.cached)
-        res = await this.send(url, req, (await this.answer(res, scope, repository, access, answer.authorization)).authorization);
+        res = await this.send(url, req, (await this.answer(res, scope, words.refused, answer.authorization)).authorization);
     }
     if (REFUSED.includes(res.status) && !req.accept?.includes(res.status)) {
-      const what = res.status === 404 ? `find ${objectOf(req.path)} in ${repository}` : accessWords(access, repository);
+      const what = res.status === 404 ? words.missing : words.refused;
       throw refusal(res.status, registryErrorText(res.body, res.headers), { registry: this.registry, what, credentialSource: this.creds?.source });
     }
     return res;
@@ -137,13 +148,7 @@ export class RegistryClient {
   }
 
   /** The Authorization a 401's challenge asks for. */
-  private async answer(
-    res: FetchResult,
-    scope: string,
-    repository: string,
-    access: Access,
-    sent: string | undefined,
-  ): Promise<{ authorization: string; cached?: boolean }> {
+  private async answer(res: FetchResult, scope: string, what: string, sent: string | undefined): Promise<{ authorization: string; cached?: boolean }> {
     const header = [res.headers['www-authenticate']].flat().filter(Boolean).join(', ');
     const creds = this.credentials();
     const bearer = parseBearerChallenge(header);
@@ -154,7 +159,6 @@ export class RegistryClient {
       if (cached && cached !== sent) return { authorization: cached, cached: true };
       return { authorization: `Bearer ${await requestToken(this.registry, bearer, scope, creds, this.fetchOptions())}` };
     }
-    const what = accessWords(access, repository);
     if (/^basic\b/i.test(header)) {
       if (!creds?.username) throw refusal(401, registryErrorText(res.body, res.headers), { registry: this.registry, what, credentialSource: creds?.source });
       this.basic = `Basic ${Buffer.from(`${creds.username}:${creds.password ?? ''}`).toString('base64')}`;

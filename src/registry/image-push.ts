@@ -4,13 +4,16 @@
  * not sent again (HEAD), others are mounted from a repository that has them or uploaded as one
  * streamed PUT (POST for a location, then PUT ?digest=), and the manifest is put by its digest; a tag
  * only when the caller names one, since berth's own references never move. Deleting a manifest by
- * digest is what berth's garbage collection does with the images it pushed.
+ * digest is what berth's garbage collection does with the images it pushed; it reads their tags (the
+ * expiry each push recorded as one) and the digest a tag names to find them.
  */
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
+import { sha256Digest } from './distribution.js';
 import { RegistryClient, type Access, type ClientOptions, type RegistryRequest } from './client.js';
 import { registryErrorText, RegistryError } from './errors.js';
 import type { FetchResult } from './http.js';
+import { pagedNames } from './listing.js';
 import type { AssembledImage, JsonBlob } from './oci-image.js';
 import { DOCKER_MANIFEST, DOCKER_MANIFEST_LIST, OCI_INDEX, OCI_MANIFEST, type Descriptor } from './oci-media.js';
 
@@ -114,6 +117,27 @@ export class ImagePusher {
     });
     this.checkDigest(res, manifest.digest, what);
     return manifest.digest;
+  }
+
+  /** The digest the manifest under `tag` has (Docker-Content-Digest, else its bytes'); undefined when there is no such tag. */
+  async manifestDigest(tag: string): Promise<string | undefined> {
+    const req = { path: `${this.repository}/manifests/${tag}`, headers: { Accept: MANIFEST_TYPES.join(', ') }, accept: [404] };
+    const head = await this.send('pull', `read the digest of tag ${tag}`, { ...req, method: 'HEAD' });
+    if (head.status === 404) return undefined;
+    const digest = head.headers['docker-content-digest'];
+    if (typeof digest === 'string' && digest) return digest;
+    // The header is a SHOULD of the spec: a registry without it is asked for the bytes the digest is of.
+    const res = await this.send('pull', `read the manifest of tag ${tag}`, req);
+    return res.status === 404 ? undefined : sha256Digest(res.body);
+  }
+
+  /** The repository's tags, `pageSize` to a request; none for a repository the registry does not know. */
+  async tags(pageSize = 1000): Promise<string[]> {
+    const get = async (path: string): Promise<FetchResult | undefined> => {
+      const res = await this.send('pull', 'list the tags', { path, accept: [404] });
+      return res.status === 404 ? undefined : res;
+    };
+    return pagedNames(get, this.client.base, `${this.repository}/tags/list?${new URLSearchParams({ n: String(pageSize) })}`, 'tags');
   }
 
   /** Deletes the manifest of `digest`; false when the repository did not have it (already gone). */

@@ -64,15 +64,38 @@ export interface OwnImage {
   release(): Promise<void>;
 }
 
+/** What a push of berth's own holds to: its expiry, after which `berth gc --image-registry` deletes it. */
+export interface OwnPushOptions {
+  expiresAt: Date;
+}
+
 /**
- * Pushes `image` by digest into `PREFIX/NAME-RANDOM`: a repository of this push's own, since two pushes of the same
- * bytes get one digest, and one's deletion must not take the other's image. `release` deletes the manifest (a
- * registry that refuses is left as it is).
+ * The tag that records a push's expiry in the registry, which keeps no annotations: `berth-expires-UNIX_SECONDS`.
+ * Pods still name the digest; the tag is only what `berth gc` reads.
  */
-export async function pushToOwnRepository(target: PushTarget, name: string, image: AssembledImage): Promise<OwnImage> {
+export const EXPIRY_TAG_PREFIX = 'berth-expires-';
+
+export function expiryTag(expiresAt: Date): string {
+  return `${EXPIRY_TAG_PREFIX}${Math.ceil(expiresAt.getTime() / 1000)}`;
+}
+
+/** The expiry (epoch seconds) an expiry tag records; undefined for any other tag. */
+export function expiryOfTag(tag: string): number | undefined {
+  const m = /^berth-expires-(\d{1,15})$/.exec(tag);
+  return m ? Number(m[1]) : undefined;
+}
+
+/**
+ * Pushes `image` into `PREFIX/NAME-RANDOM`: a repository of this push's own, since two pushes of the same bytes get
+ * one digest, and one's deletion must not take the other's image. The manifest is put under its expiry tag alone (one
+ * PUT), so that no moment passes in which a killed berth would leave it untagged, where no gc could find it; callers
+ * still get the digest reference. `release` deletes the manifest, which takes its tag with it (a registry that
+ * refuses is left as it is: gc deletes it once expired).
+ */
+export async function pushToOwnRepository(target: PushTarget, name: string, image: AssembledImage, opts: OwnPushOptions): Promise<OwnImage> {
   const repository = `${target.prefix}/${repositoryComponent(name)}-${randomBytes(4).toString('hex')}`;
   const pusher = new ImagePusher(target.registry, repository, { insecure: plainHttpRegistries(target) });
-  const pushed = await pusher.pushImage(image);
+  const pushed = await pusher.pushImage(image, { tag: expiryTag(opts.expiresAt) });
   return {
     reference: pushed.reference,
     digest: pushed.digest,

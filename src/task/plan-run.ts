@@ -23,7 +23,8 @@ import { ABORTED, ERRORED, exitCodeOf, outcomeWord, type StepOutcome } from './o
 import type { TaskTarget } from './targets.js';
 import type { ConnectTask } from './task-cluster.js';
 import { taskErrorText } from './error-text.js';
-import { IMAGE_REGISTRY_ENV, pushStepImage, type ImageRegistry } from './step-image.js';
+import { IMAGE_REGISTRY_ENV, pushStepImage, stepImageExpiry, type ImageRegistry } from './step-image.js';
+import { loadRunSettings } from '../runtime/settings.js';
 
 /** How long the ensure hooks may run after an interrupt, in all (plan-flow.ts). */
 export const ENSURE_AFTER_INTERRUPT_MS = 120_000;
@@ -215,7 +216,8 @@ class PlanRunner {
     const fail = (why: string): undefined => void this.say(`berth task: task ${s.name}${s.where}: image \`${name}\`: ${why}`);
     if (!artifact) return fail(`no such artifact in the plan (its artifacts: ${[...this.artifacts.keys()].map((k) => `\`${k}\``).join(', ') || 'none'})`);
     try {
-      const pushed = await pushStepImage(artifact, name, this.o.imageRegistry!, signal);
+      const expiresAt = stepImageExpiry(new Date(), loadRunSettings(this.o.env).ttlSeconds);
+      const pushed = await pushStepImage(artifact, name, this.o.imageRegistry!, expiresAt, signal);
       this.kept.push(pushed.release);
       this.say(`image ${name}: ${pushed.reference}`);
       return pushed.reference;

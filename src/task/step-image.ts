@@ -32,18 +32,30 @@ export function parseImageRegistry(value: string, source: string): ImageRegistry
   }
 }
 
-/** The artifact as an image in `registry`, in a repository named after the artifact; released when the plan ends. */
-export async function pushStepImage(artifact: Artifact, name: string, registry: ImageRegistry, signal?: AbortSignal): Promise<OwnImage> {
+/**
+ * The artifact as an image in `registry`, in a repository named after the artifact; released when the plan ends, or
+ * collected by `berth gc --image-registry` after `expiresAt` (stepImageExpiry) when berth could not release it.
+ */
+export async function pushStepImage(artifact: Artifact, name: string, registry: ImageRegistry, expiresAt: Date, signal?: AbortSignal): Promise<OwnImage> {
   const work = await mkdtemp(join(tmpdir(), 'berth-step-image-'));
   try {
     const folder = 'dir' in artifact ? artifact.dir : join(work, 'artifact');
     if (!('dir' in artifact)) await unpackTar(await artifactTar(artifact, signal), folder);
     const blobs = join(work, 'blobs');
     await mkdir(blobs);
-    return await pushToOwnRepository(registry, name, await imageInFolder(folder, blobs));
+    return await pushToOwnRepository(registry, name, await imageInFolder(folder, blobs), { expiresAt });
   } finally {
     await rm(work, { recursive: true, force: true });
   }
+}
+
+/**
+ * A step's image is pushed for that step's pod alone, created next with BERTH_TTL as its activeDeadlineSeconds and
+ * expiry annotation: the image expires as the pod would, BERTH_TTL after the push. The pod pulls it as it starts
+ * (within BERTH_START_TIMEOUT, far less), and no later pod names it, since each step pushes its own.
+ */
+export function stepImageExpiry(now: Date, ttlSeconds: number): Date {
+  return new Date(now.getTime() + ttlSeconds * 1000);
 }
 
 /** Which of the image resources' formats the folder holds, read as an image ready to push. */

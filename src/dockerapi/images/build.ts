@@ -33,6 +33,8 @@ export const NO_BUILD_TARGET =
 
 export interface BuildDeps {
   target: PushTarget | undefined;
+  /** berth serve's --ttl: the image expires (berth gc --image-registry) as long after the build as a pod it creates. */
+  ttlSeconds: number;
   builderImage: string | undefined;
   /** Registries the builder pulls base images from over plain http (berth serve's --insecure-registry). */
   insecure: readonly string[];
@@ -103,7 +105,7 @@ export async function buildImage(
         .split('/')
         .pop() ?? 'build';
     if (signal?.aborted) throw new Error('the build was cancelled: its client went away');
-    const pushed = await pushToOwnRepository(deps.target!, name, image).catch((err: Error) => {
+    const pushed = await pushToOwnRepository(deps.target!, name, image, { expiresAt: new Date(Date.now() + deps.ttlSeconds * 1000) }).catch((err: Error) => {
       throw new Error(`could not push the built image to ${deps.target!.registry}: ${err.message}`);
     });
     const config = JSON.parse(image.config.bytes.toString()) as { config?: ContainerConfig; created?: string; architecture?: string; os?: string };

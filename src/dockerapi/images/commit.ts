@@ -33,6 +33,8 @@ export interface CommitRequest {
 
 export interface CommitDeps {
   target: PushTarget | undefined;
+  /** berth serve's --ttl: the image expires (berth gc --image-registry) as long after the commit as a pod it creates. */
+  ttlSeconds: number;
   execStream(c: ContainerRecord, argv: string[], io: { stdout: Writable; stderr: Writable }): Promise<number>;
   /** The config of the container's image, as far as berth read it. */
   imageConfig(c: ContainerRecord): ImageConfig | undefined;
@@ -62,7 +64,9 @@ export async function commitContainer(deps: CommitDeps, c: ContainerRecord, req:
       { created, created_by: `berth commit ${c.name}`, ...(req.comment ? { comment: req.comment } : {}), ...(req.author ? { author: req.author } : {}) },
     );
     const assembled = assembleImage(image);
-    const pushed = await pushToOwnRepository(deps.target, req.repo?.split('/').pop() ?? `commit-${c.name}`, assembled).catch((err: Error) => {
+    const pushed = await pushToOwnRepository(deps.target, req.repo?.split('/').pop() ?? `commit-${c.name}`, assembled, {
+      expiresAt: new Date(Date.now() + deps.ttlSeconds * 1000),
+    }).catch((err: Error) => {
       throw new DockerError(500, `could not push the committed image of ${c.name} to ${deps.target!.registry}: ${err.message}`);
     });
     return { id: assembled.config.digest, pullRef: pushed.reference, config, created, release: pushed.release };

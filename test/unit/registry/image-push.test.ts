@@ -5,8 +5,6 @@
 import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { readImageInfo } from '../../../src/dockerapi/images/image-config.js';
@@ -20,42 +18,11 @@ import { clearTokenCache } from '../../../src/registry/token.js';
 import { startRegistry, type Registry } from '../../e2e/catalog/servers.js';
 import { scratchDir } from '../../util/scratch.js';
 import { dockerConfig, startTokenRegistry, type AuthRegistry } from './auth-servers.js';
+import { countingProxy, type CountingProxy } from './counting-proxy.js';
 import { ociLayoutFiles, writeTar, writeTree } from './image-fixtures.js';
 
 const sha256 = (b: Buffer): string => `sha256:${createHash('sha256').update(b).digest('hex')}`;
 const amd64 = { architecture: 'amd64', os: 'linux' };
-
-interface CountingProxy {
-  host: string;
-  /** `METHOD /v2/path` of every request that reached the registry through the proxy. */
-  log: string[];
-  close(): Promise<void>;
-}
-
-/** A loopback proxy in front of a registry that notes each request: what a push costs, counted. */
-async function countingProxy(target: string): Promise<CountingProxy> {
-  const log: string[] = [];
-  const [hostname, port] = target.split(':');
-  const server = http.createServer((req, res) => {
-    log.push(`${req.method} ${(req.url ?? '').replace(/\?.*/, '')}`);
-    const upstream = http.request({ hostname, port: Number(port), method: req.method, path: req.url, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
-    upstream.on('error', (err) => res.writeHead(502).end(err.message));
-    req.pipe(upstream);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    host: `127.0.0.1:${(server.address() as AddressInfo).port}`,
-    log,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
 
 async function folderImage(files: Record<string, string>): Promise<AssembledImage> {
   const dir = scratchDir('berth-artifact-');

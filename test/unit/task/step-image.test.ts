@@ -8,7 +8,7 @@ import { PassThrough } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { pack } from 'tar-stream';
 import { ImagePusher } from '../../../src/registry/image-push.js';
-import { imageInFolder, parseImageRegistry, pushStepImage } from '../../../src/task/step-image.js';
+import { imageInFolder, parseImageRegistry, pushStepImage, stepImageExpiry } from '../../../src/task/step-image.js';
 import { startRegistry, type Registry } from '../../e2e/catalog/servers.js';
 import { dockerArchiveFiles, writeTar, writeTree } from '../registry/image-fixtures.js';
 import { scratchDir } from '../../util/scratch.js';
@@ -54,25 +54,30 @@ test('a folder holds an image as rootfs/ + metadata.json, as image.tar, or as an
 test('an artifact in memory (a tar) and one on disk are pushed by digest into a repository of their own, and deleted at release', async () => {
   const onDisk = rootfs(path.join(work, 'disk'));
   const target = { registry: registry.host, prefix: 'ci', plainHttp: false };
-  const fromDir = await pushStepImage({ dir: onDisk }, 'My_Image', target);
+  const expiresAt = stepImageExpiry(new Date(1_900_000_000_000), 3600);
+  assert.equal(expiresAt.getTime(), 1_900_003_600_000, 'BERTH_TTL after the push, as the pod it is pushed for');
+  const fromDir = await pushStepImage({ dir: onDisk }, 'My_Image', target, expiresAt);
   assert.match(fromDir.reference, new RegExp(`^${registry.host.replace(/\./g, '\\.')}/ci/my_image-[0-9a-f]{8}@sha256:[0-9a-f]{64}$`));
   const tar = pack();
   tar.entry({ name: 'metadata.json', mode: 0o644 }, JSON.stringify({ env: ['GREETING=hi'], user: '1000' }));
   tar.entry({ name: 'rootfs/', type: 'directory', mode: 0o755 });
   tar.entry({ name: 'rootfs/hello.txt', mode: 0o644 }, 'from the step before\n');
   tar.finalize();
-  const fromTar = await pushStepImage({ tar: await buffer(tar.pipe(new PassThrough())) }, 'img', target);
+  const fromTar = await pushStepImage({ tar: await buffer(tar.pipe(new PassThrough())) }, 'img', target, expiresAt);
   const [repo, digest] = fromTar.reference.slice(registry.host.length + 1).split('@') as [string, string];
   const pushed = new ImagePusher(registry.host, repo);
   assert.equal(await pushed.manifestExists(digest), true);
+  assert.deepEqual(await pushed.tags(), ['berth-expires-1900003600'], 'its expiry, for berth gc --image-registry');
+  assert.equal(await pushed.manifestDigest('berth-expires-1900003600'), digest);
   await fromTar.release();
   await fromDir.release();
   assert.equal(await pushed.manifestExists(digest), false);
+  assert.deepEqual(await pushed.tags(), [], 'the expiry tag went with the manifest');
 });
 
 test('an artifact whose image cannot be read pushes nothing', async () => {
   await assert.rejects(
-    pushStepImage({ dir: writeTree(path.join(work, 'f'), { x: 'y' }) }, 'x', { registry: registry.host, prefix: 'ci', plainHttp: false }),
+    pushStepImage({ dir: writeTree(path.join(work, 'f'), { x: 'y' }) }, 'x', { registry: registry.host, prefix: 'ci', plainHttp: false }, new Date()),
     /holds no image/,
   );
   const catalog = await fetch(`http://${registry.host}/v2/_catalog`);

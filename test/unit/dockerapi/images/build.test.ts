@@ -108,6 +108,7 @@ function fakeBuilder(script: Script): BuildDeps & {
   const builder = { id: 'builder-1', name: 'builder' } as ContainerRecord;
   const self = {
     target: 'target' in script ? script.target : { registry: registry.host, prefix: PREFIX, plainHttp: true },
+    ttlSeconds: 600,
     builderImage: 'builderImage' in script ? script.builderImage : BUILDER_IMAGE,
     insecure: ['mirror.example:5000'],
     created: [] as CreateBody[],
@@ -171,7 +172,9 @@ test('a build: the builder is made and fed, its log shown, its image pushed by d
   const deps = fakeBuilder({ logs: [LOG], exits: [undefined], image: archive });
   const out = output();
   const ctx = context();
+  const before = Math.ceil(Date.now() / 1000);
   const built = await buildImage(deps, request('t=myapp:1&buildargs=%7B%22A%22%3A%221%22%7D'), ctx, out.stream);
+  const after = Math.ceil(Date.now() / 1000);
 
   assert.equal(built.id, configDigest, "the image's id is its config's digest");
   const pullRef = new RegExp(`^${registry.host.replace(/\./g, '\\.')}/${PREFIX}/myapp-[0-9a-f]{8}@sha256:[0-9a-f]{64}$`);
@@ -184,6 +187,10 @@ test('a build: the builder is made and fed, its log shown, its image pushed by d
   const pushed = new ImagePusher(registry.host, repo);
   assert.equal(await pushed.manifestExists(digest), true);
   assert.ok((await catalog()).includes(repo));
+  const [tag, ...more] = await pushed.tags();
+  const expires = Number(tag?.replace('berth-expires-', ''));
+  assert.ok(more.length === 0 && expires >= before + 600 && expires <= after + 600, `one expiry tag, --ttl after the build: ${tag} ${more}`);
+  assert.equal(await pushed.manifestDigest(tag!), digest);
 
   assert.equal(deps.created.length, 1);
   const body = deps.created[0]!;

@@ -49,6 +49,7 @@ test('commit: the running container becomes an image pushed by digest; a contain
   const engine = engineOn(cluster, true);
   await engine.create('c', { Image: IMAGE, Cmd: ['sleep', '60'], Env: ['FROM_RUN=1'] });
   await engine.start('c');
+  const before = Math.ceil(Date.now() / 1000);
   const id = await engine.commit('c', { repo: 'myimg', tag: '1', changes: ['ENV FROM_CHANGE=2', 'CMD ["cat", "/made"]'] });
   assert.match(id, /^sha256:[0-9a-f]{64}$/);
   const img = engine.images.find('myimg:1');
@@ -65,10 +66,16 @@ test('commit: the running container becomes an image pushed by digest; a contain
   const [repo, digest] = img.pullRef!.slice(registry.host.length + 1).split('@') as [string, string];
   const pushed = new ImagePusher(registry.host, repo);
   assert.equal(await pushed.manifestExists(digest), true);
+  const [tag, ...more] = await pushed.tags();
+  const expires = Number(tag?.replace('berth-expires-', ''));
+  assert.ok(more.length === 0 && expires >= before + 600 && expires <= Math.ceil(Date.now() / 1000) + 600, `one expiry tag, --ttl on: ${tag} ${more}`);
   await engine.remove('next', true);
   engine.images.remove('myimg:1');
-  for (let i = 0; (await pushed.manifestExists(digest)) && i < 100; i++) await new Promise((r) => setTimeout(r, 20));
+  // rmi releases in the background, and docker-registry deletes the manifest first, its tags a moment after.
+  const gone = async (): Promise<boolean> => !(await pushed.manifestExists(digest)) && (await pushed.tags()).length === 0;
+  for (let i = 0; !(await gone()) && i < 100; i++) await new Promise((r) => setTimeout(r, 20));
   assert.equal(await pushed.manifestExists(digest), false, 'rmi deleted the manifest');
+  assert.deepEqual(await pushed.tags(), [], 'and its expiry tag with it');
   await engine.remove('c', true);
 });
 
