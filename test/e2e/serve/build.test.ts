@@ -5,8 +5,19 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { BUSYBOX, freshNamespace, kubectlOk, loadIntoNode, readClusterState, repoRoot, runCommand, type Result } from '../harness/cluster.js';
-import { type DockerEngine, startBerth, startPodman, stopAndCheckLeftovers } from './serve-env.js';
+import {
+  berthCli,
+  BUSYBOX,
+  freshNamespace,
+  kubeconfigPath,
+  kubectlOk,
+  loadIntoNode,
+  readClusterState,
+  repoRoot,
+  runCommand,
+  type Result,
+} from '../harness/cluster.js';
+import { dropNamespace, type DockerEngine, startBerth, startPodman, stopAndCheckLeftovers } from './serve-env.js';
 
 const BUILDER = 'localhost/berth/builder:1';
 const CONTEXT = join(repoRoot, 'test/e2e/fixtures/build-context');
@@ -102,3 +113,40 @@ for (const kind of ['podman', 'berth'] as const) {
     });
   });
 }
+
+describe('a SIGKILLed berth serve leaves the image it built; berth gc --image-registry deletes it', () => {
+  test('build, SIGKILL, berth gc --all: the image is gone from the registry, its pods from the namespace', async () => {
+    const { registry } = readClusterState();
+    const prefix = `serve-build-gc-${process.pid}`;
+    const namespace = await freshNamespace('serve-build-gc');
+    const engine = await startBerth(namespace, `bb${process.pid}-gc`, {
+      extra: ['--image-registry', `http://${registry}/${prefix}`, '--builder-image', BUILDER],
+    });
+    const tagsOf = async (repo: string): Promise<string[]> =>
+      ((await (await fetch(`http://${registry}/v2/${repo}/tags/list`)).json()) as { tags?: string[] | null }).tags ?? [];
+    try {
+      const built = await runCommand('docker', ['build', '-t', `localhost/bb${process.pid}-gc:1`, '-'], {
+        env: { ...process.env, DOCKER_HOST: engine.dockerHost, DOCKER_BUILDKIT: '0' },
+        input: `FROM ${registry}/berth-e2e/busybox:1\nRUN echo kept > /kept\n`,
+        timeoutMs: 300_000,
+      });
+      assert.equal(built.code, 0, built.stderr + built.stdout);
+      const catalog = (await (await fetch(`http://${registry}/v2/_catalog?n=1000`)).json()) as { repositories: string[] };
+      const repos = catalog.repositories.filter((r) => r.startsWith(`${prefix}/`));
+      assert.equal(repos.length, 1, `one repository of the build: ${repos.join(', ')}`);
+      assert.match((await tagsOf(repos[0]!)).join(' '), /^berth-expires-\d+$/, 'the pushed image carries its expiry');
+      await engine.crash();
+      assert.match((await tagsOf(repos[0]!)).join(' '), /^berth-expires-\d+$/, 'a SIGKILLed berth deletes nothing');
+      const gc = await runCommand(
+        process.execPath,
+        [berthCli, 'gc', '--kubeconfig', kubeconfigPath(), '-n', namespace, '--all', '--image-registry', `http://${registry}/${prefix}`],
+        { timeoutMs: 120_000 },
+      );
+      assert.equal(gc.code, 0, gc.stderr);
+      assert.match(gc.stdout, new RegExp(`image ${registry.replace(/\./g, '\\.')}/${repos[0]}@sha256:[0-9a-f]{64} .*deleted`));
+      assert.deepEqual(await tagsOf(repos[0]!), [], 'the manifest and its tag are gone');
+    } finally {
+      await dropNamespace(namespace);
+    }
+  });
+});
