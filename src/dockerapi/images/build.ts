@@ -95,34 +95,47 @@ export async function buildImage(
       const why = stream.errorText || 'no error was printed';
       throw new Error(`the build failed: ${why} (the builder exited ${exit ?? 'without an exit code'})`);
     }
-    if (signal?.aborted) throw new Error('the build was cancelled: its client went away');
-    const file = join(work, 'image.tar');
-    await copyImageOut(deps, builder, file);
-    const image = await readImageArchive(file, work);
-    const name =
-      req.tags[0]
-        ?.replace(/:[^/:]*$/, '')
-        .split('/')
-        .pop() ?? 'build';
-    if (signal?.aborted) throw new Error('the build was cancelled: its client went away');
-    const pushed = await pushToOwnRepository(deps.target!, name, image, { expiresAt: new Date(Date.now() + deps.ttlSeconds * 1000) }).catch((err: Error) => {
-      throw new Error(`could not push the built image to ${deps.target!.registry}: ${err.message}`);
-    });
-    const config = JSON.parse(image.config.bytes.toString()) as { config?: ContainerConfig; created?: string; architecture?: string; os?: string };
-    return {
-      id: image.config.digest,
-      pullRef: pushed.reference,
-      config: config.config ?? {},
-      created: config.created ?? new Date().toISOString(),
-      architecture: config.architecture ?? 'amd64',
-      os: config.os ?? 'linux',
-      release: pushed.release,
-    };
+    return await keepImage(deps, req, builder, work, signal);
   } finally {
     signal?.removeEventListener('abort', cancel);
     await deps.remove(builder).catch(() => undefined);
     await rm(work, { recursive: true, force: true });
   }
+}
+
+const CANCELLED = 'the build was cancelled: its client went away';
+
+/** The built image read out of the builder, pushed by digest with its expiry; what berth records of it. */
+async function keepImage(deps: BuildDeps, req: BuildRequest, builder: ContainerRecord, work: string, signal?: AbortSignal): Promise<BuiltImage> {
+  if (signal?.aborted) throw new Error(CANCELLED);
+  const file = join(work, 'image.tar');
+  await copyImageOut(deps, builder, file);
+  const image = await readImageArchive(file, work);
+  if (signal?.aborted) throw new Error(CANCELLED);
+  const expiresAt = new Date(Date.now() + deps.ttlSeconds * 1000);
+  const pushed = await pushToOwnRepository(deps.target!, repositoryNameOf(req), image, { expiresAt }).catch((err: Error) => {
+    throw new Error(`could not push the built image to ${deps.target!.registry}: ${err.message}`);
+  });
+  const config = JSON.parse(image.config.bytes.toString()) as { config?: ContainerConfig; created?: string; architecture?: string; os?: string };
+  return {
+    id: image.config.digest,
+    pullRef: pushed.reference,
+    config: config.config ?? {},
+    created: config.created ?? new Date().toISOString(),
+    architecture: config.architecture ?? 'amd64',
+    os: config.os ?? 'linux',
+    release: pushed.release,
+  };
+}
+
+/** The repository a build's image is pushed to is named after its first tag (`localhost/app:1` → app). */
+function repositoryNameOf(req: BuildRequest): string {
+  return (
+    req.tags[0]
+      ?.replace(/:[^/:]*$/, '')
+      .split('/')
+      .pop() ?? 'build'
+  );
 }
 
 /**
