@@ -21,6 +21,7 @@ import type { ImageStore } from './images/image-store.js';
 import { commitContainer, type CommitRequest, type CommittedImage } from './images/commit.js';
 import { buildImage, type BuildDeps } from './images/build.js';
 import type { BuildRequest } from './images/build-request.js';
+import { madeBases } from './images/build-bases.js';
 import type { BuildStream } from './images/build-stream.js';
 import type { ImageConfig } from './images/image-config.js';
 import { hostPlatform } from '../registry/oci-image.js';
@@ -265,6 +266,7 @@ export class Engine {
       ttlSeconds: this.s.opts.ttlSeconds,
       builderImage: this.s.opts.builderImage,
       insecure: this.s.opts.insecureRegistries ?? [],
+      basesFor: (dockerfile, buildArgs) => madeBases(dockerfile, buildArgs, this.images.values()),
       createBuilder: (body) => this.creates.create(null, body, undefined, { builder: true }),
       putArchive: (c, path, archive) => this.putArchive(c.id, path, archive),
       start: async (c) => void (await this.start(c.id)),

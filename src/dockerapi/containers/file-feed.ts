@@ -8,14 +8,13 @@
  * same folders stay as they are. The main container starts with its own command, untouched.
  */
 import { posix } from 'node:path';
-import { once } from 'node:events';
 import { Readable } from 'node:stream';
-import { extract, type ExtractEvents, type Header } from 'tar-stream';
+import type { Header } from 'tar-stream';
 import type { V1Container, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import { planFeedReceiver, type FeedPlan } from '../../runtime/feed-receiver.js';
 import type { AddEntry } from '../../runtime/feed-tar.js';
 import { safeEntryName } from '../../runtime/files.js';
-import { tarPieces, type KeptTar } from './archive-spill.js';
+import { drained, eachEntry } from './archive-entries.js';
 import type { ContainerRecord, CopiedArchive } from '../model.js';
 
 export const FEED_CONTAINER = 'berth-files';
@@ -94,38 +93,4 @@ function underFolder(header: Header, folder: string): Header & { name: string } 
     ...(header.type === 'link' ? { linkname: `${folder}/${safeEntryName(header.linkname ?? '')}` } : {}),
     pax: Object.keys(pax).length ? pax : undefined,
   };
-}
-
-/** An entry's body as tar-stream gives it: a streamx stream, which node's pipeline does not take as it is. */
-type EntryBody = ExtractEvents['entry'][1];
-
-/** Calls `onEntry` for each entry of a kept archive in order; the entry's body must be read (or resumed) by it. */
-async function eachEntry(tar: KeptTar, onEntry: (header: Header, body: EntryBody) => Promise<void>): Promise<void> {
-  if (tar.length === 0) return;
-  const ex = extract();
-  ex.on('entry', (header, stream, next) => {
-    onEntry(header, stream).then(
-      () => next(),
-      (err: unknown) => ex.destroy(err instanceof Error ? err : new Error(String(err))),
-    );
-  });
-  const done = new Promise<void>((resolve, reject) => {
-    ex.on('finish', resolve);
-    ex.on('error', reject);
-  });
-  done.catch(() => undefined); // awaited below; an error while writing ends the loop first
-  for await (const piece of tarPieces(tar)) {
-    if (ex.destroyed) break;
-    if (!ex.write(piece)) await Promise.race([once(ex, 'drain'), done]);
-  }
-  ex.end(Buffer.alloc(0));
-  await done;
-}
-
-/** Resolves once the body of an entry whose bytes are not wanted was read. */
-function drained(body: EntryBody): Promise<void> {
-  return new Promise((resolve) => {
-    body.on('end', resolve);
-    body.resume();
-  });
 }

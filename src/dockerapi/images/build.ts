@@ -16,6 +16,8 @@ import type { ContainerConfig } from '../../registry/oci-image.js';
 import { plainHttpRegistries, pushToOwnRepository, type PushTarget } from '../../registry/push-target.js';
 import type { HeldTar } from '../../runtime/files.js';
 import type { ContainerRecord, CreateBody } from '../model.js';
+import { readEntry } from '../containers/archive-entries.js';
+import type { MadeBase } from './build-bases.js';
 import { builderArgs, type BuildRequest } from './build-request.js';
 import type { BuildStream } from './build-stream.js';
 
@@ -25,6 +27,8 @@ const IMAGE_FILE = '/out/image.tar';
 /** How long a builder whose log broke may take to show that it ended, before the log is opened again. */
 const EXIT_GRACE_MS = 5000;
 const LOG_OPENS = 4;
+/** A Dockerfile larger than this is not read for berth's own bases (the builder still builds it). */
+const MAX_DOCKERFILE_BYTES = 1024 * 1024;
 
 export const NO_BUILDER =
   'berth serve builds images in a builder pod: start it with --builder-image IMAGE (or $BERTH_BUILDER_IMAGE), an image with buildah and berth-build (scripts/build-images.sh builds localhost/berth/builder:1)';
@@ -38,6 +42,8 @@ export interface BuildDeps {
   builderImage: string | undefined;
   /** Registries the builder pulls base images from over plain http (berth serve's --insecure-registry). */
   insecure: readonly string[];
+  /** The images berth made that the Dockerfile's FROMs name (images/build-bases.ts). */
+  basesFor(dockerfile: string, buildArgs: Record<string, string>): MadeBase[];
   createBuilder(body: CreateBody): Promise<ContainerRecord>;
   putArchive(c: ContainerRecord, path: string, archive: Promise<HeldTar>): Promise<void>;
   start(c: ContainerRecord): Promise<void>;
@@ -70,12 +76,15 @@ export async function buildImage(
   if (!deps.builderImage) throw new Error(NO_BUILDER);
   if (!deps.target) throw new Error(NO_BUILD_TARGET);
   const insecure = [...new Set([...deps.insecure, ...plainHttpRegistries(deps.target!)])];
+  // a context that cannot be read fails here, before anything exists in the cluster
+  const dockerfile = await readEntry(await context, req.dockerfile, MAX_DOCKERFILE_BYTES);
+  const bases = dockerfile ? deps.basesFor(dockerfile.toString(), req.buildArgs) : [];
   const work = await mkdtemp(join(tmpdir(), 'berth-build-'));
   const builder = await deps
     .createBuilder({
       Image: deps.builderImage,
       Cmd: ['berth-build', ...builderArgs(req, CONTEXT_DIR)],
-      Env: [`BERTH_BUILD_INSECURE=${insecure.join(',')}`],
+      Env: [`BERTH_BUILD_INSECURE=${insecure.join(',')}`, `BERTH_BUILD_BASES=${bases.map((b) => `${b.name}=${b.ref}`).join(',')}`],
       HostConfig: { Privileged: true },
     })
     .catch(async (err: unknown) => {

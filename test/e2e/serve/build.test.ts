@@ -85,6 +85,15 @@ for (const kind of ['podman', 'berth'] as const) {
       assert.match(inspect[0]!.Id, /^sha256:[0-9a-f]{64}$/);
     });
 
+    test('a build FROM the image built before: its files are there (berth hands the builder its pushed digest)', async () => {
+      const first = `localhost/${prefix}-cli-${kind}:1`;
+      const tag = `localhost/${prefix}-on-top-${kind}:1`;
+      built.push(tag);
+      const r = await build(['-t', tag, '-'], `FROM ${first}\nRUN cat /greeting.txt > /again.txt\nCMD ["cat", "/again.txt"]\n`);
+      assert.equal(r.code, 0, r.stderr + r.stdout);
+      assert.equal(await engine.dockerOk(['run', '--rm', tag], { timeoutMs: 180_000 }), 'built with the docker CLI\n');
+    });
+
     test('a failing RUN fails the build with the command and its exit code, and leaves no container', async () => {
       const before = await engine.dockerOk(['ps', '-aq']);
       const r = await build(['-t', `localhost/${prefix}-fails:1`, '-'], 'ARG BASE=localhost/berth/busybox:1\nFROM ${BASE}\nRUN echo about to fail; exit 3\n');

@@ -111,6 +111,9 @@ function fakeBuilder(script: Script): BuildDeps & {
     ttlSeconds: 600,
     builderImage: 'builderImage' in script ? script.builderImage : BUILDER_IMAGE,
     insecure: ['mirror.example:5000'],
+    // berth made `made:1` (a commit or an earlier build)
+    basesFor: (dockerfile: string) =>
+      /^FROM made:1$/m.test(dockerfile) ? [{ name: 'made:1', ref: `${registry.host}/p/made-1234@sha256:${'a'.repeat(64)}` }] : [],
     created: [] as CreateBody[],
     put: [] as { path: string; tar: HeldTar }[],
     started: 0,
@@ -197,7 +200,7 @@ test('a build: the builder is made and fed, its log shown, its image pushed by d
   assert.equal(body.Image, BUILDER_IMAGE);
   assert.deepEqual(body.Cmd, ['berth-build', '-f', '/context/Dockerfile', '--build-arg', 'A=1']);
   assert.equal(body.HostConfig?.Privileged, true);
-  assert.deepEqual(body.Env, [`BERTH_BUILD_INSECURE=mirror.example:5000,${registry.host}`]);
+  assert.deepEqual(body.Env, [`BERTH_BUILD_INSECURE=mirror.example:5000,${registry.host}`, 'BERTH_BUILD_BASES=']);
   assert.equal(deps.put.length, 1);
   assert.equal(deps.put[0]!.path, '/context');
   assert.equal(deps.put[0]!.tar, await ctx, 'the context given is what was put');
@@ -292,4 +295,21 @@ test('a client that goes away cancels the build: the builder is removed at once,
   assert.ok(deps.removed.length >= 1 && deps.removed.every((id) => id === 'builder-1'), 'the builder is removed on the abort');
   assert.deepEqual(deps.execs, [], 'nothing is read out of a cancelled build');
   assert.deepEqual(await catalog(), before, 'nothing was pushed');
+});
+
+test('a FROM naming an image berth made: the builder is given its pushed digest under that name', async () => {
+  const { archive } = await dockerSave();
+  const deps = fakeBuilder({ logs: [LOG], exits: [undefined], image: archive });
+  const made = tarOf({ Dockerfile: 'FROM made:1\nRUN echo on top\n' }).then(heldTar);
+  await buildImage(deps, request(), made, output().stream);
+  assert.deepEqual(deps.created[0]!.Env, [
+    `BERTH_BUILD_INSECURE=mirror.example:5000,${registry.host}`,
+    `BERTH_BUILD_BASES=made:1=${registry.host}/p/made-1234@sha256:${'a'.repeat(64)}`,
+  ]);
+});
+
+test('a context that is no archive fails before any builder exists', async () => {
+  const deps = fakeBuilder({ logs: [], exits: [] });
+  await assert.rejects(buildImage(deps, request(), Promise.reject(new Error('archive too large')), output().stream), /archive too large/);
+  assert.deepEqual(deps.created, [], 'no builder was made');
 });
