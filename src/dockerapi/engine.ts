@@ -281,13 +281,12 @@ export class Engine {
     };
   }
 
-  /** An image berth made, recorded under `names` (the first takes it from other images; the rest are tags). */
+  /** An image berth made, recorded under `names` (each moves to it from any other image). */
   private recordMade(made: CommittedImage & { architecture: string; os: string }, names: string[]): void {
-    const [first, ...more] = names;
     this.images.addMade({
       id: made.id,
       pullRef: made.pullRef,
-      ...(first ? { name: first } : {}),
+      names,
       info: {
         config: made.config as ImageConfig,
         configDigest: made.id,
@@ -298,8 +297,6 @@ export class Engine {
       },
       release: made.release,
     });
-    for (const n of more) for (const other of this.images.values()) other.tags.delete(n);
-    for (const n of more) this.images.find(made.id).tags.add(n);
   }
 
   /** Deletes every pod, Service and claim of this instance (shutdown, and `--prune-start` for a crashed predecessor). */

@@ -64,15 +64,17 @@ export class ImageStore {
     return img;
   }
 
-  /** An image berth made (`docker commit`): known by its id and the name given, pulled by its pushed digest. */
-  addMade(made: { id: string; pullRef: string; name?: string; info: ImageInfo; release(): Promise<void> }): ImageRecord {
-    const ref = made.name ? normalizeImage(made.name) : made.pullRef;
-    // a name moves to the image made, as a tag does in dockerd
-    if (made.name) for (const other of this.records.values()) other.tags.delete(ref);
+  /**
+   * An image berth made (`docker commit`, `docker build`): known by its id and the names given, pulled by its pushed
+   * digest. Each name moves to it from any other image, as a tag does in dockerd.
+   */
+  addMade(made: { id: string; pullRef: string; names: string[]; info: ImageInfo; release(): Promise<void> }): ImageRecord {
+    const names = made.names.map(normalizeImage);
+    for (const other of this.records.values()) for (const n of names) other.tags.delete(n);
     const img: ImageRecord = {
       id: made.id,
-      ref,
-      tags: new Set(made.name ? [ref] : []),
+      ref: names[0] ?? made.pullRef,
+      tags: new Set(names),
       created: new Date(),
       info: made.info,
       pullRef: made.pullRef,
