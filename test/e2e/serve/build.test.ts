@@ -107,13 +107,21 @@ for (const kind of ['podman', 'berth'] as const) {
     });
 
     test('testcontainers-node: fromDockerfile with build args, a target stage and .dockerignore; then a failing one', async () => {
+      const image = `localhost/${prefix}-tc-${kind}:1`;
+      built.push(image);
       const r = await runCommand(process.execPath, [scenario], {
-        env: { ...process.env, DOCKER_HOST: engine.dockerHost, TESTCONTAINERS_RYUK_DISABLED: 'true', TC_BUILD_CONTEXT: CONTEXT, TC_BUILD_BASE: base },
+        env: {
+          ...process.env,
+          DOCKER_HOST: engine.dockerHost,
+          TESTCONTAINERS_RYUK_DISABLED: 'true',
+          TC_BUILD_CONTEXT: CONTEXT,
+          TC_BUILD_BASE: base,
+          TC_BUILD_IMAGE: image,
+        },
         timeoutMs: 400_000,
       });
       assert.equal(r.code, 0, r.stderr);
       const results = JSON.parse(r.stdout.trim().split('\n').pop()!) as Record<string, Step>;
-      built.push(results.image!.value as string);
       assert.ok(results.fromDockerfile?.ok, results.fromDockerfile?.error);
       assert.equal(results.fromDockerfile!.value, 'built with testcontainers\nkept in the image\nDockerfile\nkept.txt\nBUILT=yes\n');
       const failing = results.failingBuild?.value as { built: boolean; error?: string };

@@ -9,8 +9,9 @@ import { GenericContainer } from 'testcontainers';
 const context = process.env.TC_BUILD_CONTEXT ?? '';
 /** The base the builder reaches (berth: the dev cluster's registry); empty: the Dockerfile's own default. */
 const base = process.env.TC_BUILD_BASE ?? '';
-const image = `localhost/tc-build:${process.pid}`;
-const results: Record<string, unknown> = { image: { ok: true, value: image } };
+/** Named by the test, which removes it whatever this run does. */
+const image = process.env.TC_BUILD_IMAGE ?? '';
+const results: Record<string, unknown> = {};
 
 async function step(name: string, fn: () => Promise<unknown>): Promise<void> {
   try {
@@ -27,10 +28,13 @@ await step('fromDockerfile', async () => {
     .build(image, { deleteOnExit: false });
   // the image's own command ran in the docker CLI test; here its files and env are read through exec
   const started = await container.withCommand(['sleep', '600']).start();
-  const r = await started.exec(['sh', '-c', 'cat /greeting.txt /ctx/kept.txt; ls /ctx; echo "BUILT=$BUILT"; cat /other.txt 2>/dev/null || true']);
-  const output = r.output;
-  await started.stop();
-  return output;
+  // stopped whatever the exec does: Ryuk is off, so nothing else removes it
+  try {
+    const r = await started.exec(['sh', '-c', 'cat /greeting.txt /ctx/kept.txt; ls /ctx; echo "BUILT=$BUILT"; cat /other.txt 2>/dev/null || true']);
+    return r.output;
+  } finally {
+    await started.stop();
+  }
 });
 
 await step('failingBuild', async () => {
