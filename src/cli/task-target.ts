@@ -52,10 +52,14 @@ export function targetCommand(): Command {
       "reach the target's cluster and ask (SelfSubjectAccessReview) for every permission berth task needs there; each missing one is named with the rule of deploy/rbac/task-role.yaml that grants it. Exits 0 when all is there, 1 when not",
     )
       .argument('<name>', 'the target')
-      .action(async (name: string) => {
+      .option(
+        '--image-server <image>',
+        "also serve a tiny step image from a pod of IMAGE (the berth image), as `plan run --image-server` does, and have a node pull it: says whether the target's nodes can",
+      )
+      .action(async (name: string, opts: { imageServer?: string }) => {
         await report(async () => {
           const t = findTarget(readTargets(file()), name, file());
-          const { lines, problems } = await checkTarget(t, process.env);
+          const { lines, problems } = await checkTarget(t, process.env, opts);
           for (const l of lines) process.stdout.write(`${l}\n`);
           for (const p of problems) process.stderr.write(`berth task target check: ${p}\n`);
           process.stdout.write(problems.length ? `target ${name} is not ready\n` : `target ${name} is ready\n`);

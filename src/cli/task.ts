@@ -19,6 +19,7 @@ interface CacheFlags {
 import { ARTIFACT_MODES, ARTIFACTS_ENV, artifactMode, DEFAULT_ARTIFACT_MODE } from '../task/artifacts.js';
 import { taskErrorText } from '../task/error-text.js';
 import { IMAGE_REGISTRY_ENV, parseImageRegistry, type ImageRegistry } from '../task/step-image.js';
+import { IMAGE_SERVER_ENV } from '../task/image-serving.js';
 
 const collect = (flag: string) => (value: string, previous: Mapping[]) => {
   try {
@@ -103,6 +104,10 @@ export function taskCommand(): Command {
             `where a step's image: ARTIFACT is pushed (by digest, deleted when the plan ends) for its pod to pull (default: $${IMAGE_REGISTRY_ENV})`,
           )
           .option(
+            '--image-server <image>',
+            `instead of a registry: serve a step's image: ARTIFACT from a pod of IMAGE (the berth image, which runs \`berth image-serve\`) that the nodes pull from over HTTPS on the pod network (default: $${IMAGE_SERVER_ENV})`,
+          )
+          .option(
             '--artifacts <mode>',
             `how outputs pass to later steps: ${ARTIFACT_MODES.join(' (pod to pod) or ')} (read into berth, streamed into the next pod) (default: $${ARTIFACTS_ENV}, else ${DEFAULT_ARTIFACT_MODE})`,
           )
@@ -113,7 +118,7 @@ export function taskCommand(): Command {
           .action(
             async (
               planFile: string,
-              opts: { input: Mapping[]; output: Mapping[]; image?: string; imageRegistry?: string; artifacts?: string } & ClusterFlags,
+              opts: { input: Mapping[]; output: Mapping[]; image?: string; imageRegistry?: string; imageServer?: string; artifacts?: string } & ClusterFlags,
             ) => {
               await runWithSignals(opts, (env, signal, target, ledger) =>
                 runPlan({
@@ -122,7 +127,7 @@ export function taskCommand(): Command {
                   inputs: opts.input,
                   outputs: opts.output,
                   image: opts.image,
-                  imageRegistry: imageRegistryOf(opts.imageRegistry, env),
+                  ...stepImageSourceOf(opts, env),
                   target,
                   artifacts: artifactMode(opts.artifacts, env),
                   env,
@@ -189,9 +194,17 @@ async function runWithSignals(
   process.exit(code);
 }
 
-/** `--image-registry`, else $BERTH_TASK_IMAGE_REGISTRY; none when neither is given. */
-function imageRegistryOf(flag: string | undefined, env: NodeJS.ProcessEnv): ImageRegistry | undefined {
-  if (flag !== undefined) return parseImageRegistry(flag, '--image-registry');
-  const value = env[IMAGE_REGISTRY_ENV]?.trim();
-  return value ? parseImageRegistry(value, `$${IMAGE_REGISTRY_ENV}`) : undefined;
+/**
+ * `--image-registry` or `--image-server`; without either flag, $BERTH_TASK_IMAGE_REGISTRY or $BERTH_TASK_IMAGE_SERVER (a
+ * flag wins over both variables); none when nothing is given. Both of a kind are refused by runPlan.
+ */
+function stepImageSourceOf(
+  flags: { imageRegistry?: string; imageServer?: string },
+  env: NodeJS.ProcessEnv,
+): { imageRegistry?: ImageRegistry; imageServer?: string } {
+  const fromFlags = flags.imageRegistry !== undefined || flags.imageServer !== undefined;
+  const registry = fromFlags ? flags.imageRegistry : env[IMAGE_REGISTRY_ENV]?.trim() || undefined;
+  const server = fromFlags ? flags.imageServer : env[IMAGE_SERVER_ENV]?.trim() || undefined;
+  const source = flags.imageRegistry !== undefined ? '--image-registry' : `$${IMAGE_REGISTRY_ENV}`;
+  return { ...(registry ? { imageRegistry: parseImageRegistry(registry, source) } : {}), ...(server ? { imageServer: server } : {}) };
 }

@@ -9,7 +9,7 @@ import type { Layout } from './layout.js';
 import { cniConflist, containerdConfig, kubeletConfig, kubeProxyConfig, type KubeletOptions } from './node-configs.js';
 import type { Pki } from './pki.js';
 import { cniConfDir, nodeConfigFile, registryHostsDir, type NodeSpec } from './nodes.js';
-import { REGISTRY_ADDRESS, registryConfig, registryHostsToml } from './registry.js';
+import { podNetworkHostsToml, REGISTRY_ADDRESS, registryConfig, registryHostsToml } from './registry.js';
 import { RUNC_WRAPPER } from './faults/runc-delay.js';
 
 const writeConfig = (layout: Layout, name: string, text: string) => writeFileSync(join(layout.config, name), text, { mode: 0o600 });
@@ -34,6 +34,9 @@ export function writeConfigFiles(layout: Layout, pki: Pki, fileUsers: UserSpec[]
     const hostDir = join(registryHostsDir(node), REGISTRY_ADDRESS);
     mkdirSync(hostDir, { recursive: true });
     writeFileSync(join(hostDir, 'hosts.toml'), registryHostsToml());
+    const otherHosts = join(registryHostsDir(node), '_default');
+    mkdirSync(otherHosts, { recursive: true });
+    writeFileSync(join(otherHosts, 'hosts.toml'), podNetworkHostsToml());
   }
   write('registry.yml', registryConfig());
   return ids;

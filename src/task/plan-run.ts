@@ -4,6 +4,7 @@
  * to step pod to pod, or through berth (artifacts.ts); nothing is written to disk but the -o folders at
  * the end. A step that does not succeed stops the plan; berth exits with its code.
  */
+import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
@@ -23,8 +24,11 @@ import { ABORTED, ERRORED, exitCodeOf, outcomeWord, type StepOutcome } from './o
 import type { TaskTarget } from './targets.js';
 import type { ConnectTask } from './task-cluster.js';
 import { taskErrorText } from './error-text.js';
-import { IMAGE_REGISTRY_ENV, pushStepImage, stepImageExpiry, type ImageRegistry } from './step-image.js';
-import { loadRunSettings } from '../runtime/settings.js';
+import { IMAGE_REGISTRY_ENV, pushStepImage, stepImageExpiry, withStepImage, type ImageRegistry } from './step-image.js';
+import { IMAGE_SERVER_ENV, serveStepImage } from './image-serving.js';
+import type { OwnImage } from '../registry/push-target.js';
+import { helperImageOf } from '../runtime/plan.js';
+import { loadRunSettings, type RunSettings } from '../runtime/settings.js';
 
 /** How long the ensure hooks may run after an interrupt, in all (plan-flow.ts). */
 export const ENSURE_AFTER_INTERRUPT_MS = 120_000;
@@ -52,6 +56,8 @@ export interface PlanRunOptions {
   ensureTimeoutMs?: number;
   /** Where the images of steps with `image: ARTIFACT` are pushed (step-image.ts). */
   imageRegistry?: ImageRegistry;
+  /** Or the berth image whose pods serve them (image-serving.ts). */
+  imageServer?: string;
 }
 
 export async function runPlan(o: PlanRunOptions): Promise<number> {
@@ -61,9 +67,10 @@ export async function runPlan(o: PlanRunOptions): Promise<number> {
     plan = parsePlanFile(await readFile(o.planFile, 'utf8'), o.planFile);
     await checkOutputDirs(o.outputs, o.cwd);
     const imaged = stepsWithImage(plan.steps);
-    if (imaged.length && !o.imageRegistry)
+    if (o.imageRegistry && o.imageServer) throw new TaskUsageError('--image-registry and --image-server are two ways to hand a step its image: give one');
+    if (imaged.length && !o.imageRegistry && !o.imageServer)
       throw new TaskUsageError(
-        `${imaged.map((x) => `task ${x.name}${x.where}`).join(', ')}: image: names an artifact, which berth runs by pushing it to a registry the cluster's nodes pull from: give --image-registry REGISTRY/PREFIX (or $${IMAGE_REGISTRY_ENV})`,
+        `${imaged.map((x) => `task ${x.name}${x.where}`).join(', ')}: image: names an artifact, which berth runs by pushing it to a registry the cluster's nodes pull from (--image-registry REGISTRY/PREFIX, or $${IMAGE_REGISTRY_ENV}) or by serving it from a pod of the berth image (--image-server IMAGE, or $${IMAGE_SERVER_ENV}): give one`,
       );
   } catch (err) {
     say(`berth task: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? `cannot read the plan ${o.planFile}: no such file` : taskErrorText(err)}`);
@@ -209,21 +216,49 @@ class PlanRunner {
     return result.outcome;
   }
 
-  /** The image of a step's `image: ARTIFACT`, pushed for the step (deleted when the plan ends); undefined when it cannot be. */
+  /** The image of a step's `image: ARTIFACT`, pushed or served for the step (deleted when the plan ends); undefined when it cannot be. */
   private async imageOf(s: TaskStep, signal: AbortSignal): Promise<string | undefined> {
     const name = s.image as string;
     const artifact = this.artifacts.get(name);
     const fail = (why: string): undefined => void this.say(`berth task: task ${s.name}${s.where}: image \`${name}\`: ${why}`);
     if (!artifact) return fail(`no such artifact in the plan (its artifacts: ${[...this.artifacts.keys()].map((k) => `\`${k}\``).join(', ') || 'none'})`);
     try {
-      const expiresAt = stepImageExpiry(new Date(), loadRunSettings(this.o.env).ttlSeconds);
-      const pushed = await pushStepImage(artifact, name, this.o.imageRegistry!, expiresAt, signal);
+      const settings = loadRunSettings(this.o.env);
+      const pushed = this.o.imageServer
+        ? await this.serveImage(s, artifact, this.o.imageServer, settings, signal)
+        : await pushStepImage(artifact, name, this.o.imageRegistry!, stepImageExpiry(new Date(), settings.ttlSeconds), signal);
       this.kept.push(pushed.release);
       this.say(`image ${name}: ${pushed.reference}`);
       return pushed.reference;
     } catch (err) {
       return fail((err as Error).message);
     }
+  }
+
+  /** The artifact's image served from a pod of `serverImage` in the step's namespace, until the plan ends. */
+  private async serveImage(s: TaskStep, artifact: Artifact, serverImage: string, settings: RunSettings, signal: AbortSignal): Promise<OwnImage> {
+    const { cluster, context } = await this.o.connect();
+    return withStepImage(artifact, signal, (image) =>
+      serveStepImage({
+        cluster,
+        image,
+        pod: {
+          namespace: cluster.namespace,
+          owner: settings.owner,
+          runId: randomBytes(4).toString('hex'),
+          now: new Date(),
+          ttlSeconds: settings.ttlSeconds,
+          serverImage,
+          helperImage: helperImageOf(settings.helperImage),
+          step: s.name,
+          artifact: s.image as string,
+          target: this.o.target?.name ?? context,
+        },
+        startTimeoutSeconds: settings.startTimeoutSeconds,
+        ...(this.o.ledger ? { ledger: this.o.ledger } : {}),
+        signal,
+      }),
+    );
   }
 
   /**

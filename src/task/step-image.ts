@@ -1,9 +1,9 @@
 /**
  * A task step's `image:` naming an artifact of the plan, as Concourse runs it: the artifact holds an image (what
  * registry-image and docker-image resources fetch), and the task runs in it. A pod's image is a reference its node
- * pulls, so berth reads the artifact as an OCI image and pushes it by digest to the registry the user named
- * (`--image-registry`); the step's pod names that digest, and the image is deleted from the registry when the plan
- * ends. Two formats, as the resources write them: `rootfs/` beside `metadata.json` (format: rootfs), and an image
+ * pulls, so berth reads the artifact as an OCI image and either pushes it by digest to the registry the user named
+ * (`--image-registry`) or serves it from a pod of its own (`--image-server`, image-serving.ts); the step's pod names
+ * that digest, and the image is deleted when the plan ends. Two formats, as the resources write them: `rootfs/` beside `metadata.json` (format: rootfs), and an image
  * tarball `image.tar` (format: oci, a docker save archive or an OCI layout); an OCI layout folder is taken too.
  */
 import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
@@ -36,14 +36,19 @@ export function parseImageRegistry(value: string, source: string): ImageRegistry
  * The artifact as an image in `registry`, in a repository named after the artifact; released when the plan ends, or
  * collected by `berth gc --image-registry` after `expiresAt` (stepImageExpiry) when berth could not release it.
  */
-export async function pushStepImage(artifact: Artifact, name: string, registry: ImageRegistry, expiresAt: Date, signal?: AbortSignal): Promise<OwnImage> {
+export function pushStepImage(artifact: Artifact, name: string, registry: ImageRegistry, expiresAt: Date, signal?: AbortSignal): Promise<OwnImage> {
+  return withStepImage(artifact, signal, (image) => pushToOwnRepository(registry, name, image, { expiresAt }));
+}
+
+/** The artifact read as an image, its blobs on disk while `use` runs (a push, or a feed into the pod that serves it). */
+export async function withStepImage<T>(artifact: Artifact, signal: AbortSignal | undefined, use: (image: AssembledImage) => Promise<T>): Promise<T> {
   const work = await mkdtemp(join(tmpdir(), 'berth-step-image-'));
   try {
     const folder = 'dir' in artifact ? artifact.dir : join(work, 'artifact');
     if (!('dir' in artifact)) await unpackTar(await artifactTar(artifact, signal), folder);
     const blobs = join(work, 'blobs');
     await mkdir(blobs);
-    return await pushToOwnRepository(registry, name, await imageInFolder(folder, blobs), { expiresAt });
+    return await use(await imageInFolder(folder, blobs));
   } finally {
     await rm(work, { recursive: true, force: true });
   }

@@ -9,6 +9,9 @@ import { collectGarbage, type CollectedObject } from '../runtime/gc.js';
 import { loadPodTemplate } from '../runtime/pod-template.js';
 import { ClusterClient } from '../kube/client.js';
 import { CACHE_COMPONENT, LABEL_TARGET, labelValue } from './caches.js';
+import { probeServedImages } from './image-probe.js';
+import { helperImageOf } from '../runtime/plan.js';
+import { loadRunSettings } from '../runtime/settings.js';
 import { permissionReport, shippedRoleRules, TASK_NEEDS, type PermissionAnswer } from './target-check.js';
 import type { Target } from './target-store.js';
 import { connectTarget } from './targets.js';
@@ -22,8 +25,11 @@ export interface CheckOutcome {
   problems: string[];
 }
 
-/** Reachability, the pod template, then every permission, each asked with a SelfSubjectAccessReview. */
-export async function checkTarget(t: Target, env: NodeJS.ProcessEnv): Promise<CheckOutcome> {
+/**
+ * Reachability, the pod template, then every permission, each asked with a SelfSubjectAccessReview; with
+ * `imageServer`, whether the nodes pull a step image served from a pod of it (image-probe.ts).
+ */
+export async function checkTarget(t: Target, env: NodeJS.ProcessEnv, o: { imageServer?: string } = {}): Promise<CheckOutcome> {
   const { kc, namespace } = connectTarget(t, env);
   const kube = new ClusterClient(kc, namespace);
   const lines = [`target ${t.name}: context ${t.context}, namespace ${namespace}, server ${kube.server}${t.landed ? ' (landed)' : ''}`];
@@ -55,7 +61,31 @@ export async function checkTarget(t: Target, env: NodeJS.ProcessEnv): Promise<Ch
   }
   const { rules, file } = shippedRoleRules();
   const report = permissionReport(answers, rules, file, namespace);
-  return { lines: [...lines, ...report.lines], problems: [...problems, ...report.problems] };
+  lines.push(...report.lines);
+  problems.push(...report.problems);
+  if (o.imageServer && !report.problems.length) {
+    const refused = await probeImageServing(kube, o.imageServer, t.name, env).catch((err: Error) => `the step image probe failed: ${err.message}`);
+    if (refused) problems.push(refused);
+    else lines.push(`step images served from pods of ${o.imageServer}: a node pulled one`);
+  }
+  return { lines, problems };
+}
+
+function probeImageServing(kube: ClusterClient, serverImage: string, target: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  const settings = loadRunSettings(env);
+  return probeServedImages({
+    cluster: kube,
+    pod: {
+      namespace: kube.namespace,
+      owner: settings.owner,
+      now: new Date(),
+      ttlSeconds: settings.ttlSeconds,
+      serverImage,
+      helperImage: helperImageOf(settings.helperImage),
+      target,
+    },
+    startTimeoutSeconds: settings.startTimeoutSeconds,
+  });
 }
 
 /**

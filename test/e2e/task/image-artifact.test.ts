@@ -1,13 +1,16 @@
 // A task step's `image:` naming an artifact, as Concourse runs a task in the image a step fetched or built: berth reads
 // the artifact as an image (rootfs/ with metadata.json, or an image tarball), pushes it by digest to the registry
-// --image-registry names (here the dev cluster's), runs the step's pod from that digest, and deletes it at the end.
+// --image-registry names (here the dev cluster's) or serves it from a pod of the berth image (--image-server), runs the
+// step's pod from that digest, and deletes the image at the end.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { berthCli, BUSYBOX, readClusterState } from '../harness/cluster.js';
-import { runCommand, setUpTask, tempTree, type TaskEnv } from './task-env.js';
+import { berthCli, BUSYBOX, contextFor, readClusterState } from '../harness/cluster.js';
+import { MACHINE } from '../../../src/devcluster/layout.js';
+import { BERTH_IMAGE } from '../incluster/recipes-env.js';
+import { runCommand, setUpTask, tempTree, TASK_USER, type TaskEnv } from './task-env.js';
 
 /** A first step that writes a root filesystem of its own (its static busybox, a file) and metadata.json's env. */
 const ROOTFS_PLAN = `
@@ -65,6 +68,23 @@ describe('berth task plan run: a step whose image is an artifact', () => {
   };
   const plan = (args: string[], registryFlag = [`--image-registry`, `http://${registry}/berth-e2e`]) =>
     runCommand(process.execPath, [berthCli, 'task', 'plan', 'run', ...args, '--image', BUSYBOX, ...registryFlag], { env: t.env(), timeoutMs: 180_000 });
+  /**
+   * An image.tar of an image of its own (busybox and a label): a pushed image with a preloaded one's id makes the
+   * kubelet take the preloaded one for pulled (KubeletEnsureSecretPulledImages), and then pull it, from no registry.
+   */
+  const tarballArtifact = (label: string): string => {
+    const dir = join(work.dir, `tarball-${label}`);
+    mkdirSync(dir);
+    const tag = `localhost/berth-e2e/tarball-${label}-${process.pid}:1`;
+    const context = join(work.dir, `tarball-context-${label}`);
+    mkdirSync(context);
+    writeFileSync(join(context, 'Containerfile'), `FROM ${BUSYBOX}\nLABEL berth.e2e=tarball-${label}\n`);
+    execFileSync('podman', ['build', '-q', '-t', tag, context]);
+    execFileSync('podman', ['save', '--format', 'docker-archive', '-o', join(dir, 'image.tar'), tag]);
+    execFileSync('podman', ['rmi', tag]);
+    return dir;
+  };
+  const served = ['--image-server', BERTH_IMAGE];
   const repositories = async (): Promise<string[]> =>
     ((await (await fetch(`http://${registry}/v2/_catalog`)).json()) as { repositories: string[] | null }).repositories ?? [];
   before(async () => {
@@ -89,18 +109,7 @@ describe('berth task plan run: a step whose image is an artifact', () => {
   });
 
   it("an image tarball (image.tar, as registry-image writes with format: oci) given with -i is the step's image", async () => {
-    const dir = join(work.dir, 'tarball');
-    mkdirSync(dir);
-    // an image of its own (busybox and a label): a pushed image with a preloaded one's id makes the kubelet take the
-    // preloaded one for pulled (KubeletEnsureSecretPulledImages), and then pull it, from no registry
-    const tag = `localhost/berth-e2e/tarball-${process.pid}:1`;
-    const context = join(work.dir, 'tarball-context');
-    mkdirSync(context);
-    writeFileSync(join(context, 'Containerfile'), `FROM ${BUSYBOX}\nLABEL berth.e2e=tarball\n`);
-    execFileSync('podman', ['build', '-q', '-t', tag, context]);
-    execFileSync('podman', ['save', '--format', 'docker-archive', '-o', join(dir, 'image.tar'), tag]);
-    execFileSync('podman', ['rmi', tag]);
-    const r = await plan([planFile('tarball.yml', TARBALL_PLAN), '-i', `img=${dir}`]);
+    const r = await plan([planFile('tarball.yml', TARBALL_PLAN), '-i', `img=${tarballArtifact('pushed')}`]);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, 'in the tarball image: /bin\n', 'the ENV of the image in the tarball');
     assert.deepEqual(await t.leftovers(), []);
@@ -119,8 +128,75 @@ describe('berth task plan run: a step whose image is an artifact', () => {
   it('without --image-registry the plan is refused before any step, saying what to give', async () => {
     const r = await plan([planFile('rootfs-again.yml', ROOTFS_PLAN)], []);
     assert.equal(r.code, 2, r.stderr);
-    assert.match(r.stderr, /task run-in-it \(line \d+\): image: names an artifact, .*give --image-registry REGISTRY\/PREFIX/);
+    assert.match(r.stderr, /task run-in-it \(line \d+\): image: names an artifact, .*--image-registry REGISTRY\/PREFIX.*--image-server IMAGE/);
     assert.doesNotMatch(r.stderr, /^task make-image$/m, 'no step ran');
     assert.deepEqual(await t.leftovers(), []);
+  });
+
+  describe('served from a pod (--image-server: no registry)', () => {
+    it('the rootfs written by one step is served to the next from a pod of the berth image; the pod is deleted at the end', async () => {
+      const before = await repositories();
+      const r = await plan([planFile('rootfs-served.yml', ROOTFS_PLAN)], served);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, 'made in step one\nfrom the metadata\n');
+      assert.match(r.stderr, /^image img: \d+\.\d+\.\d+\.\d+:5443\/berth\/img@sha256:[0-9a-f]{64}$/m, 'pulled from the pod address');
+      assert.match(r.stderr, /^succeeded$/m);
+      assert.deepEqual(await t.leftovers(), [], 'the image pod is deleted');
+      assert.deepEqual(await repositories(), before, 'no registry was used');
+    });
+
+    it('an image tarball is served the same way', async () => {
+      const r = await plan([planFile('tarball-served.yml', TARBALL_PLAN), '-i', `img=${tarballArtifact('served')}`], served);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, 'in the tarball image: /bin\n');
+      assert.deepEqual(await t.leftovers(), []);
+    });
+
+    it('a corrupt artifact fails its step before any pod serves it; nothing is left', async () => {
+      const r = await plan([planFile('broken-served.yml', BROKEN_PLAN)], served);
+      assert.notEqual(r.code, 0);
+      assert.match(r.stderr, /task never-runs \(line \d+\): image `img`: .*metadata\.json/);
+      assert.doesNotMatch(r.stdout, /ran/);
+      assert.deepEqual(await t.leftovers(), []);
+    });
+
+    it('an --image-server image that cannot serve fails the step saying what --image-server must name; its pod is deleted', async () => {
+      const r = await plan([planFile('rootfs-bad-server.yml', ROOTFS_PLAN)], ['--image-server', BUSYBOX]);
+      assert.notEqual(r.code, 0);
+      assert.match(
+        r.stderr,
+        /task run-in-it \(line \d+\): image `img`: the image server in pod image-[0-9a-f]{8} did not start: .*--image-server names the berth image/,
+      );
+      assert.doesNotMatch(r.stdout, /from the metadata/);
+      assert.deepEqual(await t.leftovers(), []);
+    });
+
+    it('target check --image-server: a node pulls a served image; with the node told nothing of such hosts, the check says it cannot and why', async () => {
+      const home = tempTree({});
+      const env = { ...t.env({ XDG_CONFIG_HOME: home.dir }) };
+      const berth = (args: string[]) => runCommand(process.execPath, [berthCli, 'task', 'target', ...args], { env, timeoutMs: 180_000 });
+      const otherHosts = join(MACHINE.varLib, 'containerd-hosts', '_default');
+      try {
+        const add = await berth(['add', 'probe', '--kubeconfig', String(env.KUBECONFIG), '--context', contextFor(TASK_USER), '-n', t.namespace]);
+        assert.equal(add.code, 0, add.stderr);
+        const yes = await berth(['check', 'probe', '--image-server', BERTH_IMAGE]);
+        assert.equal(yes.code, 0, yes.stderr);
+        assert.match(yes.stdout, new RegExp(`^step images served from pods of ${BERTH_IMAGE}: a node pulled one$`, 'm'));
+        assert.match(yes.stdout, /^target probe is ready$/m);
+        // containerd reads its hosts folder at each pull: without _default/hosts.toml it verifies the pod's certificate
+        renameSync(otherHosts, `${otherHosts}.away`);
+        const no = await berth(['check', 'probe', '--image-server', BERTH_IMAGE]);
+        assert.equal(no.code, 1, no.stdout);
+        assert.match(
+          no.stderr,
+          /berth task target check: the nodes cannot pull a step image served from a pod: (ErrImagePull|ImagePullBackOff) for .*:5443\/berth\/probe@sha256:[0-9a-f]{64} .*skip_verify = true/,
+        );
+        assert.match(no.stdout, /^target probe is not ready$/m);
+      } finally {
+        if (existsSync(`${otherHosts}.away`)) renameSync(`${otherHosts}.away`, otherHosts);
+        home.remove();
+      }
+      assert.deepEqual(await t.leftovers(), [], 'the probe pods are deleted');
+    });
   });
 });

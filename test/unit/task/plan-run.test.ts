@@ -53,3 +53,28 @@ test(
     assert.equal(fake.pods.size, 0, "a step's pod was left");
   },
 );
+
+test('a plan given both --image-registry and --image-server is refused before any step, naming both', async () => {
+  const dir = scratchDir('berth-plan-run-');
+  const planFile = path.join(dir, 'plan.yml');
+  writeFileSync(planFile, 'plan:\n  - task: t\n    image: img\n    config: {platform: linux, run: {path: ls}}\n');
+  let said = '';
+  const fake = new FakeTaskCluster();
+  const code = await runPlan({
+    connect: async () => ({ cluster: fake, context: 'ctx-a' }),
+    planFile,
+    inputs: [],
+    outputs: [],
+    artifacts: 'direct',
+    imageRegistry: { registry: 'registry.example.com', prefix: 'ci', plainHttp: false },
+    imageServer: 'registry.example.com/berth/berth:0.1.0',
+    env: { HOME: dir, XDG_CONFIG_HOME: dir },
+    cwd: dir,
+    stdout: sink(),
+    stderr: new Writable({ write: (c, _e, cb) => ((said += String(c)), cb()) }),
+    signal: new AbortController().signal,
+  });
+  assert.equal(code, 2);
+  assert.match(said, /--image-registry and --image-server are two ways to hand a step its image: give one/);
+  assert.equal(fake.created.length, 0);
+});

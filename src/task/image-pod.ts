@@ -1,0 +1,97 @@
+/**
+ * The pod that holds a step's image and serves it to the cluster's nodes (pure, so its rules are unit-tested): the
+ * Concourse notes' answer to "the next pod's image is an artifact", without a registry. berth streams the image
+ * into it as an OCI image layout (the `image` init container, a file-feed receiver), then `berth image-serve` of
+ * the berth image serves it read-only over HTTPS on the pod's address, where the node of the step's pod pulls it by
+ * digest. It lives until the plan ends (deleted by berth) or its deadline (BERTH_TTL).
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import { planFeedReceiver, type FeedPlan } from '../runtime/feed-receiver.js';
+import { LABEL_RUN, rfc3339 } from '../runtime/plan.js';
+import { ANNOTATION_EXPIRES_AT, lockedDownContainer, lockedDownPod, ownershipLabels } from '../runtime/pod-rules.js';
+import { LABEL_STEP, LABEL_TARGET, labelValue } from './pod-plan.js';
+
+export const IMAGE_FEED_CONTAINER = 'image';
+export const IMAGE_SERVER_CONTAINER = 'server';
+/** The port `berth image-serve` listens on in the pod (HTTPS: containerd speaks plain HTTP only to hosts configured so). */
+export const IMAGE_SERVER_PORT = 5443;
+export const imageFeed: FeedPlan = { container: IMAGE_FEED_CONTAINER, marker: '.berth-image-complete' };
+const IMAGE_DIR = '/image';
+const IMAGE_VOLUME = 'image';
+/** The berth image's own user (images/berth/Containerfile): the layout is unpacked as it, and served by it. */
+const BERTH_USER = { uid: 65532, gid: 65532 };
+
+export interface ImagePodContext {
+  namespace: string;
+  owner: string;
+  runId: string;
+  now: Date;
+  ttlSeconds: number;
+  /** The berth image (--image-server): it runs `berth image-serve`. */
+  serverImage: string;
+  helperImage: string;
+  /** The step whose image it serves, and the artifact it was made of. */
+  step: string;
+  artifact: string;
+  target?: string;
+}
+
+export function imagePodName(runId: string): string {
+  return `image-${runId}`;
+}
+
+export function planImagePod(ctx: ImagePodContext): V1Pod {
+  const mount = { name: IMAGE_VOLUME, mountPath: IMAGE_DIR };
+  const labels: Record<string, string> = { ...ownershipLabels(ctx.owner), [LABEL_RUN]: ctx.runId, 'app.kubernetes.io/component': 'task' };
+  if (labelValue(ctx.step)) labels[LABEL_STEP] = labelValue(ctx.step);
+  if (ctx.target && labelValue(ctx.target)) labels[LABEL_TARGET] = labelValue(ctx.target);
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: imagePodName(ctx.runId),
+      namespace: ctx.namespace,
+      labels,
+      annotations: {
+        [ANNOTATION_EXPIRES_AT]: rfc3339(new Date(ctx.now.getTime() + ctx.ttlSeconds * 1000)),
+        [LABEL_STEP]: ctx.step,
+        'berth.dev/artifact': ctx.artifact,
+      },
+    },
+    spec: {
+      ...lockedDownPod({ deadlineSeconds: ctx.ttlSeconds, user: BERTH_USER }),
+      volumes: [{ name: IMAGE_VOLUME, emptyDir: {} }],
+      initContainers: [
+        planFeedReceiver({
+          ...imageFeed,
+          image: ctx.helperImage,
+          dir: IMAGE_DIR,
+          carries: 'image',
+          removeMarker: true,
+          runAs: 'pod',
+          volumeMounts: [mount],
+        }),
+      ],
+      containers: [
+        {
+          name: IMAGE_SERVER_CONTAINER,
+          image: ctx.serverImage,
+          imagePullPolicy: 'IfNotPresent',
+          command: ['berth', 'image-serve', IMAGE_DIR, '--port', String(IMAGE_SERVER_PORT)],
+          env: [{ name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }],
+          ports: [{ name: 'registry', containerPort: IMAGE_SERVER_PORT, protocol: 'TCP' }],
+          // Ready once it answers: the step's pod is created only then, so its node's first pull finds it.
+          readinessProbe: { httpGet: { path: '/v2/', port: IMAGE_SERVER_PORT, scheme: 'HTTPS' }, periodSeconds: 1, failureThreshold: 1 },
+          ...lockedDownContainer({ readOnlyRootFilesystem: true }),
+          volumeMounts: [{ ...mount, readOnly: true }],
+        },
+      ],
+    },
+  };
+}
+
+/** The reference a node pulls: the pod's address (bracketed when IPv6), the repository, the digest. */
+export function servedImageReference(podIp: string, repository: string, digest: string): string {
+  const host = podIp.includes(':') ? `[${podIp}]` : podIp;
+  return `${host}:${IMAGE_SERVER_PORT}/${repository}@${digest}`;
+}
