@@ -40,7 +40,9 @@ const ROUTE = /^\/v2\/(.+)\/(manifests|blobs)\/([^/]+)$/;
 export async function serveImageLayout(o: LayoutServerOptions): Promise<LayoutServer> {
   const manifests = await readLayoutManifests(o.dir);
   const server = createServer({ cert: o.cert, key: o.key, minVersion: 'TLSv1.2' }, (req, res) => {
-    res.on('close', () => o.log?.(`${req.method} ${req.url} ${res.statusCode}${res.writableFinished ? '' : ' (cut short)'}`));
+    // Cut short: the body was not all handed to the socket. (Not "finished": a client may read it all and hang
+    // up before Node learns that the last write was flushed.)
+    res.on('close', () => o.log?.(`${req.method} ${req.url} ${res.statusCode}${res.writableEnded ? '' : ' (cut short)'}`));
     answer(req, res, o.dir, manifests).catch((err: Error) => {
       if (!res.headersSent) ociError(res, 500, 'UNKNOWN', err.message);
       else res.destroy(err);
@@ -103,12 +105,14 @@ async function sendBlob(res: ServerResponse, method: string, dir: string, digest
     const stats = await handle.stat();
     if (!stats.isFile()) return unknown();
     res.writeHead(200, { 'Content-Type': contentType, 'Content-Length': stats.size, 'Docker-Content-Digest': digest });
-    if (method === 'HEAD') {
+    if (method === 'HEAD' || stats.size === 0) {
       res.end();
       return;
     }
-    // The handle is closed below, once, whether the copy ended or the client went away.
-    await pipeline(handle.createReadStream({ autoClose: false }), res);
+    // Read to the size said, no further: the stream ends with its last bytes, not after one more read finds
+    // the end of the file, by which time a client with all it was promised may have hung up. The handle is
+    // closed below, once, whether the copy ended or the client went away.
+    await pipeline(handle.createReadStream({ autoClose: false, start: 0, end: stats.size - 1 }), res);
   } finally {
     await handle.close();
   }
