@@ -56,3 +56,6 @@ export interface Descriptor {
 }
 
 export const DIGEST_PATTERN = /^sha256:[0-9a-f]{64}$/;
+
+/** The annotation an image layout's index.json gives a manifest as its tag. */
+export const OCI_REF_NAME = 'org.opencontainers.image.ref.name';

@@ -1,0 +1,67 @@
+// `berth image-serve DIR`: run by berth in a pod, it serves the OCI image layout in DIR as a read-only registry
+// over HTTPS, so the cluster's nodes pull a step's image from POD_IP:PORT by digest. The certificate is made at
+// start and self-signed: nodes skip verification for such hosts, and a pull by digest is checked by content.
+import { networkInterfaces, type NetworkInterfaceInfo } from 'node:os';
+import { isIP, isIPv6 } from 'node:net';
+import { Command } from 'commander';
+import { serveImageLayout } from '../registry/layout-server.js';
+import { selfSignedCertificate } from '../registry/self-signed.js';
+
+export const IMAGE_SERVER_PORT = 5443;
+const NAME = 'berth image-serve';
+const CLOCK_SKEW_MS = 5 * 60 * 1000;
+const VALIDITY_MS = 7 * 24 * 60 * 60 * 1000;
+
+export function imageServeCommand(): Command {
+  return new Command('image-serve')
+    .description("serve the OCI image layout in DIR as a read-only registry over HTTPS: run by berth in a pod to serve a step's image to the cluster's nodes")
+    .argument('<dir>', 'an OCI image layout folder (oci-layout, index.json, blobs/sha256)')
+    .option('--port <n>', 'port to listen on', String(IMAGE_SERVER_PORT))
+    .option('--listen <address>', "address to listen on (the default is every address of the pod's own network namespace)", '0.0.0.0')
+    .action(async (dir: string, o: { port: string; listen: string }) => {
+      try {
+        await serve(dir, o.listen, portOf(o.port));
+      } catch (err) {
+        process.stderr.write(`${NAME}: ${(err as Error).message}\n`);
+        process.exit(1);
+      }
+    });
+}
+
+async function serve(dir: string, listen: string, port: number): Promise<void> {
+  const now = Date.now();
+  const { cert, key } = selfSignedCertificate({
+    commonName: 'berth-image-server',
+    ipAddresses: podAddresses(networkInterfaces(), process.env.POD_IP),
+    notBefore: new Date(now - CLOCK_SKEW_MS),
+    notAfter: new Date(now + VALIDITY_MS),
+  });
+  const server = await serveImageLayout({ dir, host: listen, port, cert, key, log: (line) => process.stderr.write(`${NAME}: ${line}\n`) });
+  const host = isIPv6(listen) ? `[${listen}]` : listen;
+  process.stdout.write(`${NAME}: serving ${server.manifests[0].digest} from ${dir} on https://${host}:${server.port}\n`);
+  let stopping = false;
+  const stop = (): void => {
+    if (stopping) return;
+    stopping = true;
+    void server.close().then(() => process.exit(0));
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+function portOf(text: string): number {
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port > 65535) throw new Error(`--port ${text}: give a port number (0-65535)`);
+  return port;
+}
+
+/** The addresses a node may reach this pod at: its interfaces' but loopback, and $POD_IP, each once. */
+export function podAddresses(interfaces: NodeJS.Dict<NetworkInterfaceInfo[]>, podIp: string | undefined): string[] {
+  const found = Object.values(interfaces)
+    .flatMap((infos) => infos ?? [])
+    .filter((info) => !info.internal)
+    .map((info) => info.address);
+  const fromEnv = podIp?.trim() ? [podIp.trim()] : [];
+  if (fromEnv.length && !isIP(fromEnv[0])) throw new Error(`$POD_IP ${JSON.stringify(podIp)} is not an IP address`);
+  return [...new Set([...fromEnv, ...found])];
+}
