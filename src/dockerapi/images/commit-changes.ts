@@ -8,9 +8,12 @@ import type { ContainerConfig } from '../../registry/oci-image.js';
 
 const INSTRUCTIONS = ['CMD', 'ENTRYPOINT', 'ENV', 'EXPOSE', 'LABEL', 'USER', 'VOLUME', 'WORKDIR', 'STOPSIGNAL'];
 
-/** The config after every change, in order (a later ENV of the same key wins, as in a Dockerfile). */
+/**
+ * The config after every change, in order (a later ENV of the same key wins, as in a Dockerfile). dockerd reads the
+ * changes as the lines of one Dockerfile, so a value may hold several (testcontainers-node joins its list with "\n").
+ */
 export function applyChanges(config: ContainerConfig, changes: readonly string[]): ContainerConfig {
-  return changes.reduce((c, change) => applyChange(c, change.trim()), { ...config });
+  return changes.flatMap((value) => value.split(/\r?\n/)).reduce((c, change) => applyChange(c, change.trim()), { ...config });
 }
 
 function applyChange(config: ContainerConfig, change: string): ContainerConfig {

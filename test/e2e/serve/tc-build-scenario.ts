@@ -1,6 +1,7 @@
 // One testcontainers-node run of GenericContainer.fromDockerfile against the engine in DOCKER_HOST (a child process,
 // as tc-parity-scenario.ts): the fixture context with build args, a target stage and its .dockerignore, the image
-// started and its output read; then a Dockerfile that fails. Prints one JSON line of results.
+// started and its output read; then a Dockerfile that fails; then a changed container committed (with a change) and
+// the committed image started. Prints one JSON line of results.
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,9 @@ const context = process.env.TC_BUILD_CONTEXT ?? '';
 const base = process.env.TC_BUILD_BASE ?? '';
 /** Named by the test, which removes it whatever this run does. */
 const image = process.env.TC_BUILD_IMAGE ?? '';
+/** The commit's repository (tag 1), named by the test too. */
+const committed = process.env.TC_COMMIT_REPO ?? '';
+const busybox = process.env.TC_BUSYBOX ?? '';
 const results: Record<string, unknown> = {};
 
 async function step(name: string, fn: () => Promise<unknown>): Promise<void> {
@@ -50,6 +54,22 @@ await step('failingBuild', async () => {
     return { built: false, error: (err as Error).message.slice(0, 800) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+await step('commit', async () => {
+  const changed = await new GenericContainer(busybox).withCommand(['sh', '-c', 'echo committed > /made; exec sleep 600']).start();
+  try {
+    await changed.exec(['sh', '-c', 'until [ -e /made ]; do sleep 0.1; done']);
+    await changed.commit({ repo: committed, tag: '1', changes: ['ENV FROM_COMMIT=yes'], deleteOnExit: false });
+  } finally {
+    await changed.stop();
+  }
+  const again = await new GenericContainer(`${committed}:1`).withCommand(['sleep', '600']).start();
+  try {
+    return (await again.exec(['sh', '-c', 'cat /made; echo "FROM_COMMIT=$FROM_COMMIT"'])).output;
+  } finally {
+    await again.stop();
   }
 });
 

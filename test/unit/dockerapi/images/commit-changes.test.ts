@@ -30,6 +30,11 @@ test('docker commit --change: each Dockerfile instruction dockerd takes, applied
   assert.deepEqual(base.Env, ['PATH=/bin', 'A=old'], 'the config given is not changed');
 });
 
+test('a change value of several lines is several changes, as dockerd reads them (testcontainers-node joins its list so)', () => {
+  const changed = applyChanges({ Labels: { 'org.testcontainers.session-id': 'abc' } }, ['ENV FROM_COMMIT=yes\nLABEL org.testcontainers.session-id=\r\n']);
+  assert.deepEqual(changed, { Labels: { 'org.testcontainers.session-id': '' }, Env: ['FROM_COMMIT=yes'] });
+});
+
 test('what dockerd refuses in --change is refused in its words (400)', () => {
   const refused = (change: string, words: RegExp): void =>
     assert.throws(
