@@ -2,7 +2,8 @@
 // save archive as registry-image writes it) given to `berth task plan run` as the artifact a step's `image:` names,
 // against `podman load` of the same tarball, measured in the same run.
 // berth's figure is the plan's time less the same plan run with --image (no artifact image): what the artifact image
-// adds, which is berth reading and pushing it to the dev cluster's registry, and the node pulling and unpacking it.
+// adds, which is berth reading and pushing it to the dev cluster's registry (--image-registry), or streaming it into a
+// pod of the berth image that serves it (--image-server), and the node pulling and unpacking it.
 // Each round's image differs (a file of the round's own), so the node pulls every round and caches nothing.
 // Run: npm run build && node dist/bench/images.js   (BENCH_ROUNDS, BENCH_IMAGE_MIB)
 import { spawnSync } from 'node:child_process';
@@ -18,6 +19,9 @@ const cli = join(fileURLToPath(new URL('../../', import.meta.url)), 'dist/src/cl
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const MIB = Number(process.env.BENCH_IMAGE_MIB ?? 50);
 const REGISTRY = REGISTRY_ADDRESS;
+const BERTH_IMAGE = 'localhost/berth/berth:dev';
+/** How the step's image reaches its node: a registry, or a pod that serves it. */
+const SOURCES = { registry: ['--image-registry', `http://${REGISTRY}/bench`], pod: ['--image-server', BERTH_IMAGE] };
 
 const progress = (what: string): boolean => process.stderr.write(`bench: ${what}\n`);
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -56,48 +60,48 @@ async function main(): Promise<void> {
   const cluster = await startBenchCluster('berth-bench-images-');
   const dir = mkdtempSync(join(tmpdir(), 'berth-bench-images-'));
   try {
+    run(process.execPath, [cli, 'dev-cluster', 'load', '--state-dir', cluster.stateDir, BERTH_IMAGE]);
     const env = { ...process.env, KUBECONFIG: cluster.kubeconfig, BERTH_HELPER_IMAGE: 'localhost/berth/busybox:1' };
     const withImage = join(dir, 'with-image.yml');
     const without = join(dir, 'without.yml');
     writeFileSync(withImage, PLAN(true));
     writeFileSync(without, PLAN(false));
-    const planRun = (file: string, artifact: string): number =>
+    const planRun = (file: string, artifact: string, source: string[] = SOURCES.registry): number =>
       run(
         process.execPath,
-        [
-          cli,
-          'task',
-          'plan',
-          'run',
-          file,
-          '-n',
-          cluster.ns,
-          '-i',
-          `img=${artifact}`,
-          '--image',
-          'localhost/berth/busybox:1',
-          '--image-registry',
-          `http://${REGISTRY}/bench`,
-        ],
+        [cli, 'task', 'plan', 'run', file, '-n', cluster.ns, '-i', `img=${artifact}`, '--image', 'localhost/berth/busybox:1', ...source],
         env,
       );
     const berth: number[] = [];
+    const served: number[] = [];
     const podman: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const artifact = imageTarball(dir, round);
       const tarball = join(artifact, 'image.tar');
       const base = planRun(without, artifact);
       berth.push(planRun(withImage, artifact) - base);
+      served.push(planRun(withImage, artifact, SOURCES.pod) - base);
       podman.push(run('podman', ['load', '-q', '-i', tarball]));
       run('podman', ['rmi', '-f', tagOf(round)]);
       rmSync(artifact, { recursive: true, force: true });
-      progress(`round ${round + 1}: berth +${berth.at(-1)!.toFixed(0)} ms, podman load ${podman.at(-1)!.toFixed(0)} ms`);
+      progress(
+        `round ${round + 1}: berth +${berth.at(-1)!.toFixed(0)} ms (registry), +${served.at(-1)!.toFixed(0)} ms (served from a pod), podman load ${podman.at(-1)!.toFixed(0)} ms`,
+      );
     }
     const b = median(berth);
+    const sp = median(served);
     const p = median(podman);
     console.log(
-      `${MIB} MiB image tarball as a step's image: berth adds ${b.toFixed(0)} ms to the step; podman load ${p.toFixed(0)} ms (${(b / p).toFixed(2)}x)`,
+      `${MIB} MiB image tarball as a step's image: berth adds ${b.toFixed(0)} ms through the registry, ${sp.toFixed(0)} ms served from a pod; podman load ${p.toFixed(0)} ms (${(b / p).toFixed(2)}x, ${(sp / p).toFixed(2)}x)`,
     );
+    reportGoal({
+      area: 'task',
+      measure: `${MIB} MiB image tarball as the next step's image served from a pod (--image-server: feed, node pull) vs podman load`,
+      value: `${sp.toFixed(0)} ms`,
+      ratio: sp / p,
+      reference: `podman load ${p.toFixed(0)} ms`,
+      goal: '≤ 4×',
+    });
     reportGoal({
       area: 'task',
       measure: `${MIB} MiB image tarball as the next step's image (push, node pull) vs podman load`,

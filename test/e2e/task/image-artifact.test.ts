@@ -72,7 +72,7 @@ describe('berth task plan run: a step whose image is an artifact', () => {
    * An image.tar of an image of its own (busybox and a label): a pushed image with a preloaded one's id makes the
    * kubelet take the preloaded one for pulled (KubeletEnsureSecretPulledImages), and then pull it, from no registry.
    */
-  const tarballArtifact = (label: string): string => {
+  const tarballArtifact = (label: string, format: 'docker-archive' | 'oci-archive' = 'docker-archive'): string => {
     const dir = join(work.dir, `tarball-${label}`);
     mkdirSync(dir);
     const tag = `localhost/berth-e2e/tarball-${label}-${process.pid}:1`;
@@ -80,7 +80,7 @@ describe('berth task plan run: a step whose image is an artifact', () => {
     mkdirSync(context);
     writeFileSync(join(context, 'Containerfile'), `FROM ${BUSYBOX}\nLABEL berth.e2e=tarball-${label}\n`);
     execFileSync('podman', ['build', '-q', '-t', tag, context]);
-    execFileSync('podman', ['save', '--format', 'docker-archive', '-o', join(dir, 'image.tar'), tag]);
+    execFileSync('podman', ['save', '--format', format, '-o', join(dir, 'image.tar'), tag]);
     execFileSync('podman', ['rmi', tag]);
     return dir;
   };
@@ -145,8 +145,8 @@ describe('berth task plan run: a step whose image is an artifact', () => {
       assert.deepEqual(await repositories(), before, 'no registry was used');
     });
 
-    it('an image tarball is served the same way', async () => {
-      const r = await plan([planFile('tarball-served.yml', TARBALL_PLAN), '-i', `img=${tarballArtifact('served')}`], served);
+    it('an image tarball is served the same way, here an OCI archive (podman save --format oci-archive)', async () => {
+      const r = await plan([planFile('tarball-served.yml', TARBALL_PLAN), '-i', `img=${tarballArtifact('served', 'oci-archive')}`], served);
       assert.equal(r.code, 0, r.stderr);
       assert.equal(r.stdout, 'in the tarball image: /bin\n');
       assert.deepEqual(await t.leftovers(), []);
