@@ -19,7 +19,7 @@ interface CacheFlags {
 import { ARTIFACT_MODES, ARTIFACTS_ENV, artifactMode, DEFAULT_ARTIFACT_MODE } from '../task/artifacts.js';
 import { taskErrorText } from '../task/error-text.js';
 import { IMAGE_REGISTRY_ENV, parseImageRegistry, type ImageRegistry } from '../task/step-image.js';
-import { IMAGE_SERVER_ENV } from '../task/image-serving.js';
+import { IMAGE_SERVER_ENV } from '../task/step-image-pod.js';
 
 const collect = (flag: string) => (value: string, previous: Mapping[]) => {
   try {

@@ -14,8 +14,8 @@ import { viewContainer } from '../runtime/pod-status.js';
 import { isTerminal, PodTracker } from '../runtime/pod-tracker.js';
 import { ANNOTATION_EXPIRES_AT, lockedDownContainer, lockedDownPod, ownershipLabels } from '../runtime/pod-rules.js';
 import { noTrace } from '../runtime/trace.js';
-import type { ImagePodContext } from './image-pod.js';
-import { serveStepImage } from './image-serving.js';
+import type { ImagePodContext } from '../runtime/image-pod.js';
+import { serveStepImage } from './step-image-pod.js';
 import { withStepImage } from './step-image.js';
 import type { TaskCluster } from './task-cluster.js';
 
@@ -25,7 +25,8 @@ const PULL_FAILED = /^(ErrImagePull|ImagePullBackOff) for /;
 
 export interface ImageProbe {
   cluster: TaskCluster;
-  pod: Omit<ImagePodContext, 'runId' | 'step' | 'artifact'>;
+  pod: Omit<ImagePodContext, 'runId' | 'labels' | 'annotations'>;
+  target?: string;
   startTimeoutSeconds: number;
 }
 
@@ -41,7 +42,10 @@ export async function probeServedImages(p: ImageProbe): Promise<string | undefin
       const served = await serveStepImage({
         cluster: p.cluster,
         image,
-        pod: { ...p.pod, runId, step: 'target check', artifact: 'probe' },
+        pod: { ...p.pod, runId },
+        step: 'target check',
+        artifact: 'probe',
+        ...(p.target ? { target: p.target } : {}),
         startTimeoutSeconds: p.startTimeoutSeconds,
       });
       try {

@@ -25,7 +25,7 @@ import type { TaskTarget } from './targets.js';
 import type { ConnectTask } from './task-cluster.js';
 import { taskErrorText } from './error-text.js';
 import { IMAGE_REGISTRY_ENV, pushStepImage, stepImageExpiry, withStepImage, type ImageRegistry } from './step-image.js';
-import { IMAGE_SERVER_ENV, serveStepImage } from './image-serving.js';
+import { IMAGE_SERVER_ENV, serveStepImage } from './step-image-pod.js';
 import type { OwnImage } from '../registry/push-target.js';
 import { helperImageOf } from '../runtime/plan.js';
 import { loadRunSettings, type RunSettings } from '../runtime/settings.js';
@@ -56,7 +56,7 @@ export interface PlanRunOptions {
   ensureTimeoutMs?: number;
   /** Where the images of steps with `image: ARTIFACT` are pushed (step-image.ts). */
   imageRegistry?: ImageRegistry;
-  /** Or the berth image whose pods serve them (image-serving.ts). */
+  /** Or the berth image whose pods serve them (step-image-pod.ts). */
   imageServer?: string;
 }
 
@@ -250,10 +250,10 @@ class PlanRunner {
           ttlSeconds: settings.ttlSeconds,
           serverImage,
           helperImage: helperImageOf(settings.helperImage),
-          step: s.name,
-          artifact: s.image as string,
-          target: this.o.target?.name ?? context,
         },
+        step: s.name,
+        artifact: s.image as string,
+        target: this.o.target?.name ?? context,
         startTimeoutSeconds: settings.startTimeoutSeconds,
         ...(this.o.ledger ? { ledger: this.o.ledger } : {}),
         signal,

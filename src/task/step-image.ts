@@ -2,7 +2,7 @@
  * A task step's `image:` naming an artifact of the plan, as Concourse runs it: the artifact holds an image (what
  * registry-image and docker-image resources fetch), and the task runs in it. A pod's image is a reference its node
  * pulls, so berth reads the artifact as an OCI image and either pushes it by digest to the registry the user named
- * (`--image-registry`) or serves it from a pod of its own (`--image-server`, image-serving.ts); the step's pod names
+ * (`--image-registry`) or serves it from a pod of its own (`--image-server`, step-image-pod.ts); the step's pod names
  * that digest, and the image is deleted when the plan ends. Two formats, as the resources write them: `rootfs/` beside `metadata.json` (format: rootfs), and an image
  * tarball `image.tar` (format: oci, a docker save archive or an OCI layout); an OCI layout folder is taken too.
  */

@@ -82,8 +82,8 @@ function probeImageServing(kube: ClusterClient, serverImage: string, target: str
       ttlSeconds: settings.ttlSeconds,
       serverImage,
       helperImage: helperImageOf(settings.helperImage),
-      target,
     },
+    target,
     startTimeoutSeconds: settings.startTimeoutSeconds,
   });
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { IMAGE_SERVER_PORT, imageFeed, planImagePod, servedImageReference, type ImagePodContext } from '../../../src/task/image-pod.js';
+import { IMAGE_SERVER_PORT, imageFeed, planImagePod, servedImageReference, type ImagePodContext } from '../../../src/runtime/image-pod.js';
 
 const ctx: ImagePodContext = {
   namespace: 'ci',
@@ -10,19 +10,18 @@ const ctx: ImagePodContext = {
   ttlSeconds: 3600,
   serverImage: 'registry.example.com/berth/berth:0.1.0',
   helperImage: 'busybox:1.36',
-  step: 'run in it',
-  artifact: 'img',
-  target: 'ci-cluster',
+  labels: { 'app.kubernetes.io/component': 'task', 'berth.dev/step': 'run-in-it' },
+  annotations: { 'berth.dev/step': 'run in it' },
 };
 
-test("the image pod is labelled and bounded as every berth pod, and expires with the run's TTL", () => {
+test("the image pod is labelled and bounded as every berth pod, carries its face's labels, and expires with the run's TTL", () => {
   const pod = planImagePod(ctx);
   assert.equal(pod.metadata?.name, 'image-0a1b2c3d');
   assert.equal(pod.metadata?.labels?.['app.kubernetes.io/managed-by'], 'berth');
   assert.equal(pod.metadata?.labels?.['berth.dev/owner'], 'alice-laptop');
-  assert.equal(pod.metadata?.labels?.['app.kubernetes.io/component'], 'task', 'target gc and retire find it');
+  assert.equal(pod.metadata?.labels?.['berth.dev/run'], '0a1b2c3d');
+  assert.equal(pod.metadata?.labels?.['app.kubernetes.io/component'], 'task', "the face's labels");
   assert.equal(pod.metadata?.labels?.['berth.dev/step'], 'run-in-it');
-  assert.equal(pod.metadata?.labels?.['berth.dev/target'], 'ci-cluster');
   assert.equal(pod.metadata?.annotations?.['berth.dev/expires-at'], '2026-12-01T11:00:00Z');
   assert.equal(pod.metadata?.annotations?.['berth.dev/step'], 'run in it');
   assert.equal(pod.spec?.activeDeadlineSeconds, 3600);

@@ -1,16 +1,13 @@
 /**
- * A step's image served from a pod of its own (image-pod.ts) instead of a registry: the pod is created, the image
- * streamed into it as an OCI layout through the file feed, and once its server answers, the reference to pull is
- * the pod's address and the image's digest. Whatever fails on the way deletes the pod: nothing is left half made.
+ * An image served from a pod of its own (image-pod.ts) instead of a registry: the pod is created, the image streamed
+ * into it as an OCI layout through the file feed, and once its server answers, the reference to pull is the pod's
+ * address and the image's digest. Whatever fails on the way deletes the pod: nothing is left half made. The face
+ * gives the layout's entries (registry/layout-entries.ts writes them), so this knows images only by their digest.
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import { writeOciLayout } from '../registry/layout-entries.js';
-import type { AssembledImage } from '../registry/oci-image.js';
-import { repositoryComponent, type OwnImage } from '../registry/push-target.js';
-import { FEED_END_GRACE_MS, sendFeed } from '../runtime/file-feed.js';
-import { viewContainer, type ContainerView } from '../runtime/pod-status.js';
-import { isTerminal, PodTracker, settledOrRunning } from '../runtime/pod-tracker.js';
-import { noTrace } from '../runtime/trace.js';
+import type { FeedAttach } from './file-feed.js';
+import { FEED_END_GRACE_MS, sendFeed } from './file-feed.js';
+import type { FeedContent } from './feed-tar.js';
 import {
   IMAGE_FEED_CONTAINER,
   IMAGE_SERVER_CONTAINER,
@@ -20,34 +17,61 @@ import {
   servedImageReference,
   type ImagePodContext,
 } from './image-pod.js';
-import type { Ledger } from './ledger.js';
-import type { TaskCluster } from './task-cluster.js';
+import { viewContainer, type ContainerView } from './pod-status.js';
+import { isTerminal, PodTracker, settledOrRunning } from './pod-tracker.js';
+import { noTrace } from './trace.js';
 
-export const IMAGE_SERVER_ENV = 'BERTH_TASK_IMAGE_SERVER';
+/** The calls serving an image makes of the cluster (kube/client.ts's ClusterClient makes them). */
+export interface ImageServingCluster extends FeedAttach {
+  readonly namespace: string;
+  createPod(pod: V1Pod): Promise<V1Pod>;
+  /** 404 is success. */
+  deletePod(name: string): Promise<void>;
+  watchPod(name: string, onPod: (pod: V1Pod, type: string) => boolean, signal?: AbortSignal): Promise<void>;
+  readPodLog(name: string, container: string, q?: { tailLines?: number }): Promise<Buffer>;
+}
+
+/** Told of the pod as it is created and deleted (berth task's ledger names what an interrupted run leaves). */
+export interface PodBook {
+  created(name: string): void;
+  deleting(name: string): void;
+  deleted(name: string): void;
+}
 
 export interface ImageServing {
-  cluster: TaskCluster;
-  image: AssembledImage;
+  cluster: ImageServingCluster;
   pod: ImagePodContext;
+  /** The repository in the reference (any name: the server serves its one image under every name). */
+  repository: string;
+  /** The manifest's digest, which the reference names. */
+  digest: string;
+  /** The OCI layout's entries. */
+  layout: FeedContent;
   startTimeoutSeconds: number;
-  ledger?: Ledger;
+  book?: PodBook;
   signal?: AbortSignal;
 }
 
+export interface ServedImage {
+  reference: string;
+  digest: string;
+  release(): Promise<void>;
+}
+
 /** The image served from its pod, and how to delete that pod. Rejects with the reason, the pod deleted. */
-export async function serveStepImage(o: ImageServing): Promise<OwnImage> {
+export async function serveImage(o: ImageServing): Promise<ServedImage> {
   const { cluster } = o;
   const name = imagePodName(o.pod.runId);
   const release = async (): Promise<void> => {
-    o.ledger?.deleting(cluster.namespace, 'pod', name);
+    o.book?.deleting(name);
     await cluster.deletePod(name);
-    o.ledger?.remove(cluster.namespace, 'pod', name);
+    o.book?.deleted(name);
   };
   const watching = new AbortController();
   const stopWatch = (): void => watching.abort();
   o.signal?.addEventListener('abort', stopWatch, { once: true });
   try {
-    o.ledger?.add(cluster.namespace, 'pod', name);
+    o.book?.created(name);
     await cluster.createPod(planImagePod(o.pod));
     const tracker = new PodTracker(cluster, name, watching.signal, noTrace);
     const deadline = Date.now() + o.startTimeoutSeconds * 1000;
@@ -60,8 +84,7 @@ export async function serveStepImage(o: ImageServing): Promise<OwnImage> {
     if (!isReady(ready)) throw new Error(await serverFailure(o, name, viewContainer(ready, IMAGE_SERVER_CONTAINER)));
     const ip = ready.status?.podIP;
     if (!ip) throw new Error(`pod ${name} is ready but has no address`);
-    const digest = o.image.manifest.digest;
-    return { reference: servedImageReference(ip, `berth/${repositoryComponent(o.pod.artifact)}`, digest), digest, release };
+    return { reference: servedImageReference(ip, o.repository, o.digest), digest: o.digest, release };
   } catch (err) {
     await release().catch(() => undefined);
     throw err;
@@ -84,7 +107,7 @@ async function feedImage(o: ImageServing, tracker: PodTracker, name: string, dea
     cluster: o.cluster,
     pod: name,
     plan: imageFeed,
-    content: (add) => writeOciLayout(o.image, add),
+    content: o.layout,
     ended: async () => receiver(await tracker.until((q) => isTerminal(receiver(q)), deadline + FEED_END_GRACE_MS, 'the copy of the image did not finish')),
     ...(o.signal ? { signal: o.signal } : {}),
   });

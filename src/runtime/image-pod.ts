@@ -1,15 +1,14 @@
 /**
- * The pod that holds a step's image and serves it to the cluster's nodes (pure, so its rules are unit-tested): the
- * Concourse notes' answer to "the next pod's image is an artifact", without a registry. berth streams the image
- * into it as an OCI image layout (the `image` init container, a file-feed receiver), then `berth image-serve` of
- * the berth image serves it read-only over HTTPS on the pod's address, where the node of the step's pod pulls it by
- * digest. It lives until the plan ends (deleted by berth) or its deadline (BERTH_TTL).
+ * The pod that holds an image berth made and serves it to the cluster's nodes (pure, so its rules are unit-tested):
+ * the Concourse notes' answer to "the next pod's image is an artifact", without a registry, and berth serve's for the
+ * images it builds and commits. The face streams the image into it as an OCI image layout (the `image` init
+ * container, a file-feed receiver), then `berth image-serve` of the berth image serves it read-only over HTTPS on
+ * the pod's address, where a node pulls it by digest. It lives until its face deletes it or its deadline.
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import { planFeedReceiver, type FeedPlan } from '../runtime/feed-receiver.js';
-import { LABEL_RUN, rfc3339 } from '../runtime/plan.js';
-import { ANNOTATION_EXPIRES_AT, lockedDownContainer, lockedDownPod, ownershipLabels } from '../runtime/pod-rules.js';
-import { LABEL_STEP, LABEL_TARGET, labelValue } from './pod-plan.js';
+import { planFeedReceiver, type FeedPlan } from './feed-receiver.js';
+import { LABEL_RUN, rfc3339 } from './plan.js';
+import { ANNOTATION_EXPIRES_AT, lockedDownContainer, lockedDownPod, ownershipLabels } from './pod-rules.js';
 
 export const IMAGE_FEED_CONTAINER = 'image';
 export const IMAGE_SERVER_CONTAINER = 'server';
@@ -30,10 +29,9 @@ export interface ImagePodContext {
   /** The berth image (--image-server): it runs `berth image-serve`. */
   serverImage: string;
   helperImage: string;
-  /** The step whose image it serves, and the artifact it was made of. */
-  step: string;
-  artifact: string;
-  target?: string;
+  /** The face's own labels (its component, what the image is for) and annotations, beside berth's. */
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
 }
 
 export function imagePodName(runId: string): string {
@@ -42,21 +40,14 @@ export function imagePodName(runId: string): string {
 
 export function planImagePod(ctx: ImagePodContext): V1Pod {
   const mount = { name: IMAGE_VOLUME, mountPath: IMAGE_DIR };
-  const labels: Record<string, string> = { ...ownershipLabels(ctx.owner), [LABEL_RUN]: ctx.runId, 'app.kubernetes.io/component': 'task' };
-  if (labelValue(ctx.step)) labels[LABEL_STEP] = labelValue(ctx.step);
-  if (ctx.target && labelValue(ctx.target)) labels[LABEL_TARGET] = labelValue(ctx.target);
   return {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: {
       name: imagePodName(ctx.runId),
       namespace: ctx.namespace,
-      labels,
-      annotations: {
-        [ANNOTATION_EXPIRES_AT]: rfc3339(new Date(ctx.now.getTime() + ctx.ttlSeconds * 1000)),
-        [LABEL_STEP]: ctx.step,
-        'berth.dev/artifact': ctx.artifact,
-      },
+      labels: { ...ctx.labels, ...ownershipLabels(ctx.owner), [LABEL_RUN]: ctx.runId },
+      annotations: { ...ctx.annotations, [ANNOTATION_EXPIRES_AT]: rfc3339(new Date(ctx.now.getTime() + ctx.ttlSeconds * 1000)) },
     },
     spec: {
       ...lockedDownPod({ deadlineSeconds: ctx.ttlSeconds, user: BERTH_USER }),
