@@ -64,10 +64,11 @@ export interface OwnImage {
   release(): Promise<void>;
 }
 
-/** What a push of berth's own holds to: its expiry, after which `berth gc --image-registry` deletes it. */
-export interface OwnPushOptions {
-  expiresAt: Date;
-}
+/**
+ * How long a push of berth's own lives, after which `berth gc --image-registry` deletes it: its TTL from the push (as
+ * long as the pod it is pushed for), or an expiry given outright.
+ */
+export type OwnPushOptions = { ttlSeconds: number } | { expiresAt: Date };
 
 /**
  * The tag that records a push's expiry in the registry, which keeps no annotations: `berth-expires-UNIX_SECONDS`.
@@ -95,7 +96,8 @@ export function expiryOfTag(tag: string): number | undefined {
 export async function pushToOwnRepository(target: PushTarget, name: string, image: AssembledImage, opts: OwnPushOptions): Promise<OwnImage> {
   const repository = `${target.prefix}/${repositoryComponent(name)}-${randomBytes(4).toString('hex')}`;
   const pusher = new ImagePusher(target.registry, repository, { insecure: plainHttpRegistries(target) });
-  const pushed = await pusher.pushImage(image, { tag: expiryTag(opts.expiresAt) });
+  const expiresAt = 'expiresAt' in opts ? opts.expiresAt : new Date(Date.now() + opts.ttlSeconds * 1000);
+  const pushed = await pusher.pushImage(image, { tag: expiryTag(expiresAt) });
   return {
     reference: pushed.reference,
     digest: pushed.digest,

@@ -121,8 +121,7 @@ async function keepImage(deps: BuildDeps, req: BuildRequest, builder: ContainerR
   await copyImageOut(deps, builder, file);
   const image = await readImageArchive(file, work);
   if (signal?.aborted) throw new Error(CANCELLED);
-  const expiresAt = new Date(Date.now() + deps.ttlSeconds * 1000);
-  const pushed = await pushToOwnRepository(deps.target!, repositoryNameOf(req), image, { expiresAt }).catch((err: Error) => {
+  const pushed = await pushToOwnRepository(deps.target!, repositoryNameOf(req), image, { ttlSeconds: deps.ttlSeconds }).catch((err: Error) => {
     throw new Error(`could not push the built image to ${deps.target!.registry}: ${err.message}`);
   });
   const config = JSON.parse(image.config.bytes.toString()) as { config?: ContainerConfig; created?: string; architecture?: string; os?: string };

@@ -65,7 +65,7 @@ export async function commitContainer(deps: CommitDeps, c: ContainerRecord, req:
     );
     const assembled = assembleImage(image);
     const pushed = await pushToOwnRepository(deps.target, req.repo?.split('/').pop() ?? `commit-${c.name}`, assembled, {
-      expiresAt: new Date(Date.now() + deps.ttlSeconds * 1000),
+      ttlSeconds: deps.ttlSeconds,
     }).catch((err: Error) => {
       throw new DockerError(500, `could not push the committed image of ${c.name} to ${deps.target!.registry}: ${err.message}`);
     });
