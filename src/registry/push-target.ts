@@ -75,6 +75,8 @@ export type OwnPushOptions = { ttlSeconds: number } | { expiresAt: Date };
  * Pods still name the digest; the tag is only what `berth gc` reads.
  */
 export const EXPIRY_TAG_PREFIX = 'berth-expires-';
+/** The prefix holds no character a pattern reads (letters and `-`), so it is matched as written. */
+const EXPIRY_TAG = new RegExp(`^${EXPIRY_TAG_PREFIX}(\\d{1,15})$`);
 
 export function expiryTag(expiresAt: Date): string {
   return `${EXPIRY_TAG_PREFIX}${Math.ceil(expiresAt.getTime() / 1000)}`;
@@ -82,7 +84,7 @@ export function expiryTag(expiresAt: Date): string {
 
 /** The expiry (epoch seconds) an expiry tag records; undefined for any other tag. */
 export function expiryOfTag(tag: string): number | undefined {
-  const m = /^berth-expires-(\d{1,15})$/.exec(tag);
+  const m = EXPIRY_TAG.exec(tag);
   return m ? Number(m[1]) : undefined;
 }
 
