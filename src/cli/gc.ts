@@ -73,9 +73,7 @@ export function gcCommand(): Command {
       // After the pods: an image goes only once nothing that was made to run it is left.
       if (target && images) {
         const collected = await collectExpiredImages({
-          registry: target.registry,
-          prefix: target.prefix,
-          insecure: target.plainHttp,
+          target,
           now: new Date(),
           dryRun: Boolean(o.dryRun),
           includeUnexpired: Boolean(o.all),

@@ -18,13 +18,13 @@ import type { ContainerRecord, CreateBody } from './model.js';
 import type { LogQuery, Session } from './cluster.js';
 import type { EventBus } from './event-bus.js';
 import type { ImageStore } from './images/image-store.js';
-import { commitContainer, type CommitRequest, type CommittedImage } from './images/commit.js';
+import { commitContainer, type CommitRequest } from './images/commit.js';
 import { buildImage, type BuildDeps } from './images/build.js';
 import type { BuildRequest } from './images/build-request.js';
 import { madeBases } from './images/build-bases.js';
 import type { BuildStream } from './images/build-stream.js';
 import type { ImageConfig } from './images/image-config.js';
-import { hostPlatform } from '../registry/oci-image.js';
+import type { MadeImage } from './images/made-image.js';
 import type { Networks } from './networks/networks.js';
 import type { Platform } from './containers/platform.js';
 import { dockerMounts, type DockerMount, type Volumes } from './volumes/volumes.js';
@@ -248,7 +248,7 @@ export class Engine {
       req,
     );
     const name = req.repo ? `${req.repo}:${req.tag || 'latest'}` : undefined;
-    this.recordMade({ ...made, ...hostPlatform() }, name ? [name] : []);
+    this.recordMade(made, name ? [name] : []);
     this.s.emit('container', 'commit', c, { comment: req.comment ?? '', imageID: made.id, ...(name ? { imageRef: name } : {}) });
     return made.id;
   }
@@ -282,7 +282,7 @@ export class Engine {
   }
 
   /** An image berth made, recorded under `names` (each moves to it from any other image). */
-  private recordMade(made: CommittedImage & { architecture: string; os: string }, names: string[]): void {
+  private recordMade(made: MadeImage, names: string[]): void {
     this.images.addMade({
       id: made.id,
       pullRef: made.pullRef,

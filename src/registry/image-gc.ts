@@ -6,14 +6,11 @@
 import { RegistryError } from './errors.js';
 import { ImagePusher } from './image-push.js';
 import { catalogRepositories } from './listing.js';
-import { expiryOfTag } from './push-target.js';
+import { expiryOfTag, plainHttpRegistries, type PushTarget } from './push-target.js';
 
 export interface ImageGcOptions {
-  registry: string;
-  /** Only repositories under `PREFIX/`: berth's pushes, as --image-registry named them. */
-  prefix: string;
-  /** Spoken to over plain http (`http://REGISTRY/PREFIX`). */
-  insecure: boolean;
+  /** As --image-registry named it: only repositories under its `PREFIX/` (berth's pushes) are looked at. */
+  target: PushTarget;
   now: Date;
   dryRun: boolean;
   /** Also images whose expiry has not passed (still only those with an expiry tag: berth's). */
@@ -33,12 +30,12 @@ export interface CollectedImage {
 const CATALOG_REFUSALS = [401, 403, 404];
 
 export async function collectExpiredImages(opts: ImageGcOptions): Promise<CollectedImage[]> {
-  const clientOpts = { insecure: opts.insecure ? [opts.registry] : [] };
-  const under = `${opts.prefix}/`;
-  const repositories = (await listCatalog(opts.registry, { ...clientOpts, pageSize: opts.pageSize })).filter((r) => r.startsWith(under));
+  const { registry, prefix } = opts.target;
+  const clientOpts = { insecure: plainHttpRegistries(opts.target) };
+  const repositories = (await listCatalog(registry, { ...clientOpts, pageSize: opts.pageSize })).filter((r) => r.startsWith(`${prefix}/`));
   const collected: CollectedImage[] = [];
   for (const repository of repositories) {
-    const pusher = new ImagePusher(opts.registry, repository, clientOpts);
+    const pusher = new ImagePusher(registry, repository, clientOpts);
     for (const [digest, expires] of await expiryByDigest(pusher, opts.pageSize)) {
       if (!opts.includeUnexpired && expires * 1000 > opts.now.getTime()) continue;
       // false: released meanwhile (berth itself, finishing late); the goal is reached all the same.

@@ -64,16 +64,19 @@ export interface OwnImage {
   release(): Promise<void>;
 }
 
-/** What a push of berth's own holds to: its expiry, after which `berth gc --image-registry` deletes it. */
-export interface OwnPushOptions {
-  expiresAt: Date;
-}
+/**
+ * How long a push of berth's own lives, after which `berth gc --image-registry` deletes it: its TTL from the push (as
+ * long as the pod it is pushed for), or an expiry given outright.
+ */
+export type OwnPushOptions = { ttlSeconds: number } | { expiresAt: Date };
 
 /**
  * The tag that records a push's expiry in the registry, which keeps no annotations: `berth-expires-UNIX_SECONDS`.
  * Pods still name the digest; the tag is only what `berth gc` reads.
  */
 export const EXPIRY_TAG_PREFIX = 'berth-expires-';
+/** The prefix holds no character a pattern reads (letters and `-`), so it is matched as written. */
+const EXPIRY_TAG = new RegExp(`^${EXPIRY_TAG_PREFIX}(\\d{1,15})$`);
 
 export function expiryTag(expiresAt: Date): string {
   return `${EXPIRY_TAG_PREFIX}${Math.ceil(expiresAt.getTime() / 1000)}`;
@@ -81,7 +84,7 @@ export function expiryTag(expiresAt: Date): string {
 
 /** The expiry (epoch seconds) an expiry tag records; undefined for any other tag. */
 export function expiryOfTag(tag: string): number | undefined {
-  const m = /^berth-expires-(\d{1,15})$/.exec(tag);
+  const m = EXPIRY_TAG.exec(tag);
   return m ? Number(m[1]) : undefined;
 }
 
@@ -95,7 +98,8 @@ export function expiryOfTag(tag: string): number | undefined {
 export async function pushToOwnRepository(target: PushTarget, name: string, image: AssembledImage, opts: OwnPushOptions): Promise<OwnImage> {
   const repository = `${target.prefix}/${repositoryComponent(name)}-${randomBytes(4).toString('hex')}`;
   const pusher = new ImagePusher(target.registry, repository, { insecure: plainHttpRegistries(target) });
-  const pushed = await pusher.pushImage(image, { tag: expiryTag(opts.expiresAt) });
+  const expiresAt = 'expiresAt' in opts ? opts.expiresAt : new Date(Date.now() + opts.ttlSeconds * 1000);
+  const pushed = await pusher.pushImage(image, { tag: expiryTag(expiresAt) });
   return {
     reference: pushed.reference,
     digest: pushed.digest,

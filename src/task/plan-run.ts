@@ -24,7 +24,7 @@ import { ABORTED, ERRORED, exitCodeOf, outcomeWord, type StepOutcome } from './o
 import type { TaskTarget } from './targets.js';
 import type { ConnectTask } from './task-cluster.js';
 import { taskErrorText } from './error-text.js';
-import { IMAGE_REGISTRY_ENV, pushStepImage, stepImageExpiry, withStepImage, type ImageRegistry } from './step-image.js';
+import { IMAGE_REGISTRY_ENV, pushStepImage, withStepImage, type ImageRegistry } from './step-image.js';
 import { IMAGE_SERVER_ENV, serveStepImage } from './step-image-pod.js';
 import type { OwnImage } from '../registry/push-target.js';
 import { helperImageOf } from '../runtime/plan.js';
@@ -226,7 +226,7 @@ class PlanRunner {
       const settings = loadRunSettings(this.o.env);
       const pushed = this.o.imageServer
         ? await this.serveImage(s, artifact, this.o.imageServer, settings, signal)
-        : await pushStepImage(artifact, name, this.o.imageRegistry!, stepImageExpiry(new Date(), settings.ttlSeconds), signal);
+        : await pushStepImage(artifact, name, this.o.imageRegistry!, { ttlSeconds: settings.ttlSeconds }, signal);
       this.kept.push(pushed.release);
       this.say(`image ${name}: ${pushed.reference}`);
       return pushed.reference;

@@ -13,7 +13,7 @@ import { ImageArtifactError } from '../registry/artifact-error.js';
 import { readImageArchive } from '../registry/image-archive.js';
 import { assembleImage, type AssembledImage } from '../registry/oci-image.js';
 import { readRootfsArtifact } from '../registry/rootfs-artifact.js';
-import { parsePushTarget, pushToOwnRepository, type OwnImage, type PushTarget } from '../registry/push-target.js';
+import { parsePushTarget, pushToOwnRepository, type OwnImage, type OwnPushOptions, type PushTarget } from '../registry/push-target.js';
 import { artifactTar, type Artifact } from './artifacts.js';
 import { TaskUsageError } from './layout.js';
 import { unpackTar } from './unpack.js';
@@ -34,10 +34,13 @@ export function parseImageRegistry(value: string, source: string): ImageRegistry
 
 /**
  * The artifact as an image in `registry`, in a repository named after the artifact; released when the plan ends, or
- * collected by `berth gc --image-registry` after `expiresAt` (stepImageExpiry) when berth could not release it.
+ * collected by `berth gc --image-registry` once it expired, when berth could not release it. A step's image is pushed
+ * for that step's pod alone, created next with BERTH_TTL as its activeDeadlineSeconds and expiry annotation: given
+ * `{ ttlSeconds: BERTH_TTL }`, the image expires as the pod would. The pod pulls it as it starts (within
+ * BERTH_START_TIMEOUT, far less), and no later pod names it, since each step pushes its own.
  */
-export function pushStepImage(artifact: Artifact, name: string, registry: ImageRegistry, expiresAt: Date, signal?: AbortSignal): Promise<OwnImage> {
-  return withStepImage(artifact, signal, (image) => pushToOwnRepository(registry, name, image, { expiresAt }));
+export function pushStepImage(artifact: Artifact, name: string, registry: ImageRegistry, lifetime: OwnPushOptions, signal?: AbortSignal): Promise<OwnImage> {
+  return withStepImage(artifact, signal, (image) => pushToOwnRepository(registry, name, image, lifetime));
 }
 
 /** The artifact read as an image, its blobs on disk while `use` runs (a push, or a feed into the pod that serves it). */
@@ -52,15 +55,6 @@ export async function withStepImage<T>(artifact: Artifact, signal: AbortSignal |
   } finally {
     await rm(work, { recursive: true, force: true });
   }
-}
-
-/**
- * A step's image is pushed for that step's pod alone, created next with BERTH_TTL as its activeDeadlineSeconds and
- * expiry annotation: the image expires as the pod would, BERTH_TTL after the push. The pod pulls it as it starts
- * (within BERTH_START_TIMEOUT, far less), and no later pod names it, since each step pushes its own.
- */
-export function stepImageExpiry(now: Date, ttlSeconds: number): Date {
-  return new Date(now.getTime() + ttlSeconds * 1000);
 }
 
 /** Which of the image resources' formats the folder holds, read as an image ready to push. */

@@ -16,14 +16,13 @@ const STEP = /^(\[\d+\/\d+\] )?STEP (\d+\/\d+): (.*)$/;
 /** buildah's own words for what went wrong (`error building at STEP "RUN exit 3": …`, `Error: …`). */
 const ERROR_LINE = /^(error|Error:|ERRO|level=error)/;
 
-export type BuildEvent = { kind: 'ready' } | { kind: 'failed'; exitCode: number };
-
 export class BuildStream {
   private partial = '';
   /** A character whose bytes a chunk's end split waits for the rest of them. */
   private readonly decoder = new StringDecoder('utf8');
   private lastError = '';
-  readonly events: BuildEvent[] = [];
+  private imageReady = false;
+  private failedWith: number | undefined;
 
   constructor(
     private readonly out: Writable,
@@ -44,14 +43,14 @@ export class BuildStream {
     this.partial = '';
   }
 
+  /** berth-build said /out/image.tar is whole. */
   get ready(): boolean {
-    return this.events.some((e) => e.kind === 'ready');
+    return this.imageReady;
   }
 
   /** berth-build's exit code once it said the build failed (its last line: the log is whole then). */
   get failedExit(): number | undefined {
-    const failed = this.events.find((e) => e.kind === 'failed');
-    return failed?.kind === 'failed' ? failed.exitCode : undefined;
+    return this.failedWith;
   }
 
   /** What the builder said last of an error, for the build's errorDetail. */
@@ -60,9 +59,9 @@ export class BuildStream {
   }
 
   private line(line: string): void {
-    if (line === IMAGE_READY) return void this.events.push({ kind: 'ready' });
+    if (line === IMAGE_READY) return void (this.imageReady = true);
     const failed = BUILD_FAILED.exec(line);
-    if (failed) return void this.events.push({ kind: 'failed', exitCode: Number(failed[1]) });
+    if (failed) return void (this.failedWith ??= Number(failed[1]));
     if (ERROR_LINE.test(line)) this.lastError = line;
     const step = STEP.exec(line);
     this.show(step ? `${step[1] ?? ''}Step ${step[2]} : ${step[3]}` : line);

@@ -20,6 +20,7 @@ import { readEntry } from '../containers/archive-entries.js';
 import type { MadeBase } from './build-bases.js';
 import { builderArgs, type BuildRequest } from './build-request.js';
 import type { BuildStream } from './build-stream.js';
+import type { MadeImage } from './made-image.js';
 
 /** Where berth copies the context in the builder container, and where berth-build leaves the image. */
 const CONTEXT_DIR = '/context';
@@ -55,24 +56,8 @@ export interface BuildDeps {
   remove(c: ContainerRecord): Promise<void>;
 }
 
-export interface BuiltImage {
-  id: string;
-  pullRef: string;
-  config: ContainerConfig;
-  created: string;
-  architecture: string;
-  os: string;
-  release(): Promise<void>;
-}
-
 /** Throws what failed, in words for the build's errorDetail; the stream has shown the build's output meanwhile. */
-export async function buildImage(
-  deps: BuildDeps,
-  req: BuildRequest,
-  context: Promise<HeldTar>,
-  stream: BuildStream,
-  signal?: AbortSignal,
-): Promise<BuiltImage> {
+export async function buildImage(deps: BuildDeps, req: BuildRequest, context: Promise<HeldTar>, stream: BuildStream, signal?: AbortSignal): Promise<MadeImage> {
   if (!deps.builderImage) throw new Error(NO_BUILDER);
   if (!deps.target) throw new Error(NO_BUILD_TARGET);
   const insecure = [...new Set([...deps.insecure, ...plainHttpRegistries(deps.target!)])];
@@ -115,14 +100,13 @@ export async function buildImage(
 const CANCELLED = 'the build was cancelled: its client went away';
 
 /** The built image read out of the builder, pushed by digest with its expiry; what berth records of it. */
-async function keepImage(deps: BuildDeps, req: BuildRequest, builder: ContainerRecord, work: string, signal?: AbortSignal): Promise<BuiltImage> {
+async function keepImage(deps: BuildDeps, req: BuildRequest, builder: ContainerRecord, work: string, signal?: AbortSignal): Promise<MadeImage> {
   if (signal?.aborted) throw new Error(CANCELLED);
   const file = join(work, 'image.tar');
   await copyImageOut(deps, builder, file);
   const image = await readImageArchive(file, work);
   if (signal?.aborted) throw new Error(CANCELLED);
-  const expiresAt = new Date(Date.now() + deps.ttlSeconds * 1000);
-  const pushed = await pushToOwnRepository(deps.target!, repositoryNameOf(req), image, { expiresAt }).catch((err: Error) => {
+  const pushed = await pushToOwnRepository(deps.target!, repositoryNameOf(req), image, { ttlSeconds: deps.ttlSeconds }).catch((err: Error) => {
     throw new Error(`could not push the built image to ${deps.target!.registry}: ${err.message}`);
   });
   const config = JSON.parse(image.config.bytes.toString()) as { config?: ContainerConfig; created?: string; architecture?: string; os?: string };

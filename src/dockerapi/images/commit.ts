@@ -16,6 +16,7 @@ import { conflict, DockerError } from '../http/http.js';
 import type { ContainerRecord } from '../model.js';
 import { applyChanges } from './commit-changes.js';
 import type { ImageConfig } from './image-config.js';
+import type { MadeImage } from './made-image.js';
 
 export const NO_PUSH_TARGET =
   "berth serve commits an image by pushing it to a registry the cluster's nodes pull from: start berth serve with --image-registry REGISTRY/PREFIX (the dev cluster's: http://10.244.0.1:5115/PREFIX)";
@@ -40,16 +41,7 @@ export interface CommitDeps {
   imageConfig(c: ContainerRecord): ImageConfig | undefined;
 }
 
-/** What the commit made: its id (the config's digest), the reference nodes pull, its config, and its deletion. */
-export interface CommittedImage {
-  id: string;
-  pullRef: string;
-  config: ContainerConfig;
-  created: string;
-  release(): Promise<void>;
-}
-
-export async function commitContainer(deps: CommitDeps, c: ContainerRecord, req: CommitRequest): Promise<CommittedImage> {
+export async function commitContainer(deps: CommitDeps, c: ContainerRecord, req: CommitRequest): Promise<MadeImage> {
   if (!deps.target) throw new DockerError(501, NO_PUSH_TARGET);
   if (c.status !== 'running' || !c.podName)
     throw conflict(`cannot commit container ${c.name}: berth commits a running container (its files live in its pod, which ends with it); start it first`);
@@ -58,18 +50,19 @@ export async function commitContainer(deps: CommitDeps, c: ContainerRecord, req:
   try {
     const layer = await readFilesystem(deps, c, work);
     const created = new Date().toISOString();
+    const platform = hostPlatform();
     const image = appendLayer(
-      emptyImage(hostPlatform(), config, created),
+      emptyImage(platform, config, created),
       { descriptor: layer, diffId: layer.diffId, file: layer.file },
       { created, created_by: `berth commit ${c.name}`, ...(req.comment ? { comment: req.comment } : {}), ...(req.author ? { author: req.author } : {}) },
     );
     const assembled = assembleImage(image);
     const pushed = await pushToOwnRepository(deps.target, req.repo?.split('/').pop() ?? `commit-${c.name}`, assembled, {
-      expiresAt: new Date(Date.now() + deps.ttlSeconds * 1000),
+      ttlSeconds: deps.ttlSeconds,
     }).catch((err: Error) => {
       throw new DockerError(500, `could not push the committed image of ${c.name} to ${deps.target!.registry}: ${err.message}`);
     });
-    return { id: assembled.config.digest, pullRef: pushed.reference, config, created, release: pushed.release };
+    return { id: assembled.config.digest, pullRef: pushed.reference, config, created, ...platform, release: pushed.release };
   } finally {
     await rm(work, { recursive: true, force: true });
   }

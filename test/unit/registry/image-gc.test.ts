@@ -64,10 +64,9 @@ describe('collecting expired images from docker-registry', () => {
     await registry.close();
   });
 
-  const options = (prefix: string, more: Partial<ImageGcOptions> = {}): ImageGcOptions => ({
-    registry: registry.host,
-    prefix,
-    insecure: false,
+  /** Collection under `prefix` of the registry at `host` (the counting proxy, to see the requests). */
+  const options = (prefix: string, more: Partial<ImageGcOptions> = {}, host = registry.host): ImageGcOptions => ({
+    target: { registry: host, prefix, plainHttp: false },
     now: NOW,
     dryRun: false,
     includeUnexpired: false,
@@ -114,7 +113,7 @@ describe('collecting expired images from docker-registry', () => {
     const expired = await push('dry', 'old', minutes(-1));
     const fresh = await push('dry', 'new', minutes(+1));
     proxy.urls.length = 0;
-    const listed = await collectExpiredImages(options('dry', { registry: proxy.host, dryRun: true }));
+    const listed = await collectExpiredImages(options('dry', { dryRun: true }, proxy.host));
     assert.deepEqual(
       listed.map((c) => c.repository),
       [partsOf(registry.host, expired).repository],
@@ -137,7 +136,7 @@ describe('collecting expired images from docker-registry', () => {
     assert.equal((await pusher.tags()).length, 3);
 
     proxy.urls.length = 0;
-    const collected = await collectExpiredImages(options('paged', { registry: proxy.host, pageSize: 2 }));
+    const collected = await collectExpiredImages(options('paged', { pageSize: 2 }, proxy.host));
     const catalogPages = proxy.urls.filter((u) => u.startsWith('GET /v2/_catalog'));
     assert.ok(catalogPages.length >= 3, `the catalog read in pages of two: ${catalogPages.join(', ')}`);
     assert.ok(
@@ -188,7 +187,12 @@ describe('registries that refuse the catalog', () => {
     test(`${status}: an error naming the registry and that berth needs its catalog`, async () => {
       catalogStatus = status;
       await assert.rejects(
-        collectExpiredImages({ registry: host, prefix: 'ci', insecure: false, now: NOW, dryRun: false, includeUnexpired: false }),
+        collectExpiredImages({
+          target: { registry: host, prefix: 'ci', plainHttp: false },
+          now: NOW,
+          dryRun: false,
+          includeUnexpired: false,
+        }),
         (err: Error) =>
           new RegExp(`^registry ${host} ${said}`).test(err.message) &&
           /through the registry's catalog \(GET \/v2\/_catalog\).*many hosted registries have none/.test(err.message),

@@ -60,19 +60,20 @@ test('a character whose bytes two chunks split is shown whole', () => {
 test("berth-build's lines are recorded, not shown; the last error line is kept", () => {
   const { stream, messages } = streamTo(false);
   assert.equal(stream.ready, false);
+  assert.equal(stream.failedExit, undefined);
   assert.equal(stream.errorText, '');
   stream.write('Error: first thing\nerror building at STEP "RUN exit 3": exit status 3\nplain output\n');
   stream.write('berth-build: the build failed (exit 3)\n');
-  assert.deepEqual(stream.events, [{ kind: 'failed', exitCode: 3 }]);
+  assert.equal(stream.failedExit, 3);
   assert.equal(stream.errorText, 'error building at STEP "RUN exit 3": exit status 3');
   assert.equal(stream.ready, false);
   stream.write(`${IMAGE_READY}\n`);
   assert.equal(stream.ready, true);
-  assert.deepEqual(stream.events, [{ kind: 'failed', exitCode: 3 }, { kind: 'ready' }]);
+  assert.equal(stream.failedExit, 3, 'the failure stays seen');
   assert.deepEqual(shown(messages()), ['Error: first thing\n', 'error building at STEP "RUN exit 3": exit status 3\n', 'plain output\n']);
-  stream.write('berth-build: the build failed (exit x)\n');
-  assert.equal(stream.events.length, 2, 'a line that only looks like the failure is output');
-  assert.equal(shown(messages()).at(-1), 'berth-build: the build failed (exit x)\n');
+  stream.write('berth-build: the build failed (exit x)\nberth-build: the build failed (exit 4)\n');
+  assert.equal(stream.failedExit, 3, 'a line that only looks like the failure is output; the first failure is the one kept');
+  assert.equal(shown(messages()).at(-1), 'berth-build: the build failed (exit x)\n', 'and the second failure line is read, not shown');
 });
 
 test("succeeded: dockerd's classic builder end, the aux id, the short id, each tag in its familiar name", () => {
