@@ -1,4 +1,6 @@
 // `berth serve`: a Docker Engine API whose containers are pods (see docs/serve.md).
+import { podOutlet, registryOutlet, type ImageOutlet, type PodOutletOptions } from '../dockerapi/images/image-outlet.js';
+import { helperImageOf } from '../runtime/plan.js';
 import { randomBytes } from 'node:crypto';
 import { Command } from 'commander';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -15,7 +17,7 @@ import { checkListenerSecurity, parseListener, serveDockerApi } from '../dockera
 import { loadListenerTls } from '../dockerapi/http/tls-options.js';
 import { MIN_TOKEN_LENGTH, TOKEN_ENV, resolveToken } from '../dockerapi/http/token.js';
 import { DEFAULT_BODY_TIMEOUT_MS } from '../dockerapi/http/body-timeout.js';
-import { parsePushTarget } from '../registry/push-target.js';
+import { parsePushTarget, type PushTarget } from '../registry/push-target.js';
 import { DEFAULT_MIN_API_VERSION, MIN_API_VERSION_ENV, OLDEST_API_VERSION, parseMinApiVersion } from '../dockerapi/http/api-version.js';
 import { SETTINGS_PREFIX, podSettingsFrom } from '../runtime/sandbox-settings.js';
 import { checkOneContainer, loadPodTemplate } from '../runtime/pod-template.js';
@@ -120,6 +122,10 @@ export function serveCommand(): Command {
       "where docker build and docker commit push the images they make (by digest, deleted when removed or when berth stops), for the cluster's nodes to pull; http://REGISTRY/PREFIX for a plain-http registry",
     )
     .option(
+      '--image-server <image>',
+      "instead of a registry: serve each image docker build and docker commit make from a pod of IMAGE (the berth image, which runs `berth image-serve`), pulled by the nodes over HTTPS on the pod network (default: $BERTH_IMAGE_SERVER; `berth task target check --image-server` says whether a cluster's nodes can)",
+    )
+    .option(
       '--builder-image <image>',
       'the image docker build runs in a privileged pod: buildah and berth-build (default: $BERTH_BUILDER_IMAGE; scripts/build-images.sh builds localhost/berth/builder:1)',
     )
@@ -157,6 +163,8 @@ export function serveCommand(): Command {
     if (!Number.isFinite(bodyTimeoutSeconds) || bodyTimeoutSeconds <= 0) throw new Error(`--body-timeout ${o.bodyTimeout}: give seconds (more than 0)`);
     const minApiVersion = minApiVersionOf(o.minApiVersion as string | undefined);
     const imageRegistry = o.imageRegistry ? parsePushTarget(o.imageRegistry as string, '--image-registry') : undefined;
+    const imageServer = (o.imageServer as string | undefined) ?? (process.env.BERTH_IMAGE_SERVER || undefined);
+    if (imageRegistry && imageServer) throw new Error('--image-registry and --image-server are two places for the images berth makes: give one');
     await checkListenerSecurity(listeners, { tls, token });
     const { client, source } = connect({ kubeconfig: o.kubeconfig, context: o.context, namespace: o.namespace });
     const { kc, namespace } = client;
@@ -184,7 +192,13 @@ export function serveCommand(): Command {
       podDefaults,
       keepFailedSeconds: keepFailedMinutes * 60,
       helperImage: (o.helperImage as string | undefined) ?? process.env.BERTH_HELPER_IMAGE,
-      ...(imageRegistry ? { imageRegistry } : {}),
+      imageOutlet: imageOutletOf(imageRegistry, imageServer, {
+        cluster: client,
+        owner,
+        ttlSeconds: Number(o.ttl),
+        startTimeoutSeconds: Number(o.startTimeout),
+        helperImage: helperImageOf((o.helperImage as string | undefined) ?? process.env.BERTH_HELPER_IMAGE),
+      }),
       builderImage: (o.builderImage as string | undefined) ?? process.env.BERTH_BUILDER_IMAGE,
       insecureRegistries: o.insecureRegistry as string[],
       imageConfigs: o.imageConfig
@@ -238,4 +252,10 @@ function minApiVersionOf(flag: string | undefined): string {
   if (flag !== undefined) return parseMinApiVersion(flag, '--min-api-version');
   const env = process.env[MIN_API_VERSION_ENV]?.trim();
   return env ? parseMinApiVersion(env, `$${MIN_API_VERSION_ENV}`) : DEFAULT_MIN_API_VERSION;
+}
+
+/** Where docker build and docker commit put their images: the registry given, a pod of the server image, or nowhere. */
+function imageOutletOf(registry: PushTarget | undefined, serverImage: string | undefined, o: Omit<PodOutletOptions, 'serverImage'>): ImageOutlet | undefined {
+  if (registry) return registryOutlet(registry, o.ttlSeconds);
+  return serverImage ? podOutlet({ ...o, serverImage }) : undefined;
 }

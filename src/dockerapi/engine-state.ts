@@ -24,7 +24,7 @@ import { ExecStore } from './containers/exec-records.js';
 import type { PodContext } from './containers/container-pod.js';
 import type { PodTemplateSource } from '../runtime/workload.js';
 import type { ContainerView } from '../runtime/pod-status.js';
-import type { PushTarget } from '../registry/push-target.js';
+import type { ImageOutlet } from './images/image-outlet.js';
 
 export interface EngineOptions {
   cluster: ServeCluster;
@@ -48,8 +48,8 @@ export interface EngineOptions {
   podTemplate?: PodTemplateSource;
   /** An image with sh and tar: files copied before start into a container whose command is unknown go through it. */
   helperImage?: string;
-  /** `--image-registry`: where `docker commit` pushes the images it makes (undefined: commit is refused, saying so). */
-  imageRegistry?: PushTarget;
+  /** `--image-registry` or `--image-server`: where `docker build` and `docker commit` put their images (undefined: both are refused, saying so). */
+  imageOutlet?: ImageOutlet;
   /** `--builder-image`: buildah and berth-build, run privileged for `docker build` (undefined: builds are refused, saying so). */
   builderImage?: string;
   /** `--insecure-registry`: plain-http registries (a build's base images among them). */

@@ -239,8 +239,7 @@ export class Engine {
     const c = this.container(ref);
     const made = await commitContainer(
       {
-        target: this.s.opts.imageRegistry,
-        ttlSeconds: this.s.opts.ttlSeconds,
+        outlet: this.s.opts.imageOutlet,
         execStream: (x, argv, io) => this.execStream(x, argv, io),
         imageConfig: (x) => this.imageConfigOf(x),
       },
@@ -262,8 +261,7 @@ export class Engine {
 
   private buildDeps(): BuildDeps {
     return {
-      target: this.s.opts.imageRegistry,
-      ttlSeconds: this.s.opts.ttlSeconds,
+      outlet: this.s.opts.imageOutlet,
       builderImage: this.s.opts.builderImage,
       insecure: this.s.opts.insecureRegistries ?? [],
       basesFor: (dockerfile, buildArgs) => madeBases(dockerfile, buildArgs, this.images.values()),

@@ -1,10 +1,12 @@
 /**
  * What a restarted berth (same `--instance`) takes over: each pod carries its container's create
  * request, name, networks and aliases in the annotation `berth.dev/docker-container`; each claim its
- * volume's name. Peek pods of the dead berth are deleted (nobody reads through them any more). The
+ * volume's name. Peek pods of the dead berth are deleted (nobody reads through them any more), and so are its image
+ * pods (`--image-server`: the images they served went with it). The
  * request is judged again under this berth's policy (containers/create-plan.ts), leniently: a container the policy
  * refuses is taken over all the same, to inspect and remove, and only its start is refused.
  */
+import { IMAGE_POD_COMPONENT } from './images/image-outlet.js';
 import { LABEL_OWNER } from '../runtime/pod-rules.js';
 import { ANNOTATION_CONTAINER } from '../runtime/sandbox-plan.js';
 import { LABEL_PEEK } from './containers/peek.js';
@@ -15,6 +17,8 @@ import type { Pod, ServeCluster } from './cluster.js';
 import type { Networks } from './networks/networks.js';
 import type { Volumes } from './volumes/volumes.js';
 import type { ImageStore } from './images/image-store.js';
+
+const LABEL_COMPONENT = 'app.kubernetes.io/component';
 
 /** On a pod kept for debugging after its container was removed: the time it was kept until. */
 export const ANNOTATION_KEPT_FAILED = 'berth.dev/kept-failed-until';
@@ -124,8 +128,10 @@ export async function recover(deps: RecoveryDeps): Promise<number> {
   deps.volumes.recover(await deps.cluster.listClaims(selector));
   let count = 0;
   for (const pod of await deps.cluster.listPods(selector)) {
-    if (pod.metadata?.labels?.[LABEL_PEEK]) {
-      await deps.cluster.deletePod(pod.metadata.name!).catch((err: Error) => deps.leftBehind(`peek pod ${pod.metadata!.name}`, err));
+    // peek pods are made again when needed; an image pod served an image of the earlier berth's, which it took along
+    const helper = pod.metadata?.labels?.[LABEL_PEEK] ? 'peek' : pod.metadata?.labels?.[LABEL_COMPONENT] === IMAGE_POD_COMPONENT ? 'image' : undefined;
+    if (helper) {
+      await deps.cluster.deletePod(pod.metadata!.name!).catch((err: Error) => deps.leftBehind(`${helper} pod ${pod.metadata!.name}`, err));
       continue;
     }
     const c = containerFromPod(pod, deps.networks, (body) => deps.replan(body));

@@ -13,13 +13,13 @@ import { PassThrough, type Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { readImageArchive } from '../../registry/image-archive.js';
 import type { ContainerConfig } from '../../registry/oci-image.js';
-import { plainHttpRegistries, pushToOwnRepository, type PushTarget } from '../../registry/push-target.js';
 import type { HeldTar } from '../../runtime/files.js';
 import type { ContainerRecord, CreateBody } from '../model.js';
 import { readEntry } from '../containers/archive-entries.js';
 import type { MadeBase } from './build-bases.js';
 import { builderArgs, type BuildRequest } from './build-request.js';
 import type { BuildStream } from './build-stream.js';
+import type { ImageOutlet } from './image-outlet.js';
 import type { MadeImage } from './made-image.js';
 
 /** Where berth copies the context in the builder container, and where berth-build leaves the image. */
@@ -34,12 +34,11 @@ const MAX_DOCKERFILE_BYTES = 1024 * 1024;
 export const NO_BUILDER =
   'berth serve builds images in a builder pod: start it with --builder-image IMAGE (or $BERTH_BUILDER_IMAGE), an image with buildah and berth-build (scripts/build-images.sh builds localhost/berth/builder:1)';
 export const NO_BUILD_TARGET =
-  "berth serve keeps a built image in a registry the cluster's nodes pull from: start berth serve with --image-registry REGISTRY/PREFIX (the dev cluster's: http://10.244.0.1:5115/PREFIX)";
+  "berth serve keeps a built image where the cluster's nodes pull it: start berth serve with --image-registry REGISTRY/PREFIX (the dev cluster's: http://10.244.0.1:5115/PREFIX), or --image-server IMAGE (the berth image) to serve it from a pod";
 
 export interface BuildDeps {
-  target: PushTarget | undefined;
-  /** berth serve's --ttl: the image expires (berth gc --image-registry) as long after the build as a pod it creates. */
-  ttlSeconds: number;
+  /** Where the built image goes (--image-registry or --image-server); undefined: builds are refused, saying so. */
+  outlet: ImageOutlet | undefined;
   builderImage: string | undefined;
   /** Registries the builder pulls base images from over plain http (berth serve's --insecure-registry). */
   insecure: readonly string[];
@@ -59,11 +58,12 @@ export interface BuildDeps {
 /** Throws what failed, in words for the build's errorDetail; the stream has shown the build's output meanwhile. */
 export async function buildImage(deps: BuildDeps, req: BuildRequest, context: Promise<HeldTar>, stream: BuildStream, signal?: AbortSignal): Promise<MadeImage> {
   if (!deps.builderImage) throw new Error(NO_BUILDER);
-  if (!deps.target) throw new Error(NO_BUILD_TARGET);
-  const insecure = [...new Set([...deps.insecure, ...plainHttpRegistries(deps.target!)])];
+  const outlet = deps.outlet;
+  if (!outlet) throw new Error(NO_BUILD_TARGET);
   // a context that cannot be read fails here, before anything exists in the cluster
   const dockerfile = await readEntry(await context, req.dockerfile, MAX_DOCKERFILE_BYTES);
   const bases = dockerfile ? deps.basesFor(dockerfile.toString(), req.buildArgs) : [];
+  const insecure = [...new Set([...deps.insecure, ...outlet.insecureHosts(bases.map((b) => b.ref))])];
   const work = await mkdtemp(join(tmpdir(), 'berth-build-'));
   const builder = await deps
     .createBuilder({
@@ -89,7 +89,7 @@ export async function buildImage(deps: BuildDeps, req: BuildRequest, context: Pr
       const why = stream.errorText || 'no error was printed';
       throw new Error(`the build failed: ${why} (the builder exited ${exit ?? 'without an exit code'})`);
     }
-    return await keepImage(deps, req, builder, work, signal);
+    return await keepImage({ ...deps, outlet }, req, builder, work, signal);
   } finally {
     signal?.removeEventListener('abort', cancel);
     await deps.remove(builder).catch(() => undefined);
@@ -99,15 +99,21 @@ export async function buildImage(deps: BuildDeps, req: BuildRequest, context: Pr
 
 const CANCELLED = 'the build was cancelled: its client went away';
 
-/** The built image read out of the builder, pushed by digest with its expiry; what berth records of it. */
-async function keepImage(deps: BuildDeps, req: BuildRequest, builder: ContainerRecord, work: string, signal?: AbortSignal): Promise<MadeImage> {
+/** The built image read out of the builder, put where the nodes pull it by digest; what berth records of it. */
+async function keepImage(
+  deps: BuildDeps & { outlet: ImageOutlet },
+  req: BuildRequest,
+  builder: ContainerRecord,
+  work: string,
+  signal?: AbortSignal,
+): Promise<MadeImage> {
   if (signal?.aborted) throw new Error(CANCELLED);
   const file = join(work, 'image.tar');
   await copyImageOut(deps, builder, file);
   const image = await readImageArchive(file, work);
   if (signal?.aborted) throw new Error(CANCELLED);
-  const pushed = await pushToOwnRepository(deps.target!, repositoryNameOf(req), image, { ttlSeconds: deps.ttlSeconds }).catch((err: Error) => {
-    throw new Error(`could not push the built image to ${deps.target!.registry}: ${err.message}`);
+  const pushed = await deps.outlet.put(repositoryNameOf(req), image).catch((err: Error) => {
+    throw new Error(`could not put the built image in ${deps.outlet.where}: ${err.message}`);
   });
   const config = JSON.parse(image.config.bytes.toString()) as { config?: ContainerConfig; created?: string; architecture?: string; os?: string };
   return {

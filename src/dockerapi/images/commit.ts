@@ -11,15 +11,15 @@ import { join } from 'node:path';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
 import { writeLayerBlob } from '../../registry/layer-blob.js';
 import { appendLayer, assembleImage, emptyImage, hostPlatform, type ContainerConfig } from '../../registry/oci-image.js';
-import { pushToOwnRepository, type PushTarget } from '../../registry/push-target.js';
 import { conflict, DockerError } from '../http/http.js';
 import type { ContainerRecord } from '../model.js';
 import { applyChanges } from './commit-changes.js';
 import type { ImageConfig } from './image-config.js';
+import type { ImageOutlet } from './image-outlet.js';
 import type { MadeImage } from './made-image.js';
 
 export const NO_PUSH_TARGET =
-  "berth serve commits an image by pushing it to a registry the cluster's nodes pull from: start berth serve with --image-registry REGISTRY/PREFIX (the dev cluster's: http://10.244.0.1:5115/PREFIX)";
+  "berth serve commits an image by putting it where the cluster's nodes pull it: start berth serve with --image-registry REGISTRY/PREFIX (the dev cluster's: http://10.244.0.1:5115/PREFIX), or --image-server IMAGE (the berth image) to serve it from a pod";
 
 /** The whole filesystem but the kernel's: top-level names only, so any tar (busybox's too) can read it. */
 const FILESYSTEM_TAR = ['/bin/sh', '-c', 'cd / && exec tar -c -f - $(ls -A / | grep -v -x -e proc -e sys -e dev)'];
@@ -33,16 +33,16 @@ export interface CommitRequest {
 }
 
 export interface CommitDeps {
-  target: PushTarget | undefined;
-  /** berth serve's --ttl: the image expires (berth gc --image-registry) as long after the commit as a pod it creates. */
-  ttlSeconds: number;
+  /** Where the committed image goes (--image-registry or --image-server); undefined: commits are refused, saying so. */
+  outlet: ImageOutlet | undefined;
   execStream(c: ContainerRecord, argv: string[], io: { stdout: Writable; stderr: Writable }): Promise<number>;
   /** The config of the container's image, as far as berth read it. */
   imageConfig(c: ContainerRecord): ImageConfig | undefined;
 }
 
 export async function commitContainer(deps: CommitDeps, c: ContainerRecord, req: CommitRequest): Promise<MadeImage> {
-  if (!deps.target) throw new DockerError(501, NO_PUSH_TARGET);
+  const outlet = deps.outlet;
+  if (!outlet) throw new DockerError(501, NO_PUSH_TARGET);
   if (c.status !== 'running' || !c.podName)
     throw conflict(`cannot commit container ${c.name}: berth commits a running container (its files live in its pod, which ends with it); start it first`);
   const config = applyChanges(containerConfig(c, deps.imageConfig(c)), req.changes);
@@ -57,10 +57,8 @@ export async function commitContainer(deps: CommitDeps, c: ContainerRecord, req:
       { created, created_by: `berth commit ${c.name}`, ...(req.comment ? { comment: req.comment } : {}), ...(req.author ? { author: req.author } : {}) },
     );
     const assembled = assembleImage(image);
-    const pushed = await pushToOwnRepository(deps.target, req.repo?.split('/').pop() ?? `commit-${c.name}`, assembled, {
-      ttlSeconds: deps.ttlSeconds,
-    }).catch((err: Error) => {
-      throw new DockerError(500, `could not push the committed image of ${c.name} to ${deps.target!.registry}: ${err.message}`);
+    const pushed = await outlet.put(req.repo?.split('/').pop() ?? `commit-${c.name}`, assembled).catch((err: Error) => {
+      throw new DockerError(500, `could not put the committed image of ${c.name} in ${outlet.where}: ${err.message}`);
     });
     return { id: assembled.config.digest, pullRef: pushed.reference, config, created, ...platform, release: pushed.release };
   } finally {

@@ -1,7 +1,8 @@
 // docker build through berth serve (issue 31) with the docker CLI and testcontainers-node, and podman's service as the
 // reference: the fixture context (test/e2e/fixtures/build-context) built with a build arg, a target stage and its
-// .dockerignore, the image run; a failing build. berth builds in a privileged builder pod (localhost/berth/builder:1)
-// whose base image comes from the dev cluster's registry, and pushes the image there for the node to pull.
+// .dockerignore, the image run; a failing build; a commit. berth builds in a privileged builder pod
+// (localhost/berth/builder:1) whose base image comes from the dev cluster's registry, and pushes the image there for
+// the node to pull, or, with --image-server, serves it from a pod of the berth image.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -18,6 +19,7 @@ import {
   type Result,
 } from '../harness/cluster.js';
 import { dropNamespace, type DockerEngine, startBerth, startPodman, stopAndCheckLeftovers } from './serve-env.js';
+import { BERTH_IMAGE } from '../incluster/recipes-env.js';
 
 const BUILDER = 'localhost/berth/builder:1';
 const CONTEXT = join(repoRoot, 'test/e2e/fixtures/build-context');
@@ -137,6 +139,67 @@ for (const kind of ['podman', 'berth'] as const) {
     });
   });
 }
+
+describe('berth serve --image-server: the images it builds and commits served from pods, no registry', () => {
+  test('docker build, run, a build FROM it, docker commit and run: each image a pod; docker rmi deletes its pod; nothing left at stop', async () => {
+    const { registry } = readClusterState();
+    const base = `${registry}/berth-e2e/busybox:1`;
+    const pushed = await runCommand('podman', ['push', '--tls-verify=false', BUSYBOX, base], { timeoutMs: 120_000 });
+    assert.equal(pushed.code, 0, pushed.stderr);
+    await loadIntoNode(BUILDER, BERTH_IMAGE);
+    const namespace = await freshNamespace('serve-image-server');
+    const instance = `${prefix}-served`;
+    // the base comes from the dev cluster's registry, plain http: no push target says so now, --insecure-registry does
+    const engine = await startBerth(namespace, instance, {
+      extra: ['--image-server', BERTH_IMAGE, '--builder-image', BUILDER, '--insecure-registry', registry],
+    });
+    const imagePods = async (): Promise<string[]> =>
+      (await kubectlOk(['-n', namespace, 'get', 'pods', '-l', 'app.kubernetes.io/component=image', '-o', 'name'])).split('\n').filter(Boolean);
+    const env = { ...process.env, DOCKER_HOST: engine.dockerHost, DOCKER_BUILDKIT: '0' };
+    try {
+      const tag = `localhost/${prefix}-served:1`;
+      const built = await runCommand(
+        'docker',
+        ['build', '-t', tag, '--build-arg', `BASE=${base}`, '--build-arg', 'GREETING=a pod', '--target', 'final', CONTEXT],
+        {
+          env,
+          timeoutMs: 300_000,
+        },
+      );
+      assert.equal(built.code, 0, built.stderr + built.stdout);
+      assert.equal(
+        await engine.dockerOk(['run', '--rm', tag], { timeoutMs: 180_000 }),
+        'built with a pod\nkept in the image\nDockerfile\nkept.txt\nBUILT=yes\n',
+      );
+      assert.equal((await imagePods()).length, 1, 'the built image is served by a pod of its own');
+
+      // the builder pulls the base berth made from its pod (HTTPS, the pod's own certificate)
+      const onTop = `localhost/${prefix}-served-on-top:1`;
+      const again = await runCommand('docker', ['build', '-t', onTop, '-'], {
+        env,
+        input: `FROM ${tag}\nRUN cat /greeting.txt > /again.txt\nCMD ["cat", "/again.txt"]\n`,
+        timeoutMs: 300_000,
+      });
+      assert.equal(again.code, 0, again.stderr + again.stdout);
+      assert.equal(await engine.dockerOk(['run', '--rm', onTop], { timeoutMs: 180_000 }), 'built with a pod\n');
+
+      const c = `${prefix}-served-commit`;
+      await engine.dockerOk(['run', '-d', '--name', c, BUSYBOX, 'sh', '-c', 'echo committed > /made; exec sleep 600']);
+      await engine.dockerOk(['exec', c, 'sh', '-c', 'until [ -e /made ]; do sleep 0.1; done']);
+      const committed = `localhost/${prefix}-served-committed:1`;
+      await engine.dockerOk(['commit', '--change', 'ENV FROM_COMMIT=yes', c, committed]);
+      await engine.dockerOk(['rm', '-f', c]);
+      const run = await engine.dockerOk(['run', '--rm', committed, 'sh', '-c', 'cat /made; echo "$FROM_COMMIT"'], { timeoutMs: 180_000 });
+      assert.equal(run, 'committed\nyes\n');
+      assert.equal((await imagePods()).length, 3);
+
+      await engine.dockerOk(['rmi', committed]);
+      assert.equal((await imagePods()).length, 2, 'docker rmi deletes the pod that served the image');
+    } finally {
+      await stopAndCheckLeftovers(engine, namespace, instance);
+    }
+  });
+});
 
 describe('a SIGKILLed berth serve leaves the image it built; berth gc --image-registry deletes it', () => {
   test('build, SIGKILL, berth gc --all: the image is gone from the registry, its pods from the namespace', async () => {

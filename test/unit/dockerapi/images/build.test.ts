@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { Readable, Writable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { pack } from 'tar-stream';
+import { registryOutlet } from '../../../../src/dockerapi/images/image-outlet.js';
 import { buildImage, NO_BUILD_TARGET, NO_BUILDER, type BuildDeps } from '../../../../src/dockerapi/images/build.js';
 import { parseBuildRequest, type BuildRequest } from '../../../../src/dockerapi/images/build-request.js';
 import { BuildStream, IMAGE_READY } from '../../../../src/dockerapi/images/build-stream.js';
@@ -107,8 +108,10 @@ function fakeBuilder(script: Script): BuildDeps & {
 } {
   const builder = { id: 'builder-1', name: 'builder' } as ContainerRecord;
   const self = {
-    target: 'target' in script ? script.target : { registry: registry.host, prefix: PREFIX, plainHttp: true },
-    ttlSeconds: 600,
+    outlet:
+      'target' in script
+        ? script.target && registryOutlet(script.target, 600)
+        : registryOutlet({ registry: registry.host, prefix: PREFIX, plainHttp: true }, 600),
     builderImage: 'builderImage' in script ? script.builderImage : BUILDER_IMAGE,
     insecure: ['mirror.example:5000'],
     // berth made `made:1` (a commit or an earlier build)
@@ -244,7 +247,7 @@ test('without a builder image or a registry to keep the image in, nothing is cre
   await assert.rejects(buildImage(noTarget, request(), context(), output().stream), (err: Error) => err.message === NO_BUILD_TARGET);
   assert.deepEqual(noTarget.created, []);
   assert.match(NO_BUILDER, /--builder-image IMAGE/);
-  assert.match(NO_BUILD_TARGET, /--image-registry REGISTRY\/PREFIX/);
+  assert.match(NO_BUILD_TARGET, /--image-registry REGISTRY\/PREFIX.*--image-server IMAGE/);
 });
 
 test('a builder the namespace refuses to run privileged: the error names the label that allows it; the builder removed', async () => {

@@ -1,6 +1,7 @@
 // docker commit through the engine on a fake cluster: the container's files (what tar in its pod gives) become one
 // layer, its config with --change applied, pushed by digest to Debian's docker-registry on 127.0.0.1; the image runs
 // as a container whose pod names that digest, and its manifest goes with `docker rmi`.
+import { registryOutlet } from '../../../../src/dockerapi/images/image-outlet.js';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buffer } from 'node:stream/consumers';
@@ -35,7 +36,7 @@ function engineOn(cluster: FakeCluster, withRegistry: boolean): Engine {
     publishAddress: '127.0.0.1',
     startTimeoutMs: 2000,
     allowPrivileged: false,
-    ...(withRegistry ? { imageRegistry: { registry: registry.host, prefix: 'serve', plainHttp: false } } : {}),
+    ...(withRegistry ? { imageOutlet: registryOutlet({ registry: registry.host, prefix: 'serve', plainHttp: false }, 600) } : {}),
   });
   engine.images.pull(IMAGE);
   engine.startWatch();
