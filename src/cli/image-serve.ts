@@ -7,7 +7,8 @@ import { Command } from 'commander';
 import { serveImageLayout } from '../registry/layout-server.js';
 import { selfSignedCertificate } from '../registry/self-signed.js';
 
-export const IMAGE_SERVER_PORT = 5443;
+/** berth's image pods pass --port themselves (runtime/image-pod.ts); the same number, for a server started by hand. */
+const DEFAULT_PORT = 5443;
 const NAME = 'berth image-serve';
 const CLOCK_SKEW_MS = 5 * 60 * 1000;
 const VALIDITY_MS = 7 * 24 * 60 * 60 * 1000;
@@ -16,7 +17,7 @@ export function imageServeCommand(): Command {
   return new Command('image-serve')
     .description("serve the OCI image layout in DIR as a read-only registry over HTTPS: run by berth in a pod to serve a step's image to the cluster's nodes")
     .argument('<dir>', 'an OCI image layout folder (oci-layout, index.json, blobs/sha256)')
-    .option('--port <n>', 'port to listen on', String(IMAGE_SERVER_PORT))
+    .option('--port <n>', 'port to listen on', String(DEFAULT_PORT))
     .option('--listen <address>', "address to listen on (the default is every address of the pod's own network namespace)", '0.0.0.0')
     .action(async (dir: string, o: { port: string; listen: string }) => {
       try {
