@@ -18,8 +18,8 @@ export function imageServeCommand(): Command {
     .description("serve the OCI image layout in DIR as a read-only registry over HTTPS: run by berth in a pod to serve a step's image to the cluster's nodes")
     .argument('<dir>', 'an OCI image layout folder (oci-layout, index.json, blobs/sha256)')
     .option('--port <n>', 'port to listen on', String(DEFAULT_PORT))
-    .option('--listen <address>', "address to listen on (the default is every address of the pod's own network namespace)", '0.0.0.0')
-    .action(async (dir: string, o: { port: string; listen: string }) => {
+    .option('--listen <address>', "address to listen on (default: every address of the pod's own network namespace, IPv6 and IPv4)")
+    .action(async (dir: string, o: { port: string; listen?: string }) => {
       try {
         await serve(dir, o.listen, portOf(o.port));
       } catch (err) {
@@ -29,7 +29,7 @@ export function imageServeCommand(): Command {
     });
 }
 
-async function serve(dir: string, listen: string, port: number): Promise<void> {
+async function serve(dir: string, listen: string | undefined, port: number): Promise<void> {
   const now = Date.now();
   const { cert, key } = selfSignedCertificate({
     commonName: 'berth-image-server',
@@ -37,8 +37,15 @@ async function serve(dir: string, listen: string, port: number): Promise<void> {
     notBefore: new Date(now - CLOCK_SKEW_MS),
     notAfter: new Date(now + VALIDITY_MS),
   });
-  const server = await serveImageLayout({ dir, host: listen, port, cert, key, log: (line) => process.stderr.write(`${NAME}: ${line}\n`) });
-  const host = isIPv6(listen) ? `[${listen}]` : listen;
+  const server = await serveImageLayout({
+    dir,
+    ...(listen ? { host: listen } : {}),
+    port,
+    cert,
+    key,
+    log: (line) => process.stderr.write(`${NAME}: ${line}\n`),
+  });
+  const host = listen === undefined ? '*' : isIPv6(listen) ? `[${listen}]` : listen;
   process.stdout.write(`${NAME}: serving ${server.manifests[0].digest} from ${dir} on https://${host}:${server.port}\n`);
   let stopping = false;
   const stop = (): void => {

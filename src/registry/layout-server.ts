@@ -16,7 +16,8 @@ import { DIGEST_PATTERN, type Descriptor } from './oci-media.js';
 export interface LayoutServerOptions {
   /** The OCI image layout folder. */
   dir: string;
-  host: string;
+  /** Omitted: every address, IPv6 and IPv4 where the host has IPv6, else IPv4 (Node's default). */
+  host?: string;
   /** 0 for any free port. */
   port: number;
   /** PEM. */
@@ -68,12 +69,12 @@ export async function serveImageLayout(o: LayoutServerOptions): Promise<LayoutSe
   };
 }
 
-async function listen(server: Server, port: number, host: string): Promise<void> {
+async function listen(server: Server, port: number, host: string | undefined): Promise<void> {
   try {
     server.listen(port, host);
     await once(server, 'listening');
   } catch (err) {
-    throw new Error(`cannot listen on ${host}:${port}: ${(err as Error).message}`, { cause: err });
+    throw new Error(`cannot listen on ${host ?? '*'}:${port}: ${(err as Error).message}`, { cause: err });
   }
 }
 

@@ -98,7 +98,7 @@ test('--help says what it is for', () => {
   assert.match(r.stdout, /Usage: berth image-serve \[options\] <dir>/);
   assert.match(r.stdout.replace(/\s+/g, ' '), /run by berth in a pod to serve a step's image to the cluster's nodes/);
   assert.match(r.stdout, /--port <n>.*\(default: "5443"\)/);
-  assert.match(r.stdout, /--listen <address>.*\(default: "0\.0\.0\.0"\)/s);
+  assert.match(r.stdout, /--listen <address>.*IPv6 and IPv4/s);
 });
 
 test("podAddresses: $POD_IP first, then the interfaces' addresses but loopback, each once", () => {
