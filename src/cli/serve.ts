@@ -1,4 +1,5 @@
 // `berth serve`: a Docker Engine API whose containers are pods (see docs/serve.md).
+import type { ProbeResult } from '../runtime/image-probe.js';
 import { podOutlet, registryOutlet, type ImageOutlet, type PodOutletOptions } from '../dockerapi/images/image-outlet.js';
 import { helperImageOf } from '../runtime/plan.js';
 import { randomBytes } from 'node:crypto';
@@ -163,7 +164,8 @@ export function serveCommand(): Command {
     if (!Number.isFinite(bodyTimeoutSeconds) || bodyTimeoutSeconds <= 0) throw new Error(`--body-timeout ${o.bodyTimeout}: give seconds (more than 0)`);
     const minApiVersion = minApiVersionOf(o.minApiVersion as string | undefined);
     const imageRegistry = o.imageRegistry ? parsePushTarget(o.imageRegistry as string, '--image-registry') : undefined;
-    const imageServer = (o.imageServer as string | undefined) ?? (process.env.BERTH_IMAGE_SERVER || undefined);
+    // a flag wins over $BERTH_IMAGE_SERVER, as over every variable
+    const imageServer = (o.imageServer as string | undefined) ?? (o.imageRegistry ? undefined : process.env.BERTH_IMAGE_SERVER || undefined);
     if (imageRegistry && imageServer) throw new Error('--image-registry and --image-server are two places for the images berth makes: give one');
     await checkListenerSecurity(listeners, { tls, token });
     const { client, source } = connect({ kubeconfig: o.kubeconfig, context: o.context, namespace: o.namespace });
@@ -179,6 +181,14 @@ export function serveCommand(): Command {
       podTemplate = withInherited(podTemplate, inherited);
     }
     if (podTemplate) checkOneContainer(podTemplate); // unfit templates stop here, not at the first container
+    const imageOutlet = imageOutletOf(imageRegistry, imageServer, {
+      cluster: client,
+      owner,
+      ttlSeconds: Number(o.ttl),
+      startTimeoutSeconds: Number(o.startTimeout),
+      helperImage: helperImageOf((o.helperImage as string | undefined) ?? process.env.BERTH_HELPER_IMAGE),
+      ...(podTemplate ? { template: podTemplate } : {}),
+    });
     const engine = new Engine({
       cluster,
       podTemplate,
@@ -192,13 +202,7 @@ export function serveCommand(): Command {
       podDefaults,
       keepFailedSeconds: keepFailedMinutes * 60,
       helperImage: (o.helperImage as string | undefined) ?? process.env.BERTH_HELPER_IMAGE,
-      imageOutlet: imageOutletOf(imageRegistry, imageServer, {
-        cluster: client,
-        owner,
-        ttlSeconds: Number(o.ttl),
-        startTimeoutSeconds: Number(o.startTimeout),
-        helperImage: helperImageOf((o.helperImage as string | undefined) ?? process.env.BERTH_HELPER_IMAGE),
-      }),
+      ...(imageOutlet ? { imageOutlet } : {}),
       builderImage: (o.builderImage as string | undefined) ?? process.env.BERTH_BUILDER_IMAGE,
       insecureRegistries: o.insecureRegistry as string[],
       imageConfigs: o.imageConfig
@@ -226,12 +230,16 @@ export function serveCommand(): Command {
     // said once, where a user starting it looks: on such a cluster a script's stderr would otherwise pass as stdout
     // unnoticed. Not awaited: the signal handlers below must not wait on the cluster's answer.
     void cluster.servesSplitLogs().then((split) => split || process.stderr.write(`berth serve: ${MERGED_LOGS_NOTE}\n`));
+    // --image-server: whether the nodes pull from image pods is asked once, as the API already serves (a pod start);
+    // a stop waits for it, so that its pods are gone before the instance's cleanup looks
+    const imageCheck = imageServer && imageOutlet ? sayWhetherNodesPull(imageOutlet, imageServer) : undefined;
     let stopping = false;
     const stop = async (): Promise<void> => {
       if (stopping) return;
       stopping = true;
       process.stderr.write('berth serve: stopping, deleting what this instance created\n');
       await server.close();
+      await imageCheck;
       await engine.shutdown();
       await lock?.release();
       process.exit(0);
@@ -258,4 +266,15 @@ function minApiVersionOf(flag: string | undefined): string {
 function imageOutletOf(registry: PushTarget | undefined, serverImage: string | undefined, o: Omit<PodOutletOptions, 'serverImage'>): ImageOutlet | undefined {
   if (registry) return registryOutlet(registry, o.ttlSeconds);
   return serverImage ? podOutlet({ ...o, serverImage }) : undefined;
+}
+
+/** Said once at the start of a berth serve with --image-server: whether its nodes pull what it serves from pods. */
+async function sayWhetherNodesPull(outlet: ImageOutlet, serverImage: string): Promise<void> {
+  const probe = await outlet
+    .check?.()
+    .catch((err: Error): ProbeResult => ({ pulled: false, why: `could not check that the nodes pull images served from pods: ${err.message}` }));
+  if (!probe) return;
+  process.stderr.write(
+    `berth serve: ${probe.pulled ? `images built and committed here are served from pods of ${serverImage}: node ${probe.node} pulled one` : probe.why}\n`,
+  );
 }

@@ -9,7 +9,11 @@ import { collectGarbage, type CollectedObject } from '../runtime/gc.js';
 import { loadPodTemplate } from '../runtime/pod-template.js';
 import { ClusterClient } from '../kube/client.js';
 import { CACHE_COMPONENT, LABEL_TARGET, labelValue } from './caches.js';
-import { probeServedImages } from './image-probe.js';
+import { randomBytes } from 'node:crypto';
+import { writeOciLayout } from '../registry/layout-entries.js';
+import { PROBE_FILE, withProbeImage } from '../registry/probe-image.js';
+import { LABEL_COMPONENT } from '../runtime/pod-rules.js';
+import { probeSeconds, probeServedImages, type ProbeResult } from '../runtime/image-probe.js';
 import { helperImageOf } from '../runtime/plan.js';
 import { loadRunSettings } from '../runtime/settings.js';
 import { permissionReport, shippedRoleRules, TASK_NEEDS, type PermissionAnswer } from './target-check.js';
@@ -27,7 +31,7 @@ export interface CheckOutcome {
 
 /**
  * Reachability, the pod template, then every permission, each asked with a SelfSubjectAccessReview; with
- * `imageServer`, whether the nodes pull a step image served from a pod of it (image-probe.ts).
+ * `imageServer`, whether the nodes pull a step image served from a pod of it (runtime/image-probe.ts).
  */
 export async function checkTarget(t: Target, env: NodeJS.ProcessEnv, o: { imageServer?: string } = {}): Promise<CheckOutcome> {
   const { kc, namespace } = connectTarget(t, env);
@@ -63,29 +67,42 @@ export async function checkTarget(t: Target, env: NodeJS.ProcessEnv, o: { imageS
   const report = permissionReport(answers, rules, file, namespace);
   lines.push(...report.lines);
   problems.push(...report.problems);
-  if (o.imageServer && !report.problems.length) {
-    const refused = await probeImageServing(kube, o.imageServer, t.name, env).catch((err: Error) => `the step image probe failed: ${err.message}`);
-    if (refused) problems.push(refused);
-    else lines.push(`step images served from pods of ${o.imageServer}: a node pulled one`);
+  if (o.imageServer && report.problems.length) lines.push(`step images served from pods of ${o.imageServer}: not checked (the permissions above first)`);
+  else if (o.imageServer) {
+    const probe = await probeImageServing(kube, o.imageServer, t, env).catch((err: Error): ProbeResult => ({
+      pulled: false,
+      why: `the step image probe failed: ${err.message}`,
+    }));
+    if (probe.pulled) lines.push(`step images served from pods of ${o.imageServer}: node ${probe.node} pulled one`);
+    else problems.push(probe.why);
   }
   return { lines, problems };
 }
 
-function probeImageServing(kube: ClusterClient, serverImage: string, target: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+async function probeImageServing(kube: ClusterClient, serverImage: string, t: Target, env: NodeJS.ProcessEnv): Promise<ProbeResult> {
   const settings = loadRunSettings(env);
-  return probeServedImages({
-    cluster: kube,
-    pod: {
-      namespace: kube.namespace,
-      owner: settings.owner,
-      now: new Date(),
-      ttlSeconds: settings.ttlSeconds,
-      serverImage,
-      helperImage: helperImageOf(settings.helperImage),
-    },
-    target,
-    startTimeoutSeconds: settings.startTimeoutSeconds,
-  });
+  const labels = { [LABEL_COMPONENT]: 'task', [LABEL_TARGET]: labelValue(t.name) };
+  const template = t.podTemplate ? await loadPodTemplate(t.podTemplate, (n) => kube.readPodTemplate(n), `target ${t.name}`) : undefined;
+  return withProbeImage((image) =>
+    probeServedImages({
+      cluster: kube,
+      pod: {
+        namespace: kube.namespace,
+        owner: settings.owner,
+        runId: randomBytes(4).toString('hex'),
+        now: new Date(),
+        ttlSeconds: probeSeconds(settings.startTimeoutSeconds),
+        serverImage,
+        helperImage: helperImageOf(settings.helperImage),
+        labels,
+        annotations: {},
+      },
+      image: { digest: image.manifest.digest, layout: (add) => writeOciLayout(image, add) },
+      command: PROBE_FILE,
+      startTimeoutSeconds: settings.startTimeoutSeconds,
+      ...(template ? { template } : {}),
+    }),
+  );
 }
 
 /**

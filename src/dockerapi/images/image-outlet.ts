@@ -8,6 +8,11 @@ import { randomBytes } from 'node:crypto';
 import { writeOciLayout } from '../../registry/layout-entries.js';
 import type { AssembledImage } from '../../registry/oci-image.js';
 import { plainHttpRegistries, pushToOwnRepository, repositoryComponent, type OwnImage, type PushTarget } from '../../registry/push-target.js';
+import { PROBE_FILE, withProbeImage } from '../../registry/probe-image.js';
+import { probeSeconds, probeServedImages, type ProbeResult } from '../../runtime/image-probe.js';
+import type { ImagePodContext } from '../../runtime/image-pod.js';
+import { LABEL_COMPONENT } from '../../runtime/pod-rules.js';
+import type { PodTemplateSource } from '../../runtime/workload.js';
 import { serveImage, type ImageServingCluster } from '../../runtime/image-serving.js';
 
 export interface ImageOutlet {
@@ -16,6 +21,8 @@ export interface ImageOutlet {
   put(name: string, image: AssembledImage): Promise<OwnImage>;
   /** The hosts a builder pulls from without TLS verification or over plain http, of these references to made images. */
   insecureHosts(refs: readonly string[]): string[];
+  /** Whether the nodes can pull what it puts, asked of the cluster where that can be asked. */
+  check?(): Promise<ProbeResult>;
 }
 
 export function registryOutlet(target: PushTarget, ttlSeconds: number): ImageOutlet {
@@ -34,34 +41,49 @@ export interface PodOutletOptions {
   owner: string;
   ttlSeconds: number;
   startTimeoutSeconds: number;
+  /** berth serve's --pod-template (with what --inherit-pod-settings adds): laid under its image pods too. */
+  template?: PodTemplateSource;
 }
 
 /** The label of berth serve's image pods: no container's, so the pod watch and recovery pass them by. */
 export const IMAGE_POD_COMPONENT = 'image';
 
 export function podOutlet(o: PodOutletOptions): ImageOutlet {
+  const pod = (annotations: Record<string, string>, ttlSeconds = o.ttlSeconds): ImagePodContext => ({
+    namespace: o.cluster.namespace,
+    owner: o.owner,
+    runId: randomBytes(4).toString('hex'),
+    now: new Date(),
+    ttlSeconds,
+    serverImage: o.serverImage,
+    helperImage: o.helperImage,
+    labels: { [LABEL_COMPONENT]: IMAGE_POD_COMPONENT },
+    annotations,
+  });
   return {
     where: `a pod of ${o.serverImage}`,
     put: (name, image) =>
       serveImage({
         cluster: o.cluster,
-        pod: {
-          namespace: o.cluster.namespace,
-          owner: o.owner,
-          runId: randomBytes(4).toString('hex'),
-          now: new Date(),
-          ttlSeconds: o.ttlSeconds,
-          serverImage: o.serverImage,
-          helperImage: o.helperImage,
-          labels: { 'app.kubernetes.io/component': IMAGE_POD_COMPONENT },
-          annotations: { 'berth.dev/image': name },
-        },
+        pod: pod({ 'berth.dev/image': name }),
         repository: `berth/${repositoryComponent(name)}`,
         digest: image.manifest.digest,
         layout: (add) => writeOciLayout(image, add),
         startTimeoutSeconds: o.startTimeoutSeconds,
+        ...(o.template ? { template: o.template } : {}),
       }),
     // a pod's certificate is its own: its images are pulled without verifying it (by digest, which the puller checks)
     insecureHosts: (refs) => [...new Set(refs.map((ref) => ref.slice(0, ref.indexOf('/'))))],
+    check: () =>
+      withProbeImage((image) =>
+        probeServedImages({
+          cluster: o.cluster,
+          pod: pod({ 'berth.dev/image': 'probe' }, probeSeconds(o.startTimeoutSeconds)),
+          image: { digest: image.manifest.digest, layout: (add) => writeOciLayout(image, add) },
+          command: PROBE_FILE,
+          startTimeoutSeconds: o.startTimeoutSeconds,
+          ...(o.template ? { template: o.template } : {}),
+        }),
+      ),
   };
 }

@@ -4,8 +4,9 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { berthCli, BUSYBOX, kubectlOk } from '../harness/cluster.js';
-import { runCommand, setUpTask, tempTree, type TaskEnv } from '../task/task-env.js';
+import { berthCli, BUSYBOX, contextFor, kubectlOk } from '../harness/cluster.js';
+import { BERTH_IMAGE } from '../incluster/recipes-env.js';
+import { runCommand, setUpTask, tempTree, TASK_USER, type TaskEnv } from '../task/task-env.js';
 
 const NODES = { near: 'berth', far: 'berth-worker' };
 
@@ -86,5 +87,27 @@ test('a tag no node has: the step fails saying no node takes its pod, naming its
     assert.deepEqual(await t.leftovers(), []);
   } finally {
     lonely.remove();
+  }
+});
+
+test('target check --image-server: the probe image is served from a pod on one node and pulled by a pod on the other', async () => {
+  const home = tempTree({});
+  const env = t.env({ XDG_CONFIG_HOME: home.dir });
+  const target = (args: string[]) => runCommand(process.execPath, [berthCli, 'task', 'target', ...args], { env, timeoutMs: 180_000 });
+  try {
+    const add = await target(['add', 'nodes', '--kubeconfig', String(env.KUBECONFIG), '--context', contextFor(TASK_USER), '-n', t.namespace]);
+    assert.equal(add.code, 0, add.stderr);
+    const before = (await nodesOfSteps()).length;
+    const check = await target(['check', 'nodes', '--image-server', BERTH_IMAGE]);
+    assert.equal(check.code, 0, check.stderr);
+    const pulledOn = new RegExp(`^step images served from pods of ${BERTH_IMAGE}: node (\\S+) pulled one$`, 'm').exec(check.stdout)?.[1];
+    assert.ok(pulledOn, check.stdout);
+    // the image pod, then the probe pod: apart, as the probe asks the scheduler (the pull crossed the pod network)
+    const [served, pulled] = (await nodesOfSteps()).slice(before);
+    assert.equal(pulled, pulledOn);
+    assert.notEqual(served, pulled);
+    assert.deepEqual(await t.leftovers(), []);
+  } finally {
+    home.remove();
   }
 });
