@@ -9,7 +9,7 @@ import type { Layout } from './layout.js';
 import { cniConflist, containerdConfig, kubeletConfig, kubeProxyConfig, type KubeletOptions } from './node-configs.js';
 import type { Pki } from './pki.js';
 import { cniConfDir, nodeConfigFile, registryHostsDir, type NodeSpec } from './nodes.js';
-import { podNetworkHostsToml, REGISTRY_ADDRESS, registryConfig, registryHostsToml } from './registry.js';
+import { otherHostsToml, REGISTRY_ADDRESS, registryConfig, registryHostsToml } from './registry.js';
 import { RUNC_WRAPPER } from './faults/runc-delay.js';
 
 const writeConfig = (layout: Layout, name: string, text: string) => writeFileSync(join(layout.config, name), text, { mode: 0o600 });
@@ -36,7 +36,7 @@ export function writeConfigFiles(layout: Layout, pki: Pki, fileUsers: UserSpec[]
     writeFileSync(join(hostDir, 'hosts.toml'), registryHostsToml());
     const otherHosts = join(registryHostsDir(node), '_default');
     mkdirSync(otherHosts, { recursive: true });
-    writeFileSync(join(otherHosts, 'hosts.toml'), podNetworkHostsToml());
+    writeFileSync(join(otherHosts, 'hosts.toml'), otherHostsToml());
   }
   write('registry.yml', registryConfig());
   return ids;

@@ -30,11 +30,12 @@ export function registryHostsToml(): string {
 }
 
 /**
- * containerd's hosts.toml for every other host (its `_default` folder): HTTPS without verifying the certificate. A
- * step image berth task serves from a pod (`--image-server`) is pulled from the pod's address over HTTPS with a
- * certificate the pod made itself; the pull names the image's digest, which containerd checks, so what arrives is
- * what berth sent whoever answered.
+ * containerd's hosts.toml for every other host (its `_default` folder): HTTPS without verifying the certificate. An
+ * image berth serves from a pod (berth task's and berth serve's `--image-server`) is pulled from the pod's address
+ * over HTTPS with a certificate the pod made itself; the pull names the image's digest, which containerd checks, so
+ * what arrives is what berth sent whoever answered. It covers every other registry host too: the dev cluster has no
+ * way out but to the package mirrors, and its images are preloaded or in its own registry.
  */
-export function podNetworkHostsToml(): string {
-  return ['# the pods serving step images (berth task --image-server) present certificates of their own', 'skip_verify = true', ''].join('\n');
+export function otherHostsToml(): string {
+  return ['# the pods serving images berth made (--image-server) present certificates of their own', 'skip_verify = true', ''].join('\n');
 }

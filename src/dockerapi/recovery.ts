@@ -7,7 +7,7 @@
  * refuses is taken over all the same, to inspect and remove, and only its start is refused.
  */
 import { IMAGE_POD_COMPONENT } from './images/image-outlet.js';
-import { LABEL_OWNER } from '../runtime/pod-rules.js';
+import { LABEL_COMPONENT, LABEL_OWNER } from '../runtime/pod-rules.js';
 import { ANNOTATION_CONTAINER } from '../runtime/sandbox-plan.js';
 import { LABEL_PEEK } from './containers/peek.js';
 import { asArgv, freshRunState, type AnonymousVolume, type ContainerPlan, type ContainerRecord, type CreateBody } from './model.js';
@@ -17,8 +17,6 @@ import type { Pod, ServeCluster } from './cluster.js';
 import type { Networks } from './networks/networks.js';
 import type { Volumes } from './volumes/volumes.js';
 import type { ImageStore } from './images/image-store.js';
-
-const LABEL_COMPONENT = 'app.kubernetes.io/component';
 
 /** On a pod kept for debugging after its container was removed: the time it was kept until. */
 export const ANNOTATION_KEPT_FAILED = 'berth.dev/kept-failed-until';

@@ -20,6 +20,8 @@ import {
 import { viewContainer, type ContainerView } from './pod-status.js';
 import { isTerminal, PodTracker, settledOrRunning } from './pod-tracker.js';
 import { noTrace } from './trace.js';
+import { layPodTemplate } from './pod-template.js';
+import type { PodTemplateSource } from './workload.js';
 
 /** The calls serving an image makes of the cluster (kube/client.ts's ClusterClient makes them). */
 export interface ImageServingCluster extends FeedAttach {
@@ -48,6 +50,8 @@ export interface ImageServing {
   /** The OCI layout's entries. */
   layout: FeedContent;
   startTimeoutSeconds: number;
+  /** The face's pod template (a target's, berth serve's): its node selector, tolerations and pull secrets apply. */
+  template?: PodTemplateSource;
   book?: PodBook;
   signal?: AbortSignal;
 }
@@ -72,7 +76,7 @@ export async function serveImage(o: ImageServing): Promise<ServedImage> {
   o.signal?.addEventListener('abort', stopWatch, { once: true });
   try {
     o.book?.created(name);
-    await cluster.createPod(planImagePod(o.pod));
+    await cluster.createPod(o.template ? layPodTemplate(planImagePod(o.pod), o.template) : planImagePod(o.pod));
     const tracker = new PodTracker(cluster, name, watching.signal, noTrace);
     const deadline = Date.now() + o.startTimeoutSeconds * 1000;
     await feedImage(o, tracker, name, deadline);
@@ -86,6 +90,7 @@ export async function serveImage(o: ImageServing): Promise<ServedImage> {
     if (!ip) throw new Error(`pod ${name} is ready but has no address`);
     return { reference: servedImageReference(ip, o.repository, o.digest), digest: o.digest, release };
   } catch (err) {
+    // the pod's deadline ends it if this delete fails too
     await release().catch(() => undefined);
     throw err;
   } finally {
@@ -101,7 +106,9 @@ async function feedImage(o: ImageServing, tracker: PodTracker, name: string, dea
     await tracker.until((q) => settledOrRunning(receiver(q), () => undefined), deadline, `the image pod's receiver (${o.pod.helperImage}) did not start`),
   );
   if (started.state === 'failed')
-    throw new Error(`${started.message} (the helper image copies the image into its pod: set BERTH_HELPER_IMAGE to an image with sh and tar)`);
+    throw new Error(
+      `${started.message} (the helper image copies the image into its pod: name one with sh and tar, BERTH_HELPER_IMAGE or berth serve's --helper-image)`,
+    );
   if (started.state !== 'running') throw new Error(`pod ${name}: the image's receiver ended before the image was sent`);
   const result = await sendFeed({
     cluster: o.cluster,

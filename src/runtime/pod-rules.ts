@@ -8,6 +8,8 @@ import type { V1PodSecurityContext, V1PodSpec, V1SecurityContext } from '@kubern
 
 export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
 export const LABEL_OWNER = 'berth.dev/owner';
+/** What part of a face an object is (a task's pod, berth serve's image pod). */
+export const LABEL_COMPONENT = 'app.kubernetes.io/component';
 export const ANNOTATION_EXPIRES_AT = 'berth.dev/expires-at';
 
 /** Between SIGTERM and SIGKILL when the kubelet ends a pod: the 10 s of `docker stop`. */

@@ -28,6 +28,7 @@ import { IMAGE_REGISTRY_ENV, pushStepImage, withStepImage, type ImageRegistry } 
 import { IMAGE_SERVER_ENV, serveStepImage } from './step-image-pod.js';
 import type { OwnImage } from '../registry/push-target.js';
 import { helperImageOf } from '../runtime/plan.js';
+import { loadPodTemplate } from '../runtime/pod-template.js';
 import { loadRunSettings, type RunSettings } from '../runtime/settings.js';
 
 /** How long the ensure hooks may run after an interrupt, in all (plan-flow.ts). */
@@ -67,7 +68,10 @@ export async function runPlan(o: PlanRunOptions): Promise<number> {
     plan = parsePlanFile(await readFile(o.planFile, 'utf8'), o.planFile);
     await checkOutputDirs(o.outputs, o.cwd);
     const imaged = stepsWithImage(plan.steps);
-    if (o.imageRegistry && o.imageServer) throw new TaskUsageError('--image-registry and --image-server are two ways to hand a step its image: give one');
+    if (imaged.length && o.imageRegistry && o.imageServer)
+      throw new TaskUsageError(
+        `--image-registry (or $${IMAGE_REGISTRY_ENV}) and --image-server (or $${IMAGE_SERVER_ENV}) are two ways to hand a step its image: give one`,
+      );
     if (imaged.length && !o.imageRegistry && !o.imageServer)
       throw new TaskUsageError(
         `${imaged.map((x) => `task ${x.name}${x.where}`).join(', ')}: image: names an artifact, which berth runs by pushing it to a registry the cluster's nodes pull from (--image-registry REGISTRY/PREFIX, or $${IMAGE_REGISTRY_ENV}) or by serving it from a pod of the berth image (--image-server IMAGE, or $${IMAGE_SERVER_ENV}): give one`,
@@ -224,12 +228,12 @@ class PlanRunner {
     if (!artifact) return fail(`no such artifact in the plan (its artifacts: ${[...this.artifacts.keys()].map((k) => `\`${k}\``).join(', ') || 'none'})`);
     try {
       const settings = loadRunSettings(this.o.env);
-      const pushed = this.o.imageServer
+      const made = this.o.imageServer
         ? await this.serveImage(s, artifact, this.o.imageServer, settings, signal)
         : await pushStepImage(artifact, name, this.o.imageRegistry!, { ttlSeconds: settings.ttlSeconds }, signal);
-      this.kept.push(pushed.release);
-      this.say(`image ${name}: ${pushed.reference}`);
-      return pushed.reference;
+      this.kept.push(made.release);
+      this.say(`image ${name}: ${made.reference}`);
+      return made.reference;
     } catch (err) {
       return fail((err as Error).message);
     }
@@ -238,6 +242,10 @@ class PlanRunner {
   /** The artifact's image served from a pod of `serverImage` in the step's namespace, until the plan ends. */
   private async serveImage(s: TaskStep, artifact: Artifact, serverImage: string, settings: RunSettings, signal: AbortSignal): Promise<OwnImage> {
     const { cluster, context } = await this.o.connect();
+    const target = this.o.target;
+    const template = target?.podTemplate
+      ? await loadPodTemplate(target.podTemplate, (n) => cluster.readPodTemplate(n), `target ${target.name ?? ''}`)
+      : undefined;
     return withStepImage(artifact, signal, (image) =>
       serveStepImage({
         cluster,
@@ -253,8 +261,9 @@ class PlanRunner {
         },
         step: s.name,
         artifact: s.image as string,
-        target: this.o.target?.name ?? context,
+        target: target?.name ?? context,
         startTimeoutSeconds: settings.startTimeoutSeconds,
+        ...(template ? { template } : {}),
         ...(this.o.ledger ? { ledger: this.o.ledger } : {}),
         signal,
       }),

@@ -8,6 +8,8 @@ import type { AssembledImage } from '../registry/oci-image.js';
 import { repositoryComponent, type OwnImage } from '../registry/push-target.js';
 import { serveImage, type ImageServingCluster } from '../runtime/image-serving.js';
 import type { ImagePodContext } from '../runtime/image-pod.js';
+import { LABEL_COMPONENT } from '../runtime/pod-rules.js';
+import type { PodTemplateSource } from '../runtime/workload.js';
 import type { Ledger } from './ledger.js';
 import { LABEL_STEP, LABEL_TARGET, labelValue } from './pod-plan.js';
 
@@ -21,12 +23,14 @@ export interface StepImagePod {
   artifact: string;
   target?: string;
   startTimeoutSeconds: number;
+  /** The target's pod template, as under the step's own pod. */
+  template?: PodTemplateSource;
   ledger?: Ledger;
   signal?: AbortSignal;
 }
 
 export function serveStepImage(o: StepImagePod): Promise<OwnImage> {
-  const labels: Record<string, string> = { 'app.kubernetes.io/component': 'task' };
+  const labels: Record<string, string> = { [LABEL_COMPONENT]: 'task' };
   if (labelValue(o.step)) labels[LABEL_STEP] = labelValue(o.step);
   if (o.target && labelValue(o.target)) labels[LABEL_TARGET] = labelValue(o.target);
   const ns = o.cluster.namespace;
@@ -37,6 +41,7 @@ export function serveStepImage(o: StepImagePod): Promise<OwnImage> {
     digest: o.image.manifest.digest,
     layout: (add) => writeOciLayout(o.image, add),
     startTimeoutSeconds: o.startTimeoutSeconds,
+    ...(o.template ? { template: o.template } : {}),
     ...(o.ledger
       ? {
           book: {

@@ -20,6 +20,7 @@ import {
 } from '../harness/cluster.js';
 import { dropNamespace, type DockerEngine, startBerth, startPodman, stopAndCheckLeftovers } from './serve-env.js';
 import { BERTH_IMAGE } from '../incluster/recipes-env.js';
+import { eventually } from '../../util/eventually.js';
 
 const BUILDER = 'localhost/berth/builder:1';
 const CONTEXT = join(repoRoot, 'test/e2e/fixtures/build-context');
@@ -150,13 +151,18 @@ describe('berth serve --image-server: the images it builds and commits served fr
     const namespace = await freshNamespace('serve-image-server');
     const instance = `${prefix}-served`;
     // the base comes from the dev cluster's registry, plain http: no push target says so now, --insecure-registry does
+    let said = '';
     const engine = await startBerth(namespace, instance, {
       extra: ['--image-server', BERTH_IMAGE, '--builder-image', BUILDER, '--insecure-registry', registry],
+      onOutput: (all) => (said = all),
     });
     const imagePods = async (): Promise<string[]> =>
       (await kubectlOk(['-n', namespace, 'get', 'pods', '-l', 'app.kubernetes.io/component=image', '-o', 'name'])).split('\n').filter(Boolean);
     const env = { ...process.env, DOCKER_HOST: engine.dockerHost, DOCKER_BUILDKIT: '0' };
     try {
+      // said at its start: it served a probe image from a pod and a node pulled it (its pods gone before it says so)
+      await eventually('the check of the nodes', () => /pulled one|cannot pull|could not check/.test(said), { timeoutMs: 120_000 });
+      assert.match(said, new RegExp(`^berth serve: images built and committed here are served from pods of ${BERTH_IMAGE}: node \\S+ pulled one$`, 'm'));
       const tag = `localhost/${prefix}-served:1`;
       const built = await runCommand(
         'docker',

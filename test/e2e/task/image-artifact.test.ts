@@ -34,6 +34,29 @@ plan:
       run: { path: sh, args: [-c, 'cat /hello; echo "$GREETING"; test ! -e /etc/os-release'] }
 `;
 
+/** An artifact that holds no image (an empty output), and an image: naming no artifact of the plan. */
+const MISSING_PLAN = `
+plan:
+  - task: make-nothing
+    config:
+      platform: linux
+      outputs: [{ name: img }]
+      run: { path: "true" }
+  - task: runs-in-nothing
+    image: img
+    config:
+      platform: linux
+      run: { path: echo, args: [ran] }
+`;
+const NO_ARTIFACT_PLAN = `
+plan:
+  - task: runs-in-nowhere
+    image: never-made
+    config:
+      platform: linux
+      run: { path: echo, args: [ran] }
+`;
+
 const TARBALL_PLAN = `
 plan:
   - task: run-in-tarball
@@ -125,6 +148,19 @@ describe('berth task plan run: a step whose image is an artifact', () => {
     assert.deepEqual(await repositories(), before, 'no repository was pushed to');
   });
 
+  it('an artifact without an image, and an image: naming no artifact, each fail their step naming it and why; nothing is left', async () => {
+    const before = await repositories();
+    const empty = await plan([planFile('missing.yml', MISSING_PLAN)]);
+    assert.notEqual(empty.code, 0);
+    assert.match(empty.stderr, /task runs-in-nothing \(line \d+\): image `img`: .*holds no image: an image artifact has rootfs\/ beside metadata\.json/);
+    const none = await plan([planFile('no-artifact.yml', NO_ARTIFACT_PLAN)]);
+    assert.notEqual(none.code, 0);
+    assert.match(none.stderr, /task runs-in-nowhere \(line \d+\): image `never-made`: no such artifact in the plan/);
+    assert.doesNotMatch(empty.stdout + none.stdout, /ran/);
+    assert.deepEqual(await t.leftovers(), []);
+    assert.deepEqual(await repositories(), before, 'nothing was pushed');
+  });
+
   it('without --image-registry the plan is refused before any step, saying what to give', async () => {
     const r = await plan([planFile('rootfs-again.yml', ROOTFS_PLAN)], []);
     assert.equal(r.code, 2, r.stderr);
@@ -181,7 +217,7 @@ describe('berth task plan run: a step whose image is an artifact', () => {
         assert.equal(add.code, 0, add.stderr);
         const yes = await berth(['check', 'probe', '--image-server', BERTH_IMAGE]);
         assert.equal(yes.code, 0, yes.stderr);
-        assert.match(yes.stdout, new RegExp(`^step images served from pods of ${BERTH_IMAGE}: a node pulled one$`, 'm'));
+        assert.match(yes.stdout, new RegExp(`^step images served from pods of ${BERTH_IMAGE}: node \\S+ pulled one$`, 'm'));
         assert.match(yes.stdout, /^target probe is ready$/m);
         // containerd reads its hosts folder at each pull: without _default/hosts.toml it verifies the pod's certificate
         renameSync(otherHosts, `${otherHosts}.away`);
@@ -189,7 +225,7 @@ describe('berth task plan run: a step whose image is an artifact', () => {
         assert.equal(no.code, 1, no.stdout);
         assert.match(
           no.stderr,
-          /berth task target check: the nodes cannot pull a step image served from a pod: (ErrImagePull|ImagePullBackOff) for .*:5443\/berth\/probe@sha256:[0-9a-f]{64} .*skip_verify = true/,
+          /berth task target check: the nodes cannot pull an image served from a pod: (ErrImagePull|ImagePullBackOff) for .*:5443\/berth\/probe@sha256:[0-9a-f]{64} .*skip_verify = true/,
         );
         assert.match(no.stdout, /^target probe is not ready$/m);
       } finally {

@@ -6,7 +6,7 @@ import { tokenFile } from '../../../src/devcluster/identities.js';
 import { ruleWords } from '../../../src/devcluster/host.js';
 import { Layout } from '../../../src/devcluster/layout.js';
 import { cniConflist, containerdConfig, kubeletConfig, kubeProxyConfig } from '../../../src/devcluster/node-configs.js';
-import { podNetworkHostsToml, REGISTRY_ADDRESS, registryConfig, registryHostsToml } from '../../../src/devcluster/registry.js';
+import { otherHostsToml, REGISTRY_ADDRESS, registryConfig, registryHostsToml } from '../../../src/devcluster/registry.js';
 import { containerdArgs, kubeletArgs, kubeProxyArgs } from '../../../src/devcluster/component-args.js';
 import { nodeNamed, nodeSpec, nodeSpecs, partName } from '../../../src/devcluster/nodes.js';
 
@@ -122,6 +122,6 @@ test("the registry: docker-registry on the bridge address with deletes on; every
   assert.match(REGISTRY_ADDRESS, /^10\.244\.0\.1:\d+$/);
   assert.equal(registryHostsToml(), `server = 'http://${REGISTRY_ADDRESS}'\n\n[host.'http://${REGISTRY_ADDRESS}']\n  capabilities = ['pull', 'resolve']\n`);
   // every other host (a pod serving a step image): HTTPS, its own certificate taken; no server line, so the host pulled is the one named
-  assert.match(podNetworkHostsToml(), /^skip_verify = true$/m);
-  assert.doesNotMatch(podNetworkHostsToml(), /^(server|\[host)/m);
+  assert.match(otherHostsToml(), /^skip_verify = true$/m);
+  assert.doesNotMatch(otherHostsToml(), /^(server|\[host)/m);
 });

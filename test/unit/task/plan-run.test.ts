@@ -75,6 +75,9 @@ test('a plan given both --image-registry and --image-server is refused before an
     signal: new AbortController().signal,
   });
   assert.equal(code, 2);
-  assert.match(said, /--image-registry and --image-server are two ways to hand a step its image: give one/);
+  assert.match(
+    said,
+    /--image-registry \(or \$BERTH_TASK_IMAGE_REGISTRY\) and --image-server \(or \$BERTH_TASK_IMAGE_SERVER\) are two ways to hand a step its image: give one/,
+  );
   assert.equal(fake.created.length, 0);
 });
