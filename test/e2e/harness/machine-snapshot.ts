@@ -42,9 +42,11 @@ function processes(): string[] {
 
 /**
  * podman's own chains: the podman reference runs beside the cluster, and netavark leaves an empty NETAVARK-DN-*
- * chain behind once the last container publishing a port on its network is gone. Not the cluster's to remove.
+ * chain behind once the last container publishing a port on its network is gone, and makes NETAVARK_FORWARD and
+ * NETAVARK_ISOLATION_1/2 with its first network, which stay (on a fresh machine that is during a run). Not the
+ * cluster's to remove.
  */
-export const isPodmanChain = (chain: string): boolean => /^\S+ NETAVARK-/.test(chain);
+export const isPodmanChain = (chain: string): boolean => /^\S+ NETAVARK[-_]/.test(chain);
 
 function chains(): string[] {
   return ['filter', 'nat', 'mangle', 'raw']

@@ -41,7 +41,8 @@ test('every file the lists name exists, so a rename cannot move a file to anothe
 });
 
 test("the leftover check leaves podman's netavark chains alone and keeps every chain of the cluster", () => {
-  assert.equal(isPodmanChain('nat NETAVARK-DN-1D8721804F16F'), true);
+  for (const chain of ['nat NETAVARK-DN-1D8721804F16F', 'filter NETAVARK_FORWARD', 'filter NETAVARK_ISOLATION_1', 'filter NETAVARK_ISOLATION_2'])
+    assert.equal(isPodmanChain(chain), true, chain);
   for (const chain of ['nat KUBE-SERVICES', 'filter KUBE-ROUTER-INPUT', 'nat CNI-HOSTPORT-DNAT', 'filter KUBE-FIREWALL'])
     assert.equal(isPodmanChain(chain), false, chain);
 });
