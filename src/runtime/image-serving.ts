@@ -20,6 +20,7 @@ import {
 import { viewContainer, type ContainerView } from './pod-status.js';
 import { isTerminal, PodTracker, settledOrRunning } from './pod-tracker.js';
 import { noTrace } from './trace.js';
+import { lastLogLines } from './log-tail.js';
 import { layPodTemplate } from './pod-template.js';
 import type { PodTemplateSource } from './workload.js';
 
@@ -122,8 +123,7 @@ async function feedImage(o: ImageServing, tracker: PodTracker, name: string, dea
 }
 
 async function serverFailure(o: ImageServing, name: string, view: ContainerView): Promise<string> {
-  const log = await o.cluster.readPodLog(name, IMAGE_SERVER_CONTAINER, { tailLines: 3 }).catch(() => Buffer.alloc(0));
-  const said = log.toString('utf8').trim().split('\n').filter(Boolean).join('; ');
+  const said = await lastLogLines(o.cluster, name, IMAGE_SERVER_CONTAINER);
   const why = view.state === 'failed' ? view.message : view.state === 'terminated' ? `it exited ${view.exitCode}` : `it is ${view.state}`;
   return `the image server in pod ${name} did not start: ${why}${said ? ` (${said})` : ''}; --image-server names the berth image, whose \`berth image-serve\` serves the image`;
 }

@@ -7,6 +7,7 @@ import type { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import type { KubeCluster } from '../kube/cluster.js';
 import { openFeedAttach } from '../kube/streams.js';
+import { lastLogLines } from './log-tail.js';
 import { FEED_END_GRACE_MS, sendFeed } from './file-feed.js';
 import type { AddEntry } from './feed-tar.js';
 import type { TarEntry, WorkloadPlan } from './plan.js';
@@ -53,7 +54,7 @@ export async function feedMounts(m: MountFeed): Promise<void> {
         name,
         true,
       ),
-    logTail: () => logTail(m.kube, podName, name),
+    logTail: () => lastLogLines(m.kube, podName, name),
   });
   if (result.delivered) return;
   if (result.exitCode !== undefined) throw new RunError(`copying mounted files into the pod failed (tar exit ${result.exitCode}): ${result.why}`);
@@ -69,9 +70,4 @@ async function addMountFiles(add: AddEntry, m: MountFeed): Promise<void> {
     else if (e.type === 'directory') await add({ name: e.name, type: 'directory', mode: e.mode });
     else await add({ name: e.name, type: 'symlink', linkname: e.linkname ?? '' });
   }
-}
-
-async function logTail(kube: KubeCluster, pod: string, container: string): Promise<string> {
-  const log = await kube.readPodLog(pod, container, { tailLines: 3 }).catch(() => Buffer.alloc(0));
-  return log.toString('utf8').trim().split('\n').join('; ');
 }

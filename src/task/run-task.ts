@@ -15,6 +15,7 @@ import type { Writable } from 'node:stream';
 import type { V1Pod } from '@kubernetes/client-node';
 import { createMayHaveLanded, isUnreachable } from '../kube/errors.js';
 import { followLog } from '../runtime/log-follower.js';
+import { lastLogLines } from '../runtime/log-tail.js';
 import { FEED_END_GRACE_MS, sendFeed, type FeedResult } from '../runtime/file-feed.js';
 import { viewContainer, type ContainerView } from '../runtime/pod-status.js';
 import { isTerminal, PodTracker, settledOrRunning } from '../runtime/pod-tracker.js';
@@ -469,7 +470,7 @@ class TaskRun {
               // A local file that cannot be read fails the run at once (InputReadError): another pod would not read it either.
               content: inputsContent(this.p.layout, this.o.includeIgnored),
               ended,
-              logTail: () => this.logTail(kube, pod.name, INPUTS_CONTAINER),
+              logTail: () => lastLogLines(kube, pod.name, INPUTS_CONTAINER),
               signal: this.stop.signal,
             }),
           );
@@ -481,17 +482,6 @@ class TaskRun {
     }
     if (result.exitCode !== undefined) return `the inputs container exited ${result.exitCode}${said(result.why)}`;
     return result.why;
-  }
-
-  /** The last lines a helper container printed (why it failed), as `LINE; LINE`; '' when there are none or they cannot be read. */
-  private async logTail(kube: TaskCluster, pod: string, container: string): Promise<string> {
-    const log = await kube.readPodLog(pod, container, { tailLines: 3 }).catch(() => Buffer.alloc(0));
-    return log
-      .toString('utf8')
-      .split('\n')
-      .map((l) => l.trim())
-      .filter(Boolean)
-      .join('; ');
   }
 
   /** stdout and stderr from the task's log, each exactly once; merged into stdout where the cluster cannot serve them apart. */
