@@ -127,7 +127,8 @@ time.sleep(600)
         session.kill()
         session.wait()
     client = docker.from_env()
-    left = lambda: client.containers.list(all=True, filters={'label': f'killed-session={SUITE}'})
+    # sparse: Ryuk may remove the container between docker-py's list and its inspect of each entry (a 404), as on dockerd
+    left = lambda: client.containers.list(all=True, sparse=True, filters={'label': f'killed-session={SUITE}'})
     deadline = time.time() + 60
     while time.time() < deadline and left():
         time.sleep(1)
