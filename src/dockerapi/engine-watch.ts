@@ -1,15 +1,17 @@
 /**
  * The pod watch of one berth serve and what it notes of a container's run: its start, its exit (ports
- * closed, networks forgotten, AutoRemove once attached readers are done), a pod gone while the watch was away.
+ * closed, networks forgotten, AutoRemove once attached readers are done), a pod gone while the watch was away;
+ * and the end of a pod that served a made image (--image-server), which ends the image.
  */
 import { deletedByCluster, viewContainer } from '../runtime/pod-status.js';
-import { LABEL_OWNER } from '../runtime/pod-rules.js';
+import { LABEL_COMPONENT, LABEL_OWNER } from '../runtime/pod-rules.js';
 import { LABEL_CONTAINER_ID } from '../runtime/sandbox-plan.js';
 import { statusOf } from '../kube/errors.js';
 import type { ContainerRecord } from './model.js';
 import { podState } from './containers/pod-state.js';
 import type { Pod } from './cluster.js';
 import { FEED_CONTAINER } from './containers/file-feed.js';
+import { IMAGE_POD_COMPONENT } from './images/image-outlet.js';
 import { READERS_GRACE_MS, type EngineState, type ExecCollect, type ExitState, type Remove } from './engine-state.js';
 
 export class PodWatch {
@@ -48,10 +50,18 @@ export class PodWatch {
       if (!c.podName || names.has(c.podName) || (c.status !== 'running' && c.status !== 'created')) continue;
       if (c.podCreatedAt !== undefined && c.podCreatedAt < listStartedAt) this.setExited(c, { exitCode: 137 });
     }
+    // an image is recorded after its pod was made: one recorded before the list began had its pod in it
+    for (const img of [...this.s.images.values()])
+      if (img.servedBy && !names.has(img.servedBy) && img.created.getTime() < listStartedAt) this.servingEnded(img.servedBy, 'was deleted');
   }
 
   private onPod(type: string, pod: Pod): void {
     if (this.s.peeks.onPod(type, pod)) return;
+    if (pod.metadata?.labels?.[LABEL_COMPONENT] === IMAGE_POD_COMPONENT) {
+      const ended = imagePodEnd(type, pod);
+      if (ended) this.servingEnded(pod.metadata?.name ?? '', ended);
+      return;
+    }
     const shortId = pod.metadata?.labels?.[LABEL_CONTAINER_ID];
     const c = [...this.s.containers.values()].find((x) => x.id.startsWith(shortId ?? '-') && x.podName === pod.metadata?.name);
     if (!c) return;
@@ -102,6 +112,14 @@ export class PodWatch {
     }
   }
 
+  private servingEnded(pod: string, how: string): void {
+    const names = this.s.images.servingEnded(pod);
+    if (names.length === 0) return;
+    process.stderr.write(
+      `berth serve: image ${names.join(', ')} is gone: its pod ${pod} ${how}, and no node can pull it now; build or commit it again (image pods end after --ttl)\n`,
+    );
+  }
+
   /** An attached client got a short output: the run's `wait` answers with this error (docker run exits 125). */
   outputIncomplete(c: ContainerRecord, message: string): void {
     c.outputError = `the output of container ${c.name} is incomplete: ${message}`;
@@ -135,4 +153,13 @@ export class PodWatch {
     c.readers--;
     this.s.changed(c);
   }
+}
+
+/** How a pod serving an image ended (deleted, or its server stopped: the --ttl deadline, an eviction), or undefined while it serves. */
+export function imagePodEnd(type: string, pod: Pod): string | undefined {
+  if (type === 'DELETED') return 'was deleted';
+  const phase = pod.status?.phase;
+  if (phase !== 'Succeeded' && phase !== 'Failed') return undefined;
+  const why = [pod.status?.reason, pod.status?.message].filter(Boolean).join(': ');
+  return `ended${why ? ` (${why})` : ''}`;
 }

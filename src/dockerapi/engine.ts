@@ -293,6 +293,7 @@ export class Engine {
         architecture: made.architecture,
         os: made.os,
       },
+      ...(made.servedBy ? { servedBy: made.servedBy } : {}),
       release: made.release,
     });
   }

@@ -218,7 +218,9 @@ export interface ImageRecord {
   info?: ImageInfo;
   /** What the kubelet pulls for an image berth made (`docker commit`): its pushed digest; else the reference itself. */
   pullRef?: string;
-  /** Deletes what berth pushed for it (its manifest in the --image-registry). */
+  /** The pod serving an image berth made (--image-server): the record goes when that pod does. */
+  servedBy?: string;
+  /** Deletes what berth pushed for it (its manifest in the --image-registry, its serving pod). */
   release?: () => Promise<void>;
 }
 

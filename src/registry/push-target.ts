@@ -61,6 +61,8 @@ export function repositoryComponent(name: string): string {
 export interface OwnImage {
   reference: string;
   digest: string;
+  /** The pod serving it, where it is served from one (runtime/image-serving.ts): the image lives as long as that pod. */
+  pod?: string;
   release(): Promise<void>;
 }
 

@@ -60,6 +60,8 @@ export interface ImageServing {
 export interface ServedImage {
   reference: string;
   digest: string;
+  /** The pod's name: once it ends, nothing serves the image. */
+  pod: string;
   release(): Promise<void>;
 }
 
@@ -89,7 +91,7 @@ export async function serveImage(o: ImageServing): Promise<ServedImage> {
     if (!isReady(ready)) throw new Error(await serverFailure(o, name, viewContainer(ready, IMAGE_SERVER_CONTAINER)));
     const ip = ready.status?.podIP;
     if (!ip) throw new Error(`pod ${name} is ready but has no address`);
-    return { reference: servedImageReference(ip, o.repository, o.digest), digest: o.digest, release };
+    return { reference: servedImageReference(ip, o.repository, o.digest), digest: o.digest, pod: name, release };
   } catch (err) {
     // the pod's deadline ends it if this delete fails too
     await release().catch(() => undefined);

@@ -20,7 +20,7 @@ import type { MadeBase } from './build-bases.js';
 import { builderArgs, type BuildRequest } from './build-request.js';
 import type { BuildStream } from './build-stream.js';
 import type { ImageOutlet } from './image-outlet.js';
-import type { MadeImage } from './made-image.js';
+import { madeFrom, type MadeImage } from './made-image.js';
 
 /** Where berth copies the context in the builder container, and where berth-build leaves the image. */
 const CONTEXT_DIR = '/context';
@@ -118,12 +118,11 @@ async function keepImage(
   const config = JSON.parse(image.config.bytes.toString()) as { config?: ContainerConfig; created?: string; architecture?: string; os?: string };
   return {
     id: image.config.digest,
-    pullRef: pushed.reference,
+    ...madeFrom(pushed),
     config: config.config ?? {},
     created: config.created ?? new Date().toISOString(),
     architecture: config.architecture ?? 'amd64',
     os: config.os ?? 'linux',
-    release: pushed.release,
   };
 }
 

@@ -16,7 +16,7 @@ import type { ContainerRecord } from '../model.js';
 import { applyChanges } from './commit-changes.js';
 import type { ImageConfig } from './image-config.js';
 import type { ImageOutlet } from './image-outlet.js';
-import type { MadeImage } from './made-image.js';
+import { madeFrom, type MadeImage } from './made-image.js';
 
 export const NO_PUSH_TARGET =
   "berth serve commits an image by putting it where the cluster's nodes pull it: start berth serve with --image-registry REGISTRY/PREFIX (the dev cluster's: http://10.244.0.1:5115/PREFIX), or --image-server IMAGE (the berth image) to serve it from a pod";
@@ -60,7 +60,7 @@ export async function commitContainer(deps: CommitDeps, c: ContainerRecord, req:
     const pushed = await outlet.put(req.repo?.split('/').pop() ?? `commit-${c.name}`, assembled).catch((err: Error) => {
       throw new DockerError(500, `could not put the committed image of ${c.name} in ${outlet.where}: ${err.message}`);
     });
-    return { id: assembled.config.digest, pullRef: pushed.reference, config, created, ...platform, release: pushed.release };
+    return { id: assembled.config.digest, ...madeFrom(pushed), config, created, ...platform };
   } finally {
     await rm(work, { recursive: true, force: true });
   }

@@ -68,7 +68,7 @@ export class ImageStore {
    * An image berth made (`docker commit`, `docker build`): known by its id and the names given, pulled by its pushed
    * digest. Each name moves to it from any other image, as a tag does in dockerd.
    */
-  addMade(made: { id: string; pullRef: string; names: string[]; info: ImageInfo; release(): Promise<void> }): ImageRecord {
+  addMade(made: { id: string; pullRef: string; names: string[]; info: ImageInfo; servedBy?: string; release(): Promise<void> }): ImageRecord {
     const names = made.names.map(normalizeImage);
     for (const other of this.records.values()) for (const n of names) other.tags.delete(n);
     const img: ImageRecord = {
@@ -78,6 +78,7 @@ export class ImageStore {
       created: new Date(),
       info: made.info,
       pullRef: made.pullRef,
+      ...(made.servedBy ? { servedBy: made.servedBy } : {}),
       release: made.release,
     };
     this.records.set(made.id, img);
@@ -87,6 +88,18 @@ export class ImageStore {
   /** Deletes what berth pushed for the images it made (berth serve's shutdown). */
   async releaseMade(): Promise<void> {
     await Promise.all([...this.records.values()].map((i) => i.release?.()));
+  }
+
+  /**
+   * The pod serving a made image ended or went (its --ttl passed, its node was lost, someone deleted it): the image can
+   * no longer be pulled, so it is deleted as `docker rmi` would, rather than listed while no container of it can start.
+   * Its names (its short id when it has none), for the line that says so; none when no image was served by that pod.
+   */
+  servingEnded(pod: string): string[] {
+    const img = [...this.records.values()].find((i) => i.servedBy === pod);
+    if (!img) return [];
+    this.drop(img);
+    return img.tags.size ? [...img.tags].map(familiarImage) : [img.id.replace('sha256:', '').slice(0, 12)];
   }
 
   tag(ref: string, repo: string, tag: string): void {
@@ -105,10 +118,14 @@ export class ImageStore {
     }
     for (const t of img.tags) out.push({ Untagged: familiarImage(t) });
     out.push({ Deleted: img.id });
+    this.drop(img);
+    return out;
+  }
+
+  private drop(img: ImageRecord): void {
     this.records.delete(img.id);
     void img.release?.();
     this.bus.emit('image', 'delete', { id: img.id, name: familiarImage(img.ref) });
-    return out;
   }
 
   /** Reads the image's config from its registry: again on every pull, once before a create. */

@@ -201,6 +201,23 @@ describe('berth serve --image-server: the images it builds and commits served fr
 
       await engine.dockerOk(['rmi', committed]);
       assert.equal((await imagePods()).length, 2, 'docker rmi deletes the pod that served the image');
+
+      // the pod serving an image deleted under berth (as its --ttl or a lost node ends it): the image goes with it
+      const pods = JSON.parse(await kubectlOk(['-n', namespace, 'get', 'pods', '-l', 'app.kubernetes.io/component=image', '-o', 'json'])) as {
+        items: Array<{ metadata: { name: string; annotations?: Record<string, string> } }>;
+      };
+      const onTopPod = pods.items.find((p) => p.metadata.annotations?.['berth.dev/image'] === `${prefix}-served-on-top`)?.metadata.name;
+      assert.ok(onTopPod, `a pod serves ${onTop}`);
+      await kubectlOk(['-n', namespace, 'delete', 'pod', onTopPod, '--wait=false']);
+      await eventually(`berth serve says ${onTop} is gone`, () => said.includes(`image ${onTop} is gone: its pod ${onTopPod}`), { timeoutMs: 60_000 });
+      const gone = await engine.docker(['image', 'inspect', onTop]);
+      assert.notEqual(gone.code, 0);
+      assert.match(gone.stderr, new RegExp(`No such image: ${onTop}`));
+      assert.equal(
+        await engine.dockerOk(['image', 'inspect', '--format', '{{.Id}}', tag]).then((id) => id.startsWith('sha256:')),
+        true,
+        'the image of another pod stays',
+      );
     } finally {
       await stopAndCheckLeftovers(engine, namespace, instance);
     }
