@@ -24,6 +24,11 @@ function blobName(digest: string): string {
   return `blobs/sha256/${digest.slice('sha256:'.length)}`;
 }
 
+/** An image as an image server is handed it: its manifest's digest, and its layout's entries to write. */
+export function servedLayout(image: AssembledImage): { digest: string; layout: (add: AddLayoutEntry) => Promise<void> } {
+  return { digest: image.manifest.digest, layout: (add) => writeOciLayout(image, add) };
+}
+
 export async function writeOciLayout(image: AssembledImage, add: AddLayoutEntry, o: OciLayoutOptions = {}): Promise<void> {
   // Every blob is checked before the first entry, so a writer is never left with part of a layout.
   const layerFiles = await Promise.all(image.layers.map((_, i) => layerFile(image, i)));

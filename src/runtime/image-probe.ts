@@ -62,7 +62,7 @@ async function pullInPod(p: ImageProbe, reference: string): Promise<ProbeResult>
   const watching = new AbortController();
   try {
     const pod = probePod(p, name, reference);
-    await p.cluster.createPod(p.template ? layPodTemplate(pod, p.template) : pod);
+    await p.cluster.createPod(layPodTemplate(pod, p.template));
     const tracker = new PodTracker(p.cluster, name, watching.signal, noTrace);
     const ended = await tracker.until(
       (q) => isTerminal(viewContainer(q, PROBE_CONTAINER)),

@@ -79,7 +79,7 @@ export async function serveImage(o: ImageServing): Promise<ServedImage> {
   o.signal?.addEventListener('abort', stopWatch, { once: true });
   try {
     o.book?.created(name);
-    await cluster.createPod(o.template ? layPodTemplate(planImagePod(o.pod), o.template) : planImagePod(o.pod));
+    await cluster.createPod(layPodTemplate(planImagePod(o.pod), o.template));
     const tracker = new PodTracker(cluster, name, watching.signal, noTrace);
     const deadline = Date.now() + o.startTimeoutSeconds * 1000;
     await feedImage(o, tracker, name, deadline);

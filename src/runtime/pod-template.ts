@@ -65,8 +65,10 @@ function defaultPullPolicy(image: string | undefined): string {
  * template's fields fill what berth left open, its security contexts may loosen berth's, its volumes,
  * init containers, env and mounts come first, and berth's own values win everywhere else. A template
  * with more than one container is refused: the pod's life is the one Docker container's life.
+ * No template: the pod as berth planned it.
  */
-export function layPodTemplate(pod: V1Pod, source: PodTemplateSource): V1Pod {
+export function layPodTemplate(pod: V1Pod, source: PodTemplateSource | undefined): V1Pod {
+  if (!source) return pod;
   checkOneContainer(source);
   const template = source.template;
   const tspec = (template.spec ?? {}) as Partial<V1PodSpec>;

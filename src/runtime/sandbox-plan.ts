@@ -193,7 +193,7 @@ export function planSandboxPod(s: SandboxSpec, ctx: SandboxContext): V1Pod {
   };
   if (volumes.length) pod.spec!.volumes = volumes;
   setPodFields(pod.spec!, s, settings);
-  return withInitContainers(s.template ? layPodTemplate(pod, s.template) : pod, s.initContainers ?? []);
+  return withInitContainers(layPodTemplate(pod, s.template), s.initContainers ?? []);
 }
 
 /** Where the pod runs and how it reaches others: node, account, hostname, DNS, the node's namespaces. */

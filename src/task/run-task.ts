@@ -413,7 +413,7 @@ class TaskRun {
   ): Promise<{ name: string; tracker: PodTracker }> {
     const own = planTaskPod(this.p.config, this.p.layout, this.p.params, c);
     // The target's template fills what berth left open, as under every berth pod; the task container is the first.
-    const planned = template ? layPodTemplate(own, template) : own;
+    const planned = layPodTemplate(own, template);
     const name = taskPodName(c.runId);
     const tracker = new PodTracker(kube, name, this.stop.signal, noTrace);
     const pod: V1Pod = await this.until(this.creatingObject('pod', name, kube, kube.createPod(planned)));

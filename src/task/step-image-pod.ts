@@ -3,7 +3,7 @@
  * pod is one of berth task's (its component, step and target labels, so `target gc` and `retire` find it), and the
  * run's ledger knows it.
  */
-import { writeOciLayout } from '../registry/layout-entries.js';
+import { servedLayout } from '../registry/layout-entries.js';
 import type { AssembledImage } from '../registry/oci-image.js';
 import { repositoryComponent, type OwnImage } from '../registry/push-target.js';
 import { serveImage, type ImageServingCluster } from '../runtime/image-serving.js';
@@ -38,8 +38,7 @@ export function serveStepImage(o: StepImagePod): Promise<OwnImage> {
     cluster: o.cluster,
     pod: { ...o.pod, labels, annotations: { [LABEL_STEP]: o.step, 'berth.dev/artifact': o.artifact } },
     repository: `berth/${repositoryComponent(o.artifact)}`,
-    digest: o.image.manifest.digest,
-    layout: (add) => writeOciLayout(o.image, add),
+    ...servedLayout(o.image),
     startTimeoutSeconds: o.startTimeoutSeconds,
     ...(o.template ? { template: o.template } : {}),
     ...(o.ledger

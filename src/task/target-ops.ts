@@ -10,7 +10,7 @@ import { loadPodTemplate } from '../runtime/pod-template.js';
 import { ClusterClient } from '../kube/client.js';
 import { CACHE_COMPONENT, LABEL_TARGET, labelValue } from './caches.js';
 import { randomBytes } from 'node:crypto';
-import { writeOciLayout } from '../registry/layout-entries.js';
+import { servedLayout } from '../registry/layout-entries.js';
 import { PROBE_FILE, withProbeImage } from '../registry/probe-image.js';
 import { LABEL_COMPONENT } from '../runtime/pod-rules.js';
 import { probeSeconds, probeServedImages, type ProbeResult } from '../runtime/image-probe.js';
@@ -97,7 +97,7 @@ async function probeImageServing(kube: ClusterClient, serverImage: string, t: Ta
         labels,
         annotations: {},
       },
-      image: { digest: image.manifest.digest, layout: (add) => writeOciLayout(image, add) },
+      image: servedLayout(image),
       command: PROBE_FILE,
       startTimeoutSeconds: settings.startTimeoutSeconds,
       ...(template ? { template } : {}),

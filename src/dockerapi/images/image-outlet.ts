@@ -5,7 +5,7 @@
  * deletes the image (`docker rmi`, berth stopping); what a killed berth leaves expires with `--ttl`.
  */
 import { randomBytes } from 'node:crypto';
-import { writeOciLayout } from '../../registry/layout-entries.js';
+import { servedLayout } from '../../registry/layout-entries.js';
 import type { AssembledImage } from '../../registry/oci-image.js';
 import { plainHttpRegistries, pushToOwnRepository, repositoryComponent, type OwnImage, type PushTarget } from '../../registry/push-target.js';
 import { PROBE_FILE, withProbeImage } from '../../registry/probe-image.js';
@@ -67,8 +67,7 @@ export function podOutlet(o: PodOutletOptions): ImageOutlet {
         cluster: o.cluster,
         pod: pod({ 'berth.dev/image': name }),
         repository: `berth/${repositoryComponent(name)}`,
-        digest: image.manifest.digest,
-        layout: (add) => writeOciLayout(image, add),
+        ...servedLayout(image),
         startTimeoutSeconds: o.startTimeoutSeconds,
         ...(o.template ? { template: o.template } : {}),
       }),
@@ -79,7 +78,7 @@ export function podOutlet(o: PodOutletOptions): ImageOutlet {
         probeServedImages({
           cluster: o.cluster,
           pod: pod({ 'berth.dev/image': 'probe' }, probeSeconds(o.startTimeoutSeconds)),
-          image: { digest: image.manifest.digest, layout: (add) => writeOciLayout(image, add) },
+          image: servedLayout(image),
           command: PROBE_FILE,
           startTimeoutSeconds: o.startTimeoutSeconds,
           ...(o.template ? { template: o.template } : {}),
