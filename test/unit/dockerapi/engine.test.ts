@@ -7,19 +7,17 @@ import type { ContainerRecord, CreateBody } from '../../../src/dockerapi/model.j
 import { inspectContainer } from '../../../src/dockerapi/containers/container-view.js';
 import { API_VERSION } from '../../../src/dockerapi/http/api-version.js';
 import { FakeCluster } from './fake-cluster.js';
+import { UNIT_IMAGE, unitEngine } from './unit-engine.js';
 import { pack } from 'tar-stream';
 import { Writable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { ArchiveError, heldTar, type HeldTar } from '../../../src/runtime/files.js';
 import { DEFAULT_HELPER_IMAGE } from '../../../src/runtime/plan.js';
 
-const IMAGE = 'localhost/berth/busybox:1';
+const IMAGE = UNIT_IMAGE;
 
 function engineOn(cluster: FakeCluster, more: Partial<EngineOptions> = {}): Engine {
-  const engine = new Engine({ cluster, owner: 'unit', ttlSeconds: 600, publishAddress: '127.0.0.1', startTimeoutMs: 2000, allowPrivileged: false, ...more });
-  engine.images.pull(IMAGE);
-  engine.startWatch();
-  return engine;
+  return unitEngine(cluster, more);
 }
 
 function create(engine: Engine, name: string, body: CreateBody = {}): Promise<ContainerRecord> {

@@ -6,8 +6,9 @@ import { Engine } from '../../../../src/dockerapi/engine.js';
 import { inspectContainer, listItem } from '../../../../src/dockerapi/containers/container-view.js';
 import { imageListItem, inspectImage } from '../../../../src/dockerapi/images/image-view.js';
 import { FakeCluster } from '../fake-cluster.js';
+import { UNIT_IMAGE, unitEngine } from '../unit-engine.js';
 
-const IMAGE = 'localhost/berth/busybox:1';
+const IMAGE = UNIT_IMAGE;
 
 test('berth announces what dockerd 29.0 does: API 1.52, minimum 1.44', () => {
   assert.equal(API_VERSION, '1.52');
@@ -30,9 +31,7 @@ test('a minimum is a version between 1.24 and 1.52, refused otherwise with the r
 
 async function engineWithAliasedContainer(): Promise<{ engine: Engine; id: string }> {
   const cluster = new FakeCluster();
-  const engine = new Engine({ cluster, owner: 'unit', ttlSeconds: 600, publishAddress: '127.0.0.1', startTimeoutMs: 2000, allowPrivileged: false });
-  engine.images.pull(IMAGE);
-  engine.startWatch();
+  const engine = unitEngine(cluster);
   engine.networks.create({ Name: 'app' });
   const c = await engine.create('db', { Image: IMAGE, Cmd: ['sleep', '60'], NetworkingConfig: { EndpointsConfig: { app: { Aliases: ['postgres'] } } } });
   await engine.start('db');

@@ -9,9 +9,10 @@ import { pack } from 'tar-stream';
 import { Engine } from '../../../../src/dockerapi/engine.js';
 import { ImagePusher } from '../../../../src/registry/image-push.js';
 import { FakeCluster } from '../fake-cluster.js';
+import { UNIT_IMAGE, unitEngine } from '../unit-engine.js';
 import { startRegistry, type Registry } from '../../../e2e/catalog/servers.js';
 
-const IMAGE = 'localhost/berth/busybox:1';
+const IMAGE = UNIT_IMAGE;
 let registry: Registry;
 before(async () => {
   registry = await startRegistry({ deletes: true });
@@ -29,18 +30,7 @@ async function filesystemTar(): Promise<Buffer> {
 }
 
 function engineOn(cluster: FakeCluster, withRegistry: boolean): Engine {
-  const engine = new Engine({
-    cluster,
-    owner: 'unit',
-    ttlSeconds: 600,
-    publishAddress: '127.0.0.1',
-    startTimeoutMs: 2000,
-    allowPrivileged: false,
-    ...(withRegistry ? { imageOutlet: registryOutlet({ registry: registry.host, prefix: 'serve', plainHttp: false }, 600) } : {}),
-  });
-  engine.images.pull(IMAGE);
-  engine.startWatch();
-  return engine;
+  return unitEngine(cluster, withRegistry ? { imageOutlet: registryOutlet({ registry: registry.host, prefix: 'serve', plainHttp: false }, 600) } : {});
 }
 
 test('commit: the running container becomes an image pushed by digest; a container of it runs that digest; rmi deletes it', async () => {

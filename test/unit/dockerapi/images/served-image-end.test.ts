@@ -11,8 +11,9 @@ import { IMAGE_POD_COMPONENT, type ImageOutlet } from '../../../../src/dockerapi
 import type { Pod } from '../../../../src/dockerapi/cluster.js';
 import { LABEL_COMPONENT, ownershipLabels } from '../../../../src/runtime/pod-rules.js';
 import { FakeCluster } from '../fake-cluster.js';
+import { UNIT_IMAGE, unitEngine } from '../unit-engine.js';
 
-const IMAGE = 'localhost/berth/busybox:1';
+const IMAGE = UNIT_IMAGE;
 
 /** An outlet that "serves" each image from a pod named image-N, noting which it was asked to release. */
 function podsOutlet(): ImageOutlet & { released: string[] } {
@@ -49,17 +50,7 @@ async function engineWithCommit(): Promise<{ engine: Engine; cluster: FakeCluste
   const files = await buffer(tar);
   cluster.execAnswer = (call) => (call.argv.at(-1)?.includes('exec tar -c') ? { exitCode: 0, stdout: files } : { exitCode: 0 });
   const outlet = podsOutlet();
-  const engine = new Engine({
-    cluster,
-    owner: 'unit',
-    ttlSeconds: 600,
-    publishAddress: '127.0.0.1',
-    startTimeoutMs: 2000,
-    allowPrivileged: false,
-    imageOutlet: outlet,
-  });
-  engine.images.pull(IMAGE);
-  engine.startWatch();
+  const engine = unitEngine(cluster, { imageOutlet: outlet });
   const events: DockerEvent[] = [];
   engine.events.subscribe((e) => void events.push(e));
   await engine.create('c', { Image: IMAGE, Cmd: ['sleep', '60'] });
