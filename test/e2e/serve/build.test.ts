@@ -142,12 +142,19 @@ for (const kind of ['podman', 'berth'] as const) {
 }
 
 describe('berth serve --image-server: the images it builds and commits served from pods, no registry', () => {
-  test('docker build, run, a build FROM it, docker commit and run: each image a pod; docker rmi deletes its pod; nothing left at stop', async () => {
+  test('docker build, run, a build FROM it, docker commit and run: each image a pod; docker rmi deletes its pod; nothing left at stop', async (t) => {
+    // where the time goes (a run now and then takes four times the usual): each step's seconds in the log
+    let last = Date.now();
+    const lap = (step: string): void => {
+      t.diagnostic(`${step}: ${((Date.now() - last) / 1000).toFixed(1)} s`);
+      last = Date.now();
+    };
     const { registry } = readClusterState();
     const base = `${registry}/berth-e2e/busybox:1`;
     const pushed = await runCommand('podman', ['push', '--tls-verify=false', BUSYBOX, base], { timeoutMs: 120_000 });
     assert.equal(pushed.code, 0, pushed.stderr);
     await loadIntoNode(BUILDER, BERTH_IMAGE);
+    lap('base pushed, builder and berth images loaded');
     const namespace = await freshNamespace('serve-image-server');
     const instance = `${prefix}-served`;
     // the base comes from the dev cluster's registry, plain http: no push target says so now, --insecure-registry does
@@ -163,6 +170,7 @@ describe('berth serve --image-server: the images it builds and commits served fr
       // said at its start: it served a probe image from a pod and a node pulled it (its pods gone before it says so)
       await eventually('the check of the nodes', () => /pulled one|cannot pull|could not check/.test(said), { timeoutMs: 120_000 });
       assert.match(said, new RegExp(`^berth serve: images built and committed here are served from pods of ${BERTH_IMAGE}: node \\S+ pulled one$`, 'm'));
+      lap('berth serve started, its probe pulled');
       const tag = `localhost/${prefix}-served:1`;
       const built = await runCommand(
         'docker',
@@ -173,10 +181,12 @@ describe('berth serve --image-server: the images it builds and commits served fr
         },
       );
       assert.equal(built.code, 0, built.stderr + built.stdout);
+      lap('built');
       assert.equal(
         await engine.dockerOk(['run', '--rm', tag], { timeoutMs: 180_000 }),
         'built with a pod\nkept in the image\nDockerfile\nkept.txt\nBUILT=yes\n',
       );
+      lap('run from its pod');
       assert.equal((await imagePods()).length, 1, 'the built image is served by a pod of its own');
 
       // the builder pulls the base berth made from its pod (HTTPS, the pod's own certificate)
@@ -187,7 +197,9 @@ describe('berth serve --image-server: the images it builds and commits served fr
         timeoutMs: 300_000,
       });
       assert.equal(again.code, 0, again.stderr + again.stdout);
+      lap('built FROM it');
       assert.equal(await engine.dockerOk(['run', '--rm', onTop], { timeoutMs: 180_000 }), 'built with a pod\n');
+      lap('run');
 
       const c = `${prefix}-served-commit`;
       await engine.dockerOk(['run', '-d', '--name', c, BUSYBOX, 'sh', '-c', 'echo committed > /made; exec sleep 600']);
@@ -198,6 +210,7 @@ describe('berth serve --image-server: the images it builds and commits served fr
       const run = await engine.dockerOk(['run', '--rm', committed, 'sh', '-c', 'cat /made; echo "$FROM_COMMIT"'], { timeoutMs: 180_000 });
       assert.equal(run, 'committed\nyes\n');
       assert.equal((await imagePods()).length, 3);
+      lap('committed and run');
 
       await engine.dockerOk(['rmi', committed]);
       assert.equal((await imagePods()).length, 2, 'docker rmi deletes the pod that served the image');
@@ -218,6 +231,7 @@ describe('berth serve --image-server: the images it builds and commits served fr
         true,
         'the image of another pod stays',
       );
+      lap('rmi, and a pod deleted under berth');
     } finally {
       await stopAndCheckLeftovers(engine, namespace, instance);
     }
