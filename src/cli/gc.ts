@@ -21,7 +21,7 @@ export function gcCommand(): Command {
     .option('-A, --all-namespaces', 'every namespace')
     .option(
       '--image-registry <registry/prefix>',
-      "also the images berth pushed under PREFIX (berth task's and berth serve's --image-registry; http://REGISTRY/PREFIX for plain http) whose expiry tag (berth-expires-SECONDS) has passed; needs the registry's catalog (/v2/_catalog) and deletes enabled",
+      "also the images berth pushed under PREFIX (berth task's and berth serve's --image-registry; http://REGISTRY/PREFIX for plain http) whose expiry tag (berth-expires-UNIX_SECONDS) has passed; needs the registry's catalog (/v2/_catalog) and deletes enabled",
     )
     .option('--all', "also objects and images that have not expired yet (only berth's, by label or expiry tag)")
     .option('--dry-run', 'list what would be deleted, delete nothing')

@@ -124,7 +124,7 @@ export function serveCommand(): Command {
     )
     .option(
       '--image-server <image>',
-      "instead of a registry: serve each image docker build and docker commit make from a pod of IMAGE (the berth image, which runs `berth image-serve`), pulled by the nodes over HTTPS on the pod network (default: $BERTH_IMAGE_SERVER; `berth task target check --image-server` says whether a cluster's nodes can)",
+      "instead of a registry: serve each image docker build and docker commit make from a pod of IMAGE (the berth image, which runs `berth image-serve`), pulled by the nodes over HTTPS on the pod network without verifying the pod's certificate (containerd: _default/hosts.toml with skip_verify); at start berth serve checks that a node can and says so (default: $BERTH_IMAGE_SERVER)",
     )
     .option(
       '--builder-image <image>',

@@ -98,7 +98,7 @@ export function taskCommand(): Command {
           .argument('<plan-file>', 'a YAML file with plan: (a list of steps) and, for get/put, resource_types: and resources: (or just a list of steps)')
           .option('-i, --input <name=dir>', 'a local folder as the artifact NAME (repeatable)', collect('-i'), [])
           .option('-o, --output <name=dir>', 'download the artifact NAME into a local folder once the plan ended (repeatable)', collect('-o'), [])
-          .option('--image <ref>', 'run every task with this image instead of its image_resource (resource types keep theirs)')
+          .option('--image <ref>', 'run every task with this image instead of its image_resource (steps with image: ARTIFACT and resource types keep theirs)')
           .option(
             '--image-registry <registry/prefix>',
             `where a step's image: ARTIFACT is pushed (by digest, deleted when the plan ends) for its pod to pull (default: $${IMAGE_REGISTRY_ENV})`,

@@ -96,7 +96,7 @@ test('--help says what it is for', () => {
   const r = spawnSync(process.execPath, [main, 'image-serve', '--help'], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /Usage: berth image-serve \[options\] <dir>/);
-  assert.match(r.stdout.replace(/\s+/g, ' '), /run by berth in a pod to serve a step's image to the cluster's nodes/);
+  assert.match(r.stdout.replace(/\s+/g, ' '), /run by berth itself in the image pods of --image-server/);
   assert.match(r.stdout, /--port <n>.*\(default: "5443"\)/);
   assert.match(r.stdout, /--listen <address>.*IPv6 and IPv4/s);
 });
