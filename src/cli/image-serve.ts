@@ -1,6 +1,8 @@
 // `berth image-serve DIR`: run by berth in a pod, it serves the OCI image layout in DIR as a read-only registry
-// over HTTPS, so the cluster's nodes pull a step's image from POD_IP:PORT by digest. The certificate is made at
-// start and self-signed: nodes skip verification for such hosts, and a pull by digest is checked by content.
+// over HTTPS, so the cluster's nodes pull a step's image from POD_IP:PORT by digest. The certificate is the one
+// --cert names (berth issues it from the image CA the nodes trust, and sends it with the image), or else made at
+// start and self-signed, for nodes that skip verification (a pull by digest is still checked by content).
+import { readFileSync } from 'node:fs';
 import { networkInterfaces, type NetworkInterfaceInfo } from 'node:os';
 import { isIP, isIPv6 } from 'node:net';
 import { Command } from 'commander';
@@ -21,9 +23,11 @@ export function imageServeCommand(): Command {
     .argument('<dir>', 'an OCI image layout folder (oci-layout, index.json, blobs/sha256)')
     .option('--port <n>', 'port to listen on', String(DEFAULT_PORT))
     .option('--listen <address>', "address to listen on (default: every address of the pod's own network namespace, IPv6 and IPv4)")
-    .action(async (dir: string, o: { port: string; listen?: string }) => {
+    .option('--cert <file>', 'the certificate to present, PEM (with --key; default: a self-signed one made at start)')
+    .option('--key <file>', "the certificate's private key, PEM")
+    .action(async (dir: string, o: { port: string; listen?: string; cert?: string; key?: string }) => {
       try {
-        await serve(dir, o.listen, portOf(o.port));
+        await serve(dir, o.listen, portOf(o.port), certificateOf(o));
       } catch (err) {
         process.stderr.write(`${NAME}: ${(err as Error).message}\n`);
         process.exit(1);
@@ -31,14 +35,29 @@ export function imageServeCommand(): Command {
     });
 }
 
-async function serve(dir: string, listen: string | undefined, port: number): Promise<void> {
+/** The certificate given (--cert and --key, both or neither), or a self-signed one for this pod's addresses. */
+function certificateOf(o: { cert?: string; key?: string }): { cert: string; key: string } {
+  if (o.cert !== undefined || o.key !== undefined) {
+    if (o.cert === undefined || o.key === undefined) throw new Error('--cert and --key go together: give both, or neither for a self-signed certificate');
+    const read = (file: string, what: string): string => {
+      try {
+        return readFileSync(file, 'utf8');
+      } catch (err) {
+        throw new Error(`cannot read the ${what} ${file}: ${(err as Error).message}`, { cause: err });
+      }
+    };
+    return { cert: read(o.cert, 'certificate'), key: read(o.key, 'key') };
+  }
   const now = Date.now();
-  const { cert, key } = selfSignedCertificate({
+  return selfSignedCertificate({
     commonName: 'berth-image-server',
     ipAddresses: podAddresses(networkInterfaces(), process.env.POD_IP),
     notBefore: new Date(now - CLOCK_SKEW_MS),
     notAfter: new Date(now + VALIDITY_MS),
   });
+}
+
+async function serve(dir: string, listen: string | undefined, port: number, { cert, key }: { cert: string; key: string }): Promise<void> {
   const server = await serveImageLayout({
     dir,
     ...(listen ? { host: listen } : {}),

@@ -30,6 +30,7 @@ if (basename(process.argv[1] ?? '') === 'docker') {
     serve: async () => (await import('./serve.js')).serveCommand(),
     task: async () => (await import('./task.js')).taskCommand(),
     'image-serve': async () => (await import('./image-serve.js')).imageServeCommand(),
+    'image-ca': async () => (await import('./image-ca.js')).imageCaCommand(),
   };
   // `berth FACE ...` loads that face alone (a CI step or a function call pays for nothing else); anything else, all.
   for (const name of face && Object.hasOwn(faces, face) ? [face] : Object.keys(faces)) program.addCommand(await faces[name]());

@@ -1,6 +1,7 @@
 // `berth serve`: a Docker Engine API whose containers are pods (see docs/serve.md).
 import type { ProbeResult } from '../runtime/image-probe.js';
 import { podOutlet, registryOutlet, type ImageOutlet, type PodOutletOptions } from '../dockerapi/images/image-outlet.js';
+import { certificateIssuer, readImageCa } from '../registry/image-ca.js';
 import { helperImageOf } from '../runtime/plan.js';
 import { randomBytes } from 'node:crypto';
 import { Command } from 'commander';
@@ -124,7 +125,11 @@ export function serveCommand(): Command {
     )
     .option(
       '--image-server <image>',
-      "instead of a registry: serve each image docker build and docker commit make from a pod of IMAGE (the berth image, which runs `berth image-serve`), pulled by the nodes over HTTPS on the pod network without verifying the pod's certificate (containerd: _default/hosts.toml with skip_verify); at start berth serve checks that a node can and says so (default: $BERTH_IMAGE_SERVER)",
+      "instead of a registry: serve each image docker build and docker commit make from a pod of IMAGE (the berth image, which runs `berth image-serve`), pulled by the nodes over HTTPS on the pod network, trusting --image-server-ca or without verifying the pod's certificate (containerd: _default/hosts.toml with skip_verify); at start berth serve checks that a node can and says so (default: $BERTH_IMAGE_SERVER)",
+    )
+    .option(
+      '--image-server-ca <dir>',
+      "the image CA the nodes trust (tls.crt and tls.key, as `berth image-ca DIR` makes them or a kubernetes.io/tls Secret mounts them): each image pod presents a certificate it issues for the pod's address (default: $BERTH_IMAGE_SERVER_CA)",
     )
     .option(
       '--builder-image <image>',
@@ -167,6 +172,9 @@ export function serveCommand(): Command {
     // a flag wins over $BERTH_IMAGE_SERVER, as over every variable
     const imageServer = (o.imageServer as string | undefined) ?? (o.imageRegistry ? undefined : process.env.BERTH_IMAGE_SERVER || undefined);
     if (imageRegistry && imageServer) throw new Error('--image-registry and --image-server are two places for the images berth makes: give one');
+    const caDir = (o.imageServerCa as string | undefined) ?? (process.env.BERTH_IMAGE_SERVER_CA || undefined);
+    if (o.imageServerCa && !imageServer) throw new Error('--image-server-ca signs the certificates of --image-server pods: give --image-server too');
+    const imageCa = caDir && imageServer ? readImageCa(caDir, o.imageServerCa ? '--image-server-ca' : '$BERTH_IMAGE_SERVER_CA') : undefined;
     await checkListenerSecurity(listeners, { tls, token });
     const { client, source } = connect({ kubeconfig: o.kubeconfig, context: o.context, namespace: o.namespace });
     const { kc, namespace } = client;
@@ -188,6 +196,7 @@ export function serveCommand(): Command {
       startTimeoutSeconds: Number(o.startTimeout),
       helperImage: helperImageOf((o.helperImage as string | undefined) ?? process.env.BERTH_HELPER_IMAGE),
       ...(podTemplate ? { template: podTemplate } : {}),
+      ...(imageCa ? { certificate: certificateIssuer(imageCa, Number(o.ttl)) } : {}),
     });
     const engine = new Engine({
       cluster,

@@ -1,4 +1,6 @@
 // `berth task target ...`: where task steps run (see docs/task.md, "Targets").
+import { IMAGE_SERVER_CA_HELP, imageServerCaOf } from './image-server-ca.js';
+import { IMAGE_SERVER_CA_ENV } from '../task/step-image-pod.js';
 import { Command } from 'commander';
 import { checkTarget, collectTaskObjects } from '../task/target-ops.js';
 import { findTarget, readTargets, targetsFile, updateTargets, type Target } from '../task/target-store.js';
@@ -56,10 +58,15 @@ export function targetCommand(): Command {
         '--image-server <image>',
         "also serve a tiny step image from a pod of IMAGE (the berth image), as `plan run --image-server` does, and have a node pull it: says whether the target's nodes can",
       )
-      .action(async (name: string, opts: { imageServer?: string }) => {
+      .option('--image-server-ca <dir>', `with --image-server: ${IMAGE_SERVER_CA_HELP} (default: $${IMAGE_SERVER_CA_ENV})`)
+      .action(async (name: string, opts: { imageServer?: string; imageServerCa?: string }) => {
         await report(async () => {
           const t = findTarget(readTargets(file()), name, file());
-          const { lines, problems } = await checkTarget(t, process.env, opts);
+          const ca = opts.imageServer ? imageServerCaOf(opts, process.env) : undefined;
+          const { lines, problems } = await checkTarget(t, process.env, {
+            ...(opts.imageServer ? { imageServer: opts.imageServer } : {}),
+            ...(ca ? { imageServerCa: ca } : {}),
+          });
           for (const l of lines) process.stdout.write(`${l}\n`);
           for (const p of problems) process.stderr.write(`berth task target check: ${p}\n`);
           process.stdout.write(problems.length ? `target ${name} is not ready\n` : `target ${name} is ready\n`);

@@ -19,7 +19,9 @@ interface CacheFlags {
 import { ARTIFACT_MODES, ARTIFACTS_ENV, artifactMode, DEFAULT_ARTIFACT_MODE } from '../task/artifacts.js';
 import { taskErrorText } from '../task/error-text.js';
 import { IMAGE_REGISTRY_ENV, parseImageRegistry, type ImageRegistry } from '../task/step-image.js';
-import { IMAGE_SERVER_ENV } from '../task/step-image-pod.js';
+import { IMAGE_SERVER_CA_ENV, IMAGE_SERVER_ENV } from '../task/step-image-pod.js';
+import type { ImageCa } from '../registry/image-ca.js';
+import { IMAGE_SERVER_CA_HELP, imageServerCaOf } from './image-server-ca.js';
 
 const collect = (flag: string) => (value: string, previous: Mapping[]) => {
   try {
@@ -107,6 +109,7 @@ export function taskCommand(): Command {
             '--image-server <image>',
             `instead of a registry: serve a step's image: ARTIFACT from a pod of IMAGE (the berth image, which runs \`berth image-serve\`) that the nodes pull from over HTTPS on the pod network (default: $${IMAGE_SERVER_ENV})`,
           )
+          .option('--image-server-ca <dir>', `${IMAGE_SERVER_CA_HELP} (default: $${IMAGE_SERVER_CA_ENV})`)
           .option(
             '--artifacts <mode>',
             `how outputs pass to later steps: ${ARTIFACT_MODES.join(' (pod to pod) or ')} (read into berth, streamed into the next pod) (default: $${ARTIFACTS_ENV}, else ${DEFAULT_ARTIFACT_MODE})`,
@@ -118,7 +121,15 @@ export function taskCommand(): Command {
           .action(
             async (
               planFile: string,
-              opts: { input: Mapping[]; output: Mapping[]; image?: string; imageRegistry?: string; imageServer?: string; artifacts?: string } & ClusterFlags,
+              opts: {
+                input: Mapping[];
+                output: Mapping[];
+                image?: string;
+                imageRegistry?: string;
+                imageServer?: string;
+                imageServerCa?: string;
+                artifacts?: string;
+              } & ClusterFlags,
             ) => {
               await runWithSignals(opts, (env, signal, target, ledger) =>
                 runPlan({
@@ -199,12 +210,17 @@ async function runWithSignals(
  * flag wins over both variables); none when nothing is given. Both of a kind are refused by runPlan.
  */
 function stepImageSourceOf(
-  flags: { imageRegistry?: string; imageServer?: string },
+  flags: { imageRegistry?: string; imageServer?: string; imageServerCa?: string },
   env: NodeJS.ProcessEnv,
-): { imageRegistry?: ImageRegistry; imageServer?: string } {
+): { imageRegistry?: ImageRegistry; imageServer?: string; imageServerCa?: ImageCa } {
   const fromFlags = flags.imageRegistry !== undefined || flags.imageServer !== undefined;
   const registry = fromFlags ? flags.imageRegistry : env[IMAGE_REGISTRY_ENV]?.trim() || undefined;
   const server = fromFlags ? flags.imageServer : env[IMAGE_SERVER_ENV]?.trim() || undefined;
   const source = flags.imageRegistry !== undefined ? '--image-registry' : `$${IMAGE_REGISTRY_ENV}`;
-  return { ...(registry ? { imageRegistry: parseImageRegistry(registry, source) } : {}), ...(server ? { imageServer: server } : {}) };
+  const ca = server ? imageServerCaOf(flags, env) : undefined;
+  return {
+    ...(registry ? { imageRegistry: parseImageRegistry(registry, source) } : {}),
+    ...(server ? { imageServer: server } : {}),
+    ...(ca ? { imageServerCa: ca } : {}),
+  };
 }

@@ -16,6 +16,11 @@ export const IMAGE_SERVER_CONTAINER = 'server';
 export const IMAGE_SERVER_PORT = 5443;
 export const imageFeed: FeedPlan = { container: IMAGE_FEED_CONTAINER, marker: '.berth-image-complete' };
 const IMAGE_DIR = '/image';
+/**
+ * Where an issued certificate and its key arrive with the image (a CA's, --image-server-ca): beside the layout, whose
+ * server builds paths only from digests, so it never serves them.
+ */
+export const IMAGE_TLS_FILES = { dir: '.berth-tls', cert: '.berth-tls/tls.crt', key: '.berth-tls/tls.key' };
 const IMAGE_VOLUME = 'image';
 /** The berth image's own user (images/berth/Containerfile): the layout is unpacked as it, and served by it. */
 const BERTH_USER = { uid: 65532, gid: 65532 };
@@ -38,7 +43,9 @@ export function imagePodName(runId: string): string {
   return `image-${runId}`;
 }
 
-export function planImagePod(ctx: ImagePodContext): V1Pod {
+/** `certificateInFeed`: the server presents the certificate sent with the image, not one it makes itself. */
+export function planImagePod(ctx: ImagePodContext, certificateInFeed = false): V1Pod {
+  const tls = certificateInFeed ? ['--cert', `${IMAGE_DIR}/${IMAGE_TLS_FILES.cert}`, '--key', `${IMAGE_DIR}/${IMAGE_TLS_FILES.key}`] : [];
   const mount = { name: IMAGE_VOLUME, mountPath: IMAGE_DIR };
   return {
     apiVersion: 'v1',
@@ -68,7 +75,7 @@ export function planImagePod(ctx: ImagePodContext): V1Pod {
           name: IMAGE_SERVER_CONTAINER,
           image: ctx.serverImage,
           imagePullPolicy: 'IfNotPresent',
-          command: ['berth', 'image-serve', IMAGE_DIR, '--port', String(IMAGE_SERVER_PORT)],
+          command: ['berth', 'image-serve', IMAGE_DIR, '--port', String(IMAGE_SERVER_PORT), ...tls],
           env: [{ name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }],
           ports: [{ name: 'registry', containerPort: IMAGE_SERVER_PORT, protocol: 'TCP' }],
           // Ready once it answers: the step's pod is created only then, so its node's first pull finds it.

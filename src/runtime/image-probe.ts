@@ -7,7 +7,7 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { FeedContent } from './feed-tar.js';
-import { serveImage, type ImageServingCluster } from './image-serving.js';
+import { serveImage, type CertificateIssuer, type ImageServingCluster } from './image-serving.js';
 import type { ImagePodContext } from './image-pod.js';
 import { LABEL_RUN, rfc3339 } from './plan.js';
 import { viewContainer } from './pod-status.js';
@@ -20,6 +20,10 @@ import type { PodTemplateSource } from './workload.js';
 const PROBE_CONTAINER = 'probe';
 /** The kubelet's reasons for a container whose image it could not pull: anything else came after the image arrived. */
 const PULL_FAILED: ReadonlySet<string> = new Set(['ErrImagePull', 'ImagePullBackOff']);
+const NODES_NEED =
+  '--image-server needs nodes that reach pod addresses and pull over HTTPS from hosts without a hosts.toml of their own, ' +
+  'trusting the image CA that --image-server-ca names (containerd: ca = its tls.crt, in the _default folder of the registry config_path) ' +
+  'or without verifying the certificate (skip_verify = true there); else use --image-registry';
 
 export interface ImageProbe {
   cluster: ImageServingCluster;
@@ -32,6 +36,8 @@ export interface ImageProbe {
   startTimeoutSeconds: number;
   /** Laid under the image pod and the probe pod, as under the pods the probe stands for. */
   template?: PodTemplateSource;
+  /** The server's certificate from the image CA, as the images the probe stands for get theirs. */
+  certificate?: CertificateIssuer;
 }
 
 /** A node pulled the served image (which one), or why none did and what the nodes need. */
@@ -49,6 +55,7 @@ export async function probeServedImages(p: ImageProbe): Promise<ProbeResult> {
     layout: p.image.layout,
     startTimeoutSeconds: p.startTimeoutSeconds,
     ...(p.template ? { template: p.template } : {}),
+    ...(p.certificate ? { certificate: p.certificate } : {}),
   });
   try {
     return await pullInPod(p, served.reference);
@@ -73,7 +80,7 @@ async function pullInPod(p: ImageProbe, reference: string): Promise<ProbeResult>
     if (waiting?.reason && PULL_FAILED.has(waiting.reason))
       return {
         pulled: false,
-        why: `the nodes cannot pull an image served from a pod: ${waiting.reason} for ${reference}${waiting.message ? ` (${waiting.message})` : ''}; --image-server needs nodes that reach pod addresses and pull from hosts without a hosts.toml of their own over HTTPS without verifying the certificate (containerd: skip_verify = true in the _default folder of the registry config_path); else use --image-registry`,
+        why: `the nodes cannot pull an image served from a pod: ${waiting.reason} for ${reference}${waiting.message ? ` (${waiting.message})` : ''}; ${NODES_NEED}`,
       };
     return { pulled: true, node: ended.spec?.nodeName ?? 'a node' };
   } finally {

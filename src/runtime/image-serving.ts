@@ -11,6 +11,7 @@ import type { FeedContent } from './feed-tar.js';
 import {
   IMAGE_FEED_CONTAINER,
   IMAGE_SERVER_CONTAINER,
+  IMAGE_TLS_FILES,
   imageFeed,
   imagePodName,
   planImagePod,
@@ -53,9 +54,17 @@ export interface ImageServing {
   startTimeoutSeconds: number;
   /** The face's pod template (a target's, berth serve's): its node selector, tolerations and pull secrets apply. */
   template?: PodTemplateSource;
+  /**
+   * Issues the server's certificate for the pod's addresses, once it has them (an image CA the nodes trust,
+   * --image-server-ca); without it the server makes a self-signed one, for nodes that skip verification.
+   */
+  certificate?: CertificateIssuer;
   book?: PodBook;
   signal?: AbortSignal;
 }
+
+/** A certificate (and its key, PEM) for a server at these addresses. */
+export type CertificateIssuer = (ipAddresses: string[]) => { cert: string; key: string };
 
 export interface ServedImage {
   reference: string;
@@ -79,7 +88,7 @@ export async function serveImage(o: ImageServing): Promise<ServedImage> {
   o.signal?.addEventListener('abort', stopWatch, { once: true });
   try {
     o.book?.created(name);
-    await cluster.createPod(layPodTemplate(planImagePod(o.pod), o.template));
+    await cluster.createPod(layPodTemplate(planImagePod(o.pod, o.certificate !== undefined), o.template));
     const tracker = new PodTracker(cluster, name, watching.signal, noTrace);
     const deadline = Date.now() + o.startTimeoutSeconds * 1000;
     await feedImage(o, tracker, name, deadline);
@@ -113,15 +122,33 @@ async function feedImage(o: ImageServing, tracker: PodTracker, name: string, dea
       `${started.message} (the helper image copies the image into its pod: name one with sh and tar, BERTH_HELPER_IMAGE or berth serve's --helper-image)`,
     );
   if (started.state !== 'running') throw new Error(`pod ${name}: the image's receiver ended before the image was sent`);
+  const content = o.certificate ? withCertificate(o.layout, o.certificate(await podAddresses(tracker, name, deadline))) : o.layout;
   const result = await sendFeed({
     cluster: o.cluster,
     pod: name,
     plan: imageFeed,
-    content: o.layout,
+    content,
     ended: async () => receiver(await tracker.until((q) => isTerminal(receiver(q)), deadline + FEED_END_GRACE_MS, 'the copy of the image did not finish')),
     ...(o.signal ? { signal: o.signal } : {}),
   });
   if (!result.delivered) throw new Error(`the image could not be copied into pod ${name}: ${result.why}`);
+}
+
+/** The pod's addresses (each of a dual-stack pod's), which its certificate names. */
+async function podAddresses(tracker: PodTracker, name: string, deadline: number): Promise<string[]> {
+  const pod = await tracker.until((q) => Boolean(q.status?.podIP), deadline, `pod ${name} got no address`);
+  const all = (pod.status?.podIPs ?? []).map((p) => p.ip).filter((ip): ip is string => Boolean(ip));
+  return [...new Set([pod.status!.podIP!, ...all])];
+}
+
+/** The certificate and its key (readable by the server's user only) ahead of the layout. */
+function withCertificate(layout: FeedContent, tls: { cert: string; key: string }): FeedContent {
+  return async (add) => {
+    await add({ name: IMAGE_TLS_FILES.dir, type: 'directory', mode: 0o700 });
+    await add({ name: IMAGE_TLS_FILES.cert, mode: 0o644 }, Buffer.from(tls.cert));
+    await add({ name: IMAGE_TLS_FILES.key, mode: 0o600 }, Buffer.from(tls.key));
+    await layout(add);
+  };
 }
 
 async function serverFailure(o: ImageServing, name: string, view: ContainerView): Promise<string> {

@@ -26,6 +26,7 @@ import type { ConnectTask } from './task-cluster.js';
 import { taskErrorText } from './error-text.js';
 import { IMAGE_REGISTRY_ENV, pushStepImage, withStepImage, type ImageRegistry } from './step-image.js';
 import { IMAGE_SERVER_ENV, serveStepImage } from './step-image-pod.js';
+import { certificateIssuer, type ImageCa } from '../registry/image-ca.js';
 import type { OwnImage } from '../registry/push-target.js';
 import { helperImageOf } from '../runtime/plan.js';
 import { loadPodTemplate } from '../runtime/pod-template.js';
@@ -59,6 +60,8 @@ export interface PlanRunOptions {
   imageRegistry?: ImageRegistry;
   /** Or the berth image whose pods serve them (step-image-pod.ts). */
   imageServer?: string;
+  /** The image CA whose certificates those pods present (--image-server-ca). */
+  imageServerCa?: ImageCa;
 }
 
 export async function runPlan(o: PlanRunOptions): Promise<number> {
@@ -264,6 +267,7 @@ class PlanRunner {
         target: target?.name ?? context,
         startTimeoutSeconds: settings.startTimeoutSeconds,
         ...(template ? { template } : {}),
+        ...(this.o.imageServerCa ? { certificate: certificateIssuer(this.o.imageServerCa, settings.ttlSeconds) } : {}),
         ...(this.o.ledger ? { ledger: this.o.ledger } : {}),
         signal,
       }),

@@ -6,7 +6,7 @@
 import { servedLayout } from '../registry/layout-entries.js';
 import type { AssembledImage } from '../registry/oci-image.js';
 import { repositoryComponent, type OwnImage } from '../registry/push-target.js';
-import { serveImage, type ImageServingCluster } from '../runtime/image-serving.js';
+import { serveImage, type CertificateIssuer, type ImageServingCluster } from '../runtime/image-serving.js';
 import type { ImagePodContext } from '../runtime/image-pod.js';
 import { LABEL_COMPONENT } from '../runtime/pod-rules.js';
 import type { PodTemplateSource } from '../runtime/workload.js';
@@ -14,6 +14,7 @@ import type { Ledger } from './ledger.js';
 import { LABEL_STEP, LABEL_TARGET, labelValue } from './pod-plan.js';
 
 export const IMAGE_SERVER_ENV = 'BERTH_TASK_IMAGE_SERVER';
+export const IMAGE_SERVER_CA_ENV = 'BERTH_TASK_IMAGE_SERVER_CA';
 
 export interface StepImagePod {
   cluster: ImageServingCluster;
@@ -25,6 +26,8 @@ export interface StepImagePod {
   startTimeoutSeconds: number;
   /** The target's pod template, as under the step's own pod. */
   template?: PodTemplateSource;
+  /** --image-server-ca: the pod's certificate, issued for its address. */
+  certificate?: CertificateIssuer;
   ledger?: Ledger;
   signal?: AbortSignal;
 }
@@ -41,6 +44,7 @@ export function serveStepImage(o: StepImagePod): Promise<OwnImage> {
     ...servedLayout(o.image),
     startTimeoutSeconds: o.startTimeoutSeconds,
     ...(o.template ? { template: o.template } : {}),
+    ...(o.certificate ? { certificate: o.certificate } : {}),
     ...(o.ledger
       ? {
           book: {

@@ -11,6 +11,7 @@ import { ClusterClient } from '../kube/client.js';
 import { CACHE_COMPONENT, LABEL_TARGET, labelValue } from './caches.js';
 import { randomBytes } from 'node:crypto';
 import { servedLayout } from '../registry/layout-entries.js';
+import { certificateIssuer, type ImageCa } from '../registry/image-ca.js';
 import { PROBE_FILE, withProbeImage } from '../registry/probe-image.js';
 import { LABEL_COMPONENT } from '../runtime/pod-rules.js';
 import { probeSeconds, probeServedImages, type ProbeResult } from '../runtime/image-probe.js';
@@ -33,7 +34,7 @@ export interface CheckOutcome {
  * Reachability, the pod template, then every permission, each asked with a SelfSubjectAccessReview; with
  * `imageServer`, whether the nodes pull a step image served from a pod of it (runtime/image-probe.ts).
  */
-export async function checkTarget(t: Target, env: NodeJS.ProcessEnv, o: { imageServer?: string } = {}): Promise<CheckOutcome> {
+export async function checkTarget(t: Target, env: NodeJS.ProcessEnv, o: { imageServer?: string; imageServerCa?: ImageCa } = {}): Promise<CheckOutcome> {
   const { kc, namespace } = connectTarget(t, env);
   const kube = new ClusterClient(kc, namespace);
   const lines = [`target ${t.name}: context ${t.context}, namespace ${namespace}, server ${kube.server}${t.landed ? ' (landed)' : ''}`];
@@ -69,7 +70,7 @@ export async function checkTarget(t: Target, env: NodeJS.ProcessEnv, o: { imageS
   problems.push(...report.problems);
   if (o.imageServer && report.problems.length) lines.push(`step images served from pods of ${o.imageServer}: not checked (the permissions above first)`);
   else if (o.imageServer) {
-    const probe = await probeImageServing(kube, o.imageServer, t, env).catch((err: Error): ProbeResult => ({
+    const probe = await probeImageServing(kube, o.imageServer, o.imageServerCa, t, env).catch((err: Error): ProbeResult => ({
       pulled: false,
       why: `the step image probe failed: ${err.message}`,
     }));
@@ -79,7 +80,7 @@ export async function checkTarget(t: Target, env: NodeJS.ProcessEnv, o: { imageS
   return { lines, problems };
 }
 
-async function probeImageServing(kube: ClusterClient, serverImage: string, t: Target, env: NodeJS.ProcessEnv): Promise<ProbeResult> {
+async function probeImageServing(kube: ClusterClient, serverImage: string, ca: ImageCa | undefined, t: Target, env: NodeJS.ProcessEnv): Promise<ProbeResult> {
   const settings = loadRunSettings(env);
   const labels = { [LABEL_COMPONENT]: 'task', [LABEL_TARGET]: labelValue(t.name) };
   const template = t.podTemplate ? await loadPodTemplate(t.podTemplate, (n) => kube.readPodTemplate(n), `target ${t.name}`) : undefined;
@@ -101,6 +102,7 @@ async function probeImageServing(kube: ClusterClient, serverImage: string, t: Ta
       command: PROBE_FILE,
       startTimeoutSeconds: settings.startTimeoutSeconds,
       ...(template ? { template } : {}),
+      ...(ca ? { certificate: certificateIssuer(ca, probeSeconds(settings.startTimeoutSeconds)) } : {}),
     }),
   );
 }

@@ -13,7 +13,7 @@ import { probeSeconds, probeServedImages, type ProbeResult } from '../../runtime
 import type { ImagePodContext } from '../../runtime/image-pod.js';
 import { LABEL_COMPONENT } from '../../runtime/pod-rules.js';
 import type { PodTemplateSource } from '../../runtime/workload.js';
-import { serveImage, type ImageServingCluster } from '../../runtime/image-serving.js';
+import { serveImage, type CertificateIssuer, type ImageServingCluster } from '../../runtime/image-serving.js';
 
 export interface ImageOutlet {
   /** Where images go, in an error's words: `registry.example.com`, `a pod of IMAGE`. */
@@ -43,6 +43,8 @@ export interface PodOutletOptions {
   startTimeoutSeconds: number;
   /** berth serve's --pod-template (with what --inherit-pod-settings adds): laid under its image pods too. */
   template?: PodTemplateSource;
+  /** --image-server-ca: each image pod's certificate, issued for its address. */
+  certificate?: CertificateIssuer;
 }
 
 /** The label of berth serve's image pods: no container's, so the pod watch and recovery pass them by. */
@@ -60,6 +62,8 @@ export function podOutlet(o: PodOutletOptions): ImageOutlet {
     labels: { [LABEL_COMPONENT]: IMAGE_POD_COMPONENT },
     annotations,
   });
+  // as the images are served, so is the probe: under the template, with the CA's certificate
+  const served = { ...(o.template ? { template: o.template } : {}), ...(o.certificate ? { certificate: o.certificate } : {}) };
   return {
     where: `a pod of ${o.serverImage}`,
     put: (name, image) =>
@@ -69,7 +73,7 @@ export function podOutlet(o: PodOutletOptions): ImageOutlet {
         repository: `berth/${repositoryComponent(name)}`,
         ...servedLayout(image),
         startTimeoutSeconds: o.startTimeoutSeconds,
-        ...(o.template ? { template: o.template } : {}),
+        ...served,
       }),
     // a pod's certificate is its own: its images are pulled without verifying it (by digest, which the puller checks)
     insecureHosts: (refs) => [...new Set(refs.map((ref) => ref.slice(0, ref.indexOf('/'))))],
@@ -81,7 +85,7 @@ export function podOutlet(o: PodOutletOptions): ImageOutlet {
           image: servedLayout(image),
           command: PROBE_FILE,
           startTimeoutSeconds: o.startTimeoutSeconds,
-          ...(o.template ? { template: o.template } : {}),
+          ...served,
         }),
       ),
   };

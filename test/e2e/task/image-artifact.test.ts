@@ -4,12 +4,12 @@
 // step's pod from that digest, and deletes the image at the end.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { berthCli, BUSYBOX, contextFor, readClusterState } from '../harness/cluster.js';
-import { MACHINE } from '../../../src/devcluster/layout.js';
 import { BERTH_IMAGE } from '../incluster/recipes-env.js';
+import { OTHER_HOSTS_DIR, withNodeTrustingOnly } from '../harness/node-trust.js';
 import { runCommand, setUpTask, tempTree, TASK_USER, type TaskEnv } from './task-env.js';
 
 /** A first step that writes a root filesystem of its own (its static busybox, a file) and metadata.json's env. */
@@ -211,7 +211,7 @@ describe('berth task plan run: a step whose image is an artifact', () => {
       const home = tempTree({});
       const env = { ...t.env({ XDG_CONFIG_HOME: home.dir }) };
       const berth = (args: string[]) => runCommand(process.execPath, [berthCli, 'task', 'target', ...args], { env, timeoutMs: 180_000 });
-      const otherHosts = join(MACHINE.varLib, 'containerd-hosts', '_default');
+      const otherHosts = OTHER_HOSTS_DIR;
       try {
         const add = await berth(['add', 'probe', '--kubeconfig', String(env.KUBECONFIG), '--context', contextFor(TASK_USER), '-n', t.namespace]);
         assert.equal(add.code, 0, add.stderr);
@@ -233,6 +233,44 @@ describe('berth task plan run: a step whose image is an artifact', () => {
         home.remove();
       }
       assert.deepEqual(await t.leftovers(), [], 'the probe pods are deleted');
+    });
+
+    it('nodes that trust only an image CA (berth image-ca): a self-signed server is refused by certificate, one whose certificate the CA issued (--image-server-ca) serves the step', async () => {
+      const home = tempTree({});
+      const env = { ...t.env({ XDG_CONFIG_HOME: home.dir }) };
+      const berth = (args: string[]) => runCommand(process.execPath, [berthCli, ...args], { env, timeoutMs: 180_000 });
+      const caDir = join(home.dir, 'image-ca');
+      try {
+        const made = await berth(['image-ca', caDir, '--ip-range', '10.244.0.0/16']);
+        assert.equal(made.code, 0, made.stderr);
+        await withNodeTrustingOnly(readFileSync(join(caDir, 'tls.crt'), 'utf8'), async () => {
+          const add = await berth([
+            'task',
+            'target',
+            'add',
+            'trust',
+            '--kubeconfig',
+            String(env.KUBECONFIG),
+            '--context',
+            contextFor(TASK_USER),
+            '-n',
+            t.namespace,
+          ]);
+          assert.equal(add.code, 0, add.stderr);
+          const selfSigned = await berth(['task', 'target', 'check', 'trust', '--image-server', BERTH_IMAGE]);
+          assert.equal(selfSigned.code, 1, selfSigned.stdout);
+          assert.match(selfSigned.stderr, /the nodes cannot pull an image served from a pod: (ErrImagePull|ImagePullBackOff) for .*(x509|certificate)/);
+          const issued = await berth(['task', 'target', 'check', 'trust', '--image-server', BERTH_IMAGE, '--image-server-ca', caDir]);
+          assert.equal(issued.code, 0, issued.stderr);
+          assert.match(issued.stdout, new RegExp(`^step images served from pods of ${BERTH_IMAGE}: node \\S+ pulled one$`, 'm'));
+          const r = await plan([planFile('rootfs-ca.yml', ROOTFS_PLAN)], [...served, '--image-server-ca', caDir]);
+          assert.equal(r.code, 0, r.stderr);
+          assert.equal(r.stdout, 'made in step one\nfrom the metadata\n');
+        });
+      } finally {
+        home.remove();
+      }
+      assert.deepEqual(await t.leftovers(), [], 'the probe and image pods are deleted');
     });
   });
 });

@@ -12,6 +12,8 @@ import { podAddresses } from '../../../src/cli/image-serve.js';
 import { writeOciLayout } from '../../../src/registry/layout-entries.js';
 import { folderWriter, layeredImage } from '../registry/image-fixtures.js';
 import { scratchDir } from '../../util/scratch.js';
+import { writeFileSync } from 'node:fs';
+import { issueServerCertificate, makeImageCa } from '../../../src/registry/image-ca.js';
 
 const main = path.join(import.meta.dirname, '../../../src/cli/main.js');
 
@@ -71,6 +73,36 @@ test('it says what it serves, serves it with a certificate naming $POD_IP for 7 
   assert.equal(code, 0, stderr);
   assert.match(stderr, new RegExp(`^berth image-serve: GET /v2/step/manifests/${digest} 200$`, 'm'));
 });
+
+test(
+  '--cert and --key: it presents the certificate the image CA issued, which a client trusting only that CA accepts; one without the other is refused',
+  { timeout: 30_000 },
+  async () => {
+    const { dir, digest } = await layout();
+    const ca = makeImageCa({ ipRanges: ['127.0.0.0/8'], notAfter: new Date(Date.now() + 3600_000) });
+    const issued = issueServerCertificate(ca, { ipAddresses: ['127.0.0.1'], notAfter: new Date(Date.now() + 600_000) });
+    const tls = scratchDir('berth-image-serve-tls-');
+    writeFileSync(path.join(tls, 'tls.crt'), issued.cert);
+    writeFileSync(path.join(tls, 'tls.key'), issued.key, { mode: 0o600 });
+    const child = berth(['image-serve', dir, '--listen', '127.0.0.1', '--port', '0', '--cert', path.join(tls, 'tls.crt'), '--key', path.join(tls, 'tls.key')]);
+    const port = Number(/:(\d+)$/.exec(await firstLine(child))?.[1]);
+    try {
+      const status = await new Promise<number>((resolve, reject) =>
+        https
+          .get({ host: '127.0.0.1', port, path: `/v2/step/manifests/${digest}`, ca: ca.cert, agent: false }, (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          })
+          .on('error', reject),
+      );
+      assert.equal(status, 200, 'verified against the CA alone, for the address');
+    } finally {
+      child.kill('SIGTERM');
+    }
+    const half = await exited(berth(['image-serve', dir, '--port', '0', '--cert', path.join(tls, 'tls.crt')]));
+    assert.deepEqual([half.code, half.stderr], [1, 'berth image-serve: --cert and --key go together: give both, or neither for a self-signed certificate\n']);
+  },
+);
 
 test('a folder that is no image layout, or a port in use: one line on stderr, exit 1', { timeout: 30_000 }, async () => {
   const missing = path.join(scratchDir('berth-none-'), 'layout');

@@ -8,7 +8,8 @@ import { test } from 'node:test';
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import type { FeedSession } from '../../../src/runtime/file-feed.js';
 import { IMAGE_FEED_CONTAINER, IMAGE_SERVER_CONTAINER, type ImagePodContext } from '../../../src/runtime/image-pod.js';
-import { serveImage, type ImageServingCluster } from '../../../src/runtime/image-serving.js';
+import { serveImage, type CertificateIssuer, type ImageServingCluster } from '../../../src/runtime/image-serving.js';
+import { extract } from 'tar-stream';
 
 const DIGEST = `sha256:${'c'.repeat(64)}`;
 
@@ -25,8 +26,11 @@ class FakeCluster implements ImageServingCluster {
 
   constructor(private readonly fate: ServerFate & { receiverExit?: number }) {}
 
+  created: V1Pod | undefined;
+
   async createPod(pod: V1Pod): Promise<V1Pod> {
     this.calls.push(`create ${pod.metadata?.name}`);
+    this.created = pod;
     this.pod = { ...structuredClone(pod), status: { phase: 'Pending', podIP: '10.244.0.9' } };
     setImmediate(() => this.set({ initContainerStatuses: [status(IMAGE_FEED_CONTAINER, { running: { startedAt: new Date() } })] }));
     return pod;
@@ -93,7 +97,7 @@ const pod: ImagePodContext = {
   annotations: {},
 };
 
-const serve = (cluster: FakeCluster) =>
+const serve = (cluster: FakeCluster, certificate?: CertificateIssuer) =>
   serveImage({
     cluster,
     pod,
@@ -101,7 +105,46 @@ const serve = (cluster: FakeCluster) =>
     digest: DIGEST,
     layout: async (add) => add({ name: 'index.json', type: 'file' }, Buffer.from('{}')),
     startTimeoutSeconds: 5,
+    ...(certificate ? { certificate } : {}),
   });
+
+/** The entries of a tar, with their modes, in order. */
+async function tarEntries(tar: Buffer): Promise<Array<{ name: string; mode: number; body: string }>> {
+  const out: Array<{ name: string; mode: number; body: string }> = [];
+  const ex = extract();
+  ex.on('entry', (header, stream, next) => {
+    void buffer(stream).then((b) => {
+      out.push({ name: header.name, mode: header.mode ?? 0, body: b.toString() });
+      next();
+    });
+  });
+  const done = new Promise<void>((resolve, reject) => ex.on('finish', () => resolve()).on('error', reject));
+  ex.end(tar);
+  await done;
+  return out;
+}
+
+test('with an image CA: the certificate issued for the pod address and its key arrive ahead of the layout, the key for the server alone, and the server presents them', async () => {
+  const cluster = new FakeCluster({ ready: true });
+  const asked: string[][] = [];
+  const served = await serve(cluster, (ips) => (asked.push(ips), { cert: 'CERT', key: 'KEY' }));
+  assert.deepEqual(asked, [['10.244.0.9']]);
+  const entries = await tarEntries(cluster.fed);
+  const names = entries.map((e) => e.name.replace(/\/$/, ''));
+  assert.deepEqual(names.slice(0, 4), ['.berth-tls', '.berth-tls/tls.crt', '.berth-tls/tls.key', 'index.json']);
+  assert.equal(entries[2].body, 'KEY');
+  assert.equal(entries[2].mode & 0o077, 0, 'the key is readable by its owner only');
+  const command = cluster.created?.spec?.containers[0].command ?? [];
+  assert.deepEqual(command.slice(-4), ['--cert', '/image/.berth-tls/tls.crt', '--key', '/image/.berth-tls/tls.key']);
+  await served.release();
+});
+
+test('without an image CA the server makes its own certificate: no --cert, nothing but the layout fed', async () => {
+  const cluster = new FakeCluster({ ready: true });
+  await (await serve(cluster)).release();
+  assert.ok(!(cluster.created?.spec?.containers[0].command ?? []).includes('--cert'));
+  assert.ok(!cluster.fed.toString('latin1').includes('.berth-tls'));
+});
 
 test('the image is fed into its pod; once the server is ready the reference is the pod address and the digest; release deletes the pod', async () => {
   const cluster = new FakeCluster({ ready: true });
