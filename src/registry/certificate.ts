@@ -4,7 +4,7 @@
  * self-signed one (self-signed.ts) and those an image CA issues (image-ca.ts). Go's crypto/x509 (containerd)
  * refuses what OpenSSL forgives, so each part is in its canonical form.
  */
-import { createHash, randomBytes, sign, type KeyObject } from 'node:crypto';
+import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
 import {
   derBitString,
   derBoolean,
@@ -68,6 +68,21 @@ export function signCertificate(f: CertificateFields): string {
   );
   // Node signs ECDSA as the DER Ecdsa-Sig-Value that X.509 carries, RSA as PKCS #1 v1.5.
   return pem('CERTIFICATE', derSequence(tbs, algorithm, derBitString(sign(digest, tbs, f.signer))));
+}
+
+/**
+ * A self-signed certificate of a fresh EC P-256 key, with the extensions `extensions` gives for that key; the
+ * certificate and its private key (PKCS #8), both PEM.
+ */
+export function selfSigned(
+  commonName: string,
+  validity: { notBefore: Date; notAfter: Date },
+  extensions: (publicKey: KeyObject) => Buffer[],
+): { cert: string; key: string } {
+  const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+  const name = commonNameDn(commonName);
+  const cert = signCertificate({ subject: name, issuer: name, publicKey, signer: privateKey, ...validity, extensions: extensions(publicKey) });
+  return { cert, key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() };
 }
 
 /** The AlgorithmIdentifier a key signs with, and its digest: EC P-256 or P-384, or RSA. */

@@ -13,6 +13,7 @@ import {
   authorityKeyIdentifier,
   basicConstraints,
   commonNameDn,
+  selfSigned,
   derImplicitConstructed,
   extension,
   keyUsage,
@@ -46,19 +47,13 @@ export interface ImageCaRequest {
 }
 
 export function makeImageCa(o: ImageCaRequest): ImageCa {
-  const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
-  const name = commonNameDn(o.commonName ?? 'berth image CA');
-  const cert = signCertificate({
-    subject: name,
-    issuer: name,
-    publicKey,
-    signer: privateKey,
-    notBefore: o.notBefore ?? new Date(),
-    notAfter: o.notAfter,
-    // keyCertSign and cRLSign; no CA below it
-    extensions: [basicConstraints(true, 0), keyUsage(5, 6), subjectKeyIdentifier(publicKey), onlyAddresses(o.ipRanges)],
-  });
-  return { cert, key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() };
+  // keyCertSign and cRLSign; no CA below it
+  return selfSigned(o.commonName ?? 'berth image CA', { notBefore: o.notBefore ?? new Date(), notAfter: o.notAfter }, (publicKey) => [
+    basicConstraints(true, 0),
+    keyUsage(5, 6),
+    subjectKeyIdentifier(publicKey),
+    onlyAddresses(o.ipRanges),
+  ]);
 }
 
 /**
