@@ -5,8 +5,16 @@ import { IMAGE_SERVER_CA_ENV } from '../task/step-image-pod.js';
 export const IMAGE_SERVER_CA_HELP =
   "the image CA the nodes trust (tls.crt and tls.key, as `berth image-ca DIR` makes them or a kubernetes.io/tls Secret mounts them): each image pod presents a certificate it issues for the pod's address";
 
-/** `--image-server-ca DIR`, else $BERTH_TASK_IMAGE_SERVER_CA: the CA read and checked; none when neither is given. */
-export function imageServerCaOf(flags: { imageServerCa?: string }, env: NodeJS.ProcessEnv): ImageCa | undefined {
+/**
+ * `--image-server-ca DIR`, else $BERTH_TASK_IMAGE_SERVER_CA: the CA read and checked; none when neither is given.
+ * The flag without an image server is refused: it would change nothing.
+ */
+export function imageServerCaOf(flags: { imageServerCa?: string }, env: NodeJS.ProcessEnv, imageServer: string | undefined): ImageCa | undefined {
+  if (!imageServer) {
+    if (flags.imageServerCa !== undefined)
+      throw new Error('--image-server-ca signs the certificates of the pods --image-server makes: give --image-server too');
+    return undefined;
+  }
   const dir = flags.imageServerCa ?? (env[IMAGE_SERVER_CA_ENV]?.trim() || undefined);
   return dir ? readImageCa(dir, flags.imageServerCa !== undefined ? '--image-server-ca' : `$${IMAGE_SERVER_CA_ENV}`) : undefined;
 }

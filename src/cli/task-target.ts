@@ -62,7 +62,7 @@ export function targetCommand(): Command {
       .action(async (name: string, opts: { imageServer?: string; imageServerCa?: string }) => {
         await report(async () => {
           const t = findTarget(readTargets(file()), name, file());
-          const ca = opts.imageServer ? imageServerCaOf(opts, process.env) : undefined;
+          const ca = imageServerCaOf(opts, process.env, opts.imageServer);
           const { lines, problems } = await checkTarget(t, process.env, {
             ...(opts.imageServer ? { imageServer: opts.imageServer } : {}),
             ...(ca ? { imageServerCa: ca } : {}),

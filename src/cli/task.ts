@@ -217,7 +217,7 @@ function stepImageSourceOf(
   const registry = fromFlags ? flags.imageRegistry : env[IMAGE_REGISTRY_ENV]?.trim() || undefined;
   const server = fromFlags ? flags.imageServer : env[IMAGE_SERVER_ENV]?.trim() || undefined;
   const source = flags.imageRegistry !== undefined ? '--image-registry' : `$${IMAGE_REGISTRY_ENV}`;
-  const ca = server ? imageServerCaOf(flags, env) : undefined;
+  const ca = imageServerCaOf(flags, env, server);
   return {
     ...(registry ? { imageRegistry: parseImageRegistry(registry, source) } : {}),
     ...(server ? { imageServer: server } : {}),
