@@ -18,7 +18,7 @@ const VALIDITY_MS = 7 * 24 * 60 * 60 * 1000;
 export function imageServeCommand(): Command {
   return new Command('image-serve')
     .description(
-      'serve the OCI image layout in DIR as a read-only registry over HTTPS, with a self-signed certificate made at start: run by berth itself in the image pods of --image-server (berth serve, berth task plan run), seldom by hand',
+      "serve the OCI image layout in DIR as a read-only registry over HTTPS, with the certificate --cert names (issued by berth's image CA) or a self-signed one made at start: run by berth itself in the image pods of --image-server (berth serve, berth task plan run), seldom by hand",
     )
     .argument('<dir>', 'an OCI image layout folder (oci-layout, index.json, blobs/sha256)')
     .option('--port <n>', 'port to listen on', String(DEFAULT_PORT))
