@@ -6,9 +6,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { withNodeTrustingOnly } from '../harness/node-trust.js';
 import {
   berthCli,
   BUSYBOX,
@@ -237,42 +234,6 @@ describe('berth serve --image-server: the images it builds and commits served fr
       lap('rmi, and a pod deleted under berth');
     } finally {
       await stopAndCheckLeftovers(engine, namespace, instance);
-    }
-  });
-});
-
-describe('berth serve --image-server-ca: nodes that trust only the image CA pull what it serves', () => {
-  test('the start check pulls; a committed image runs from its pod, whose certificate the CA issued', async () => {
-    await loadIntoNode(BERTH_IMAGE);
-    const work = mkdtempSync(join(tmpdir(), 'berth-serve-ca-'));
-    const caDir = join(work, 'image-ca');
-    const made = await runCommand(process.execPath, [berthCli, 'image-ca', caDir, '--ip-range', '10.244.0.0/16']);
-    assert.equal(made.code, 0, made.stderr);
-    const namespace = await freshNamespace('serve-image-ca');
-    const instance = `${prefix}-ca`;
-    try {
-      await withNodeTrustingOnly(readFileSync(join(caDir, 'tls.crt'), 'utf8'), async () => {
-        let said = '';
-        const engine = await startBerth(namespace, instance, {
-          extra: ['--image-server', BERTH_IMAGE, '--image-server-ca', caDir],
-          onOutput: (all) => (said = all),
-        });
-        try {
-          await eventually('the check of the nodes', () => /pulled one|cannot pull|could not check/.test(said), { timeoutMs: 120_000 });
-          assert.match(said, new RegExp(`^berth serve: images built and committed here are served from pods of ${BERTH_IMAGE}: node \\S+ pulled one$`, 'm'));
-          const c = `${prefix}-ca-commit`;
-          await engine.dockerOk(['run', '-d', '--name', c, BUSYBOX, 'sh', '-c', 'echo trusted > /made; exec sleep 600']);
-          await engine.dockerOk(['exec', c, 'sh', '-c', 'until [ -e /made ]; do sleep 0.1; done']);
-          const committed = `localhost/${prefix}-ca-committed:1`;
-          await engine.dockerOk(['commit', c, committed]);
-          await engine.dockerOk(['rm', '-f', c]);
-          assert.equal(await engine.dockerOk(['run', '--rm', committed, 'cat', '/made'], { timeoutMs: 180_000 }), 'trusted\n');
-        } finally {
-          await stopAndCheckLeftovers(engine, namespace, instance);
-        }
-      });
-    } finally {
-      rmSync(work, { recursive: true, force: true });
     }
   });
 });

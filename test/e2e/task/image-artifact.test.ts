@@ -4,35 +4,13 @@
 // step's pod from that digest, and deletes the image at the end.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { berthCli, BUSYBOX, contextFor, readClusterState } from '../harness/cluster.js';
+import { berthCli, BUSYBOX, readClusterState } from '../harness/cluster.js';
 import { BERTH_IMAGE } from '../incluster/recipes-env.js';
-import { OTHER_HOSTS_DIR, withNodeTrustingOnly } from '../harness/node-trust.js';
-import { runCommand, setUpTask, tempTree, TASK_USER, type TaskEnv } from './task-env.js';
-
-/** A first step that writes a root filesystem of its own (its static busybox, a file) and metadata.json's env. */
-const ROOTFS_PLAN = `
-plan:
-  - task: make-image
-    config:
-      platform: linux
-      outputs: [{ name: img }]
-      run:
-        path: sh
-        args:
-          - -c
-          - |
-            mkdir -p img/rootfs/bin && cp /bin/busybox img/rootfs/bin/ && ln -s busybox img/rootfs/bin/sh && ln -s busybox img/rootfs/bin/cat
-            echo made in step one > img/rootfs/hello
-            echo '{"env": ["GREETING=from the metadata", "PATH=/bin"], "user": ""}' > img/metadata.json
-  - task: run-in-it
-    image: img
-    config:
-      platform: linux
-      run: { path: sh, args: [-c, 'cat /hello; echo "$GREETING"; test ! -e /etc/os-release'] }
-`;
+import { ROOTFS_PLAN } from './image-plans.js';
+import { runCommand, setUpTask, tempTree, type TaskEnv } from './task-env.js';
 
 /** An artifact that holds no image (an empty output), and an image: naming no artifact of the plan. */
 const MISSING_PLAN = `
@@ -108,8 +86,11 @@ describe('berth task plan run: a step whose image is an artifact', () => {
     return dir;
   };
   const served = ['--image-server', BERTH_IMAGE];
+  // this file's own pushes (berth-e2e/img-RANDOM): other files push to the dev registry meanwhile
   const repositories = async (): Promise<string[]> =>
-    ((await (await fetch(`http://${registry}/v2/_catalog`)).json()) as { repositories: string[] | null }).repositories ?? [];
+    (((await (await fetch(`http://${registry}/v2/_catalog`)).json()) as { repositories: string[] | null }).repositories ?? []).filter((r) =>
+      /^berth-e2e\/img-/.test(r),
+    );
   before(async () => {
     t = await setUpTask('task-image');
     registry = readClusterState().registry;
@@ -205,72 +186,6 @@ describe('berth task plan run: a step whose image is an artifact', () => {
       );
       assert.doesNotMatch(r.stdout, /from the metadata/);
       assert.deepEqual(await t.leftovers(), []);
-    });
-
-    it('target check --image-server: a node pulls a served image; with the node told nothing of such hosts, the check says it cannot and why', async () => {
-      const home = tempTree({});
-      const env = { ...t.env({ XDG_CONFIG_HOME: home.dir }) };
-      const berth = (args: string[]) => runCommand(process.execPath, [berthCli, 'task', 'target', ...args], { env, timeoutMs: 180_000 });
-      const otherHosts = OTHER_HOSTS_DIR;
-      try {
-        const add = await berth(['add', 'probe', '--kubeconfig', String(env.KUBECONFIG), '--context', contextFor(TASK_USER), '-n', t.namespace]);
-        assert.equal(add.code, 0, add.stderr);
-        const yes = await berth(['check', 'probe', '--image-server', BERTH_IMAGE]);
-        assert.equal(yes.code, 0, yes.stderr);
-        assert.match(yes.stdout, new RegExp(`^step images served from pods of ${BERTH_IMAGE}: node \\S+ pulled one$`, 'm'));
-        assert.match(yes.stdout, /^target probe is ready$/m);
-        // containerd reads its hosts folder at each pull: without _default/hosts.toml it verifies the pod's certificate
-        renameSync(otherHosts, `${otherHosts}.away`);
-        const no = await berth(['check', 'probe', '--image-server', BERTH_IMAGE]);
-        assert.equal(no.code, 1, no.stdout);
-        assert.match(
-          no.stderr,
-          /berth task target check: the nodes cannot pull an image served from a pod: (ErrImagePull|ImagePullBackOff) for .*:5443\/berth\/probe@sha256:[0-9a-f]{64} .*skip_verify = true/,
-        );
-        assert.match(no.stdout, /^target probe is not ready$/m);
-      } finally {
-        if (existsSync(`${otherHosts}.away`)) renameSync(`${otherHosts}.away`, otherHosts);
-        home.remove();
-      }
-      assert.deepEqual(await t.leftovers(), [], 'the probe pods are deleted');
-    });
-
-    it('nodes that trust only an image CA (berth image-ca): a self-signed server is refused by certificate, one whose certificate the CA issued (--image-server-ca) serves the step', async () => {
-      const home = tempTree({});
-      const env = { ...t.env({ XDG_CONFIG_HOME: home.dir }) };
-      const berth = (args: string[]) => runCommand(process.execPath, [berthCli, ...args], { env, timeoutMs: 180_000 });
-      const caDir = join(home.dir, 'image-ca');
-      try {
-        const made = await berth(['image-ca', caDir, '--ip-range', '10.244.0.0/16']);
-        assert.equal(made.code, 0, made.stderr);
-        await withNodeTrustingOnly(readFileSync(join(caDir, 'tls.crt'), 'utf8'), async () => {
-          const add = await berth([
-            'task',
-            'target',
-            'add',
-            'trust',
-            '--kubeconfig',
-            String(env.KUBECONFIG),
-            '--context',
-            contextFor(TASK_USER),
-            '-n',
-            t.namespace,
-          ]);
-          assert.equal(add.code, 0, add.stderr);
-          const selfSigned = await berth(['task', 'target', 'check', 'trust', '--image-server', BERTH_IMAGE]);
-          assert.equal(selfSigned.code, 1, selfSigned.stdout);
-          assert.match(selfSigned.stderr, /the nodes cannot pull an image served from a pod: (ErrImagePull|ImagePullBackOff) for .*(x509|certificate)/);
-          const issued = await berth(['task', 'target', 'check', 'trust', '--image-server', BERTH_IMAGE, '--image-server-ca', caDir]);
-          assert.equal(issued.code, 0, issued.stderr);
-          assert.match(issued.stdout, new RegExp(`^step images served from pods of ${BERTH_IMAGE}: node \\S+ pulled one$`, 'm'));
-          const r = await plan([planFile('rootfs-ca.yml', ROOTFS_PLAN)], [...served, '--image-server-ca', caDir]);
-          assert.equal(r.code, 0, r.stderr);
-          assert.equal(r.stdout, 'made in step one\nfrom the metadata\n');
-        });
-      } finally {
-        home.remove();
-      }
-      assert.deepEqual(await t.leftovers(), [], 'the probe and image pods are deleted');
     });
   });
 });
