@@ -199,7 +199,7 @@ export class ContainerFiles {
     });
     // The stat lines were written before tar started; should stdout still overtake them, it waits in the sink.
     const { done } = await this.deps.cluster.exec(pod, SANDBOX_CONTAINER, tarArgv(path), { stdout: sink.stream, stderr });
-    const { exitCode } = await done;
+    const { exitCode } = await done.finally(() => sink.ended());
     if (!opened) {
       if (exitCode !== 0) throw notFound(`Could not find the file ${path} in container ${c.name}`);
       throw new DockerError(500, `reading ${path} in container ${c.name} failed: ${errText.trim() || 'no stat from the container'}`);

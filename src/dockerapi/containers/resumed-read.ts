@@ -6,6 +6,7 @@
  */
 import { once } from 'node:events';
 import { Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import { Replay, type StreamDigest } from '../../runtime/stream-digest.js';
 
 export class ChangedSinceFirstRun extends Error {}
@@ -38,10 +39,22 @@ export class RunSink {
         return cb();
       }
       const rest = this.take(chunk);
-      if (rest.length === 0 || this.out.write(rest)) return cb();
-      once(this.out, 'drain').then(() => cb(), cb);
+      // nothing more reaches a client that went away: its bytes go nowhere
+      if (rest.length === 0 || this.out.destroyed || this.out.write(rest)) return cb();
+      // a client that went away closes `out` without a drain
+      Promise.race([once(this.out, 'drain'), once(this.out, 'close')]).then(() => cb(), cb);
     },
   });
+
+  /**
+   * Once the run's command ended (or its stream was lost): every byte it gave has gone on to `out`. The exec's end
+   * comes with its last frames, which may still wait here behind a slow client: `out` ended before them would cut
+   * the tar short, and a next run would count them as never sent.
+   */
+  async ended(): Promise<void> {
+    this.stream.end();
+    await finished(this.stream);
+  }
 
   /** The part of a chunk that goes on: none while an earlier run's bytes are skipped (and checked). */
   private take(chunk: Buffer): Buffer {

@@ -75,3 +75,27 @@ test('a second run shorter than what was passed on fails the read', async () => 
   await feed(second, 'long');
   assert.throws(() => second.check('/f'), /changed while it was read/);
 });
+
+test("the exec's last chunks queued behind a slow client all go on before the read counts as ended; a client gone does not hold it", async () => {
+  // a client that takes 1 byte of buffer and drains late: each write waits for it
+  const slow = new PassThrough({ highWaterMark: 1 });
+  const sink = new RunSink(new StreamDigest());
+  sink.attach(slow);
+  // as the websocket writes the exec's frames: without waiting, then its end arrives
+  for (const c of ['tar-part-1;', 'tar-part-2;', 'tar-part-3;']) sink.stream.write(Buffer.from(c));
+  const ended = sink.ended();
+  const seen: Buffer[] = [];
+  slow.on('data', (b: Buffer) => seen.push(b));
+  await ended;
+  slow.end();
+  await finished(slow);
+  assert.equal(Buffer.concat(seen).toString(), 'tar-part-1;tar-part-2;tar-part-3;', 'every chunk reached the client before the end');
+
+  const gone = new PassThrough({ highWaterMark: 1 });
+  const orphan = new RunSink(new StreamDigest());
+  orphan.attach(gone);
+  for (const c of ['a', 'b', 'c']) orphan.stream.write(Buffer.from(c));
+  const left = orphan.ended();
+  gone.destroy();
+  await left;
+});
