@@ -1,7 +1,8 @@
 // `berth serve`: a Docker Engine API whose containers are pods (see docs/serve.md).
 import type { ProbeResult } from '../runtime/image-probe.js';
 import { podOutlet, registryOutlet, type ImageOutlet, type PodOutletOptions } from '../dockerapi/images/image-outlet.js';
-import { certificateIssuer, readImageCa } from '../registry/image-ca.js';
+import { certificateIssuer } from '../registry/image-ca.js';
+import { IMAGE_SERVER_CA_HELP, imageServerCaOf } from './image-server-ca.js';
 import { helperImageOf } from '../runtime/plan.js';
 import { randomBytes } from 'node:crypto';
 import { Command } from 'commander';
@@ -127,10 +128,7 @@ export function serveCommand(): Command {
       '--image-server <image>',
       "instead of a registry: serve each image docker build and docker commit make from a pod of IMAGE (the berth image, which runs `berth image-serve`), pulled by the nodes over HTTPS on the pod network, trusting --image-server-ca or without verifying the pod's certificate (containerd: _default/hosts.toml with skip_verify); at start berth serve checks that a node can and says so (default: $BERTH_IMAGE_SERVER)",
     )
-    .option(
-      '--image-server-ca <dir>',
-      "the image CA the nodes trust (tls.crt and tls.key, as `berth image-ca DIR` makes them or a kubernetes.io/tls Secret mounts them): each image pod presents a certificate it issues for the pod's address (default: $BERTH_IMAGE_SERVER_CA)",
-    )
+    .option('--image-server-ca <dir>', `${IMAGE_SERVER_CA_HELP} (default: $BERTH_IMAGE_SERVER_CA)`)
     .option(
       '--builder-image <image>',
       'the image docker build runs in a privileged pod: buildah and berth-build (default: $BERTH_BUILDER_IMAGE; scripts/build-images.sh builds localhost/berth/builder:1)',
@@ -172,9 +170,7 @@ export function serveCommand(): Command {
     // a flag wins over $BERTH_IMAGE_SERVER, as over every variable
     const imageServer = (o.imageServer as string | undefined) ?? (o.imageRegistry ? undefined : process.env.BERTH_IMAGE_SERVER || undefined);
     if (imageRegistry && imageServer) throw new Error('--image-registry and --image-server are two places for the images berth makes: give one');
-    const caDir = (o.imageServerCa as string | undefined) ?? (process.env.BERTH_IMAGE_SERVER_CA || undefined);
-    if (o.imageServerCa && !imageServer) throw new Error('--image-server-ca signs the certificates of --image-server pods: give --image-server too');
-    const imageCa = caDir && imageServer ? readImageCa(caDir, o.imageServerCa ? '--image-server-ca' : '$BERTH_IMAGE_SERVER_CA') : undefined;
+    const imageCa = imageServerCaOf({ imageServerCa: o.imageServerCa as string | undefined }, process.env, imageServer, 'BERTH_IMAGE_SERVER_CA');
     await checkListenerSecurity(listeners, { tls, token });
     const { client, source } = connect({ kubeconfig: o.kubeconfig, context: o.context, namespace: o.namespace });
     const { kc, namespace } = client;

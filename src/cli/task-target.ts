@@ -62,7 +62,7 @@ export function targetCommand(): Command {
       .action(async (name: string, opts: { imageServer?: string; imageServerCa?: string }) => {
         await report(async () => {
           const t = findTarget(readTargets(file()), name, file());
-          const ca = imageServerCaOf(opts, process.env, opts.imageServer);
+          const ca = imageServerCaOf(opts, process.env, opts.imageServer, IMAGE_SERVER_CA_ENV);
           const { lines, problems } = await checkTarget(t, process.env, {
             ...(opts.imageServer ? { imageServer: opts.imageServer } : {}),
             ...(ca ? { imageServerCa: ca } : {}),

@@ -217,7 +217,7 @@ function stepImageSourceOf(
   const registry = fromFlags ? flags.imageRegistry : env[IMAGE_REGISTRY_ENV]?.trim() || undefined;
   const server = fromFlags ? flags.imageServer : env[IMAGE_SERVER_ENV]?.trim() || undefined;
   const source = flags.imageRegistry !== undefined ? '--image-registry' : `$${IMAGE_REGISTRY_ENV}`;
-  const ca = imageServerCaOf(flags, env, server);
+  const ca = imageServerCaOf(flags, env, server, IMAGE_SERVER_CA_ENV);
   return {
     ...(registry ? { imageRegistry: parseImageRegistry(registry, source) } : {}),
     ...(server ? { imageServer: server } : {}),
